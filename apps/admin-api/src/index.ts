@@ -1,0 +1,2 @@
+// Public entry of @tessera/admin-api.
+export const projectName = 'admin-api';

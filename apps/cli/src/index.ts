@@ -1,0 +1,2 @@
+// Public entry of @tessera/cli.
+export const projectName = 'cli';

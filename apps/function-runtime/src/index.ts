@@ -1,0 +1,2 @@
+// Public entry of @tessera/function-runtime.
+export const projectName = 'function-runtime';

@@ -1,0 +1,2 @@
+// Public entry of @tessera/graphql-gateway.
+export const projectName = 'graphql-gateway';

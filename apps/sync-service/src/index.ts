@@ -1,0 +1,2 @@
+// Public entry of @tessera/sync-service.
+export const projectName = 'sync-service';

@@ -1,0 +1,65 @@
+import js from '@eslint/js';
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+// Libraries that tie code to a framework, a broker or a store. Pure libraries (type:util, type:domain)
+// must not import them; only data-access libraries and apps may.
+const infrastructure = ['@nestjs/*', 'nats', 'mongodb', 'fastify', 'graphql-yoga', 'isolated-vm', 'pino', 'nestjs-pino'];
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '.tessera/**', '**/*.js', '**/*.cjs', '**/*.mjs', 'examples/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { project: ['./tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/only-throw-error': 'off',
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../../libs/*', '../../../libs/*', '../../apps/*'], message: 'Import a workspace package by its @tessera/... alias.' }] }],
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allowCircularSelfDependency: false,
+          // The process host runs the four services in one process (standalone) or one of them (distributed):
+          // it is the one place that imports service apps. See docs/decisions/0002-process-host.md.
+          allow: ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service'],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
+            { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
+            { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
+            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts', 'type:domain', 'type:util'], bannedExternalImports: infrastructure },
+            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: infrastructure },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'], bannedExternalImports: infrastructure },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
+            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:admin', 'scope:shared'] },
+            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
+            { sourceTag: 'scope:runtime', onlyDependOnLibsWithTags: ['scope:runtime', 'scope:shared'] },
+            { sourceTag: 'scope:sync', onlyDependOnLibsWithTags: ['scope:sync', 'scope:shared'] },
+            { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:cli', 'scope:shared'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+);

@@ -1,0 +1,2 @@
+// Public entry of @tessera/app-config.
+export const projectName = 'app-config';

@@ -1,0 +1,2 @@
+// Public entry of @tessera/contracts.
+export const projectName = 'contracts';

@@ -1,0 +1,2 @@
+// Public entry of @tessera/datastore.
+export const projectName = 'datastore';

@@ -1,0 +1,2 @@
+// Public entry of @tessera/messaging.
+export const projectName = 'messaging';

@@ -1,0 +1,2 @@
+// Public entry of @tessera/rules.
+export const projectName = 'rules';

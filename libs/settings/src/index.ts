@@ -1,0 +1,2 @@
+// Public entry of @tessera/settings.
+export const projectName = 'settings';

@@ -1,0 +1,2 @@
+// Public entry of @tessera/sync-protocol.
+export const projectName = 'sync-protocol';

@@ -1,0 +1,2 @@
+// Public entry of @tessera/telemetry.
+export const projectName = 'telemetry';

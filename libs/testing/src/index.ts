@@ -1,0 +1,5 @@
+// Shared test helpers: used by specs and end-to-end tests, never by production code.
+export * from './eventually';
+export * from './free-port';
+export * from './nats-server';
+export * from './temp-dir';

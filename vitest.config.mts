@@ -1,0 +1,29 @@
+import { readdirSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+// Tests import workspace packages from source, so no build is needed to run them. SWC (not esbuild)
+// compiles them because NestJS dependency injection needs emitted decorator metadata.
+const root = import.meta.dirname;
+const alias: Record<string, string> = {};
+for (const group of ['libs', 'apps']) {
+  for (const name of readdirSync(resolve(root, group))) {
+    const entry = resolve(root, group, name, 'src/index.ts');
+    if (existsSync(entry)) alias[`@tessera/${name}`] = entry;
+  }
+}
+
+export default defineConfig({
+  plugins: [swc.vite({ module: { type: 'es6' } })],
+  resolve: { alias },
+  test: {
+    include: ['{apps,libs}/*/src/**/*.spec.ts', 'test/**/*.spec.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    globals: true,
+    reporters: ['default'],
+  },
+});
