@@ -6,6 +6,37 @@ import tseslint from 'typescript-eslint';
 // must not import them; only data-access libraries and apps may.
 const infrastructure = ['@nestjs/*', 'nats', 'mongodb', 'fastify', 'graphql-yoga', 'isolated-vm', 'pino', 'nestjs-pino'];
 
+
+/**
+ * Dependency constraints between projects. Specs may also import the shared test helpers (type:testing);
+ * production code may not.
+ */
+function boundaries(forSpecs) {
+  const testing = forSpecs ? ['type:testing'] : [];
+  return {
+    enforceBuildableLibDependency: false,
+    allowCircularSelfDependency: false,
+    // The process host runs the four services in one process (standalone) or one of them (distributed):
+    // it is the one place that imports service apps. See docs/decisions/0002-process-host.md.
+    allow: ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service'],
+    depConstraints: [
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
+      { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
+      { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
+      { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts', 'type:domain', 'type:util', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
+      { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:util', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
+      { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
+      { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
+      { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+      { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:admin', 'scope:shared'] },
+      { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
+      { sourceTag: 'scope:runtime', onlyDependOnLibsWithTags: ['scope:runtime', 'scope:shared'] },
+      { sourceTag: 'scope:sync', onlyDependOnLibsWithTags: ['scope:sync', 'scope:shared'] },
+      { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:cli', 'scope:shared'] },
+    ],
+  };
+}
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.tessera/**', '**/*.js', '**/*.cjs', '**/*.mjs', 'examples/**'] },
   js.configs.recommended,
@@ -25,36 +56,13 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/only-throw-error': 'off',
       'no-restricted-imports': ['error', { patterns: [{ group: ['../../libs/*', '../../../libs/*', '../../apps/*'], message: 'Import a workspace package by its @tessera/... alias.' }] }],
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allowCircularSelfDependency: false,
-          // The process host runs the four services in one process (standalone) or one of them (distributed):
-          // it is the one place that imports service apps. See docs/decisions/0002-process-host.md.
-          allow: ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service'],
-          depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
-            { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
-            { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
-            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts', 'type:domain', 'type:util'], bannedExternalImports: infrastructure },
-            { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:util'], bannedExternalImports: infrastructure },
-            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'], bannedExternalImports: infrastructure },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
-            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-            { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:admin', 'scope:shared'] },
-            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
-            { sourceTag: 'scope:runtime', onlyDependOnLibsWithTags: ['scope:runtime', 'scope:shared'] },
-            { sourceTag: 'scope:sync', onlyDependOnLibsWithTags: ['scope:sync', 'scope:shared'] },
-            { sourceTag: 'scope:cli', onlyDependOnLibsWithTags: ['scope:cli', 'scope:shared'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', boundaries(false)],
     },
   },
   {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
+      '@nx/enforce-module-boundaries': ['error', boundaries(true)],
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',

@@ -1,2 +1,2 @@
-// Public entry of @tessera/settings.
-export const projectName = 'settings';
+// Server settings: the one place the environment is read and validated.
+export * from './settings';

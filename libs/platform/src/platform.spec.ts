@@ -1,0 +1,105 @@
+import { makeTempDir } from '@tessera/testing';
+import { FileAdminUserStore } from './admin-users';
+import { AppRegistryError, FileAppRegistry } from './app-registry';
+import { signJwt, verifyJwt } from './jwt';
+import { SigningKeyStore } from './signing-keys';
+
+describe('FileAppRegistry', () => {
+  it('creates, finds by either id, lists and removes apps across instances', async () => {
+    const dir = makeTempDir();
+    try {
+      const registry = new FileAppRegistry(dir.path);
+      const created = await registry.create({ name: 'todo', groupId: 'g1' });
+      expect(created.client_app_id).toMatch(/^todo-[a-z]{5}$/);
+      expect(created._id).toMatch(/^[0-9a-f]{24}$/);
+      const other = new FileAppRegistry(dir.path);
+      expect(await other.getByClientAppId(created.client_app_id)).toEqual(created);
+      expect(await other.get(created._id)).toEqual(created);
+      expect(await other.list('g1')).toEqual([created]);
+      expect(await other.list('g2')).toEqual([]);
+      await other.remove(created._id);
+      await expect(registry.getByClientAppId(created.client_app_id)).rejects.toMatchObject({ errorCode: 'AppNotFound', httpStatus: 404 });
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('refuses a second app with the same imported client app id', async () => {
+    const dir = makeTempDir();
+    try {
+      const registry = new FileAppRegistry(dir.path);
+      await registry.create({ name: 'todo', groupId: 'g', clientAppId: 'todo-abcde' });
+      await expect(registry.create({ name: 'todo', groupId: 'g', clientAppId: 'todo-abcde' })).rejects.toBeInstanceOf(AppRegistryError);
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('FileAdminUserStore', () => {
+  it('generates a password once and authenticates with it', async () => {
+    const dir = makeTempDir();
+    try {
+      const store = new FileAdminUserStore(dir.path);
+      const first = await store.bootstrap('admin', undefined);
+      expect(first.generatedPassword).toMatch(/^[A-Za-z0-9_-]{24}$/);
+      const second = await new FileAdminUserStore(dir.path).bootstrap('admin', undefined);
+      expect(second).toEqual({ groupId: first.groupId, username: 'admin' });
+      expect(await store.authenticate('admin', first.generatedPassword!)).toMatchObject({ username: 'admin', groupIds: [first.groupId] });
+      expect(await store.authenticate('admin', 'wrong password')).toBeUndefined();
+      expect(await store.authenticate('nobody', first.generatedPassword!)).toBeUndefined();
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('replaces the stored password with a configured one', async () => {
+    const dir = makeTempDir();
+    try {
+      await new FileAdminUserStore(dir.path).bootstrap('admin', 'first password');
+      const store = new FileAdminUserStore(dir.path);
+      await store.bootstrap('admin', 'second password');
+      expect(await store.authenticate('admin', 'first password')).toBeUndefined();
+      expect(await store.authenticate('admin', 'second password')).toBeDefined();
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('JWT', () => {
+  const key = Buffer.alloc(32, 7);
+  const now = 1_700_000_000;
+
+  it('round-trips claims signed with the key', () => {
+    const token = signJwt({ sub: 'u1', iat: now, exp: now + 60, user_data: { a: 1 } }, key);
+    expect(token.split('.')).toHaveLength(3);
+    expect(verifyJwt(token, key, now)).toEqual({ valid: true, claims: { sub: 'u1', iat: now, exp: now + 60, user_data: { a: 1 } } });
+  });
+
+  it('refuses expired, forged, alg none and malformed tokens', () => {
+    const token = signJwt({ sub: 'u1', iat: now, exp: now + 60 }, key);
+    expect(verifyJwt(token, key, now + 60)).toEqual({ valid: false, reason: 'expired' });
+    expect(verifyJwt(token, Buffer.alloc(32, 8), now)).toEqual({ valid: false, reason: 'signature' });
+    const [, payload] = token.split('.');
+    const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`;
+    expect(verifyJwt(none, key, now)).toEqual({ valid: false, reason: 'signature' });
+    const tampered = token.replace(payload, Buffer.from(JSON.stringify({ sub: 'admin', iat: now, exp: now + 60 })).toString('base64url'));
+    expect(verifyJwt(tampered, key, now)).toEqual({ valid: false, reason: 'signature' });
+    expect(verifyJwt('not-a-token', key, now)).toEqual({ valid: false, reason: 'malformed' });
+  });
+});
+
+describe('SigningKeyStore', () => {
+  it('creates a key once and returns the same key after a restart', async () => {
+    const dir = makeTempDir();
+    try {
+      const key = await new SigningKeyStore(dir.path).get('admin');
+      expect(key).toHaveLength(32);
+      expect(await new SigningKeyStore(dir.path).get('admin')).toEqual(key);
+      expect(await new SigningKeyStore(dir.path).get('app-x')).not.toEqual(key);
+    } finally {
+      dir.remove();
+    }
+  });
+});

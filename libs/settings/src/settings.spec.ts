@@ -1,0 +1,43 @@
+import { loadSettings, SettingsError } from './settings';
+
+describe('loadSettings', () => {
+  it('gives the documented defaults for an empty environment', () => {
+    const settings = loadSettings({});
+    expect(settings.port).toBe(8080);
+    expect(settings.dataDir).toBe('./.tessera');
+    expect(settings.mode).toBe('standalone');
+    expect(settings.services).toEqual(['admin-api', 'graphql-gateway', 'function-runtime', 'sync-service']);
+    expect(settings.admin).toEqual({ username: 'admin', password: undefined });
+    expect(settings.clusterUris).toEqual({});
+    expect(settings.allowNewPartitionSync).toBe(false);
+  });
+
+  it('reads the port, data directory and admin credentials', () => {
+    const settings = loadSettings({ PORT: '9001', TESSERA_DATA_DIR: '/tmp/x', TESSERA_ADMIN_USERNAME: 'root', TESSERA_ADMIN_PASSWORD: 'correct horse' });
+    expect(settings.port).toBe(9001);
+    expect(settings.dataDir).toBe('/tmp/x');
+    expect(settings.admin).toEqual({ username: 'root', password: 'correct horse' });
+  });
+
+  it('parses cluster URI maps in both accepted forms', () => {
+    expect(loadSettings({ TESSERA_CLUSTER_URIS: 'Cluster0=mongodb://a:27017, Other=mongodb://b' }).clusterUris).toEqual({ Cluster0: 'mongodb://a:27017', Other: 'mongodb://b' });
+    expect(loadSettings({ TESSERA_CLUSTER_URIS: '{"Cluster0":"mongodb://a"}' }).clusterUris).toEqual({ Cluster0: 'mongodb://a' });
+  });
+
+  it('runs only the named services in distributed mode', () => {
+    expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'admin-api,function-runtime' }).services).toEqual(['admin-api', 'function-runtime']);
+  });
+
+  it('names every bad setting in one error', () => {
+    let caught: unknown;
+    try {
+      loadSettings({ PORT: 'eighty', TESSERA_MODE: 'cluster', TESSERA_ADMIN_PASSWORD: 'short', TESSERA_SERVICES: 'billing' });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(SettingsError);
+    const settings = (caught as SettingsError).problems.map((problem) => problem.setting).sort();
+    expect(settings).toEqual(['PORT', 'TESSERA_ADMIN_PASSWORD', 'TESSERA_MODE', 'TESSERA_SERVICES']);
+    expect((caught as SettingsError).message).toContain('TESSERA_ADMIN_PASSWORD: must be at least 8 characters');
+  });
+});

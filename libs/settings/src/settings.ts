@@ -1,0 +1,122 @@
+/**
+ * Server settings, parsed and validated once at boot into one typed object. Nothing else in the code base
+ * reads process.env: the process entry point passes its environment here and hands the result down.
+ * A bad setting stops the process with a message naming the setting.
+ */
+import { z } from 'zod';
+
+const serviceNames = ['admin-api', 'graphql-gateway', 'function-runtime', 'sync-service'] as const;
+export type ServiceName = (typeof serviceNames)[number];
+export const allServiceNames: readonly ServiceName[] = serviceNames;
+
+const port = z.coerce.number().int().min(0).max(65_535);
+
+/** `name=uri` pairs separated by commas, or a JSON object `{ "<clusterName>": "<uri>" }`. */
+const clusterUris = z.string().transform((raw, ctx): Record<string, string> => {
+  const text = raw.trim();
+  if (!text) return {};
+  if (text.startsWith('{')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      const result = z.record(z.string(), z.string()).safeParse(parsed);
+      if (result.success) return result.data;
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'expected a JSON object of cluster name to MongoDB URI' });
+    return z.NEVER;
+  }
+  const map: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected name=uri, got "${pair}"` });
+      return z.NEVER;
+    }
+    map[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return map;
+});
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const environmentSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  TESSERA_PUBLIC_URL: z.string().url().optional(),
+  TESSERA_DATA_DIR: z.string().min(1).default('./.tessera'),
+  TESSERA_MODE: z.enum(['standalone', 'distributed']).default('standalone'),
+  TESSERA_SERVICES: z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+      for (const name of names) {
+        if (!(serviceNames as readonly string[]).includes(name)) {
+          ctx.addIssue({ code: z.ZodIssueCode.custom, message: `unknown service "${name}" (expected ${serviceNames.join(', ')})` });
+          return z.NEVER;
+        }
+      }
+      return names as ServiceName[];
+    }),
+  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  TESSERA_CLUSTER_URIS: clusterUris.default(''),
+  TESSERA_ADMIN_USERNAME: z.string().min(1).default('admin'),
+  TESSERA_ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
+  TESSERA_EXAMPLE_APP: z.string().default('examples/todo'),
+  TESSERA_ALLOW_NEW_PARTITION_SYNC: booleanFlag.default('false'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Settings {
+  /** Port of the HTTP edge (client API, admin API). */
+  port: number;
+  host: string;
+  /** Base URL clients are told to use (location `hostname`); derived from the request when unset. */
+  publicUrl: string | undefined;
+  dataDir: string;
+  mode: 'standalone' | 'distributed';
+  /** In distributed mode, the services this process runs. Standalone runs all of them. */
+  services: readonly ServiceName[];
+  natsUrl: string;
+  /** `config.clusterName` -> MongoDB URI. Names without an entry get an embedded database. */
+  clusterUris: Record<string, string>;
+  admin: { username: string; password: string | undefined };
+  exampleAppDir: string;
+  allowNewPartitionSync: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class SettingsError extends Error {
+  constructor(readonly problems: readonly { setting: string; message: string }[]) {
+    super(`Invalid settings:\n${problems.map((problem) => `  ${problem.setting}: ${problem.message}`).join('\n')}`);
+    this.name = 'SettingsError';
+  }
+}
+
+/** Validates the environment; throws SettingsError naming every bad setting. */
+export function loadSettings(environment: Readonly<Record<string, string | undefined>>): Settings {
+  const defined = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = environmentSchema.safeParse(defined);
+  if (!parsed.success) {
+    throw new SettingsError(parsed.error.issues.map((issue) => ({ setting: issue.path.join('.'), message: issue.message })));
+  }
+  const env = parsed.data;
+  const services = env.TESSERA_MODE === 'standalone' || env.TESSERA_SERVICES.length === 0 ? allServiceNames : env.TESSERA_SERVICES;
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    publicUrl: env.TESSERA_PUBLIC_URL?.replace(/\/+$/, ''),
+    dataDir: env.TESSERA_DATA_DIR,
+    mode: env.TESSERA_MODE,
+    services,
+    natsUrl: env.NATS_URL,
+    clusterUris: env.TESSERA_CLUSTER_URIS,
+    admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
+    exampleAppDir: env.TESSERA_EXAMPLE_APP,
+    allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,
+    logLevel: env.LOG_LEVEL,
+  };
+}
