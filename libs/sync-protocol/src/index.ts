@@ -1,2 +1,8 @@
-// Public entry of @tessera/sync-protocol.
-export const projectName = 'sync-protocol';
+// Public entry of @tessera/sync-protocol: the Realm partition-based sync wire format, changesets, their
+// merge (operational transform) and the server history model. Pure: no transport, no store.
+export * from './errors';
+export { toHex, fromHex } from './bytes';
+export * from './wire/error-codes';
+export * from './wire/subprotocol';
+export * from './wire/body';
+export * from './wire/messages';
