@@ -1,0 +1,92 @@
+import { type z } from 'zod';
+import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
+import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
+import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
+import { HealthPingRequestSchema, HealthPingResponseSchema } from './schemas/system-health-ping.schema';
+import { type Subject, Subjects } from './subjects';
+
+/** Request/reply: exactly one member of a queue group answers; the caller waits with a deadline. */
+export interface CommandContract<Request extends z.ZodTypeAny = z.ZodTypeAny, Response extends z.ZodTypeAny = z.ZodTypeAny> {
+  readonly kind: 'command';
+  readonly description: string;
+  readonly request: Request;
+  readonly response: Response;
+}
+
+/** Fire-and-forget: every queue group receives each event once. */
+export interface EventContract<Payload extends z.ZodTypeAny = z.ZodTypeAny> {
+  readonly kind: 'event';
+  readonly description: string;
+  readonly payload: Payload;
+}
+
+export type Contract = CommandContract | EventContract;
+
+function command<Request extends z.ZodTypeAny, Response extends z.ZodTypeAny>(
+  contract: Omit<CommandContract<Request, Response>, 'kind'>,
+): CommandContract<Request, Response> {
+  return { kind: 'command', ...contract };
+}
+
+function event<Payload extends z.ZodTypeAny>(contract: Omit<EventContract<Payload>, 'kind'>): EventContract<Payload> {
+  return { kind: 'event', ...contract };
+}
+
+/** The typed map subject -> contract. Adding a subject to `Subjects` without a contract fails to compile. */
+export const contracts = {
+  [Subjects.FunctionsExecutionRun]: command({
+    description: 'Run an application function with EJSON arguments for a user or the system; answers its EJSON result or an error.',
+    request: FunctionRunRequestSchema,
+    response: FunctionRunResponseSchema,
+  }),
+  [Subjects.AppsDeploymentChanged]: event({
+    description: 'An application deployed a new configuration version; every replica reloads it.',
+    payload: AppDeploymentChangedSchema,
+  }),
+  [Subjects.DatastoreDocumentChanged]: event({
+    description: 'A document changed in a linked data source (change-stream event in canonical EJSON).',
+    payload: DocumentChangedSchema,
+  }),
+  [Subjects.SystemHealthPing]: command({
+    description: 'Liveness probe across the bus; any one service answering it proves the path works.',
+    request: HealthPingRequestSchema,
+    response: HealthPingResponseSchema,
+  }),
+} as const satisfies { readonly [S in Subject]: Contract };
+
+export type Contracts = typeof contracts;
+
+export type CommandSubject = { [S in Subject]: Contracts[S] extends CommandContract ? S : never }[Subject];
+export type EventSubject = { [S in Subject]: Contracts[S] extends EventContract ? S : never }[Subject];
+
+/** What a caller passes (before defaults and transforms). */
+export type CommandRequestInput<S extends CommandSubject> = Contracts[S] extends CommandContract<infer R, z.ZodTypeAny> ? z.input<R> : never;
+/** What a handler receives after validation. */
+export type CommandRequest<S extends CommandSubject> = Contracts[S] extends CommandContract<infer R, z.ZodTypeAny> ? z.output<R> : never;
+/** What a handler returns. */
+export type CommandResponseInput<S extends CommandSubject> = Contracts[S] extends CommandContract<z.ZodTypeAny, infer R> ? z.input<R> : never;
+/** What a caller receives after validation. */
+export type CommandResponse<S extends CommandSubject> = Contracts[S] extends CommandContract<z.ZodTypeAny, infer R> ? z.output<R> : never;
+export type EventPayloadInput<S extends EventSubject> = Contracts[S] extends EventContract<infer P> ? z.input<P> : never;
+export type EventPayload<S extends EventSubject> = Contracts[S] extends EventContract<infer P> ? z.output<P> : never;
+
+const bySubject: ReadonlyMap<string, Contract> = new Map(Object.entries(contracts));
+
+/** Every subject that has a contract, in declaration order. */
+export const allSubjects: readonly Subject[] = Object.values(Subjects);
+
+export function getContract(subject: string): Contract | undefined {
+  return bySubject.get(subject);
+}
+
+export function isSubject(value: string): value is Subject {
+  return bySubject.has(value);
+}
+
+export function isCommandSubject(value: string): value is CommandSubject {
+  return bySubject.get(value)?.kind === 'command';
+}
+
+export function isEventSubject(value: string): value is EventSubject {
+  return bySubject.get(value)?.kind === 'event';
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { EjsonDocumentSchema, EjsonValueSchema } from './ejson.schema';
+
+/** The authenticated user a function runs for, as `context.user` shows it. */
+export const CallerUserSchema = z.object({
+  id: z.string().min(1),
+  type: z.enum(['normal', 'server', 'system']).optional(),
+  data: EjsonDocumentSchema.optional().describe('User metadata from the auth providers (context.user.data).'),
+  customData: EjsonDocumentSchema.optional().describe('Custom user data (context.user.custom_data).'),
+  identities: z.array(z.object({ id: z.string(), providerType: z.string() })).optional(),
+});
+
+/** Who asks for the call: an application user, or the platform itself (triggers, admin, rules). */
+export const CallerSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('user'), user: CallerUserSchema }),
+  z.object({ type: z.literal('system') }),
+]);
+export type Caller = z.infer<typeof CallerSchema>;
+
+/** Where the call comes from: the runtime refuses private functions to `client` callers. */
+export const CallOriginSchema = z.enum(['client', 'endpoint', 'trigger', 'graphql', 'rule', 'admin', 'function']);
+export type CallOrigin = z.infer<typeof CallOriginSchema>;
+
+/**
+ * The caller's request, as `context.request` shows it to the function. All optional: a trigger has no HTTP
+ * request. `origin` is required so the runtime can apply `private`.
+ */
+export const RequestMetadataSchema = z.object({
+  origin: CallOriginSchema,
+  remoteIpAddress: z.string().optional(),
+  httpMethod: z.string().optional(),
+  httpUserAgent: z.string().optional(),
+  httpReferrer: z.string().optional(),
+  rawQueryString: z.string().optional(),
+  webhookUrl: z.string().optional(),
+  requestHeaders: z.record(z.array(z.string())).optional(),
+  service: z.string().optional(),
+  action: z.string().optional(),
+});
+export type RequestMetadata = z.infer<typeof RequestMetadataSchema>;
+
+/**
+ * Hints on whose authority the function runs. The function's own configuration (run_as_system,
+ * run_as_user_id, run_as_user_id_script_source) has the last word; a hint only applies where the
+ * configuration leaves the choice to the caller (a trigger or an endpoint configured to run as system).
+ */
+export const RunAsHintsSchema = z.object({
+  system: z.boolean().optional(),
+  userId: z.string().min(1).optional(),
+});
+
+export const FunctionRunRequestSchema = z.object({
+  appId: z.string().min(1),
+  functionName: z.string().min(1).max(256),
+  args: z.array(EjsonValueSchema).describe('Arguments, each in canonical Extended JSON.'),
+  caller: CallerSchema,
+  runAs: RunAsHintsSchema.optional(),
+  metadata: RequestMetadataSchema,
+});
+export type FunctionRunRequest = z.infer<typeof FunctionRunRequestSchema>;
+
+/** The function's return value, or why it failed (FunctionNotFound, FunctionExecutionError, ...). */
+export const FunctionRunResponseSchema = z.discriminatedUnion('ok', [
+  z.object({
+    ok: z.literal(true),
+    result: EjsonValueSchema.describe('Return value in canonical Extended JSON; null when the function returned nothing.'),
+    logs: z.array(z.string()).optional(),
+  }),
+  z.object({
+    ok: z.literal(false),
+    error: z.object({ errorCode: z.string().min(1), message: z.string() }),
+    logs: z.array(z.string()).optional(),
+  }),
+]);
+export type FunctionRunResponse = z.infer<typeof FunctionRunResponseSchema>;

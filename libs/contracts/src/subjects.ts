@@ -1,0 +1,36 @@
+/**
+ * Every message subject exchanged between services, named once. Call sites use `Subjects.X`, never a string
+ * literal, so a rename or a `.v2` is a one-line change that the compiler follows everywhere.
+ *
+ * Grammar (docs/decisions/0001-subject-grammar.md): lower-case dot tokens `<domain>.<aggregate>.<action>`,
+ * commands imperative (`run`), events past tense (`changed`), and an optional `.v<N>` (N >= 2) for a breaking
+ * payload change.
+ */
+export const Subjects = {
+  /** Command: run an application function and answer with its result (function runtime). */
+  FunctionsExecutionRun: 'functions.execution.run',
+  /** Event: an application's deployed configuration changed; every replica of every service reloads it. */
+  AppsDeploymentChanged: 'apps.deployment.changed',
+  /** Event: a document changed in a linked data source (triggers, sync, change streams). */
+  DatastoreDocumentChanged: 'datastore.document.changed',
+  /** Command: liveness probe across the bus; answered by any one service that handles it. */
+  SystemHealthPing: 'system.health.ping',
+} as const;
+
+export type Subject = (typeof Subjects)[keyof typeof Subjects];
+
+const token = '[a-z][a-z0-9]*(?:-[a-z0-9]+)*';
+
+/** `<domain>.<aggregate>.<action>` with an optional `.v<N>` version suffix, N >= 2. */
+export const SUBJECT_PATTERN = new RegExp(`^${token}\\.${token}\\.${token}(?:\\.v[2-9]|\\.v[1-9][0-9]+)?$`);
+
+/** True when `subject` follows the grammar; wildcards, upper case and empty tokens never do. */
+export function isWellFormedSubject(subject: string): boolean {
+  return SUBJECT_PATTERN.test(subject);
+}
+
+/** The version a subject names: 1 without a suffix, N for `.vN`. */
+export function subjectVersion(subject: string): number {
+  const match = /\.v([0-9]+)$/.exec(subject);
+  return match ? Number(match[1]) : 1;
+}
