@@ -1,2 +1,2 @@
-// Public entry of @tessera/admin-api.
-export const projectName = 'admin-api';
+// The admin API v3.0, as a Nest module the process host mounts.
+export * from './admin-api.module';

@@ -1,2 +1,3 @@
-// Public entry of @tessera/graphql-gateway.
-export const projectName = 'graphql-gateway';
+// The client-facing HTTP edge, as a Nest module the process host mounts.
+export * from './graphql-gateway.module';
+export * from './location/location.controller';

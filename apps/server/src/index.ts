@@ -1,2 +1,2 @@
-import { projectName as admin } from '@tessera/admin-api';
-export const projectName = `server:${admin}`;
+// The process host: runs every service (standalone) or the named ones (distributed) behind one HTTP edge.
+export * from './host';

@@ -15,6 +15,8 @@ export interface AdminUser {
 interface AdminState {
   groupId: string;
   users: AdminUser[];
+  /** Live refresh-token sessions: session id -> admin user id. */
+  sessions?: Record<string, string>;
 }
 
 export interface AdminBootstrap {
@@ -75,6 +77,31 @@ export class FileAdminUserStore {
       return undefined;
     }
     return (await verifyPassword(password, user.passwordHash)) ? user : undefined;
+  }
+
+  /** Records a refresh-token session; the refresh token carries its id. */
+  async openSession(userId: string): Promise<string> {
+    const state = await this.read();
+    if (!state) throw new Error('admin store is not bootstrapped');
+    const sessionId = newObjectIdHex();
+    state.sessions = { ...state.sessions, [sessionId]: userId };
+    await this.write(state);
+    return sessionId;
+  }
+
+  async sessionUser(sessionId: string): Promise<AdminUser | undefined> {
+    const state = await this.read();
+    const userId = state?.sessions?.[sessionId];
+    return userId ? state.users.find((user) => user._id === userId) : undefined;
+  }
+
+  async closeSession(sessionId: string): Promise<boolean> {
+    const state = await this.read();
+    if (!state?.sessions?.[sessionId]) return false;
+    const { [sessionId]: _closed, ...rest } = state.sessions;
+    state.sessions = rest;
+    await this.write(state);
+    return true;
   }
 
   async get(id: string): Promise<AdminUser | undefined> {

@@ -53,14 +53,14 @@ export class AppRegistryError extends TesseraError {
 }
 
 /** The apps this server hosts. Shared by every service: the admin API writes it, the others read it. */
-export interface AppRegistry {
-  create(app: NewApp): Promise<AppRecord>;
-  list(groupId?: string): Promise<AppRecord[]>;
+export abstract class AppRegistry {
+  abstract create(app: NewApp): Promise<AppRecord>;
+  abstract list(groupId?: string): Promise<AppRecord[]>;
   /** By `_id` (the admin API's app id). */
-  get(id: string): Promise<AppRecord>;
+  abstract get(id: string): Promise<AppRecord>;
   /** By the client app id the SDKs use. */
-  getByClientAppId(clientAppId: string): Promise<AppRecord>;
-  remove(id: string): Promise<void>;
+  abstract getByClientAppId(clientAppId: string): Promise<AppRecord>;
+  abstract remove(id: string): Promise<void>;
 }
 
 /**
@@ -68,10 +68,12 @@ export interface AppRegistry {
  * atomically. Lookups by client app id go through an in-memory index rebuilt from disk on a miss, so an
  * app created by another process sharing the data directory is found too.
  */
-export class FileAppRegistry implements AppRegistry {
+export class FileAppRegistry extends AppRegistry {
   private readonly byClientId = new Map<string, string>();
 
-  constructor(private readonly dataDir: string) {}
+  constructor(private readonly dataDir: string) {
+    super();
+  }
 
   private get root(): string {
     return join(this.dataDir, 'platform', 'apps');

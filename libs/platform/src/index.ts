@@ -1,8 +1,10 @@
 // Platform state shared by every service: the app registry, administrators and signing keys.
 export * from './admin-users';
 export * from './app-registry';
+export * from './deployment-store';
 export * from './ids';
 export * from './json-file';
 export * from './jwt';
 export * from './passwords';
 export * from './signing-keys';
+export * from './platform.module';

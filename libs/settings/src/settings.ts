@@ -120,3 +120,6 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     logLevel: env.LOG_LEVEL,
   };
 }
+
+/** Dependency-injection token under which the host provides the validated Settings. */
+export const SETTINGS = Symbol.for('tessera.settings');

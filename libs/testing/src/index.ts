@@ -3,3 +3,4 @@ export * from './eventually';
 export * from './free-port';
 export * from './nats-server';
 export * from './temp-dir';
+export * from './server-process';

@@ -1,0 +1,26 @@
+import { TesseraError } from '@tessera/domain';
+
+export enum AdminAuthErrorCode {
+  InvalidSession = 'InvalidSession',
+  InvalidPassword = 'InvalidPassword',
+  AuthProviderNotFound = 'AuthProviderNotFound',
+  BadRequest = 'BadRequest',
+}
+
+const statuses: Record<AdminAuthErrorCode, number> = {
+  [AdminAuthErrorCode.InvalidSession]: 401,
+  [AdminAuthErrorCode.InvalidPassword]: 401,
+  [AdminAuthErrorCode.AuthProviderNotFound]: 404,
+  [AdminAuthErrorCode.BadRequest]: 400,
+};
+
+export class AdminAuthError extends TesseraError {
+  readonly httpStatus: number;
+  constructor(
+    readonly errorCode: AdminAuthErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.httpStatus = statuses[errorCode];
+  }
+}

@@ -1,0 +1,51 @@
+import { resolve } from 'node:path';
+import { type AppRegistry, type FileAdminUserStore, type FileDeploymentStore, type AppRecord } from '@tessera/platform';
+import type { Settings } from '@tessera/settings';
+import { readDirectoryFiles } from './read-directory';
+
+export interface BootstrapResult {
+  groupId: string;
+  adminUsername: string;
+  generatedAdminPassword?: string;
+  /** The example app, when this start created it. */
+  createdExample?: AppRecord;
+  apps: AppRecord[];
+}
+
+/**
+ * First-start work: the admin user and group, and on an empty data directory the example app, created
+ * and deployed from `examples/todo` so a newcomer sees a working app at once.
+ */
+export async function bootstrapPlatform(
+  settings: Settings,
+  stores: { admins: FileAdminUserStore; apps: AppRegistry; deployments: FileDeploymentStore },
+): Promise<BootstrapResult> {
+  const admin = await stores.admins.bootstrap(settings.admin.username, settings.admin.password);
+  let apps = await stores.apps.list();
+  let createdExample: AppRecord | undefined;
+  if (apps.length === 0 && settings.exampleAppDir) {
+    const files = await readDirectoryFiles(resolve(settings.exampleAppDir));
+    const name = appNameOf(files) ?? 'todo';
+    createdExample = await stores.apps.create({ name, groupId: admin.groupId });
+    await stores.deployments.deploy(createdExample._id, files, { origin: 'example' });
+    apps = [createdExample];
+  }
+  return {
+    groupId: admin.groupId,
+    adminUsername: admin.username,
+    ...(admin.generatedPassword ? { generatedAdminPassword: admin.generatedPassword } : {}),
+    ...(createdExample ? { createdExample } : {}),
+    apps,
+  };
+}
+
+function appNameOf(files: Map<string, Uint8Array>): string | undefined {
+  const config = files.get('config.json') ?? files.get('realm_config.json');
+  if (!config) return undefined;
+  try {
+    const name = (JSON.parse(Buffer.from(config).toString('utf8')) as { name?: unknown }).name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,47 @@
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
+import { AppRegistry, FileAdminUserStore, FileDeploymentStore } from '@tessera/platform';
+import type { Settings } from '@tessera/settings';
+import { Logger } from 'nestjs-pino';
+import { bootstrapPlatform, type BootstrapResult } from './bootstrap/platform-bootstrap';
+import { HostModule } from './host.module';
+
+export interface RunningHost {
+  /** Base URL of the HTTP edge, e.g. `http://localhost:8080`. */
+  url: string;
+  bootstrap: BootstrapResult;
+  close(): Promise<void>;
+}
+
+/** Largest request body the edge accepts (App Services' documented request limit is 18 MB). */
+const bodyLimit = 18 * 1024 * 1024;
+
+export const version: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+
+/** Starts a Tessera process: the services the settings name, behind one HTTP edge. */
+export async function startHost(settings: Settings): Promise<RunningHost> {
+  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
+  const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version), adapter, { bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  app.useGlobalFilters(new AppServicesExceptionFilter());
+  app.enableShutdownHooks();
+  installAppServicesContentType(app.getHttpAdapter().getInstance());
+
+  const bootstrap = await bootstrapPlatform(settings, {
+    admins: app.get(FileAdminUserStore),
+    apps: app.get(AppRegistry),
+    deployments: app.get(FileDeploymentStore),
+  });
+  await app.listen(settings.port, settings.host);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : settings.port;
+  return {
+    url: settings.publicUrl ?? `http://localhost:${port}`,
+    bootstrap,
+    close: () => app.close(),
+  };
+}

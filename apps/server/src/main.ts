@@ -1,0 +1,44 @@
+import { loadSettings, SettingsError } from '@tessera/settings';
+import { startHost } from './host';
+
+/** Entry point of `npm start` (standalone) and of each service process (distributed). */
+async function main(): Promise<void> {
+  let settings;
+  try {
+    settings = loadSettings(process.env);
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const host = await startHost(settings);
+  const { bootstrap } = host;
+  const lines = [
+    '',
+    `Tessera is running (${settings.mode}) at ${host.url}`,
+    `  data directory: ${settings.dataDir}`,
+    ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${host.url}/api/client/v2.0/app/${app.client_app_id}/location`),
+    `  admin API: ${host.url}/api/admin/v3.0 (group ${bootstrap.groupId})`,
+    `    log in:  curl -s -X POST ${host.url}/api/admin/v3.0/auth/providers/local-userpass/login -H 'Content-Type: application/json' -d '{"username":"${bootstrap.adminUsername}","password":"<password>"}'`,
+    bootstrap.generatedAdminPassword
+      ? `    admin user "${bootstrap.adminUsername}", generated password (shown once, set TESSERA_ADMIN_PASSWORD to choose your own): ${bootstrap.generatedAdminPassword}`
+      : `    admin user "${bootstrap.adminUsername}" (password from TESSERA_ADMIN_PASSWORD or the one printed at first start)`,
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const stop = (): void => {
+    host.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Tessera failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,3 @@
+// HTTP edge plumbing shared by the admin API and the client API.
+export * from './app-services-exception.filter';
+export * from './json-content-type';

@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { freePort } from './free-port';
+
+export const repositoryRoot = resolve(__dirname, '..', '..', '..');
+
+export interface ServerProcess {
+  url: string;
+  port: number;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Milliseconds from spawn until the process printed that it is running. */
+  readyAfterMs: number;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Runs Tessera as users do, as a child process on a random port, and waits until it prints its banner.
+ * `command` defaults to the built entry point; pass `['npm', 'start']` to go through the npm script.
+ */
+export async function startServerProcess(options: { env?: Record<string, string>; command?: string[]; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  const [executable, ...args] = options.command ?? [process.execPath, 'apps/server/dist/main.js'];
+  const started = Date.now();
+  const child: ChildProcess = spawn(executable, args, {
+    cwd: repositoryRoot,
+    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  await new Promise<void>((ready, fail) => {
+    const timer = setInterval(() => {
+      if (output.includes('Tessera is running')) {
+        clearInterval(timer);
+        ready();
+      } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
+        clearInterval(timer);
+        killGroup(child, 'SIGKILL');
+        fail(new Error(`server did not start (exit ${child.exitCode}):\n${output}`));
+      }
+    }, 20);
+  });
+  const readyAfterMs = Date.now() - started;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    output: () => output,
+    readyAfterMs,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) killGroup(child, signal);
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid) process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
