@@ -4,6 +4,7 @@ import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { PlatformModule } from '@tessera/platform';
 import type { ServiceName, Settings } from '@tessera/settings';
 import { LoggerModule } from 'nestjs-pino';
+import { HealthController } from './health.controller';
 
 const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> = {
   'admin-api': AdminApiModule,
@@ -19,6 +20,7 @@ export class HostModule {
     const services = settings.services.map((name) => serviceModules[name]).filter((module) => module !== undefined);
     return {
       module: HostModule,
+      controllers: [HealthController],
       imports: [
         PlatformModule.forRoot(settings),
         LoggerModule.forRoot({
