@@ -6,3 +6,6 @@ export * from './wire/error-codes';
 export * from './wire/subprotocol';
 export * from './wire/body';
 export * from './wire/messages';
+export * from './changeset/types';
+export { parseChangeset, encodeChangeset, instructionStrings, type EncodeOptions } from './changeset/codec';
+export { formatChangeset, formatInstruction, formatPayload, formatPrimaryKey } from './changeset/debug';
