@@ -39,6 +39,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A clear message, never a stack trace: configuration errors list every violation in their message.
   process.stderr.write(`Tessera failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { loadValidApp, writeAppFiles } from '@tessera/app-config';
 import { type AppRegistry, type FileAdminUserStore, type FileDeploymentStore, type AppRecord } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 import { readDirectoryFiles } from './read-directory';
@@ -24,10 +25,10 @@ export async function bootstrapPlatform(
   let apps = await stores.apps.list();
   let createdExample: AppRecord | undefined;
   if (apps.length === 0 && settings.exampleAppDir) {
-    const files = await readDirectoryFiles(resolve(settings.exampleAppDir));
-    const name = appNameOf(files) ?? 'todo';
-    createdExample = await stores.apps.create({ name, groupId: admin.groupId });
-    await stores.deployments.deploy(createdExample._id, files, { origin: 'example' });
+    // An invalid example stops the start with every violation listed (AppConfigError), before any state is written.
+    const { app } = loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir)));
+    createdExample = await stores.apps.create({ name: app.settings.name, groupId: admin.groupId });
+    await stores.deployments.deploy(createdExample._id, writeAppFiles(app), { origin: 'example' });
     apps = [createdExample];
   }
   return {
@@ -37,15 +38,4 @@ export async function bootstrapPlatform(
     ...(createdExample ? { createdExample } : {}),
     apps,
   };
-}
-
-function appNameOf(files: Map<string, Uint8Array>): string | undefined {
-  const config = files.get('config.json') ?? files.get('realm_config.json');
-  if (!config) return undefined;
-  try {
-    const name = (JSON.parse(Buffer.from(config).toString('utf8')) as { name?: unknown }).name;
-    return typeof name === 'string' ? name : undefined;
-  } catch {
-    return undefined;
-  }
 }
