@@ -43,7 +43,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { project: ['./tsconfig.json'], tsconfigRootDir: import.meta.dirname },
+      parserOptions: { project: ['./tsconfig.json'], tsconfigRootDir: import.meta.dirname, emitDecoratorMetadata: true, experimentalDecorators: true },
     },
     plugins: { '@nx': nx },
     rules: {

@@ -1,7 +1,7 @@
 import { emptyApp, readAppFiles, type AppConfig } from '@tessera/app-config';
 import { TesseraError } from '@tessera/domain';
-import { AppRegistry, type AppRecord } from './app-registry';
-import { FileDeploymentStore, type DeploymentRecord } from './deployment-store';
+import { type AppRegistry, type AppRecord } from './app-registry';
+import { type FileDeploymentStore, type DeploymentRecord } from './deployment-store';
 
 /** An app with the configuration it runs with. */
 export interface DeployedApp {
