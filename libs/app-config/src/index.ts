@@ -1,2 +1,13 @@
-// Public entry of @tessera/app-config.
-export const projectName = 'app-config';
+// Public entry of @tessera/app-config: the app configuration model (spec 2.1-2.12 and 8), its readers for
+// the current, legacy and 20210101-export layouts, a deterministic writer and the validator.
+export * from './model';
+export { type JsonObject, parseJson, stringifyJson } from './json';
+export { type ConfigViolation, AppConfigError, AppConfigErrorCode, formatViolations } from './violations';
+export { type FileLocator, type Location } from './origins';
+export { readAppFiles, detectLayout, type LoadedApp } from './read/read-app';
+export { writeAppFiles } from './write';
+export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES } from './validate';
+export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';
+export { loadApp, loadValidApp, type CheckedApp } from './load';
+export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectoryFiles } from './fs-adapter';
+export { layoutPaths } from './paths';

@@ -1,0 +1,5 @@
+// Greets a name with the app's "greeting" value.
+exports = function (name) {
+  const greeting = context.values.get('greeting');
+  return `${greeting}, ${name ?? 'stranger'}!`;
+};

@@ -1,0 +1,33 @@
+// Read plus validate in one call: what the admin API import and the standalone host need.
+
+import { type AppConfig, type AppFiles, type AppLayout } from './model';
+import { readAppFiles } from './read/read-app';
+import { validateApp } from './validate';
+import { AppConfigError, sortViolations, type ConfigViolation } from './violations';
+
+export interface CheckedApp {
+  app: AppConfig;
+  layout: AppLayout;
+  /** Read problems and validation violations together, sorted by file and path. */
+  violations: ConfigViolation[];
+}
+
+export function loadApp(files: AppFiles): CheckedApp {
+  const loaded = readAppFiles(files);
+  const found = [...loaded.violations, ...validateApp(loaded.app, { fileOf: loaded.fileOf })];
+  const seen = new Set<string>();
+  const violations = found.filter((v) => {
+    const key = `${v.file}\u0000${v.path}\u0000${v.rule}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { app: loaded.app, layout: loaded.layout, violations: sortViolations(violations) };
+}
+
+/** Reads and validates; throws AppConfigError listing every violation when there is any. */
+export function loadValidApp(files: AppFiles): { app: AppConfig; layout: AppLayout } {
+  const { app, layout, violations } = loadApp(files);
+  if (violations.length > 0) throw new AppConfigError(violations);
+  return { app, layout };
+}

@@ -1,0 +1,233 @@
+// The three directory layouts an app can arrive in, each read into the one model of the current layout:
+// 'current' (spec 2.1), 'legacy' (data sources under data_sources/ with per-collection rules.json,
+// schema.json and relationships.json) and 'export-20210101' (an App Services export or realm-cli pull).
+
+import { isPlainObject, jsonPath, type JsonObject } from '../json';
+import {
+  type AppConfig,
+  type AppFunction,
+  type AppService,
+  type AppSettings,
+  type AuthProvider,
+  type CollectionRule,
+  type FunctionConfig,
+  type ServiceConfig,
+} from '../model';
+import { normalizeApp } from '../normalize';
+import { type Origin } from '../origins';
+import { childDirectories, type ReadContext } from './context';
+import {
+  readAuthProvidersDir,
+  readFunctionsDir,
+  readGraphql,
+  readHosting,
+  readSecrets,
+  readServiceDir,
+  readServicesDir,
+  readSettingsFile,
+  readSync,
+  readTriggers,
+  readValues,
+} from './sections';
+
+function settingsFrom(obj: JsonObject | undefined): AppSettings {
+  const settings = (obj ?? {}) as AppSettings;
+  delete settings.config_version;
+  return settings;
+}
+
+export function readCurrentLayout(ctx: ReadContext): AppConfig {
+  const app: AppConfig = {
+    settings: settingsFrom(readSettingsFile(ctx, 'config.json')),
+    authProviders: readAuthProvidersDir(ctx),
+    functions: readFunctionsDir(ctx),
+    services: readServicesDir(ctx),
+    triggers: readTriggers(ctx),
+    values: readValues(ctx),
+    extraFiles: new Map(),
+  };
+  ctx.origins.set(app.settings, { file: 'config.json', prefix: '' });
+  const hosting = readHosting(ctx);
+  if (hosting) app.hosting = hosting;
+  const secrets = readSecrets(ctx);
+  if (secrets) app.secrets = secrets;
+  const sync = readSync(ctx);
+  if (sync) app.sync = sync;
+  const graphql = readGraphql(ctx);
+  if (graphql) app.graphql = graphql;
+  return app;
+}
+
+/** The current layout plus data_sources/<service>/..., converted to services with collection rules. */
+export function readLegacyLayout(ctx: ReadContext): AppConfig {
+  const app = readCurrentLayout(ctx);
+  app.services.push(...readDataSources(ctx));
+  return app;
+}
+
+/**
+ * data_sources/<svc>/config.json, default_rule.json and <db>/<coll>/{rules,schema,relationships}.json.
+ * Shared by the legacy layout and the 20210101 export, which use the same data-source tree.
+ */
+function readDataSources(ctx: ReadContext): AppService[] {
+  const out: AppService[] = [];
+  for (const svcName of childDirectories(ctx, 'data_sources/')) {
+    const dir = `data_sources/${svcName}/`;
+    const configPath = `${dir}config.json`;
+    if (!ctx.has(configPath)) {
+      ctx.report(configPath, '', 'service.config.missing', `data source directory ${dir} has no config.json`);
+      continue;
+    }
+    const config = ctx.object(configPath);
+    if (!config) continue;
+    ctx.origins.set(config, { file: configPath, prefix: '' });
+    const service: AppService = { config: config as ServiceConfig, collectionRules: [], rules: [], webhooks: [] };
+    const defaultPath = `${dir}default_rule.json`;
+    if (ctx.has(defaultPath)) {
+      const rule = ctx.object(defaultPath);
+      if (rule) {
+        ctx.origins.set(rule, { file: defaultPath, prefix: '' });
+        service.defaultRule = rule;
+      }
+    }
+    for (const db of childDirectories(ctx, dir)) {
+      for (const coll of childDirectories(ctx, `${dir}${db}/`)) {
+        const rule = readCollectionDir(ctx, `${dir}${db}/${coll}/`, db, coll);
+        if (rule) service.collectionRules.push(rule);
+      }
+    }
+    out.push(service);
+  }
+  return out;
+}
+
+function readCollectionDir(ctx: ReadContext, dir: string, db: string, coll: string): CollectionRule | undefined {
+  const rulesPath = `${dir}rules.json`;
+  const schemaPath = `${dir}schema.json`;
+  const relPath = `${dir}relationships.json`;
+  if (!ctx.has(rulesPath) && !ctx.has(schemaPath) && !ctx.has(relPath)) return undefined;
+  const rules = ctx.has(rulesPath) ? ctx.object(rulesPath) : {};
+  if (!rules) return undefined;
+  const rule: CollectionRule = { ...(rules as Partial<CollectionRule>), database: (rules.database as string) ?? db, collection: (rules.collection as string) ?? coll };
+  if (ctx.has(schemaPath)) {
+    const schema = ctx.object(schemaPath);
+    if (schema) rule.schema = schema;
+  }
+  if (ctx.has(relPath)) {
+    const rel = ctx.object(relPath);
+    if (rel) rule.relationships = rel as CollectionRule['relationships'];
+  }
+  const origin: Origin = {
+    file: rulesPath,
+    prefix: '',
+    redirects: [
+      { from: 'schema', file: schemaPath, prefix: '' },
+      { from: 'relationships', file: relPath, prefix: '' },
+    ],
+  };
+  ctx.origins.set(rule, origin);
+  return rule;
+}
+
+/** An App Services export (config_version 20210101), as realm-cli pulls it or the admin API exports it. */
+export function readExportLayout(ctx: ReadContext): AppConfig {
+  const realmConfig = readSettingsFile(ctx, 'realm_config.json') ?? {};
+  const settings: AppSettings = { ...(realmConfig as Partial<AppSettings>), name: realmConfig.name as string };
+  delete settings.config_version;
+  const redirects: NonNullable<Origin['redirects']> = [];
+  if ('allowed_request_origins' in realmConfig) {
+    settings.security = { allowed_request_origins: realmConfig.allowed_request_origins as string[] };
+    delete settings.allowed_request_origins;
+    redirects.push({ from: 'security.allowed_request_origins', file: 'realm_config.json', prefix: 'allowed_request_origins' });
+  }
+  let customUserDataServiceName: string | undefined;
+  if (ctx.has('auth/custom_user_data.json')) {
+    const cud = ctx.object('auth/custom_user_data.json');
+    if (cud) {
+      const { mongo_service_name: serviceName, ...rest } = cud;
+      if (typeof serviceName === 'string') customUserDataServiceName = serviceName;
+      settings.custom_user_data_config = rest;
+      if (serviceName !== undefined) settings.custom_user_data_config.mongo_service_id = serviceName as string;
+      redirects.push({ from: 'custom_user_data_config.mongo_service_id', file: 'auth/custom_user_data.json', prefix: 'mongo_service_name' });
+      redirects.push({ from: 'custom_user_data_config', file: 'auth/custom_user_data.json', prefix: '' });
+    }
+  }
+  // Rare but real: auth/config.json (realm-cli keeps it as a map); not part of the current model.
+  ctx.origins.set(settings, { file: 'realm_config.json', prefix: '', redirects });
+
+  const app: AppConfig = {
+    settings,
+    authProviders: readExportProviders(ctx),
+    functions: readExportFunctions(ctx),
+    services: [...readServicesDir(ctx), ...readHttpEndpointServices(ctx), ...readDataSources(ctx)],
+    triggers: readTriggers(ctx),
+    values: readValues(ctx),
+    extraFiles: new Map(),
+  };
+  const hosting = readHosting(ctx);
+  if (hosting) app.hosting = hosting;
+  const secrets = readSecrets(ctx);
+  if (secrets) app.secrets = secrets;
+  const sync = readSync(ctx);
+  if (sync) app.sync = sync;
+  const graphql = readGraphql(ctx);
+  if (graphql) app.graphql = graphql;
+
+  // The export names the custom-user-data service; the current layout holds its id.
+  if (customUserDataServiceName !== undefined && settings.custom_user_data_config) {
+    normalizeApp(app);
+    const svc = app.services.find((s) => s.config.name === customUserDataServiceName);
+    if (svc && typeof svc.config.id === 'string') settings.custom_user_data_config.mongo_service_id = svc.config.id;
+  }
+  return app;
+}
+
+function readExportProviders(ctx: ReadContext): AuthProvider[] {
+  const path = 'auth/providers.json';
+  if (!ctx.has(path)) return [];
+  const map = ctx.object(path);
+  if (!map) return [];
+  const out: AuthProvider[] = [];
+  for (const [key, value] of Object.entries(map)) {
+    if (!isPlainObject(value)) {
+      ctx.report(path, jsonPath('', key), 'file.shape', 'each provider must be an object');
+      continue;
+    }
+    const provider = { ...value, name: value.name ?? key } as AuthProvider;
+    ctx.origins.set(provider, { file: path, prefix: jsonPath('', key) });
+    out.push(provider);
+  }
+  return out;
+}
+
+/** functions/config.json (an array of function configs) and functions/<name>.js. */
+function readExportFunctions(ctx: ReadContext): AppFunction[] {
+  const path = 'functions/config.json';
+  if (!ctx.has(path)) return [];
+  const list = ctx.array(path);
+  if (!list) return [];
+  const out: AppFunction[] = [];
+  list.forEach((item, i) => {
+    if (!isPlainObject(item)) {
+      ctx.report(path, `[${i}]`, 'file.shape', 'each function config must be an object');
+      return;
+    }
+    const config = item as FunctionConfig;
+    const sourcePath = `functions/${typeof config.name === 'string' ? config.name : `#${i}`}.js`;
+    const source = ctx.text(sourcePath);
+    ctx.origins.set(config, { file: path, prefix: `[${i}]`, sourceFile: sourcePath });
+    out.push({ config, source: source ?? '' });
+  });
+  return out;
+}
+
+/** http_endpoints/<svc>/ holds older third-party HTTP services with webhooks: same shape as services/. */
+function readHttpEndpointServices(ctx: ReadContext): AppService[] {
+  const out: AppService[] = [];
+  for (const name of childDirectories(ctx, 'http_endpoints/')) {
+    if (!ctx.has(`http_endpoints/${name}/config.json`)) continue;
+    const svc = readServiceDir(ctx, `http_endpoints/${name}/`);
+    if (svc) out.push(svc);
+  }
+  return out;
+}

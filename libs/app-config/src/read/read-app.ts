@@ -1,0 +1,76 @@
+// Entry point of reading: detect the layout of a file map, read it into the model, normalize it.
+// Read problems (malformed JSON, a file of the wrong shape, a missing config.json) are returned as
+// violations next to whatever could be read; nothing here throws for bad input.
+
+import { type AppConfig, type AppFiles, type AppLayout } from '../model';
+import { normalizeApp } from '../normalize';
+import { type FileLocator } from '../origins';
+import { type ConfigViolation } from '../violations';
+import { ReadContext } from './context';
+import { readCurrentLayout, readExportLayout, readLegacyLayout } from './layouts';
+
+export interface LoadedApp {
+  app: AppConfig;
+  layout: AppLayout;
+  /** Problems met while reading (syntax, shapes, missing files); run validateApp for the rest. */
+  violations: ConfigViolation[];
+  /** Maps a model object back to the file it was read from (pass it to validateApp). */
+  fileOf: FileLocator;
+}
+
+const ROOT_MARKERS = ['realm_config.json', 'config.json'];
+
+/** Which layout a file map is in. */
+export function detectLayout(files: AppFiles): AppLayout {
+  if (files.has('realm_config.json')) return 'export-20210101';
+  for (const path of files.keys()) if (path.startsWith('data_sources/')) return 'legacy';
+  return 'current';
+}
+
+/**
+ * Zips often wrap the app in one top-level directory (myapp/realm_config.json). When no root marker is at
+ * the top but every file sits under one directory that has one, that directory becomes the root.
+ */
+export function stripCommonRoot(files: AppFiles): AppFiles {
+  if (ROOT_MARKERS.some((m) => files.has(m))) return files;
+  const firsts = new Set([...files.keys()].map((p) => p.split('/')[0]));
+  if (firsts.size !== 1) return files;
+  const [root] = [...firsts];
+  if (!ROOT_MARKERS.some((m) => files.has(`${root}/${m}`))) return files;
+  const out: AppFiles = new Map();
+  for (const [p, b] of files) out.set(p.slice(root.length + 1), b);
+  return out;
+}
+
+function normalizePaths(files: AppFiles): AppFiles {
+  const out: AppFiles = new Map();
+  for (const [p, b] of files) {
+    const clean = p.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\/+/, '');
+    if (clean === '' || clean.endsWith('/')) continue; // directory entries of a zip
+    if (clean.split('/').some((seg) => seg === '..' || seg === '.DS_Store')) continue;
+    out.set(clean, b);
+  }
+  return stripCommonRoot(out);
+}
+
+/** Reads an app from a file map in any supported layout into the current-layout model. */
+export function readAppFiles(input: AppFiles): LoadedApp {
+  const files = normalizePaths(input);
+  const layout = detectLayout(files);
+  const ctx = new ReadContext(files);
+  let app: AppConfig;
+  switch (layout) {
+    case 'current':
+      app = readCurrentLayout(ctx);
+      break;
+    case 'legacy':
+      app = readLegacyLayout(ctx);
+      break;
+    case 'export-20210101':
+      app = readExportLayout(ctx);
+      break;
+  }
+  app.extraFiles = ctx.leftovers();
+  normalizeApp(app);
+  return { app, layout, violations: ctx.violations, fileOf: ctx.origins.locate };
+}
