@@ -1,2 +1,16 @@
-// Public entry of @tessera/messaging.
-export const projectName = 'messaging';
+// Public entry of @tessera/messaging: the two transports of the contracts (NATS and in-process) as Nest
+// microservice transports, the typed MessageBus facade, and typed handler decorators. Services import this,
+// never nats or the in-process bus directly.
+export * from './ejson';
+export * from './errors';
+export * from './handlers';
+export * from './in-process/in-process-bus';
+export * from './in-process/in-process.client';
+export * from './in-process/in-process.context';
+export * from './in-process/in-process.server';
+export * from './message-bus';
+export * from './message-context';
+export * from './messaging.module';
+export * from './nats/nats.client';
+export * from './nats/nats.server';
+export * from './outbound-message';

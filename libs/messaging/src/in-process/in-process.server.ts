@@ -1,0 +1,109 @@
+import { type CustomTransportStrategy, type MessageHandler, Server, type WritePacket } from '@nestjs/microservices';
+import { type BusDelivery, InProcessBus } from './in-process-bus';
+import { InProcessContext } from './in-process.context';
+
+export const IN_PROCESS_TRANSPORT = Symbol.for('tessera.messaging.in-process');
+
+export interface InProcessServerOptions {
+  bus?: InProcessBus;
+  /** Queue group every handler joins unless its decorator names another: the service's name. */
+  queue?: string;
+  /** How long `close()` waits for handlers still running. */
+  drainTimeoutMs?: number;
+}
+
+interface IncomingPacket {
+  id?: string;
+  pattern?: unknown;
+  data?: unknown;
+}
+
+/**
+ * The in-process microservice transport: a Nest `Server` over the process-wide bus. Each handler subscribes
+ * on its pattern in the queue group; requests are answered through the delivery's reply function, events are
+ * awaited like any handler. `close()` stops taking messages, then waits for the ones being handled.
+ */
+export class InProcessServer extends Server implements CustomTransportStrategy {
+  override readonly transportId = IN_PROCESS_TRANSPORT;
+  private readonly bus: InProcessBus;
+  private readonly unsubscribers: Array<() => void> = [];
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: InProcessServerOptions = {}) {
+    super();
+    this.bus = options.bus ?? InProcessBus.shared();
+  }
+
+  listen(callback: (error?: unknown) => void): void {
+    for (const [pattern, handler] of this.messageHandlers) {
+      const extras = handler.extras as { queue?: string } | undefined;
+      const queue = extras?.queue ?? this.options.queue;
+      this.unsubscribers.push(this.bus.subscribe(pattern, (delivery) => this.track(this.handleDelivery(pattern, handler, delivery)), { queue }));
+    }
+    this._status$.next('connected');
+    callback();
+  }
+
+  async close(): Promise<void> {
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    await drain(this.inFlight, this.options.drainTimeoutMs ?? 10_000);
+    this._status$.next('disconnected');
+  }
+
+  on(): void {
+    // The bus has no connection events.
+  }
+
+  unwrap<T>(): T {
+    return this.bus as T;
+  }
+
+  private track(work: Promise<void>): void {
+    const settled = work.catch((error: unknown) => {
+      this.logger.error(`in-process handler failed: ${String(error)}`);
+    });
+    this.inFlight.add(settled);
+    void settled.finally(() => this.inFlight.delete(settled));
+  }
+
+  private async handleDelivery(pattern: string, handler: MessageHandler, delivery: BusDelivery): Promise<void> {
+    let packet: IncomingPacket;
+    try {
+      packet = JSON.parse(delivery.data) as IncomingPacket;
+    } catch {
+      this.logger.error(`dropped an unreadable message on ${pattern}`);
+      delivery.reply?.(JSON.stringify({ err: { status: 'error', message: 'unreadable message' }, isDisposed: true }));
+      return;
+    }
+    const context = new InProcessContext([delivery.subject, delivery.headers]);
+    const { id } = packet;
+    if (id === undefined || !delivery.reply) {
+      await this.handleEvent(pattern, { pattern, data: packet.data }, context);
+      return;
+    }
+    const reply = delivery.reply;
+    await new Promise<void>((resolve) => {
+      const respond = (out: WritePacket): void => {
+        reply(JSON.stringify({ ...out, id }));
+        if (out.isDisposed) resolve();
+      };
+      this.onProcessingStartHook(this.transportId, context, async () => {
+        try {
+          const response$ = this.transformToObservable(await handler(packet.data, context));
+          this.send(response$, respond);
+        } catch (error) {
+          this.logger.error(`handler for ${pattern} threw outside Nest's filters: ${String(error)}`);
+          respond({ err: { status: 'error', message: 'Internal server error' }, isDisposed: true });
+        }
+      });
+    });
+  }
+}
+
+/** Waits for `work` to settle, at most `timeoutMs`. */
+export async function drain(work: Set<Promise<void>>, timeoutMs: number): Promise<void> {
+  if (work.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled([...work]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}

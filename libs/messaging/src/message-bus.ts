@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { type ClientProxy } from '@nestjs/microservices';
+import {
+  type CommandRequestInput,
+  type CommandResponse,
+  type CommandSubject,
+  type EventPayloadInput,
+  type EventSubject,
+  MessageHeaders,
+  parseCommandRequest,
+  parseCommandResponse,
+  parseEventPayload,
+} from '@tessera/contracts';
+import { lastValueFrom, throwError, timeout } from 'rxjs';
+import { MessagingTimeoutError, toMessagingError } from './errors';
+import { OutboundMessage } from './outbound-message';
+
+export interface RequestOptions {
+  /** How long to wait for the reply; the facade's default otherwise. */
+  timeoutMs?: number;
+  /** Extra headers (header name -> value): correlation id, traceparent, tracestate, ... */
+  headers?: Readonly<Record<string, string>>;
+}
+
+export interface EmitOptions {
+  headers?: Readonly<Record<string, string>>;
+}
+
+export interface MessageBusOptions {
+  /** Deadline of a request that names none. */
+  defaultTimeoutMs?: number;
+  /** Ambient headers added to every message (for example the current trace context); explicit ones win. */
+  headers?: () => Readonly<Record<string, string>>;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+/** What the facade needs of a Nest client proxy (both InProcessClient and TesseraNatsClient have it). */
+export type MessagingClient = Pick<ClientProxy, 'send' | 'emit' | 'connect' | 'close'>;
+
+/**
+ * The typed face of the message transport: services call `request` and `emit` with a subject from
+ * `Subjects` and get compile-time payload types and run-time validation on both ends. Every message carries a
+ * correlation id (generated when the caller has none); requests also carry their deadline.
+ */
+export class MessageBus {
+  private readonly defaultTimeoutMs: number;
+
+  constructor(
+    readonly client: MessagingClient,
+    private readonly options: MessageBusOptions = {},
+  ) {
+    this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  }
+
+  /**
+   * Sends a command and waits for its response. Rejects with InvalidPayloadError (bad request or response),
+   * MessagingTimeoutError, NoResponderError, RemoteHandlerError (the handler failed) or TransportError.
+   */
+  async request<S extends CommandSubject>(subject: S, payload: CommandRequestInput<S>, options: RequestOptions = {}): Promise<CommandResponse<S>> {
+    const request = parseCommandRequest(subject, payload);
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    const headers = this.headersFor(options.headers, { [MessageHeaders.Deadline]: String(Date.now() + timeoutMs) });
+    let response: unknown;
+    try {
+      response = await lastValueFrom(
+        this.client.send<unknown>(subject, new OutboundMessage(request, headers)).pipe(timeout({ first: timeoutMs, with: () => throwError(() => new MessagingTimeoutError(subject, timeoutMs)) })),
+        { defaultValue: undefined },
+      );
+    } catch (error) {
+      throw toMessagingError(subject, error);
+    }
+    return parseCommandResponse(subject, response);
+  }
+
+  /** Publishes an event to every queue group listening; resolves once it is handed to the transport. */
+  async emit<S extends EventSubject>(subject: S, payload: EventPayloadInput<S>, options: EmitOptions = {}): Promise<void> {
+    const event = parseEventPayload(subject, payload);
+    try {
+      await lastValueFrom(this.client.emit<unknown>(subject, new OutboundMessage(event, this.headersFor(options.headers, {}))), { defaultValue: undefined });
+    } catch (error) {
+      throw toMessagingError(subject, error);
+    }
+  }
+
+  private headersFor(explicit: Readonly<Record<string, string>> | undefined, extra: Record<string, string>): Record<string, string> {
+    const headers = { ...(this.options.headers?.() ?? {}), ...(explicit ?? {}), ...extra };
+    headers[MessageHeaders.CorrelationId] ||= randomUUID();
+    return headers;
+  }
+}

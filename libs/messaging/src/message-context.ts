@@ -1,0 +1,46 @@
+import { NatsContext } from '@nestjs/microservices';
+import { type MessageHeaderMap, MessageHeaders } from '@tessera/contracts';
+import { type MsgHdrs } from 'nats';
+import { InProcessContext } from './in-process/in-process.context';
+
+/** What a typed handler learns about the message besides its payload, whatever the transport. */
+export interface MessageContext {
+  readonly subject: string;
+  readonly transport: 'nats' | 'in-process' | 'direct';
+  readonly headers: MessageHeaderMap;
+  readonly correlationId: string | undefined;
+  /** Epoch milliseconds after which the caller stops waiting (requests only). */
+  readonly deadline: number | undefined;
+}
+
+/** Reads the transport's Nest context (NatsContext or InProcessContext) into a MessageContext. */
+export function toMessageContext(subject: string, nestContext: unknown): MessageContext {
+  if (nestContext instanceof InProcessContext) return build(nestContext.getSubject(), 'in-process', nestContext.getHeaders());
+  if (nestContext instanceof NatsContext) return build(nestContext.getSubject(), 'nats', fromNatsHeaders(nestContext.getHeaders() as MsgHdrs | undefined));
+  return build(subject, 'direct', {});
+}
+
+function build(subject: string, transport: MessageContext['transport'], headers: MessageHeaderMap): MessageContext {
+  const deadline = Number(headers[MessageHeaders.Deadline]);
+  return { subject, transport, headers, correlationId: headers[MessageHeaders.CorrelationId], deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined };
+}
+
+function fromNatsHeaders(headers: MsgHdrs | undefined): MessageHeaderMap {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  for (const key of headers.keys()) out[key] = headers.get(key);
+  return out;
+}
+
+/**
+ * Headers to pass on when a handler calls further services: the correlation id and the trace context of the
+ * message it is handling. (A tracer may replace traceparent with a child span before sending.)
+ */
+export function propagationHeaders(context: MessageContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of [MessageHeaders.CorrelationId, MessageHeaders.Traceparent, MessageHeaders.Tracestate]) {
+    const value = context.headers[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,261 @@
+import { Controller, type DynamicModule, Inject, type INestApplicationContext, type INestMicroservice, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type ClientProxy } from '@nestjs/microservices';
+import { type FunctionRunRequest, type JsonValue, type FunctionRunResponse, type HealthPingResponse, InvalidPayloadError, MessageHeaders, Subjects, type AppDeploymentChanged } from '@tessera/contracts';
+import { TesseraError } from '@tessera/domain';
+import { eventually, findNatsServer, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
+import { lastValueFrom } from 'rxjs';
+import { MessagingTimeoutError, NoResponderError, RemoteHandlerError, toMessagingError } from './errors';
+import { CommandHandler, EventHandler } from './handlers';
+import { InProcessBus } from './in-process/in-process-bus';
+import { MessageBus } from './message-bus';
+import { type MessageContext } from './message-context';
+import { MESSAGING_CLIENT, type MessagingOptions, MessagingModule, microserviceOptions } from './messaging.module';
+import { OutboundMessage } from './outbound-message';
+
+// One suite, run over both transports: the same Nest applications (two replicas of a "runtime" service in one
+// queue group, one "sync" service in another, one caller) exchange the same messages over each.
+
+class FunctionNotFoundError extends TesseraError {
+  readonly errorCode = 'FunctionNotFound';
+  readonly httpStatus = 404;
+}
+
+/** What the handlers saw, shared by every replica of one test run. */
+class Recorder {
+  pings: string[] = [];
+  runs: Array<{ replica: string; request: FunctionRunRequest; context: MessageContext }> = [];
+  deployments: Array<{ group: string; replica: string; event: AppDeploymentChanged }> = [];
+  private release: () => void = () => undefined;
+  gate = this.newGate();
+
+  newGate(): Promise<void> {
+    return new Promise<void>((resolve) => (this.release = resolve));
+  }
+
+  open(): void {
+    this.release();
+  }
+}
+
+const REPLICA = Symbol('REPLICA');
+interface Replica {
+  group: string;
+  id: string;
+  recorder: Recorder;
+}
+
+@Controller()
+class RuntimeHandlers {
+  constructor(@Inject(REPLICA) private readonly replica: Replica) {}
+
+  @CommandHandler(Subjects.SystemHealthPing)
+  async ping(): Promise<HealthPingResponse> {
+    this.replica.recorder.pings.push(this.replica.id);
+    return { service: this.replica.group, instanceId: this.replica.id };
+  }
+
+  @CommandHandler(Subjects.FunctionsExecutionRun)
+  async run(request: FunctionRunRequest, context: MessageContext): Promise<FunctionRunResponse> {
+    this.replica.recorder.runs.push({ replica: this.replica.id, request, context });
+    switch (request.functionName) {
+      case 'slow':
+        await this.replica.recorder.gate;
+        return { ok: true, result: 'late' };
+      case 'missing':
+        throw new FunctionNotFoundError(`function not found: 'missing'`);
+      case 'crash':
+        throw new Error('secret detail from the database');
+      case 'off-contract':
+        return { ok: 'maybe' } as unknown as FunctionRunResponse;
+      default:
+        return { ok: true, result: request.args };
+    }
+  }
+
+  @EventHandler(Subjects.AppsDeploymentChanged)
+  async deployed(event: AppDeploymentChanged): Promise<void> {
+    await Promise.resolve();
+    this.replica.recorder.deployments.push({ group: this.replica.group, replica: this.replica.id, event });
+  }
+}
+
+@Controller()
+class SyncHandlers {
+  constructor(@Inject(REPLICA) private readonly replica: Replica) {}
+
+  @EventHandler(Subjects.AppsDeploymentChanged)
+  async deployed(event: AppDeploymentChanged): Promise<void> {
+    this.replica.recorder.deployments.push({ group: this.replica.group, replica: this.replica.id, event });
+  }
+}
+
+function serviceModule(controller: typeof RuntimeHandlers | typeof SyncHandlers, replica: Replica): DynamicModule {
+  @Module({})
+  class ServiceModule {}
+  return { module: ServiceModule, controllers: [controller], providers: [{ provide: REPLICA, useValue: replica }] };
+}
+
+@Module({})
+class CallerModule {}
+
+const runRequest = (functionName: string, args: FunctionRunRequest['args'] = []): FunctionRunRequest => ({
+  appId: 'app-1',
+  functionName,
+  args,
+  caller: { type: 'user', user: { id: 'u1' } },
+  metadata: { origin: 'client' },
+});
+
+const transports = [{ transport: 'in-process' as const }, { transport: 'nats' as const }];
+
+describe.each(transports)('messaging over $transport', ({ transport }) => {
+  if (transport === 'nats' && !findNatsServer()) {
+    // Skipped because the NATS leg needs a real nats-server binary.
+    it.skip(`exchanges messages over NATS (skipped: ${natsSkipReason})`, () => undefined);
+    return;
+  }
+
+  let nats: NatsServerHandle | undefined;
+  let options: MessagingOptions;
+  let recorder: Recorder;
+  let runtimeReplicas: INestMicroservice[] = [];
+  let syncReplica: INestMicroservice;
+  let caller: INestApplicationContext;
+  let bus: MessageBus;
+
+  beforeAll(async () => {
+    if (transport === 'nats') {
+      nats = await startNatsServer({ jetstream: false });
+      options = { transport: 'nats', url: nats.url, defaultTimeoutMs: 5_000 };
+    } else {
+      options = { transport: 'in-process', bus: new InProcessBus(), defaultTimeoutMs: 5_000 };
+    }
+    recorder = new Recorder();
+    const start = async (controller: typeof RuntimeHandlers | typeof SyncHandlers, group: string, id: string): Promise<INestMicroservice> => {
+      const app = await NestFactory.createMicroservice(serviceModule(controller, { group, id, recorder }), { ...microserviceOptions({ ...options, queue: group }), logger: false, abortOnError: false });
+      await app.listen();
+      return app;
+    };
+    runtimeReplicas = [await start(RuntimeHandlers, 'test-runtime', 'r1'), await start(RuntimeHandlers, 'test-runtime', 'r2')];
+    syncReplica = await start(SyncHandlers, 'test-sync', 's1');
+    caller = await NestFactory.createApplicationContext({ module: CallerModule, imports: [MessagingModule.forRoot(options)] }, { logger: false, abortOnError: false });
+    bus = caller.get(MessageBus);
+  });
+
+  afterAll(async () => {
+    recorder?.open();
+    await caller?.close();
+    for (const app of [...runtimeReplicas, syncReplica]) await app?.close();
+    await nats?.stop();
+  });
+
+  it('answers a request with the typed response and carries the correlation id and trace context', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const args: JsonValue[] = [{ $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, { $numberLong: '9007199254740993' }, 'text'];
+    const before = Date.now();
+    const response = await bus.request(Subjects.FunctionsExecutionRun, runRequest('echo', args), {
+      timeoutMs: 3_000,
+      headers: { [MessageHeaders.CorrelationId]: 'corr-1', [MessageHeaders.Traceparent]: traceparent, [MessageHeaders.Tracestate]: 'vendor=1' },
+    });
+    expect(response).toEqual({ ok: true, result: args });
+    const seen = recorder.runs.find((run) => run.context.correlationId === 'corr-1');
+    expect(seen?.context.transport).toBe(transport);
+    expect(seen?.context.subject).toBe('functions.execution.run');
+    expect(seen?.context.headers[MessageHeaders.Traceparent]).toBe(traceparent);
+    expect(seen?.context.headers[MessageHeaders.Tracestate]).toBe('vendor=1');
+    expect(seen?.context.deadline).toBeGreaterThanOrEqual(before + 3_000);
+  });
+
+  it('gives a request a correlation id when the caller has none', async () => {
+    await bus.request(Subjects.FunctionsExecutionRun, runRequest('anonymous'));
+    const seen = recorder.runs.find((run) => run.request.functionName === 'anonymous');
+    expect(seen?.context.correlationId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('shares requests among the replicas of a queue group, each handled exactly once', async () => {
+    const before = recorder.pings.length;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => bus.request(Subjects.SystemHealthPing, {})));
+    const handled = recorder.pings.slice(before);
+    expect(handled).toHaveLength(20);
+    const byReplica = (list: string[], id: string): number => list.filter((replica) => replica === id).length;
+    expect(answers.map((answer) => answer.instanceId).sort()).toEqual([...handled].sort());
+    expect(byReplica(handled, 'r1')).toBeGreaterThan(0);
+    expect(byReplica(handled, 'r2')).toBeGreaterThan(0);
+    if (transport === 'in-process') expect(byReplica(handled, 'r1')).toBe(10); // round-robin
+  });
+
+  it('fans an event out to every queue group, once per group', async () => {
+    const ids = Array.from({ length: 20 }, (_, index) => `deployment-${transport}-${index}`);
+    for (const [index, deploymentId] of ids.entries()) await bus.emit(Subjects.AppsDeploymentChanged, { appId: 'app-1', deploymentId, version: index });
+    const mine = (group: string) => recorder.deployments.filter((entry) => entry.group === group && ids.includes(entry.event.deploymentId));
+    await eventually(() => mine('test-runtime').length >= 20 && mine('test-sync').length >= 20, { timeoutMs: 5_000 });
+    // A round trip through the same replicas lets any duplicate delivery land before counting.
+    await bus.request(Subjects.SystemHealthPing, {});
+    for (const group of ['test-runtime', 'test-sync']) expect(mine(group).map((entry) => entry.event.deploymentId).sort()).toEqual([...ids].sort());
+    const runtimeReplicasUsed = new Set(mine('test-runtime').map((entry) => entry.replica));
+    expect(runtimeReplicasUsed).toEqual(new Set(['r1', 'r2']));
+  });
+
+  it('times out with MessagingTimeoutError when the handler does not answer in time', async () => {
+    const started = Date.now();
+    await expect(bus.request(Subjects.FunctionsExecutionRun, runRequest('slow'), { timeoutMs: 200 })).rejects.toBeInstanceOf(MessagingTimeoutError);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(190);
+    expect(elapsed).toBeLessThan(2_000);
+    recorder.open();
+    recorder.gate = recorder.newGate();
+  });
+
+  it('refuses an invalid request before sending it', async () => {
+    const before = recorder.runs.length;
+    const bad = { ...runRequest('echo'), caller: { type: 'robot' } } as unknown as FunctionRunRequest;
+    const failure = await bus.request(Subjects.FunctionsExecutionRun, bad).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InvalidPayloadError);
+    expect((failure as InvalidPayloadError).part).toBe('request');
+    expect(recorder.runs.length).toBe(before);
+  });
+
+  it('answers an invalid request that bypassed the facade with a typed error, and keeps serving', async () => {
+    const client = caller.get<ClientProxy>(MESSAGING_CLIENT);
+    const raw = await lastValueFrom(client.send(Subjects.FunctionsExecutionRun, new OutboundMessage({ appId: 42 }, {}))).catch((error: unknown) => error);
+    const failure = toMessagingError(Subjects.FunctionsExecutionRun, raw);
+    expect(failure).toBeInstanceOf(InvalidPayloadError);
+    expect((failure as InvalidPayloadError).issues.map((issue) => issue.path)).toEqual(expect.arrayContaining(['appId', 'functionName', 'caller']));
+    await expect(bus.request(Subjects.SystemHealthPing, {})).resolves.toMatchObject({ service: 'test-runtime' });
+  });
+
+  it("reports a handler's typed error with its code and hides an unknown error's details", async () => {
+    const missing = await bus.request(Subjects.FunctionsExecutionRun, runRequest('missing')).catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(RemoteHandlerError);
+    expect(missing).toMatchObject({ errorCode: 'FunctionNotFound', httpStatus: 404, message: "function not found: 'missing'" });
+
+    const crash = await bus.request(Subjects.FunctionsExecutionRun, runRequest('crash'), { headers: { [MessageHeaders.CorrelationId]: 'corr-crash' } }).catch((error: unknown) => error);
+    expect(crash).toBeInstanceOf(RemoteHandlerError);
+    expect(crash).toMatchObject({ errorCode: 'HandlerFailed', httpStatus: 500 });
+    expect((crash as Error).message).toContain('corr-crash');
+    expect((crash as Error).message).not.toContain('secret');
+  });
+
+  it('refuses a handler response that breaks the contract', async () => {
+    const failure = await bus.request(Subjects.FunctionsExecutionRun, runRequest('off-contract')).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(InvalidPayloadError);
+    expect((failure as InvalidPayloadError).part).toBe('response');
+  });
+
+  it('drops an invalid event without disturbing the consumers', async () => {
+    const client = caller.get<ClientProxy>(MESSAGING_CLIENT);
+    await lastValueFrom(client.emit(Subjects.AppsDeploymentChanged, new OutboundMessage({ appId: 'app-1', deploymentId: 'bad', version: 'seven' }, {})), { defaultValue: undefined });
+    await bus.emit(Subjects.AppsDeploymentChanged, { appId: 'app-1', deploymentId: `after-bad-${transport}`, version: 8 });
+    await eventually(() => recorder.deployments.filter((entry) => entry.event.deploymentId === `after-bad-${transport}`).length === 2, { timeoutMs: 5_000 });
+    expect(recorder.deployments.some((entry) => entry.event.deploymentId === 'bad')).toBe(false);
+  });
+
+  it('fails fast with NoResponderError when no replica listens', async () => {
+    for (const app of runtimeReplicas) await app.close();
+    runtimeReplicas = [];
+    const started = Date.now();
+    await expect(bus.request(Subjects.SystemHealthPing, {}, { timeoutMs: 5_000 })).rejects.toBeInstanceOf(NoResponderError);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
