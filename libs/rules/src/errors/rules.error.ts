@@ -1,0 +1,65 @@
+/**
+ * Errors raised by the rules library. `@tessera/rules` is a type:util library and may not import
+ * `@tessera/domain` (type:domain), so this class mirrors TesseraError's shape (`errorCode`, `httpStatus`,
+ * `toBody()`) instead of extending it; the data-access layer that enforces rules rethrows it as its own
+ * TesseraError subclass. See docs/decisions/0011-rules-error-outside-domain.md.
+ */
+export enum RulesErrorCode {
+  /** The namespace has neither collection rules nor default rules (App Services: HTTP 403). */
+  NoMatchingRuleFound = 'NoMatchingRuleFound',
+  /** A write was refused by the role's permissions (App Services' code for refused writes). */
+  SchemaValidationFailedWrite = 'SchemaValidationFailedWrite',
+  /** An expression is malformed: unknown operator or expansion, wrong operand shape. */
+  InvalidExpression = 'InvalidExpression',
+  /** A role or filter is malformed, e.g. a filter's apply_when uses a document expansion. */
+  InvalidRule = 'InvalidRule',
+  /** Applying filters mix inclusive and exclusive projections: the query fails. */
+  FilterProjectionConflict = 'FilterProjectionConflict',
+  /** A `%function` rule could not be called (no callback) or threw. */
+  RuleFunctionFailed = 'RuleFunctionFailed',
+  /** A synchronous entry point was used on rules that contain `%function`. */
+  AsyncEvaluationRequired = 'AsyncEvaluationRequired',
+}
+
+const HTTP_STATUS: Record<RulesErrorCode, number> = {
+  [RulesErrorCode.NoMatchingRuleFound]: 403,
+  [RulesErrorCode.SchemaValidationFailedWrite]: 403,
+  [RulesErrorCode.InvalidExpression]: 400,
+  [RulesErrorCode.InvalidRule]: 400,
+  [RulesErrorCode.FilterProjectionConflict]: 400,
+  [RulesErrorCode.RuleFunctionFailed]: 500,
+  [RulesErrorCode.AsyncEvaluationRequired]: 500,
+};
+
+export interface RulesErrorBody {
+  error: string;
+  error_code: string;
+  link?: string;
+}
+
+export class RulesError extends Error {
+  readonly httpStatus: number;
+
+  /**
+   * @param message safe to show to a client (for refused writes: `insert not permitted`, ...)
+   * @param reason the detailed explanation for logs and explain traces (role, namespace, document id)
+   */
+  constructor(
+    readonly errorCode: RulesErrorCode,
+    message: string,
+    readonly reason?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'RulesError';
+    this.httpStatus = HTTP_STATUS[errorCode];
+  }
+
+  toBody(link?: string): RulesErrorBody {
+    return link ? { error: this.message, error_code: this.errorCode, link } : { error: this.message, error_code: this.errorCode };
+  }
+}
+
+export function isRulesError(value: unknown): value is RulesError {
+  return value instanceof RulesError;
+}

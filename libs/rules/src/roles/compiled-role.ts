@@ -1,0 +1,121 @@
+/**
+ * Compiles one role of a rule set: every expression once, with the facts the evaluators and the query
+ * pushdown need (which expressions read the document, which call `%function`).
+ */
+import { RulesError, RulesErrorCode } from '../errors/rules.error';
+import { type CompiledExpression, compileExpression, usesDocument } from '../expressions/compile';
+import { type Expression, type FieldPermission, type RoleConfig } from './rule-config';
+
+export interface CompiledFieldRule {
+  /** `read` or `write` is defined on this field: it decides the whole subtree. */
+  readonly explicit: boolean;
+  readonly read?: CompiledExpression;
+  readonly write?: CompiledExpression;
+  /** Rules of the embedded document's fields, when the field itself defines no permission. */
+  readonly fields?: ReadonlyMap<string, CompiledFieldRule>;
+}
+
+export interface CompiledRole {
+  readonly name: string;
+  readonly index: number;
+  readonly source: RoleConfig;
+  /** `roles[<index>](<name>)`, the prefix of trace locations. */
+  readonly label: string;
+  readonly applyWhen: CompiledExpression;
+  /** apply_when does not read the document: its value is the same for every document of a request. */
+  readonly applyWhenIsDocumentIndependent: boolean;
+  readonly documentFilters?: { readonly read?: CompiledExpression; readonly write?: CompiledExpression };
+  readonly read?: CompiledExpression;
+  readonly write?: CompiledExpression;
+  readonly insert?: CompiledExpression;
+  readonly delete?: CompiledExpression;
+  readonly search?: CompiledExpression;
+  readonly fields?: ReadonlyMap<string, CompiledFieldRule>;
+  readonly additionalFields?: CompiledFieldRule;
+  /** `fields` or `additional_fields` is defined: field-level evaluation is possible. */
+  readonly hasFieldRules: boolean;
+  /** Some expression of this role calls `%function`. */
+  readonly async: boolean;
+}
+
+const NAME_LIMIT = 100;
+
+function expression(source: Expression | undefined, where: string): CompiledExpression | undefined {
+  if (source === undefined) return undefined;
+  try {
+    return compileExpression(source, { kind: 'document' });
+  } catch (error) {
+    if (error instanceof RulesError) {
+      throw new RulesError(RulesErrorCode.InvalidRule, `${where}: ${error.message}`, error.reason, { cause: error });
+    }
+    throw error;
+  }
+}
+
+function fieldRule(source: FieldPermission, where: string): CompiledFieldRule {
+  if (typeof source !== 'object' || source === null) {
+    throw new RulesError(RulesErrorCode.InvalidRule, `${where}: a field permission is an object with read, write and fields`);
+  }
+  const read = expression(source.read, `${where}.read`);
+  const write = expression(source.write, `${where}.write`);
+  return {
+    explicit: read !== undefined || write !== undefined,
+    read,
+    write,
+    fields: source.fields ? fieldRules(source.fields, `${where}.fields`) : undefined,
+  };
+}
+
+function fieldRules(source: Record<string, FieldPermission>, where: string): ReadonlyMap<string, CompiledFieldRule> {
+  const map = new Map<string, CompiledFieldRule>();
+  for (const [name, permission] of Object.entries(source)) map.set(name, fieldRule(permission, `${where}.${name}`));
+  return map;
+}
+
+function anyAsync(rule: CompiledFieldRule | undefined): boolean {
+  if (!rule) return false;
+  if (rule.read?.async || rule.write?.async) return true;
+  if (rule.fields) for (const inner of rule.fields.values()) if (anyAsync(inner)) return true;
+  return false;
+}
+
+export function compileRole(source: RoleConfig, index: number, where: string): CompiledRole {
+  if (typeof source !== 'object' || source === null) throw new RulesError(RulesErrorCode.InvalidRule, `${where}: a role is an object`);
+  if (typeof source.name !== 'string' || source.name.length === 0 || source.name.length > NAME_LIMIT) {
+    throw new RulesError(RulesErrorCode.InvalidRule, `${where}: a role needs a name of 1 to ${NAME_LIMIT} characters`);
+  }
+  const label = `roles[${index}](${source.name})`;
+  // A role without apply_when applies to everyone, like `apply_when: {}` (see docs/decisions/0010).
+  const applyWhen = expression(source.apply_when ?? {}, `${label}.apply_when`) as CompiledExpression;
+  const documentFilters = source.document_filters
+    ? {
+        read: expression(source.document_filters.read, `${label}.document_filters.read`),
+        write: expression(source.document_filters.write, `${label}.document_filters.write`),
+      }
+    : undefined;
+  const fields = source.fields ? fieldRules(source.fields, `${label}.fields`) : undefined;
+  const additionalFields = source.additional_fields ? fieldRule(source.additional_fields, `${label}.additional_fields`) : undefined;
+  const role = {
+    name: source.name,
+    index,
+    source,
+    label,
+    applyWhen,
+    applyWhenIsDocumentIndependent: !usesDocument(applyWhen.info),
+    documentFilters,
+    read: expression(source.read, `${label}.read`),
+    write: expression(source.write, `${label}.write`),
+    insert: expression(source.insert, `${label}.insert`),
+    delete: expression(source.delete, `${label}.delete`),
+    search: expression(source.search, `${label}.search`),
+    fields,
+    additionalFields,
+    hasFieldRules: fields !== undefined || additionalFields !== undefined,
+  };
+  const expressions = [role.applyWhen, documentFilters?.read, documentFilters?.write, role.read, role.write, role.insert, role.delete, role.search];
+  const async =
+    expressions.some((e) => e?.async === true) ||
+    anyAsync(additionalFields) ||
+    (fields !== undefined && [...fields.values()].some((f) => anyAsync(f)));
+  return { ...role, async };
+}

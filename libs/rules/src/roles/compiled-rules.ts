@@ -1,0 +1,315 @@
+/**
+ * The rules of one namespace, compiled once (`compileRules`) and then used per request
+ * (`rules.forRequest(ctx)`) and per document on the hot path (`access.canReadSync(doc)`). Everything
+ * synchronous stays synchronous: only rules that call `%function` need the promise-returning methods.
+ */
+import { RulesError, RulesErrorCode } from '../errors/rules.error';
+import { type EvaluationContext, normalizeUser } from '../expressions/context';
+import { type RuleDocument } from '../expressions/values';
+import { type DecisionTrace, newTrace, type TracedOperation } from '../explain/trace';
+import { andQueries, applyFilterSet, compileFilter, type CompiledFilter, mergeProjections, type MongoProjection, type MongoQuery } from '../filters/filters';
+import { readableCondition } from '../filters/pushdown';
+import { compileRole, type CompiledRole } from './compiled-role';
+import { type ApplyWhenCache, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
+import { type RuleSetConfig } from './rule-config';
+import { runAsync, runSync, type Step } from './steps';
+
+export interface RequestOptions {
+  /** Build a trace for every decision of this request. Off by default, and then free. */
+  explain?: boolean;
+}
+
+export type RequestContext = Omit<EvaluationContext, 'root' | 'prevRoot' | 'this' | 'prev'> & RequestOptions;
+
+export interface Decision {
+  allowed: boolean;
+  /** The role that applied, or null when none did. */
+  role: string | null;
+  trace?: DecisionTrace;
+}
+
+export interface ReadDecision extends Decision {
+  /** The visible document: the stored one, or a copy without the fields the user may not read. */
+  document?: RuleDocument;
+}
+
+export interface WriteDecision extends Decision {
+  /** For a refused write: App Services' error (`SchemaValidationFailedWrite`, `insert not permitted`). */
+  error?: RulesError;
+}
+
+export interface PreparedQuery {
+  /** The request query ANDed with the applying filters' queries and the roles' pushdown. */
+  query: MongoQuery;
+  projection: MongoProjection;
+  /** No role can read any document for this user: the caller may skip the store. */
+  matchesNothing: boolean;
+  /** Names of the filters that applied. */
+  filters: string[];
+  trace?: DecisionTrace;
+}
+
+export interface CompileRulesOptions {
+  /** `<database>.<collection>`, used in messages; defaults to the collection rules' database and collection. */
+  namespace?: string;
+}
+
+/**
+ * Compiles the rules of a namespace: the collection's `rules.json` if it has roles, else the data
+ * source's `default_rule.json` (there is no fallback from collection roles to default roles). With
+ * neither, every use fails with NoMatchingRuleFound. Throws RulesError(InvalidRule) for malformed rules.
+ */
+export function compileRules(collection: RuleSetConfig | undefined, defaults?: RuleSetConfig, options: CompileRulesOptions = {}): CompiledRules {
+  return new CompiledRules(collection, defaults, options);
+}
+
+export class CompiledRules {
+  readonly namespace: string | undefined;
+  readonly roleSource: 'collection' | 'default' | 'none';
+  readonly roles: readonly CompiledRole[];
+  readonly filters: readonly CompiledFilter[];
+  /** Some role or filter calls `%function`: use the promise-returning methods. */
+  readonly async: boolean;
+
+  constructor(collection: RuleSetConfig | undefined, defaults: RuleSetConfig | undefined, options: CompileRulesOptions) {
+    this.namespace =
+      options.namespace ?? (collection?.database && collection.collection ? `${collection.database}.${collection.collection}` : undefined);
+    const collectionRoles = collection?.roles ?? [];
+    let source: RuleSetConfig | undefined;
+    if (collectionRoles.length > 0) {
+      source = collection;
+      this.roleSource = 'collection';
+    } else if (defaults) {
+      source = defaults;
+      this.roleSource = 'default';
+    } else {
+      source = collection;
+      this.roleSource = collection ? 'collection' : 'none';
+    }
+    this.roles = (source?.roles ?? []).map((role, i) => compileRole(role, i, `roles[${i}]`));
+    const names = new Set<string>();
+    for (const role of this.roles) {
+      if (names.has(role.name)) throw new RulesError(RulesErrorCode.InvalidRule, `role names must be unique: "${role.name}" appears twice`);
+      names.add(role.name);
+    }
+    // Filters come with the rule set: the collection's when it has any, else the default rule's.
+    const filterSource = collection?.filters && collection.filters.length > 0 ? collection.filters : (defaults?.filters ?? collection?.filters ?? []);
+    this.filters = filterSource.map((filter, i) => compileFilter(filter, i));
+    this.async = this.roles.some((r) => r.async) || this.filters.some((f) => f.async);
+  }
+
+  /** A per-request evaluator; it remembers document-independent apply_when values across documents. */
+  forRequest(ctx: RequestContext): RulesAccess {
+    if (this.roleSource === 'none') {
+      throw new RulesError(RulesErrorCode.NoMatchingRuleFound, `no rule exists for namespace '${this.namespace ?? 'unknown'}'`);
+    }
+    return new RulesAccess(this, ctx);
+  }
+
+  // Convenience entry points (one request, one document). The hot path uses forRequest.
+
+  /** The name of the role that applies to the document, or null. */
+  async selectRole(ctx: RequestContext, doc: RuleDocument): Promise<string | null> {
+    return this.forRequest(ctx).selectRole(doc);
+  }
+
+  async canRead(ctx: RequestContext, doc: RuleDocument, options: { search?: boolean } = {}): Promise<ReadDecision> {
+    return this.forRequest(ctx).canRead(doc, options);
+  }
+
+  /** The visible document, or null when it is hidden. */
+  async project(ctx: RequestContext, doc: RuleDocument): Promise<RuleDocument | null> {
+    return (await this.forRequest(ctx).canRead(doc)).document ?? null;
+  }
+
+  async checkInsert(ctx: RequestContext, doc: RuleDocument): Promise<WriteDecision> {
+    return this.forRequest(ctx).checkInsert(doc);
+  }
+
+  async checkUpdate(ctx: RequestContext, pre: RuleDocument, post: RuleDocument): Promise<WriteDecision> {
+    return this.forRequest(ctx).checkUpdate(pre, post);
+  }
+
+  async checkDelete(ctx: RequestContext, doc: RuleDocument): Promise<WriteDecision> {
+    return this.forRequest(ctx).checkDelete(doc);
+  }
+
+  async applyFilters(ctx: RequestContext, query?: MongoQuery, projection?: MongoProjection): Promise<PreparedQuery> {
+    return this.forRequest(ctx).prepareQuery(query, projection);
+  }
+}
+
+const UNTRUSTED: Record<WriteOperation, string> = {
+  insert: 'insert not permitted',
+  update: 'update not permitted',
+  delete: 'delete not permitted',
+};
+
+function describeId(doc: RuleDocument | undefined): string {
+  const id = doc?._id;
+  if (id === undefined) return '(none)';
+  if (typeof id === 'object' && id !== null && (id as { _bsontype?: unknown })._bsontype === 'ObjectId') {
+    return `ObjectID("${(id as { toHexString: () => string }).toHexString()}")`;
+  }
+  if (typeof id === 'object' && id !== null) return JSON.stringify(id) ?? 'object';
+  return JSON.stringify(id) ?? typeof id;
+}
+
+/** Decisions for one request (one user, one set of values); cheap to call per document. */
+export class RulesAccess {
+  private readonly base: EvaluationContext;
+  private readonly explain: boolean;
+  private readonly cache: ApplyWhenCache = [];
+
+  constructor(
+    readonly rules: CompiledRules,
+    ctx: RequestContext,
+  ) {
+    const { explain, ...rest } = ctx;
+    this.explain = explain === true;
+    this.base = { ...rest, user: normalizeUser(ctx.user) };
+  }
+
+  private trace(operation: TracedOperation): DecisionTrace | undefined {
+    if (!this.explain) return undefined;
+    const trace = newTrace(operation, this.rules.namespace);
+    trace.roleSource = this.rules.roleSource;
+    return trace;
+  }
+
+  private run<T>(flow: Step<T>): Promise<T> {
+    return runAsync(flow);
+  }
+
+  // ---- role ----
+
+  private roleFlow(doc: RuleDocument): Step<CompiledRole | undefined> {
+    return selectRole(this.rules.roles, { ...this.base, root: doc, prevRoot: doc }, this.cache, undefined);
+  }
+
+  async selectRole(doc: RuleDocument): Promise<string | null> {
+    return (await this.run(this.roleFlow(doc)))?.name ?? null;
+  }
+
+  selectRoleSync(doc: RuleDocument): string | null {
+    return runSync(this.roleFlow(doc))?.name ?? null;
+  }
+
+  // ---- read ----
+
+  private *readFlow(doc: RuleDocument, search: boolean): Step<ReadDecision> {
+    const trace = this.trace(search ? 'search' : 'read');
+    const ctx: EvaluationContext = { ...this.base, root: doc, prevRoot: doc };
+    const outcome = yield* readDocument(this.rules.roles, doc, ctx, this.cache, search, trace);
+    const decision: ReadDecision = { allowed: outcome.document !== undefined, role: outcome.role?.name ?? null };
+    if (outcome.document) decision.document = outcome.document;
+    if (trace) decision.trace = trace;
+    return decision;
+  }
+
+  /** Whether the document is visible, and the visible document (fields without read permission removed). */
+  async canRead(doc: RuleDocument, options: { search?: boolean } = {}): Promise<ReadDecision> {
+    return this.run(this.readFlow(doc, options.search === true));
+  }
+
+  /** Synchronous `canRead`; throws AsyncEvaluationRequired when the rules call `%function`. */
+  canReadSync(doc: RuleDocument, options: { search?: boolean } = {}): ReadDecision {
+    return runSync(this.readFlow(doc, options.search === true));
+  }
+
+  /** The visible documents of a result, in order (hidden ones dropped). */
+  async visibleDocuments(docs: Iterable<RuleDocument>): Promise<RuleDocument[]> {
+    const out: RuleDocument[] = [];
+    for (const doc of docs) {
+      const decision = await this.canRead(doc);
+      if (decision.document) out.push(decision.document);
+    }
+    return out;
+  }
+
+  visibleDocumentsSync(docs: Iterable<RuleDocument>): RuleDocument[] {
+    const out: RuleDocument[] = [];
+    for (const doc of docs) {
+      const decision = this.canReadSync(doc);
+      if (decision.document) out.push(decision.document);
+    }
+    return out;
+  }
+
+  // ---- writes ----
+
+  private *writeFlow(operation: WriteOperation, pre: RuleDocument | undefined, post: RuleDocument | undefined): Step<WriteDecision> {
+    const trace = this.trace(operation);
+    const outcome = yield* writeDocument(this.rules.roles, operation, pre, post, this.base, this.cache, trace);
+    const decision: WriteDecision = { allowed: outcome.allowed, role: outcome.role?.name ?? null };
+    if (!outcome.allowed) {
+      const reason = `${outcome.reason ?? 'write refused'} in "${this.rules.namespace ?? 'unknown'}" for document with _id: ${describeId(pre ?? post)}`;
+      decision.error = new RulesError(RulesErrorCode.SchemaValidationFailedWrite, UNTRUSTED[operation], reason);
+    }
+    if (trace) decision.trace = trace;
+    return decision;
+  }
+
+  async checkInsert(doc: RuleDocument): Promise<WriteDecision> {
+    return this.run(this.writeFlow('insert', undefined, doc));
+  }
+
+  checkInsertSync(doc: RuleDocument): WriteDecision {
+    return runSync(this.writeFlow('insert', undefined, doc));
+  }
+
+  /** `pre` is the stored document, `post` the document the update would commit. */
+  async checkUpdate(pre: RuleDocument, post: RuleDocument): Promise<WriteDecision> {
+    return this.run(this.writeFlow('update', pre, post));
+  }
+
+  checkUpdateSync(pre: RuleDocument, post: RuleDocument): WriteDecision {
+    return runSync(this.writeFlow('update', pre, post));
+  }
+
+  async checkDelete(doc: RuleDocument): Promise<WriteDecision> {
+    return this.run(this.writeFlow('delete', doc, undefined));
+  }
+
+  checkDeleteSync(doc: RuleDocument): WriteDecision {
+    return runSync(this.writeFlow('delete', doc, undefined));
+  }
+
+  // ---- queries ----
+
+  private *queryFlow(query: MongoQuery | undefined, projection: MongoProjection | undefined, pushdown: boolean): Step<PreparedQuery> {
+    const trace = this.trace('filters');
+    const applied = yield* applyFilterSet(this.rules.filters, this.base, trace);
+    const parts: MongoQuery[] = [query ?? {}, ...applied.queries];
+    let matchesNothing = false;
+    if (pushdown) {
+      const readable = readableCondition(this.rules.roles, this.base);
+      if (readable.condition === false) matchesNothing = true;
+      else if (readable.condition !== true) parts.push(readable.condition);
+    }
+    const prepared: PreparedQuery = {
+      query: andQueries(parts),
+      projection: mergeProjections(projection, applied.projection),
+      matchesNothing,
+      filters: applied.names,
+    };
+    if (trace) {
+      trace.reason = matchesNothing ? 'no role can read any document' : `filters applied: ${applied.names.join(', ') || 'none'}`;
+      prepared.trace = trace;
+    }
+    return prepared;
+  }
+
+  /**
+   * The query and projection to send to the store: the request's, ANDed with the applying filters and
+   * (unless `pushdown: false`) with what the roles require of a readable document. Throws
+   * FilterProjectionConflict when inclusive and exclusive projections meet.
+   */
+  async prepareQuery(query?: MongoQuery, projection?: MongoProjection, options: { pushdown?: boolean } = {}): Promise<PreparedQuery> {
+    return this.run(this.queryFlow(query, projection, options.pushdown !== false));
+  }
+
+  prepareQuerySync(query?: MongoQuery, projection?: MongoProjection, options: { pushdown?: boolean } = {}): PreparedQuery {
+    return runSync(this.queryFlow(query, projection, options.pushdown !== false));
+  }
+}
