@@ -1,0 +1,56 @@
+import type { FunctionUser } from './ports/identity';
+
+/** Limits and sizes of the runtime; App Services defaults unless stated. */
+export interface FunctionRuntimeOptions {
+  /** Wall-clock limit of one call, nested calls included (App Services: 300 s). */
+  timeLimitMs: number;
+  /** Heap limit of one sandbox isolate (App Services: 350 MB). */
+  memoryLimitMb: number;
+  /** Largest result, as canonical EJSON text. */
+  maxResultBytes: number;
+  /** Warm sandboxes per app (each runs one call at a time). */
+  sandboxesPerApp: number;
+  /** Nested `context.functions.execute` calls one top-level call may make. */
+  maxNestedCalls: number;
+  maxLogLines: number;
+  maxLogBytes: number;
+  maxLogLineBytes: number;
+}
+
+export const DEFAULT_FUNCTION_RUNTIME_OPTIONS: FunctionRuntimeOptions = {
+  timeLimitMs: 300_000,
+  memoryLimitMb: 350,
+  maxResultBytes: 16 * 1024 * 1024,
+  sandboxesPerApp: 4,
+  maxNestedCalls: 1_000,
+  maxLogLines: 1_000,
+  maxLogBytes: 1024 * 1024,
+  maxLogLineBytes: 64 * 1024,
+};
+
+/** What a can_evaluate expression is evaluated against. */
+export interface CanEvaluateInput {
+  appId: string;
+  functionName: string;
+  /** The calling user (null for a call without a user). */
+  user: FunctionUser | null;
+  arguments: unknown[];
+  request?: FunctionRequestInfo;
+}
+
+/** Evaluates a can_evaluate rule expression (libs/rules plugs in here). */
+export type CanEvaluateEvaluator = (expression: Record<string, unknown>, input: CanEvaluateInput) => Promise<boolean>;
+
+/** `context.request` of a call that came over HTTP. */
+export interface FunctionRequestInfo {
+  remoteIPAddress?: string;
+  requestHeaders?: Record<string, string[]>;
+  webhookUrl?: string;
+  httpMethod?: string;
+  rawQueryString?: string;
+  httpReferrer?: string;
+  httpUserAgent?: string;
+  service?: string;
+  action?: string;
+  [key: string]: unknown;
+}

@@ -1,0 +1,474 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ObjectId } from 'bson';
+import { FunctionRuntimeError, FunctionRuntimeErrorCode } from './function-runtime.error';
+import { ALICE, APP, makeRuntime } from './testing/runtime-fixture';
+
+type Runtime = ReturnType<typeof makeRuntime>;
+
+async function expectRuntimeError(promise: Promise<unknown>, code: FunctionRuntimeErrorCode, message?: string | RegExp) {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected the call to fail');
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(FunctionRuntimeError);
+  expect((error as FunctionRuntimeError).errorCode).toBe(code);
+  if (message !== undefined) expect((error as FunctionRuntimeError).message).toMatch(message);
+  return error as FunctionRuntimeError;
+}
+
+describe('FunctionRuntimeService', () => {
+  let rt: Runtime;
+  let server: Server;
+  let baseUrl: string;
+  const received: Array<{ method: string; url: string; headers: Record<string, unknown>; body: string }> = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        res.setHeader('content-type', 'application/json');
+        res.setHeader('x-echo', 'yes');
+        res.statusCode = req.url === '/missing' ? 404 : 200;
+        res.end(JSON.stringify({ method: req.method, path: req.url, body }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  beforeEach(() => {
+    rt = makeRuntime();
+    received.length = 0;
+  });
+
+  afterEach(() => rt.runtime.close());
+
+  describe('source.js', () => {
+    it('runs a function assigned to exports and returns its result', async () => {
+      rt.functions.deploy(APP, { add: 'exports = function(a, b) { return { sum: a + b }; };' });
+      const out = await rt.call('add', [2, 3]);
+      expect(out.result).toEqual({ sum: 5 });
+      expect(out.resultEjson).toBe('{"sum":{"$numberInt":"5"}}');
+    });
+
+    it('runs an async function assigned to module.exports', async () => {
+      rt.functions.deploy(APP, { hello: 'module.exports = async (name) => { await null; return "hello " + name; };' });
+      expect((await rt.call('hello', ['bob'])).result).toBe('hello bob');
+    });
+
+    it('passes BSON arguments in and out unchanged', async () => {
+      rt.functions.deploy(APP, { echo: 'exports = (x) => ({ isId: x.id instanceof BSON.ObjectId, id: x.id, when: x.when });' });
+      const id = new ObjectId();
+      const when = new Date('2024-01-02T03:04:05Z');
+      const out = await rt.call('echo', [{ id, when }]);
+      expect(out.result).toEqual({ isId: true, id, when });
+    });
+
+    it('returns null for a function that returns nothing', async () => {
+      rt.functions.deploy(APP, { nothing: 'exports = function() {};' });
+      expect((await rt.call('nothing')).resultEjson).toBe('null');
+    });
+
+    it('refuses a source that does not export a function', async () => {
+      rt.functions.deploy(APP, { notfn: 'exports = 42;' });
+      await expectRuntimeError(rt.call('notfn'), FunctionRuntimeErrorCode.FunctionExecutionError, /does not assign a function/);
+    });
+
+    it('reports a syntax error as a FunctionExecutionError', async () => {
+      rt.functions.deploy(APP, { broken: 'exports = function( {' });
+      await expectRuntimeError(rt.call('broken'), FunctionRuntimeErrorCode.FunctionExecutionError, /does not compile/);
+    });
+  });
+
+  describe('errors', () => {
+    it('answers FunctionNotFound for an unknown function', async () => {
+      rt.functions.deploy(APP, {});
+      const error = await expectRuntimeError(rt.call('nope'), FunctionRuntimeErrorCode.FunctionNotFound, "function not found: 'nope'");
+      expect(error.httpStatus).toBe(404);
+      expect(error.toBody()).toEqual({ error: "function not found: 'nope'", error_code: 'FunctionNotFound' });
+    });
+
+    it('passes a thrown error message to the caller as FunctionExecutionError', async () => {
+      rt.functions.deploy(APP, { fail: 'exports = function() { throw new Error("boom: bad input"); };' });
+      const error = await expectRuntimeError(rt.call('fail'), FunctionRuntimeErrorCode.FunctionExecutionError, 'boom: bad input');
+      expect(error.httpStatus).toBe(400);
+    });
+
+    it('passes a rejected promise and a thrown string to the caller', async () => {
+      rt.functions.deploy(APP, {
+        reject: 'exports = async function() { await null; throw new TypeError("async nope"); };',
+        str: 'exports = function() { throw "plain string"; };',
+      });
+      await expectRuntimeError(rt.call('reject'), FunctionRuntimeErrorCode.FunctionExecutionError, 'async nope');
+      await expectRuntimeError(rt.call('str'), FunctionRuntimeErrorCode.FunctionExecutionError, 'plain string');
+    });
+
+    it('refuses arguments that are not an array', async () => {
+      rt.functions.deploy(APP, { f: 'exports = () => 1;' });
+      await expectRuntimeError(
+        rt.runtime.execute({ appId: APP, name: 'f', arguments: 'x' as unknown as unknown[], caller: { kind: 'system' }, origin: 'system' }),
+        FunctionRuntimeErrorCode.ArgumentsNotAllowed,
+      );
+    });
+
+    it('refuses to return a cursor', async () => {
+      rt.functions.deploy(APP, { cur: 'exports = () => context.services.get("mongodb-atlas").db("d").collection("c").find({});' });
+      await expectRuntimeError(rt.call('cur'), FunctionRuntimeErrorCode.FunctionExecutionError, /cursor cannot be returned/);
+    });
+  });
+
+  describe('context.services (data access)', () => {
+    it('runs data-access operations as the calling user', async () => {
+      rt.functions.deploy(APP, {
+        add: `exports = async function(doc) {
+          const coll = context.services.get("mongodb-atlas").db("shop").collection("items");
+          const { insertedId } = await coll.insertOne(doc);
+          const found = await coll.findOne({ _id: insertedId });
+          return { same: found.name === doc.name, isId: insertedId instanceof BSON.ObjectId, count: await coll.count({}) };
+        };`,
+      });
+      const out = await rt.call('add', [{ name: 'pen' }]);
+      expect(out.result).toEqual({ same: true, isId: true, count: 1 });
+      expect(rt.data.calls.map((c) => c.action)).toEqual(['insertOne', 'findOne', 'count']);
+      expect(rt.data.calls[0]).toMatchObject({ appId: APP, service: 'mongodb-atlas', database: 'shop', collection: 'items', caller: { kind: 'user', user: ALICE } });
+      expect(rt.data.calls[0].arguments).toEqual([{ document: { name: 'pen' } }]);
+    });
+
+    it('builds find cursors with skip, limit and sort and sends them in one call', async () => {
+      rt.data.seed('shop', 'items', [{ n: 3 }, { n: 1 }, { n: 2 }, { n: 4 }]);
+      rt.functions.deploy(APP, {
+        page: `exports = async function() {
+          const cursor = context.services.get("mongodb-atlas").db("shop").collection("items").find({}, { n: 1 }).sort({ n: 1 }).skip(1).limit(2);
+          const first = await cursor.next();
+          const rest = await cursor.toArray();
+          let late = null;
+          try { cursor.limit(1); } catch (e) { late = e.message; }
+          return { first: first.n, rest: rest.map((d) => d.n), late };
+        };`,
+      });
+      const out = await rt.call('page');
+      expect(out.result).toEqual({ first: 2, rest: [3], late: expect.stringMatching(/after documents were retrieved/) });
+      expect(rt.data.calls).toHaveLength(1);
+      expect(rt.data.calls[0].arguments).toEqual([{ query: {}, project: { n: 1 }, sort: { n: 1 }, skip: 1, limit: 2 }]);
+    });
+
+    it('appends skip to an aggregate pipeline and lists databases and collections', async () => {
+      rt.data.seed('shop', 'items', [{ k: 'a' }, { k: 'b' }, { k: 'a' }]);
+      rt.functions.deploy(APP, {
+        agg: `exports = async function() {
+          const svc = context.services.get("mongodb-atlas");
+          const docs = await svc.db("shop").collection("items").aggregate([{ $match: { k: "a" } }]).skip(1).toArray();
+          return { docs: docs.length, dbs: await svc.admin().getDBNames(), colls: await svc.db("shop").getCollectionNames() };
+        };`,
+      });
+      expect((await rt.call('agg', [], { caller: { kind: 'system' }, origin: 'system' })).result).toEqual({ docs: 1, dbs: ['shop'], colls: ['items'] });
+      expect(rt.data.calls[0].arguments).toEqual([{ pipeline: [{ $match: { k: 'a' } }, { $skip: 1 }] }]);
+      expect(rt.data.calls[1]).toMatchObject({ action: 'getDBNames', caller: { kind: 'system' } });
+      expect(rt.data.calls[2]).toMatchObject({ action: 'getCollectionNames', database: 'shop' });
+    });
+
+    it('rejects the operation promise when the data access fails, catchable in the function', async () => {
+      rt.functions.deploy(APP, {
+        bad: `exports = async function() {
+          try { await context.services.get("no-such-service").db("d").collection("c").findOne({}); }
+          catch (e) { return "caught: " + e.message; }
+        };`,
+      });
+      expect((await rt.call('bad')).result).toBe("caught: service not found: 'no-such-service'");
+    });
+  });
+
+  describe('context members', () => {
+    it('exposes context.user of the caller', async () => {
+      rt.functions.deploy(APP, { me: 'exports = () => context.user;' });
+      expect((await rt.call('me')).result).toEqual(ALICE);
+    });
+
+    it('reads values and environment', async () => {
+      rt.values.set(APP, { values: { apiBase: 'https://api.example.com', limits: { max: 3 }, secretKey: 's3cr3t' }, environment: { tag: 'production', values: { region: 'eu' } } });
+      rt.functions.deploy(APP, {
+        vals: `exports = () => {
+          const limits = context.values.get("limits");
+          limits.max = 99;
+          return { base: context.values.get("apiBase"), max: context.values.get("limits").max, secret: context.values.get("secretKey"), missing: context.values.get("nope") === undefined, env: context.environment };
+        };`,
+      });
+      expect((await rt.call('vals')).result).toEqual({ base: 'https://api.example.com', max: 3, secret: 's3cr3t', missing: true, env: { tag: 'production', values: { region: 'eu' } } });
+    });
+
+    it('exposes context.request for calls over HTTP and leaves it undefined otherwise', async () => {
+      rt.functions.deploy(APP, { req: 'exports = () => context.request === undefined ? "none" : context.request;' });
+      const request = { remoteIPAddress: '10.0.0.1', httpMethod: 'POST', rawQueryString: 'a=1', webhookUrl: '/hook', requestHeaders: { 'User-Agent': ['t'] } };
+      expect((await rt.call('req', [], { origin: 'http', request })).result).toEqual(request);
+      expect((await rt.call('req')).result).toBe('none');
+    });
+
+    it('executes other functions with context.functions.execute, copying arguments', async () => {
+      rt.functions.deploy(APP, {
+        outer: `exports = async function(x) { const arg = { v: x }; const r = await context.functions.execute("inner", arg, 2); return { r, untouched: arg.v }; };`,
+        inner: `exports = function(o, k) { const r = o.v * k; o.v = -1; return r; };`,
+      });
+      expect((await rt.call('outer', [21])).result).toEqual({ r: 42, untouched: 21 });
+    });
+
+    it('fails a nested call to an unknown function with FunctionNotFound text the caller can catch', async () => {
+      rt.functions.deploy(APP, { outer: 'exports = async () => { try { await context.functions.execute("ghost"); } catch (e) { return e.message; } };' });
+      expect((await rt.call('outer')).result).toBe("function not found: 'ghost'");
+    });
+
+    it('captures console output into the result and the execution log', async () => {
+      rt.functions.deploy(APP, { talk: 'exports = () => { console.log("a", 1, { b: true }); console.warn("careful"); console.error(new Error("bad")); return 1; };' });
+      const out = await rt.call('talk');
+      expect(out.logs[0]).toBe('a 1 {"b":true}');
+      expect(out.logs[1]).toBe('WARN: careful');
+      expect(out.logs[2]).toMatch(/^ERROR: Error: bad/);
+      const [entry] = await rt.logs.list({ appId: APP });
+      expect(entry.logs).toEqual(out.logs);
+    });
+
+    it('offers BSON, EJSON, Buffer, crypto, URL and utils.crypto', async () => {
+      rt.functions.deploy(APP, {
+        builtins: `exports = () => {
+          const crypto = require("crypto");
+          const { Buffer: B } = require("buffer");
+          const url = new URL("https://example.com:8443/a/b?x=1&y=two#frag");
+          url.searchParams.append("z", "3 4");
+          return {
+            oid: new BSON.ObjectId("64b7f0f0f0f0f0f0f0f0f0f0").toHexString(),
+            ejson: EJSON.stringify({ n: BSON.Long.fromNumber(5) }),
+            parsed: EJSON.parse('{"d":{"$date":"2020-01-01T00:00:00Z"}}').d.getUTCFullYear(),
+            b64: Buffer.from("héllo").toString("base64"),
+            hex: B.from("68656c6c6f", "hex").toString(),
+            sha256: crypto.createHash("sha256").update("abc").digest("hex"),
+            hmac: crypto.createHmac("sha1", "key").update("msg").digest("base64"),
+            md5: utils.crypto.hash("md5", "abc").toString("hex"),
+            uhmac: utils.crypto.hmac("msg", "key", "sha256", "hex"),
+            random: crypto.randomBytes(8).length,
+            host: url.hostname, port: url.port, path: url.pathname, search: url.search, q: url.searchParams.get("y"),
+            href: url.href,
+          };
+        };`,
+      });
+      const out = (await rt.call('builtins')).result as Record<string, unknown>;
+      const { createHash, createHmac } = await import('node:crypto');
+      expect(out).toEqual({
+        oid: '64b7f0f0f0f0f0f0f0f0f0f0',
+        ejson: '{"n":5}',
+        parsed: 2020,
+        b64: Buffer.from('héllo').toString('base64'),
+        hex: 'hello',
+        sha256: createHash('sha256').update('abc').digest('hex'),
+        hmac: createHmac('sha1', 'key').update('msg').digest('base64'),
+        md5: createHash('md5').update('abc').digest('hex'),
+        uhmac: createHmac('sha256', 'key').update('msg').digest('hex'),
+        random: 8,
+        host: 'example.com',
+        port: '8443',
+        path: '/a/b',
+        search: '?x=1&y=two&z=3+4',
+        q: 'two',
+        href: 'https://example.com:8443/a/b?x=1&y=two&z=3+4#frag',
+      });
+    });
+
+    it('refuses require of anything outside the allow-list', async () => {
+      rt.functions.deploy(APP, { req: 'exports = () => require("fs");' });
+      await expectRuntimeError(rt.call('req'), FunctionRuntimeErrorCode.FunctionExecutionError, /Cannot require 'fs'/);
+    });
+
+    it('makes outbound HTTP requests with context.http, App Services style and fetch style', async () => {
+      rt.functions.deploy(APP, {
+        web: `exports = async function(base) {
+          const posted = await context.http.post({ url: base + "/things", body: { a: 1 }, encodeBodyAsJSON: true, headers: { "X-Test": ["1"] } });
+          const fetched = await context.http.fetch(base + "/missing");
+          return {
+            status: posted.statusCode, echoed: EJSON.parse(posted.body.text()), header: posted.headers["X-Echo"],
+            fetchStatus: fetched.status, fetchOk: fetched.ok, fetchJson: await fetched.json(), ctype: fetched.headers.get("Content-Type"),
+          };
+        };`,
+      });
+      const out = (await rt.call('web', [baseUrl])).result;
+      expect(out).toEqual({
+        status: 200,
+        echoed: { method: 'POST', path: '/things', body: '{"a":1}' },
+        header: ['yes'],
+        fetchStatus: 404,
+        fetchOk: false,
+        fetchJson: { method: 'GET', path: '/missing', body: '' },
+        ctype: 'application/json',
+      });
+      expect(received[0].headers['x-test']).toBe('1');
+      expect(received[0].headers['content-type']).toBe('application/json');
+    });
+
+    it('tells whether the function runs as system', async () => {
+      rt.functions.deploy(APP, { sys: { source: 'exports = () => context.runningAsSystem();', config: { run_as_system: true } }, usr: 'exports = () => context.runningAsSystem();' });
+      expect((await rt.call('sys')).result).toBe(true);
+      expect((await rt.call('usr')).result).toBe(false);
+    });
+
+    it('runs setTimeout callbacks while the call is alive', async () => {
+      rt.functions.deploy(APP, { wait: 'exports = () => new Promise((resolve) => setTimeout(() => resolve("later"), 5));' });
+      expect((await rt.call('wait')).result).toBe('later');
+    });
+  });
+
+  describe('run-as modes', () => {
+    const whoami = `exports = async function() {
+      await context.services.get("mongodb-atlas").db("d").collection("c").findOne({});
+      return { id: context.user.id, type: context.user.type, system: context.runningAsSystem() };
+    };`;
+
+    it('runs as the caller by default, and as system when a trigger calls', async () => {
+      rt.functions.deploy(APP, { who: whoami });
+      expect((await rt.call('who')).result).toEqual({ id: 'alice-id', type: 'normal', system: false });
+      expect((await rt.call('who', [], { caller: { kind: 'system' }, origin: 'trigger' })).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
+      expect(rt.data.calls.map((c) => c.caller.kind)).toEqual(['user', 'system']);
+    });
+
+    it('runs as system with run_as_system, whoever calls', async () => {
+      rt.functions.deploy(APP, { who: { source: whoami, config: { run_as_system: true } } });
+      expect((await rt.call('who')).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
+      expect(rt.data.calls[0].caller).toEqual({ kind: 'system' });
+      const [entry] = await rt.logs.list({ appId: APP });
+      expect(entry).toMatchObject({ callerId: 'alice-id', runAsId: 'system' });
+    });
+
+    it('runs as a fixed user with run_as_user_id', async () => {
+      rt.users.add({ id: 'bob-id', type: 'normal', data: {}, identities: [] });
+      rt.functions.deploy(APP, { who: { source: whoami, config: { run_as_user_id: 'bob-id' } } });
+      expect((await rt.call('who', [], { caller: { kind: 'system' }, origin: 'system' })).result).toEqual({ id: 'bob-id', type: 'normal', system: false });
+      expect(rt.data.calls[0].caller).toEqual({ kind: 'user', user: { id: 'bob-id', type: 'normal', data: {}, identities: [] } });
+    });
+
+    it('fails a run_as_user_id call when the user does not exist', async () => {
+      rt.functions.deploy(APP, { who: { source: whoami, config: { run_as_user_id: 'ghost' } } });
+      await expectRuntimeError(rt.call('who'), FunctionRuntimeErrorCode.FunctionExecutionError, /does not exist: 'ghost'/);
+    });
+
+    it('runs as the user a run_as_user_id_script_source picks, and the script sees the caller', async () => {
+      rt.users.add({ id: 'carol-id', type: 'normal', data: {}, identities: [] });
+      rt.functions.deploy(APP, {
+        who: { source: whoami, config: { run_as_user_id_script_source: 'exports = function() { return context.user.id === "alice-id" ? "carol-id" : "nobody"; };' } },
+        who2: { source: whoami, config: { run_as_user_id_script_source: 'function() { return "carol-id"; }' } },
+      });
+      expect((await rt.call('who')).result).toEqual({ id: 'carol-id', type: 'normal', system: false });
+      expect((await rt.call('who2')).result).toEqual({ id: 'carol-id', type: 'normal', system: false });
+      expect(rt.data.calls[0].caller).toMatchObject({ kind: 'user', user: { id: 'carol-id' } });
+    });
+
+    it('applies the run-as setting of a nested function', async () => {
+      rt.functions.deploy(APP, {
+        outer: 'exports = async () => ({ outer: context.runningAsSystem(), inner: await context.functions.execute("inner") });',
+        inner: { source: 'exports = () => context.runningAsSystem();', config: { run_as_system: true, private: true } },
+      });
+      expect((await rt.call('outer')).result).toEqual({ outer: false, inner: true });
+    });
+  });
+
+  describe('private and can_evaluate', () => {
+    it('refuses a client call to a private function but lets functions and triggers call it', async () => {
+      rt.functions.deploy(APP, {
+        secret: { source: 'exports = () => "secret";', config: { private: true } },
+        front: 'exports = () => context.functions.execute("secret");',
+      });
+      const error = await expectRuntimeError(rt.call('secret'), FunctionRuntimeErrorCode.NotCallable, /private/);
+      expect(error.httpStatus).toBe(403);
+      expect((await rt.call('front')).result).toBe('secret');
+      expect((await rt.call('secret', [], { caller: { kind: 'system' }, origin: 'trigger' })).result).toBe('secret');
+    });
+
+    it('evaluates can_evaluate before a client call, with the caller and the arguments', async () => {
+      const seen: unknown[] = [];
+      rt = makeRuntime({}, {
+        canEvaluate: (expression, input) => {
+          seen.push({ expression, user: input.user?.id, args: input.arguments });
+          return Promise.resolve(input.arguments[0] === 'open sesame');
+        },
+      });
+      rt.functions.deploy(APP, { guarded: { source: 'exports = () => "in";', config: { can_evaluate: { '%%true': true } } } });
+      expect((await rt.call('guarded', ['open sesame'])).result).toBe('in');
+      await expectRuntimeError(rt.call('guarded', ['wrong']), FunctionRuntimeErrorCode.NotCallable, /can_evaluate/);
+      expect(seen).toEqual([
+        { expression: { '%%true': true }, user: 'alice-id', args: ['open sesame'] },
+        { expression: { '%%true': true }, user: 'alice-id', args: ['wrong'] },
+      ]);
+      expect((await rt.call('guarded', ['wrong'], { caller: { kind: 'system' }, origin: 'trigger' })).result).toBe('in');
+    });
+
+    it('refuses client calls guarded by can_evaluate when no evaluator is configured, and ignores an empty expression', async () => {
+      rt.functions.deploy(APP, {
+        guarded: { source: 'exports = () => 1;', config: { can_evaluate: { '%%true': true } } },
+        open: { source: 'exports = () => 2;', config: { can_evaluate: {} } },
+      });
+      await expectRuntimeError(rt.call('guarded'), FunctionRuntimeErrorCode.NotCallable);
+      expect((await rt.call('open')).result).toBe(2);
+    });
+
+    it('refuses to run a function with an invalid configuration', async () => {
+      rt.functions.deploy(APP, { bad: { source: 'exports = () => 1;', config: { run_as_system: true, run_as_user_id: 'x' } } });
+      await expectRuntimeError(rt.call('bad'), FunctionRuntimeErrorCode.InvalidFunctionConfiguration, /exclude each other/);
+    });
+  });
+
+  describe('execution logs', () => {
+    it('records function, user, duration, memory, logs and arguments', async () => {
+      rt.functions.deploy(APP, { f: 'exports = (x) => { console.log("x is", x); return x; };' });
+      await rt.call('f', [7]);
+      const [entry] = await rt.logs.list({ appId: APP, functionName: 'f' });
+      expect(entry).toMatchObject({ appId: APP, functionName: 'f', callerId: 'alice-id', runAsId: 'alice-id', origin: 'client', logs: ['x is 7'], arguments: '[{"$numberInt":"7"}]', argumentsOmitted: false });
+      expect(entry.durationMs).toBeGreaterThan(0);
+      expect(entry.memoryBytes).toBeGreaterThan(0);
+      expect(entry.error).toBeUndefined();
+    });
+
+    it('omits arguments with disable_arg_logs and records errors', async () => {
+      rt.functions.deploy(APP, { f: { source: 'exports = (password) => { throw new Error("nope"); };', config: { disable_arg_logs: true } } });
+      await expect(rt.call('f', ['hunter2'])).rejects.toThrow('nope');
+      const [entry] = await rt.logs.list({ appId: APP });
+      expect(entry.arguments).toBeUndefined();
+      expect(entry.argumentsOmitted).toBe(true);
+      expect(JSON.stringify(entry)).not.toContain('hunter2');
+      expect(entry.error).toEqual({ code: 'FunctionExecutionError', message: 'nope' });
+    });
+  });
+
+  describe('warm sandboxes', () => {
+    it('reuses a warm sandbox across calls and retires it on deploy', async () => {
+      rt.functions.deploy(APP, { v: 'exports = () => 1;' });
+      await rt.call('v');
+      await rt.call('v');
+      expect(rt.runtime.sandboxCount(APP)).toBe(1);
+      rt.functions.deploy(APP, { v: 'exports = () => 2;' });
+      expect((await rt.call('v')).result).toBe(2);
+      rt.runtime.invalidate(APP);
+      expect(rt.runtime.sandboxCount(APP)).toBe(0);
+      expect((await rt.call('v')).result).toBe(2);
+    });
+
+    it('reloads values after invalidate', async () => {
+      rt.values.set(APP, { values: { v: 'one' }, environment: { tag: '', values: {} } });
+      rt.functions.deploy(APP, { v: 'exports = () => context.values.get("v");' });
+      expect((await rt.call('v')).result).toBe('one');
+      rt.values.set(APP, { values: { v: 'two' }, environment: { tag: '', values: {} } });
+      rt.runtime.invalidate(APP);
+      expect((await rt.call('v')).result).toBe('two');
+    });
+
+    it('runs concurrent calls in separate sandboxes up to the pool size', async () => {
+      rt.functions.deploy(APP, { slow: 'exports = (x) => new Promise((r) => setTimeout(() => r(x), 20));' });
+      const results = await Promise.all([1, 2, 3, 4, 5].map((x) => rt.call('slow', [x])));
+      expect(results.map((r) => r.result)).toEqual([1, 2, 3, 4, 5]);
+      expect(rt.runtime.sandboxCount(APP)).toBe(2);
+    });
+  });
+});

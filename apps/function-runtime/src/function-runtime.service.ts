@@ -1,0 +1,414 @@
+/**
+ * Runs an app's functions in warm isolated-vm sandboxes and serves what they ask of the host: data access,
+ * nested function calls, HTTP, run-as identities. It decides who a function runs as and whether a client may
+ * call it; it never evaluates user code on the host and never reads configuration from the environment.
+ */
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { EJSON } from 'bson';
+import { assertValidFunctionConfig, hasCanEvaluate, runAsMode, type FunctionConfig } from './config/function-config';
+import type { CallOrigin, ExecutionLogEntry, ExecutionLogStore } from './execution-logs/execution-log.store';
+import { FunctionRuntimeError, FunctionRuntimeErrorCode } from './function-runtime.error';
+import {
+  DEFAULT_FUNCTION_RUNTIME_OPTIONS,
+  type CanEvaluateEvaluator,
+  type FunctionRequestInfo,
+  type FunctionRuntimeOptions,
+} from './function-runtime.options';
+import type { AppFunctions, AppFunctionsPort, DeployedFunction } from './ports/app-functions.port';
+import type { DataAccessPort } from './ports/data-access.port';
+import type { HttpPort, OutboundHttpRequest } from './ports/http.port';
+import { SYSTEM_USER, type FunctionCaller, type FunctionUser, type UsersPort } from './ports/identity';
+import type { ValuesPort } from './ports/values.port';
+import { Sandbox, type SandboxFrame, type SandboxOutcome } from './sandbox/sandbox';
+import { SandboxPool } from './sandbox/sandbox-pool';
+
+export const FUNCTION_RUNTIME_CONFIG = Symbol('FUNCTION_RUNTIME_CONFIG');
+
+/** Everything the runtime needs from outside, as ports. */
+export interface FunctionRuntimeDependencies {
+  functions: AppFunctionsPort;
+  dataAccess: DataAccessPort;
+  values: ValuesPort;
+  http: HttpPort;
+  logs: ExecutionLogStore;
+  /** Looks up users for run_as_user_id; without it such a user has only an id. */
+  users?: UsersPort;
+  /** Evaluates can_evaluate; without it a function with a can_evaluate expression refuses client calls. */
+  canEvaluate?: CanEvaluateEvaluator;
+}
+
+export interface FunctionRuntimeConfig {
+  dependencies: FunctionRuntimeDependencies;
+  options?: Partial<FunctionRuntimeOptions>;
+}
+
+export interface ExecuteFunctionRequest {
+  appId: string;
+  name: string;
+  /** The arguments as BSON values (what EJSON.parse gives); they are copied into the sandbox. */
+  arguments: unknown[];
+  caller: FunctionCaller;
+  /** `client` and `http` calls are refused for private functions and checked against can_evaluate. */
+  origin: CallOrigin;
+  /** For calls over HTTP: becomes `context.request`. */
+  request?: FunctionRequestInfo;
+}
+
+export interface ExecuteFunctionResult {
+  /** The result as BSON values (relaxed EJSON parse). */
+  result: unknown;
+  /** The result as canonical EJSON text, ready for the wire. */
+  resultEjson: string;
+  executionId: string;
+  logs: string[];
+  durationMs: number;
+}
+
+type Identity = { system: true } | { system: false; user: FunctionUser } | { pending: true; parent: number };
+
+interface CallState {
+  appId: string;
+  app: AppFunctions;
+  frames: Map<number, Identity>;
+  nextFrameId: number;
+  nestedCalls: number;
+}
+
+@Injectable()
+export class FunctionRuntimeService implements OnModuleDestroy {
+  private readonly options: FunctionRuntimeOptions;
+  private readonly deps: FunctionRuntimeDependencies;
+  private readonly pools = new Map<string, SandboxPool>();
+  private readonly validated = new WeakSet<FunctionConfig>();
+
+  constructor(@Inject(FUNCTION_RUNTIME_CONFIG) config: FunctionRuntimeConfig) {
+    this.deps = config.dependencies;
+    this.options = { ...DEFAULT_FUNCTION_RUNTIME_OPTIONS, ...config.options };
+  }
+
+  async execute(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
+    const startedAt = new Date();
+    const started = performance.now();
+    if (!Array.isArray(request.arguments)) {
+      throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ArgumentsNotAllowed, 'arguments must be an array');
+    }
+    const app = await this.deps.functions.getFunctions(request.appId);
+    const fn = app?.functions.get(request.name);
+    if (!app || !fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, `function not found: '${request.name}'`);
+    this.assertValid(fn.config);
+
+    const executionId = randomUUID();
+    const callerId = request.caller.kind === 'system' ? 'system' : request.caller.user.id;
+    let runAsId = callerId;
+    let logs: string[] = [];
+    let memoryBytes = 0;
+    let argsEjson: string | undefined;
+    try {
+      if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn);
+      try {
+        argsEjson = EJSON.stringify(request.arguments, { relaxed: false });
+      } catch (error) {
+        throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ArgumentsNotAllowed, 'arguments must be EJSON-serialisable values', { cause: error });
+      }
+      const state: CallState = { appId: request.appId, app, frames: new Map(), nextFrameId: 1, nestedCalls: 0 };
+      state.frames.set(0, request.caller.kind === 'system' ? { system: true } : { system: false, user: request.caller.user });
+      const frame = await this.frameFor(state, fn.config, 0);
+      const { sandbox, pool } = await this.acquire(request.appId, app);
+      let outcome: SandboxOutcome;
+      try {
+        outcome = await sandbox.run(
+          { frame, fn: { name: request.name, source: fn.source }, args: argsEjson, request: request.request },
+          (op, frameId, payload) => this.serve(state, op, frameId, payload),
+        );
+        memoryBytes = sandbox.isUsable ? sandbox.heapUsed() : 0;
+      } finally {
+        pool.release(sandbox);
+      }
+      runAsId = identityId(state.frames.get(frame.id)) ?? runAsId;
+      if (outcome.kind === 'ok' || outcome.kind === 'error') logs = outcome.logs;
+      const resultEjson = this.unwrap(outcome);
+      const durationMs = performance.now() - started;
+      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memoryBytes, logs, argsEjson });
+      return { result: EJSON.parse(resultEjson, { relaxed: true }), resultEjson, executionId, logs, durationMs };
+    } catch (error) {
+      const failure = error instanceof FunctionRuntimeError ? error : this.internalError(error);
+      const durationMs = performance.now() - started;
+      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memoryBytes, logs, argsEjson, error: failure });
+      throw failure;
+    }
+  }
+
+  /** Retires the warm sandboxes of an app (call it on deploy); the next call starts fresh ones. */
+  invalidate(appId: string): void {
+    this.pools.get(appId)?.retire();
+    this.pools.delete(appId);
+  }
+
+  /** Starts one sandbox for the app ahead of its first call. */
+  async warm(appId: string): Promise<void> {
+    const app = await this.deps.functions.getFunctions(appId);
+    if (!app) return;
+    const { sandbox, pool } = await this.acquire(appId, app);
+    pool.release(sandbox);
+  }
+
+  /** Live sandboxes of an app (idle or busy). */
+  sandboxCount(appId: string): number {
+    return this.pools.get(appId)?.liveCount ?? 0;
+  }
+
+  close(): void {
+    for (const pool of this.pools.values()) pool.retire();
+    this.pools.clear();
+  }
+
+  onModuleDestroy(): void {
+    this.close();
+  }
+
+  private assertValid(config: FunctionConfig): void {
+    if (this.validated.has(config)) return;
+    assertValidFunctionConfig(config);
+    this.validated.add(config);
+  }
+
+  private async assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction): Promise<void> {
+    if (fn.config.private === true) {
+      throw new FunctionRuntimeError(FunctionRuntimeErrorCode.NotCallable, `function '${request.name}' is private and cannot be called by clients`);
+    }
+    if (!hasCanEvaluate(fn.config)) return;
+    const evaluate = this.deps.canEvaluate;
+    const allowed =
+      evaluate !== undefined &&
+      (await evaluate(fn.config.can_evaluate ?? {}, {
+        appId: request.appId,
+        functionName: request.name,
+        user: request.caller.kind === 'user' ? request.caller.user : null,
+        arguments: request.arguments,
+        request: request.request,
+      }));
+    if (!allowed) {
+      throw new FunctionRuntimeError(FunctionRuntimeErrorCode.NotCallable, `rule not matched for function '${request.name}': can_evaluate denied the call`);
+    }
+  }
+
+  /** The frame a function runs in, called from frame `parentId`, according to its run-as setting. */
+  private async frameFor(state: CallState, config: FunctionConfig, parentId: number): Promise<SandboxFrame> {
+    const id = state.nextFrameId++;
+    const mode = runAsMode(config);
+    switch (mode) {
+      case 'system':
+        state.frames.set(id, { system: true });
+        return toSandboxFrame(id, { system: true });
+      case 'user_id': {
+        const user = await this.findUser(state.appId, config.run_as_user_id ?? '');
+        state.frames.set(id, { system: false, user });
+        return toSandboxFrame(id, { system: false, user });
+      }
+      case 'user_id_script': {
+        state.frames.set(id, { pending: true, parent: parentId });
+        const parent = toSandboxFrame(parentId, this.boundIdentity(state, parentId));
+        return { id, system: false, user: null, runAsScript: config.run_as_user_id_script_source, parent };
+      }
+      case 'caller': {
+        const identity = this.boundIdentity(state, parentId);
+        state.frames.set(id, identity);
+        return toSandboxFrame(id, identity);
+      }
+    }
+  }
+
+  private boundIdentity(state: CallState, frameId: number): Exclude<Identity, { pending: true }> {
+    const identity = state.frames.get(frameId);
+    if (!identity || 'pending' in identity) throw new Error('this function has not resolved the user it runs as yet');
+    return identity;
+  }
+
+  private async findUser(appId: string, userId: string): Promise<FunctionUser> {
+    if (!this.deps.users) return { id: userId, type: 'normal', data: {}, custom_data: {}, identities: [] };
+    const user = await this.deps.users.findUser(appId, userId);
+    if (!user) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, `the user to run as does not exist: '${userId}'`);
+    return user;
+  }
+
+  /** Serves one operation the sandbox asked for, on behalf of the function running in `frameId`. */
+  private async serve(state: CallState, op: string, frameId: number, payload: unknown): Promise<unknown> {
+    const p = (payload ?? {}) as Record<string, unknown>;
+    switch (op) {
+      case 'data': {
+        const identity = this.boundIdentity(state, frameId);
+        return this.deps.dataAccess.execute({
+          appId: state.appId,
+          service: requireString(p['service'], 'service name'),
+          database: optionalString(p['database']),
+          collection: optionalString(p['collection']),
+          action: requireString(p['action'], 'action'),
+          arguments: Array.isArray(p['arguments']) ? (p['arguments'] as unknown[]) : [],
+          caller: identity.system ? { kind: 'system' } : { kind: 'user', user: identity.user },
+        });
+      }
+      case 'fn.prepare': {
+        const name = requireString(p['name'], 'function name');
+        if (++state.nestedCalls > this.options.maxNestedCalls) {
+          throw new Error(`a call may make at most ${this.options.maxNestedCalls} nested function calls`);
+        }
+        const fn = state.app.functions.get(name);
+        if (!fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, `function not found: '${name}'`);
+        this.assertValid(fn.config);
+        const frame = await this.frameFor(state, fn.config, frameId);
+        return { frame, fn: { name, source: fn.source } };
+      }
+      case 'frame.bindUser': {
+        const identity = state.frames.get(frameId);
+        if (!identity || !('pending' in identity)) throw new Error('this function does not pick its user with a script');
+        const user = await this.findUser(state.appId, requireString(p['userId'], 'user id'));
+        state.frames.set(frameId, { system: false, user });
+        return { user: EJSON.stringify(user, { relaxed: false }) };
+      }
+      case 'http':
+        return this.deps.http.request(toHttpRequest(p));
+      default:
+        throw new Error(`unknown host operation: ${op}`);
+    }
+  }
+
+  private async acquire(appId: string, app: AppFunctions): Promise<{ sandbox: Sandbox; pool: SandboxPool }> {
+    for (let attempt = 0; ; attempt++) {
+      const pool = this.poolFor(appId, app.version);
+      try {
+        return { sandbox: await pool.acquire(), pool };
+      } catch (error) {
+        // A deploy retired the pool while this call waited: take a sandbox of the new pool instead.
+        if (!pool.isRetired || attempt > 0) throw error;
+      }
+    }
+  }
+
+  private poolFor(appId: string, version: string): SandboxPool {
+    const existing = this.pools.get(appId);
+    if (existing && existing.version === version && !existing.isRetired) return existing;
+    existing?.retire();
+    let boot: Promise<Parameters<typeof Sandbox.create>[0]> | undefined;
+    const limits = {
+      timeLimitMs: this.options.timeLimitMs,
+      memoryLimitMb: this.options.memoryLimitMb,
+      maxResultBytes: this.options.maxResultBytes,
+      maxLogLines: this.options.maxLogLines,
+      maxLogBytes: this.options.maxLogBytes,
+      maxLogLineBytes: this.options.maxLogLineBytes,
+    };
+    const create = async (): Promise<Sandbox> => {
+      boot ??= this.loadBoot(appId);
+      return Sandbox.create(await boot, limits);
+    };
+    const pool = new SandboxPool(appId, version, create, this.options.sandboxesPerApp);
+    this.pools.set(appId, pool);
+    return pool;
+  }
+
+  private async loadBoot(appId: string): Promise<Parameters<typeof Sandbox.create>[0]> {
+    const { values, environment } = await this.deps.values.getValues(appId);
+    const encoded: Record<string, string> = {};
+    for (const [name, value] of Object.entries(values)) encoded[name] = JSON.stringify(value ?? null);
+    return { appId, values: encoded, environment: JSON.stringify(environment) };
+  }
+
+  private unwrap(outcome: SandboxOutcome): string {
+    switch (outcome.kind) {
+      case 'ok':
+        return outcome.resultEjson;
+      case 'error':
+        throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, outcome.error.message);
+      case 'timeout':
+        throw new FunctionRuntimeError(
+          FunctionRuntimeErrorCode.ExecutionTimeLimitExceeded,
+          `execution time limit exceeded (${this.options.timeLimitMs} ms)`,
+        );
+      case 'memory':
+        throw new FunctionRuntimeError(
+          FunctionRuntimeErrorCode.FunctionExecutionError,
+          `function execution exceeded the memory limit (${this.options.memoryLimitMb} MB)`,
+        );
+      case 'crashed':
+        throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, 'function execution failed: the sandbox stopped unexpectedly', {
+          cause: new Error(outcome.message),
+        });
+    }
+  }
+
+  private internalError(error: unknown): FunctionRuntimeError {
+    return new FunctionRuntimeError(FunctionRuntimeErrorCode.InternalServerError, 'internal error while running the function', { cause: error });
+  }
+
+  private record(entry: {
+    executionId: string;
+    request: ExecuteFunctionRequest;
+    fn: DeployedFunction;
+    startedAt: Date;
+    durationMs: number;
+    callerId: string;
+    runAsId: string;
+    memoryBytes: number;
+    logs: string[];
+    argsEjson: string | undefined;
+    error?: FunctionRuntimeError;
+  }): void {
+    const omitArgs = entry.fn.config.disable_arg_logs === true;
+    const log: ExecutionLogEntry = {
+      id: entry.executionId,
+      appId: entry.request.appId,
+      functionName: entry.request.name,
+      callerId: entry.callerId,
+      runAsId: entry.runAsId,
+      origin: entry.request.origin,
+      startedAt: entry.startedAt,
+      durationMs: entry.durationMs,
+      memoryBytes: entry.memoryBytes,
+      logs: entry.logs,
+      argumentsOmitted: omitArgs,
+      ...(omitArgs || entry.argsEjson === undefined ? {} : { arguments: entry.argsEjson }),
+      ...(entry.error ? { error: { code: entry.error.errorCode, message: entry.error.message } } : {}),
+    };
+    // The log store must not fail a call; a rejected append is dropped.
+    Promise.resolve(this.deps.logs.append(log)).catch(() => undefined);
+  }
+}
+
+function toSandboxFrame(id: number, identity: Exclude<Identity, { pending: true }>): SandboxFrame {
+  return identity.system
+    ? { id, system: true, user: EJSON.stringify(SYSTEM_USER, { relaxed: false }) }
+    : { id, system: false, user: EJSON.stringify(identity.user, { relaxed: false }) };
+}
+
+function identityId(identity: Identity | undefined): string | undefined {
+  if (!identity || 'pending' in identity) return undefined;
+  return identity.system ? 'system' : identity.user.id;
+}
+
+function requireString(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value === '') throw new Error(`${what} must be a non-empty string`);
+  return value;
+}
+
+function optionalString(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+const HTTP_METHODS = new Set<OutboundHttpRequest['method']>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
+
+function toHttpRequest(p: Record<string, unknown>): OutboundHttpRequest {
+  const method = p['method'] as OutboundHttpRequest['method'];
+  if (!HTTP_METHODS.has(method)) throw new Error(`unsupported HTTP method: ${String(method)}`);
+  const url = requireString(p['url'], 'url');
+  if (!/^https?:\/\//i.test(url)) throw new Error(`only http and https URLs can be requested: ${url}`);
+  const headers: Record<string, string[]> = {};
+  const raw = p['headers'];
+  if (raw && typeof raw === 'object') {
+    for (const [name, values] of Object.entries(raw as Record<string, unknown>)) {
+      headers[name] = Array.isArray(values) ? values.map((v) => String(v)) : [String(values)];
+    }
+  }
+  const body = p['bodyBase64'];
+  return { method, url, headers, followRedirects: p['followRedirects'] === true, ...(typeof body === 'string' ? { bodyBase64: body } : {}) };
+}

@@ -1,0 +1,21 @@
+import type { FunctionConfig } from '../config/function-config';
+
+/** One deployed function: its config.json and its source.js. */
+export interface DeployedFunction {
+  config: FunctionConfig;
+  source: string;
+}
+
+/**
+ * The functions of an app as deployed. `version` changes on every deploy; the runtime keeps warm sandboxes
+ * per app and version, so a new version retires the old sandboxes.
+ */
+export interface AppFunctions {
+  version: string;
+  functions: ReadonlyMap<string, DeployedFunction>;
+}
+
+export interface AppFunctionsPort {
+  /** The deployed functions of the app, or null when the app does not exist. */
+  getFunctions(appId: string): Promise<AppFunctions | null>;
+}

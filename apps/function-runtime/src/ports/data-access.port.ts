@@ -1,0 +1,29 @@
+import type { FunctionUser } from './identity';
+
+/** Who a data-access operation runs as: the system (no rules) or a user (rules apply). */
+export type DataAccessCaller = { kind: 'system' } | { kind: 'user'; user: FunctionUser };
+
+/**
+ * One data-access operation requested by a function through `context.services.get(service)`.
+ *
+ * `action` is the client wire name (`find`, `findOne`, `insertOne`, `aggregate`, `count`, ...; plus
+ * `getDBNames` and `getCollectionNames` for the admin calls). `arguments` has the client wire shape: one
+ * arguments object with the wire keys (`query`, `project`, `sort`, `limit`, `skip`, `filter`, `update`,
+ * `document`, `documents`, `pipeline`, `upsert`, `returnNewDocument`, ...) except `database` and
+ * `collection`, which travel in their own fields. Values are BSON values (ObjectId, Date, Long, ...) as
+ * EJSON parses them; the result must be EJSON-serialisable.
+ */
+export interface DataAccessCall {
+  appId: string;
+  service: string;
+  database?: string;
+  collection?: string;
+  action: string;
+  arguments: unknown[];
+  caller: DataAccessCaller;
+}
+
+/** What the runtime needs from the datastore (libs/datastore plugs in here). */
+export interface DataAccessPort {
+  execute(call: DataAccessCall): Promise<unknown>;
+}

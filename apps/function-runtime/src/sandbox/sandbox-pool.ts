@@ -1,0 +1,76 @@
+import type { Sandbox } from './sandbox';
+
+/**
+ * Warm sandboxes of one app at one functions version. A sandbox serves one top-level call at a time; up to
+ * `maxSize` exist, further calls wait for one to come back. Retiring the pool (a deploy) disposes idle
+ * sandboxes now and busy ones when their call ends.
+ */
+export class SandboxPool {
+  private readonly idle: Sandbox[] = [];
+  private readonly waiters: Array<{ resolve: (sandbox: Sandbox) => void; reject: (error: unknown) => void }> = [];
+  private size = 0;
+  private retired = false;
+
+  constructor(
+    readonly appId: string,
+    readonly version: string,
+    private readonly create: () => Promise<Sandbox>,
+    private readonly maxSize: number,
+  ) {}
+
+  get isRetired(): boolean {
+    return this.retired;
+  }
+
+  /** Number of sandboxes alive (idle or busy). */
+  get liveCount(): number {
+    return this.size;
+  }
+
+  async acquire(): Promise<Sandbox> {
+    if (this.retired) throw new Error(`sandbox pool of ${this.appId}@${this.version} is retired`);
+    for (let sandbox = this.idle.pop(); sandbox; sandbox = this.idle.pop()) {
+      if (sandbox.isUsable) return sandbox;
+      this.size--;
+    }
+    if (this.size < this.maxSize) return this.grow();
+    return new Promise<Sandbox>((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  release(sandbox: Sandbox): void {
+    if (this.retired || !sandbox.isUsable) {
+      sandbox.dispose();
+      this.size--;
+      if (!this.retired) this.serveWaiter();
+      return;
+    }
+    const waiter = this.waiters.shift();
+    if (waiter) waiter.resolve(sandbox);
+    else this.idle.push(sandbox);
+  }
+
+  retire(): void {
+    this.retired = true;
+    for (const sandbox of this.idle.splice(0)) {
+      sandbox.dispose();
+      this.size--;
+    }
+    for (const waiter of this.waiters.splice(0)) waiter.reject(new Error(`the functions of ${this.appId} were redeployed; retry the call`));
+  }
+
+  private serveWaiter(): void {
+    const waiter = this.waiters.shift();
+    if (!waiter) return;
+    this.grow().then(waiter.resolve, waiter.reject);
+  }
+
+  private async grow(): Promise<Sandbox> {
+    this.size++;
+    try {
+      return await this.create();
+    } catch (error) {
+      this.size--;
+      throw error;
+    }
+  }
+}

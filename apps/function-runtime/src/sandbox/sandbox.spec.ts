@@ -1,0 +1,19 @@
+import { Sandbox, type SandboxLimits } from './sandbox';
+
+const limits: SandboxLimits = { timeLimitMs: 2_000, memoryLimitMb: 32, maxResultBytes: 1_000_000, maxLogLines: 100, maxLogBytes: 100_000, maxLogLineBytes: 10_000 };
+const boot = { appId: 'app', values: { greeting: JSON.stringify('hi') }, environment: JSON.stringify({ tag: 'dev', values: {} }) };
+
+describe('Sandbox', () => {
+  it('runs an exported function and returns canonical EJSON', async () => {
+    const sandbox = await Sandbox.create(boot, limits);
+    try {
+      const outcome = await sandbox.run(
+        { frame: { id: 1, system: true, user: null }, fn: { name: 'f', source: 'exports = function(a, b) { console.log("adding", a, b); return { sum: a + b, id: new BSON.ObjectId("5f1f1f1f1f1f1f1f1f1f1f1f") }; };' }, args: '[{"$numberInt":"1"},{"$numberInt":"2"}]' },
+        () => Promise.reject(new Error('no host operations expected')),
+      );
+      expect(outcome).toEqual({ kind: 'ok', resultEjson: '{"sum":{"$numberInt":"3"},"id":{"$oid":"5f1f1f1f1f1f1f1f1f1f1f1f"}}', logs: ['adding 1 2'] });
+    } finally {
+      sandbox.dispose();
+    }
+  });
+});

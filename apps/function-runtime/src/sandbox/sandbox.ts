@@ -1,0 +1,271 @@
+/**
+ * One warm sandbox: an isolated-vm isolate with one context holding the polyfills, the bson bundle and the
+ * prelude. It runs one top-level call at a time (the pool hands it out exclusively), so a call that must be
+ * stopped (time limit) can be stopped by disposing the isolate without touching other calls.
+ *
+ * Only strings cross the boundary: the isolate calls the host through string-in callbacks, the host calls
+ * back through references to two prelude functions (run, resolve) it keeps on its side. No host object,
+ * function or reference ever enters the isolate.
+ */
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { EJSON } from 'bson';
+import ivm from 'isolated-vm';
+import { POLYFILLS_SCRIPT, PRELUDE_SCRIPT } from './sandbox-scripts';
+
+export interface SandboxLimits {
+  /** Wall-clock limit of one top-level call, including the nested calls it makes. */
+  timeLimitMs: number;
+  memoryLimitMb: number;
+  maxResultBytes: number;
+  maxLogLines: number;
+  maxLogBytes: number;
+  maxLogLineBytes: number;
+}
+
+/** What the sandbox knows for its whole life: the app, its values and environment (JSON text). */
+export interface SandboxBoot {
+  appId: string;
+  /** name -> JSON text of the value. */
+  values: Record<string, string>;
+  /** JSON text of `{ tag, values }`. */
+  environment: string;
+}
+
+/** A frame: the identity one function (top-level or nested) runs as. `user` is EJSON text or null. */
+export interface SandboxFrame {
+  id: number;
+  system: boolean;
+  user: string | null;
+  /** Set when the function runs as the user a script picks; the script sees the parent frame's context. */
+  runAsScript?: string;
+  parent?: SandboxFrame;
+}
+
+export interface SandboxRunRequest {
+  frame: SandboxFrame;
+  fn: { name: string; source: string };
+  /** Canonical EJSON text of the arguments array. */
+  args: string;
+  request?: Record<string, unknown>;
+}
+
+/** Serves the isolate's requests (data access, nested functions, HTTP, run-as binding) for one call. */
+export type HostOperationHandler = (op: string, frameId: number, payload: unknown) => Promise<unknown>;
+
+export type SandboxOutcome =
+  | { kind: 'ok'; resultEjson: string; logs: string[] }
+  | { kind: 'error'; error: { name: string; message: string; stack?: string }; logs: string[] }
+  | { kind: 'timeout' }
+  | { kind: 'memory' }
+  | { kind: 'crashed'; message: string };
+
+interface ActiveCall {
+  token: string;
+  handler: HostOperationHandler;
+  ended: boolean;
+  timers: Set<NodeJS.Timeout>;
+}
+
+interface PreludeResult {
+  ok: boolean;
+  result?: string;
+  error?: { name: string; message: string; stack?: string };
+  logs: string[];
+  clean: boolean;
+}
+
+const HASHES = new Set(['md5', 'sha1', 'sha256', 'sha384', 'sha512']);
+const URL_SETTABLE = new Set(['href', 'protocol', 'username', 'password', 'host', 'hostname', 'port', 'pathname', 'search', 'hash']);
+const MAX_TIMER_MS = 2_147_483_647;
+
+let bsonScript: string | undefined;
+function bsonBundle(): string {
+  // The browser build of the same bson version the host uses, so EJSON text round-trips exactly.
+  bsonScript ??= readFileSync(join(dirname(require.resolve('bson')), 'bson.bundle.js'), 'utf8');
+  return bsonScript;
+}
+
+let tokenCounter = 0;
+
+export class Sandbox {
+  private active: ActiveCall | null = null;
+  private disposed = false;
+  /** False once a call left state behind that could not be removed; the pool then retires the sandbox. */
+  private reusable = true;
+
+  private constructor(
+    private readonly isolate: ivm.Isolate,
+    private readonly context: ivm.Context,
+    private readonly runRef: ivm.Reference<(request: string) => Promise<string>>,
+    private readonly resolveRef: ivm.Reference<(id: number, ok: boolean, text: string) => void>,
+    private readonly limits: SandboxLimits,
+  ) {}
+
+  static async create(boot: SandboxBoot, limits: SandboxLimits): Promise<Sandbox> {
+    const isolate = new ivm.Isolate({ memoryLimit: limits.memoryLimitMb });
+    let sandbox: Sandbox | undefined;
+    try {
+      const context = await isolate.createContext();
+      const jail = context.global;
+      const hostStart = (token: string, frameId: number, opId: number, op: string, payload: string): void => {
+        sandbox?.startOperation(token, frameId, opId, op, payload);
+      };
+      await jail.set('__tessera_hostStart', new ivm.Callback(hostStart));
+      await jail.set('__tessera_hash', new ivm.Callback(hash));
+      await jail.set('__tessera_url', new ivm.Callback(parseUrl));
+      await jail.set('__tessera_randomHex', new ivm.Callback((n: number) => randomBytes(Math.max(0, Math.min(65_536, Math.floor(Number(n)) || 0))).toString('hex')));
+      await jail.set('__tessera_boot', JSON.stringify(boot));
+      await context.eval(POLYFILLS_SCRIPT, { filename: 'tessera:polyfills.js' });
+      await context.eval(bsonBundle(), { filename: 'tessera:bson.js' });
+      const api = (await context.eval(PRELUDE_SCRIPT, { filename: 'tessera:prelude.js', reference: true })) as ivm.Reference<Record<string, unknown>>;
+      const runRef = (await api.get('run', { reference: true })) as ivm.Reference<(request: string) => Promise<string>>;
+      const resolveRef = (await api.get('resolve', { reference: true })) as ivm.Reference<(id: number, ok: boolean, text: string) => void>;
+      api.release();
+      sandbox = new Sandbox(isolate, context, runRef, resolveRef, limits);
+      return sandbox;
+    } catch (error) {
+      if (!isolate.isDisposed) isolate.dispose();
+      throw error;
+    }
+  }
+
+  get isUsable(): boolean {
+    return !this.disposed && !this.isolate.isDisposed && this.reusable;
+  }
+
+  /** Used heap of the isolate, in bytes. */
+  heapUsed(): number {
+    if (this.isolate.isDisposed) return 0;
+    const stats = this.isolate.getHeapStatisticsSync();
+    return stats.used_heap_size + stats.externally_allocated_size;
+  }
+
+  async run(request: SandboxRunRequest, handler: HostOperationHandler): Promise<SandboxOutcome> {
+    if (this.active) throw new Error('sandbox is already running a call');
+    if (!this.isUsable) throw new Error('sandbox is disposed');
+    const token = `${process.pid}-${++tokenCounter}-${randomBytes(8).toString('hex')}`;
+    const call: ActiveCall = { token, handler, ended: false, timers: new Set() };
+    this.active = call;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      this.dispose();
+    }, this.limits.timeLimitMs);
+    const payload = JSON.stringify({
+      token,
+      frame: request.frame,
+      fn: request.fn,
+      args: request.args,
+      request: request.request,
+      limits: {
+        maxResultBytes: this.limits.maxResultBytes,
+        maxLogLines: this.limits.maxLogLines,
+        maxLogBytes: this.limits.maxLogBytes,
+        maxLogLineBytes: this.limits.maxLogLineBytes,
+      },
+    });
+    try {
+      const text = (await this.runRef.apply(undefined, [payload], { result: { promise: true } })) as string;
+      const result = JSON.parse(text) as PreludeResult;
+      if (!result.clean) this.reusable = false;
+      if (result.ok) return { kind: 'ok', resultEjson: result.result ?? 'null', logs: result.logs };
+      return { kind: 'error', error: result.error ?? { name: 'Error', message: 'unknown error' }, logs: result.logs };
+    } catch (error) {
+      if (timedOut) return { kind: 'timeout' };
+      const message = error instanceof Error ? error.message : String(error);
+      if (/memory limit/i.test(message)) {
+        this.dispose();
+        return { kind: 'memory' };
+      }
+      // Anything else (an isolate that died, a result that could not be copied): do not trust it again.
+      this.dispose();
+      return { kind: 'crashed', message };
+    } finally {
+      clearTimeout(timer);
+      call.ended = true;
+      for (const t of call.timers) clearTimeout(t);
+      this.active = null;
+    }
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (this.active) this.active.ended = true;
+    try {
+      this.runRef.release();
+      this.resolveRef.release();
+      this.context.release();
+    } catch {
+      // already released with the isolate
+    }
+    if (!this.isolate.isDisposed) this.isolate.dispose();
+  }
+
+  /** Called (synchronously, from the isolate) when sandboxed code starts a host operation. */
+  private startOperation(token: string, frameId: number, opId: number, op: string, payload: string): void {
+    const call = this.active;
+    // A leftover callback of an earlier call (a dangling promise chain) gets no answer: it stays pending.
+    if (!call || call.token !== token || call.ended) return;
+    let work: Promise<unknown>;
+    try {
+      const parsed = EJSON.parse(payload, { relaxed: true }) as unknown;
+      work = op === 'timer' ? this.sleep(call, parsed) : call.handler(op, frameId, parsed);
+    } catch (error) {
+      work = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    work.then(
+      (value) => this.deliver(call, opId, true, EJSON.stringify(value === undefined ? null : value, { relaxed: false })),
+      (error: unknown) => this.deliver(call, opId, false, JSON.stringify(describeHostError(error))),
+    );
+  }
+
+  private deliver(call: ActiveCall, opId: number, ok: boolean, text: string): void {
+    if (call.ended || this.disposed) return;
+    this.resolveRef.applyIgnored(undefined, [opId, ok, text]);
+  }
+
+  private sleep(call: ActiveCall, payload: unknown): Promise<void> {
+    const ms = Math.min(MAX_TIMER_MS, Math.max(0, Number((payload as { ms?: unknown } | null)?.ms) || 0));
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        call.timers.delete(t);
+        resolve();
+      }, ms);
+      call.timers.add(t);
+    });
+  }
+}
+
+function hash(algorithm: string, dataBase64: string, keyBase64: string): string {
+  const alg = String(algorithm);
+  if (!HASHES.has(alg)) throw new Error(`Digest method not supported: ${alg}`);
+  const data = Buffer.from(String(dataBase64), 'base64');
+  const digest = keyBase64 ? createHmac(alg, Buffer.from(String(keyBase64), 'base64')) : createHash(alg);
+  return digest.update(data).digest('base64');
+}
+
+function parseUrl(input: string, base: string, field: string, value: string): string {
+  try {
+    const url = new URL(String(input), base ? String(base) : undefined);
+    if (field) {
+      if (!URL_SETTABLE.has(field)) throw new Error('not settable');
+      (url as unknown as Record<string, string>)[field] = String(value);
+    }
+    const { href, origin, protocol, username, password, host, hostname, port, pathname, search, hash: fragment } = url;
+    return JSON.stringify({ href, origin, protocol, username, password, host, hostname, port, pathname, search, hash: fragment });
+  } catch {
+    return JSON.stringify({ error: true });
+  }
+}
+
+/** What a failed host operation tells the sandbox: a message (and code) safe for the function to see. */
+function describeHostError(error: unknown): { message: string; code?: string } {
+  if (error instanceof Error) {
+    const code = (error as { errorCode?: unknown }).errorCode;
+    return typeof code === 'string' ? { message: error.message, code } : { message: error.message };
+  }
+  return { message: String(error) };
+}
