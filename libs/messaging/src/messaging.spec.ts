@@ -1,7 +1,8 @@
 import { Controller, type DynamicModule, Inject, type INestApplicationContext, type INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type ClientProxy } from '@nestjs/microservices';
-import { type FunctionRunRequest, type JsonValue, type FunctionRunResponse, type HealthPingResponse, InvalidPayloadError, MessageHeaders, Subjects, type AppDeploymentChanged } from '@tessera/contracts';
+import { type DocumentChanged, type FunctionRunRequest, type JsonValue, type FunctionRunResponse, type HealthPingResponse, InvalidPayloadError, MessageHeaders, Subjects, type AppDeploymentChanged } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
 import { eventually, findNatsServer, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
 import { lastValueFrom } from 'rxjs';
@@ -10,7 +11,7 @@ import { CommandHandler, EventHandler } from './handlers';
 import { InProcessBus } from './in-process/in-process-bus';
 import { MessageBus } from './message-bus';
 import { type MessageContext } from './message-context';
-import { MESSAGING_CLIENT, type MessagingOptions, MessagingModule, microserviceOptions } from './messaging.module';
+import { connectMessaging, MESSAGING_CLIENT, type MessagingOptions, MessagingModule, microserviceOptions } from './messaging.module';
 import { OutboundMessage } from './outbound-message';
 
 // One suite, run over both transports: the same Nest applications (two replicas of a "runtime" service in one
@@ -249,6 +250,64 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
     await bus.emit(Subjects.AppsDeploymentChanged, { appId: 'app-1', deploymentId: `after-bad-${transport}`, version: 8 });
     await eventually(() => recorder.deployments.filter((entry) => entry.event.deploymentId === `after-bad-${transport}`).length === 2, { timeoutMs: 5_000 });
     expect(recorder.deployments.some((entry) => entry.event.deploymentId === 'bad')).toBe(false);
+  });
+
+  it("connects an HTTP application's handlers and adds ambient headers to every message", async () => {
+    const received: Array<{ event: DocumentChanged; context: MessageContext }> = [];
+    @Controller()
+    class ChangeHandlers {
+      @EventHandler(Subjects.DatastoreDocumentChanged)
+      async changed(event: DocumentChanged, context: MessageContext): Promise<void> {
+        received.push({ event, context });
+      }
+    }
+    @Module({ controllers: [ChangeHandlers] })
+    class HttpModule {}
+    const http = await NestFactory.create<NestFastifyApplication>(HttpModule, new FastifyAdapter(), { logger: false, abortOnError: false });
+    connectMessaging(http, { ...options, queue: 'test-http' });
+    await http.startAllMicroservices();
+    await http.init();
+    const traced = await NestFactory.createApplicationContext(
+      { module: CallerModule, imports: [MessagingModule.forRoot({ ...options, headers: () => ({ [MessageHeaders.Traceparent]: 'ambient', [MessageHeaders.CorrelationId]: 'ambient-corr' }) })] },
+      { logger: false, abortOnError: false },
+    );
+    try {
+      const change: DocumentChanged = {
+        service: 'mongodb-atlas',
+        db: 'todo',
+        coll: 'items',
+        operationType: 'insert',
+        documentKey: { _id: { $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' } },
+        fullDocument: { _id: { $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, done: false },
+        resumeToken: { _data: '826' },
+      };
+      await traced.get(MessageBus).emit(Subjects.DatastoreDocumentChanged, change, { headers: { [MessageHeaders.CorrelationId]: 'explicit-corr' } });
+      await eventually(() => received.length === 1, { timeoutMs: 5_000 });
+      expect(received[0].event).toEqual(change);
+      expect(received[0].context.headers[MessageHeaders.Traceparent]).toBe('ambient');
+      expect(received[0].context.correlationId).toBe('explicit-corr');
+    } finally {
+      await traced.close();
+      await http.close();
+    }
+  });
+
+  it('lets a closing replica finish the request it is handling and deliver the reply', async () => {
+    await runtimeReplicas.pop()?.close();
+    const [last] = runtimeReplicas;
+    recorder.gate = recorder.newGate();
+    const reply = bus.request(Subjects.FunctionsExecutionRun, runRequest('slow'), { timeoutMs: 5_000, headers: { [MessageHeaders.CorrelationId]: 'corr-drain' } });
+    await eventually(() => recorder.runs.some((run) => run.context.correlationId === 'corr-drain'), { timeoutMs: 5_000 });
+    let closed = false;
+    const closing = last.close().then(() => (closed = true));
+    runtimeReplicas = [];
+    // Give the close a few turns of the event loop: it must still be waiting for the handler.
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    recorder.open();
+    await expect(reply).resolves.toEqual({ ok: true, result: 'late' });
+    await closing;
+    expect(closed).toBe(true);
   });
 
   it('fails fast with NoResponderError when no replica listens', async () => {
