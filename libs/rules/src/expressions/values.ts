@@ -166,10 +166,12 @@ export function deepEqual(a: unknown, b: unknown): boolean {
  * Equality as rule expressions mean it: plain equality, or "contains" when one side is an array and the
  * other is not (`{"collaborators": "%%user.id"}` and `{"email": "%%user.custom_data.manages"}` both hold
  * when the scalar is an element of the array). An array left side also matches an array element equal to
- * the right side, as in MongoDB.
+ * the right side, as in MongoDB. A missing value equals nothing.
  */
 export function ruleEquals(left: unknown, right: unknown): boolean {
-  if (left === undefined || right === undefined) return left === right;
+  // Missing equals nothing, not even missing: `{"team": "%%user.custom_data.team"}` must not grant a user
+  // without custom data every document without a team. Test absence with `$exists: false`.
+  if (left === undefined || right === undefined) return false;
   if (deepEqual(left, right)) return true;
   if (Array.isArray(left)) {
     for (const element of left) if (deepEqual(element, right)) return true;

@@ -69,7 +69,8 @@ function knownValue(source: unknown, ctx: EvaluationContext): { ok: true; value:
 
 /** `{field: value}` as rule equality means it (array contains, scalar in array). */
 function equality(field: string, value: unknown): Translation {
-  if (value === undefined) return exactly({ [field]: { $exists: false } });
+  // A missing value equals nothing (see ruleEquals).
+  if (value === undefined) return exactly(false);
   // MongoDB's null also matches missing fields: a superset of the rule.
   if (value === null) return { condition: { [field]: null }, exact: false };
   if (Array.isArray(value)) return { condition: { [field]: { $in: [...(value as unknown[]), value] } }, exact: false };
@@ -170,7 +171,7 @@ class Translator {
       case 'eq':
         return equality(field, value);
       case 'ne':
-        if (value === undefined) return exactly({ [field]: { $exists: true } });
+        if (value === undefined) return exactly(true);
         if (value === null || Array.isArray(value) || isPlainObject(value)) return ANY;
         return exactly({ [field]: { $ne: value } });
       case 'gt':
