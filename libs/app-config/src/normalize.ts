@@ -22,7 +22,8 @@ function byName<T extends { name?: unknown }>(a: T, b: T): number {
 }
 
 /**
- * Normalizes in place and returns the app: ids filled, hosting completed, lists sorted. In place, so
+ * Normalizes in place and returns the app: ids filled, hosting completed, lists of resources sorted
+ * (each resource has its own file, so their order in the model is free). In place, so
  * the identity of resource objects (which origin maps key on) is kept; use cloneApp first for a copy.
  */
 export function normalizeApp(app: AppConfig): AppConfig {
@@ -68,7 +69,8 @@ function completeHosting(hosting: Hosting): void {
     if (!known.has(path)) hosting.metadata.push({ path, attrs: [] });
   }
   for (const item of hosting.metadata) addContentType(item);
-  hosting.metadata.sort((a, b) => compareKeys(String(a.path), String(b.path)));
+  // Not sorted here: violations name items by index, which must stay the index in the file read.
+  // The writer sorts by path.
 }
 
 function addContentType(item: HostingFileMetadata): void {

@@ -2,7 +2,7 @@
 // keys, 2-space indent and a trailing newline, files in path order, ids and hosting attributes completed
 // by normalizeApp. Reading a directory this wrote and writing it again gives the same bytes.
 
-import { compareKeys, stringifyJson, textToBytes } from './json';
+import { compareKeys, show, stringifyJson, textToBytes } from './json';
 import { CONFIG_VERSION, type AppConfig, type AppFiles } from './model';
 import { cloneApp, normalizeApp, resolverKey } from './normalize';
 import { layoutPaths as at } from './paths';
@@ -33,7 +33,7 @@ export function writeAppFiles(input: AppConfig): AppFiles {
   for (const t of app.triggers) json(at.trigger(t), t);
   for (const v of app.values) json(at.value(v), v);
   if (app.hosting) {
-    json(at.hostingMetadata, app.hosting.metadata);
+    json(at.hostingMetadata, [...app.hosting.metadata].sort((a, b) => compareKeys(show(a.path), show(b.path))));
     for (const [path, bytes] of app.hosting.files) files.push([`hosting/files/${path.replace(/^\/+/, '')}`, bytes]);
   }
   if (app.sync) json(at.sync, app.sync);

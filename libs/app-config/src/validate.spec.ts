@@ -1,0 +1,210 @@
+import { loadApp, readAppFiles, validateApp, type AppFiles } from './index';
+import { editJson, exampleTodo, put, type Doc } from './__fixtures__/app-files';
+
+const ITEMS = 'services/mongodb-atlas/rules/todo.items.json';
+const LISTS = 'services/mongodb-atlas/rules/todo.lists.json';
+const USERS = 'services/mongodb-atlas/rules/todo.users.json';
+const ATLAS = 'services/mongodb-atlas/config.json';
+const SYNC = 'sync/config.json';
+const long = (n: number) => 'x'.repeat(n);
+
+const lake = (files: AppFiles, extra: Doc = {}) =>
+  put(files, 'services/lake/config.json', { name: 'lake', type: 'datalake', config: { dataLakeName: 'Lake0', ...extra } });
+const http = (files: AppFiles, extra: Doc = {}) => put(files, 'services/http/config.json', { name: 'http', type: 'http', ...extra });
+const hook = (files: AppFiles, config: Doc, source: string | null = 'exports = () => 1;\n', service = 'http') => {
+  put(files, `services/${service}/incoming_webhooks/hook/config.json`, { name: 'hook', ...config });
+  if (source !== null) put(files, `services/${service}/incoming_webhooks/hook/source.js`, source);
+};
+const trigger = (files: AppFiles, t: Doc, file = 'triggers/onItem.json') =>
+  put(files, file, {
+    name: 'onItem',
+    type: 'DATABASE',
+    function_name: 'sum',
+    config: { service_name: 'mongodb-atlas', database: 'todo', collection: 'items', operation_types: ['INSERT'] },
+    disabled: false,
+    ...t,
+  });
+const hosting = (files: AppFiles, metadata: unknown) => {
+  put(files, 'hosting/files/index.html', '<h1>todo</h1>\n');
+  put(files, 'hosting/metadata.json', metadata);
+};
+
+interface Case {
+  name: string;
+  change: (files: AppFiles) => void;
+  file: string;
+  path: string;
+  rule: string;
+}
+
+// Each case breaks exactly one rule of a valid app (examples/todo) and expects exactly that violation.
+const cases: Case[] = [
+  // application settings (2.2, 8)
+  { name: 'an empty app name', change: (f) => editJson(f, 'config.json', (d) => (d.name = '')), file: 'config.json', path: 'name', rule: 'app.name.required' },
+  { name: 'an app name of 33 characters', change: (f) => editJson(f, 'config.json', (d) => (d.name = long(33))), file: 'config.json', path: 'name', rule: 'app.name.length' },
+  { name: 'an app name with a space', change: (f) => editJson(f, 'config.json', (d) => (d.name = 'my todo')), file: 'config.json', path: 'name', rule: 'app.name.charset' },
+  { name: 'an allowed origin that is not a URL', change: (f) => editJson(f, 'config.json', (d) => (d.security.allowed_request_origins = ['example.com'])), file: 'config.json', path: 'security.allowed_request_origins[0]', rule: 'app.allowed_request_origins.url' },
+  { name: 'a custom domain that is not a domain', change: (f) => editJson(f, 'config.json', (d) => (d.hosting = { custom_domain: 'not a domain' })), file: 'config.json', path: 'hosting.custom_domain', rule: 'app.hosting.domain' },
+  { name: 'hosting.enabled that is not a boolean', change: (f) => editJson(f, 'config.json', (d) => (d.hosting = { enabled: 'yes' })), file: 'config.json', path: 'hosting.enabled', rule: 'field.type' },
+  { name: 'custom user data in an unknown service', change: (f) => editJson(f, 'config.json', (d) => (d.custom_user_data_config.mongo_service_id = 'nope')), file: 'config.json', path: 'custom_user_data_config.mongo_service_id', rule: 'app.custom_user_data.service' },
+  { name: 'custom user data without a collection', change: (f) => editJson(f, 'config.json', (d) => delete d.custom_user_data_config.collection_name), file: 'config.json', path: 'custom_user_data_config.collection_name', rule: 'app.custom_user_data.required' },
+  // auth providers (2.3)
+  { name: 'an auth provider without a type', change: (f) => editJson(f, 'auth_providers/anon-user.json', (d) => delete d.type), file: 'auth_providers/anon-user.json', path: 'type', rule: 'auth_provider.type.required' },
+  { name: 'two auth providers with one name', change: (f) => put(f, 'auth_providers/anon2.json', { name: 'anon-user', type: 'anon-user' }), file: 'auth_providers/anon2.json', path: 'name', rule: 'auth_provider.name.unique' },
+  { name: 'a secret_config naming a missing secret', change: (f) => editJson(f, 'auth_providers/local-userpass.json', (d) => (d.secret_config = { clientSecret: 'nope' })), file: 'auth_providers/local-userpass.json', path: 'secret_config.clientSecret', rule: 'secret_config.secret.missing' },
+  { name: 'a metadata field without required', change: (f) => editJson(f, 'auth_providers/local-userpass.json', (d) => (d.metadata_fields = [{ name: 'email' }])), file: 'auth_providers/local-userpass.json', path: 'metadata_fields[0]', rule: 'auth_provider.metadata_fields.item' },
+  // functions (2.4)
+  { name: 'a function without source.js', change: (f) => f.delete('functions/sum/source.js'), file: 'functions/sum/source.js', path: '', rule: 'function.source.missing' },
+  { name: 'a function with an empty source.js', change: (f) => put(f, 'functions/sum/source.js', '  \n'), file: 'functions/sum/source.js', path: '', rule: 'function.source.missing' },
+  { name: 'two functions with one name', change: (f) => { put(f, 'functions/sum2/config.json', { name: 'sum' }); put(f, 'functions/sum2/source.js', 'exports = () => 2;\n'); }, file: 'functions/sum2/config.json', path: 'name', rule: 'function.name.unique' },
+  { name: 'a function without a name', change: (f) => editJson(f, 'functions/sum/config.json', (d) => delete d.name), file: 'functions/sum/config.json', path: 'name', rule: 'function.name.required' },
+  { name: 'a function whose private flag is a string', change: (f) => editJson(f, 'functions/sum/config.json', (d) => (d.private = 'yes')), file: 'functions/sum/config.json', path: 'private', rule: 'field.type' },
+  // services (2.5, 2.8, 8)
+  { name: 'a service name with a space', change: (f) => http(f, { name: 'my http' }), file: 'services/http/config.json', path: 'name', rule: 'service.name.charset' },
+  { name: 'a service name of 65 characters', change: (f) => http(f, { name: long(65) }), file: 'services/http/config.json', path: 'name', rule: 'service.name.length' },
+  { name: 'two services with one name', change: (f) => put(f, 'services/other/config.json', { name: 'mongodb-atlas', type: 'http' }), file: 'services/other/config.json', path: 'name', rule: 'service.name.unique' },
+  { name: 'a service without a type', change: (f) => put(f, 'services/http/config.json', { name: 'http' }), file: 'services/http/config.json', path: 'type', rule: 'service.type.required' },
+  { name: 'a service secret_config naming a missing secret', change: (f) => http(f, { secret_config: { apiKey: 'missing' } }), file: 'services/http/config.json', path: 'secret_config.apiKey', rule: 'secret_config.secret.missing' },
+  { name: 'both clusterName and dataLakeName', change: (f) => editJson(f, ATLAS, (d) => (d.config.dataLakeName = 'Lake0')), file: ATLAS, path: 'config.dataLakeName', rule: 'datasource.link.exactly_one' },
+  { name: 'neither clusterName nor dataLakeName', change: (f) => editJson(f, ATLAS, (d) => delete d.config.clusterName), file: ATLAS, path: 'config.clusterName', rule: 'datasource.link.exactly_one' },
+  { name: 'an unknown readPreference', change: (f) => editJson(f, ATLAS, (d) => (d.config.readPreference = 'fastest')), file: ATLAS, path: 'config.readPreference', rule: 'datasource.read_preference.value' },
+  { name: 'a federated source linked by clusterName', change: (f) => put(f, 'services/lake/config.json', { name: 'lake', type: 'datalake', config: { clusterName: 'Cluster0' } }), file: 'services/lake/config.json', path: 'config.clusterName', rule: 'datasource.federated.cluster_name' },
+  { name: 'a readPreference on a federated source', change: (f) => lake(f, { readPreference: 'primary' }), file: 'services/lake/config.json', path: 'config.readPreference', rule: 'datasource.federated.read_preference' },
+  { name: 'sync embedded in a federated source', change: (f) => lake(f, { sync: { state: 'enabled' } }), file: 'services/lake/config.json', path: 'config.sync', rule: 'datasource.federated.sync' },
+  { name: 'rules on a federated source', change: (f) => { lake(f); put(f, 'services/lake/rules/db.coll.json', { database: 'db', collection: 'coll', roles: [{ name: 'all' }] }); }, file: 'services/lake/rules/db.coll.json', path: 'roles', rule: 'datasource.federated.rules' },
+  { name: 'a schema on a federated source', change: (f) => { lake(f); put(f, 'services/lake/rules/db.coll.json', { database: 'db', collection: 'coll', schema: { bsonType: 'object' } }); }, file: 'services/lake/rules/db.coll.json', path: 'schema', rule: 'datasource.federated.schema' },
+  { name: 'a default rule on a federated source', change: (f) => { lake(f); put(f, 'services/lake/default_rule.json', { roles: [{ name: 'all' }] }); }, file: 'services/lake/default_rule.json', path: 'roles', rule: 'datasource.federated.rules' },
+  { name: 'sync of a federated source', change: (f) => { lake(f); editJson(f, SYNC, (d) => (d.service_name = 'lake')); }, file: SYNC, path: 'service_name', rule: 'datasource.federated.sync' },
+  { name: 'collection rules on an external service', change: (f) => { http(f); put(f, 'services/http/rules/db.coll.json', { database: 'db', collection: 'coll' }); }, file: 'services/http/rules/db.coll.json', path: '', rule: 'rule.service_type' },
+  // roles and filters (2.7, 8)
+  { name: 'a role without a name', change: (f) => editJson(f, ITEMS, (d) => delete d.roles[0].name), file: ITEMS, path: 'roles[0].name', rule: 'role.name.required' },
+  { name: 'a role name of 101 characters', change: (f) => editJson(f, ITEMS, (d) => (d.roles[0].name = long(101))), file: ITEMS, path: 'roles[0].name', rule: 'role.name.length' },
+  { name: 'two roles with one name in a collection', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].name = 'owner')), file: ITEMS, path: 'roles[1].name', rule: 'role.name.unique' },
+  { name: 'two roles with one name in a default rule', change: (f) => put(f, 'services/mongodb-atlas/default_rule.json', { roles: [{ name: 'r' }, { name: 'r' }] }), file: 'services/mongodb-atlas/default_rule.json', path: 'roles[1].name', rule: 'role.name.unique' },
+  { name: 'a field permission that is not an object', change: (f) => editJson(f, ITEMS, (d) => (d.roles[0].fields = { summary: true })), file: ITEMS, path: 'roles[0].fields.summary', rule: 'role.fields.shape' },
+  { name: 'a filter without a name', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ query: {} }])), file: ITEMS, path: 'filters[0].name', rule: 'filter.name.required' },
+  { name: 'a filter name of 101 characters', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: long(101) }])), file: ITEMS, path: 'filters[0].name', rule: 'filter.name.length' },
+  { name: 'two filters with one name', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f' }, { name: 'f' }])), file: ITEMS, path: 'filters[1].name', rule: 'filter.name.unique' },
+  { name: 'a projection mixing inclusion and exclusion', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f', projection: { summary: 1, owner_id: 0 } }])), file: ITEMS, path: 'filters[0].projection', rule: 'filter.projection.mixed' },
+  { name: 'an inclusive and an exclusive filter projection', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'a', projection: { summary: 1, _id: 0 } }, { name: 'b', projection: { owner_id: 0 } }])), file: ITEMS, path: 'filters[1].projection', rule: 'filter.projection.inconsistent' },
+  { name: 'a filter apply_when using a document expansion', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f', apply_when: { '%%root.owner_id': '%%user.id' } }])), file: ITEMS, path: 'filters[0].apply_when', rule: 'filter.apply_when.document_expansion' },
+  { name: 'a collection rule without a collection', change: (f) => editJson(f, USERS, (d) => delete d.collection), file: USERS, path: 'collection', rule: 'rule.collection.required' },
+  { name: 'two rules for one collection', change: (f) => put(f, 'services/mongodb-atlas/rules/copy.json', { database: 'todo', collection: 'users', roles: [] }), file: USERS, path: 'collection', rule: 'rule.namespace.unique' },
+  // schemas and relationships (2.7)
+  { name: 'an unknown field type', change: (f) => editJson(f, ITEMS, (d) => (d.schema.properties.summary.bsonType = 'text')), file: ITEMS, path: 'schema.properties.summary.bsonType', rule: 'schema.bsonType.unknown' },
+  { name: 'a collection schema that is not an object schema', change: (f) => editJson(f, USERS, (d) => (d.schema = { bsonType: 'array', properties: { _partition: { bsonType: 'string' } } })), file: USERS, path: 'schema.bsonType', rule: 'schema.root.object' },
+  { name: 'a required property missing from properties', change: (f) => editJson(f, ITEMS, (d) => d.schema.required.push('title')), file: ITEMS, path: 'schema.required[4]', rule: 'schema.required.unknown_property' },
+  { name: 'a relationship ref of the wrong form', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.ref = 'todo.lists')), file: ITEMS, path: 'relationships.list_id.ref', rule: 'relationship.ref.format' },
+  { name: 'a relationship to an unknown service', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.ref = '#/relationship/other/todo/lists')), file: ITEMS, path: 'relationships.list_id.ref', rule: 'relationship.ref.service' },
+  { name: 'a relationship to a collection without schema', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.ref = '#/relationship/mongodb-atlas/todo/users')), file: ITEMS, path: 'relationships.list_id.ref', rule: 'relationship.ref.target' },
+  { name: 'a relationship source_key not in the schema', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.source_key = 'listId')), file: ITEMS, path: 'relationships.list_id.source_key', rule: 'relationship.source_key.schema' },
+  { name: 'a relationship foreign_key not in the foreign schema', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.foreign_key = 'uuid')), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.foreign_key.schema' },
+  { name: 'a relationship without foreign_key', change: (f) => editJson(f, ITEMS, (d) => delete d.relationships.list_id.foreign_key), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.foreign_key.required' },
+  { name: 'a relationship is_list that is not a boolean', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.is_list = 'no')), file: ITEMS, path: 'relationships.list_id.is_list', rule: 'field.type' },
+  // sync (2.6, 8)
+  { name: 'a partition key type outside String, ObjectID, Long, UUID', change: (f) => editJson(f, SYNC, (d) => (d.partition.type = 'int32')), file: SYNC, path: 'partition.type', rule: 'sync.partition.type.value' },
+  { name: 'a synced schema without the partition key', change: (f) => editJson(f, LISTS, (d) => { delete d.schema.properties._partition; d.schema.required = ['_id', 'owner_id', 'name']; }), file: LISTS, path: 'schema.properties', rule: 'sync.partition.key.missing' },
+  { name: 'a partition key whose schema type differs', change: (f) => editJson(f, ITEMS, (d) => (d.schema.properties._partition.bsonType = 'objectId')), file: ITEMS, path: 'schema.properties._partition.bsonType', rule: 'sync.partition.key.type' },
+  { name: 'an unknown sync state', change: (f) => editJson(f, SYNC, (d) => (d.state = 'on')), file: SYNC, path: 'state', rule: 'sync.state.value' },
+  { name: 'an unknown sync type', change: (f) => editJson(f, SYNC, (d) => (d.type = 'mirror')), file: SYNC, path: 'type', rule: 'sync.type.value' },
+  { name: 'sync of an unknown service', change: (f) => editJson(f, SYNC, (d) => (d.service_name = 'nope')), file: SYNC, path: 'service_name', rule: 'sync.service.missing' },
+  { name: 'partition sync without service_name', change: (f) => editJson(f, SYNC, (d) => delete d.service_name), file: SYNC, path: 'service_name', rule: 'sync.service_name.required' },
+  { name: 'partition sync without a key', change: (f) => editJson(f, SYNC, (d) => delete d.partition.key), file: SYNC, path: 'partition.key', rule: 'sync.partition.key.required' },
+  { name: 'a second synced cluster', change: (f) => put(f, 'services/second/config.json', { name: 'second', type: 'mongodb-atlas', config: { clusterName: 'Cluster1', sync: { state: 'enabled', database_name: 'x', partition: { key: '_partition', type: 'string' } } } }), file: 'services/second/config.json', path: 'config.sync', rule: 'sync.cluster.multiple' },
+  { name: 'a second partition key', change: (f) => put(f, 'services/second/config.json', { name: 'second', type: 'mongodb-atlas', config: { clusterName: 'Cluster1', sync: { state: 'disabled', partition: { key: 'owner_id', type: 'string' } } } }), file: 'services/second/config.json', path: 'config.sync.partition.key', rule: 'sync.partition.key.multiple' },
+  { name: 'development mode without database_name', change: (f) => editJson(f, SYNC, (d) => { d.development_mode_enabled = true; delete d.database_name; }), file: SYNC, path: 'database_name', rule: 'sync.database_name.required' },
+  { name: 'a negative client_max_offline_days', change: (f) => editJson(f, SYNC, (d) => (d.client_max_offline_days = -1)), file: SYNC, path: 'client_max_offline_days', rule: 'sync.client_max_offline_days.value' },
+  // incoming webhooks and service rules (2.8)
+  { name: 'a webhook on a data source', change: (f) => hook(f, {}, 'exports = () => 1;\n', 'mongodb-atlas'), file: 'services/mongodb-atlas/incoming_webhooks/hook/config.json', path: '', rule: 'webhook.service_type' },
+  { name: 'a webhook with a field webhooks do not have', change: (f) => { http(f); hook(f, { schedule: '* * * * *' }); }, file: 'services/http/incoming_webhooks/hook/config.json', path: 'schedule', rule: 'webhook.field.unknown' },
+  { name: 'a webhook with an unknown HTTP method', change: (f) => { http(f); hook(f, { options: { httpMethod: 'FETCH' } }); }, file: 'services/http/incoming_webhooks/hook/config.json', path: 'options.httpMethod', rule: 'webhook.http_method.value' },
+  { name: 'a webhook with an unknown validation method', change: (f) => { http(f); hook(f, { options: { validationMethod: 'TRUST_ME' } }); }, file: 'services/http/incoming_webhooks/hook/config.json', path: 'options.validationMethod', rule: 'webhook.validation_method.value' },
+  { name: 'a webhook without source.js', change: (f) => { http(f); hook(f, { respond_result: true }, null); }, file: 'services/http/incoming_webhooks/hook/source.js', path: '', rule: 'webhook.source.missing' },
+  { name: 'a service rule name with a slash', change: (f) => { http(f); put(f, 'services/http/rules/get.json', { name: 'get/all', actions: ['get'], when: {} }); }, file: 'services/http/rules/get.json', path: 'name', rule: 'service_rule.name.charset' },
+  { name: 'a service rule whose actions are not a list', change: (f) => { http(f); put(f, 'services/http/rules/get.json', { name: 'get', actions: 'get' }); }, file: 'services/http/rules/get.json', path: 'actions', rule: 'service_rule.actions.type' },
+  // triggers (2.9)
+  { name: 'a trigger naming a missing function', change: (f) => trigger(f, { function_name: 'nope' }), file: 'triggers/onItem.json', path: 'function_name', rule: 'trigger.function.missing' },
+  { name: 'a trigger name with a dot', change: (f) => trigger(f, { name: 'on.item' }), file: 'triggers/onItem.json', path: 'name', rule: 'trigger.name.charset' },
+  { name: 'a trigger name of 65 characters', change: (f) => trigger(f, { name: long(65) }), file: 'triggers/onItem.json', path: 'name', rule: 'trigger.name.length' },
+  { name: 'a trigger without a function', change: (f) => trigger(f, { function_name: undefined }), file: 'triggers/onItem.json', path: 'function_name', rule: 'trigger.function.required' },
+  { name: 'a trigger on an unknown service', change: (f) => trigger(f, { config: { service_name: 'nope' } }), file: 'triggers/onItem.json', path: 'config.service_name', rule: 'trigger.service.missing' },
+  { name: 'two triggers with one name', change: (f) => { trigger(f, {}); trigger(f, {}, 'triggers/onItem2.json'); }, file: 'triggers/onItem2.json', path: 'name', rule: 'trigger.name.unique' },
+  { name: 'a trigger whose disabled flag is a string', change: (f) => trigger(f, { disabled: 'no' }), file: 'triggers/onItem.json', path: 'disabled', rule: 'field.type' },
+  // values and secrets (2.11)
+  { name: 'two values with one name', change: (f) => put(f, 'values/greeting2.json', { name: 'greeting', value: 'Hi' }), file: 'values/greeting2.json', path: 'name', rule: 'value.name.unique' },
+  { name: 'a value from a missing secret', change: (f) => put(f, 'values/apiKey.json', { name: 'apiKey', from_secret: true, value: 'apiKeySecret' }), file: 'values/apiKey.json', path: 'value', rule: 'value.secret.missing' },
+  { name: 'a value that is a number', change: (f) => put(f, 'values/answer.json', { name: 'answer', value: 42 }), file: 'values/answer.json', path: 'value', rule: 'value.value.type' },
+  { name: 'a value without a value', change: (f) => put(f, 'values/empty.json', { name: 'empty' }), file: 'values/empty.json', path: 'value', rule: 'value.value.required' },
+  { name: 'a secret whose value is not a string', change: (f) => put(f, 'secrets.json', { apiKey: 42 }), file: 'secrets.json', path: 'apiKey', rule: 'secrets.value.type' },
+  // hosting (2.10)
+  { name: 'a hosting path without a leading slash', change: (f) => hosting(f, [{ path: '/index.html', attrs: [] }, { path: 'about.html', attrs: [] }]), file: 'hosting/metadata.json', path: '[1].path', rule: 'hosting.path.format' },
+  { name: 'hosting metadata for a missing file', change: (f) => hosting(f, [{ path: '/gone.html', attrs: [] }]), file: 'hosting/metadata.json', path: '[0].path', rule: 'hosting.file.missing' },
+  { name: 'a hosting attribute without a value', change: (f) => hosting(f, [{ path: '/index.html', attrs: [{ name: 'Cache-Control' }] }]), file: 'hosting/metadata.json', path: '[0].attrs[0]', rule: 'hosting.attr.shape' },
+  // GraphQL custom resolvers
+  { name: 'a custom resolver naming a missing function', change: (f) => put(f, 'graphql/custom_resolvers/query_total.json', { on_type: 'Query', field_name: 'total', function_name: 'nope' }), file: 'graphql/custom_resolvers/query_total.json', path: 'function_name', rule: 'graphql.resolver.function' },
+];
+
+describe('validateApp', () => {
+  it('has at least 40 invalid-configuration cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it.each(cases)('reports $rule at $file $path for $name', ({ change, file, path, rule }) => {
+    const files = exampleTodo();
+    change(files);
+    const { violations } = loadApp(files);
+    expect(violations.map(({ file, path, rule }) => ({ file, path, rule }))).toEqual([{ file, path, rule }]);
+    expect(violations[0].message.length).toBeGreaterThan(5);
+  });
+
+  it('reports several violations of one directory together', () => {
+    const files = exampleTodo();
+    editJson(files, 'config.json', (d) => (d.name = 'to do'));
+    editJson(files, ATLAS, (d) => (d.config.dataLakeName = 'Lake0'));
+    editJson(files, ITEMS, (d) => {
+      d.roles[1].name = 'owner';
+      d.schema.properties.summary.bsonType = 'varchar';
+    });
+    editJson(files, SYNC, (d) => (d.partition.type = 'double'));
+    files.delete('functions/greet/source.js');
+    put(files, 'values/broken.json', '{ "name": "broken", ');
+    const { violations } = loadApp(files);
+    expect(violations.map(({ file, path, rule }) => `${file} ${path} ${rule}`)).toEqual([
+      'config.json name app.name.charset',
+      'functions/greet/source.js  function.source.missing',
+      'services/mongodb-atlas/config.json config.dataLakeName datasource.link.exactly_one',
+      `${ITEMS} roles[1].name role.name.unique`,
+      `${ITEMS} schema.properties.summary.bsonType schema.bsonType.unknown`,
+      'sync/config.json partition.type sync.partition.type.value',
+      'values/broken.json  json.syntax',
+    ]);
+  });
+
+  it('accepts every spelling of the partition key types, case-insensitively', () => {
+    for (const [type, bsonType] of [['String', 'string'], ['objectId', 'objectId'], ['OBJECTID', 'objectId'], ['long', 'long'], ['Long', 'int'], ['int', 'long'], ['uuid', 'uuid'], ['UUID', 'uuid']]) {
+      const files = exampleTodo();
+      editJson(files, SYNC, (d) => (d.partition.type = type));
+      for (const rule of [ITEMS, LISTS]) editJson(files, rule, (d) => (d.schema.properties._partition.bsonType = bsonType));
+      expect(loadApp(files).violations, `${type} / ${bsonType}`).toEqual([]);
+    }
+  });
+
+  it('accepts a value from an existing secret, a datastore-cluster service and an optional partition key', () => {
+    const files = exampleTodo();
+    put(files, 'secrets.json', { apiKeySecret: 's3cr3t' });
+    put(files, 'values/apiKey.json', { name: 'apiKey', from_secret: true, value: 'apiKeySecret' });
+    editJson(files, ATLAS, (d) => (d.type = 'datastore-cluster'));
+    editJson(files, ITEMS, (d) => (d.schema.properties._partition.bsonType = ['string', 'null']));
+    expect(loadApp(files).violations).toEqual([]);
+  });
+
+  it('reports the files of an in-memory app by their current-layout paths', () => {
+    const app = readAppFiles(exampleTodo()).app;
+    app.functions[0].source = '';
+    app.services[0].collectionRules[0].roles![0].name = '';
+    expect(validateApp(app).map((v) => `${v.file} ${v.path} ${v.rule}`)).toEqual([
+      'functions/addItem/source.js  function.source.missing',
+      `${ITEMS} roles[0].name role.name.required`,
+    ]);
+  });
+});
