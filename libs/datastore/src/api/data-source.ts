@@ -1,0 +1,249 @@
+/**
+ * The data-access API (spec 4.4) that functions, rules, GraphQL, triggers and sync call. Both engines
+ * (embedded and MongoDB) implement it; callers never learn which one serves them except through `engine`.
+ * Documents are BSON-typed JS values from the `bson` package.
+ */
+import { type Document } from '../bson/values';
+
+export type { Document };
+
+export type SortDirection = 1 | -1;
+export type SortSpec = Record<string, SortDirection>;
+
+export interface SessionOption {
+  /** Runs the operation inside this session (and its transaction, if one is open). */
+  session?: DataSession;
+}
+
+export interface FindOptions extends SessionOption {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+  projection?: Document;
+}
+
+export interface FindOneOptions extends SessionOption {
+  sort?: SortSpec;
+  skip?: number;
+  projection?: Document;
+}
+
+export interface FindOneAndModifyOptions extends SessionOption {
+  upsert?: boolean;
+  /** Return the document after the change (default false: as it was before). */
+  returnNewDocument?: boolean;
+  sort?: SortSpec;
+  projection?: Document;
+  arrayFilters?: Document[];
+}
+
+export interface FindOneAndDeleteOptions extends SessionOption {
+  sort?: SortSpec;
+  projection?: Document;
+}
+
+export interface UpdateOptions extends SessionOption {
+  upsert?: boolean;
+  arrayFilters?: Document[];
+}
+
+export interface ReplaceOptions extends SessionOption {
+  upsert?: boolean;
+}
+
+export interface InsertManyOptions extends SessionOption {
+  /** Stop at the first failure (default true); false carries on and reports every failure. */
+  ordered?: boolean;
+}
+
+export interface CountOptions extends SessionOption {
+  skip?: number;
+  limit?: number;
+}
+
+export type AggregateOptions = SessionOption;
+export type DeleteOptions = SessionOption;
+export type DistinctOptions = SessionOption;
+
+export interface BulkWriteOptions extends SessionOption {
+  ordered?: boolean;
+}
+
+export interface IndexOptions {
+  name?: string;
+  unique?: boolean;
+  /** Leave documents without the field out of the index (and out of its uniqueness). */
+  sparse?: boolean;
+}
+
+export interface CreateCollectionOptions {
+  /** Makes a read-only view over another collection of the same database. */
+  viewOn?: string;
+  pipeline?: Document[];
+}
+
+export interface InsertOneResult {
+  insertedId: unknown;
+}
+
+export interface InsertManyResult {
+  insertedIds: unknown[];
+  insertedCount: number;
+}
+
+export interface UpdateResult {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedCount: number;
+  upsertedId?: unknown;
+}
+
+export interface DeleteResult {
+  deletedCount: number;
+}
+
+export interface BulkWriteResult {
+  insertedCount: number;
+  matchedCount: number;
+  modifiedCount: number;
+  deletedCount: number;
+  upsertedCount: number;
+  /** Operation index -> inserted _id. */
+  insertedIds: Record<number, unknown>;
+  /** Operation index -> upserted _id. */
+  upsertedIds: Record<number, unknown>;
+}
+
+export type BulkWriteOperation =
+  | { insertOne: { document: Document } }
+  | { updateOne: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[] } }
+  | { updateMany: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[] } }
+  | { replaceOne: { filter: Document; replacement: Document; upsert?: boolean } }
+  | { deleteOne: { filter: Document } }
+  | { deleteMany: { filter: Document } };
+
+export interface IndexDescription {
+  name: string;
+  key: Record<string, SortDirection>;
+  unique?: boolean;
+  sparse?: boolean;
+}
+
+/** A read cursor. skip, limit and sort may only be called before the first document was retrieved. */
+export interface DataCursor<T = Document> extends AsyncIterable<T> {
+  next(): Promise<T | null>;
+  toArray(): Promise<T[]>;
+  skip(n: number): this;
+  close(): Promise<void>;
+}
+
+export interface FindCursor<T = Document> extends DataCursor<T> {
+  limit(n: number): this;
+  sort(spec: SortSpec): this;
+  project(projection: Document): this;
+}
+
+export type AggregateCursor<T = Document> = DataCursor<T>;
+
+export interface ResumeToken {
+  _data: string;
+}
+
+export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'dropDatabase';
+
+export interface ChangeEvent {
+  _id: ResumeToken;
+  operationType: ChangeOperationType;
+  /** Commit time of the write. */
+  wallTime: Date;
+  ns: { db: string; coll?: string };
+  documentKey?: { _id: unknown };
+  fullDocument?: Document | null;
+  fullDocumentBeforeChange?: Document | null;
+  updateDescription?: { updatedFields: Document; removedFields: string[]; truncatedArrays: unknown[] };
+}
+
+export interface WatchOptions {
+  /** Resume after this event: no event up to it is delivered again, none after it is missed. */
+  resumeAfter?: ResumeToken;
+  startAfter?: ResumeToken;
+  /** `updateLookup`, `whenAvailable` or `required` add the document after an update. */
+  fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required';
+  /** `whenAvailable` or `required` add the document before an update, replace or delete. */
+  fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required';
+}
+
+export interface ChangeStream extends AsyncIterable<ChangeEvent> {
+  /** Waits for the next event. */
+  next(): Promise<ChangeEvent>;
+  /** The next event if one is ready, else null. */
+  tryNext(): Promise<ChangeEvent | null>;
+  /** Token of the last event returned (resume from it after a restart). */
+  readonly resumeToken: ResumeToken | undefined;
+  close(): Promise<void>;
+}
+
+export interface CollectionHandle {
+  readonly collectionName: string;
+  readonly dbName: string;
+  find(query?: Document, projection?: Document, options?: FindOptions): FindCursor;
+  findOne(query?: Document, projection?: Document, options?: FindOneOptions): Promise<Document | null>;
+  findOneAndUpdate(query: Document, update: Document | Document[], options?: FindOneAndModifyOptions): Promise<Document | null>;
+  findOneAndReplace(query: Document, replacement: Document, options?: FindOneAndModifyOptions): Promise<Document | null>;
+  findOneAndDelete(query: Document, options?: FindOneAndDeleteOptions): Promise<Document | null>;
+  insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult>;
+  insertMany(documents: Document[], options?: InsertManyOptions): Promise<InsertManyResult>;
+  updateOne(query: Document, update: Document | Document[], options?: UpdateOptions): Promise<UpdateResult>;
+  updateMany(query: Document, update: Document | Document[], options?: UpdateOptions): Promise<UpdateResult>;
+  replaceOne(query: Document, replacement: Document, options?: ReplaceOptions): Promise<UpdateResult>;
+  deleteOne(query: Document, options?: DeleteOptions): Promise<DeleteResult>;
+  deleteMany(query: Document, options?: DeleteOptions): Promise<DeleteResult>;
+  aggregate(pipeline: Document[], options?: AggregateOptions): AggregateCursor;
+  /** Number of matching documents (App Services' `count`). */
+  count(query?: Document, options?: CountOptions): Promise<number>;
+  countDocuments(query?: Document, options?: CountOptions): Promise<number>;
+  estimatedDocumentCount(options?: SessionOption): Promise<number>;
+  distinct(field: string, query?: Document, options?: DistinctOptions): Promise<unknown[]>;
+  bulkWrite(operations: BulkWriteOperation[], options?: BulkWriteOptions): Promise<BulkWriteResult>;
+  createIndex(keys: Record<string, SortDirection>, options?: IndexOptions): Promise<string>;
+  dropIndex(name: string): Promise<void>;
+  listIndexes(): Promise<IndexDescription[]>;
+  drop(): Promise<boolean>;
+  watch(pipeline?: Document[], options?: WatchOptions): ChangeStream;
+}
+
+export interface DatabaseHandle {
+  readonly databaseName: string;
+  getCollectionNames(): Promise<string[]>;
+  collection(name: string): CollectionHandle;
+  createCollection(name: string, options?: CreateCollectionOptions): Promise<CollectionHandle>;
+  dropCollection(name: string): Promise<boolean>;
+  dropDatabase(): Promise<void>;
+  watch(pipeline?: Document[], options?: WatchOptions): ChangeStream;
+}
+
+export interface AdminHandle {
+  getDBNames(): Promise<string[]>;
+}
+
+/** A session; a transaction is atomic across the collections of one data-source service. */
+export interface DataSession {
+  readonly id: string;
+  inTransaction(): boolean;
+  startTransaction(): void;
+  commitTransaction(): Promise<void>;
+  abortTransaction(): Promise<void>;
+  /** Runs `fn` in a transaction, commits it, or aborts it and rethrows when `fn` throws. */
+  withTransaction<T>(fn: (session: DataSession) => Promise<T>): Promise<T>;
+  endSession(): Promise<void>;
+}
+
+export interface DataSourceClient {
+  readonly engine: 'embedded' | 'mongodb';
+  admin(): AdminHandle;
+  db(name: string): DatabaseHandle;
+  startSession(): DataSession;
+  /** Changes of every database of the service. */
+  watch(pipeline?: Document[], options?: WatchOptions): ChangeStream;
+  close(): Promise<void>;
+}

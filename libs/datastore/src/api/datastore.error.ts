@@ -1,0 +1,75 @@
+import { TesseraError } from '@tessera/domain';
+
+/**
+ * MongoDB error codes the datastore reports. Both engines answer with these numbers so callers (functions,
+ * rules, GraphQL, sync) can branch on `code` without knowing which engine served them.
+ */
+export const DatastoreErrorCode = {
+  InternalError: 1,
+  BadValue: 2,
+  FailedToParse: 9,
+  TypeMismatch: 14,
+  IllegalOperation: 20,
+  NamespaceNotFound: 26,
+  IndexNotFound: 27,
+  PathNotViable: 28,
+  ConflictingUpdateOperators: 40,
+  NamespaceExists: 48,
+  ImmutableField: 66,
+  InvalidOptions: 72,
+  NoSuchTransaction: 251,
+  WriteConflict: 112,
+  CommandNotSupportedOnView: 166,
+  ChangeStreamHistoryLost: 286,
+  DuplicateKey: 11000,
+  InvalidProjection: 31254,
+  InvalidProjectionInclusion: 31253,
+  CursorInUse: 17,
+} as const;
+
+export type DatastoreErrorCodeName = keyof typeof DatastoreErrorCode;
+
+/** A partial result carried by a failed multi-document write (insertMany, bulkWrite). */
+export interface WriteErrorDetail {
+  index: number;
+  code: number;
+  errmsg: string;
+}
+
+/**
+ * The datastore's error. `errorCode` is what App Services puts on the wire for data-source failures
+ * (`MongoDBError`); `code` and `codeName` are MongoDB's own numbers, kept for callers that branch on them.
+ */
+export class DatastoreError extends TesseraError {
+  readonly errorCode = 'MongoDBError';
+  readonly httpStatus: number;
+  readonly code: number;
+  readonly codeName: DatastoreErrorCodeName;
+  /** For bulk writes: the per-operation failures and the counts of what was written before or despite them. */
+  writeErrors?: WriteErrorDetail[];
+  result?: unknown;
+  /** True when the error was detected before reaching a store (argument validation), like a driver error. */
+  readonly isClientError: boolean;
+
+  constructor(
+    codeName: DatastoreErrorCodeName,
+    message: string,
+    options?: { cause?: unknown; clientError?: boolean; httpStatus?: number; code?: number },
+  ) {
+    super(message, options);
+    this.codeName = codeName;
+    this.code = options?.code ?? DatastoreErrorCode[codeName];
+    this.isClientError = options?.clientError ?? false;
+    this.httpStatus = options?.httpStatus ?? (codeName === 'InternalError' ? 500 : 400);
+  }
+}
+
+export function isDatastoreError(value: unknown): value is DatastoreError {
+  return value instanceof DatastoreError;
+}
+
+/** The code name for a MongoDB error number (InternalError for numbers this module does not name). */
+export function codeNameOf(code: number | undefined): DatastoreErrorCodeName {
+  const entry = Object.entries(DatastoreErrorCode).find(([, value]) => value === code);
+  return (entry?.[0] as DatastoreErrorCodeName | undefined) ?? 'InternalError';
+}

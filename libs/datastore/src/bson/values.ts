@@ -1,0 +1,339 @@
+/**
+ * BSON value helpers shared by both engines: normalising caller values into the in-memory form the
+ * embedded engine stores (Int32 and Double become JS numbers, a Long that fits becomes a number, so
+ * that 1, Int32(1), Long(1) and Double(1) are equal as in MongoDB), deep copies, the BSON comparison
+ * order used by sorts and indexes, and canonical keys for `_id` lookups. No I/O here.
+ */
+import { EJSON, Long, type Binary, type ObjectId, type Timestamp } from 'bson';
+
+export type Document = Record<string, unknown>;
+
+interface BsonTagged {
+  _bsontype: string;
+}
+
+function bsonType(value: object): string | undefined {
+  const tag = (value as Partial<BsonTagged>)._bsontype;
+  return typeof tag === 'string' ? tag : undefined;
+}
+
+export function isPlainObject(value: unknown): value is Document {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value) || value instanceof Date || value instanceof RegExp) return false;
+  return bsonType(value) === undefined;
+}
+
+/** Deep copy of a caller value into stored form. `undefined` fields are dropped (as BSON does). */
+export function normalize(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'bigint') return normalizeLong(Long.fromBigInt(value));
+    return value;
+  }
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i] as unknown;
+      out[i] = v === undefined ? null : normalize(v);
+    }
+    return out;
+  }
+  if (value instanceof Date) return new Date(value.getTime());
+  if (value instanceof RegExp) return value;
+  const tag = bsonType(value);
+  if (tag !== undefined) {
+    switch (tag) {
+      case 'Int32':
+      case 'Double':
+        return (value as unknown as { value: number }).value;
+      case 'Long':
+        return normalizeLong(value as Long);
+      default:
+        return value;
+    }
+  }
+  const out: Document = {};
+  for (const key of Object.keys(value)) {
+    const v = (value as Document)[key];
+    if (v !== undefined) out[key] = normalize(v);
+  }
+  return out;
+}
+
+export function normalizeDocument(doc: Document): Document {
+  return normalize(doc) as Document;
+}
+
+function normalizeLong(value: Long): number | Long {
+  const n = value.toNumber();
+  return Number.isSafeInteger(n) ? n : value;
+}
+
+/** Deep copy of a stored value, so callers never hold references into the store. */
+export function cloneValue<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v: unknown) => cloneValue(v)) as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (bsonType(value) !== undefined || value instanceof RegExp) return value;
+  const out: Document = {};
+  for (const key of Object.keys(value)) out[key] = cloneValue((value as Document)[key]);
+  return out as T;
+}
+
+/** MongoDB's order of BSON types for comparisons and sorts. */
+export function typeRank(value: unknown): number {
+  if (value === undefined || value === null) return 1;
+  switch (typeof value) {
+    case 'number':
+    case 'bigint':
+      return 2;
+    case 'string':
+      return 3;
+    case 'boolean':
+      return 8;
+    case 'object':
+      break;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return 4;
+  }
+  if (Array.isArray(value)) return 5;
+  if (value instanceof Date) return 9;
+  if (value instanceof RegExp) return 11;
+  const tag = bsonType(value);
+  switch (tag) {
+    case undefined:
+      return 4;
+    case 'MinKey':
+      return 0;
+    case 'Int32':
+    case 'Double':
+    case 'Long':
+    case 'Decimal128':
+      return 2;
+    case 'BSONSymbol':
+      return 3;
+    case 'Binary':
+      return 6;
+    case 'ObjectId':
+      return 7;
+    case 'Timestamp':
+      return 10;
+    case 'BSONRegExp':
+      return 11;
+    case 'MaxKey':
+      return 12;
+    default:
+      return 4;
+  }
+}
+
+function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  const tag = bsonType(value as object);
+  switch (tag) {
+    case 'Long':
+      return (value as Long).toNumber();
+    case 'Int32':
+    case 'Double':
+      return (value as { value: number }).value;
+    case 'Decimal128':
+      return Number.parseFloat((value as { toString(): string }).toString());
+    case undefined:
+    default:
+      return Number.NaN;
+  }
+}
+
+function compareNumbers(a: unknown, b: unknown): number {
+  if (a instanceof Long && b instanceof Long) return a.compare(b);
+  const x = toNumber(a);
+  const y = toNumber(b);
+  if (Number.isNaN(x)) return Number.isNaN(y) ? 0 : -1; // NaN sorts before every other number
+  if (Number.isNaN(y)) return 1;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return a.length - b.length;
+}
+
+function sign(n: number): number {
+  return n < 0 ? -1 : n > 0 ? 1 : 0;
+}
+
+/** Compares two values in MongoDB's BSON order: -1, 0 or 1. Missing compares as null. */
+export function compareValues(a: unknown, b: unknown): number {
+  const ra = typeRank(a);
+  const rb = typeRank(b);
+  if (ra !== rb) return ra < rb ? -1 : 1;
+  switch (ra) {
+    case 0:
+    case 1:
+    case 12:
+      return 0;
+    case 2:
+      return compareNumbers(a, b);
+    case 3: {
+      const x = String(a);
+      const y = String(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    case 4:
+      return compareObjects(a as Document, b as Document);
+    case 5: {
+      const x = a as unknown[];
+      const y = b as unknown[];
+      const n = Math.min(x.length, y.length);
+      for (let i = 0; i < n; i++) {
+        const c = compareValues(x[i], y[i]);
+        if (c !== 0) return c;
+      }
+      return sign(x.length - y.length);
+    }
+    case 6: {
+      const x = a as Binary;
+      const y = b as Binary;
+      if (x.position !== y.position) return x.position < y.position ? -1 : 1;
+      if (x.sub_type !== y.sub_type) return x.sub_type < y.sub_type ? -1 : 1;
+      return sign(compareBytes(x.buffer.subarray(0, x.position), y.buffer.subarray(0, y.position)));
+    }
+    case 7:
+      return sign(compareBytes((a as ObjectId).id, (b as ObjectId).id));
+    case 8:
+      return a === b ? 0 : a ? 1 : -1;
+    case 9:
+      return sign((a as Date).getTime() - (b as Date).getTime());
+    case 10:
+      return (a as Timestamp).compare(b as Timestamp);
+    case 11: {
+      const x = String(a);
+      const y = String(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+function compareObjects(a: Document, b: Document): number {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  const n = Math.min(ka.length, kb.length);
+  for (let i = 0; i < n; i++) {
+    const va = a[ka[i]];
+    const vb = b[kb[i]];
+    const r = typeRank(va) - typeRank(vb);
+    if (r !== 0) return sign(r);
+    if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    const c = compareValues(va, vb);
+    if (c !== 0) return c;
+  }
+  return sign(ka.length - kb.length);
+}
+
+export function valuesEqual(a: unknown, b: unknown): boolean {
+  return compareValues(a, b) === 0 && typeRank(a) === typeRank(b);
+}
+
+/** A string that is equal for two `_id` values exactly when MongoDB considers them the same key. */
+export function idKey(value: unknown): string {
+  if (value === undefined || value === null) return 'z';
+  switch (typeof value) {
+    case 'number':
+      return Object.is(value, -0) ? 'n0' : `n${value}`;
+    case 'string':
+      return `s${value}`;
+    case 'boolean':
+      return value ? 'bt' : 'bf';
+    case 'bigint':
+    case 'function':
+    case 'object':
+    case 'symbol':
+    case 'undefined':
+      break;
+  }
+  if (value instanceof Date) return `d${value.getTime()}`;
+  const tag = bsonType(value);
+  if (tag === 'ObjectId') return `o${(value as ObjectId).toHexString()}`;
+  if (tag === 'Binary') {
+    const bin = value as Binary;
+    return `b${bin.sub_type}:${Buffer.from(bin.buffer.subarray(0, bin.position)).toString('hex')}`;
+  }
+  if (typeRank(value) === 2) {
+    const n = toNumber(value);
+    return Number.isSafeInteger(n) || !(value instanceof Long) ? `n${n}` : `l${String(value)}`;
+  }
+  return `x${EJSON.stringify(numbersAsDoubles(value), { relaxed: false })}`;
+}
+
+function numbersAsDoubles(value: unknown): unknown {
+  if (typeRank(value) === 2) return { $n: String(toNumber(value)) };
+  if (Array.isArray(value)) return value.map(numbersAsDoubles);
+  if (isPlainObject(value)) {
+    const out: Document = {};
+    for (const k of Object.keys(value)) out[k] = numbersAsDoubles(value[k]);
+    return out;
+  }
+  return value;
+}
+
+/** The shell-like rendering MongoDB uses in error messages, e.g. `{ _id: 1 }` or `ObjectId('...')`. */
+export function formatValue(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (typeof value !== 'object') return typeof value;
+  if (Array.isArray(value)) return `[ ${value.map(formatValue).join(', ')} ]`;
+  if (value instanceof Date) return `new Date(${value.getTime()})`;
+  const tag = bsonType(value);
+  if (tag === 'ObjectId') return `ObjectId('${(value as ObjectId).toHexString()}')`;
+  if (tag !== undefined) return (value as { toString(): string }).toString();
+  const entries = Object.entries(value as Document).map(([k, v]) => `${k}: ${formatValue(v)}`);
+  return entries.length ? `{ ${entries.join(', ')} }` : '{}';
+}
+
+/** Reads a dotted path without descending into arrays (positional numbers address array elements). */
+export function getPath(doc: unknown, path: string): unknown {
+  let cur: unknown = doc;
+  for (const part of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    if (Array.isArray(cur)) {
+      const idx = Number(part);
+      if (!Number.isInteger(idx)) return undefined;
+      cur = cur[idx];
+    } else {
+      cur = (cur as Document)[part];
+    }
+  }
+  return cur;
+}
+
+/**
+ * Every value a dotted path reaches, descending into arrays as MongoDB queries and indexes do.
+ * An empty result means the path is missing.
+ */
+export function collectPathValues(doc: unknown, parts: readonly string[], from = 0, out: unknown[] = []): unknown[] {
+  if (from === parts.length) {
+    out.push(doc);
+    return out;
+  }
+  if (doc === null || typeof doc !== 'object') return out;
+  if (Array.isArray(doc)) {
+    const idx = Number(parts[from]);
+    if (Number.isInteger(idx) && idx >= 0) {
+      if (idx < doc.length) collectPathValues(doc[idx], parts, from + 1, out);
+      return out;
+    }
+    for (const item of doc) if (item !== null && typeof item === 'object') collectPathValues(item, parts, from, out);
+    return out;
+  }
+  if (!isPlainObject(doc)) return out;
+  const next = doc[parts[from]];
+  if (next === undefined) return out;
+  return collectPathValues(next, parts, from + 1, out);
+}

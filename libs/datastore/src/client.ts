@@ -1,0 +1,42 @@
+/**
+ * Cluster mapping: a data-source service's `clusterName` resolves to MongoDB when the server settings map
+ * that name to a URI, else to an embedded database under `<dataDir>/clusters/<clusterName>`, so an
+ * imported app runs without any database set up.
+ */
+import { join } from 'node:path';
+import { type DataSourceClient } from './api/data-source';
+import { DatastoreError } from './api/datastore.error';
+import { openEmbeddedClient } from './embedded/embedded-client';
+import { type ServiceStoreOptions } from './embedded/service-store';
+import { MongoDataSourceClient } from './mongodb/mongodb-client';
+
+export type ReadPreference = 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
+
+export interface DataSourceClientOptions {
+  /** `config.clusterName` of the data-source service. */
+  clusterName: string;
+  /** Name of the service in the app (for messages). */
+  serviceName?: string;
+  /** The server's data directory (embedded clusters live under `clusters/`). */
+  dataDir: string;
+  /** Server setting: cluster name -> MongoDB connection string. */
+  clusterUris?: Record<string, string | undefined>;
+  /** `config.readPreference` of the service (MongoDB engine only). */
+  readPreference?: ReadPreference;
+  /** Tuning of the embedded engine. */
+  embedded?: ServiceStoreOptions;
+}
+
+export function embeddedClusterDir(dataDir: string, clusterName: string): string {
+  return join(dataDir, 'clusters', clusterName);
+}
+
+export function createDataSourceClient(options: DataSourceClientOptions): DataSourceClient {
+  const { clusterName } = options;
+  if (!clusterName || /[/\\]|^\.\.?$/.test(clusterName)) {
+    throw new DatastoreError('BadValue', `Invalid cluster name '${clusterName}' for service '${options.serviceName ?? ''}'`);
+  }
+  const uri = options.clusterUris?.[clusterName];
+  if (uri) return new MongoDataSourceClient(uri, { readPreference: options.readPreference });
+  return openEmbeddedClient(embeddedClusterDir(options.dataDir, clusterName), options.embedded);
+}

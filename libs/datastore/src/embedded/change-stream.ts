@@ -1,0 +1,169 @@
+/**
+ * The embedded engine's change feed: committed log records turned into MongoDB change events. A stream
+ * registers for live commits first and then reads the history after its resume token from the log on
+ * disk, up to the last durable record, so resuming after a restart neither skips nor repeats an event.
+ */
+import { DatastoreError } from '../api/datastore.error';
+import { type ChangeEvent, type ChangeStream, type ResumeToken, type WatchOptions } from '../api/data-source';
+import { type Document, cloneValue } from '../bson/values';
+import { runPipeline } from '../engine/mingo';
+import { diffDocuments } from '../engine/update';
+import { type CommitRecord, type LogOp } from './log-files';
+import { type ServiceStore } from './service-store';
+
+export interface ChangeScope {
+  db?: string;
+  coll?: string;
+}
+
+export function encodeToken(seq: number, index: number): ResumeToken {
+  return { _data: `${seq.toString(16).padStart(16, '0')}${index.toString(16).padStart(8, '0')}` };
+}
+
+export function decodeToken(token: ResumeToken): { seq: number; index: number } {
+  const data = typeof token?._data === 'string' ? token._data : '';
+  if (!/^[0-9a-f]{24}$/.test(data)) throw new DatastoreError('BadValue', 'invalid resume token');
+  return { seq: Number.parseInt(data.slice(0, 16), 16), index: Number.parseInt(data.slice(16), 16) };
+}
+
+function inScope(op: LogOp, scope: ChangeScope): boolean {
+  if (scope.db !== undefined && op.d !== scope.db) return false;
+  if (scope.coll !== undefined && op.c !== undefined && op.c !== scope.coll) return false;
+  return true;
+}
+
+/** The change event for one logged operation, or undefined for operations the feed does not report. */
+export function toChangeEvent(record: CommitRecord, index: number, options: WatchOptions, lookup: (db: string, coll: string, id: unknown) => Document | null): ChangeEvent | undefined {
+  const op = record.ops[index];
+  const base = { _id: encodeToken(record.seq, index), wallTime: new Date(record.time), ns: op.c === undefined ? { db: op.d } : { db: op.d, coll: op.c } };
+  const withPre = options.fullDocumentBeforeChange === 'whenAvailable' || options.fullDocumentBeforeChange === 'required';
+  switch (op.k) {
+    case 'i':
+      return { ...base, operationType: 'insert', documentKey: { _id: op.doc?._id }, fullDocument: cloneValue(op.doc) };
+    case 'u': {
+      const doc = op.doc as Document;
+      const pre = op.pre as Document;
+      const { updatedFields, removedFields } = diffDocuments(pre, doc);
+      const event: ChangeEvent = { ...base, operationType: 'update', documentKey: { _id: doc._id }, updateDescription: { updatedFields: cloneValue(updatedFields), removedFields, truncatedArrays: [] } };
+      if (options.fullDocument === 'updateLookup') event.fullDocument = lookup(op.d, op.c as string, doc._id);
+      else if (options.fullDocument === 'whenAvailable' || options.fullDocument === 'required') event.fullDocument = cloneValue(doc);
+      if (withPre) event.fullDocumentBeforeChange = cloneValue(pre);
+      return event;
+    }
+    case 'r': {
+      const event: ChangeEvent = { ...base, operationType: 'replace', documentKey: { _id: op.doc?._id }, fullDocument: cloneValue(op.doc) };
+      if (withPre) event.fullDocumentBeforeChange = cloneValue(op.pre);
+      return event;
+    }
+    case 'd': {
+      const event: ChangeEvent = { ...base, operationType: 'delete', documentKey: { _id: op.pre?._id } };
+      if (withPre) event.fullDocumentBeforeChange = cloneValue(op.pre);
+      return event;
+    }
+    case 'dc':
+      return { ...base, operationType: 'drop' };
+    case 'dd':
+      return { ...base, operationType: 'dropDatabase' };
+    case 'cc':
+    case 'ci':
+    case 'di':
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+export class EmbeddedChangeStream implements ChangeStream {
+  private readonly queue: ChangeEvent[] = [];
+  private waiter?: { resolve: (e: ChangeEvent) => void; reject: (error: unknown) => void };
+  private unsubscribe?: () => void;
+  private closed = false;
+  private failure?: unknown;
+  resumeToken: ResumeToken | undefined;
+
+  constructor(
+    private readonly store: ServiceStore,
+    private readonly scope: ChangeScope,
+    private readonly pipeline: Document[],
+    private readonly options: WatchOptions,
+  ) {
+    const from = options.startAfter ?? options.resumeAfter;
+    this.unsubscribe = store.subscribe((record) => this.accept(record, -1, -1));
+    if (from) {
+      const { seq, index } = decodeToken(from);
+      this.resumeToken = from;
+      try {
+        for (const record of store.history(seq - 1)) this.accept(record, seq, index);
+      } catch (error) {
+        this.failure = error;
+      }
+    }
+  }
+
+  private accept(record: CommitRecord, afterSeq: number, afterIndex: number): void {
+    if (this.closed) return;
+    for (let i = 0; i < record.ops.length; i++) {
+      if (record.seq < afterSeq || (record.seq === afterSeq && i <= afterIndex)) continue;
+      const op = record.ops[i];
+      if (!inScope(op, this.scope)) continue;
+      const event = toChangeEvent(record, i, this.options, (db, coll, id) => {
+        const rec = this.store.collection(db, coll)?.get(id);
+        return rec ? cloneValue(rec.doc) : null;
+      });
+      if (!event) continue;
+      const passed = this.pipeline.length === 0 ? event : (runPipeline([event as unknown as Document], this.pipeline)[0] as unknown as ChangeEvent | undefined);
+      if (!passed) continue;
+      if (this.waiter) {
+        const { resolve } = this.waiter;
+        this.waiter = undefined;
+        this.resumeToken = passed._id;
+        resolve(passed);
+      } else {
+        this.queue.push(passed);
+      }
+    }
+  }
+
+  async next(): Promise<ChangeEvent> {
+    if (this.failure) throw this.failure;
+    const ready = this.queue.shift();
+    if (ready) {
+      this.resumeToken = ready._id;
+      return ready;
+    }
+    if (this.closed) throw new DatastoreError('IllegalOperation', 'the change stream is closed');
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  async tryNext(): Promise<ChangeEvent | null> {
+    if (this.failure) throw this.failure;
+    const ready = this.queue.shift();
+    if (!ready) return null;
+    this.resumeToken = ready._id;
+    return ready;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    if (this.waiter) {
+      const { reject } = this.waiter;
+      this.waiter = undefined;
+      reject(new DatastoreError('IllegalOperation', 'the change stream is closed'));
+    }
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<ChangeEvent> {
+    while (!this.closed) {
+      try {
+        yield await this.next();
+      } catch (error) {
+        if (this.closed) return;
+        throw error;
+      }
+    }
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The DataSourceClient of the embedded engine, and the registry that shares one ServiceStore per data
+ * directory inside a process (functions, rules, GraphQL and sync all see the same state and change feed).
+ */
+import { resolve } from 'node:path';
+import { DatastoreError } from '../api/datastore.error';
+import {
+  type AdminHandle,
+  type ChangeStream,
+  type CollectionHandle,
+  type CreateCollectionOptions,
+  type DataSession,
+  type DataSourceClient,
+  type DatabaseHandle,
+  type Document,
+  type WatchOptions,
+} from '../api/data-source';
+import { normalize } from '../bson/values';
+import { EmbeddedChangeStream } from './change-stream';
+import { EmbeddedCollection } from './embedded-collection';
+import { EmbeddedSession } from './embedded-session';
+import { ServiceStore, type ServiceStoreOptions } from './service-store';
+
+function checkName(kind: 'database' | 'collection', name: string): void {
+  if (typeof name !== 'string' || name.length === 0 || name.includes('\0') || (kind === 'database' && /[/\\. "$]/.test(name)) || (kind === 'collection' && name.startsWith('$'))) {
+    throw new DatastoreError('BadValue', `Invalid ${kind} name: '${String(name)}'`, { clientError: true });
+  }
+}
+
+class EmbeddedDatabase implements DatabaseHandle {
+  constructor(
+    private readonly store: ServiceStore,
+    readonly databaseName: string,
+  ) {}
+
+  async getCollectionNames(): Promise<string[]> {
+    return this.store.collectionNames(this.databaseName);
+  }
+
+  collection(name: string): CollectionHandle {
+    checkName('collection', name);
+    return new EmbeddedCollection(this.store, this.databaseName, name);
+  }
+
+  async createCollection(name: string, options: CreateCollectionOptions = {}): Promise<CollectionHandle> {
+    checkName('collection', name);
+    const view = options.viewOn ? { viewOn: options.viewOn, pipeline: (normalize(options.pipeline ?? []) as Document[]) } : undefined;
+    await this.store.write(undefined, (unit) => this.store.createCollection(unit, this.databaseName, name, view));
+    return this.collection(name);
+  }
+
+  async dropCollection(name: string): Promise<boolean> {
+    return this.store.write(undefined, (unit) => this.store.dropCollection(unit, this.databaseName, name));
+  }
+
+  async dropDatabase(): Promise<void> {
+    await this.store.write(undefined, (unit) => this.store.dropDatabase(unit, this.databaseName));
+  }
+
+  watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
+    return new EmbeddedChangeStream(this.store, { db: this.databaseName }, pipeline, options);
+  }
+}
+
+export class EmbeddedClient implements DataSourceClient {
+  readonly engine = 'embedded' as const;
+  private closed = false;
+
+  constructor(
+    readonly store: ServiceStore,
+    private readonly onClose: () => Promise<void>,
+  ) {}
+
+  admin(): AdminHandle {
+    return { getDBNames: async () => this.store.databaseNames() };
+  }
+
+  db(name: string): DatabaseHandle {
+    checkName('database', name);
+    return new EmbeddedDatabase(this.store, name);
+  }
+
+  startSession(): DataSession {
+    return new EmbeddedSession(this.store);
+  }
+
+  watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
+    return new EmbeddedChangeStream(this.store, {}, pipeline, options);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.onClose();
+  }
+}
+
+const open = new Map<string, { store: ServiceStore; refs: number }>();
+
+/** A client over the embedded store in `dir`, shared with every other client of that directory in this process. */
+export function openEmbeddedClient(dir: string, options?: ServiceStoreOptions): EmbeddedClient {
+  const key = resolve(dir);
+  let entry = open.get(key);
+  if (!entry) {
+    entry = { store: new ServiceStore(key, options), refs: 0 };
+    open.set(key, entry);
+  }
+  entry.refs++;
+  const held = entry;
+  return new EmbeddedClient(held.store, async () => {
+    held.refs--;
+    if (held.refs === 0) {
+      open.delete(key);
+      await held.store.close();
+    }
+  });
+}

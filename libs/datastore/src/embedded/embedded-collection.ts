@@ -1,0 +1,501 @@
+/**
+ * The data-access API over the embedded engine for one collection. Reads run synchronously against the
+ * in-memory state; writes run inside a WriteUnit of the service store and resolve once durable.
+ */
+import { ObjectId } from 'bson';
+import { LazyCursor, type CursorState } from '../api/cursor';
+import { DatastoreError, type WriteErrorDetail } from '../api/datastore.error';
+import {
+  type AggregateCursor,
+  type BulkWriteOperation,
+  type BulkWriteOptions,
+  type BulkWriteResult,
+  type ChangeStream,
+  type CollectionHandle,
+  type CountOptions,
+  type DeleteResult,
+  type Document,
+  type FindCursor,
+  type FindOneAndDeleteOptions,
+  type FindOneAndModifyOptions,
+  type FindOneOptions,
+  type FindOptions,
+  type IndexDescription,
+  type IndexOptions,
+  type InsertManyOptions,
+  type InsertManyResult,
+  type InsertOneResult,
+  type ReplaceOptions,
+  type SessionOption,
+  type SortDirection,
+  type UpdateOptions,
+  type UpdateResult,
+  type WatchOptions,
+} from '../api/data-source';
+import { cloneValue, collectPathValues, compareValues, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
+import { type CollectionState, type StoredRecord } from '../engine/collection-state';
+import { compileFilter, runPipeline } from '../engine/mingo';
+import { buildProjector } from '../engine/projection';
+import { checkSort, select, sortDocuments } from '../engine/query';
+import { applyUpdate, checkReplacement, checkUpdate, upsertBase } from '../engine/update';
+import { EmbeddedChangeStream } from './change-stream';
+import { type EmbeddedSession } from './embedded-session';
+import { type ServiceStore, type WriteUnit } from './service-store';
+
+function filterOf(query: Document | undefined): Document {
+  if (query === undefined || query === null) return {};
+  if (!isPlainObject(query)) throw new DatastoreError('BadValue', 'query filter must be an object', { clientError: true });
+  return normalize(query) as Document;
+}
+
+function ownerOf(options: SessionOption | undefined): EmbeddedSession | undefined {
+  return options?.session as EmbeddedSession | undefined;
+}
+
+/** Validates a new document and puts its `_id` (generated if missing) first, as MongoDB stores it. */
+function prepareInsert(doc: Document): Document {
+  if (!isPlainObject(doc)) throw new DatastoreError('BadValue', 'document to insert must be an object', { clientError: true });
+  const normal = normalize(doc) as Document;
+  return withIdFirst(normal, '_id' in normal ? normal._id : new ObjectId());
+}
+
+function withIdFirst(doc: Document, id: unknown): Document {
+  if (Array.isArray(id)) throw new DatastoreError('BadValue', "can't use an array for _id");
+  if (id instanceof RegExp) throw new DatastoreError('BadValue', "can't use a regex for _id");
+  const out: Document = { _id: id };
+  for (const key of Object.keys(doc)) if (key !== '_id') out[key] = doc[key];
+  return out;
+}
+
+function emptyBulkResult(): BulkWriteResult {
+  return { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
+}
+
+function writeErrorOf(error: unknown, index: number): WriteErrorDetail {
+  if (error instanceof DatastoreError) return { index, code: error.code, errmsg: error.message };
+  return { index, code: 1, errmsg: error instanceof Error ? error.message : String(error) };
+}
+
+function bulkError(writeErrors: WriteErrorDetail[], errors: unknown[], result: BulkWriteResult): DatastoreError {
+  const first = errors[0];
+  const codeName = first instanceof DatastoreError ? first.codeName : 'InternalError';
+  const error = new DatastoreError(codeName, writeErrors[0].errmsg, { cause: first });
+  error.writeErrors = writeErrors;
+  error.result = result;
+  return error;
+}
+
+export class EmbeddedCollection implements CollectionHandle {
+  constructor(
+    private readonly store: ServiceStore,
+    readonly dbName: string,
+    readonly collectionName: string,
+  ) {}
+
+  private state(): CollectionState | undefined {
+    return this.store.collection(this.dbName, this.collectionName);
+  }
+
+  /** Documents of a view: its pipeline run over its source (itself possibly a view). */
+  private viewDocuments(coll: CollectionState, depth = 0): Document[] {
+    if (!coll.view) return [...coll.records.values()].map((r) => r.doc);
+    if (depth > 20) throw new DatastoreError('BadValue', 'view definitions nest too deeply');
+    const source = this.store.collection(this.dbName, coll.view.viewOn);
+    const docs = source ? this.viewDocuments(source, depth + 1) : [];
+    return runPipeline(docs, coll.view.pipeline, (name) => this.resolve(name));
+  }
+
+  private resolve(name: string): Document[] {
+    const coll = this.store.collection(this.dbName, name);
+    return coll ? this.viewDocuments(coll) : [];
+  }
+
+  /** The matching stored documents (not copies). */
+  private matching(filter: Document, state: CursorState): Document[] {
+    const coll = this.state();
+    if (!coll) return [];
+    const sort = checkSort(state.sort);
+    if (!coll.view) return select(coll, filter, { sort, skip: state.skip, limit: state.limit }).map((r) => r.doc);
+    const matches = compileFilter(filter);
+    let docs = this.viewDocuments(coll).filter((d) => matches(d));
+    if (sort) docs = sortDocuments(docs, sort);
+    const skip = state.skip ?? 0;
+    const limit = state.limit ? Math.abs(state.limit) : 0;
+    return docs.slice(skip, limit ? skip + limit : undefined);
+  }
+
+  private read(filter: Document, state: CursorState): Document[] {
+    const project = buildProjector(state.projection, filter);
+    const docs = this.matching(filter, state);
+    return docs.map((d) => cloneValue(project ? project(d) : d));
+  }
+
+  find(query?: Document, projection?: Document, options: FindOptions = {}): FindCursor {
+    const filter = filterOf(query);
+    const state: CursorState = { sort: options.sort, skip: options.skip, limit: options.limit, projection: projection ?? options.projection };
+    return new LazyCursor(async (s) => this.read(filter, s), state);
+  }
+
+  async findOne(query?: Document, projection?: Document, options: FindOneOptions = {}): Promise<Document | null> {
+    const filter = filterOf(query);
+    const [doc] = this.read(filter, { sort: options.sort, skip: options.skip, limit: 1, projection: projection ?? options.projection });
+    return doc ?? null;
+  }
+
+  private writable(unit: WriteUnit): CollectionState {
+    return this.store.collectionForWrite(unit, this.dbName, this.collectionName);
+  }
+
+  private existingForWrite(): CollectionState | undefined {
+    const coll = this.state();
+    if (coll?.view) throw new DatastoreError('CommandNotSupportedOnView', `Namespace ${this.dbName}.${this.collectionName} is a view, not a collection`);
+    return coll;
+  }
+
+  // ---- synchronous write steps, shared by the single operations, bulkWrite and transactions ----
+
+  private insertStep(unit: WriteUnit, doc: Document): unknown {
+    this.store.insert(unit, this.writable(unit), doc);
+    return doc._id;
+  }
+
+  private updateStep(unit: WriteUnit, filter: Document, update: Document | Document[], options: UpdateOptions, many: boolean): UpdateResult {
+    const coll = this.existingForWrite();
+    const records = coll ? select(coll, filter, { limit: many ? 0 : 1 }) : [];
+    let modifiedCount = 0;
+    for (const rec of records) {
+      const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters });
+      if (compareValues(next, rec.doc) === 0) continue;
+      this.store.replace(unit, coll as CollectionState, rec, next, 'u');
+      modifiedCount++;
+    }
+    if (records.length > 0 || !options.upsert) return { matchedCount: records.length, modifiedCount, upsertedCount: 0 };
+    const base = upsertBase(filter);
+    const built = applyUpdate(base, update, { filter, arrayFilters: options.arrayFilters, inserting: true });
+    const doc = withIdFirst(built, '_id' in built ? built._id : new ObjectId());
+    this.insertStep(unit, doc);
+    return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id };
+  }
+
+  private replacement(rec: StoredRecord, replacement: Document): Document {
+    if ('_id' in replacement && !valuesEqual(replacement._id, rec.doc._id)) {
+      throw new DatastoreError('ImmutableField', "After applying the update, the (immutable) field '_id' was found to have been altered");
+    }
+    return withIdFirst(replacement, rec.doc._id);
+  }
+
+  private replaceStep(unit: WriteUnit, filter: Document, replacement: Document, options: ReplaceOptions): UpdateResult {
+    const coll = this.existingForWrite();
+    const [rec] = coll ? select(coll, filter, { limit: 1 }) : [];
+    if (rec) {
+      const next = this.replacement(rec, replacement);
+      if (compareValues(next, rec.doc) === 0) return { matchedCount: 1, modifiedCount: 0, upsertedCount: 0 };
+      this.store.replace(unit, coll as CollectionState, rec, next, 'r');
+      return { matchedCount: 1, modifiedCount: 1, upsertedCount: 0 };
+    }
+    if (!options.upsert) return { matchedCount: 0, modifiedCount: 0, upsertedCount: 0 };
+    const base = upsertBase(filter);
+    const doc = withIdFirst(replacement, '_id' in replacement ? replacement._id : '_id' in base ? base._id : new ObjectId());
+    this.insertStep(unit, doc);
+    return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id };
+  }
+
+  private deleteStep(unit: WriteUnit, filter: Document, many: boolean): DeleteResult {
+    const coll = this.existingForWrite();
+    if (!coll) return { deletedCount: 0 };
+    const records = select(coll, filter, { limit: many ? 0 : 1 });
+    for (const rec of records) this.store.delete(unit, coll, rec);
+    return { deletedCount: records.length };
+  }
+
+  // ---- public writes ----
+
+  async insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult> {
+    const doc = prepareInsert(document);
+    const insertedId = await this.store.write(ownerOf(options), (unit) => this.insertStep(unit, doc));
+    return { insertedId };
+  }
+
+  async insertMany(documents: Document[], options: InsertManyOptions = {}): Promise<InsertManyResult> {
+    if (!Array.isArray(documents) || documents.length === 0) {
+      throw new DatastoreError('InvalidOptions', 'Invalid BulkOperation, Batch cannot be empty', { clientError: true });
+    }
+    const docs = documents.map(prepareInsert);
+    const ordered = options.ordered ?? true;
+    return this.store.write(ownerOf(options), (unit) => {
+      const insertedIds: unknown[] = [];
+      const writeErrors: WriteErrorDetail[] = [];
+      const errors: unknown[] = [];
+      const result = emptyBulkResult();
+      for (let i = 0; i < docs.length; i++) {
+        try {
+          insertedIds.push(this.insertStep(unit, docs[i]));
+          result.insertedIds[i] = docs[i]._id;
+          result.insertedCount++;
+        } catch (error) {
+          if (!(error instanceof DatastoreError) || error.code !== 11000) throw error;
+          writeErrors.push(writeErrorOf(error, i));
+          errors.push(error);
+          if (ordered) break;
+        }
+      }
+      if (writeErrors.length > 0) throw bulkError(writeErrors, errors, result);
+      return { insertedIds, insertedCount: insertedIds.length };
+    });
+  }
+
+  async updateOne(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
+    checkUpdate(update);
+    const filter = filterOf(query);
+    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, false));
+  }
+
+  async updateMany(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
+    checkUpdate(update);
+    const filter = filterOf(query);
+    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, true));
+  }
+
+  async replaceOne(query: Document, replacement: Document, options: ReplaceOptions = {}): Promise<UpdateResult> {
+    checkReplacement(replacement);
+    const filter = filterOf(query);
+    const doc = normalize(replacement) as Document;
+    return this.store.write(ownerOf(options), (unit) => this.replaceStep(unit, filter, doc, options));
+  }
+
+  async deleteOne(query: Document, options?: SessionOption): Promise<DeleteResult> {
+    const filter = filterOf(query);
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, false));
+  }
+
+  async deleteMany(query: Document, options?: SessionOption): Promise<DeleteResult> {
+    const filter = filterOf(query);
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, true));
+  }
+
+  async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
+    checkUpdate(update);
+    const filter = filterOf(query);
+    const project = buildProjector(options.projection, filter);
+    const sort = checkSort(options.sort);
+    return this.store.write(ownerOf(options), (unit) => {
+      const coll = this.existingForWrite();
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1 }) : [];
+      let result: Document | null = null;
+      if (rec) {
+        const before = rec.doc;
+        const next = applyUpdate(before, update, { filter, arrayFilters: options.arrayFilters });
+        if (compareValues(next, before) !== 0) this.store.replace(unit, coll as CollectionState, rec, next, 'u');
+        result = options.returnNewDocument ? next : before;
+      } else if (options.upsert) {
+        const built = applyUpdate(upsertBase(filter), update, { filter, arrayFilters: options.arrayFilters, inserting: true });
+        const doc = withIdFirst(built, '_id' in built ? built._id : new ObjectId());
+        this.insertStep(unit, doc);
+        result = options.returnNewDocument ? doc : null;
+      }
+      return result === null ? null : cloneValue(project ? project(result) : result);
+    });
+  }
+
+  async findOneAndReplace(query: Document, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
+    checkReplacement(replacement);
+    const filter = filterOf(query);
+    const doc = normalize(replacement) as Document;
+    const project = buildProjector(options.projection, filter);
+    const sort = checkSort(options.sort);
+    return this.store.write(ownerOf(options), (unit) => {
+      const coll = this.existingForWrite();
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1 }) : [];
+      let result: Document | null = null;
+      if (rec) {
+        const before = rec.doc;
+        const next = this.replacement(rec, doc);
+        if (compareValues(next, before) !== 0) this.store.replace(unit, coll as CollectionState, rec, next, 'r');
+        result = options.returnNewDocument ? next : before;
+      } else if (options.upsert) {
+        const base = upsertBase(filter);
+        const inserted = withIdFirst(doc, '_id' in doc ? doc._id : '_id' in base ? base._id : new ObjectId());
+        this.insertStep(unit, inserted);
+        result = options.returnNewDocument ? inserted : null;
+      }
+      return result === null ? null : cloneValue(project ? project(result) : result);
+    });
+  }
+
+  async findOneAndDelete(query: Document, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
+    const filter = filterOf(query);
+    const project = buildProjector(options.projection, filter);
+    const sort = checkSort(options.sort);
+    return this.store.write(ownerOf(options), (unit) => {
+      const coll = this.existingForWrite();
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1 }) : [];
+      if (!rec || !coll) return null;
+      this.store.delete(unit, coll, rec);
+      return cloneValue(project ? project(rec.doc) : rec.doc);
+    });
+  }
+
+  async bulkWrite(operations: BulkWriteOperation[], options: BulkWriteOptions = {}): Promise<BulkWriteResult> {
+    if (!Array.isArray(operations) || operations.length === 0) {
+      throw new DatastoreError('InvalidOptions', 'Invalid BulkOperation, Batch cannot be empty', { clientError: true });
+    }
+    const ordered = options.ordered ?? true;
+    // Validate everything before writing anything, as drivers do.
+    const steps = operations.map((operation, index) => this.bulkStep(operation, index));
+    return this.store.write(ownerOf(options), (unit) => {
+      const result = emptyBulkResult();
+      const writeErrors: WriteErrorDetail[] = [];
+      const errors: unknown[] = [];
+      for (let i = 0; i < steps.length; i++) {
+        try {
+          steps[i](unit, result);
+        } catch (error) {
+          if (!(error instanceof DatastoreError)) throw error;
+          writeErrors.push(writeErrorOf(error, i));
+          errors.push(error);
+          if (ordered) break;
+        }
+      }
+      if (writeErrors.length > 0) throw bulkError(writeErrors, errors, result);
+      return result;
+    });
+  }
+
+  private bulkStep(operation: BulkWriteOperation, index: number): (unit: WriteUnit, result: BulkWriteResult) => void {
+    if ('insertOne' in operation) {
+      const doc = prepareInsert(operation.insertOne.document);
+      return (unit, result) => {
+        this.insertStep(unit, doc);
+        result.insertedCount++;
+        result.insertedIds[index] = doc._id;
+      };
+    }
+    const addUpdate = (result: BulkWriteResult, r: UpdateResult) => {
+      result.matchedCount += r.matchedCount;
+      result.modifiedCount += r.modifiedCount;
+      if (r.upsertedCount) {
+        result.upsertedCount++;
+        result.upsertedIds[index] = r.upsertedId;
+      }
+    };
+    if ('updateOne' in operation || 'updateMany' in operation) {
+      const many = 'updateMany' in operation;
+      const spec = 'updateMany' in operation ? operation.updateMany : operation.updateOne;
+      checkUpdate(spec.update);
+      const filter = filterOf(spec.filter);
+      return (unit, result) => addUpdate(result, this.updateStep(unit, filter, spec.update, { upsert: spec.upsert, arrayFilters: spec.arrayFilters }, many));
+    }
+    if ('replaceOne' in operation) {
+      const spec = operation.replaceOne;
+      checkReplacement(spec.replacement);
+      const filter = filterOf(spec.filter);
+      const doc = normalize(spec.replacement) as Document;
+      return (unit, result) => addUpdate(result, this.replaceStep(unit, filter, doc, { upsert: spec.upsert }));
+    }
+    if ('deleteOne' in operation || 'deleteMany' in operation) {
+      const many = 'deleteMany' in operation;
+      const filter = filterOf(many ? operation.deleteMany.filter : (operation).deleteOne.filter);
+      return (unit, result) => {
+        result.deletedCount += this.deleteStep(unit, filter, many).deletedCount;
+      };
+    }
+    throw new DatastoreError('FailedToParse', `Invalid bulkWrite operation at index ${index}: ${Object.keys(operation).join(', ')}`, { clientError: true });
+  }
+
+  // ---- reads ----
+
+  aggregate(pipeline: Document[], _options?: SessionOption): AggregateCursor {
+    if (!Array.isArray(pipeline)) throw new DatastoreError('BadValue', 'aggregate requires a pipeline array', { clientError: true });
+    const stages = normalize(pipeline) as Document[];
+    for (const stage of stages) {
+      const name = isPlainObject(stage) ? Object.keys(stage)[0] : undefined;
+      if (name === '$out' || name === '$merge') throw new DatastoreError('IllegalOperation', `${name} is not supported by the embedded engine`);
+    }
+    return new LazyCursor(
+      async (state) => {
+        let rest = stages;
+        let docs: Document[];
+        const first = stages[0];
+        if (first && isPlainObject(first.$match)) {
+          docs = this.matching(first.$match, {});
+          rest = stages.slice(1);
+        } else {
+          const coll = this.state();
+          docs = coll ? this.viewDocuments(coll) : [];
+        }
+        if (state.skip) rest = [...rest, { $skip: state.skip }];
+        const out = rest.length ? runPipeline(docs, rest, (name) => this.resolve(name)) : docs;
+        return out.map((d) => cloneValue(d));
+      },
+      {},
+      'aggregate',
+    );
+  }
+
+  async count(query?: Document, options: CountOptions = {}): Promise<number> {
+    return this.countDocuments(query, options);
+  }
+
+  async countDocuments(query?: Document, options: CountOptions = {}): Promise<number> {
+    const filter = filterOf(query);
+    const coll = this.state();
+    if (!coll) return 0;
+    if (Object.keys(filter).length === 0 && !options.skip && !options.limit && !coll.view) return coll.records.size;
+    return this.matching(filter, { skip: options.skip, limit: options.limit }).length;
+  }
+
+  async estimatedDocumentCount(_options?: SessionOption): Promise<number> {
+    const coll = this.state();
+    if (!coll) return 0;
+    return coll.view ? this.viewDocuments(coll).length : coll.records.size;
+  }
+
+  async distinct(field: string, query?: Document, _options?: SessionOption): Promise<unknown[]> {
+    const filter = filterOf(query);
+    const parts = field.split('.');
+    const seen = new Set<string>();
+    const out: unknown[] = [];
+    for (const doc of this.matching(filter, {})) {
+      for (const value of collectPathValues(doc, parts)) {
+        for (const item of Array.isArray(value) ? value : [value]) {
+          const key = idKey(item) + (typeof item === 'number' ? '' : `:${typeof item}`);
+          if (seen.has(key)) continue;
+          seen.add(key);
+          out.push(cloneValue(item));
+        }
+      }
+    }
+    return out;
+  }
+
+  // ---- indexes and lifecycle ----
+
+  async createIndex(keys: Record<string, SortDirection>, options: IndexOptions = {}): Promise<string> {
+    if (!isPlainObject(keys) || Object.keys(keys).length === 0) throw new DatastoreError('BadValue', 'index keys must be a non-empty object', { clientError: true });
+    for (const [field, dir] of Object.entries(keys)) {
+      if (dir !== 1 && dir !== -1) throw new DatastoreError('BadValue', `unsupported index type for field ${field}: only 1 and -1 are supported`);
+    }
+    return this.store.write(undefined, (unit) => this.store.createIndex(unit, this.writable(unit), keys, options));
+  }
+
+  async dropIndex(name: string): Promise<void> {
+    await this.store.write(undefined, (unit) => {
+      const coll = this.existingForWrite();
+      if (!coll) throw new DatastoreError('NamespaceNotFound', `ns not found ${this.dbName}.${this.collectionName}`);
+      this.store.dropIndex(unit, coll, name);
+    });
+  }
+
+  async listIndexes(): Promise<IndexDescription[]> {
+    const coll = this.state();
+    return coll ? [...coll.indexes.values()].map((i) => i.describe()) : [];
+  }
+
+  async drop(): Promise<boolean> {
+    return this.store.write(undefined, (unit) => this.store.dropCollection(unit, this.dbName, this.collectionName));
+  }
+
+  watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
+    return new EmbeddedChangeStream(this.store, { db: this.dbName, coll: this.collectionName }, pipeline, options);
+  }
+}

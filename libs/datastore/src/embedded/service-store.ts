@@ -1,0 +1,387 @@
+/**
+ * The state of one embedded data-source service (one cluster): its databases and collections in memory,
+ * made durable by the write-ahead log, with transactions across its collections and the stream of
+ * committed records the change feed reads. Every write runs synchronously against memory inside a
+ * WriteUnit and is acknowledged once its commit record (one per unit) is fsynced.
+ */
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatastoreError } from '../api/datastore.error';
+import { type IndexOptions, type SortDirection } from '../api/data-source';
+import { type Document } from '../bson/values';
+import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
+import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection, encodeCommit } from './log-files';
+
+/** The changes of one statement or transaction, with what it takes to undo them. */
+export class WriteUnit {
+  readonly ops: LogOp[] = [];
+  readonly undo: (() => void)[] = [];
+}
+
+/** Whoever holds the service's transaction lock (an open transaction). */
+export interface LockOwner {
+  readonly id: string;
+}
+
+export interface ServiceStoreOptions {
+  /** Snapshot and start a new log segment once the active one is this large (bytes). */
+  compactBytes?: number;
+  /** Sealed log segments kept after a snapshot, as change-feed history. */
+  keepSegments?: number;
+}
+
+export type CommitListener = (record: CommitRecord) => void;
+
+export class ServiceStore {
+  private readonly dbs = new Map<string, Map<string, CollectionState>>();
+  private readonly log: LogFiles;
+  private readonly ready: Promise<void>;
+  private seq = 0;
+  /** Highest sequence number known to be on disk. */
+  durableSeq = 0;
+  private readonly listeners = new Set<CommitListener>();
+  private lockOwner?: LockOwner;
+  private lockWaiters: (() => void)[] = [];
+  private readonly compactBytes: number;
+  private readonly keepSegments: number;
+  private readonly lockPath: string;
+  private closed = false;
+
+  constructor(
+    readonly dir: string,
+    options: ServiceStoreOptions = {},
+  ) {
+    this.compactBytes = options.compactBytes ?? 64 * 1024 * 1024;
+    this.keepSegments = options.keepSegments ?? 2;
+    this.log = new LogFiles(dir);
+    this.lockPath = join(dir, 'LOCK');
+    this.takeDirectoryLock();
+    this.recover();
+    this.ready = this.log.openForAppend(this.seq + 1);
+    this.log.afterFlush = () => this.maybeCompact();
+  }
+
+  private takeDirectoryLock(): void {
+    if (existsSync(this.lockPath)) {
+      const pid = Number(readFileSync(this.lockPath, 'utf8'));
+      if (pid && pid !== process.pid && processAlive(pid)) {
+        throw new DatastoreError('IllegalOperation', `the data directory ${this.dir} is in use by process ${pid}`);
+      }
+    }
+    writeFileSync(this.lockPath, String(process.pid));
+  }
+
+  private recover(): void {
+    const snapshot = this.log.loadSnapshot();
+    if (snapshot) {
+      for (const coll of snapshot.collections) {
+        const state = new CollectionState(coll.d, coll.c, coll.view as CollectionState['view']);
+        for (const spec of coll.indexes) {
+          const desc = spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean };
+          state.indexes.set(desc.name, state.createIndex(desc.name, desc.key, desc.unique ?? false, desc.sparse ?? false));
+        }
+        state.bulkLoad(coll.docs);
+        this.database(coll.d, true).set(coll.c, state);
+      }
+    }
+    const from = snapshot?.seq ?? 0;
+    const first = this.log.segments()[0];
+    if (first && first.start > from + 1) {
+      throw new DatastoreError('InternalError', `the data directory ${this.dir} lacks the log records between ${from} and ${first.start}`);
+    }
+    this.seq = this.log.replay(from, (record) => this.applyRecord(record));
+    this.durableSeq = this.seq;
+  }
+
+  private applyRecord(record: CommitRecord): void {
+    for (const op of record.ops) {
+      const coll = op.c === undefined ? undefined : this.collection(op.d, op.c);
+      switch (op.k) {
+        case 'cc':
+          this.database(op.d, true).set(op.c as string, new CollectionState(op.d, op.c as string, op.view as CollectionState['view']));
+          break;
+        case 'dc':
+          this.dbs.get(op.d)?.delete(op.c as string);
+          break;
+        case 'dd':
+          this.dbs.delete(op.d);
+          break;
+        case 'ci': {
+          const spec = op.spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean };
+          if (coll) coll.indexes.set(spec.name, coll.createIndex(spec.name, spec.key, spec.unique ?? false, spec.sparse ?? false));
+          break;
+        }
+        case 'di':
+          coll?.indexes.delete(op.name as string);
+          break;
+        case 'i':
+          this.ensure(op.d, op.c as string).insert(op.doc as Document);
+          break;
+        case 'u':
+        case 'r': {
+          const rec = coll?.get((op.doc as Document)._id);
+          if (rec) coll?.replace(rec, op.doc as Document);
+          break;
+        }
+        case 'd': {
+          const rec = coll?.get((op.pre as Document)._id);
+          if (rec) coll?.delete(rec);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  private ensure(db: string, name: string): CollectionState {
+    let coll = this.collection(db, name);
+    if (!coll) {
+      coll = new CollectionState(db, name);
+      this.database(db, true).set(name, coll);
+    }
+    return coll;
+  }
+
+  private database(name: string, create: true): Map<string, CollectionState>;
+  private database(name: string, create?: boolean): Map<string, CollectionState> | undefined;
+  private database(name: string, create = false): Map<string, CollectionState> | undefined {
+    let db = this.dbs.get(name);
+    if (!db && create) {
+      db = new Map();
+      this.dbs.set(name, db);
+    }
+    return db;
+  }
+
+  databaseNames(): string[] {
+    return [...this.dbs.entries()].filter(([, colls]) => colls.size > 0).map(([name]) => name);
+  }
+
+  collectionNames(db: string): string[] {
+    return [...(this.dbs.get(db)?.keys() ?? [])];
+  }
+
+  collection(db: string, name: string): CollectionState | undefined {
+    return this.dbs.get(db)?.get(name);
+  }
+
+  // ---- writes (synchronous, inside a unit) ----
+
+  /** The collection, created (and logged) on first write as MongoDB does. */
+  collectionForWrite(unit: WriteUnit, db: string, name: string): CollectionState {
+    const existing = this.collection(db, name);
+    if (existing) {
+      if (existing.view) throw new DatastoreError('CommandNotSupportedOnView', `Namespace ${db}.${name} is a view, not a collection`);
+      return existing;
+    }
+    return this.createCollection(unit, db, name);
+  }
+
+  createCollection(unit: WriteUnit, db: string, name: string, view?: CollectionState['view']): CollectionState {
+    if (this.collection(db, name)) throw new DatastoreError('NamespaceExists', `Collection ${db}.${name} already exists.`);
+    const coll = new CollectionState(db, name, view);
+    this.database(db, true).set(name, coll);
+    unit.ops.push(view ? { k: 'cc', d: db, c: name, view: view as unknown as Document } : { k: 'cc', d: db, c: name });
+    unit.undo.push(() => this.dbs.get(db)?.delete(name));
+    return coll;
+  }
+
+  dropCollection(unit: WriteUnit, db: string, name: string): boolean {
+    const coll = this.collection(db, name);
+    if (!coll) return false;
+    this.dbs.get(db)?.delete(name);
+    unit.ops.push({ k: 'dc', d: db, c: name });
+    unit.undo.push(() => this.database(db, true).set(name, coll));
+    return true;
+  }
+
+  dropDatabase(unit: WriteUnit, db: string): void {
+    const colls = this.dbs.get(db);
+    if (!colls) return;
+    this.dbs.delete(db);
+    unit.ops.push({ k: 'dd', d: db });
+    unit.undo.push(() => this.dbs.set(db, colls));
+  }
+
+  createIndex(unit: WriteUnit, coll: CollectionState, key: Record<string, SortDirection>, options: IndexOptions = {}): string {
+    const name = options.name ?? Object.entries(key).map(([f, d]) => `${f}_${d}`).join('_');
+    const existing = coll.indexes.get(name);
+    if (existing) {
+      if (JSON.stringify(existing.spec) !== JSON.stringify(key) || existing.unique !== Boolean(options.unique)) {
+        throw new DatastoreError('IndexNotFound', `An existing index has the same name as the requested index: ${name}`);
+      }
+      return name;
+    }
+    const index: IndexState = coll.createIndex(name, key, Boolean(options.unique), Boolean(options.sparse));
+    coll.indexes.set(name, index);
+    unit.ops.push({ k: 'ci', d: coll.dbName, c: coll.name, spec: index.describe() as unknown as Document });
+    unit.undo.push(() => coll.indexes.delete(name));
+    return name;
+  }
+
+  dropIndex(unit: WriteUnit, coll: CollectionState, name: string): void {
+    const index = coll.indexes.get(name);
+    if (!index || name === '_id_') throw new DatastoreError('IndexNotFound', `index not found with name [${name}]`);
+    coll.indexes.delete(name);
+    unit.ops.push({ k: 'di', d: coll.dbName, c: coll.name, name });
+    unit.undo.push(() => coll.indexes.set(name, index));
+  }
+
+  insert(unit: WriteUnit, coll: CollectionState, doc: Document): StoredRecord {
+    coll.checkUnique(doc);
+    const rec = coll.insert(doc);
+    unit.ops.push({ k: 'i', d: coll.dbName, c: coll.name, doc });
+    unit.undo.push(() => coll.delete(rec));
+    return rec;
+  }
+
+  replace(unit: WriteUnit, coll: CollectionState, rec: StoredRecord, doc: Document, kind: 'u' | 'r'): void {
+    coll.checkUnique(doc, rec);
+    const pre = rec.doc;
+    coll.replace(rec, doc);
+    unit.ops.push({ k: kind, d: coll.dbName, c: coll.name, doc, pre });
+    unit.undo.push(() => coll.replace(rec, pre));
+  }
+
+  delete(unit: WriteUnit, coll: CollectionState, rec: StoredRecord): void {
+    coll.delete(rec);
+    unit.ops.push({ k: 'd', d: coll.dbName, c: coll.name, pre: rec.doc });
+    unit.undo.push(() => coll.restore(rec));
+  }
+
+  rollback(unit: WriteUnit): void {
+    for (let i = unit.undo.length - 1; i >= 0; i--) unit.undo[i]();
+    unit.undo.length = 0;
+    unit.ops.length = 0;
+  }
+
+  // ---- commit, durability, locking ----
+
+  /** Writes one commit record for the unit; resolves once it is on disk. */
+  async commit(unit: WriteUnit): Promise<void> {
+    if (unit.ops.length === 0) return;
+    if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
+    const record: CommitRecord = { seq: ++this.seq, time: Date.now(), ops: unit.ops.slice() };
+    const buf = encodeCommit(record);
+    await this.ready;
+    await this.log.append(buf, () => {
+      this.durableSeq = record.seq;
+      for (const listener of this.listeners) listener(record);
+    });
+  }
+
+  /**
+   * Runs a write. Outside a transaction it commits on its own (what ran before a failure stays, as in
+   * MongoDB); inside one it joins the transaction's unit and a failure aborts the transaction.
+   */
+  async write<T>(owner: TransactionOwner | undefined, fn: (unit: WriteUnit) => T): Promise<T> {
+    if (owner?.unit) {
+      await this.acquire(owner);
+      const unit = owner.unit;
+      try {
+        return fn(unit);
+      } catch (error) {
+        this.rollback(unit);
+        owner.unit = undefined;
+        owner.aborted = true;
+        this.release(owner);
+        throw error;
+      }
+    }
+    while (this.lockOwner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
+    const unit = new WriteUnit();
+    let result: T;
+    try {
+      result = fn(unit);
+    } catch (error) {
+      await this.commit(unit);
+      throw error;
+    }
+    await this.commit(unit);
+    return result;
+  }
+
+  async acquire(owner: LockOwner): Promise<void> {
+    while (this.lockOwner && this.lockOwner !== owner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
+    this.lockOwner = owner;
+  }
+
+  release(owner: LockOwner): void {
+    if (this.lockOwner !== owner) return;
+    this.lockOwner = undefined;
+    const waiters = this.lockWaiters.splice(0);
+    for (const wake of waiters) wake();
+  }
+
+  subscribe(listener: CommitListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Committed records after `afterSeq`, up to what is on disk now, read from the log. */
+  history(afterSeq: number): Iterable<CommitRecord> {
+    if (afterSeq + 1 < this.log.firstRetainedSeq()) {
+      throw new DatastoreError('ChangeStreamHistoryLost', 'Resume of change stream was not possible, as the resume point may no longer be in the oplog.');
+    }
+    return this.log.history(afterSeq, this.durableSeq);
+  }
+
+  private async maybeCompact(): Promise<void> {
+    if (this.log.activeSize < this.compactBytes || this.lockOwner || this.seq !== this.durableSeq) return;
+    await this.compact();
+  }
+
+  /** Snapshot of the state now, then a fresh log segment. Only called when nothing is in flight. */
+  private async compact(): Promise<void> {
+    const collections: SnapshotCollection[] = [];
+    for (const [d, colls] of this.dbs) {
+      for (const [c, state] of colls) {
+        collections.push({
+          d,
+          c,
+          view: state.view as unknown as Document | undefined,
+          indexes: [...state.indexes.values()].filter((i) => i.name !== '_id_').map((i) => i.describe() as unknown as Document),
+          docs: [...state.records.values()].map((r) => r.doc),
+        });
+      }
+    }
+    await this.log.writeSnapshot(this.seq, collections, this.keepSegments);
+  }
+
+  /** Forces a snapshot now (tests and tools). */
+  async snapshot(): Promise<void> {
+    await this.ready;
+    const owner: LockOwner = { id: 'snapshot' };
+    await this.acquire(owner);
+    try {
+      await this.log.drain();
+      await this.compact();
+    } finally {
+      this.release(owner);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.ready;
+    await this.log.close();
+    if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8') === String(process.pid)) unlinkSync(this.lockPath);
+  }
+}
+
+/** A session's transaction state, as the store sees it. */
+export interface TransactionOwner extends LockOwner {
+  unit?: WriteUnit;
+  aborted?: boolean;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * One collection of the embedded engine held in memory: documents by canonical `_id` key (insertion
+ * ordered, which is the natural order), and the indexes over them. Enforces uniqueness; knows nothing
+ * about durability or transactions (the service store does that).
+ */
+import { DatastoreError } from '../api/datastore.error';
+import { type IndexDescription, type SortDirection } from '../api/data-source';
+import { type Document, collectPathValues, compareValues, formatValue, getPath, idKey } from '../bson/values';
+import { SortedList } from './sorted-list';
+
+export interface StoredRecord {
+  /** Record id: insertion sequence, the tie-breaker inside an index. */
+  rid: number;
+  key: string;
+  doc: Document;
+}
+
+export interface IndexEntry {
+  key: unknown;
+  rec: StoredRecord;
+}
+
+function compareEntries(a: IndexEntry, b: IndexEntry): number {
+  return compareValues(a.key, b.key) || a.rec.rid - b.rec.rid;
+}
+
+export class IndexState {
+  readonly fields: string[];
+  private readonly parts: string[][];
+  readonly list = new SortedList<IndexEntry>(compareEntries);
+  /** True once some document had an array under an indexed field: the index then can't give sort order. */
+  multikey = false;
+
+  constructor(
+    readonly name: string,
+    readonly spec: Record<string, SortDirection>,
+    readonly unique: boolean,
+    readonly sparse: boolean,
+  ) {
+    this.fields = Object.keys(spec);
+    this.parts = this.fields.map((f) => f.split('.'));
+  }
+
+  get single(): string | undefined {
+    return this.fields.length === 1 ? this.fields[0] : undefined;
+  }
+
+  describe(): IndexDescription {
+    const out: IndexDescription = { name: this.name, key: this.spec };
+    if (this.unique && this.name !== '_id_') out.unique = true;
+    if (this.sparse) out.sparse = true;
+    return out;
+  }
+
+  /** The keys a document contributes (several for an array field). */
+  keysOf(doc: Document): unknown[] {
+    if (this.parts.length > 1) {
+      const values = this.fields.map((f) => getPath(doc, f));
+      if (this.sparse && values.every((v) => v === undefined)) return [];
+      return [values.map((v) => (v === undefined ? null : v))];
+    }
+    const values = collectPathValues(doc, this.parts[0]);
+    if (values.length === 0) return this.sparse ? [] : [null];
+    const keys: unknown[] = [];
+    for (const value of values) {
+      if (Array.isArray(value)) {
+        this.multikey = true;
+        for (const item of value) keys.push(item);
+        if (value.length === 0) keys.push(undefined);
+        keys.push(value);
+      } else {
+        keys.push(value === undefined ? null : value);
+      }
+    }
+    if (keys.length === 1) return keys;
+    if (values.length > 1) this.multikey = true;
+    keys.sort(compareValues);
+    return keys.filter((k, i) => i === 0 || compareValues(keys[i - 1], k) !== 0);
+  }
+
+  add(rec: StoredRecord, keys = this.keysOf(rec.doc)): void {
+    for (const key of keys) this.list.insert({ key, rec });
+  }
+
+  remove(rec: StoredRecord, keys = this.keysOf(rec.doc)): void {
+    for (const key of keys) this.list.remove({ key, rec });
+  }
+
+  /** A record other than `self` already holding `key`, if the index is unique. */
+  conflict(key: unknown, self: StoredRecord | undefined): StoredRecord | undefined {
+    const pos = this.list.lowerBound((e) => compareValues(e.key, key) < 0);
+    for (const e of this.list.scan(pos)) {
+      if (compareValues(e.key, key) !== 0) return undefined;
+      if (e.rec !== self) return e.rec;
+    }
+    return undefined;
+  }
+}
+
+export interface ViewDefinition {
+  viewOn: string;
+  pipeline: Document[];
+}
+
+export class CollectionState {
+  readonly records = new Map<string, StoredRecord>();
+  readonly indexes = new Map<string, IndexState>();
+  private nextRid = 1;
+
+  constructor(
+    readonly dbName: string,
+    readonly name: string,
+    readonly view?: ViewDefinition,
+  ) {
+    if (!view) this.indexes.set('_id_', new IndexState('_id_', { _id: 1 }, true, false));
+  }
+
+  get idIndex(): IndexState {
+    return this.indexes.get('_id_') as IndexState;
+  }
+
+  get(id: unknown): StoredRecord | undefined {
+    return this.records.get(idKey(id));
+  }
+
+  duplicateError(index: IndexState, key: unknown): DatastoreError {
+    const keyText = index.fields.length === 1 ? `{ ${index.fields[0]}: ${formatValue(key)} }` : `{ ${index.fields.map((f, i) => `${f}: ${formatValue((key as unknown[])[i])}`).join(', ')} }`;
+    return new DatastoreError('DuplicateKey', `E11000 duplicate key error collection: ${this.dbName}.${this.name} index: ${index.name} dup key: ${keyText}`);
+  }
+
+  /** Throws E11000 if `doc` would break a unique index (as a new document, or replacing `self`). */
+  checkUnique(doc: Document, self?: StoredRecord): void {
+    if (!self) {
+      const existing = this.records.get(idKey(doc._id));
+      if (existing) throw this.duplicateError(this.idIndex, doc._id);
+    }
+    for (const index of this.indexes.values()) {
+      if (!index.unique || index.name === '_id_') continue;
+      for (const key of index.keysOf(doc)) if (index.conflict(key, self)) throw this.duplicateError(index, key);
+    }
+  }
+
+  insert(doc: Document): StoredRecord {
+    const rec: StoredRecord = { rid: this.nextRid++, key: idKey(doc._id), doc };
+    this.records.set(rec.key, rec);
+    for (const index of this.indexes.values()) index.add(rec);
+    return rec;
+  }
+
+  replace(rec: StoredRecord, doc: Document): void {
+    for (const index of this.indexes.values()) {
+      if (index.name === '_id_') continue;
+      const before = index.keysOf(rec.doc);
+      const after = index.keysOf(doc);
+      if (before.length === after.length && before.every((k, i) => compareValues(k, after[i]) === 0)) continue;
+      index.remove(rec, before);
+      index.add(rec, after);
+    }
+    rec.doc = doc;
+  }
+
+  delete(rec: StoredRecord): void {
+    this.records.delete(rec.key);
+    for (const index of this.indexes.values()) index.remove(rec);
+  }
+
+  /** Loads documents without per-document index maintenance (recovery), then builds the indexes. */
+  bulkLoad(docs: Document[]): void {
+    for (const doc of docs) {
+      const rec: StoredRecord = { rid: this.nextRid++, key: idKey(doc._id), doc };
+      this.records.set(rec.key, rec);
+    }
+    for (const [name, index] of this.indexes) this.indexes.set(name, this.createIndex(name, index.spec, index.unique, index.sparse));
+  }
+
+  /** Re-adds a deleted record under its old record id (transaction rollback). */
+  restore(rec: StoredRecord): void {
+    this.records.set(rec.key, rec);
+    for (const index of this.indexes.values()) index.add(rec);
+  }
+
+  createIndex(name: string, spec: Record<string, SortDirection>, unique: boolean, sparse: boolean): IndexState {
+    const index = new IndexState(name, spec, unique, sparse);
+    const entries: IndexEntry[] = [];
+    for (const rec of this.records.values()) for (const key of index.keysOf(rec.doc)) entries.push({ key, rec });
+    index.list.load(entries);
+    if (unique) {
+      let prev: IndexEntry | undefined;
+      for (const e of index.list.scan(index.list.start())) {
+        if (prev && prev.rec !== e.rec && compareValues(prev.key, e.key) === 0) throw this.duplicateError(index, e.key);
+        prev = e;
+      }
+    }
+    return index;
+  }
+}

@@ -1,0 +1,285 @@
+/**
+ * Query planning and execution over a CollectionState: picks an index for equality, $in and range
+ * conditions (a point query by `_id` is a map lookup, never a scan), walks an index in order to satisfy a
+ * single-field sort with a limit, and falls back to a collection scan. Candidates are always re-checked
+ * with the full filter, so an index only has to return a superset.
+ */
+import { type SortSpec } from '../api/data-source';
+import { DatastoreError } from '../api/datastore.error';
+import { type Document, collectPathValues, compareValues, isPlainObject, typeRank } from '../bson/values';
+import { type CollectionState, type IndexEntry, type IndexState, type StoredRecord } from './collection-state';
+import { compileFilter } from './mingo';
+
+interface Range {
+  lo?: unknown;
+  loInc: boolean;
+  hi?: unknown;
+  hiInc: boolean;
+  rank: number;
+}
+
+type Bounds = { kind: 'points'; values: unknown[] } | { kind: 'range'; range: Range };
+
+interface Candidate {
+  index: IndexState;
+  bounds: Bounds;
+  score: number;
+}
+
+const RANGE_RANKS = new Set([2, 3, 7, 8, 9, 10]);
+
+function isOperatorObject(value: unknown): value is Document {
+  if (!isPlainObject(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length > 0 && keys[0].startsWith('$');
+}
+
+function isPointValue(value: unknown): boolean {
+  return !(value instanceof RegExp) && !(isPlainObject(value) && (value as { _bsontype?: unknown })._bsontype === undefined && Object.keys(value).some((k) => k.startsWith('$')));
+}
+
+/** Field conditions ANDed at the top of a filter (including inside $and). */
+function fieldConditions(filter: Document, out: [string, unknown][] = []): [string, unknown][] {
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' && Array.isArray(value)) {
+      for (const sub of value) if (isPlainObject(sub)) fieldConditions(sub, out);
+    } else if (!key.startsWith('$')) out.push([key, value]);
+  }
+  return out;
+}
+
+function boundsFor(condition: unknown): { bounds: Bounds; score: number } | undefined {
+  if (!isOperatorObject(condition)) {
+    if (condition instanceof RegExp) return undefined;
+    return { bounds: { kind: 'points', values: [condition] }, score: 2 };
+  }
+  if ('$eq' in condition && isPointValue(condition.$eq) && !(condition.$eq instanceof RegExp)) {
+    return { bounds: { kind: 'points', values: [condition.$eq] }, score: 2 };
+  }
+  if ('$in' in condition && Array.isArray(condition.$in)) {
+    const values = condition.$in as unknown[];
+    if (values.every((v) => !(v instanceof RegExp) && isPointValue(v))) return { bounds: { kind: 'points', values }, score: 3 };
+  }
+  const range: Range = { loInc: false, hiInc: false, rank: -1 };
+  for (const [op, value] of Object.entries(condition)) {
+    const rank = typeRank(value);
+    if (!RANGE_RANKS.has(rank) || (range.rank !== -1 && range.rank !== rank)) continue;
+    if (op === '$gt' || op === '$gte') {
+      if (range.lo === undefined || compareValues(value, range.lo) > 0) {
+        range.lo = value;
+        range.loInc = op === '$gte';
+      }
+    } else if (op === '$lt' || op === '$lte') {
+      if (range.hi === undefined || compareValues(value, range.hi) < 0) {
+        range.hi = value;
+        range.hiInc = op === '$lte';
+      }
+    } else continue;
+    range.rank = rank;
+  }
+  if (range.rank === -1) return undefined;
+  return { bounds: { kind: 'range', range }, score: 4 };
+}
+
+function chooseIndex(coll: CollectionState, filter: Document): Candidate | undefined {
+  let best: Candidate | undefined;
+  for (const [field, condition] of fieldConditions(filter)) {
+    for (const index of coll.indexes.values()) {
+      if (index.single !== field) continue;
+      const found = boundsFor(condition);
+      if (!found) continue;
+      let score = found.score;
+      if (score === 2 && index.name === '_id_') score = 0;
+      else if (score === 2 && index.unique) score = 1;
+      if (!best || score < best.score) best = { index, bounds: found.bounds, score };
+    }
+  }
+  return best;
+}
+
+function* scanPoints(index: IndexState, values: unknown[]): Generator<IndexEntry> {
+  const sorted = values.slice().sort(compareValues);
+  for (let i = 0; i < sorted.length; i++) {
+    if (i > 0 && compareValues(sorted[i - 1], sorted[i]) === 0) continue;
+    const key = sorted[i];
+    const pos = index.list.lowerBound((e) => compareValues(e.key, key) < 0);
+    for (const e of index.list.scan(pos)) {
+      if (compareValues(e.key, key) !== 0) break;
+      yield e;
+    }
+  }
+}
+
+function* scanRange(index: IndexState, range: Range | undefined, reverse: boolean): Generator<IndexEntry> {
+  const list = index.list;
+  if (!range) {
+    yield* list.scan(reverse ? list.end() : list.start(), reverse);
+    return;
+  }
+  const { lo, loInc, hi, hiInc, rank } = range;
+  const belowLo = (e: IndexEntry) => {
+    const r = typeRank(e.key);
+    if (r !== rank) return r < rank;
+    return lo !== undefined && (loInc ? compareValues(e.key, lo) < 0 : compareValues(e.key, lo) <= 0);
+  };
+  const aboveHi = (e: IndexEntry) => {
+    const r = typeRank(e.key);
+    if (r !== rank) return r > rank;
+    return hi !== undefined && (hiInc ? compareValues(e.key, hi) > 0 : compareValues(e.key, hi) >= 0);
+  };
+  if (!reverse) {
+    for (const e of list.scan(list.lowerBound(belowLo))) {
+      if (aboveHi(e)) return;
+      yield e;
+    }
+  } else {
+    for (const e of list.scan(list.lowerBound((e) => !aboveHi(e)), true)) {
+      if (belowLo(e)) return;
+      yield e;
+    }
+  }
+}
+
+function* uniqueRecords(entries: Iterable<IndexEntry>, multikey: boolean): Generator<StoredRecord> {
+  if (!multikey) {
+    for (const e of entries) yield e.rec;
+    return;
+  }
+  const seen = new Set<number>();
+  for (const e of entries) {
+    if (seen.has(e.rec.rid)) continue;
+    seen.add(e.rec.rid);
+    yield e.rec;
+  }
+}
+
+export interface Plan {
+  records: Iterable<StoredRecord>;
+  /** The records already come in the requested sort order. */
+  sorted: boolean;
+  /** Every record returned matches the filter (no re-check needed). */
+  exact: boolean;
+  description: string;
+}
+
+function exactIdLookup(filter: Document): unknown {
+  const keys = Object.keys(filter);
+  if (keys.length !== 1 || keys[0] !== '_id') return undefined;
+  const value = filter._id;
+  if (value === null || value === undefined || Array.isArray(value) || value instanceof RegExp) return undefined;
+  if (isPlainObject(value)) return undefined;
+  return value;
+}
+
+/** Chooses how to find the records for `filter` (and `sort`, when an index can give its order). */
+export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): Plan {
+  const id = exactIdLookup(filter);
+  if (id !== undefined) {
+    const rec = coll.get(id);
+    return { records: rec ? [rec] : [], sorted: true, exact: true, description: 'IDHACK' };
+  }
+  const candidate = chooseIndex(coll, filter);
+  const sortFields = sort ? Object.keys(sort) : [];
+  const sortIndex =
+    sortFields.length === 1 ? [...coll.indexes.values()].find((i) => i.single === sortFields[0] && !i.multikey) : undefined;
+  const reverse = sortIndex ? sort?.[sortFields[0]] === -1 : false;
+  if (candidate && (candidate.bounds.kind === 'points' || !sortIndex || candidate.index !== sortIndex)) {
+    if (candidate.bounds.kind === 'points') {
+      return {
+        records: uniqueRecords(scanPoints(candidate.index, candidate.bounds.values), candidate.index.multikey || candidate.bounds.values.length > 1),
+        sorted: sortFields.length === 0,
+        exact: false,
+        description: `IXSCAN ${candidate.index.name}`,
+      };
+    }
+    if (!sortIndex) {
+      return {
+        records: uniqueRecords(scanRange(candidate.index, candidate.bounds.range, false), candidate.index.multikey),
+        sorted: sortFields.length === 0,
+        exact: false,
+        description: `IXSCAN ${candidate.index.name}`,
+      };
+    }
+  }
+  if (sortIndex) {
+    const range = candidate?.index === sortIndex && candidate.bounds.kind === 'range' ? candidate.bounds.range : undefined;
+    // Documents of other types than the range's still sort around it, so only a range on the sort field itself narrows.
+    return { records: uniqueRecords(scanRange(sortIndex, range, reverse), false), sorted: true, exact: false, description: `IXSCAN ${sortIndex.name} (sort)` };
+  }
+  return { records: coll.records.values(), sorted: sortFields.length === 0, exact: false, description: 'COLLSCAN' };
+}
+
+/** Key a document sorts by for one field: arrays sort by their smallest (ascending) or largest element. */
+function sortKey(doc: Document, parts: string[], direction: number): unknown {
+  const values = collectPathValues(doc, parts);
+  if (values.length === 0) return null;
+  if (values.length === 1 && !Array.isArray(values[0])) return values[0];
+  let best: unknown;
+  let found = false;
+  for (const v of values) {
+    const items = Array.isArray(v) ? v : [v];
+    for (const item of items) {
+      if (!found || compareValues(item, best) * direction < 0) {
+        best = item;
+        found = true;
+      }
+    }
+  }
+  return found ? best : undefined;
+}
+
+export function checkSort(sort: unknown): SortSpec | undefined {
+  if (sort === undefined || sort === null) return undefined;
+  if (!isPlainObject(sort)) throw new DatastoreError('BadValue', 'sort must be an object');
+  for (const [field, dir] of Object.entries(sort)) {
+    if (dir !== 1 && dir !== -1) throw new DatastoreError('BadValue', `$sort key ordering must be 1 (for ascending) or -1 (for descending): ${field}`);
+  }
+  return sort as SortSpec;
+}
+
+export function sortDocuments(docs: Document[], sort: SortSpec): Document[] {
+  const fields = Object.entries(sort).map(([f, d]) => ({ parts: f.split('.'), dir: d }));
+  const keyed = docs.map((doc) => ({ doc, keys: fields.map((f) => sortKey(doc, f.parts, f.dir)) }));
+  keyed.sort((a, b) => {
+    for (let i = 0; i < fields.length; i++) {
+      const c = compareValues(a.keys[i], b.keys[i]);
+      if (c !== 0) return c * fields[i].dir;
+    }
+    return 0;
+  });
+  return keyed.map((k) => k.doc);
+}
+
+export interface SelectOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+}
+
+/** The stored documents matching `filter`, sorted, skipped and limited (not copied: callers copy). */
+export function select(coll: CollectionState, filter: Document, options: SelectOptions = {}): StoredRecord[] {
+  const sort = options.sort && Object.keys(options.sort).length > 0 ? options.sort : undefined;
+  const skip = Math.max(0, options.skip ?? 0);
+  const limit = options.limit ? Math.abs(options.limit) : 0;
+  const p = plan(coll, filter, sort);
+  const matches = p.exact ? undefined : compileFilter(filter);
+  const out: StoredRecord[] = [];
+  if (p.sorted) {
+    let skipped = 0;
+    for (const rec of p.records) {
+      if (matches && !matches(rec.doc)) continue;
+      if (skipped < skip) {
+        skipped++;
+        continue;
+      }
+      out.push(rec);
+      if (limit && out.length >= limit) break;
+    }
+    return out;
+  }
+  for (const rec of p.records) if (!matches || matches(rec.doc)) out.push(rec);
+  const byDoc = new Map(out.map((r) => [r.doc, r]));
+  const sorted = sortDocuments(out.map((r) => r.doc), sort ?? {});
+  const window = sorted.slice(skip, limit ? skip + limit : undefined);
+  return window.map((d) => byDoc.get(d) as StoredRecord);
+}
