@@ -36,13 +36,19 @@ export type MessagingOptions = InProcessMessagingOptions | NatsMessagingOptions;
 export const MESSAGING_CLIENT = Symbol('MESSAGING_CLIENT');
 const MESSAGING_OPTIONS = Symbol('MESSAGING_OPTIONS');
 
+/**
+ * A service outlives broker restarts: it keeps reconnecting (nats.js gives up after 10 attempts by default)
+ * and retries every second. `connection` overrides these.
+ */
+const natsReconnectDefaults: Partial<ConnectionOptions> = { maxReconnectAttempts: -1, reconnectTimeWait: 1_000 };
+
 /** A ClientProxy for the chosen transport. */
 export function createMessagingClient(options: MessagingOptions): InProcessClient | TesseraNatsClient {
   switch (options.transport) {
     case 'in-process':
       return new InProcessClient({ bus: options.bus });
     case 'nats':
-      return new TesseraNatsClient({ ...options.connection, servers: options.url, name: options.name });
+      return new TesseraNatsClient({ ...natsReconnectDefaults, ...options.connection, servers: options.url, name: options.name });
   }
 }
 
@@ -52,7 +58,7 @@ export function createMessagingServer(options: MessagingOptions & { queue: strin
     case 'in-process':
       return new InProcessServer({ bus: options.bus, queue: options.queue, drainTimeoutMs: options.drainTimeoutMs });
     case 'nats':
-      return new TesseraNatsServer({ ...options.connection, servers: options.url, name: options.name, queue: options.queue, drainTimeoutMs: options.drainTimeoutMs });
+      return new TesseraNatsServer({ ...natsReconnectDefaults, ...options.connection, servers: options.url, name: options.name, queue: options.queue, drainTimeoutMs: options.drainTimeoutMs });
   }
 }
 
