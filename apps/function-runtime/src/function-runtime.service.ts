@@ -331,9 +331,9 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           `function execution exceeded the memory limit (${this.options.memoryLimitMb} MB)`,
         );
       case 'crashed':
-        throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, 'function execution failed: the sandbox stopped unexpectedly', {
-          cause: new Error(outcome.message),
-        });
+        // isolated-vm ends the call this way on an unhandled promise rejection in the function; the message is
+        // the function's own, as for a thrown error.
+        throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, `unhandled error in the function: ${outcome.message}`);
     }
   }
 
