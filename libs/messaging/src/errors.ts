@@ -75,7 +75,7 @@ export function toMessagingError(subject: string, error: unknown): TesseraError 
   const remote = RemoteErrorSchema.safeParse(error);
   if (remote.success) {
     const body = remote.data;
-    if (body.errorCode === ContractErrorCode.InvalidPayload && body.part && body.issues) return new InvalidPayloadError(subject, body.part, body.issues);
+    if (body.errorCode === (ContractErrorCode.InvalidPayload as string) && body.part && body.issues) return new InvalidPayloadError(subject, body.part, body.issues);
     return new RemoteHandlerError(subject, body);
   }
   if (isNestErrorBody(error)) return new RemoteHandlerError(subject, { errorCode: MessagingErrorCode.HandlerFailed, message: error.message, httpStatus: 500 });
