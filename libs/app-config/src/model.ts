@@ -42,8 +42,8 @@ export interface AuthProvider {
   type: string;
   disabled?: boolean;
   config?: JsonObject;
-  /** Private option name -> name of the secret holding its value. */
-  secret_config?: Record<string, string>;
+  /** Private option name -> name of the secret holding its value (a list for signing keys). */
+  secret_config?: Record<string, string | string[]>;
   metadata_fields?: Array<{ required: boolean; name: string }>;
   [extra: string]: unknown;
 }
@@ -73,7 +73,7 @@ export interface ServiceConfig {
   name: string;
   type: string;
   config?: DataSourceSettings & JsonObject;
-  secret_config?: Record<string, string>;
+  secret_config?: Record<string, string | string[]>;
   version?: number;
   [extra: string]: unknown;
 }

@@ -214,8 +214,14 @@ function checkSecretConfig(c: Checker, resource: JsonObject, file: string, secre
   }
   for (const [option, secret] of Object.entries(sc)) {
     const path = jsonPath('secret_config', option);
-    if (typeof secret !== 'string') c.report(resource, file, path, 'field.type', 'each secret_config value must be a secret name');
-    else if (!secretNames.has(secret)) c.report(resource, file, path, 'secret_config.secret.missing', `secret "${secret}" does not exist`);
+    // A list of names is real too: custom-token providers keep several signing keys.
+    const names = Array.isArray(secret) ? secret : [secret];
+    if (names.some((n) => typeof n !== 'string')) {
+      c.report(resource, file, path, 'field.type', 'each secret_config value must be a secret name (or a list of them)');
+      continue;
+    }
+    const missing = (names as string[]).find((n) => !secretNames.has(n));
+    if (missing !== undefined) c.report(resource, file, path, 'secret_config.secret.missing', `secret "${missing}" does not exist`);
   }
 }
 

@@ -1,0 +1,3 @@
+exports = function(amount) {
+  return amount.toFixed(2);
+};

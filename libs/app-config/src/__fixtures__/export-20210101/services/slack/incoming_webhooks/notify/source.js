@@ -1,0 +1,3 @@
+exports = function(payload) {
+  return payload.query.text;
+};

@@ -1,0 +1,3 @@
+exports = function(name) {
+  return "hello " + name;
+};

@@ -1,0 +1,3 @@
+exports = function(payload, response) {
+  return { ok: true };
+};
