@@ -9,3 +9,5 @@ export * from './wire/messages';
 export * from './changeset/types';
 export { parseChangeset, encodeChangeset, instructionStrings, type EncodeOptions } from './changeset/codec';
 export { formatChangeset, formatInstruction, formatPayload, formatPrimaryKey } from './changeset/debug';
+export { mergeChangesets, cloneInstructions, cloneInstruction, survivingInstructions, type TransformableChangeset } from './merge/transform';
+export { ObjectStore, EmbeddedValue, DictValue, SetValue, type Value } from './state/object-store';
