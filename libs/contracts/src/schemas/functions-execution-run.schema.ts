@@ -48,6 +48,7 @@ export const RunAsHintsSchema = z.object({
   system: z.boolean().optional(),
   userId: z.string().min(1).optional(),
 });
+export type RunAsHints = z.infer<typeof RunAsHintsSchema>;
 
 export const FunctionRunRequestSchema = z.object({
   appId: z.string().min(1),

@@ -1,4 +1,5 @@
 import { type CustomTransportStrategy, type MessageHandler, Server, type WritePacket } from '@nestjs/microservices';
+import { drain } from '../drain';
 import { type BusDelivery, InProcessBus } from './in-process-bus';
 import { InProcessContext } from './in-process.context';
 
@@ -98,12 +99,4 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
       });
     });
   }
-}
-
-/** Waits for `work` to settle, at most `timeoutMs`. */
-export async function drain(work: Set<Promise<void>>, timeoutMs: number): Promise<void> {
-  if (work.size === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.allSettled([...work]), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-  clearTimeout(timer);
 }

@@ -1,6 +1,6 @@
 import { type NatsOptions, ServerNats } from '@nestjs/microservices';
 import { type Msg, type NatsConnection, type Subscription } from 'nats';
-import { drain } from '../in-process/in-process.server';
+import { drain } from '../drain';
 
 export type NatsServerOptions = Required<NatsOptions>['options'] & {
   /** Queue group every handler joins unless its decorator names another: the service's name. */
