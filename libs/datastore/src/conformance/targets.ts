@@ -1,0 +1,45 @@
+/** The engines the conformance runner can target: a fresh embedded store per case, or MongoDB. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type DataSourceClient } from '../api/data-source';
+import { openEmbeddedClient } from '../embedded/embedded-client';
+import { MongoDataSourceClient } from '../mongodb/mongodb-client';
+import { type ConformanceTarget } from './unified-runner';
+
+/** The embedded engine behaves as a single MongoDB 7.0 server. */
+export function embeddedTarget(): ConformanceTarget {
+  const dirs = new Map<DataSourceClient, string>();
+  return {
+    name: 'embedded',
+    serverVersion: '7.0.0',
+    topology: 'single',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'tessera-conformance-'));
+      const client = openEmbeddedClient(dir);
+      dirs.set(client, dir);
+      return client;
+    },
+    async dispose(client) {
+      await client.close();
+      const dir = dirs.get(client);
+      dirs.delete(client);
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** MongoDB at `uri`; every case's databases are dropped afterwards. */
+export function mongodbTarget(uri: string, serverVersion: string, topology: ConformanceTarget['topology']): ConformanceTarget {
+  return {
+    name: 'mongodb',
+    serverVersion,
+    topology,
+    async open() {
+      return new MongoDataSourceClient(uri);
+    },
+    async dispose(client) {
+      await client.close();
+    },
+  };
+}
