@@ -1,10 +1,22 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ObjectId } from 'bson';
+import { eventually } from '@tessera/testing';
+import type { ExecutionLogQuery } from './execution-logs/execution-log.store';
 import { FunctionRuntimeError, FunctionRuntimeErrorCode } from './function-runtime.error';
 import { ALICE, APP, makeRuntime } from './testing/runtime-fixture';
 
 type Runtime = ReturnType<typeof makeRuntime>;
+
+/** Execution logs are appended once the sandbox heap size is read, just after the call returns. */
+async function lastLog(rt: Runtime, query: Omit<ExecutionLogQuery, 'appId'> = {}) {
+  const [entry] = await eventually(async () => {
+    const entries = await rt.logs.list({ appId: APP, ...query });
+    if (entries.length === 0) throw new Error('no execution log yet');
+    return entries;
+  });
+  return entry;
+}
 
 async function expectRuntimeError(promise: Promise<unknown>, code: FunctionRuntimeErrorCode, message?: string | RegExp) {
   const error = await promise.then(
@@ -231,7 +243,7 @@ describe('FunctionRuntimeService', () => {
       expect(out.logs[0]).toBe('a 1 {"b":true}');
       expect(out.logs[1]).toBe('WARN: careful');
       expect(out.logs[2]).toMatch(/^ERROR: Error: bad/);
-      const [entry] = await rt.logs.list({ appId: APP });
+      const entry = await lastLog(rt);
       expect(entry.logs).toEqual(out.logs);
     });
 
@@ -339,7 +351,7 @@ describe('FunctionRuntimeService', () => {
       rt.functions.deploy(APP, { who: { source: whoami, config: { run_as_system: true } } });
       expect((await rt.call('who')).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
       expect(rt.data.calls[0].caller).toEqual({ kind: 'system' });
-      const [entry] = await rt.logs.list({ appId: APP });
+      const entry = await lastLog(rt);
       expect(entry).toMatchObject({ callerId: 'alice-id', runAsId: 'system' });
     });
 
@@ -424,7 +436,7 @@ describe('FunctionRuntimeService', () => {
     it('records function, user, duration, memory, logs and arguments', async () => {
       rt.functions.deploy(APP, { f: 'exports = (x) => { console.log("x is", x); return x; };' });
       await rt.call('f', [7]);
-      const [entry] = await rt.logs.list({ appId: APP, functionName: 'f' });
+      const entry = await lastLog(rt, { functionName: 'f' });
       expect(entry).toMatchObject({ appId: APP, functionName: 'f', callerId: 'alice-id', runAsId: 'alice-id', origin: 'client', logs: ['x is 7'], arguments: '[{"$numberInt":"7"}]', argumentsOmitted: false });
       expect(entry.durationMs).toBeGreaterThan(0);
       expect(entry.memoryBytes).toBeGreaterThan(0);
@@ -434,7 +446,7 @@ describe('FunctionRuntimeService', () => {
     it('omits arguments with disable_arg_logs and records errors', async () => {
       rt.functions.deploy(APP, { f: { source: 'exports = (password) => { throw new Error("nope"); };', config: { disable_arg_logs: true } } });
       await expect(rt.call('f', ['hunter2'])).rejects.toThrow('nope');
-      const [entry] = await rt.logs.list({ appId: APP });
+      const entry = await lastLog(rt);
       expect(entry.arguments).toBeUndefined();
       expect(entry.argumentsOmitted).toBe(true);
       expect(JSON.stringify(entry)).not.toContain('hunter2');

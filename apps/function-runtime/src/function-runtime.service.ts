@@ -55,15 +55,26 @@ export interface ExecuteFunctionRequest {
   request?: FunctionRequestInfo;
 }
 
-export interface ExecuteFunctionResult {
+/** The outcome of a successful call. `result` is parsed from `resultEjson` on first use only. */
+export class ExecutionResult {
+  private parsed: { value: unknown } | undefined;
+
+  constructor(
+    /** The result as canonical EJSON text, ready for the wire. */
+    readonly resultEjson: string,
+    readonly executionId: string,
+    readonly logs: string[],
+    readonly durationMs: number,
+  ) {}
+
   /** The result as BSON values (relaxed EJSON parse). */
-  result: unknown;
-  /** The result as canonical EJSON text, ready for the wire. */
-  resultEjson: string;
-  executionId: string;
-  logs: string[];
-  durationMs: number;
+  get result(): unknown {
+    this.parsed ??= { value: EJSON.parse(this.resultEjson, { relaxed: true }) };
+    return this.parsed.value;
+  }
 }
+
+export type ExecuteFunctionResult = ExecutionResult;
 
 type Identity = { system: true } | { system: false; user: FunctionUser } | { pending: true; parent: number };
 
@@ -102,7 +113,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     const callerId = request.caller.kind === 'system' ? 'system' : request.caller.user.id;
     let runAsId = callerId;
     let logs: string[] = [];
-    let memoryBytes = 0;
+    let memory: Promise<number> = Promise.resolve(0);
     let argsEjson: string | undefined;
     try {
       if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn);
@@ -121,7 +132,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           { frame, fn: { name: request.name, source: fn.source }, args: argsEjson, request: request.request },
           (op, frameId, payload) => this.serve(state, op, frameId, payload),
         );
-        memoryBytes = sandbox.isUsable ? sandbox.heapUsed() : 0;
+        memory = sandbox.heapUsed();
       } finally {
         pool.release(sandbox);
       }
@@ -129,12 +140,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       if (outcome.kind === 'ok' || outcome.kind === 'error') logs = outcome.logs;
       const resultEjson = this.unwrap(outcome);
       const durationMs = performance.now() - started;
-      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memoryBytes, logs, argsEjson });
-      return { result: EJSON.parse(resultEjson, { relaxed: true }), resultEjson, executionId, logs, durationMs };
+      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson });
+      return new ExecutionResult(resultEjson, executionId, logs, durationMs);
     } catch (error) {
       const failure = error instanceof FunctionRuntimeError ? error : this.internalError(error);
       const durationMs = performance.now() - started;
-      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memoryBytes, logs, argsEjson, error: failure });
+      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson, error: failure });
       throw failure;
     }
   }
@@ -349,7 +360,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     durationMs: number;
     callerId: string;
     runAsId: string;
-    memoryBytes: number;
+    memory: Promise<number>;
     logs: string[];
     argsEjson: string | undefined;
     error?: FunctionRuntimeError;
@@ -364,14 +375,17 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       origin: entry.request.origin,
       startedAt: entry.startedAt,
       durationMs: entry.durationMs,
-      memoryBytes: entry.memoryBytes,
+      memoryBytes: 0,
       logs: entry.logs,
       argumentsOmitted: omitArgs,
       ...(omitArgs || entry.argsEjson === undefined ? {} : { arguments: entry.argsEjson }),
       ...(entry.error ? { error: { code: entry.error.errorCode, message: entry.error.message } } : {}),
     };
-    // The log store must not fail a call; a rejected append is dropped.
-    Promise.resolve(this.deps.logs.append(log)).catch(() => undefined);
+    // Recorded once the heap size is known (read without blocking the call); the log store must not fail a
+    // call, so a rejected append is dropped.
+    entry.memory
+      .then((memoryBytes) => this.deps.logs.append({ ...log, memoryBytes }))
+      .catch(() => undefined);
   }
 }
 

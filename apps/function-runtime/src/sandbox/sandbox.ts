@@ -88,6 +88,7 @@ function bsonBundle(): string {
 }
 
 let tokenCounter = 0;
+const TOKEN_PREFIX = randomBytes(6).toString('hex');
 
 export class Sandbox {
   private active: ActiveCall | null = null;
@@ -135,17 +136,22 @@ export class Sandbox {
     return !this.disposed && !this.isolate.isDisposed && this.reusable;
   }
 
-  /** Used heap of the isolate, in bytes. */
-  heapUsed(): number {
+  /** Used heap of the isolate (plus memory allocated outside it that counts against the limit), in bytes. */
+  async heapUsed(): Promise<number> {
     if (this.isolate.isDisposed) return 0;
-    const stats = this.isolate.getHeapStatisticsSync();
-    return stats.used_heap_size + stats.externally_allocated_size;
+    try {
+      const stats = await this.isolate.getHeapStatistics();
+      return stats.used_heap_size + stats.externally_allocated_size;
+    } catch {
+      return 0;
+    }
   }
 
   async run(request: SandboxRunRequest, handler: HostOperationHandler): Promise<SandboxOutcome> {
     if (this.active) throw new Error('sandbox is already running a call');
     if (!this.isUsable) throw new Error('sandbox is disposed');
-    const token = `${process.pid}-${++tokenCounter}-${randomBytes(8).toString('hex')}`;
+    // Tokens only tell the current call from earlier ones; sandboxed code never sees them.
+    const token = `${TOKEN_PREFIX}-${++tokenCounter}`;
     const call: ActiveCall = { token, handler, ended: false, timers: new Set() };
     this.active = call;
     let timedOut = false;
