@@ -1,12 +1,56 @@
 import { Module } from '@nestjs/common';
+import { FileDraftStore, FileLogStore, FileSecretStore, FileSyncStateStore, FileTemplateStore, LogStore } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
 import { AppsController } from './apps/apps.controller';
+import { AppsService } from './apps/apps.service';
 import { AdminAuthController } from './auth/admin-auth.controller';
 import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { AdminAuthService } from './auth/admin-auth.service';
+import { ZipBodyParser } from './common/zip-body';
+import { AppStateService } from './deploy/app-state.service';
+import { DraftsController } from './drafts/drafts.controller';
+import { FunctionsController } from './functions/functions.controller';
+import { ImportExportController } from './import-export/import-export.controller';
+import { ImportExportService } from './import-export/import-export.service';
+import { LogsController } from './logs/logs.controller';
+import { SecretsController } from './secrets/secrets.controller';
+import { ServicesController } from './services/services.controller';
+import { ServicesService } from './services/services.service';
+import { createTemplateStore } from './templates/template-catalog';
+import { TemplatesController } from './templates/templates.controller';
+import { UsersController } from './users/users.controller';
+import { ValuesController } from './values/values.controller';
+
+const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store, useFactory: (settings: Settings) => new store(settings.dataDir), inject: [SETTINGS] });
 
 /** The admin API v3.0. */
 @Module({
-  controllers: [AdminAuthController, AppsController],
-  providers: [AdminAuthService, AdminAuthGuard],
+  controllers: [
+    AdminAuthController,
+    AppsController,
+    ImportExportController,
+    DraftsController,
+    ServicesController,
+    SecretsController,
+    ValuesController,
+    FunctionsController,
+    TemplatesController,
+    LogsController,
+    UsersController,
+  ],
+  providers: [
+    AdminAuthService,
+    AdminAuthGuard,
+    ZipBodyParser,
+    AppStateService,
+    AppsService,
+    ImportExportService,
+    ServicesService,
+    fromDataDir(FileSecretStore),
+    fromDataDir(FileDraftStore),
+    fromDataDir(FileSyncStateStore),
+    { provide: LogStore, useFactory: (settings: Settings) => new FileLogStore(settings.dataDir), inject: [SETTINGS] },
+    { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
+  ],
 })
 export class AdminApiModule {}

@@ -19,7 +19,18 @@ export interface LogEntry {
   [extra: string]: unknown;
 }
 
-export type NewLogEntry = Omit<LogEntry, '_id' | 'started' | 'completed'> & { started?: string; completed?: string };
+export interface NewLogEntry {
+  type: string;
+  messages: string[];
+  started?: string;
+  completed?: string;
+  error?: string;
+  error_code?: string;
+  function_id?: string;
+  function_name?: string;
+  user_id?: string;
+  [extra: string]: unknown;
+}
 
 export interface LogQuery {
   types?: readonly string[];

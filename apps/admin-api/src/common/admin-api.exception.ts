@@ -1,0 +1,59 @@
+import { TesseraError, type ErrorBody } from '@tessera/domain';
+import type { ConfigViolation } from '@tessera/app-config';
+
+export enum AdminApiErrorCode {
+  BadRequest = 'BadRequest',
+  InvalidParameter = 'InvalidParameter',
+  InvalidAppName = 'InvalidAppName',
+  AppAlreadyExists = 'AppAlreadyExists',
+  TemplateNotFound = 'TemplateNotFound',
+  GroupNotFound = 'GroupNotFound',
+  ServiceNotFound = 'ServiceNotFound',
+  FunctionNotFound = 'FunctionNotFound',
+  ValueNotFound = 'ValueNotFound',
+  DeploymentNotFound = 'DeploymentNotFound',
+  InvalidConfiguration = 'InvalidConfiguration',
+  PartitionSyncNotAllowed = 'PartitionSyncNotAllowed',
+  SyncRulesLocked = 'SyncRulesLocked',
+  NotImplemented = 'NotImplemented',
+  FunctionRuntimeUnavailable = 'FunctionRuntimeUnavailable',
+}
+
+const statuses: Record<AdminApiErrorCode, number> = {
+  [AdminApiErrorCode.BadRequest]: 400,
+  [AdminApiErrorCode.InvalidParameter]: 400,
+  [AdminApiErrorCode.InvalidAppName]: 400,
+  [AdminApiErrorCode.AppAlreadyExists]: 409,
+  [AdminApiErrorCode.TemplateNotFound]: 400,
+  [AdminApiErrorCode.GroupNotFound]: 404,
+  [AdminApiErrorCode.ServiceNotFound]: 404,
+  [AdminApiErrorCode.FunctionNotFound]: 404,
+  [AdminApiErrorCode.ValueNotFound]: 404,
+  [AdminApiErrorCode.DeploymentNotFound]: 404,
+  [AdminApiErrorCode.InvalidConfiguration]: 400,
+  [AdminApiErrorCode.PartitionSyncNotAllowed]: 400,
+  [AdminApiErrorCode.SyncRulesLocked]: 409,
+  [AdminApiErrorCode.NotImplemented]: 501,
+  [AdminApiErrorCode.FunctionRuntimeUnavailable]: 503,
+};
+
+/**
+ * Errors of the admin API. When a configuration is refused, `violations` lists every problem with the
+ * file and the JSON path it is in, and the wire body carries them next to `error` and `error_code`.
+ */
+export class AdminApiError extends TesseraError {
+  readonly httpStatus: number;
+  constructor(
+    readonly errorCode: AdminApiErrorCode,
+    message: string,
+    readonly violations: readonly ConfigViolation[] = [],
+  ) {
+    super(message);
+    this.httpStatus = statuses[errorCode];
+  }
+
+  override toBody(link?: string): ErrorBody & { violations?: readonly ConfigViolation[] } {
+    const body = super.toBody(link);
+    return this.violations.length ? { ...body, violations: this.violations } : body;
+  }
+}

@@ -1,0 +1,164 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  emptyApp,
+  formatViolations,
+  readAppFiles,
+  validateApp,
+  writeAppFiles,
+  type AppConfig,
+  type AppFiles,
+  type ConfigViolation,
+} from '@tessera/app-config';
+import {
+  AppRegistry,
+  FileDeploymentStore,
+  FileSecretStore,
+  FileSyncStateStore,
+  type AppRecord,
+  type DeploymentRecord,
+  type SyncState,
+} from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
+import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
+import { diffAppFiles } from '../common/file-diff';
+import { checkSyncSource, locateSync, planSyncTransition } from './sync-transition';
+
+/** Where a deployment came from: app creation, an import or push of files, or an edit through an endpoint. */
+export type DeployOrigin = 'create' | 'import' | 'edit';
+
+export interface PreparedDeployment {
+  record: AppRecord;
+  /** The configuration that will go live, in the current layout, without secret values. */
+  app: AppConfig;
+  files: AppFiles;
+  /** One string per changed file (see diffAppFiles). */
+  diff: string[];
+  /** Secret values carried by the incoming files (secrets.json), stored apart from the configuration. */
+  secretValues: Record<string, string>;
+  syncState: SyncState;
+  syncChanged: boolean;
+}
+
+/**
+ * The configuration an app runs with, and the one gate every change goes through: whatever the source
+ * (creation, import, push, PATCH of a service), the whole app is read, validated and checked against the
+ * sync state machine before anything is written. A refused change leaves the app exactly as it was.
+ */
+@Injectable()
+export class AppStateService {
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly apps: AppRegistry,
+    private readonly deployments: FileDeploymentStore,
+    private readonly secrets: FileSecretStore,
+    private readonly syncStates: FileSyncStateStore,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  /** The app, which must belong to the group. */
+  async app(groupId: string, appId: string): Promise<AppRecord> {
+    const record = await this.apps.get(appId);
+    if (record.group_id !== groupId) throw new AdminApiError(AdminApiErrorCode.GroupNotFound, `app not found: '${appId}'`);
+    return record;
+  }
+
+  /** The live files: the current deployment, or an empty app when there is none yet. */
+  async liveFiles(record: AppRecord): Promise<AppFiles> {
+    const current = await this.deployments.current(record._id);
+    if (current) return current.files;
+    const app = emptyApp(record.name);
+    app.settings.app_id = record.client_app_id;
+    return writeAppFiles(app);
+  }
+
+  async liveApp(record: AppRecord): Promise<AppConfig> {
+    return readAppFiles(await this.liveFiles(record)).app;
+  }
+
+  /** Checks a proposed app directory (any layout) against everything; throws AdminApiError listing every problem. */
+  async prepare(record: AppRecord, incoming: AppFiles, origin: DeployOrigin, base?: AppFiles): Promise<PreparedDeployment> {
+    const loaded = readAppFiles(incoming);
+    const app = loaded.app;
+    app.settings.name = record.name;
+    app.settings.app_id = record.client_app_id;
+
+    const secretValues: Record<string, string> = {};
+    const violations: ConfigViolation[] = [...loaded.violations];
+    for (const [name, value] of Object.entries(app.secrets ?? {})) {
+      if (typeof value === 'string' && value !== '') secretValues[name] = value;
+      else if (typeof value !== 'string') violations.push({ file: 'secrets.json', path: name, rule: 'secret.value.type', message: `the value of secret "${name}" must be a string` });
+    }
+    const knownSecrets = Object.fromEntries((await this.secrets.list(record._id)).map((secret) => [secret.name, '']));
+    app.secrets = { ...knownSecrets, ...app.secrets };
+    violations.push(...validateApp(app, { fileOf: loaded.fileOf }));
+    delete app.secrets;
+
+    const previousFiles = base ?? (await this.liveFiles(record));
+    const previous = locateSync(readAppFiles(previousFiles).app);
+    const next = locateSync(app);
+    violations.push(...checkSyncSource(app, next));
+    const unique = dedupe(violations);
+    if (unique.length > 0) throw new AdminApiError(AdminApiErrorCode.InvalidConfiguration, formatViolations(unique), unique);
+
+    const current = await this.deployments.current(record._id);
+    const transition = planSyncTransition(previous, next, await this.syncStates.get(record._id), {
+      allowNewPartitionSync: this.settings.allowNewPartitionSync,
+      firstImport: origin === 'import' && (!current || current.record.origin === 'create'),
+      nowSeconds: Math.floor(Date.now() / 1000),
+    });
+    if (!transition.ok) throw new AdminApiError(AdminApiErrorCode[transition.code], transition.message, transition.violations);
+
+    const files = writeAppFiles(app);
+    return { record, app, files, diff: diffAppFiles(previousFiles, files), secretValues, syncState: transition.state, syncChanged: transition.event !== 'none' };
+  }
+
+  /** Makes a prepared configuration live. */
+  async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined): Promise<DeploymentRecord> {
+    const appId = prepared.record._id;
+    if (Object.keys(prepared.secretValues).length > 0) await this.secrets.upsert(appId, prepared.secretValues);
+    const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}) });
+    if (prepared.syncChanged) await this.syncStates.save(appId, prepared.syncState);
+    return deployment;
+  }
+
+  /** Prepares and commits under the app's lock, so concurrent changes apply one after the other. */
+  deploy(record: AppRecord, incoming: AppFiles, origin: DeployOrigin, userId: string | undefined): Promise<{ prepared: PreparedDeployment; deployment: DeploymentRecord }> {
+    return this.exclusive(record._id, async () => {
+      const prepared = await this.prepare(record, incoming, origin);
+      return { prepared, deployment: await this.commit(prepared, origin, userId) };
+    });
+  }
+
+  /** Changes the live model with `change` and deploys the result. */
+  async edit(record: AppRecord, userId: string | undefined, change: (app: AppConfig) => void): Promise<PreparedDeployment> {
+    return this.exclusive(record._id, async () => {
+      const app = await this.liveApp(record);
+      change(app);
+      const prepared = await this.prepare(record, writeAppFiles(app), 'edit');
+      await this.commit(prepared, 'edit', userId);
+      return prepared;
+    });
+  }
+
+  exclusive<T>(appId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(appId) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const settled = run.catch(() => undefined);
+    this.locks.set(appId, settled);
+    void settled.then(() => {
+      if (this.locks.get(appId) === settled) this.locks.delete(appId);
+    });
+    return run;
+  }
+}
+
+function dedupe(violations: ConfigViolation[]): ConfigViolation[] {
+  const seen = new Set<string>();
+  return violations.filter((violation) => {
+    const key = `${violation.file}\u0000${violation.path}\u0000${violation.rule}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import { readAppFiles, type AppFiles } from '@tessera/app-config';
+import { FileDeploymentStore, FileDraftStore, type AppRecord, type DeploymentRecord } from '@tessera/platform';
+import { AppStateService } from '../deploy/app-state.service';
+import { appDataToFiles } from './app-data';
+import { writeExportFiles } from './export-layout';
+
+/**
+ * Moving whole apps in and out: export (20210101 layout, for realm-cli), pull and push (current layout,
+ * for the tessera CLI), import of realm-cli's AppData JSON, drafts and their deployment.
+ */
+@Injectable()
+export class ImportExportService {
+  constructor(
+    private readonly state: AppStateService,
+    private readonly drafts: FileDraftStore,
+    private readonly deployments: FileDeploymentStore,
+  ) {}
+
+  async exportFiles(record: AppRecord, sourceControl: boolean): Promise<AppFiles> {
+    return writeExportFiles(await this.state.liveApp(record), { sourceControl, clientAppId: record.client_app_id });
+  }
+
+  pullFiles(record: AppRecord): Promise<AppFiles> {
+    return this.state.liveFiles(record);
+  }
+
+  /** The diff a push of these files would make; throws with every violation when they are invalid. */
+  async diff(record: AppRecord, files: AppFiles): Promise<string[]> {
+    return (await this.state.prepare(record, files, 'import')).diff;
+  }
+
+  async push(record: AppRecord, files: AppFiles, userId: string | undefined): Promise<DeploymentRecord> {
+    return (await this.state.deploy(record, files, 'import', userId)).deployment;
+  }
+
+  importAppData(record: AppRecord, data: unknown): AppFiles {
+    return appDataToFiles(data);
+  }
+
+  /** realm-cli's import: staged into the open draft when there is one, live at once otherwise. */
+  async import(record: AppRecord, files: AppFiles, userId: string | undefined): Promise<void> {
+    const draft = await this.drafts.get(record._id);
+    if (!draft) {
+      await this.push(record, files, userId);
+      return;
+    }
+    await this.state.exclusive(record._id, async () => {
+      const prepared = await this.state.prepare(record, files, 'import');
+      await this.drafts.stage(record._id, draft._id, prepared.files);
+    });
+  }
+
+  async draftDiff(record: AppRecord, draftId: string): Promise<string[]> {
+    const staged = await this.drafts.files(record._id, draftId);
+    return staged ? (await this.state.prepare(record, staged, 'import')).diff : [];
+  }
+
+  /** Deploys a draft: the whole staged app is checked again against the live one, then goes live. */
+  async deployDraft(record: AppRecord, draftId: string, userId: string | undefined): Promise<DeploymentRecord> {
+    const staged = await this.drafts.files(record._id, draftId);
+    const deployment = staged ? await this.push(record, staged, userId) : await this.push(record, await this.state.liveFiles(record), userId);
+    await this.drafts.remove(record._id, draftId);
+    return deployment;
+  }
+
+  async deploymentsOf(record: AppRecord): Promise<DeploymentRecord[]> {
+    return this.deployments.list(record._id);
+  }
+
+  /** The name realm-cli derives its local directory from (the text before the last `_`). */
+  exportName(record: AppRecord, files: AppFiles): string {
+    const name = readAppFiles(files).app.settings.name || record.name;
+    const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
+    return `${name}_${stamp}.zip`;
+  }
+}
