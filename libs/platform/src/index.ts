@@ -14,3 +14,4 @@ export * from './draft-store';
 export * from './log-store';
 export * from './sync-state-store';
 export * from './template-store';
+export * from './data-sources';

@@ -1,10 +1,21 @@
-import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { type DynamicModule, Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { FileAdminUserStore } from './admin-users';
 import { AppRegistry, FileAppRegistry } from './app-registry';
+import { DataSources } from './data-sources';
 import { DeployedApps } from './deployed-apps';
 import { FileDeploymentStore } from './deployment-store';
 import { SigningKeyStore } from './signing-keys';
+
+/** Closes the data-source clients (flushing embedded logs) when the process shuts down. */
+@Injectable()
+class DataSourcesLifecycle implements OnApplicationShutdown {
+  constructor(private readonly dataSources: DataSources) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.dataSources.closeAll();
+  }
+}
 
 /** Provides the settings and the platform stores to every service module of a process. */
 @Global()
@@ -20,10 +31,12 @@ export class PlatformModule {
         { provide: AppRegistry, useValue: apps },
         { provide: FileDeploymentStore, useValue: deployments },
         { provide: DeployedApps, useValue: new DeployedApps(apps, deployments) },
+        { provide: DataSources, useValue: new DataSources(settings) },
+        DataSourcesLifecycle,
         { provide: FileAdminUserStore, useValue: new FileAdminUserStore(settings.dataDir) },
         { provide: SigningKeyStore, useValue: new SigningKeyStore(settings.dataDir) },
       ],
-      exports: [SETTINGS, AppRegistry, FileDeploymentStore, DeployedApps, FileAdminUserStore, SigningKeyStore],
+      exports: [SETTINGS, AppRegistry, FileDeploymentStore, DeployedApps, DataSources, FileAdminUserStore, SigningKeyStore],
     };
   }
 }
