@@ -1,0 +1,352 @@
+/**
+ * The contract every DataSourceClient engine must meet, as shared spec functions: `embedded.spec.ts` runs
+ * it against the embedded engine and `mongodb.spec.ts` against MongoDB (when MONGODB_URI is set). Named
+ * `.test.ts` so that vitest does not run it on its own and the build leaves it out.
+ */
+import { Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
+import { type DataSourceClient, type Document } from '../api/data-source';
+import { DatastoreError } from '../api/datastore.error';
+
+export interface ContractTarget {
+  open(): Promise<DataSourceClient>;
+  /** Database name unique to one test. */
+  dbName(): string;
+  supportsTransactions: boolean;
+}
+
+function errorOf(promise: Promise<unknown>): Promise<DatastoreError> {
+  return promise.then(
+    () => {
+      throw new Error('expected the operation to fail');
+    },
+    (error: unknown) => {
+      expect(error).toBeInstanceOf(DatastoreError);
+      return error as DatastoreError;
+    },
+  );
+}
+
+export function dataSourceContract(target: ContractTarget): void {
+  let client: DataSourceClient;
+  let dbName: string;
+  const coll = (name = 'items') => client.db(dbName).collection(name);
+
+  beforeEach(async () => {
+    client = await target.open();
+    dbName = target.dbName();
+  });
+  afterEach(async () => {
+    await client.db(dbName).dropDatabase();
+    await client.close();
+  });
+
+  describe('reads', () => {
+    beforeEach(async () => {
+      await coll().insertMany([
+        { _id: 1, name: 'ann', age: 30, tags: ['a', 'b'], address: { city: 'Oslo' } },
+        { _id: 2, name: 'bob', age: 25, tags: ['b'] },
+        { _id: 3, name: 'cy', age: null },
+        { _id: 4, name: 'dee', age: 41, address: { city: 'Rome' } },
+      ]);
+    });
+
+    it('selects everything with an empty query and in insertion order', async () => {
+      expect((await coll().find({}).toArray()).map((d) => d._id)).toEqual([1, 2, 3, 4]);
+      expect(await coll().count({})).toBe(4);
+    });
+
+    it('matches null for both null and missing fields, and $exists tells them apart', async () => {
+      expect((await coll().find({ age: null }).toArray()).map((d) => d._id)).toEqual([3]);
+      expect((await coll().find({ 'address.city': null }).toArray()).map((d) => d._id)).toEqual([2, 3]);
+      expect((await coll().find({ age: { $exists: true } }).toArray()).length).toBe(4);
+    });
+
+    it('matches array elements and dotted paths', async () => {
+      expect((await coll().find({ tags: 'b' }).toArray()).map((d) => d._id)).toEqual([1, 2]);
+      expect((await coll().find({ 'address.city': 'Rome' }).toArray()).map((d) => d._id)).toEqual([4]);
+    });
+
+    it('sorts, skips and limits, skipped documents not counting toward the limit', async () => {
+      const docs = await coll().find({ age: { $gte: 0 } }).sort({ age: -1 }).skip(1).limit(2).toArray();
+      expect(docs.map((d) => d._id)).toEqual([1, 2]);
+    });
+
+    it('sorts null and missing before numbers', async () => {
+      await coll().insertOne({ _id: 5, name: 'eve' });
+      const ids = (await coll().find({}, { _id: 1 }, { sort: { age: 1, _id: 1 } }).toArray()).map((d) => d._id);
+      expect(ids).toEqual([3, 5, 2, 1, 4]);
+    });
+
+    it('iterates a cursor with next() and refuses modifiers once documents were retrieved', async () => {
+      const cursor = coll().find({}).sort({ _id: 1 });
+      expect((await cursor.next())?._id).toBe(1);
+      expect(() => cursor.skip(1)).toThrow(/already initialized/);
+      expect(() => cursor.limit(1)).toThrow(/already initialized/);
+      expect(() => cursor.sort({ _id: -1 })).toThrow(/already initialized/);
+      expect((await cursor.toArray()).map((d) => d._id)).toEqual([2, 3, 4]);
+      expect(await cursor.next()).toBeNull();
+    });
+
+    it('projects included or excluded fields but refuses a mix', async () => {
+      expect(await coll().findOne({ _id: 1 }, { name: 1 })).toEqual({ _id: 1, name: 'ann' });
+      expect(await coll().findOne({ _id: 1 }, { name: 1, _id: 0 })).toEqual({ name: 'ann' });
+      expect(await coll().findOne({ _id: 2 }, { tags: 0, age: 0 })).toEqual({ _id: 2, name: 'bob' });
+      expect(await coll().findOne({ _id: 1 }, { 'address.city': 1, _id: 0 })).toEqual({ address: { city: 'Oslo' } });
+      const error = await errorOf(coll().find({}, { name: 1, age: 0 }).toArray());
+      expect(error.message).toMatch(/Cannot do exclusion on field age in inclusion projection/);
+    });
+
+    it('rejects unknown query operators', async () => {
+      const error = await errorOf(coll().find({ age: { $foo: 1 } }).toArray());
+      expect(error.message).toMatch(/unknown operator: \$foo/);
+      expect(error.code).toBe(2);
+    });
+
+    it('aggregates with grouping, sorting and lookups', async () => {
+      await coll('orders').insertMany([
+        { _id: 'o1', customer: 1, total: 10 },
+        { _id: 'o2', customer: 1, total: 5 },
+        { _id: 'o3', customer: 2, total: 7 },
+      ]);
+      const grouped = await coll('orders')
+        .aggregate([{ $group: { _id: '$customer', sum: { $sum: '$total' } } }, { $sort: { _id: 1 } }])
+        .toArray();
+      expect(grouped).toEqual([
+        { _id: 1, sum: 15 },
+        { _id: 2, sum: 7 },
+      ]);
+      const joined = await coll()
+        .aggregate([{ $match: { _id: 2 } }, { $lookup: { from: 'orders', localField: '_id', foreignField: 'customer', as: 'orders' } }, { $project: { n: { $size: '$orders' } } }])
+        .toArray();
+      expect(joined).toEqual([{ _id: 2, n: 1 }]);
+    });
+
+    it('answers distinct values, flattening arrays', async () => {
+      expect((await coll().distinct('tags', {})).sort()).toEqual(['a', 'b']);
+      expect(await coll().distinct('name', { age: { $gt: 26 } })).toEqual(['ann', 'dee']);
+    });
+
+    it('lists databases and collections', async () => {
+      expect(await client.admin().getDBNames()).toContain(dbName);
+      expect(await client.db(dbName).getCollectionNames()).toContain('items');
+    });
+  });
+
+  describe('BSON types', () => {
+    it('round-trips ObjectId, Long, Decimal128, UUID, Binary and Date values', async () => {
+      const oid = new ObjectId();
+      const uuid = new UUID();
+      const when = new Date('2024-01-02T03:04:05.678Z');
+      await coll().insertOne({ _id: oid, big: Long.fromString('9007199254740993'), dec: Decimal128.fromString('1.10'), uuid, bin: new Binary(Buffer.from([1, 2, 3])), when });
+      const doc = (await coll().findOne({ _id: new ObjectId(oid.toHexString()) })) as Document;
+      expect((doc._id as ObjectId).equals(oid)).toBe(true);
+      expect(String(doc.big)).toBe('9007199254740993');
+      expect(String(doc.dec)).toBe('1.10');
+      expect((doc.when as Date).getTime()).toBe(when.getTime());
+      expect(Buffer.from((doc.uuid as Binary).buffer).equals(Buffer.from(uuid.buffer))).toBe(true);
+      expect(await coll().countDocuments({ when: { $gt: new Date('2024-01-01') } })).toBe(1);
+    });
+
+    it('treats Int32, Long and Double of the same value as equal', async () => {
+      await coll().insertMany([{ _id: 1, n: new Int32(5) }, { _id: 2, n: Long.fromNumber(5) }, { _id: 3, n: new Double(5) }, { _id: 4, n: 5.5 }]);
+      expect(await coll().countDocuments({ n: 5 })).toBe(3);
+      expect(await coll().countDocuments({ n: Long.fromNumber(5) })).toBe(3);
+      expect(await coll().countDocuments({ n: { $gt: new Int32(5) } })).toBe(1);
+    });
+
+    it('treats _id values 1 and 1.0 as the same key', async () => {
+      await coll().insertOne({ _id: 1 });
+      const error = await errorOf(coll().insertOne({ _id: new Double(1) }));
+      expect(error.code).toBe(11000);
+    });
+  });
+
+  describe('writes', () => {
+    it('generates an ObjectId _id and reports it', async () => {
+      const { insertedId } = await coll().insertOne({ a: 1 });
+      expect(insertedId).toBeInstanceOf(ObjectId);
+      expect(await coll().findOne({ _id: insertedId as ObjectId })).toEqual({ _id: insertedId, a: 1 });
+    });
+
+    it('reports duplicate keys with code 11000 and MongoDB message shape', async () => {
+      await coll().insertOne({ _id: 1 });
+      const error = await errorOf(coll().insertOne({ _id: 1 }));
+      expect(error.code).toBe(11000);
+      expect(error.errorCode).toBe('MongoDBError');
+      expect(error.message).toBe(`E11000 duplicate key error collection: ${dbName}.items index: _id_ dup key: { _id: 1 }`);
+    });
+
+    it('stops an ordered insertMany at the first failure and continues an unordered one', async () => {
+      await coll().insertOne({ _id: 2 });
+      await errorOf(coll().insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }]));
+      expect(await coll().countDocuments({})).toBe(2);
+      const error = await errorOf(coll('other').insertMany([{ _id: 1 }, { _id: 1 }, { _id: 3 }], { ordered: false }));
+      expect(error.writeErrors?.map((e) => e.index)).toEqual([1]);
+      expect(await coll('other').countDocuments({})).toBe(2);
+    });
+
+    it('enforces unique secondary indexes', async () => {
+      await coll().createIndex({ email: 1 }, { unique: true });
+      await coll().insertOne({ _id: 1, email: 'a@x' });
+      const error = await errorOf(coll().insertOne({ _id: 2, email: 'a@x' }));
+      expect(error.message).toMatch(/index: email_1 dup key: \{ email: "a@x" \}/);
+      await errorOf(coll().updateOne({ _id: 1 }, { $set: { email: 'b@x' } }).then(() => coll().insertOne({ _id: 3, email: 'b@x' })));
+      expect((await coll().listIndexes()).map((i) => i.name)).toEqual(['_id_', 'email_1']);
+    });
+
+    it('applies update operators', async () => {
+      await coll().insertOne({ _id: 1, n: 1, m: 2, s: 'x', arr: [1, 2, 3], set: ['a'], old: 1, lo: 5, hi: 5 });
+      await coll().updateOne(
+        { _id: 1 },
+        {
+          $inc: { n: 2 },
+          $mul: { m: 3 },
+          $unset: { s: '' },
+          $push: { arr: { $each: [9, 0], $sort: 1, $slice: -3 } },
+          $addToSet: { set: { $each: ['a', 'b'] } },
+          $rename: { old: 'renamed' },
+          $min: { lo: 3 },
+          $max: { hi: 7 },
+          $set: { 'deep.path': true },
+        },
+      );
+      expect(await coll().findOne({ _id: 1 })).toEqual({ _id: 1, n: 3, m: 6, arr: [2, 3, 9], set: ['a', 'b'], lo: 3, hi: 7, deep: { path: true }, renamed: 1 });
+      await coll().updateOne({ _id: 1 }, { $pull: { arr: { $gte: 3 } }, $pop: { set: -1 }, $currentDate: { at: true } });
+      const doc = (await coll().findOne({ _id: 1 })) as Document;
+      expect(doc.arr).toEqual([2]);
+      expect(doc.set).toEqual(['b']);
+      expect(doc.at).toBeInstanceOf(Date);
+    });
+
+    it('updates matched array elements with $, $[] and $[identifier]', async () => {
+      await coll().insertOne({ _id: 1, grades: [80, 95, 70], items: [{ q: 1 }, { q: 5 }] });
+      await coll().updateOne({ _id: 1, grades: 95 }, { $set: { 'grades.$': 96 } });
+      await coll().updateOne({ _id: 1 }, { $inc: { 'items.$[].q': 1 } });
+      await coll().updateOne({ _id: 1 }, { $set: { 'items.$[big].big': true } }, { arrayFilters: [{ 'big.q': { $gt: 3 } }] });
+      expect(await coll().findOne({ _id: 1 })).toEqual({ _id: 1, grades: [80, 96, 70], items: [{ q: 2 }, { q: 6, big: true }] });
+    });
+
+    it('upserts from the equality fields of the query and applies $setOnInsert only on insert', async () => {
+      const first = await coll().updateOne({ name: 'x', n: { $gt: 1 } }, { $set: { v: 1 }, $setOnInsert: { created: true } }, { upsert: true });
+      expect(first.upsertedCount).toBe(1);
+      const doc = (await coll().findOne({ name: 'x' })) as Document;
+      expect(doc).toEqual({ _id: first.upsertedId, name: 'x', v: 1, created: true });
+      const second = await coll().updateOne({ name: 'x' }, { $set: { v: 2 }, $setOnInsert: { created: false } }, { upsert: true });
+      expect(second).toMatchObject({ matchedCount: 1, modifiedCount: 1, upsertedCount: 0 });
+      expect(await coll().findOne({ name: 'x' }, { _id: 0 })).toEqual({ name: 'x', v: 2, created: true });
+    });
+
+    it('runs pipeline updates', async () => {
+      await coll().insertOne({ _id: 1, a: 2, b: 3 });
+      await coll().updateMany({}, [{ $set: { sum: { $add: ['$a', '$b'] } } }, { $unset: ['b'] }]);
+      expect(await coll().findOne({ _id: 1 })).toEqual({ _id: 1, a: 2, sum: 5 });
+    });
+
+    it('refuses a replacement holding operators and an update without them', async () => {
+      await coll().insertOne({ _id: 1, a: 1 });
+      expect((await errorOf(coll().replaceOne({ _id: 1 }, { $set: { a: 2 } }))).message).toMatch(/Replacement document must not contain atomic operators/);
+      expect((await errorOf(coll().updateOne({ _id: 1 }, { a: 2 }))).message).toMatch(/Update document requires atomic operators/);
+      expect((await errorOf(coll().updateOne({ _id: 1 }, { $bogus: { a: 2 } }))).message).toMatch(/\$bogus/);
+      expect((await errorOf(coll().updateOne({ _id: 1 }, { $set: { _id: 2 } }))).code).toBe(66);
+    });
+
+    it('finds and modifies one document atomically', async () => {
+      await coll().insertMany([{ _id: 1, n: 1 }, { _id: 2, n: 2 }]);
+      expect(await coll().findOneAndUpdate({}, { $inc: { n: 10 } }, { sort: { n: -1 } })).toEqual({ _id: 2, n: 2 });
+      expect(await coll().findOneAndUpdate({ _id: 1 }, { $inc: { n: 10 } }, { returnNewDocument: true, projection: { _id: 0 } })).toEqual({ n: 11 });
+      expect(await coll().findOneAndReplace({ _id: 2 }, { r: true }, { returnNewDocument: true })).toEqual({ _id: 2, r: true });
+      expect(await coll().findOneAndUpdate({ _id: 3 }, { $set: { n: 3 } }, { upsert: true, returnNewDocument: true })).toEqual({ _id: 3, n: 3 });
+      expect(await coll().findOneAndDelete({ _id: 1 })).toEqual({ _id: 1, n: 11 });
+      expect(await coll().findOneAndDelete({ _id: 1 })).toBeNull();
+    });
+
+    it('deletes one or many', async () => {
+      await coll().insertMany([{ k: 1 }, { k: 1 }, { k: 2 }]);
+      expect(await coll().deleteOne({ k: 1 })).toEqual({ deletedCount: 1 });
+      expect(await coll().deleteMany({})).toEqual({ deletedCount: 2 });
+    });
+
+    it('runs ordered and unordered bulk writes', async () => {
+      const result = await coll().bulkWrite([
+        { insertOne: { document: { _id: 1, v: 1 } } },
+        { updateOne: { filter: { _id: 1 }, update: { $set: { v: 2 } } } },
+        { updateMany: { filter: { _id: 2 }, update: { $set: { v: 3 } }, upsert: true } },
+        { replaceOne: { filter: { _id: 1 }, replacement: { v: 4 } } },
+        { deleteOne: { filter: { _id: 2 } } },
+      ]);
+      expect(result).toMatchObject({ insertedCount: 1, matchedCount: 2, modifiedCount: 2, upsertedCount: 1, deletedCount: 1 });
+      const error = await errorOf(coll().bulkWrite([{ insertOne: { document: { _id: 1 } } }, { insertOne: { document: { _id: 5 } } }], { ordered: false }));
+      expect(error.code).toBe(11000);
+      expect(await coll().countDocuments({ _id: 5 })).toBe(1);
+    });
+  });
+
+  describe.skipIf(!target.supportsTransactions)('transactions', () => {
+    it('commits writes to several collections together', async () => {
+      await coll('a').insertOne({ _id: 0 });
+      await coll('b').insertOne({ _id: 0 });
+      const session = client.startSession();
+      await session.withTransaction(async (s) => {
+        await coll('a').insertOne({ _id: 1 }, { session: s });
+        await coll('b').updateOne({ _id: 0 }, { $set: { moved: true } }, { session: s });
+      });
+      await session.endSession();
+      expect(await coll('a').countDocuments({})).toBe(2);
+      expect(await coll('b').findOne({ _id: 0 })).toEqual({ _id: 0, moved: true });
+    });
+
+    it('aborts every write of a failed transaction', async () => {
+      await coll('a').insertOne({ _id: 0 });
+      await coll('b').insertOne({ _id: 0 });
+      const session = client.startSession();
+      await expect(
+        session.withTransaction(async (s) => {
+          await coll('a').insertOne({ _id: 1 }, { session: s });
+          await coll('b').deleteOne({ _id: 0 }, { session: s });
+          throw new Error('changed my mind');
+        }),
+      ).rejects.toThrow('changed my mind');
+      await session.endSession();
+      expect(await coll('a').countDocuments({})).toBe(1);
+      expect(await coll('b').countDocuments({})).toBe(1);
+    });
+  });
+
+  describe('change feed', () => {
+    it('reports inserts, updates, replaces and deletes in order with their documents', async () => {
+      await coll().insertOne({ _id: 0 });
+      const stream = coll().watch([], { fullDocument: 'updateLookup' });
+      try {
+        await coll().insertOne({ _id: 1, a: 1, b: 1 });
+        await coll().updateOne({ _id: 1 }, { $set: { a: 2 }, $unset: { b: '' } });
+        await coll().replaceOne({ _id: 1 }, { c: 3 });
+        await coll().deleteOne({ _id: 1 });
+        const insert = await stream.next();
+        expect(insert).toMatchObject({ operationType: 'insert', documentKey: { _id: 1 }, fullDocument: { _id: 1, a: 1, b: 1 }, ns: { db: dbName, coll: 'items' } });
+        const update = await stream.next();
+        expect(update.operationType).toBe('update');
+        expect(update.updateDescription).toMatchObject({ updatedFields: { a: 2 }, removedFields: ['b'] });
+        expect((await stream.next()).operationType).toBe('replace');
+        const removed = await stream.next();
+        expect(removed).toMatchObject({ operationType: 'delete', documentKey: { _id: 1 } });
+        expect(stream.resumeToken).toEqual(removed._id);
+      } finally {
+        await stream.close();
+      }
+    });
+
+    it('resumes after a token without repeating or skipping events', async () => {
+      const stream = coll().watch();
+      await coll().insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }]);
+      const first = await stream.next();
+      await stream.close();
+      const resumed = coll().watch([], { resumeAfter: first._id });
+      try {
+        expect((await resumed.next()).documentKey).toEqual({ _id: 2 });
+        expect((await resumed.next()).documentKey).toEqual({ _id: 3 });
+      } finally {
+        await resumed.close();
+      }
+    });
+  });
+}
