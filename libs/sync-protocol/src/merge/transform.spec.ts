@@ -22,13 +22,13 @@ const update = (field: string, value: Payload, path: PathElement[] = [], extra: 
   priorSize: 0,
   ...extra,
 });
-const insert = (index: number, value: string, priorSize: number, field = 'tags', prefix: PathElement[] = []): Instruction => ({
+const insert = (index: number, value: string | Payload, priorSize: number, field = 'tags'): Instruction => ({
   type: 'ArrayInsert',
   table: 'Item',
   object: pk1,
   field,
-  path: [...prefix, index],
-  value: str(value),
+  path: [index],
+  value: typeof value === 'string' ? str(value) : value,
   priorSize,
 });
 const erase = (index: number, priorSize: number, field = 'tags'): Instruction => ({ type: 'ArrayErase', table: 'Item', object: pk1, field, path: [index], priorSize });
@@ -180,7 +180,7 @@ describe('merge rules for conflicting pairs', () => {
 
   it('list operations shift paths into embedded objects in that list', () => {
     const inner = update('addresses', str('Oslo'), [1, 'city']);
-    expect(merge2([{ ...insert(0, 'x', 2, 'addresses'), value: { type: 'ObjectValue' } }], [inner]).b).toEqual(['Update Item[1].addresses[2]["city"] = "Oslo"']);
+    expect(merge2([insert(0, { type: 'ObjectValue' }, 2, 'addresses')], [inner]).b).toEqual(['Update Item[1].addresses[2]["city"] = "Oslo"']);
     expect(merge2([erase(0, 2, 'addresses')], [inner]).b).toEqual(['Update Item[1].addresses[0]["city"] = "Oslo"']);
     expect(merge2([erase(1, 2, 'addresses')], [inner]).b).toEqual([]);
   });
