@@ -39,40 +39,56 @@ export const POLYFILLS_SCRIPT = String.raw`// Runs first in every sandbox contex
     return buf.slice(0, p);
   }
 
+  // The WHATWG UTF-8 decoder: one U+FFFD per maximal invalid subsequence, as Node and browsers decode.
   function utf8Decode(b, fatal) {
     let out = '';
     let chunk = [];
-    let i = 0;
-    while (i < b.length) {
-      const c = b[i];
-      let cp = -1;
-      let n = 1;
-      if (c < 0x80) cp = c;
-      else {
-        if (c >= 0xc2 && c < 0xe0) { n = 2; cp = c & 0x1f; }
-        else if (c >= 0xe0 && c < 0xf0) { n = 3; cp = c & 0x0f; }
-        else if (c >= 0xf0 && c < 0xf5) { n = 4; cp = c & 0x07; }
-        if (cp >= 0 && i + n <= b.length) {
-          for (let k = 1; k < n; k++) {
-            const cc = b[i + k];
-            if ((cc & 0xc0) !== 0x80) { cp = -1; break; }
-            cp = (cp << 6) | (cc & 63);
-          }
-          if ((n === 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n === 4 && (cp < 0x10000 || cp > 0x10ffff))) cp = -1;
-        } else cp = -1;
-        if (cp < 0) {
-          if (fatal) throw new TypeError('The encoded data was not valid for encoding utf-8');
-          cp = 0xfffd;
-          n = 1;
+    let need = 0;
+    let seen = 0;
+    let cp = 0;
+    let lower = 0x80;
+    let upper = 0xbf;
+    const bad = () => {
+      if (fatal) throw new TypeError('The encoded data was not valid for encoding utf-8');
+      chunk.push(0xfffd);
+    };
+    for (let i = 0; i < b.length; i++) {
+      const byte = b[i];
+      if (need === 0) {
+        if (byte < 0x80) chunk.push(byte);
+        else if (byte >= 0xc2 && byte <= 0xdf) { need = 1; cp = byte & 0x1f; }
+        else if (byte >= 0xe0 && byte <= 0xef) {
+          if (byte === 0xe0) lower = 0xa0;
+          if (byte === 0xed) upper = 0x9f;
+          need = 2;
+          cp = byte & 0x0f;
+        } else if (byte >= 0xf0 && byte <= 0xf4) {
+          if (byte === 0xf0) lower = 0x90;
+          if (byte === 0xf4) upper = 0x8f;
+          need = 3;
+          cp = byte & 0x07;
+        } else bad();
+      } else if (byte < lower || byte > upper) {
+        need = seen = cp = 0;
+        lower = 0x80;
+        upper = 0xbf;
+        bad();
+        i--;
+      } else {
+        lower = 0x80;
+        upper = 0xbf;
+        cp = (cp << 6) | (byte & 0x3f);
+        if (++seen === need) {
+          chunk.push(cp);
+          need = seen = cp = 0;
         }
       }
-      chunk.push(cp);
-      i += n;
       if (chunk.length >= 8192) {
         out += String.fromCodePoint.apply(null, chunk);
         chunk = [];
       }
     }
+    if (need !== 0) bad();
     return out + String.fromCodePoint.apply(null, chunk);
   }
 

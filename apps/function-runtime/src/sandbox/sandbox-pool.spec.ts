@@ -1,0 +1,89 @@
+import type { Sandbox } from './sandbox';
+import { SandboxPool } from './sandbox-pool';
+
+class FakeSandbox {
+  disposed = false;
+  usable = true;
+  get isUsable() {
+    return this.usable && !this.disposed;
+  }
+  dispose() {
+    this.disposed = true;
+  }
+}
+
+function pool(max: number) {
+  const created: FakeSandbox[] = [];
+  const p = new SandboxPool('app', 'v1', () => {
+    const s = new FakeSandbox();
+    created.push(s);
+    return Promise.resolve(s as unknown as Sandbox);
+  }, max);
+  return { p, created };
+}
+
+describe('SandboxPool', () => {
+  it('reuses an idle sandbox', async () => {
+    const { p, created } = pool(2);
+    const a = await p.acquire();
+    p.release(a);
+    expect(await p.acquire()).toBe(a);
+    expect(created).toHaveLength(1);
+  });
+
+  it('makes callers wait when every sandbox is busy, then hands over the released one', async () => {
+    const { p, created } = pool(1);
+    const a = await p.acquire();
+    let second: Sandbox | undefined;
+    const waiting = p.acquire().then((s) => (second = s));
+    await Promise.resolve();
+    expect(second).toBeUndefined();
+    p.release(a);
+    await waiting;
+    expect(second).toBe(a);
+    expect(created).toHaveLength(1);
+  });
+
+  it('replaces a sandbox that is no longer usable', async () => {
+    const { p, created } = pool(1);
+    const a = await p.acquire();
+    const waiting = p.acquire();
+    (a as unknown as FakeSandbox).usable = false;
+    p.release(a);
+    const b = await waiting;
+    expect(b).not.toBe(a);
+    expect((a as unknown as FakeSandbox).disposed).toBe(true);
+    expect(created).toHaveLength(2);
+    expect(p.liveCount).toBe(1);
+  });
+
+  it('disposes idle sandboxes on retire, busy ones on release, and rejects waiters', async () => {
+    const { p } = pool(2);
+    const idle = await p.acquire();
+    const busy = await p.acquire();
+    p.release(idle);
+    await p.acquire();
+    const waiter = p.acquire();
+    p.release(idle);
+    await waiter;
+    const lateWaiter = p.acquire();
+    p.retire();
+    await expect(lateWaiter).rejects.toThrow(/redeployed/);
+    expect((busy as unknown as FakeSandbox).disposed).toBe(false);
+    p.release(busy);
+    p.release(idle);
+    expect((busy as unknown as FakeSandbox).disposed).toBe(true);
+    expect((idle as unknown as FakeSandbox).disposed).toBe(true);
+    expect(p.liveCount).toBe(0);
+    await expect(p.acquire()).rejects.toThrow(/retired/);
+  });
+
+  it('disposes idle sandboxes as soon as it is retired', async () => {
+    const { p } = pool(2);
+    const idle = await p.acquire();
+    p.release(idle);
+    p.retire();
+    expect((idle as unknown as FakeSandbox).disposed).toBe(true);
+    expect(p.liveCount).toBe(0);
+  });
+});
