@@ -11,3 +11,4 @@ export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';
 export { loadApp, loadValidApp, type CheckedApp } from './load';
 export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectoryFiles } from './fs-adapter';
 export { layoutPaths } from './paths';
+export { toAppData, fromAppData } from './app-data';

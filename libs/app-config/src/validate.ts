@@ -113,7 +113,7 @@ class Checker {
 
 export function validateApp(app: AppConfig, options: ValidateOptions = {}): ConfigViolation[] {
   const c = new Checker(options.fileOf);
-  const secretNames = new Set(isPlainObject(app.secrets) ? Object.keys(app.secrets) : []);
+  const secretNames = new Set(isPlainObject(app.secrets) ? Object.entries(app.secrets).filter(([, v]) => typeof v === 'string').map(([k]) => k) : []);
   const functionNames = new Set(app.functions.map((f) => f.config.name).filter((n) => typeof n === 'string'));
   const servicesByName = new Map<string, AppService>();
   for (const s of app.services) if (typeof s.config.name === 'string' && !servicesByName.has(s.config.name)) servicesByName.set(s.config.name, s);
@@ -198,9 +198,20 @@ function checkSettings(c: Checker, app: AppConfig, servicesByName: Map<string, A
   }
 }
 
+/**
+ * secrets.json maps secret names to values. realm-cli's form, option values per auth provider and per
+ * service under `auth_providers` and `services`, is accepted as well.
+ */
 function checkSecrets(c: Checker, app: AppConfig): void {
   if (!app.secrets) return;
   for (const [name, value] of Object.entries(app.secrets)) {
+    if ((name === 'auth_providers' || name === 'services') && isPlainObject(value)) {
+      for (const [owner, options] of Object.entries(value)) {
+        const ok = isPlainObject(options) && Object.values(options).every((v) => typeof v === 'string');
+        if (!ok) c.report(app.secrets, at.secrets, jsonPath(name, owner), 'secrets.value.type', `secrets of "${owner}" must map option names to string values`);
+      }
+      continue;
+    }
     if (typeof value !== 'string') c.report(app.secrets, at.secrets, jsonPath('', name), 'secrets.value.type', `secret "${name}" must have a string value`);
   }
 }

@@ -152,7 +152,14 @@ export function readExportLayout(ctx: ReadContext): AppConfig {
       redirects.push({ from: 'custom_user_data_config', file: 'auth/custom_user_data.json', prefix: '' });
     }
   }
-  // Rare but real: auth/config.json (realm-cli keeps it as a map); not part of the current model.
+  // 20210101 moved the hosting settings out of the app config into hosting/config.json.
+  if (ctx.has('hosting/config.json')) {
+    const hosting = ctx.object('hosting/config.json');
+    if (hosting) {
+      settings.hosting = hosting;
+      redirects.push({ from: 'hosting', file: 'hosting/config.json', prefix: '' });
+    }
+  }
   ctx.origins.set(settings, { file: 'realm_config.json', prefix: '', redirects });
 
   const app: AppConfig = {
