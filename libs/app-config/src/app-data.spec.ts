@@ -6,7 +6,7 @@ const exportFixture = () => readDirSync(join(__dirname, '__fixtures__', 'export-
 
 describe('AppData JSON (realm-cli import body)', () => {
   it('lays an app out as realm-cli does: providers by name, sources by file, rules with schemas', () => {
-    const data = toAppData(readAppFiles(exportFixture()).app) as Doc;
+    const data: Doc = toAppData(readAppFiles(exportFixture()).app);
     expect(data.config_version).toBe(20210101);
     expect(data.name).toBe('shop');
     expect(data.allowed_request_origins).toEqual(['https://shop.example.com']);
