@@ -15,6 +15,8 @@ export interface FunctionRuntimeOptions {
   maxLogLines: number;
   maxLogBytes: number;
   maxLogLineBytes: number;
+  /** Host operations (data access, HTTP, timers) one call may have in flight at once. */
+  maxPendingOperations: number;
 }
 
 export const DEFAULT_FUNCTION_RUNTIME_OPTIONS: FunctionRuntimeOptions = {
@@ -26,6 +28,7 @@ export const DEFAULT_FUNCTION_RUNTIME_OPTIONS: FunctionRuntimeOptions = {
   maxLogLines: 1_000,
   maxLogBytes: 1024 * 1024,
   maxLogLineBytes: 64 * 1024,
+  maxPendingOperations: 10_000,
 };
 
 /** What a can_evaluate expression is evaluated against. */

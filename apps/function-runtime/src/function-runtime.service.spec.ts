@@ -347,11 +347,16 @@ describe('FunctionRuntimeService', () => {
       expect(rt.data.calls.map((c) => c.caller.kind)).toEqual(['user', 'system']);
     });
 
-    it('runs as system with run_as_system, whoever calls', async () => {
+    it('runs as system with run_as_system, whoever calls, and still shows the caller in context.user', async () => {
       rt.functions.deploy(APP, { who: { source: whoami, config: { run_as_system: true } } });
-      expect((await rt.call('who')).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
+      expect((await rt.call('who')).result).toEqual({ id: 'alice-id', type: 'normal', system: true });
+      expect((await rt.call('who', [], { caller: { kind: 'system' }, origin: 'trigger' })).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
       expect(rt.data.calls[0].caller).toEqual({ kind: 'system' });
-      const entry = await lastLog(rt);
+      const entry = await eventually(async () => {
+        const found = (await rt.logs.list({ appId: APP })).find((e) => e.callerId === 'alice-id');
+        if (!found) throw new Error('no log of the client call yet');
+        return found;
+      });
       expect(entry).toMatchObject({ callerId: 'alice-id', runAsId: 'system' });
     });
 

@@ -76,7 +76,17 @@ export class ExecutionResult {
 
 export type ExecuteFunctionResult = ExecutionResult;
 
-type Identity = { system: true } | { system: false; user: FunctionUser } | { pending: true; parent: number };
+/**
+ * Who a frame runs as. `system` frames access data without rules; otherwise data access runs as `user`.
+ * `shown` is what `context.user` shows: the run-as user, except that a run_as_system function still shows
+ * its caller (App Services functions commonly run as system and act for `context.user.id`).
+ */
+interface BoundIdentity {
+  system: boolean;
+  user: FunctionUser;
+  shown: FunctionUser;
+}
+type Identity = BoundIdentity | { pending: true; parent: number };
 
 interface CallState {
   appId: string;
@@ -123,7 +133,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ArgumentsNotAllowed, 'arguments must be EJSON-serialisable values', { cause: error });
       }
       const state: CallState = { appId: request.appId, app, frames: new Map(), nextFrameId: 1, nestedCalls: 0 };
-      state.frames.set(0, request.caller.kind === 'system' ? { system: true } : { system: false, user: request.caller.user });
+      state.frames.set(
+        0,
+        request.caller.kind === 'system'
+          ? { system: true, user: SYSTEM_USER, shown: SYSTEM_USER }
+          : { system: false, user: request.caller.user, shown: request.caller.user },
+      );
       const frame = await this.frameFor(state, fn.config, 0);
       const { sandbox, pool } = await this.acquire(request.appId, app);
       let outcome: SandboxOutcome;
@@ -209,13 +224,16 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     const id = state.nextFrameId++;
     const mode = runAsMode(config);
     switch (mode) {
-      case 'system':
-        state.frames.set(id, { system: true });
-        return toSandboxFrame(id, { system: true });
+      case 'system': {
+        const identity = { system: true, user: SYSTEM_USER, shown: this.boundIdentity(state, parentId).shown };
+        state.frames.set(id, identity);
+        return toSandboxFrame(id, identity);
+      }
       case 'user_id': {
         const user = await this.findUser(state.appId, config.run_as_user_id ?? '');
-        state.frames.set(id, { system: false, user });
-        return toSandboxFrame(id, { system: false, user });
+        const identity = { system: false, user, shown: user };
+        state.frames.set(id, identity);
+        return toSandboxFrame(id, identity);
       }
       case 'user_id_script': {
         state.frames.set(id, { pending: true, parent: parentId });
@@ -230,7 +248,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     }
   }
 
-  private boundIdentity(state: CallState, frameId: number): Exclude<Identity, { pending: true }> {
+  private boundIdentity(state: CallState, frameId: number): BoundIdentity {
     const identity = state.frames.get(frameId);
     if (!identity || 'pending' in identity) throw new Error('this function has not resolved the user it runs as yet');
     return identity;
@@ -274,7 +292,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         const identity = state.frames.get(frameId);
         if (!identity || !('pending' in identity)) throw new Error('this function does not pick its user with a script');
         const user = await this.findUser(state.appId, requireString(p['userId'], 'user id'));
-        state.frames.set(frameId, { system: false, user });
+        state.frames.set(frameId, { system: false, user, shown: user });
         return { user: EJSON.stringify(user, { relaxed: false }) };
       }
       case 'http':
@@ -308,6 +326,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       maxLogLines: this.options.maxLogLines,
       maxLogBytes: this.options.maxLogBytes,
       maxLogLineBytes: this.options.maxLogLineBytes,
+      maxPendingOperations: this.options.maxPendingOperations,
     };
     const create = async (): Promise<Sandbox> => {
       boot ??= this.loadBoot(appId);
@@ -389,10 +408,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   }
 }
 
-function toSandboxFrame(id: number, identity: Exclude<Identity, { pending: true }>): SandboxFrame {
-  return identity.system
-    ? { id, system: true, user: EJSON.stringify(SYSTEM_USER, { relaxed: false }) }
-    : { id, system: false, user: EJSON.stringify(identity.user, { relaxed: false }) };
+function toSandboxFrame(id: number, identity: BoundIdentity): SandboxFrame {
+  return { id, system: identity.system, user: EJSON.stringify(identity.shown, { relaxed: false }) };
 }
 
 function identityId(identity: Identity | undefined): string | undefined {

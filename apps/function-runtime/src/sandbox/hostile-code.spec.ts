@@ -15,7 +15,7 @@ describe('hostile code is contained', () => {
   const hostProtoKeys = Object.getOwnPropertyNames(Object.prototype).sort();
 
   beforeAll(() => {
-    rt = makeRuntime({ timeLimitMs: 1_000, memoryLimitMb: 48, maxResultBytes: 1_000_000, maxLogLines: 50, sandboxesPerApp: 2, maxNestedCalls: 50 });
+    rt = makeRuntime({ timeLimitMs: 1_000, memoryLimitMb: 48, maxResultBytes: 1_000_000, maxLogLines: 50, sandboxesPerApp: 2, maxNestedCalls: 50, maxPendingOperations: 2_000 });
   });
   afterAll(() => rt.runtime.close());
 
@@ -255,6 +255,29 @@ describe('hostile code is contained', () => {
     it('35. thousands of pending timers are dropped when the call ends', async () => {
       const out = await attack('exports = () => { for (let i = 0; i < 1000; i++) setTimeout(() => {}, 1e9); return "armed"; };');
       expect(out).toMatchObject({ ok: true, result: 'armed' });
+    });
+  });
+
+  describe('operation floods', () => {
+    it('41. a flood of concurrent data-access operations is capped', async () => {
+      // The port holds the operations until well after 2000 (the cap set above) are in flight.
+      const execute = rt.data.execute.bind(rt.data);
+      let held = 0;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      rt.data.execute = async (call) => {
+        if (++held === 2_000) setTimeout(release, 500);
+        await gate;
+        return execute(call);
+      };
+      const out = await attack(`exports = async () => {
+        const coll = context.services.get("mongodb-atlas").db("d").collection("flood");
+        const results = await Promise.allSettled(Array.from({ length: 3000 }, () => coll.count({})));
+        return results.filter((r) => r.status === "rejected").map((r) => r.reason.message)[0];
+      };`);
+      Reflect.deleteProperty(rt.data, 'execute');
+      expect(out).toMatchObject({ ok: true, result: expect.stringMatching(/too many operations in flight/) });
+      expect(held).toBe(2_000);
     });
   });
 

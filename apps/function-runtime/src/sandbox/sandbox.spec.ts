@@ -1,6 +1,6 @@
 import { Sandbox, type SandboxLimits } from './sandbox';
 
-const limits: SandboxLimits = { timeLimitMs: 2_000, memoryLimitMb: 32, maxResultBytes: 1_000_000, maxLogLines: 100, maxLogBytes: 100_000, maxLogLineBytes: 10_000 };
+const limits: SandboxLimits = { timeLimitMs: 2_000, memoryLimitMb: 32, maxResultBytes: 1_000_000, maxLogLines: 100, maxLogBytes: 100_000, maxLogLineBytes: 10_000, maxPendingOperations: 100 };
 const boot = { appId: 'app', values: { greeting: JSON.stringify('hi') }, environment: JSON.stringify({ tag: 'dev', values: {} }) };
 
 describe('Sandbox', () => {

@@ -22,6 +22,8 @@ export interface SandboxLimits {
   maxLogLines: number;
   maxLogBytes: number;
   maxLogLineBytes: number;
+  /** Host operations (data access, HTTP, timers, nested-call set-up) one call may have in flight at once. */
+  maxPendingOperations: number;
 }
 
 /** What the sandbox knows for its whole life: the app, its values and environment (JSON text). */
@@ -66,6 +68,7 @@ interface ActiveCall {
   handler: HostOperationHandler;
   ended: boolean;
   timers: Set<NodeJS.Timeout>;
+  inFlight: number;
 }
 
 interface PreludeResult {
@@ -152,7 +155,7 @@ export class Sandbox {
     if (!this.isUsable) throw new Error('sandbox is disposed');
     // Tokens only tell the current call from earlier ones; sandboxed code never sees them.
     const token = `${TOKEN_PREFIX}-${++tokenCounter}`;
-    const call: ActiveCall = { token, handler, ended: false, timers: new Set() };
+    const call: ActiveCall = { token, handler, ended: false, timers: new Set(), inFlight: 0 };
     this.active = call;
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -216,13 +219,18 @@ export class Sandbox {
     // A leftover callback of an earlier call (a dangling promise chain) gets no answer: it stays pending.
     if (!call || call.token !== token || call.ended) return;
     let work: Promise<unknown>;
+    if (call.inFlight >= this.limits.maxPendingOperations) {
+      this.deliver(call, opId, false, JSON.stringify({ message: `too many operations in flight: at most ${this.limits.maxPendingOperations} at once` }));
+      return;
+    }
+    call.inFlight++;
     try {
       const parsed = EJSON.parse(payload, { relaxed: true }) as unknown;
       work = op === 'timer' ? this.sleep(call, parsed) : call.handler(op, frameId, parsed);
     } catch (error) {
       work = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    work.then(
+    work.finally(() => call.inFlight--).then(
       (value) => this.deliver(call, opId, true, EJSON.stringify(value === undefined ? null : value, { relaxed: false })),
       (error: unknown) => this.deliver(call, opId, false, JSON.stringify(describeHostError(error))),
     );
