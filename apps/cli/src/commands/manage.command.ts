@@ -1,0 +1,151 @@
+import type { Command } from 'commander';
+import { CliError, ExitCode } from '../cli-error';
+import type { CliContext } from '../context';
+import { localAppId } from '../local-files';
+import { table } from './apps.command';
+
+interface LogEntry {
+  _id: string;
+  type: string;
+  messages?: string[];
+  started: string;
+  error?: string;
+  error_code?: string;
+  function_name?: string;
+}
+
+const remoteOption = ['--remote <app id>', 'the app (client app id, name or _id; default: app_id in ./config.json)'] as const;
+
+/** `function run`, `logs list`, `secrets ...`, `users ...`. */
+export function registerManageCommands(program: Command, context: () => CliContext): void {
+  const fn = program.command('function').description('work with functions');
+  fn.command('run')
+    .description('run a function on the server')
+    .option(...remoteOption)
+    .requiredOption('--name <function name>', 'the function to run')
+    .option('--args <json>', 'arguments as a JSON array', '[]')
+    .option('--user <user id>', 'run as this app user instead of the system user')
+    .action(async (options: { remote?: string; name: string; args: string; user?: string }) => {
+      const ctx = context();
+      let args: unknown;
+      try {
+        args = JSON.parse(options.args);
+      } catch {
+        throw new CliError('--args must be a JSON array, e.g. --args \'[1, "two"]\'', ExitCode.Usage);
+      }
+      if (!Array.isArray(args)) throw new CliError('--args must be a JSON array', ExitCode.Usage);
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      const query = options.user ? `user_id=${encodeURIComponent(options.user)}` : 'run_as_system=true';
+      const result = (await client.request<{ result: unknown; logs?: string[]; error_logs?: string[] }>('POST', `/groups/${groupId}/apps/${app._id}/debug/execute_function?${query}`, { json: { name: options.name, arguments: args }, expect: [200] })).body;
+      ctx.output.result(result, () => [...(result.logs ?? []).map((line) => `log: ${line}`), `result: ${JSON.stringify(result.result)}`].join('\n'));
+    });
+
+  const logs = program.command('logs').description('read app logs');
+  logs
+    .command('list')
+    .description('list recent log entries, newest last')
+    .option(...remoteOption)
+    .option('--type <types...>', 'only these types (FUNCTION, TRIGGER, AUTH, ...)')
+    .option('--errors', 'only entries with an error')
+    .option('--start <date>', 'entries since this date (RFC 3339)')
+    .option('--end <date>', 'entries until this date (RFC 3339)')
+    .option('--limit <n>', 'at most this many entries', '100')
+    .option('--tail', 'keep watching and print new entries as they come (Ctrl-C to stop)')
+    .option('--poll-interval <ms>', 'how often --tail asks the server', '1000')
+    .action(async (options: { remote?: string; type?: string[]; errors?: boolean; start?: string; end?: string; limit: string; tail?: boolean; pollInterval: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      const query = new URLSearchParams({ limit: options.limit });
+      if (options.type?.length) query.set('type', options.type.join(','));
+      if (options.errors) query.set('errors_only', 'true');
+      if (options.start) query.set('start_date', options.start);
+      if (options.end) query.set('end_date', options.end);
+      const fetchLogs = async (): Promise<LogEntry[]> => (await client.request<{ logs: LogEntry[] }>('GET', `/groups/${groupId}/apps/${app._id}/logs?${query.toString()}`)).body.logs.reverse();
+      const seen = new Set<string>();
+      const print = (entries: LogEntry[]): void => {
+        const fresh = entries.filter((entry) => !seen.has(entry._id));
+        for (const entry of fresh) seen.add(entry._id);
+        if (ctx.output.json) {
+          if (options.tail) for (const entry of fresh) process.stdout.write(`${JSON.stringify(entry)}\n`);
+          else ctx.output.result(fresh, '');
+          return;
+        }
+        for (const entry of fresh) process.stdout.write(`${formatLog(entry)}\n`);
+      };
+      print(await fetchLogs());
+      if (!options.tail) return;
+      const interval = Math.max(100, Number(options.pollInterval) || 1000);
+      for (;;) {
+        await new Promise((wake) => setTimeout(wake, interval));
+        print(await fetchLogs());
+      }
+    });
+
+  const secrets = program.command('secrets').description('manage app secrets (values are never shown)');
+  secrets
+    .command('list')
+    .option(...remoteOption)
+    .action(async (options: { remote?: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      const list = (await client.request<{ _id: string; name: string }[]>('GET', `/groups/${groupId}/apps/${app._id}/secrets`)).body;
+      ctx.output.result(list, () => (list.length ? table(['Name', 'ID'], list.map((secret) => [secret.name, secret._id])) : 'No secrets'));
+    });
+  secrets
+    .command('create')
+    .option(...remoteOption)
+    .requiredOption('--name <name>', 'secret name')
+    .requiredOption('--value <value>', 'secret value')
+    .action(async (options: { remote?: string; name: string; value: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      const created = (await client.request<{ _id: string; name: string }>('POST', `/groups/${groupId}/apps/${app._id}/secrets`, { json: { name: options.name, value: options.value }, expect: [201] })).body;
+      ctx.output.result(created, `Created secret ${created.name} (${created._id})`);
+    });
+  secrets
+    .command('update')
+    .option(...remoteOption)
+    .requiredOption('--secret <name or id>', 'the secret to change')
+    .option('--name <name>', 'new name')
+    .requiredOption('--value <value>', 'new value')
+    .action(async (options: { remote?: string; secret: string; name?: string; value: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      await client.request('PUT', `/groups/${groupId}/apps/${app._id}/secrets/${encodeURIComponent(options.secret)}`, { json: { name: options.name ?? options.secret, value: options.value }, expect: [204] });
+      ctx.output.result({ updated: options.secret }, `Updated secret ${options.secret}`);
+    });
+  secrets
+    .command('delete')
+    .option(...remoteOption)
+    .requiredOption('--secret <name or id...>', 'the secrets to delete')
+    .action(async (options: { remote?: string; secret: string[] }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      for (const secret of options.secret) await client.request('DELETE', `/groups/${groupId}/apps/${app._id}/secrets/${encodeURIComponent(secret)}`, { expect: [204] });
+      ctx.output.result({ deleted: options.secret }, `Deleted ${options.secret.length} secret(s)`);
+    });
+
+  const users = program.command('users').description('manage app users');
+  users
+    .command('list')
+    .option(...remoteOption)
+    .action(async (options: { remote?: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      const list = (await client.request<{ _id: string; type: string; disabled: boolean }[]>('GET', `/groups/${groupId}/apps/${app._id}/users`)).body;
+      ctx.output.result(list, () => table(['ID', 'Type', 'Disabled'], list.map((user) => [user._id, user.type, String(user.disabled)])));
+    });
+}
+
+function formatLog(entry: LogEntry): string {
+  const what = entry.function_name ? `${entry.type} ${entry.function_name}` : entry.type;
+  const detail = entry.error ? `error: ${entry.error}${entry.error_code ? ` (${entry.error_code})` : ''}` : (entry.messages ?? []).join(' | ');
+  return `${entry.started}  ${what}  ${detail}`;
+}

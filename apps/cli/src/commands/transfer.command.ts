@@ -1,0 +1,104 @@
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import type { AdminClient } from '../admin-client';
+import { CliError, ExitCode } from '../cli-error';
+import type { CliContext, RemoteApp } from '../context';
+import { appDirectory, isNonEmptyDirectory, localAppId, readLocalFiles, replaceLocalFiles, unzip, zip } from '../local-files';
+import { formatBytes } from '../output';
+
+interface PullOptions {
+  remote?: string;
+  local?: string;
+  template?: string;
+  yes?: boolean;
+}
+
+interface PushOptions {
+  remote?: string;
+  local?: string;
+  dryRun?: boolean;
+  yes?: boolean;
+}
+
+/** `pull`, `push` and `diff`: whole apps between the server and a local directory. */
+export function registerTransferCommands(program: Command, context: () => CliContext): void {
+  program
+    .command('pull')
+    .description("write an app's configuration to a local directory (current layout)")
+    .option('--remote <app id>', 'the app to pull (client app id, name or _id)')
+    .option('--local <directory>', 'where to write it (default: ./<app name>)')
+    .option('--template <template id>', "also download the template's client: the directory gets backend/ and frontend/")
+    .option('-y, --yes', 'replace a non-empty directory without asking')
+    .action(async (options: PullOptions) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (options.local ? await localAppId(options.local) : undefined));
+      const directory = resolve(options.local ?? app.name);
+      if (await isNonEmptyDirectory(directory)) {
+        if (!options.yes && !ctx.output.interactive) throw new CliError(`directory ${directory} is not empty: pass --yes to replace its contents`, ExitCode.Usage);
+        await ctx.output.confirm(`Replace the contents of ${directory}?`, options.yes === true);
+      }
+      const files = unzip((await client.request('GET', `/groups/${groupId}/apps/${app._id}/pull`, { progress: 'Downloading app' })).bytes);
+      if (options.template) {
+        await replaceLocalFiles(join(directory, 'backend'), files);
+        const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/templates/${encodeURIComponent(options.template)}/client`, { expect: [200, 204], progress: 'Downloading client' });
+        if (reply.status === 200) await replaceLocalFiles(join(directory, 'frontend'), unzip(reply.bytes));
+      } else {
+        await replaceLocalFiles(directory, files);
+      }
+      ctx.output.result({ app_id: app.client_app_id, local_path: directory, files: files.size }, `Pulled app ${app.client_app_id} into ${directory} (${files.size} files)`);
+    });
+
+  program
+    .command('push')
+    .description('deploy a local app directory (any layout: current, legacy or export) to the server')
+    .option('--remote <app id>', 'the app to push to (default: app_id in config.json)')
+    .option('--local <directory>', 'the app directory (default: .)')
+    .option('--dry-run', 'show what would change and change nothing')
+    .option('-y, --yes', 'deploy without asking')
+    .action(async (options: PushOptions) => {
+      const ctx = context();
+      const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
+      const diffs = await dryRun(client, groupId, app, archive, ctx);
+      if (diffs.length === 0) {
+        ctx.output.result({ app_id: app.client_app_id, diffs, deployed: false }, `App ${app.client_app_id} is up to date: nothing to push`);
+        return;
+      }
+      if (options.dryRun) {
+        ctx.output.result({ app_id: app.client_app_id, diffs, deployed: false }, () => `${diffs.join('\n')}\n\nDry run: ${diffs.length} file(s) would change; nothing was deployed`);
+        return;
+      }
+      ctx.output.info(diffs.join('\n'));
+      await ctx.output.confirm(`Deploy these changes to ${app.client_app_id}?`, options.yes === true);
+      ctx.output.info(`Uploading ${formatBytes(archive.length)}...`);
+      await client.request('PATCH', `/groups/${groupId}/apps/${app._id}/push`, { zip: archive, expect: [204] });
+      const [deployment] = (await client.request<{ _id: string; version: number }[]>('GET', `/groups/${groupId}/apps/${app._id}/deployments`)).body;
+      ctx.output.result({ app_id: app.client_app_id, diffs, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment?._id ?? 'unknown'})`);
+    });
+
+  program
+    .command('diff')
+    .description('show how a local app directory differs from the deployed app')
+    .option('--remote <app id>', 'the app to compare with (default: app_id in config.json)')
+    .option('--local <directory>', 'the app directory (default: .)')
+    .action(async (options: PushOptions) => {
+      const ctx = context();
+      const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
+      const diffs = await dryRun(client, groupId, app, archive, ctx);
+      ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`));
+    });
+}
+
+async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array }> {
+  const directory = await appDirectory(options.local ?? '.');
+  const files = await readLocalFiles(directory);
+  if (files.size === 0) throw new CliError(`no app in ${directory}: it holds no files`, ExitCode.Usage);
+  const client = await ctx.client();
+  const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId(directory)));
+  return { client, app, groupId, archive: zip(files) };
+}
+
+async function dryRun(client: AdminClient, groupId: string, app: RemoteApp, archive: Uint8Array, ctx: CliContext): Promise<string[]> {
+  ctx.output.info(`Comparing with ${app.client_app_id} (${formatBytes(archive.length)})...`);
+  return (await client.request<{ diffs: string[] }>('PATCH', `/groups/${groupId}/apps/${app._id}/push?dry_run=true`, { zip: archive, expect: [200] })).body.diffs;
+}

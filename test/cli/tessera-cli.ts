@@ -1,0 +1,47 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { repositoryRoot } from '@tessera/testing';
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const binary = join(repositoryRoot, 'apps', 'cli', 'dist', 'main.js');
+
+/** Runs the built `tessera` binary as a subprocess (no TTY, so it never prompts). */
+export function tessera(args: string[], env: Record<string, string>, cwd = repositoryRoot): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [binary, ...args], { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts `tessera` and leaves it running (for `logs list --tail`). */
+export function startTessera(args: string[], env: Record<string, string>): { child: ChildProcess; stdout(): string } {
+  const child = spawn(process.execPath, [binary, ...args], { cwd: repositoryRoot, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  return { child, stdout: () => stdout };
+}
+
+/** Every file under a directory, relative POSIX path -> bytes as base64 (for byte-exact comparisons). */
+export async function snapshot(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (directory: string): Promise<void> => {
+    for (const entry of await readdir(directory, { withFileTypes: true })) {
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else out[relative(root, path).split(sep).join('/')] = (await readFile(path)).toString('base64');
+    }
+  };
+  await walk(root);
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
