@@ -6,3 +6,7 @@ export { openEmbeddedClient, EmbeddedClient } from './embedded/embedded-client';
 export { type ServiceStoreOptions } from './embedded/service-store';
 export { MongoDataSourceClient, type MongoClientOptions } from './mongodb/mongodb-client';
 export { compareValues, normalize, cloneValue, idKey } from './bson/values';
+// Document-level helpers the rules layer (libs/data-access) uses to evaluate writes and reads in memory.
+export { applyUpdate, upsertBase, checkUpdate as checkUpdateDocument, checkReplacement, type UpdateContext } from './engine/update';
+export { buildProjector, type Projector } from './engine/projection';
+export { runPipeline, compileFilter as compileDocumentFilter, type Matcher } from './engine/mingo';

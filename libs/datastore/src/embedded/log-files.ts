@@ -8,6 +8,9 @@
 import {
   closeSync,
   existsSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
   fsyncSync,
   ftruncateSync,
   mkdirSync,
@@ -16,16 +19,19 @@ import {
   readdirSync,
   renameSync,
   unlinkSync,
+  write,
   writeSync,
 } from 'node:fs';
-import { type FileHandle, open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document } from '../bson/values';
 
 const HEADER = 8;
+const writeAsync = promisify(write);
+const datasyncAsync = promisify(fdatasync);
 const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false };
 
 export type LogOpKind = 'i' | 'u' | 'r' | 'd' | 'cc' | 'dc' | 'dd' | 'ci' | 'di';
@@ -128,14 +134,14 @@ interface Pending {
 }
 
 export class LogFiles {
-  private active?: FileHandle;
+  private fd?: number;
   private activeStart = 1;
   activeSize = 0;
   private pending: Pending[] = [];
   private flushing = false;
   private failure?: Error;
-  /** Called after each flush, inside the writer loop (the store compacts from here). */
-  afterFlush?: () => Promise<void> | void;
+  /** Called after each flush, inside the writer loop, with nothing being written (the store compacts here). */
+  afterFlush?: () => void;
 
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true });
@@ -215,31 +221,31 @@ export class LogFiles {
   }
 
   /** Opens the newest segment for appending (creating the first one in an empty directory). */
-  async openForAppend(nextSeq: number): Promise<void> {
+  openForAppend(nextSeq: number): void {
     const segments = this.segments();
     const last = segments[segments.length - 1];
     if (last) {
       this.activeStart = last.start;
-      this.active = await open(last.path, 'a');
-      this.activeSize = (await this.active.stat()).size;
+      this.fd = openSync(last.path, 'a');
+      this.activeSize = fstatSync(this.fd).size;
     } else {
-      await this.startSegment(nextSeq);
+      this.startSegment(nextSeq);
     }
   }
 
-  private async startSegment(start: number): Promise<void> {
+  private startSegment(start: number): void {
     const path = join(this.dir, `wal-${pad(start)}.log`);
-    const handle = await open(path, 'a');
-    await handle.sync();
+    const fd = openSync(path, 'a');
+    fsyncSync(fd);
     fsyncDir(this.dir);
-    const previous = this.active;
-    this.active = handle;
+    const previous = this.fd;
+    this.fd = fd;
     this.activeStart = start;
     this.activeSize = 0;
-    await previous?.close();
+    if (previous !== undefined) closeSync(previous);
   }
 
-  /** Queues a framed record; resolves once it is on disk. */
+  /** Queues a framed record (in call order); resolves once it is on disk. */
   append(buf: Buffer, onDurable?: () => void): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
@@ -252,35 +258,65 @@ export class LogFiles {
     return !this.flushing && this.pending.length === 0;
   }
 
+  private settle(batch: Pending[], error?: Error): void {
+    for (const p of batch) {
+      if (error) p.reject(error);
+      else {
+        p.onDurable?.();
+        p.resolve();
+      }
+    }
+  }
+
+  private fail(batch: Pending[], error: unknown): void {
+    // A failed write leaves memory ahead of disk: refuse every later write.
+    this.failure = new DatastoreError('InternalError', 'the write-ahead log could not be written', { cause: error });
+    this.settle(batch, this.failure);
+  }
+
   private async flushLoop(): Promise<void> {
     this.flushing = true;
     try {
       while (this.pending.length > 0) {
         const batch = this.pending.splice(0);
         try {
-          const handle = this.active;
-          if (!handle) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
+          const fd = this.fd;
+          if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
           const data = batch.length === 1 ? batch[0].buf : Buffer.concat(batch.map((p) => p.buf));
           let written = 0;
-          while (written < data.length) {
-            const { bytesWritten } = await handle.write(data, written, data.length - written);
-            written += bytesWritten;
-          }
-          await handle.datasync();
+          while (written < data.length) written += (await writeAsync(fd, data, written, data.length - written, null)).bytesWritten;
+          await datasyncAsync(fd);
           this.activeSize += data.length;
-          for (const p of batch) {
-            p.onDurable?.();
-            p.resolve();
-          }
+          this.settle(batch);
         } catch (error) {
-          // A failed write leaves memory ahead of disk: refuse every later write.
-          this.failure = new DatastoreError('InternalError', 'the write-ahead log could not be written', { cause: error });
-          for (const p of batch) p.reject(this.failure);
+          this.fail(batch, error);
         }
-        await this.afterFlush?.();
+        if (!this.failure) this.afterFlush?.();
       }
     } finally {
       this.flushing = false;
+    }
+  }
+
+  /**
+   * Writes whatever is queued synchronously, blocking the event loop, so that memory and disk agree when
+   * it returns (used just before a snapshot).
+   */
+  flushNow(): void {
+    const batch = this.pending.splice(0);
+    if (batch.length === 0) return;
+    try {
+      const fd = this.fd;
+      if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
+      const data = Buffer.concat(batch.map((p) => p.buf));
+      let written = 0;
+      while (written < data.length) written += writeSync(fd, data, written, data.length - written);
+      fdatasyncSync(fd);
+      this.activeSize += data.length;
+      this.settle(batch);
+    } catch (error) {
+      this.fail(batch, error);
+      throw this.failure;
     }
   }
 
@@ -290,32 +326,33 @@ export class LogFiles {
   }
 
   /**
-   * Writes a snapshot of the state at `seq`, starts a new segment after it, and deletes what the snapshot
-   * makes unnecessary (older snapshots; segments beyond `keepSegments` of change history).
+   * Writes a snapshot of the state at `seq` (every record up to it must already be on disk), starts a new
+   * segment after it, and deletes what the snapshot makes unnecessary: older snapshots, and segments
+   * beyond `keepSegments` kept as change-feed history. Synchronous: nothing is written meanwhile.
    */
-  async writeSnapshot(seq: number, collections: Iterable<SnapshotCollection>, keepSegments: number): Promise<void> {
+  writeSnapshot(seq: number, collections: Iterable<SnapshotCollection>, keepSegments: number): void {
     const finalPath = join(this.dir, `snapshot-${pad(seq)}.snap`);
     const tmpPath = `${finalPath}.tmp`;
     const fd = openSync(tmpPath, 'w');
     try {
-      const write = (doc: Document) => {
+      const writeDoc = (doc: Document) => {
         const buf = frame(serialize(doc));
         let off = 0;
         while (off < buf.length) off += writeSync(fd, buf, off);
       };
-      write({ seq });
+      writeDoc({ seq });
       for (const coll of collections) {
-        write({ meta: true, d: coll.d, c: coll.c, view: coll.view, indexes: coll.indexes });
-        for (let i = 0; i < coll.docs.length; i += 500) write({ d: coll.d, c: coll.c, docs: coll.docs.slice(i, i + 500) });
+        writeDoc({ meta: true, d: coll.d, c: coll.c, view: coll.view, indexes: coll.indexes });
+        for (let i = 0; i < coll.docs.length; i += 500) writeDoc({ d: coll.d, c: coll.c, docs: coll.docs.slice(i, i + 500) });
       }
-      write({ end: true });
+      writeDoc({ end: true });
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
     renameSync(tmpPath, finalPath);
     fsyncDir(this.dir);
-    await this.startSegment(seq + 1);
+    this.startSegment(seq + 1);
     for (const snap of this.snapshots()) if (snap.seq < seq) unlinkSync(snap.path);
     const segments = this.segments();
     for (const segment of segments.slice(0, Math.max(0, segments.length - 1 - keepSegments))) unlinkSync(segment.path);
@@ -342,8 +379,8 @@ export class LogFiles {
 
   async close(): Promise<void> {
     await this.drain();
-    await this.active?.close();
-    this.active = undefined;
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }
 

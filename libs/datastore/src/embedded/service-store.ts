@@ -35,7 +35,6 @@ export type CommitListener = (record: CommitRecord) => void;
 export class ServiceStore {
   private readonly dbs = new Map<string, Map<string, CollectionState>>();
   private readonly log: LogFiles;
-  private readonly ready: Promise<void>;
   private seq = 0;
   /** Highest sequence number known to be on disk. */
   durableSeq = 0;
@@ -57,7 +56,7 @@ export class ServiceStore {
     this.lockPath = join(dir, 'LOCK');
     this.takeDirectoryLock();
     this.recover();
-    this.ready = this.log.openForAppend(this.seq + 1);
+    this.log.openForAppend(this.seq + 1);
     this.log.afterFlush = () => this.maybeCompact();
   }
 
@@ -264,7 +263,7 @@ export class ServiceStore {
     if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
     const record: CommitRecord = { seq: ++this.seq, time: Date.now(), ops: unit.ops.slice() };
     const buf = encodeCommit(record);
-    await this.ready;
+    // Queued in sequence order, synchronously with the change to memory.
     await this.log.append(buf, () => {
       this.durableSeq = record.seq;
       for (const listener of this.listeners) listener(record);
@@ -321,19 +320,25 @@ export class ServiceStore {
 
   /** Committed records after `afterSeq`, up to what is on disk now, read from the log. */
   history(afterSeq: number): Iterable<CommitRecord> {
-    if (afterSeq + 1 < this.log.firstRetainedSeq()) {
+    const first = this.log.firstRetainedSeq();
+    if (first > 1 && afterSeq + 1 < first) {
       throw new DatastoreError('ChangeStreamHistoryLost', 'Resume of change stream was not possible, as the resume point may no longer be in the oplog.');
     }
     return this.log.history(afterSeq, this.durableSeq);
   }
 
-  private async maybeCompact(): Promise<void> {
-    if (this.log.activeSize < this.compactBytes || this.lockOwner || this.seq !== this.durableSeq) return;
-    await this.compact();
+  private maybeCompact(): void {
+    if (this.log.activeSize < this.compactBytes || this.lockOwner) return;
+    this.compact();
   }
 
-  /** Snapshot of the state now, then a fresh log segment. Only called when nothing is in flight. */
-  private async compact(): Promise<void> {
+  /**
+   * Snapshot of the state now, then a fresh log segment. Runs synchronously: queued records are written
+   * first so the snapshot and the log agree, and no write can start meanwhile. Not while a transaction
+   * holds uncommitted changes in memory.
+   */
+  private compact(): void {
+    this.log.flushNow();
     const collections: SnapshotCollection[] = [];
     for (const [d, colls] of this.dbs) {
       for (const [c, state] of colls) {
@@ -346,17 +351,16 @@ export class ServiceStore {
         });
       }
     }
-    await this.log.writeSnapshot(this.seq, collections, this.keepSegments);
+    this.log.writeSnapshot(this.seq, collections, this.keepSegments);
   }
 
-  /** Forces a snapshot now (tests and tools). */
+  /** Forces a snapshot now (tests and tools); waits for an open transaction to finish first. */
   async snapshot(): Promise<void> {
-    await this.ready;
     const owner: LockOwner = { id: 'snapshot' };
     await this.acquire(owner);
     try {
       await this.log.drain();
-      await this.compact();
+      this.compact();
     } finally {
       this.release(owner);
     }
@@ -365,7 +369,6 @@ export class ServiceStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.ready;
     await this.log.close();
     if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8') === String(process.pid)) unlinkSync(this.lockPath);
   }
