@@ -31,6 +31,12 @@ const INDEX = /^\d+$/;
  * `[{name:'a'},{name:'b'}]` gives `['a','b']`. Returns `undefined` when nothing is there.
  */
 export function getPath(value: unknown, segments: readonly string[], from = 0): unknown {
+  // Fast path for the common `{"owner_id": ...}`: one segment into a plain document.
+  if (segments.length - from === 1 && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    if (!isPlainObject(value)) return undefined;
+    const key = segments[from];
+    return Object.hasOwn(value, key) ? value[key] : undefined;
+  }
   let current = value;
   for (let i = from; i < segments.length; i++) {
     if (current === null || current === undefined) return undefined;
@@ -51,7 +57,7 @@ export function getPath(value: unknown, segments: readonly string[], from = 0): 
       return found.length > 0 ? found : undefined;
     }
     if (!isPlainObject(current)) return undefined;
-    current = Object.prototype.hasOwnProperty.call(current, segment) ? current[segment] : undefined;
+    current = Object.hasOwn(current, segment) ? current[segment] : undefined;
   }
   return current;
 }

@@ -8,7 +8,7 @@ import { type CompiledExpression, compileExpression, compileValue, type Node } f
 import { type EvaluationContext } from '../expressions/context';
 import { type DecisionTrace } from '../explain/trace';
 import { type FilterConfig } from '../roles/rule-config';
-import { evaluate, type Step } from '../roles/steps';
+import { type Evaluator } from '../roles/steps';
 
 export type MongoQuery = Record<string, unknown>;
 export type MongoProjection = Record<string, unknown>;
@@ -81,20 +81,21 @@ export interface AppliedFilters {
   names: string[];
 }
 
-export function* applyFilterSet(
+export function applyFilterSet(
+  ev: Evaluator,
   filters: readonly CompiledFilter[],
   ctx: EvaluationContext,
   trace: DecisionTrace | undefined,
-): Step<AppliedFilters> {
+): AppliedFilters {
   const queries: MongoQuery[] = [];
   const names: string[] = [];
   let projection: MongoProjection = {};
   let mode: ProjectionMode = 'empty';
   for (const filter of filters) {
-    if (!(yield* evaluate(filter.applyWhen, ctx, trace, `${filter.label}.apply_when`))) continue;
+    if (!(ev.bool(filter.applyWhen, ctx, trace, `${filter.label}.apply_when`))) continue;
     names.push(filter.name);
     const node = filter.query;
-    const query = (node.async ? yield node.run(ctx) : node.run(ctx)) as MongoQuery;
+    const query = ev.value(node, ctx) as MongoQuery;
     if (Object.keys(query).length > 0) queries.push(query);
     const filterMode = projectionMode(filter.projection, `${filter.label}.projection`);
     if (filterMode !== 'empty') {

@@ -5,7 +5,7 @@
  * express exactly becomes "no constraint"), and the per-document check still runs on every result.
  * See docs/decisions/0012-query-pushdown.md.
  */
-import { compileExpression, compileValue, DOCUMENT_EXPANSIONS, type ExpansionRoot, usesDocument } from '../expressions/compile';
+import { type CompiledExpression, compileExpression, compileValue, DOCUMENT_EXPANSIONS, type ExpansionRoot, usesDocument } from '../expressions/compile';
 import { type EvaluationContext } from '../expressions/context';
 import { isPlainObject } from '../expressions/values';
 import { type CompiledRole } from '../roles/compiled-role';
@@ -60,9 +60,43 @@ function operatorName(key: string): string | undefined {
   return undefined;
 }
 
+type CompiledValue = ReturnType<typeof compileValue>;
+
+// Translation runs once per request; compiling the same rule fragments again each time would cost more
+// than the translation itself. Rule sources are long-lived objects, so memoize on their identity.
+const stringValues = new Map<string, CompiledValue>();
+const objectValues = new WeakMap<object, CompiledValue>();
+const keyExpressions = new WeakMap<object, Map<string, CompiledExpression>>();
+const conversions = new WeakMap<object, Map<string, CompiledValue>>();
+
+function memoValue(source: unknown): CompiledValue {
+  if (typeof source === 'string') {
+    let found = stringValues.get(source);
+    if (!found) stringValues.set(source, (found = compileValue(source, { kind: 'document' })));
+    return found;
+  }
+  if (typeof source === 'object' && source !== null) {
+    let found = objectValues.get(source);
+    if (!found) objectValues.set(source, (found = compileValue(source, { kind: 'document' })));
+    return found;
+  }
+  return compileValue(source, { kind: 'document' });
+}
+
+function memoIn<T>(memo: WeakMap<object, Map<string, T>>, parent: object, key: string, build: () => T): T {
+  let byKey = memo.get(parent);
+  if (!byKey) {
+    byKey = new Map<string, T>();
+    memo.set(parent, byKey);
+  }
+  let found = byKey.get(key);
+  if (found === undefined) byKey.set(key, (found = build()));
+  return found;
+}
+
 /** A value the user side can compute now: no document, no `%function`. */
-function knownValue(source: unknown, ctx: EvaluationContext): { ok: true; value: unknown } | { ok: false } {
-  const { node, info } = compileValue(source, { kind: 'document' });
+function knownValue(source: unknown, ctx: EvaluationContext, compiled: CompiledValue = memoValue(source)): { ok: true; value: unknown } | { ok: false } {
+  const { node, info } = compiled;
   if (info.usesFunction || usesDocument(info) || node.async) return { ok: false };
   return { ok: true, value: node.run(ctx) };
 }
@@ -94,10 +128,10 @@ class Translator {
     if (source === true) return exactly(true);
     if (source === false) return exactly(false);
     if (!isPlainObject(source)) return ANY;
-    return and(Object.keys(source).map((key) => this.key(key, source[key])));
+    return and(Object.keys(source).map((key) => this.key(source, key, source[key])));
   }
 
-  private key(key: string, value: unknown): Translation {
+  private key(parent: Record<string, unknown>, key: string, value: unknown): Translation {
     const op = operatorName(key);
     if (op !== undefined) {
       switch (op) {
@@ -122,7 +156,7 @@ class Translator {
       return key === '%%true' ? nested : not(nested);
     }
     // A user-known left side: evaluate the key now when the value is user-known too.
-    const whole = compileExpression({ [key]: value }, { kind: 'document' });
+    const whole = memoIn(keyExpressions, parent, key, () => compileExpression({ [key]: value }, { kind: 'document' }));
     if (!usesDocument(whole.info) && !whole.async) return exactly(whole.evaluateSync(this.ctx));
     // `{"%%user.id": "%%root.owner"}`: equality is symmetric.
     if (typeof value === 'string') {
@@ -138,13 +172,13 @@ class Translator {
       const keys = Object.keys(spec);
       const ops = keys.map(operatorName);
       if (keys.length === 0 || ops.some((o) => o === undefined)) return ANY;
-      return and(keys.map((key, i) => this.operator(field, ops[i] as string, spec[key])));
+      return and(keys.map((key, i) => this.operator(spec, field, ops[i] as string, spec[key])));
     }
     const known = knownValue(spec, this.ctx);
     return known.ok ? equality(field, known.value) : ANY;
   }
 
-  private operator(field: string, op: string, operand: unknown): Translation {
+  private operator(parent: Record<string, unknown>, field: string, op: string, operand: unknown): Translation {
     switch (op) {
       case 'and':
         return Array.isArray(operand) ? and(operand.map((o) => this.matcher(field, o))) : ANY;
@@ -158,7 +192,8 @@ class Translator {
       case 'oidToString':
       case 'stringToUuid':
       case 'uuidToString': {
-        const known = knownValue({ [`%${op}`]: operand }, this.ctx);
+        const compiled = memoIn(conversions, parent, op, () => compileValue({ [`%${op}`]: operand }, { kind: 'document' }));
+        const known = knownValue(undefined, this.ctx, compiled);
         return known.ok ? equality(field, known.value) : ANY;
       }
       default:

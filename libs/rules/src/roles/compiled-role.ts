@@ -9,6 +9,10 @@ import { type Expression, type FieldPermission, type RoleConfig } from './rule-c
 export interface CompiledFieldRule {
   /** `read` or `write` is defined on this field: it decides the whole subtree. */
   readonly explicit: boolean;
+  /** Trace locations, e.g. `roles[0](r).fields.title.read` (built once, not per document). */
+  readonly labels: { readonly read: string; readonly write: string };
+  /** A permission reads `%%this`/`%%prev`: evaluate it with the field's values. */
+  readonly usesFieldValue: boolean;
   readonly read?: CompiledExpression;
   readonly write?: CompiledExpression;
   /** Rules of the embedded document's fields, when the field itself defines no permission. */
@@ -21,6 +25,8 @@ export interface CompiledRole {
   readonly source: RoleConfig;
   /** `roles[<index>](<name>)`, the prefix of trace locations. */
   readonly label: string;
+  /** Trace locations of the role's expressions, built once. */
+  readonly labels: RoleLabels;
   readonly applyWhen: CompiledExpression;
   /** apply_when does not read the document: its value is the same for every document of a request. */
   readonly applyWhenIsDocumentIndependent: boolean;
@@ -36,6 +42,18 @@ export interface CompiledRole {
   readonly hasFieldRules: boolean;
   /** Some expression of this role calls `%function`. */
   readonly async: boolean;
+}
+
+export interface RoleLabels {
+  readonly applyWhen: string;
+  readonly documentFiltersRead: string;
+  readonly documentFiltersWrite: string;
+  readonly read: string;
+  readonly write: string;
+  readonly insert: string;
+  readonly delete: string;
+  readonly search: string;
+  readonly fields: string;
 }
 
 const NAME_LIMIT = 100;
@@ -58,8 +76,11 @@ function fieldRule(source: FieldPermission, where: string): CompiledFieldRule {
   }
   const read = expression(source.read, `${where}.read`);
   const write = expression(source.write, `${where}.write`);
+  const fieldValue = (e: CompiledExpression | undefined) => e !== undefined && (e.info.expansions.has('this') || e.info.expansions.has('prev'));
   return {
     explicit: read !== undefined || write !== undefined,
+    labels: { read: `${where}.read`, write: `${where}.write` },
+    usesFieldValue: fieldValue(read) || fieldValue(write),
     read,
     write,
     fields: source.fields ? fieldRules(source.fields, `${where}.fields`) : undefined,
@@ -100,6 +121,17 @@ export function compileRole(source: RoleConfig, index: number, where: string): C
     index,
     source,
     label,
+    labels: {
+      applyWhen: `${label}.apply_when`,
+      documentFiltersRead: `${label}.document_filters.read`,
+      documentFiltersWrite: `${label}.document_filters.write`,
+      read: `${label}.read`,
+      write: `${label}.write`,
+      insert: `${label}.insert`,
+      delete: `${label}.delete`,
+      search: `${label}.search`,
+      fields: `${label}.fields`,
+    },
     applyWhen,
     applyWhenIsDocumentIndependent: !usesDocument(applyWhen.info),
     documentFilters,

@@ -350,6 +350,31 @@ describe('rules that call %function', () => {
     expect(calls).toBe(1);
   });
 
+  it('keep several functions per decision in order, across documents of a request', async () => {
+    const calls: string[] = [];
+    const rules = rulesWith(
+      { name: 'staff', apply_when: { '%%true': { '%function': { name: 'isStaff', arguments: ['%%user.id'] } } }, read: true },
+      { name: 'shared', apply_when: { '%%true': { '%function': { name: 'isShared', arguments: ['%%root._id'] } } }, read: { '%%true': { '%function': { name: 'canSee', arguments: ['%%root._id'] } } } },
+    );
+    const a = rules.forRequest({
+      user: alice,
+      callFunction: async (name, args) => {
+        calls.push(`${name}(${String(args[0])})`);
+        if (name === 'isStaff') return false;
+        if (name === 'isShared') return args[0] !== 3;
+        return args[0] === 1;
+      },
+    });
+    const decisions = [];
+    for (const _id of [1, 2, 3]) decisions.push(await a.canRead({ _id }));
+    expect(decisions.map((d) => [d.role, d.allowed])).toEqual([
+      ['shared', true],
+      ['shared', false],
+      [null, false],
+    ]);
+    expect(calls).toEqual(['isStaff(alice)', 'isShared(1)', 'canSee(1)', 'isShared(2)', 'canSee(2)', 'isShared(3)']);
+  });
+
   it('propagate a failing function as RuleFunctionFailed', async () => {
     const a = rulesWith(...roles).forRequest({
       user: alice,

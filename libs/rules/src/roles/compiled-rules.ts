@@ -4,7 +4,7 @@
  * synchronous stays synchronous: only rules that call `%function` need the promise-returning methods.
  */
 import { RulesError, RulesErrorCode } from '../errors/rules.error';
-import { type EvaluationContext, normalizeUser } from '../expressions/context';
+import { type EvaluationContext, requestScope, withDocument } from '../expressions/context';
 import { type RuleDocument } from '../expressions/values';
 import { type DecisionTrace, newTrace, type TracedOperation } from '../explain/trace';
 import { andQueries, applyFilterSet, compileFilter, type CompiledFilter, mergeProjections, type MongoProjection, type MongoQuery } from '../filters/filters';
@@ -12,7 +12,7 @@ import { readableCondition } from '../filters/pushdown';
 import { compileRole, type CompiledRole } from './compiled-role';
 import { type ApplyWhenCache, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
 import { type RuleSetConfig } from './rule-config';
-import { runAsync, runSync, type Step } from './steps';
+import { type Evaluator, type Flow, runAsync, runSync, syncEvaluator } from './steps';
 
 export interface RequestOptions {
   /** Build a trace for every decision of this request. Off by default, and then free. */
@@ -165,9 +165,8 @@ export class RulesAccess {
     readonly rules: CompiledRules,
     ctx: RequestContext,
   ) {
-    const { explain, ...rest } = ctx;
-    this.explain = explain === true;
-    this.base = { ...rest, user: normalizeUser(ctx.user) };
+    this.explain = ctx.explain === true;
+    this.base = requestScope(ctx);
   }
 
   private trace(operation: TracedOperation): DecisionTrace | undefined {
@@ -177,14 +176,33 @@ export class RulesAccess {
     return trace;
   }
 
-  private run<T>(flow: Step<T>): Promise<T> {
-    return runAsync(flow);
+  /**
+   * Gives a flow the request's apply_when cache. An asynchronous flow may run several passes (see
+   * steps.ts); each pass starts from the same snapshot so every pass evaluates the same expressions in
+   * the same order, and the values learnt are kept once the flow completes.
+   */
+  private cached<T>(body: (ev: Evaluator, cache: ApplyWhenCache) => T): Flow<T> {
+    if (!this.rules.async) return (ev) => body(ev, this.cache);
+    return (ev) => {
+      const snapshot = this.cache.slice();
+      const result = body(ev, snapshot);
+      snapshot.forEach((value, i) => {
+        if (value !== undefined) this.cache[i] = value;
+      });
+      return result;
+    };
+  }
+
+  private run<T>(flow: Flow<T>): Promise<T> {
+    if (this.rules.async) return runAsync(flow);
+    // No %function: one synchronous pass, wrapped so that errors still reject the promise.
+    return new Promise<T>((resolve) => resolve(runSync(flow)));
   }
 
   // ---- role ----
 
-  private roleFlow(doc: RuleDocument): Step<CompiledRole | undefined> {
-    return selectRole(this.rules.roles, { ...this.base, root: doc, prevRoot: doc }, this.cache, undefined);
+  private roleFlow(doc: RuleDocument): Flow<CompiledRole | undefined> {
+    return this.cached((ev, cache) => selectRole(ev, this.rules.roles, withDocument(this.base, doc, doc), cache, undefined));
   }
 
   async selectRole(doc: RuleDocument): Promise<string | null> {
@@ -192,15 +210,15 @@ export class RulesAccess {
   }
 
   selectRoleSync(doc: RuleDocument): string | null {
-    return runSync(this.roleFlow(doc))?.name ?? null;
+    return selectRole(syncEvaluator, this.rules.roles, withDocument(this.base, doc, doc), this.cache, undefined)?.name ?? null;
   }
 
   // ---- read ----
 
-  private *readFlow(doc: RuleDocument, search: boolean): Step<ReadDecision> {
+  private readFlow(ev: Evaluator, cache: ApplyWhenCache, doc: RuleDocument, search: boolean): ReadDecision {
     const trace = this.trace(search ? 'search' : 'read');
-    const ctx: EvaluationContext = { ...this.base, root: doc, prevRoot: doc };
-    const outcome = yield* readDocument(this.rules.roles, doc, ctx, this.cache, search, trace);
+    const ctx = withDocument(this.base, doc, doc);
+    const outcome = readDocument(ev, this.rules.roles, doc, ctx, cache, search, trace);
     const decision: ReadDecision = { allowed: outcome.document !== undefined, role: outcome.role?.name ?? null };
     if (outcome.document) decision.document = outcome.document;
     if (trace) decision.trace = trace;
@@ -209,12 +227,12 @@ export class RulesAccess {
 
   /** Whether the document is visible, and the visible document (fields without read permission removed). */
   async canRead(doc: RuleDocument, options: { search?: boolean } = {}): Promise<ReadDecision> {
-    return this.run(this.readFlow(doc, options.search === true));
+    return this.run(this.cached((ev, cache) => this.readFlow(ev, cache, doc, options.search === true)));
   }
 
   /** Synchronous `canRead`; throws AsyncEvaluationRequired when the rules call `%function`. */
   canReadSync(doc: RuleDocument, options: { search?: boolean } = {}): ReadDecision {
-    return runSync(this.readFlow(doc, options.search === true));
+    return this.readFlow(syncEvaluator, this.cache, doc, options.search === true);
   }
 
   /** The visible documents of a result, in order (hidden ones dropped). */
@@ -238,9 +256,9 @@ export class RulesAccess {
 
   // ---- writes ----
 
-  private *writeFlow(operation: WriteOperation, pre: RuleDocument | undefined, post: RuleDocument | undefined): Step<WriteDecision> {
+  private writeFlow(ev: Evaluator, cache: ApplyWhenCache, operation: WriteOperation, pre: RuleDocument | undefined, post: RuleDocument | undefined): WriteDecision {
     const trace = this.trace(operation);
-    const outcome = yield* writeDocument(this.rules.roles, operation, pre, post, this.base, this.cache, trace);
+    const outcome = writeDocument(ev, this.rules.roles, operation, pre, post, this.base, cache, trace);
     const decision: WriteDecision = { allowed: outcome.allowed, role: outcome.role?.name ?? null };
     if (!outcome.allowed) {
       const reason = `${outcome.reason ?? 'write refused'} in "${this.rules.namespace ?? 'unknown'}" for document with _id: ${describeId(pre ?? post)}`;
@@ -251,35 +269,35 @@ export class RulesAccess {
   }
 
   async checkInsert(doc: RuleDocument): Promise<WriteDecision> {
-    return this.run(this.writeFlow('insert', undefined, doc));
+    return this.run(this.cached((ev, cache) => this.writeFlow(ev, cache, 'insert', undefined, doc)));
   }
 
   checkInsertSync(doc: RuleDocument): WriteDecision {
-    return runSync(this.writeFlow('insert', undefined, doc));
+    return this.writeFlow(syncEvaluator, this.cache, 'insert', undefined, doc);
   }
 
   /** `pre` is the stored document, `post` the document the update would commit. */
   async checkUpdate(pre: RuleDocument, post: RuleDocument): Promise<WriteDecision> {
-    return this.run(this.writeFlow('update', pre, post));
+    return this.run(this.cached((ev, cache) => this.writeFlow(ev, cache, 'update', pre, post)));
   }
 
   checkUpdateSync(pre: RuleDocument, post: RuleDocument): WriteDecision {
-    return runSync(this.writeFlow('update', pre, post));
+    return this.writeFlow(syncEvaluator, this.cache, 'update', pre, post);
   }
 
   async checkDelete(doc: RuleDocument): Promise<WriteDecision> {
-    return this.run(this.writeFlow('delete', doc, undefined));
+    return this.run(this.cached((ev, cache) => this.writeFlow(ev, cache, 'delete', doc, undefined)));
   }
 
   checkDeleteSync(doc: RuleDocument): WriteDecision {
-    return runSync(this.writeFlow('delete', doc, undefined));
+    return this.writeFlow(syncEvaluator, this.cache, 'delete', doc, undefined);
   }
 
   // ---- queries ----
 
-  private *queryFlow(query: MongoQuery | undefined, projection: MongoProjection | undefined, pushdown: boolean): Step<PreparedQuery> {
+  private queryFlow(ev: Evaluator, query: MongoQuery | undefined, projection: MongoProjection | undefined, pushdown: boolean): PreparedQuery {
     const trace = this.trace('filters');
-    const applied = yield* applyFilterSet(this.rules.filters, this.base, trace);
+    const applied = applyFilterSet(ev, this.rules.filters, this.base, trace);
     const parts: MongoQuery[] = [query ?? {}, ...applied.queries];
     let matchesNothing = false;
     if (pushdown) {
@@ -306,10 +324,10 @@ export class RulesAccess {
    * FilterProjectionConflict when inclusive and exclusive projections meet.
    */
   async prepareQuery(query?: MongoQuery, projection?: MongoProjection, options: { pushdown?: boolean } = {}): Promise<PreparedQuery> {
-    return this.run(this.queryFlow(query, projection, options.pushdown !== false));
+    return this.run((ev) => this.queryFlow(ev, query, projection, options.pushdown !== false));
   }
 
   prepareQuerySync(query?: MongoQuery, projection?: MongoProjection, options: { pushdown?: boolean } = {}): PreparedQuery {
-    return runSync(this.queryFlow(query, projection, options.pushdown !== false));
+    return runSync((ev) => this.queryFlow(ev, query, projection, options.pushdown !== false));
   }
 }

@@ -4,14 +4,14 @@
  * Documents then sync by the role's document filters (write implies read).
  */
 import { type CompiledExpression, type ExpansionRoot } from '../expressions/compile';
-import { type EvaluationContext, normalizeUser } from '../expressions/context';
+import { type EvaluationContext, requestScope, withDocument } from '../expressions/context';
 import { type RuleDocument } from '../expressions/values';
 import { type DecisionTrace, newTrace } from '../explain/trace';
 import { type Condition, translateExpression } from '../filters/pushdown';
 import { type CompiledFieldRule, type CompiledRole } from '../roles/compiled-role';
 import { type CompiledRules, type RequestContext } from '../roles/compiled-rules';
 import { selectRole } from '../roles/flows';
-import { runAsync, type Step } from '../roles/steps';
+import { type Evaluator, runAsync } from '../roles/steps';
 
 const SYNC_EXPANSIONS = new Set<ExpansionRoot>(['true', 'false', 'values', 'environment', 'user']);
 
@@ -93,12 +93,11 @@ function deniedSession(role: string | null, reasons: string[], trace: DecisionTr
   return { role, denied: true, reasons, readQuery: false, writeQuery: false, canRead: () => false, canWrite: () => false, trace };
 }
 
-function* sessionFlow(rules: CompiledRules, request: RequestContext, options: SyncCompatibilityOptions): Step<SyncSession> {
-  const { explain, ...rest } = request;
-  const base: EvaluationContext = { ...rest, user: normalizeUser(request.user) };
-  const trace = explain ? newTrace('sync', rules.namespace) : undefined;
+function sessionFlow(ev: Evaluator, rules: CompiledRules, request: RequestContext, options: SyncCompatibilityOptions): SyncSession {
+  const base = requestScope(request);
+  const trace = request.explain ? newTrace('sync', rules.namespace) : undefined;
   if (trace) trace.roleSource = rules.roleSource;
-  const role = yield* selectRole(rules.roles, base, undefined, trace);
+  const role = selectRole(ev, rules.roles, base, undefined, trace);
   if (!role) return deniedSession(null, ['no role applies'], trace);
   const compatibility = checkSyncCompatibility(role, options);
   // No fallback: an incompatible matching role denies access, later roles are not tried.
@@ -107,7 +106,7 @@ function* sessionFlow(rules: CompiledRules, request: RequestContext, options: Sy
   const writeFilter = role.documentFilters?.write as CompiledExpression;
   const readAll = role.read?.source === true || role.write?.source === true || role.hasFieldRules;
   const writeAll = role.write?.source === true;
-  const at = (doc: RuleDocument): EvaluationContext => ({ ...base, root: doc, prevRoot: doc });
+  const at = (doc: RuleDocument): EvaluationContext => withDocument(base, doc, doc);
   const readQuery = translateExpression({ $or: [readFilter.source, writeFilter.source] }, base).condition;
   const writeQuery = translateExpression(writeFilter.source, base).condition;
   return {
@@ -124,5 +123,5 @@ function* sessionFlow(rules: CompiledRules, request: RequestContext, options: Sy
 
 /** Chooses the session's role for a collection and returns what the user may sync from it. */
 export function openSyncSession(rules: CompiledRules, request: RequestContext, options: SyncCompatibilityOptions = {}): Promise<SyncSession> {
-  return runAsync(sessionFlow(rules, request, options));
+  return runAsync((ev) => sessionFlow(ev, rules, request, options));
 }

@@ -4,11 +4,11 @@
  */
 import { RulesError, RulesErrorCode } from '../errors/rules.error';
 import { type CompiledExpression, compileExpression } from '../expressions/compile';
-import { type EvaluationContext, normalizeUser } from '../expressions/context';
+import { requestScope } from '../expressions/context';
 import { type DecisionTrace, newTrace } from '../explain/trace';
 import { type RequestContext } from '../roles/compiled-rules';
 import { type PartitionPermissionsConfig } from '../roles/rule-config';
-import { evaluateOptional, runAsync, runSync, type Step } from '../roles/steps';
+import { type Evaluator, runAsync, runSync } from '../roles/steps';
 
 export interface PartitionDecision {
   read: boolean;
@@ -39,13 +39,12 @@ export class CompiledPartitionPermissions {
     this.async = this.read?.async === true || this.write?.async === true;
   }
 
-  private *flow(request: PartitionRequest): Step<PartitionDecision> {
-    const { explain, ...rest } = request;
-    const ctx: EvaluationContext = { ...rest, user: normalizeUser(request.user) };
-    const trace = explain ? newTrace('partition', undefined) : undefined;
-    const write = (yield* evaluateOptional(this.write, ctx, trace, 'partition.permissions.write')) === true;
+  private flow(ev: Evaluator, request: PartitionRequest): PartitionDecision {
+    const ctx = requestScope(request);
+    const trace = request.explain ? newTrace('partition', undefined) : undefined;
+    const write = (ev.optional(this.write, ctx, trace, 'partition.permissions.write')) === true;
     // Write implies read: the read expression is only consulted when write is refused.
-    const read = write || (yield* evaluateOptional(this.read, ctx, trace, 'partition.permissions.read')) === true;
+    const read = write || (ev.optional(this.read, ctx, trace, 'partition.permissions.read')) === true;
     const decision: PartitionDecision = { read, write };
     if (trace) {
       trace.decidedBy = write ? 'partition.permissions.write' : 'partition.permissions.read';
@@ -56,12 +55,12 @@ export class CompiledPartitionPermissions {
   }
 
   evaluate(request: PartitionRequest): Promise<PartitionDecision> {
-    return runAsync(this.flow(request));
+    return runAsync((ev) => this.flow(ev, request));
   }
 
   /** Throws AsyncEvaluationRequired when a permission calls `%function`. */
   evaluateSync(request: PartitionRequest): PartitionDecision {
-    return runSync(this.flow(request));
+    return runSync((ev) => this.flow(ev, request));
   }
 }
 
