@@ -1,0 +1,461 @@
+/**
+ * The data-access API as callers reach it (spec 4.4): functions through `context.services.get(...)`, and
+ * clients through `functions/call` on the data-source service. An action and its wire-shaped arguments
+ * object go in; BSON values come out. System callers go straight to the datastore. User callers get the
+ * app's rules: filters and what the roles require pushed into the query so the store does the work,
+ * documents no role applies to hidden, unreadable fields removed, writes checked against pre- and
+ * post-image inside a transaction and refused with App Services' errors, restricted selectors, admin
+ * calls and federated sources refused. This module must not know about HTTP or the sandbox.
+ */
+import type { AppConfig } from '@tessera/app-config';
+import { applyUpdate, buildProjector, checkReplacement, checkUpdateDocument, runPipeline, upsertBase, type CollectionHandle, type DataSession, type Document, type SortSpec } from '@tessera/datastore';
+import type { DataSources, LinkedDataSource } from '@tessera/platform';
+import type { DecisionTrace, RuleFunctionCaller, RuleUser, RulesAccess } from '@tessera/rules';
+import { Int32, Long, ObjectId } from 'bson';
+import { DataAccessError, DataAccessErrorCode } from './data-access.error';
+import { deploymentKey, NamespaceRulesCache } from './namespace-rules';
+import { assertUserPipeline, assertUserQuery } from './restrictions';
+
+export type DataAccessCaller = { kind: 'system' } | { kind: 'user'; user: RuleUser; request?: Record<string, unknown> };
+
+export interface DataAccessApp {
+  /** The app's `_id`. */
+  id: string;
+  /** The live deployment's id, so compiled rules are reused until the next deploy. */
+  deploymentId: string | undefined;
+  config: AppConfig;
+}
+
+export interface DataAccessRequest {
+  app: DataAccessApp;
+  /** The data-source service's name (or `mongodb-atlas` for the app's cluster). */
+  service: string;
+  /** Wire name: find, findOne, insertOne, aggregate, count, ... and getDBNames, getCollectionNames. */
+  action: string;
+  database?: string;
+  collection?: string;
+  /** The wire arguments object (query, project, sort, limit, filter, update, document, pipeline, ...). */
+  args: Document;
+  caller: DataAccessCaller;
+  values?: Record<string, unknown>;
+  environment?: { tag?: string; values?: Record<string, unknown> };
+  /** `%function` in rules. */
+  callFunction?: RuleFunctionCaller;
+}
+
+export interface DataAccessOptions {
+  /** Receives every rule decision's trace (the host logs them at debug level). Tracing costs: leave unset otherwise. */
+  onTrace?: (trace: DecisionTrace, request: { app: string; namespace: string; action: string; user?: string }) => void;
+}
+
+const readActions = new Set(['find', 'findOne', 'aggregate', 'count', 'countDocuments', 'distinct']);
+
+export class DataAccess {
+  private readonly rules = new NamespaceRulesCache();
+
+  constructor(
+    private readonly dataSources: DataSources,
+    private readonly options: DataAccessOptions = {},
+  ) {}
+
+  async execute(request: DataAccessRequest): Promise<unknown> {
+    const linked = this.dataSources.forService(request.app.config, request.service);
+    const { action, caller } = request;
+    if (action === 'getDBNames' || action === 'getCollectionNames') {
+      if (caller.kind !== 'system') throw new DataAccessError(DataAccessErrorCode.SystemOnly, `${action} is only available in a system function`);
+      return action === 'getDBNames' ? linked.client.admin().getDBNames() : linked.client.db(this.require(request.database, 'database')).getCollectionNames();
+    }
+    if (linked.federated && caller.kind !== 'system') {
+      throw new DataAccessError(DataAccessErrorCode.SystemOnly, `federated data source '${request.service}' is only accessible from a system function`);
+    }
+    const database = this.require(request.database ?? request.args['database'], 'database');
+    const collectionName = this.require(request.collection ?? request.args['collection'], 'collection');
+    const collection = linked.client.db(database).collection(collectionName);
+    if (caller.kind === 'system') return this.asSystem(collection, action, request.args);
+    const compiled = this.rules.rulesFor(deploymentKey(request.app.id, request.app.deploymentId, request.app.config), linked.service, database, collectionName);
+    const access = compiled.forRequest({
+      user: caller.user,
+      request: caller.request,
+      values: request.values,
+      environment: request.environment,
+      callFunction: request.callFunction,
+      explain: this.options.onTrace !== undefined,
+    });
+    const operation = new UserOperation(linked, collection, access, (trace) =>
+      this.options.onTrace?.(trace, { app: request.app.id, namespace: `${database}.${collectionName}`, action, user: caller.user.id }),
+    );
+    if (!readActions.has(action) && !writeActions.has(action)) throw unknownAction(action);
+    return operation.run(action, request.args);
+  }
+
+  private require(value: unknown, name: string): string {
+    if (typeof value !== 'string' || value.length === 0) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `${name} name is required`);
+    return value;
+  }
+
+  private async asSystem(collection: CollectionHandle, action: string, args: Document): Promise<unknown> {
+    const a = new Args(args);
+    switch (action) {
+      case 'find': {
+        const cursor = collection.find(a.query('query'), a.optionalDocument('project') ?? a.optionalDocument('projection'));
+        const sort = a.sort();
+        if (sort) cursor.sort(sort);
+        const skip = a.optionalNumber('skip');
+        if (skip) cursor.skip(skip);
+        const limit = a.optionalNumber('limit');
+        if (limit) cursor.limit(limit);
+        return cursor.toArray();
+      }
+      case 'findOne': {
+        const cursor = collection.find(a.query('query'), a.optionalDocument('project') ?? a.optionalDocument('projection'));
+        const sort = a.sort();
+        if (sort) cursor.sort(sort);
+        return (await cursor.limit(1).toArray())[0] ?? null;
+      }
+      case 'findOneAndUpdate':
+        return collection.findOneAndUpdate(a.query('filter'), a.update(), a.modifyOptions());
+      case 'findOneAndReplace':
+        if (args['update'] === undefined) return collection.findOneAndDelete(a.query('filter'), a.deleteOptions());
+        return collection.findOneAndReplace(a.query('filter'), a.document('update'), a.modifyOptions());
+      case 'findOneAndDelete':
+        return collection.findOneAndDelete(a.query('filter'), a.deleteOptions());
+      case 'insertOne':
+        return { insertedId: (await collection.insertOne(a.document('document'))).insertedId };
+      case 'insertMany':
+        return { insertedIds: (await collection.insertMany(a.documents('documents'), { ordered: args['ordered'] !== false })).insertedIds };
+      case 'updateOne':
+      case 'updateMany': {
+        const options = { upsert: args['upsert'] === true, ...(a.arrayFilters() ? { arrayFilters: a.arrayFilters() } : {}) };
+        const result = action === 'updateOne' ? await collection.updateOne(a.query('query'), a.update(), options) : await collection.updateMany(a.query('query'), a.update(), options);
+        return updateResult(result.matchedCount, result.modifiedCount, result.upsertedId);
+      }
+      case 'deleteOne':
+        return { deletedCount: new Int32((await collection.deleteOne(a.query('query'))).deletedCount) };
+      case 'deleteMany':
+        return { deletedCount: new Int32((await collection.deleteMany(a.query('query'))).deletedCount) };
+      case 'aggregate':
+        return collection.aggregate(a.pipeline()).toArray();
+      case 'count':
+      case 'countDocuments': {
+        const limit = a.optionalNumber('limit');
+        return Long.fromNumber(await collection.count(a.query('query'), limit ? { limit } : {}));
+      }
+      case 'distinct':
+        return collection.distinct(a.field(), a.query('query'));
+      case 'bulkWrite':
+        await collection.bulkWrite(a.documents('operations') as never, { ordered: args['ordered'] !== false });
+        return null;
+      default:
+        throw unknownAction(action);
+    }
+  }
+}
+
+const writeActions = new Set(['findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete', 'insertOne', 'insertMany', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany']);
+
+function unknownAction(action: string): DataAccessError {
+  return new DataAccessError(DataAccessErrorCode.ServiceCommandNotFound, `function not found: '${action}'`);
+}
+
+function updateResult(matched: number, modified: number, upsertedId: unknown): Document {
+  const result: Document = { matchedCount: new Int32(matched), modifiedCount: new Int32(modified) };
+  if (upsertedId !== undefined && upsertedId !== null) result['upsertedId'] = upsertedId;
+  return result;
+}
+
+/** Typed access to a wire arguments object, with App Services-style messages for bad input. */
+class Args {
+  constructor(private readonly args: Document) {}
+
+  query(key: string): Document {
+    const value = this.args[key];
+    if (value === undefined || value === null) return {};
+    return this.object(value, key);
+  }
+
+  document(key: string): Document {
+    const value = this.args[key];
+    if (value === undefined || value === null) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `${key} is required`);
+    return this.object(value, key);
+  }
+
+  optionalDocument(key: string): Document | undefined {
+    const value = this.args[key];
+    return value === undefined || value === null ? undefined : this.object(value, key);
+  }
+
+  documents(key: string): Document[] {
+    const value = this.args[key];
+    if (!Array.isArray(value)) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `${key} must be an array`);
+    return value.map((item, i) => this.object(item, `${key}[${i}]`));
+  }
+
+  update(): Document | Document[] {
+    const value = this.args['update'];
+    if (Array.isArray(value)) return value.map((stage, i) => this.object(stage, `update[${i}]`));
+    return this.document('update');
+  }
+
+  pipeline(): Document[] {
+    return this.documents('pipeline');
+  }
+
+  sort(): SortSpec | undefined {
+    return this.optionalDocument('sort') as SortSpec | undefined;
+  }
+
+  arrayFilters(): Document[] | undefined {
+    return this.args['arrayFilters'] === undefined ? undefined : this.documents('arrayFilters');
+  }
+
+  optionalNumber(key: string): number | undefined {
+    const value = this.args[key];
+    if (value === undefined || value === null) return undefined;
+    const number = typeof value === 'number' ? value : typeof value === 'object' && 'valueOf' in value ? Number((value as { valueOf(): unknown }).valueOf()) : NaN;
+    if (!Number.isFinite(number) || number < 0) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `${key} must be a non-negative number`);
+    return number;
+  }
+
+  field(): string {
+    const value = this.args['key'] ?? this.args['field'];
+    if (typeof value !== 'string' || !value) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, 'distinct requires a field name (key)');
+    return value;
+  }
+
+  modifyOptions(): { upsert: boolean; returnNewDocument: boolean; sort?: SortSpec; projection?: Document } {
+    const sort = this.sort();
+    const projection = this.optionalDocument('projection');
+    return { upsert: this.args['upsert'] === true, returnNewDocument: this.args['returnNewDocument'] === true, ...(sort ? { sort } : {}), ...(projection ? { projection } : {}) };
+  }
+
+  deleteOptions(): { sort?: SortSpec; projection?: Document } {
+    const sort = this.sort();
+    const projection = this.optionalDocument('projection');
+    return { ...(sort ? { sort } : {}), ...(projection ? { projection } : {}) };
+  }
+
+  private object(value: unknown, key: string): Document {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `${key} must be a document`);
+    return value as Document;
+  }
+}
+
+/** One data-access call made as a user: every document read or written passes the namespace's rules. */
+class UserOperation {
+  constructor(
+    private readonly linked: LinkedDataSource,
+    private readonly collection: CollectionHandle,
+    private readonly access: RulesAccess,
+    private readonly trace: (trace: DecisionTrace) => void,
+  ) {}
+
+  async run(action: string, args: Document): Promise<unknown> {
+    const a = new Args(args);
+    switch (action) {
+      case 'find': {
+        const query = this.userQuery(a, 'query');
+        return this.readVisible(query, { sort: a.sort(), skip: a.optionalNumber('skip'), limit: a.optionalNumber('limit'), projection: a.optionalDocument('project') ?? a.optionalDocument('projection') });
+      }
+      case 'findOne': {
+        const query = this.userQuery(a, 'query');
+        return (await this.readVisible(query, { sort: a.sort(), limit: 1, projection: a.optionalDocument('project') ?? a.optionalDocument('projection') }))[0] ?? null;
+      }
+      case 'count':
+      case 'countDocuments': {
+        const query = this.userQuery(a, 'query');
+        return Long.fromNumber((await this.readVisible(query, { limit: a.optionalNumber('limit') })).length);
+      }
+      case 'distinct': {
+        const field = a.field();
+        const visible = await this.readVisible(this.userQuery(a, 'query'), {});
+        return runPipeline(visible, [{ $project: { v: `$${field}` } }, { $unwind: '$v' }, { $group: { _id: '$v' } }, { $sort: { _id: 1 } }]).map((group) => group['_id']);
+      }
+      case 'aggregate': {
+        const pipeline = a.pipeline();
+        assertUserPipeline(pipeline);
+        return runPipeline(await this.readVisible({}, {}), pipeline);
+      }
+      case 'insertOne': {
+        const document = withId(a.document('document'));
+        await this.checked(await this.access.checkInsert(document));
+        return { insertedId: (await this.collection.insertOne(document)).insertedId };
+      }
+      case 'insertMany': {
+        const documents = a.documents('documents').map(withId);
+        for (const document of documents) await this.checked(await this.access.checkInsert(document));
+        return { insertedIds: (await this.collection.insertMany(documents, { ordered: args['ordered'] !== false })).insertedIds };
+      }
+      case 'updateOne':
+      case 'updateMany': {
+        const query = this.userQuery(a, 'query');
+        const update = a.update();
+        checkUpdateDocument(update);
+        const arrayFilters = a.arrayFilters();
+        const outcome = await this.updateMatching(query, action === 'updateOne' ? 1 : undefined, undefined, update, arrayFilters, args['upsert'] === true);
+        return updateResult(outcome.matched, outcome.modified, outcome.upsertedId);
+      }
+      case 'deleteOne':
+      case 'deleteMany': {
+        const query = this.userQuery(a, 'query');
+        const deleted = await this.transaction(async (session) => {
+          const targets = await this.visibleTargets(query, action === 'deleteOne' ? 1 : undefined, undefined, session);
+          for (const pre of targets) await this.checked(await this.access.checkDelete(pre));
+          for (const pre of targets) await this.collection.deleteOne({ _id: pre['_id'] }, { session });
+          return targets.length;
+        });
+        return { deletedCount: new Int32(deleted) };
+      }
+      case 'findOneAndUpdate': {
+        const query = this.userQuery(a, 'filter');
+        const update = a.update();
+        checkUpdateDocument(update);
+        const options = a.modifyOptions();
+        const outcome = await this.updateMatching(query, 1, options.sort, update, undefined, options.upsert);
+        const document = options.returnNewDocument ? outcome.post[0] : outcome.pre[0];
+        return document ? this.visible(document, options.projection) : null;
+      }
+      case 'findOneAndReplace': {
+        if (args['update'] === undefined) return this.findOneAndDelete(a);
+        const query = this.userQuery(a, 'filter');
+        const replacement = a.document('update');
+        checkReplacement(replacement);
+        const options = a.modifyOptions();
+        const result = await this.transaction(async (session) => {
+          const [pre] = await this.visibleTargets(query, 1, options.sort, session);
+          if (!pre) {
+            if (!options.upsert) return { pre: undefined, post: undefined };
+            const post = withId({ ...upsertBase(query), ...replacement });
+            await this.checked(await this.access.checkInsert(post));
+            await this.collection.insertOne(post, { session });
+            return { pre: undefined, post };
+          }
+          const post: Document = { ...replacement, _id: pre['_id'] };
+          await this.checked(await this.access.checkUpdate(pre, post));
+          await this.collection.replaceOne({ _id: pre['_id'] }, post, { session });
+          return { pre, post };
+        });
+        const document = options.returnNewDocument ? result.post : result.pre;
+        return document ? this.visible(document, options.projection) : null;
+      }
+      case 'findOneAndDelete':
+        return this.findOneAndDelete(a);
+      default:
+        throw unknownAction(action);
+    }
+  }
+
+  private async findOneAndDelete(a: Args): Promise<Document | null> {
+    const query = this.userQuery(a, 'filter');
+    const options = a.deleteOptions();
+    const pre = await this.transaction(async (session) => {
+      const [target] = await this.visibleTargets(query, 1, options.sort, session);
+      if (!target) return undefined;
+      await this.checked(await this.access.checkDelete(target));
+      await this.collection.deleteOne({ _id: target['_id'] }, { session });
+      return target;
+    });
+    return pre ? this.visible(pre, options.projection) : null;
+  }
+
+  private userQuery(a: Args, key: string): Document {
+    const query = a.query(key);
+    assertUserQuery(query, 'a query');
+    return query;
+  }
+
+  /** Visible documents matching `query`, in store order, after rules and then the caller's projection. */
+  private async readVisible(query: Document, options: { sort?: SortSpec; skip?: number; limit?: number; projection?: Document }): Promise<Document[]> {
+    const prepared = await this.access.prepareQuery(query);
+    if (prepared.trace) this.trace(prepared.trace);
+    if (prepared.matchesNothing) return [];
+    const project = buildProjector(options.projection, query);
+    const cursor = this.collection.find(prepared.query, Object.keys(prepared.projection).length ? (prepared.projection) : undefined);
+    if (options.sort) cursor.sort(options.sort);
+    let skip = options.skip ?? 0;
+    const out: Document[] = [];
+    for await (const stored of cursor) {
+      const decision = await this.access.canRead(stored);
+      if (decision.trace) this.trace(decision.trace);
+      if (!decision.document) continue;
+      if (skip > 0) {
+        skip -= 1;
+        continue;
+      }
+      out.push(project ? project(decision.document) : (decision.document));
+      if (options.limit && out.length >= options.limit) break;
+    }
+    await cursor.close();
+    return out;
+  }
+
+  private async visible(document: Document, projection: Document | undefined): Promise<Document | null> {
+    const decision = await this.access.canRead(document);
+    if (decision.trace) this.trace(decision.trace);
+    if (!decision.document) return null;
+    const project = buildProjector(projection);
+    return project ? project(decision.document) : (decision.document);
+  }
+
+  /** Stored documents matching `query` that the user can see (a hidden document is not matched). */
+  private async visibleTargets(query: Document, limit: number | undefined, sort: SortSpec | undefined, session: DataSession): Promise<Document[]> {
+    const prepared = await this.access.prepareQuery(query);
+    if (prepared.matchesNothing) return [];
+    const cursor = this.collection.find(prepared.query, undefined, { session });
+    if (sort) cursor.sort(sort);
+    const out: Document[] = [];
+    for await (const stored of cursor) {
+      if (!(await this.access.canRead(stored)).allowed) continue;
+      out.push(stored);
+      if (limit && out.length >= limit) break;
+    }
+    await cursor.close();
+    return out;
+  }
+
+  private async updateMatching(
+    query: Document,
+    limit: number | undefined,
+    sort: SortSpec | undefined,
+    update: Document | Document[],
+    arrayFilters: Document[] | undefined,
+    upsert: boolean,
+  ): Promise<{ matched: number; modified: number; upsertedId?: unknown; pre: Document[]; post: Document[] }> {
+    return this.transaction(async (session) => {
+      const targets = await this.visibleTargets(query, limit, sort, session);
+      if (targets.length === 0) {
+        if (!upsert) return { matched: 0, modified: 0, pre: [], post: [] };
+        const post = withId(applyUpdate(upsertBase(query), update, { filter: query, inserting: true, ...(arrayFilters ? { arrayFilters } : {}) }));
+        await this.checked(await this.access.checkInsert(post));
+        await this.collection.insertOne(post, { session });
+        return { matched: 0, modified: 0, upsertedId: post['_id'], pre: [], post: [post] };
+      }
+      const posts = targets.map((pre) => applyUpdate(pre, update, { filter: query, ...(arrayFilters ? { arrayFilters } : {}) }));
+      for (let i = 0; i < targets.length; i += 1) await this.checked(await this.access.checkUpdate(targets[i], posts[i]));
+      let modified = 0;
+      for (const pre of targets) {
+        const result = await this.collection.updateOne({ $and: [{ _id: pre['_id'] }, query] }, update, { session, ...(arrayFilters ? { arrayFilters } : {}) });
+        modified += result.modifiedCount;
+      }
+      return { matched: targets.length, modified, pre: targets, post: posts };
+    });
+  }
+
+  private async checked(decision: { allowed: boolean; error?: Error; trace?: DecisionTrace }): Promise<void> {
+    if (decision.trace) this.trace(decision.trace);
+    if (!decision.allowed) throw decision.error ?? new DataAccessError(DataAccessErrorCode.InvalidParameter, 'write not permitted');
+  }
+
+  /** Runs `body` atomically: a refused write anywhere in it changes nothing. */
+  private async transaction<T>(body: (session: DataSession) => Promise<T>): Promise<T> {
+    const session = this.linked.client.startSession();
+    try {
+      return await session.withTransaction(body);
+    } finally {
+      await session.endSession();
+    }
+  }
+}
+
+function withId(document: Document): Document {
+  return document['_id'] === undefined ? { _id: new ObjectId(), ...document } : document;
+}

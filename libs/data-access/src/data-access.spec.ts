@@ -1,0 +1,171 @@
+import { emptyApp, type AppConfig } from '@tessera/app-config';
+import { DataSources } from '@tessera/platform';
+import { loadSettings } from '@tessera/settings';
+import { makeTempDir } from '@tessera/testing';
+import { Int32, Long, ObjectId } from 'bson';
+import { DataAccess, type DataAccessCaller, type DataAccessRequest } from './data-access.service';
+
+const alice: DataAccessCaller = { kind: 'user', user: { id: 'alice' } };
+const bob: DataAccessCaller = { kind: 'user', user: { id: 'bob' } };
+const admin: DataAccessCaller = { kind: 'user', user: { id: 'root', custom_data: { isAdmin: true } } };
+const system: DataAccessCaller = { kind: 'system' };
+
+function appConfig(): AppConfig {
+  const app = emptyApp('rules-test');
+  app.services.push(
+    {
+      config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
+      collectionRules: [
+        {
+          database: 'todo',
+          collection: 'items',
+          roles: [
+            { name: 'admin', apply_when: { '%%user.custom_data.isAdmin': true }, read: true, write: true },
+            {
+              name: 'owner',
+              apply_when: { owner_id: '%%user.id' },
+              read: true,
+              // The role is chosen on the stored document; the write expression sees the result (%%root).
+              write: { owner_id: '%%user.id' },
+              insert: true,
+              delete: { '%%root.locked': { $ne: true } },
+            },
+            {
+              name: 'shared',
+              apply_when: { shared: true },
+              fields: { summary: { read: true }, owner_id: { read: true } },
+              additional_fields: { read: false, write: false },
+            },
+          ],
+          filters: [{ name: 'not-archived', apply_when: {}, query: { archived: { $ne: true } } }],
+        },
+      ],
+      rules: [],
+      webhooks: [],
+    },
+    { config: { name: 'lake', type: 'datalake', config: { dataLakeName: 'Lake0' } }, collectionRules: [], rules: [], webhooks: [] },
+  );
+  return app;
+}
+
+describe('DataAccess', () => {
+  const dir = makeTempDir('tessera-data-access-');
+  const dataSources = new DataSources(loadSettings({ TESSERA_DATA_DIR: dir.path }));
+  const dataAccess = new DataAccess(dataSources);
+  const app = { id: 'app1', deploymentId: 'd1', config: appConfig() };
+  const call = (caller: DataAccessCaller, action: string, args: Record<string, unknown> = {}, extra: Partial<DataAccessRequest> = {}) =>
+    dataAccess.execute({ app, service: 'mongodb-atlas', action, database: 'todo', collection: 'items', args, caller, ...extra });
+  const stored = () => call(system, 'find', { sort: { _id: 1 } }) as Promise<Record<string, unknown>[]>;
+
+  beforeEach(async () => {
+    await call(system, 'deleteMany', {});
+    await call(system, 'insertMany', {
+      documents: [
+        { _id: 1, owner_id: 'alice', summary: 'a1', secret: 'x' },
+        { _id: 2, owner_id: 'alice', summary: 'a2', locked: true },
+        { _id: 3, owner_id: 'bob', summary: 'b1', shared: true, secret: 'y' },
+        { _id: 4, owner_id: 'bob', summary: 'b2' },
+        { _id: 5, owner_id: 'alice', summary: 'old', archived: true },
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await dataSources.closeAll();
+    dir.remove();
+  });
+
+  it('hides documents no role applies to and withholds unreadable fields', async () => {
+    const docs = await call(alice, 'find', { sort: { _id: 1 } });
+    expect(docs).toEqual([
+      { _id: 1, owner_id: 'alice', summary: 'a1', secret: 'x' },
+      { _id: 2, owner_id: 'alice', summary: 'a2', locked: true },
+      { _id: 3, owner_id: 'bob', summary: 'b1' },
+    ]);
+  });
+
+  it('applies filters so a filtered-out document never appears, even to its owner', async () => {
+    expect(await call(alice, 'findOne', { query: { _id: 5 } })).toBeNull();
+    expect(await call(system, 'findOne', { query: { _id: 5 } })).toMatchObject({ summary: 'old' });
+  });
+
+  it('lets a system caller see everything', async () => {
+    expect((await stored()).map((doc) => doc['_id'])).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('counts, limits, projects and aggregates over visible documents only', async () => {
+    expect(await call(bob, 'count', {})).toEqual(Long.fromNumber(2));
+    expect(await call(alice, 'find', { sort: { _id: -1 }, limit: 2, project: { summary: 1 } })).toEqual([
+      { _id: 3, summary: 'b1' },
+      { _id: 2, summary: 'a2' },
+    ]);
+    expect(await call(alice, 'aggregate', { pipeline: [{ $group: { _id: '$owner_id', n: { $sum: 1 } } }, { $sort: { _id: 1 } }] })).toEqual([
+      { _id: 'alice', n: 2 },
+      { _id: 'bob', n: 1 },
+    ]);
+    expect(await call(alice, 'distinct', { key: 'owner_id' })).toEqual(['alice', 'bob']);
+  });
+
+  it('inserts a document the user may write and refuses one it may not, writing nothing', async () => {
+    const inserted = (await call(alice, 'insertOne', { document: { owner_id: 'alice', summary: 'new' } })) as { insertedId: unknown };
+    expect(inserted.insertedId).toBeInstanceOf(ObjectId);
+    await expect(call(alice, 'insertOne', { document: { _id: 9, owner_id: 'bob', summary: 'forged' } })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+    expect((await stored()).some((doc) => doc['_id'] === 9)).toBe(false);
+  });
+
+  it('updates own documents with exact result widths and refuses updates to others', async () => {
+    expect(await call(alice, 'updateOne', { query: { _id: 1 }, update: { $set: { summary: 'edited' } } })).toEqual({ matchedCount: new Int32(1), modifiedCount: new Int32(1) });
+    // bob's shared document is readable to alice but not writable: refused, unchanged.
+    const before = await stored();
+    await expect(call(alice, 'updateMany', { query: {}, update: { $set: { touched: true } } })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+    expect(await stored()).toEqual(before);
+    // bob's private document is invisible to alice: not matched at all.
+    expect(await call(alice, 'updateOne', { query: { _id: 4 }, update: { $set: { summary: 'x' } } })).toEqual({ matchedCount: new Int32(0), modifiedCount: new Int32(0) });
+  });
+
+  it('refuses an update that moves a document out of the user’s ownership', async () => {
+    await expect(call(alice, 'updateOne', { query: { _id: 1 }, update: { $set: { owner_id: 'bob' } } })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+    expect((await stored())[0]).toMatchObject({ owner_id: 'alice' });
+  });
+
+  it('upserts through the insert check', async () => {
+    const result = (await call(alice, 'updateOne', { query: { _id: 20, owner_id: 'alice' }, update: { $set: { summary: 'up' } }, upsert: true })) as Record<string, unknown>;
+    expect(result).toEqual({ matchedCount: new Int32(0), modifiedCount: new Int32(0), upsertedId: 20 });
+    await expect(call(alice, 'updateOne', { query: { _id: 21, owner_id: 'bob' }, update: { $set: { summary: 'up' } }, upsert: true })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+  });
+
+  it('evaluates the delete permission against the stored document', async () => {
+    expect(await call(alice, 'deleteOne', { query: { _id: 1 } })).toEqual({ deletedCount: new Int32(1) });
+    await expect(call(alice, 'deleteOne', { query: { _id: 2 } })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+    expect((await stored()).map((doc) => doc['_id'])).toEqual([2, 3, 4, 5]);
+  });
+
+  it('runs the find-and-modify family under rules', async () => {
+    expect(await call(alice, 'findOneAndUpdate', { filter: { _id: 1 }, update: { $set: { summary: 'n' } }, returnNewDocument: true })).toMatchObject({ _id: 1, summary: 'n' });
+    expect(await call(alice, 'findOneAndReplace', { filter: { _id: 1 }, update: { owner_id: 'alice', summary: 'r' } })).toMatchObject({ _id: 1, summary: 'n' });
+    // realm-web sends findOneAndDelete as findOneAndReplace without an update.
+    expect(await call(alice, 'findOneAndReplace', { filter: { _id: 1 } })).toMatchObject({ _id: 1, summary: 'r' });
+    expect(await call(alice, 'findOneAndDelete', { filter: { _id: 4 } })).toBeNull();
+    expect((await stored()).map((doc) => doc['_id'])).toEqual([2, 3, 4, 5]);
+  });
+
+  it('gives the admin role full access through custom user data', async () => {
+    expect(await call(admin, 'count', {})).toEqual(Long.fromNumber(4));
+  });
+
+  it('refuses restricted selectors, stages, listings and federated sources to users only', async () => {
+    await expect(call(alice, 'find', { query: { $where: 'true' } })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    await expect(call(alice, 'find', { query: { summary: { $regex: '^a' } } })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    await expect(call(alice, 'aggregate', { pipeline: [{ $lookup: { from: 'users', localField: 'owner_id', foreignField: '_id', as: 'u' } }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    await expect(call(alice, 'getDBNames')).rejects.toMatchObject({ errorCode: 'ExecutionPermissionDenied' });
+    expect(await call(system, 'getDBNames')).toContain('todo');
+    expect(await call(system, 'find', { query: { summary: { $regex: '^a' } } })).toHaveLength(2);
+    await expect(call(alice, 'find', {}, { service: 'lake' })).rejects.toMatchObject({ errorCode: 'ExecutionPermissionDenied' });
+    await expect(call(alice, 'explode', {})).rejects.toMatchObject({ errorCode: 'ServiceCommandNotFound' });
+    await expect(call(alice, 'find', {}, { service: 'nope' })).rejects.toMatchObject({ errorCode: 'ServiceNotFound' });
+  });
+
+  it('fails with NoMatchingRuleFound on a collection without rules', async () => {
+    await expect(call(alice, 'find', {}, { collection: 'unruled' })).rejects.toMatchObject({ errorCode: 'NoMatchingRuleFound' });
+  });
+});

@@ -1,0 +1,5 @@
+// The data-access API callers use: datastore operations by wire name, with the app's rules applied to users.
+export * from './data-access.error';
+export * from './data-access.service';
+export * from './namespace-rules';
+export * from './restrictions';
