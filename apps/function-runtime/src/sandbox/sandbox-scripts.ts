@@ -1,5 +1,5 @@
-// Generated from the sandbox scripts: JavaScript that runs INSIDE the isolate, kept as text because it is
-// evaluated there, never imported by the host. Plain ES2022, no backticks (it lives in String.raw).
+// JavaScript that runs INSIDE the sandbox isolate, kept as text because it is evaluated there and never
+// imported by the host. Plain ES2022 without backticks or dollar-brace (each script lives in String.raw).
 
 /** Web globals the bson bundle needs (TextEncoder/TextDecoder, atob/btoa, crypto.getRandomValues). */
 export const POLYFILLS_SCRIPT = String.raw`// Runs first in every sandbox context, before the bson bundle: the web globals the bundle expects and a

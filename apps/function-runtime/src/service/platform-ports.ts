@@ -1,0 +1,85 @@
+/**
+ * The runtime's ports backed by the platform: deployed functions and values from the live deployment,
+ * data access through @tessera/data-access (rules for user callers), can_evaluate through @tessera/rules.
+ */
+import type { DataAccess } from '@tessera/data-access';
+import type { DeployedApps } from '@tessera/platform';
+import { compileExpression, evaluateExpression } from '@tessera/rules';
+import type { FunctionConfig } from '../config/function-config';
+import type { CanEvaluateEvaluator } from '../function-runtime.options';
+import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
+import type { DataAccessCall, DataAccessPort } from '../ports/data-access.port';
+import type { FunctionUser } from '../ports/identity';
+import type { AppValues, ValuesPort } from '../ports/values.port';
+
+export class DeployedFunctionsPort implements AppFunctionsPort {
+  constructor(private readonly apps: DeployedApps) {}
+
+  async getFunctions(appId: string): Promise<AppFunctions | null> {
+    let deployed;
+    try {
+      deployed = await this.apps.byId(appId);
+    } catch {
+      return null;
+    }
+    const functions = new Map<string, DeployedFunction>();
+    for (const fn of deployed.config.functions) functions.set(fn.config.name, { config: fn.config as FunctionConfig, source: fn.source });
+    return { version: deployed.deployment?._id ?? 'undeployed', functions };
+  }
+}
+
+export class DeployedValuesPort implements ValuesPort {
+  constructor(private readonly apps: DeployedApps) {}
+
+  async getValues(appId: string): Promise<AppValues> {
+    const { config } = await this.apps.byId(appId);
+    const secrets = (config.secrets ?? {}) as { values?: Record<string, unknown> };
+    const values: Record<string, unknown> = {};
+    for (const value of config.values) {
+      values[value.name] = value.from_secret ? secrets.values?.[String(value.value)] : value.value;
+    }
+    return { values, environment: { tag: '', values: {} } };
+  }
+}
+
+export class RulesDataAccessPort implements DataAccessPort {
+  constructor(
+    private readonly apps: DeployedApps,
+    private readonly dataAccess: DataAccess,
+  ) {}
+
+  async execute(call: DataAccessCall): Promise<unknown> {
+    const deployed = await this.apps.byId(call.appId);
+    const args = (call.arguments[0] ?? {}) as Record<string, unknown>;
+    return this.dataAccess.execute({
+      app: { id: deployed.record._id, deploymentId: deployed.deployment?._id, config: deployed.config },
+      service: call.service,
+      action: call.action,
+      ...(call.database ? { database: call.database } : {}),
+      ...(call.collection ? { collection: call.collection } : {}),
+      args,
+      caller: call.caller.kind === 'system' ? { kind: 'system' } : { kind: 'user', user: toRuleUser(call.caller.user) },
+    });
+  }
+}
+
+function toRuleUser(user: FunctionUser): { id: string; type?: string; data?: Record<string, unknown>; custom_data?: Record<string, unknown>; identities?: { id: string; providerType: string }[] } {
+  return {
+    id: user.id,
+    ...(user.type ? { type: user.type } : {}),
+    ...(user.data ? { data: user.data } : {}),
+    ...(user.custom_data ? { custom_data: user.custom_data } : {}),
+    ...(user.identities ? { identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type })) } : {}),
+  };
+}
+
+/** can_evaluate: a rule expression over %%user, %%args and %%request. */
+export const rulesCanEvaluate: CanEvaluateEvaluator = async (expression, input) => {
+  const compiled = compileExpression(expression);
+  const value = await evaluateExpression(compiled, {
+    ...(input.user ? { user: toRuleUser(input.user) } : {}),
+    args: input.arguments,
+    ...(input.request ? { request: input.request } : {}),
+  });
+  return value === true;
+};
