@@ -8,7 +8,7 @@ export { readAppFiles, detectLayout, type LoadedApp } from './read/read-app';
 export { writeAppFiles } from './write';
 export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES } from './validate';
 export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';
-export { loadApp, loadValidApp, type CheckedApp } from './load';
+export { loadApp, loadValidApp, type CheckedApp, type LoadOptions } from './load';
 export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectoryFiles } from './fs-adapter';
 export { layoutPaths } from './paths';
 export { toAppData, fromAppData } from './app-data';

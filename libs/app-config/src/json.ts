@@ -173,7 +173,8 @@ export function sortKeysDeep(value: unknown): unknown {
     const out: JsonObject = {};
     for (const key of Object.keys(value).sort(compareKeys)) {
       const v = value[key];
-      if (v !== undefined) out[key] = sortKeysDeep(v);
+      // defineProperty, not assignment: a "__proto__" member must stay a member.
+      if (v !== undefined) Object.defineProperty(out, key, { value: sortKeysDeep(v), enumerable: true, writable: true, configurable: true });
     }
     return out;
   }

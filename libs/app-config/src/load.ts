@@ -2,7 +2,7 @@
 
 import { type AppConfig, type AppFiles, type AppLayout } from './model';
 import { readAppFiles } from './read/read-app';
-import { validateApp } from './validate';
+import { validateApp, type ValidateOptions } from './validate';
 import { AppConfigError, sortViolations, type ConfigViolation } from './violations';
 
 export interface CheckedApp {
@@ -12,9 +12,11 @@ export interface CheckedApp {
   violations: ConfigViolation[];
 }
 
-export function loadApp(files: AppFiles): CheckedApp {
+export type LoadOptions = Omit<ValidateOptions, 'fileOf'>;
+
+export function loadApp(files: AppFiles, options: LoadOptions = {}): CheckedApp {
   const loaded = readAppFiles(files);
-  const found = [...loaded.violations, ...validateApp(loaded.app, { fileOf: loaded.fileOf })];
+  const found = [...loaded.violations, ...validateApp(loaded.app, { ...options, fileOf: loaded.fileOf })];
   const seen = new Set<string>();
   const violations = found.filter((v) => {
     const key = `${v.file}\u0000${v.path}\u0000${v.rule}`;
@@ -26,8 +28,8 @@ export function loadApp(files: AppFiles): CheckedApp {
 }
 
 /** Reads and validates; throws AppConfigError listing every violation when there is any. */
-export function loadValidApp(files: AppFiles): { app: AppConfig; layout: AppLayout } {
-  const { app, layout, violations } = loadApp(files);
+export function loadValidApp(files: AppFiles, options: LoadOptions = {}): { app: AppConfig; layout: AppLayout } {
+  const { app, layout, violations } = loadApp(files, options);
   if (violations.length > 0) throw new AppConfigError(violations);
   return { app, layout };
 }

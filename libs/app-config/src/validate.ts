@@ -19,6 +19,11 @@ import { sortViolations, type ConfigViolation } from './violations';
 export interface ValidateOptions {
   /** Maps a model object to the file it came from; LoadedApp.fileOf. Defaults to current-layout paths. */
   fileOf?: FileLocator;
+  /**
+   * Names of secrets that exist outside secrets.json (created through the admin API). Exports never
+   * carry secret values, so an imported app's from_secret values and secret_config refer to these.
+   */
+  secretNames?: Iterable<string>;
 }
 
 const NAME_CHARSET = /^[A-Za-z0-9_-]+$/;
@@ -114,6 +119,7 @@ class Checker {
 export function validateApp(app: AppConfig, options: ValidateOptions = {}): ConfigViolation[] {
   const c = new Checker(options.fileOf);
   const secretNames = new Set(isPlainObject(app.secrets) ? Object.entries(app.secrets).filter(([, v]) => typeof v === 'string').map(([k]) => k) : []);
+  for (const name of options.secretNames ?? []) secretNames.add(name);
   const functionNames = new Set(app.functions.map((f) => f.config.name).filter((n) => typeof n === 'string'));
   const servicesByName = new Map<string, AppService>();
   for (const s of app.services) if (typeof s.config.name === 'string' && !servicesByName.has(s.config.name)) servicesByName.set(s.config.name, s);

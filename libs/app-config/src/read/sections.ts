@@ -48,7 +48,7 @@ export function readFunctionsDir(ctx: ReadContext, dir = 'functions/'): AppFunct
   const paths = ctx.under(dir);
   const configDirs = new Set<string>();
   for (const path of paths) {
-    if (!path.endsWith('/config.json')) continue;
+    if (!path.endsWith('/config.json') || path.includes('/node_modules/')) continue;
     const fnDir = path.slice(0, -'config.json'.length);
     if (fnDir === dir) continue; // functions/config.json is the export layout's list, not a function
     configDirs.add(fnDir);
@@ -60,7 +60,7 @@ export function readFunctionsDir(ctx: ReadContext, dir = 'functions/'): AppFunct
     out.push({ config: config as FunctionConfig, source: source ?? '' });
   }
   for (const path of paths) {
-    if (!path.endsWith('/source.js')) continue;
+    if (!path.endsWith('/source.js') || path.includes('/node_modules/')) continue;
     const fnDir = path.slice(0, -'source.js'.length);
     if (!configDirs.has(fnDir)) {
       ctx.report(`${fnDir}config.json`, '', 'function.config.missing', `${path} has no config.json next to it`);
