@@ -98,5 +98,9 @@ function applySync(app: AppConfig, service: AppService, patch: SyncConfig): void
     return;
   }
   const current = app.sync && app.sync.service_name === service.config.name ? app.sync : { type: 'partition' };
-  app.sync = { ...current, ...patch, service_name: service.config.name };
+  const next: SyncConfig = { ...current, ...patch, service_name: service.config.name };
+  // Spec 2.6: enabling through the UI (this endpoint) defaults to 30 offline days with recovery mode on.
+  if (next.state === 'enabled' && next.client_max_offline_days === undefined) next.client_max_offline_days = 30;
+  if (next.state === 'enabled' && next.is_recovery_mode_disabled === undefined) next.is_recovery_mode_disabled = false;
+  app.sync = next;
 }
