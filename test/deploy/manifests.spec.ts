@@ -303,6 +303,14 @@ describe.skipIf(!kubectlInstalled)(`Kubernetes manifests (${kubectlInstalled ? '
     for (const ordinal of [0, 1, 2]) expect(productionNatsConfig?.data['nats.conf']).toContain(`nats://nats-${ordinal}.nats-headless:6222`);
   });
 
+  it('places every object of an overlay in the namespace the overlay creates', () => {
+    for (const [name, expected] of [['dev', 'tessera-dev'], ['production', 'tessera']] as const) {
+      expect(all(rendered[name], 'Namespace').map((namespace) => namespace.metadata.name)).toEqual([expected]);
+      const elsewhere = rendered[name].filter((object) => object.kind !== 'Namespace' && object.metadata.namespace !== expected);
+      expect(elsewhere.map((object) => `${object.kind}/${object.metadata.name}`), name).toEqual([]);
+    }
+  });
+
   it('protects every production workload with a PodDisruptionBudget that selects exactly its pods', () => {
     const budgets = all<DisruptionBudget>(rendered.production, 'PodDisruptionBudget');
     const workloads = [...all<Workload>(rendered.production, 'Deployment'), ...all<Workload>(rendered.production, 'StatefulSet')];
