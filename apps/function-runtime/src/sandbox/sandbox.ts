@@ -90,6 +90,19 @@ function bsonBundle(): string {
   return bsonScript;
 }
 
+// V8's code cache for the bundle, produced by the first sandbox: later sandboxes skip parsing its 177 kB.
+let bsonCodeCache: ivm.ExternalCopy<ArrayBuffer> | undefined;
+async function runBsonBundle(isolate: ivm.Isolate, context: ivm.Context): Promise<void> {
+  const script = await isolate.compileScript(
+    bsonBundle(),
+    bsonCodeCache ? { filename: 'tessera:bson.js', cachedData: bsonCodeCache } : { filename: 'tessera:bson.js', produceCachedData: true },
+  );
+  const produced = (script as ivm.Script & ivm.CachedDataResult).cachedData;
+  if (!bsonCodeCache && produced) bsonCodeCache = produced;
+  await script.run(context);
+  script.release();
+}
+
 let tokenCounter = 0;
 const TOKEN_PREFIX = randomBytes(6).toString('hex');
 
@@ -122,7 +135,7 @@ export class Sandbox {
       await jail.set('__tessera_randomHex', new ivm.Callback((n: number) => randomBytes(Math.max(0, Math.min(65_536, Math.floor(Number(n)) || 0))).toString('hex')));
       await jail.set('__tessera_boot', JSON.stringify(boot));
       await context.eval(POLYFILLS_SCRIPT, { filename: 'tessera:polyfills.js' });
-      await context.eval(bsonBundle(), { filename: 'tessera:bson.js' });
+      await runBsonBundle(isolate, context);
       const api = (await context.eval(PRELUDE_SCRIPT, { filename: 'tessera:prelude.js', reference: true })) as ivm.Reference<Record<string, unknown>>;
       const runRef = (await api.get('run', { reference: true })) as ivm.Reference<(request: string) => Promise<string>>;
       const resolveRef = (await api.get('resolve', { reference: true })) as ivm.Reference<(id: number, ok: boolean, text: string) => void>;
