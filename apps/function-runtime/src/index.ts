@@ -12,3 +12,4 @@ export * from './ports/app-functions.port';
 export * from './ports/values.port';
 export * from './ports/http.port';
 export * from './testing/in-memory-ports';
+export * from './service/function-runtime-service.module';

@@ -1,6 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AdminApiModule } from '@tessera/admin-api';
+import { FunctionRuntimeServiceModule } from '@tessera/function-runtime';
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
+import { MessagingModule, type MessagingOptions } from '@tessera/messaging';
 import { PlatformModule } from '@tessera/platform';
 import type { ServiceName, Settings } from '@tessera/settings';
 import { LoggerModule } from 'nestjs-pino';
@@ -9,7 +11,7 @@ import { HealthController } from './health.controller';
 const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> = {
   'admin-api': AdminApiModule,
   'graphql-gateway': GraphqlGatewayModule,
-  'function-runtime': undefined,
+  'function-runtime': FunctionRuntimeServiceModule,
   'sync-service': undefined,
 };
 
@@ -23,6 +25,7 @@ export class HostModule {
       controllers: [HealthController],
       imports: [
         PlatformModule.forRoot(settings),
+        MessagingModule.forRoot(messagingOptions(settings)),
         LoggerModule.forRoot({
           pinoHttp: {
             level: settings.logLevel,
@@ -36,4 +39,11 @@ export class HostModule {
       ],
     };
   }
+}
+
+/** Standalone: every service on the in-process bus. Distributed: NATS, with the process named after its services. */
+export function messagingOptions(settings: Settings): MessagingOptions {
+  return settings.mode === 'standalone'
+    ? { transport: 'in-process' }
+    : { transport: 'nats', url: settings.natsUrl, name: `tessera-${settings.services.join('+')}` };
 }

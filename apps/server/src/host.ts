@@ -4,16 +4,19 @@ import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
+import { connectMessaging } from '@tessera/messaging';
 import { AppRegistry, FileAdminUserStore, FileDeploymentStore } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 import { Logger } from 'nestjs-pino';
 import { bootstrapPlatform, type BootstrapResult } from './bootstrap/platform-bootstrap';
-import { HostModule } from './host.module';
+import { HostModule, messagingOptions } from './host.module';
 
 export interface RunningHost {
   /** Base URL of the HTTP edge, e.g. `http://localhost:8080`. */
   url: string;
   bootstrap: BootstrapResult;
+  /** The Nest application (tests reach providers through it). */
+  nest: NestFastifyApplication;
   close(): Promise<void>;
 }
 
@@ -30,6 +33,10 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   app.useGlobalFilters(new AppServicesExceptionFilter());
   app.enableShutdownHooks();
   installAppServicesContentType(app.getHttpAdapter().getInstance());
+  // Message handlers of every service this process runs join one queue group per service set, so
+  // replicas of the same service share commands while each event reaches every kind of service.
+  connectMessaging(app, { ...messagingOptions(settings), queue: settings.services.join('+') });
+  await app.startAllMicroservices();
 
   const bootstrap = await bootstrapPlatform(settings, {
     admins: app.get(FileAdminUserStore),
@@ -42,6 +49,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   return {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
+    nest: app,
     close: () => app.close(),
   };
 }

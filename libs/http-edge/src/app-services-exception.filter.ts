@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { isTesseraError, type ErrorBody } from '@tessera/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Observable, throwError } from 'rxjs';
 
 const statusCodes: Record<number, string> = {
   400: 'BadRequest',
@@ -24,12 +25,15 @@ const statusCodes: Record<number, string> = {
 export class AppServicesExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpEdge');
 
-  catch(exception: unknown, host: ArgumentsHost): void {
+  catch(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
+    // Message handlers of the same app answer over their transport, which maps errors itself.
+    if (host.getType() !== 'http') return throwError(() => exception);
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<FastifyRequest>();
     const { status, body } = this.toWire(exception, request);
     void reply.status(status).header('content-type', 'application/json').send(JSON.stringify(body));
+    return undefined;
   }
 
   private toWire(exception: unknown, request: FastifyRequest): { status: number; body: ErrorBody } {

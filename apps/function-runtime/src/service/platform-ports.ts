@@ -4,7 +4,7 @@
  */
 import type { DataAccess } from '@tessera/data-access';
 import type { DeployedApps } from '@tessera/platform';
-import { compileExpression, evaluateExpression } from '@tessera/rules';
+import { evaluateExpression } from '@tessera/rules';
 import type { FunctionConfig } from '../config/function-config';
 import type { CanEvaluateEvaluator } from '../function-runtime.options';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
@@ -75,8 +75,7 @@ function toRuleUser(user: FunctionUser): { id: string; type?: string; data?: Rec
 
 /** can_evaluate: a rule expression over %%user, %%args and %%request. */
 export const rulesCanEvaluate: CanEvaluateEvaluator = async (expression, input) => {
-  const compiled = compileExpression(expression);
-  const value = await evaluateExpression(compiled, {
+  const value = await evaluateExpression(expression, {
     ...(input.user ? { user: toRuleUser(input.user) } : {}),
     args: input.arguments,
     ...(input.request ? { request: input.request } : {}),

@@ -1,0 +1,73 @@
+import { Controller } from '@nestjs/common';
+import { type CommandRequest, type CommandResponseInput, type EventPayload, Subjects } from '@tessera/contracts';
+import { isTesseraError } from '@tessera/domain';
+import { CommandHandler, EventHandler } from '@tessera/messaging';
+import { DeployedApps } from '@tessera/platform';
+import { EJSON } from 'bson';
+import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
+import type { CallOrigin } from '../execution-logs/execution-log.store';
+
+const origins: Record<CommandRequest<typeof Subjects.FunctionsExecutionRun>['metadata']['origin'], CallOrigin> = {
+  client: 'client',
+  endpoint: 'http',
+  graphql: 'client',
+  trigger: 'trigger',
+  rule: 'system',
+  admin: 'system',
+  function: 'system',
+};
+
+/** The runtime's edge on the transport: one command, and the deployment event that retires sandboxes. */
+@Controller()
+export class FunctionsExecutionHandler {
+  constructor(
+    private readonly runtime: FunctionRuntimeService,
+    private readonly apps: DeployedApps,
+  ) {}
+
+  @CommandHandler(Subjects.FunctionsExecutionRun)
+  async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
+    const { metadata } = request;
+    const execute: ExecuteFunctionRequest = {
+      appId: request.appId,
+      name: request.functionName,
+      arguments: request.args.map((arg): unknown => EJSON.deserialize(arg as never, { relaxed: false })),
+      caller:
+        request.caller.type === 'system'
+          ? { kind: 'system' }
+          : {
+              kind: 'user',
+              user: {
+                id: request.caller.user.id,
+                ...(request.caller.user.type ? { type: request.caller.user.type } : {}),
+                ...(request.caller.user.data ? { data: request.caller.user.data } : {}),
+                ...(request.caller.user.customData ? { custom_data: request.caller.user.customData } : {}),
+                ...(request.caller.user.identities ? { identities: request.caller.user.identities.map((identity) => ({ id: identity.id, provider_type: identity.providerType })) } : {}),
+              },
+            },
+      origin: origins[metadata.origin],
+      request: {
+        ...(metadata.remoteIpAddress ? { remoteIPAddress: metadata.remoteIpAddress } : {}),
+        ...(metadata.httpMethod ? { httpMethod: metadata.httpMethod } : {}),
+        ...(metadata.httpUserAgent ? { httpUserAgent: metadata.httpUserAgent } : {}),
+        ...(metadata.httpReferrer ? { httpReferrer: metadata.httpReferrer } : {}),
+        ...(metadata.rawQueryString !== undefined ? { rawQueryString: metadata.rawQueryString } : {}),
+        ...(metadata.webhookUrl ? { webhookUrl: metadata.webhookUrl } : {}),
+        ...(metadata.requestHeaders ? { requestHeaders: metadata.requestHeaders } : {}),
+      },
+    };
+    try {
+      const result = await this.runtime.execute(execute);
+      return { ok: true, result: JSON.parse(result.resultEjson) as never, logs: result.logs };
+    } catch (error) {
+      if (isTesseraError(error)) return { ok: false, error: { errorCode: error.errorCode, message: error.message } };
+      throw error;
+    }
+  }
+
+  @EventHandler(Subjects.AppsDeploymentChanged)
+  deploymentChanged(event: EventPayload<typeof Subjects.AppsDeploymentChanged>): void {
+    this.apps.invalidate(event.appId);
+    this.runtime.invalidate(event.appId);
+  }
+}
