@@ -41,8 +41,8 @@ function lineDiff(a: string[], b: string[]): string[] {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       i++;
       j++;
-    } else if (j < b.length && (i === a.length || table[i][j + 1] >= table[i + 1][j])) out.push(`+${b[j++]}`);
-    else out.push(`-${a[i++]}`);
+    } else if (i < a.length && (j === b.length || table[i + 1][j] >= table[i][j + 1])) out.push(`-${a[i++]}`);
+    else out.push(`+${b[j++]}`);
   }
   return out;
 }

@@ -21,7 +21,15 @@ function nameOf(value: Json, fallback: string): string {
   return typeof value['name'] === 'string' && value['name'] ? value['name'] : fallback;
 }
 
-/** AppData JSON -> files of the 20210101 export layout. */
+/** What an export writes for an app without sync or GraphQL settings; importing them back adds nothing. */
+export const defaultSyncConfig = { development_mode_enabled: false };
+export const defaultGraphqlConfig = { use_natural_pluralization: true };
+
+function isDefault(value: Json, defaults: Json): boolean {
+  return JSON.stringify(Object.entries(value).sort()) === JSON.stringify(Object.entries(defaults).sort());
+}
+
+/** AppData JSON -> files of the 20210101 export layout (export defaults dropped). */
 export function appDataToFiles(data: unknown): AppFiles {
   if (!isObject(data)) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'the import body must be a JSON object (realm-cli AppData)');
   const files: AppFiles = new Map();
@@ -70,11 +78,11 @@ export function appDataToFiles(data: unknown): AppFiles {
   }
   const graphql = isObject(data['graphql']) ? data['graphql'] : undefined;
   if (graphql) {
-    if (isObject(graphql['config'])) json('graphql/config.json', graphql['config']);
+    if (isObject(graphql['config']) && !isDefault(graphql['config'], defaultGraphqlConfig)) json('graphql/config.json', graphql['config']);
     for (const resolver of list(graphql['custom_resolvers'])) json(`graphql/custom_resolvers/${String(resolver['on_type']).toLowerCase()}_${String(resolver['field_name'])}.json`, resolver);
   }
   const sync = isObject(data['sync']) ? data['sync'] : undefined;
-  if (sync && isObject(sync['config'])) json('sync/config.json', sync['config']);
+  if (sync && isObject(sync['config']) && !isDefault(sync['config'], defaultSyncConfig)) json('sync/config.json', sync['config']);
   if (isObject(data['environments'])) for (const [name, environment] of Object.entries(data['environments'])) json(`environments/${name}.json`, environment);
   for (const forwarder of list(data['log_forwarders'])) json(`log_forwarders/${nameOf(forwarder, 'forwarder')}.json`, forwarder);
   return files;

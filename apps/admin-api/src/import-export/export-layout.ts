@@ -1,6 +1,7 @@
 // The App Services export layout (config_version 20210101) that realm-cli reads from `GET .../export`,
 // written from the model. @tessera/app-config reads this layout but writes only the current one.
 
+import { defaultGraphqlConfig, defaultSyncConfig } from './app-data';
 import { CONFIG_VERSION, isDataSourceType, stringifyJson, type AppConfig, type AppFiles } from '@tessera/app-config';
 
 const encoder = new TextEncoder();
@@ -49,8 +50,8 @@ export function writeExportFiles(app: AppConfig, options: { sourceControl: boole
   }
   for (const trigger of app.triggers) json(`triggers/${trigger.name}.json`, trigger);
   for (const value of app.values) json(`values/${value.name}.json`, value);
-  json('sync/config.json', app.sync ?? { development_mode_enabled: false });
-  json('graphql/config.json', app.graphql?.config ?? { use_natural_pluralization: true });
+  json('sync/config.json', app.sync ?? defaultSyncConfig);
+  json('graphql/config.json', app.graphql?.config ?? defaultGraphqlConfig);
   for (const resolver of app.graphql?.customResolvers ?? []) json(`graphql/custom_resolvers/${resolver.on_type.toLowerCase()}_${resolver.field_name}.json`, resolver);
   if (app.hosting) {
     json('hosting/metadata.json', app.hosting.metadata);

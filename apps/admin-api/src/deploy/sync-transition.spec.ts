@@ -1,0 +1,71 @@
+import { emptyApp, type AppConfig, type SyncConfig } from '@tessera/app-config';
+import { initialSyncState } from '@tessera/platform';
+import { checkSyncSource, locateSync, planSyncTransition, type LocatedSync } from './sync-transition';
+
+const permissions = { read: true, write: { '%%partition': '%%user.id' } };
+const at = (sync: SyncConfig): LocatedSync => ({ sync, serviceName: 'mongodb-atlas', file: 'sync/config.json', base: '' });
+const enabled = (key = 'owner_id'): LocatedSync => at({ type: 'partition', state: 'enabled', partition: { key, type: 'string', permissions } });
+const context = { allowNewPartitionSync: false, firstImport: false, nowSeconds: 1_000 };
+
+describe('planSyncTransition', () => {
+  it('refuses to enable partition-based sync on an app that never had it, naming flexible sync', () => {
+    const result = planSyncTransition(undefined, enabled(), initialSyncState, context);
+    expect(result).toMatchObject({ ok: false, code: 'PartitionSyncNotAllowed' });
+    expect(!result.ok && result.message).toContain('flexible sync');
+  });
+
+  it('enables it when the setting allows it or the configuration is a first import', () => {
+    for (const options of [{ ...context, allowNewPartitionSync: true }, { ...context, firstImport: true }]) {
+      expect(planSyncTransition(undefined, enabled(), initialSyncState, options)).toMatchObject({ ok: true, event: 'enabled', state: { everEnabled: true, enabled: true, enabledAt: 1_000, resetEpoch: 0 } });
+    }
+  });
+
+  it('locks the key, its type and the permissions while enabled, but not the other settings', () => {
+    const state = { ...initialSyncState, everEnabled: true, enabled: true };
+    expect(planSyncTransition(enabled(), enabled('other'), state, context)).toMatchObject({ ok: false, code: 'SyncRulesLocked' });
+    const newPermissions = at({ type: 'partition', state: 'enabled', partition: { key: 'owner_id', type: 'string', permissions: { read: true, write: true } } });
+    expect(planSyncTransition(enabled(), newPermissions, state, context)).toMatchObject({ ok: false, code: 'SyncRulesLocked' });
+    const reordered = at({ type: 'partition', state: 'enabled', partition: { permissions: { write: { '%%partition': '%%user.id' }, read: true }, type: 'string', key: 'owner_id' }, client_max_offline_days: 3 });
+    expect(planSyncTransition(enabled(), reordered, state, context)).toMatchObject({ ok: true, event: 'updated' });
+  });
+
+  it('records last_disabled on terminate, then a client reset on re-enable', () => {
+    const next = at({ type: 'partition', state: 'disabled', partition: { key: 'owner_id', type: 'string', permissions } });
+    const terminated = planSyncTransition(enabled(), next, { ...initialSyncState, everEnabled: true, enabled: true }, context);
+    expect(terminated).toMatchObject({ ok: true, event: 'terminated', state: { enabled: false, lastDisabled: 1_000 } });
+    expect(next.sync.last_disabled).toBe(1_000);
+    const reenabled = planSyncTransition(next, enabled('team_id'), terminated.ok ? terminated.state : initialSyncState, { ...context, nowSeconds: 2_000 });
+    expect(reenabled).toMatchObject({ ok: true, event: 're-enabled', state: { enabled: true, resetEpoch: 1, clientResetRequiredSince: 2_000, partition: { key: 'team_id' } } });
+  });
+
+  it('treats removing the sync configuration of an enabled app as a terminate', () => {
+    expect(planSyncTransition(enabled(), undefined, { ...initialSyncState, everEnabled: true, enabled: true }, context)).toMatchObject({ ok: true, event: 'terminated', state: { lastDisabled: 1_000 } });
+  });
+});
+
+describe('locateSync and checkSyncSource', () => {
+  const appWith = (clusterConfig: Record<string, unknown>, sync?: SyncConfig): AppConfig => {
+    const app = emptyApp('a');
+    app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: clusterConfig }, collectionRules: [], rules: [], webhooks: [] });
+    if (sync) app.sync = sync;
+    return app;
+  };
+
+  it('finds sync/config.json first and an embedded config.sync otherwise', () => {
+    expect(locateSync(appWith({}, { type: 'partition', service_name: 'mongodb-atlas', state: 'enabled' }))).toMatchObject({ file: 'sync/config.json', base: '' });
+    expect(locateSync(appWith({ sync: { state: true, partition: { key: 'k', type: 'string' } } }))).toMatchObject({ file: 'services/mongodb-atlas/config.json', base: 'config.sync.' });
+    expect(locateSync(appWith({}))).toBeUndefined();
+  });
+
+  it('refuses serverless instances and clusters older than 4.4.0, and accepts 4.4.0', () => {
+    const sync: SyncConfig = { type: 'partition', service_name: 'mongodb-atlas', state: 'enabled' };
+    const rules = (config: Record<string, unknown>) => {
+      const app = appWith(config, sync);
+      return checkSyncSource(app, locateSync(app)).map((violation) => violation.rule);
+    };
+    expect(rules({ clusterType: 'serverless' })).toEqual(['sync.datasource.serverless']);
+    expect(rules({ clusterVersion: '4.2.9' })).toEqual(['sync.cluster.version']);
+    expect(rules({ clusterVersion: '4.4.0' })).toEqual([]);
+    expect(rules({ clusterVersion: '7.0' })).toEqual([]);
+  });
+});
