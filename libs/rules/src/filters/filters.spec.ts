@@ -87,7 +87,7 @@ describe('query pushdown', () => {
   it('pushes an owner role down as a query', () => {
     const prepared = prepare([], { year: 2000 }, undefined, [{ name: 'owner', apply_when: { owner: '%%user.id' }, read: true }]);
     expect(prepared.query).toEqual({ $and: [{ year: 2000 }, { owner: 'alice' }] });
-    expect(prepared.matchesNothing).toBe(false);
+    expect(prepared).toMatchObject({ matchesNothing: false, exact: true });
   });
 
   it('adds nothing when a role reads every document', () => {
@@ -107,6 +107,17 @@ describe('query pushdown', () => {
       { name: 'never', apply_when: {}, read: true },
     ]);
     expect(prepared.query).toEqual({ $or: [{ owner: 'alice' }, { team: { $in: ['red', 'green'] } }] });
+    // Two live alternatives ignore the order of roles: not exact.
+    expect(prepared.exact).toBe(false);
+  });
+
+  it('is not exact when an earlier role that never reads may be chosen', () => {
+    const prepared = prepare([], {}, undefined, [
+      { name: 'drafts', apply_when: { status: 'draft' }, read: false },
+      { name: 'all', apply_when: {}, read: true },
+    ]);
+    expect(prepared).toMatchObject({ query: {}, exact: false });
+    expect(compileRules({ roles: [{ name: 'drafts', apply_when: { status: 'draft' }, read: false }, readAll] }).forRequest({ user: alice }).canReadSync({ status: 'draft' }).allowed).toBe(false);
   });
 
   it('pushes document_filters.read OR document_filters.write', () => {

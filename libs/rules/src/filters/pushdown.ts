@@ -3,7 +3,7 @@
  * use, so a find as a user does not fetch documents that no role could show. The translation is
  * conservative: the query always matches a superset of the readable documents (anything it cannot
  * express exactly becomes "no constraint"), and the per-document check still runs on every result.
- * See docs/decisions/0012-query-pushdown.md.
+ * See docs/decisions/0012-rules-query-pushdown.md.
  */
 import { type CompiledExpression, compileExpression, compileValue, DOCUMENT_EXPANSIONS, type ExpansionRoot, usesDocument } from '../expressions/compile';
 import { type EvaluationContext } from '../expressions/context';
@@ -238,11 +238,14 @@ export function translateExpression(source: unknown, ctx: EvaluationContext): Tr
 
 /**
  * What a document must satisfy to be readable under some role: for each role, apply_when AND the
- * document filters (read, or write since write implies read) AND read/write (or any field rule).
+ * document filters (read, or write since write implies read) AND (read OR write, or field rules when
+ * read is undefined).
  * The ORed result ignores "first match wins" and so matches a superset of the readable documents.
  */
 export function readableCondition(roles: readonly CompiledRole[], ctx: EvaluationContext): Translation {
   const alternatives: Translation[] = [];
+  // A role that may apply but never reads hides the documents it is chosen for: still a superset, not exact.
+  let shadows = false;
   const translate = (expression: { source: unknown } | undefined, fallback: Translation): Translation =>
     expression ? translateExpression(expression.source, ctx) : fallback;
   for (const role of roles) {
@@ -250,13 +253,20 @@ export function readableCondition(roles: readonly CompiledRole[], ctx: Evaluatio
     const filters = role.documentFilters;
     const documentFilters =
       filters?.read !== undefined ? or([translate(filters.read, exactly(false)), translate(filters.write, exactly(false))]) : exactly(true);
-    const level = role.hasFieldRules ? exactly(true) : or([translate(role.read, exactly(false)), translate(role.write, exactly(false))]);
-    alternatives.push(and([applies, documentFilters, level]));
+    // A defined `read` is true or false for every document: false hides it unless write holds, whatever
+    // the field rules; only an undefined `read` lets field rules show (part of) the document.
+    const level =
+      role.read === undefined && role.hasFieldRules
+        ? exactly(true)
+        : or([translate(role.read, exactly(false)), translate(role.write, exactly(false))]);
+    const alternative = and([applies, documentFilters, level]);
+    alternatives.push(alternative);
+    if (alternative.condition === false && !(applies.condition === false && applies.exact)) shadows = true;
     // A role that applies to every document of this user shadows the roles after it.
     if (applies.condition === true && applies.exact) break;
   }
   const result = or(alternatives);
   // Several alternatives ignore the order of roles: exact only with at most one live alternative.
   const live = alternatives.filter((a) => a.condition !== false).length;
-  return live > 1 ? { condition: result.condition, exact: false } : result;
+  return live > 1 || shadows ? { condition: result.condition, exact: false } : result;
 }

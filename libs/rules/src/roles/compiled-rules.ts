@@ -44,6 +44,11 @@ export interface PreparedQuery {
   projection: MongoProjection;
   /** No role can read any document for this user: the caller may skip the store. */
   matchesNothing: boolean;
+  /**
+   * The pushed-down role condition selects exactly the readable documents, so the store may apply
+   * `limit`/`skip`. When false, the per-document check can still hide some of what the query matched.
+   */
+  exact: boolean;
   /** Names of the filters that applied. */
   filters: string[];
   trace?: DecisionTrace;
@@ -300,8 +305,10 @@ export class RulesAccess {
     const applied = applyFilterSet(ev, this.rules.filters, this.base, trace);
     const parts: MongoQuery[] = [query ?? {}, ...applied.queries];
     let matchesNothing = false;
+    let exact = false;
     if (pushdown) {
       const readable = readableCondition(this.rules.roles, this.base);
+      exact = readable.exact;
       if (readable.condition === false) matchesNothing = true;
       else if (readable.condition !== true) parts.push(readable.condition);
     }
@@ -309,6 +316,7 @@ export class RulesAccess {
       query: andQueries(parts),
       projection: mergeProjections(projection, applied.projection),
       matchesNothing,
+      exact,
       filters: applied.names,
     };
     if (trace) {
