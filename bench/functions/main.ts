@@ -1,7 +1,8 @@
 /**
  * Function runtime benchmark: calls per second and p50/p99 latency of a function returning a small document,
  * (1) as a plain in-process JavaScript call (the floor) and (2) through FunctionRuntimeService in-process
- * (warm sandbox, arguments and result crossing the isolate boundary as EJSON, execution log recorded).
+ * (warm sandbox, arguments and result crossing the isolate boundary as EJSON, execution log recorded), one
+ * call at a time and then 4 in flight over 2 warm sandboxes.
  * Target: warm call overhead (runtime p50 minus floor p50) under 0.2 ms.
  *
  * NATS leg: not measured here yet. The transport (libs/messaging, libs/contracts) is wired to the runtime by
@@ -54,6 +55,30 @@ async function measure(label: string, call: (i: number) => unknown): Promise<Sta
   return stats;
 }
 
+/** The same measurement with `concurrency` calls in flight at once (throughput across warm sandboxes). */
+async function measureConcurrent(label: string, concurrency: number, call: (i: number) => Promise<unknown>): Promise<Stats> {
+  for (let i = 0; i < WARMUP; i++) await call(i);
+  const latencies = new Float64Array(CALLS);
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < CALLS; i = next++) {
+        const t = process.hrtime.bigint();
+        await call(i);
+        latencies[i] = Number(process.hrtime.bigint() - t) / 1_000;
+      }
+    }),
+  );
+  const totalSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  latencies.sort();
+  const stats = { callsPerSecond: CALLS / totalSeconds, p50Us: latencies[Math.floor(CALLS * 0.5)], p99Us: latencies[Math.floor(CALLS * 0.99)] };
+  console.log(
+    `${label.padEnd(34)} ${stats.callsPerSecond.toFixed(0).padStart(9)} calls/s   p50 ${stats.p50Us.toFixed(1).padStart(8)} us   p99 ${stats.p99Us.toFixed(1).padStart(8)} us`,
+  );
+  return stats;
+}
+
 async function main(): Promise<void> {
   const functions = new InMemoryAppFunctions();
   functions.deploy('bench-app', { product: SOURCE });
@@ -65,7 +90,7 @@ async function main(): Promise<void> {
       http: new FetchHttpPort(),
       logs: new InMemoryExecutionLogStore(10_000),
     },
-    options: { timeLimitMs: 10_000, memoryLimitMb: 128, sandboxesPerApp: 1 },
+    options: { timeLimitMs: 10_000, memoryLimitMb: 128, sandboxesPerApp: 2 },
   });
 
   const request = (i: number): ExecuteFunctionRequest => ({
@@ -79,6 +104,7 @@ async function main(): Promise<void> {
   console.log(`function runtime bench: ${CALLS} sequential calls after ${WARMUP} warm-up calls, node ${process.version}`);
   const floor = await measure('plain in-process call (floor)', (i) => product(`id-${i}`));
   const viaRuntime = await measure('runtime in-process (warm sandbox)', (i) => runtime.execute(request(i)));
+  await measureConcurrent('runtime in-process, 4 in flight', 4, (i) => runtime.execute(request(i)));
   console.log('runtime over NATS                  not measured yet: the transport is wired later (see the header of this file)');
   runtime.close();
 
