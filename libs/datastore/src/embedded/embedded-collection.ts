@@ -55,13 +55,23 @@ function ownerOf(options: SessionOption | undefined): EmbeddedSession | undefine
 /** Validates a new document and puts its `_id` (generated if missing) first, as MongoDB stores it. */
 function prepareInsert(doc: Document): Document {
   if (!isPlainObject(doc)) throw new DatastoreError('BadValue', 'document to insert must be an object', { clientError: true });
-  const normal = normalize(doc) as Document;
-  return withIdFirst(normal, '_id' in normal ? normal._id : new ObjectId());
+  const id = doc._id === undefined ? new ObjectId() : normalize(doc._id);
+  checkId(id);
+  const out: Document = { _id: id };
+  for (const key of Object.keys(doc)) {
+    const value = doc[key];
+    if (key !== '_id' && value !== undefined) out[key] = normalize(value);
+  }
+  return out;
+}
+
+function checkId(id: unknown): void {
+  if (Array.isArray(id)) throw new DatastoreError('BadValue', "can't use an array for _id");
+  if (id instanceof RegExp) throw new DatastoreError('BadValue', "can't use a regex for _id");
 }
 
 function withIdFirst(doc: Document, id: unknown): Document {
-  if (Array.isArray(id)) throw new DatastoreError('BadValue', "can't use an array for _id");
-  if (id instanceof RegExp) throw new DatastoreError('BadValue', "can't use a regex for _id");
+  checkId(id);
   const out: Document = { _id: id };
   for (const key of Object.keys(doc)) if (key !== '_id') out[key] = doc[key];
   return out;

@@ -88,7 +88,8 @@ export function* readFrames(buf: Buffer): Generator<{ payload: Buffer; end: numb
 }
 
 function serialize(doc: Document): Buffer {
-  return Buffer.from(BSON.serialize(doc, { ignoreUndefined: true, checkKeys: false }));
+  const bytes = BSON.serialize(doc, { ignoreUndefined: true, checkKeys: false });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function documentsIn(payload: Buffer): Document[] {
@@ -102,10 +103,31 @@ function documentsIn(payload: Buffer): Document[] {
   return docs;
 }
 
+const MAX_DOCUMENT = 17 * 1024 * 1024;
+let scratch = Buffer.allocUnsafe(1024 * 1024);
+
+/** Serializes `doc` into the scratch buffer at `offset` (growing it), returning the new end offset. */
+function serializeAt(doc: Document, offset: number): number {
+  if (scratch.length - offset < MAX_DOCUMENT) {
+    const fits = offset > 0 ? BSON.calculateObjectSize(doc, { ignoreUndefined: true }) : MAX_DOCUMENT;
+    if (scratch.length - offset < fits) {
+      const grown = Buffer.allocUnsafe(Math.max(scratch.length * 2, offset + fits));
+      scratch.copy(grown, 0, 0, offset);
+      scratch = grown;
+    }
+  }
+  return BSON.serializeWithBufferAndIndex(doc, scratch, { ignoreUndefined: true, checkKeys: false, index: offset }) + 1;
+}
+
+/** One framed commit record: a header document, then one document per operation. */
 export function encodeCommit(record: CommitRecord): Buffer {
-  const parts = [serialize({ s: record.seq, t: record.time, n: record.ops.length })];
-  for (const op of record.ops) parts.push(serialize(op as unknown as Document));
-  return frame(Buffer.concat(parts));
+  let end = serializeAt({ s: record.seq, t: record.time, n: record.ops.length }, HEADER);
+  for (const op of record.ops) end = serializeAt(op as unknown as Document, end);
+  const out = Buffer.allocUnsafe(end);
+  scratch.copy(out, 0, 0, end);
+  out.writeUInt32LE(end - HEADER, 0);
+  out.writeUInt32LE(crc32(out.subarray(HEADER)), 4);
+  return out;
 }
 
 export function decodeCommit(payload: Buffer): CommitRecord {

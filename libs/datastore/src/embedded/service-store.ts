@@ -8,7 +8,7 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
-import { type Document } from '../bson/values';
+import { type Document, idKey } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
 import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection, encodeCommit } from './log-files';
 
@@ -228,8 +228,9 @@ export class ServiceStore {
   }
 
   insert(unit: WriteUnit, coll: CollectionState, doc: Document): StoredRecord {
-    coll.checkUnique(doc);
-    const rec = coll.insert(doc);
+    const key = idKey(doc._id);
+    coll.checkUnique(doc, undefined, key);
+    const rec = coll.insert(doc, key);
     unit.ops.push({ k: 'i', d: coll.dbName, c: coll.name, doc });
     unit.undo.push(() => coll.delete(rec));
     return rec;

@@ -59,6 +59,11 @@ export class IndexState {
       if (this.sparse && values.every((v) => v === undefined)) return [];
       return [values.map((v) => (v === undefined ? null : v))];
     }
+    if (this.parts[0].length === 1) {
+      const value = doc[this.fields[0]];
+      if (value === undefined) return this.sparse ? [] : [null];
+      if (!Array.isArray(value)) return [value];
+    }
     const values = collectPathValues(doc, this.parts[0]);
     if (values.length === 0) return this.sparse ? [] : [null];
     const keys: unknown[] = [];
@@ -88,12 +93,16 @@ export class IndexState {
 
   /** A record other than `self` already holding `key`, if the index is unique. */
   conflict(key: unknown, self: StoredRecord | undefined): StoredRecord | undefined {
-    const pos = this.list.lowerBound((e) => compareValues(e.key, key) < 0);
-    for (const e of this.list.scan(pos)) {
-      if (compareValues(e.key, key) !== 0) return undefined;
-      if (e.rec !== self) return e.rec;
-    }
+    for (const e of this.equal(key)) if (e.rec !== self) return e.rec;
     return undefined;
+  }
+
+  /** The entries whose key equals `key`. */
+  equal(key: unknown): IndexEntry[] {
+    return this.list.takeWhile(
+      (e) => compareValues(e.key, key) < 0,
+      (e) => compareValues(e.key, key) === 0,
+    );
   }
 }
 
@@ -129,9 +138,9 @@ export class CollectionState {
   }
 
   /** Throws E11000 if `doc` would break a unique index (as a new document, or replacing `self`). */
-  checkUnique(doc: Document, self?: StoredRecord): void {
+  checkUnique(doc: Document, self?: StoredRecord, key?: string): void {
     if (!self) {
-      const existing = this.records.get(idKey(doc._id));
+      const existing = this.records.get(key ?? idKey(doc._id));
       if (existing) throw this.duplicateError(this.idIndex, doc._id);
     }
     for (const index of this.indexes.values()) {
@@ -140,8 +149,8 @@ export class CollectionState {
     }
   }
 
-  insert(doc: Document): StoredRecord {
-    const rec: StoredRecord = { rid: this.nextRid++, key: idKey(doc._id), doc };
+  insert(doc: Document, key = idKey(doc._id)): StoredRecord {
+    const rec: StoredRecord = { rid: this.nextRid++, key, doc };
     this.records.set(rec.key, rec);
     for (const index of this.indexes.values()) index.add(rec);
     return rec;

@@ -7,6 +7,7 @@ import { Aggregator, Query } from 'mingo';
 import { type CollectionResolver } from 'mingo/core';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document } from '../bson/values';
+import { fastMatcher } from './matcher';
 
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
@@ -23,6 +24,8 @@ const matchAll: Matcher = () => true;
 /** Compiles a query filter; throws BadValue for unknown operators. */
 export function compileFilter(filter: Document | undefined): Matcher {
   if (!filter || Object.keys(filter).length === 0) return matchAll;
+  const fast = fastMatcher(filter);
+  if (fast) return fast;
   let query: Query;
   try {
     query = new Query(filter);

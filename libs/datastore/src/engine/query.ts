@@ -97,17 +97,15 @@ function chooseIndex(coll: CollectionState, filter: Document): Candidate | undef
   return best;
 }
 
-function* scanPoints(index: IndexState, values: unknown[]): Generator<IndexEntry> {
+function scanPoints(index: IndexState, values: unknown[]): IndexEntry[] {
+  if (values.length === 1) return index.equal(values[0]);
   const sorted = values.slice().sort(compareValues);
+  const out: IndexEntry[] = [];
   for (let i = 0; i < sorted.length; i++) {
     if (i > 0 && compareValues(sorted[i - 1], sorted[i]) === 0) continue;
-    const key = sorted[i];
-    const pos = index.list.lowerBound((e) => compareValues(e.key, key) < 0);
-    for (const e of index.list.scan(pos)) {
-      if (compareValues(e.key, key) !== 0) break;
-      yield e;
-    }
+    out.push(...index.equal(sorted[i]));
   }
+  return out;
 }
 
 function* scanRange(index: IndexState, range: Range | undefined, reverse: boolean): Generator<IndexEntry> {
@@ -153,6 +151,26 @@ function* uniqueRecords(entries: Iterable<IndexEntry>, multikey: boolean): Gener
   }
 }
 
+const RANGE_OPS = new Set(['$gt', '$gte', '$lt', '$lte']);
+
+/**
+ * True when the index bounds select exactly the documents the filter matches, so they need no re-check:
+ * the filter is one condition on the indexed field, the index holds no arrays, and the condition is an
+ * equality to a plain value or a range within one type.
+ */
+function isExact(filter: Document, candidate: Candidate): boolean {
+  const keys = Object.keys(filter);
+  if (keys.length !== 1 || keys[0] !== candidate.index.single || candidate.index.multikey) return false;
+  const condition = filter[keys[0]];
+  if (candidate.bounds.kind === 'points') {
+    const values = candidate.bounds.values;
+    const plain = (v: unknown) => v !== null && v !== undefined && !Array.isArray(v) && !isPlainObject(v) && !(v instanceof RegExp);
+    if (!values.every(plain)) return false;
+    return !isOperatorObject(condition) || Object.keys(condition).length === 1;
+  }
+  return isOperatorObject(condition) && Object.keys(condition).every((op) => RANGE_OPS.has(op) && typeRank(condition[op]) === (candidate.bounds as { range: Range }).range.rank);
+}
+
 export interface Plan {
   records: Iterable<StoredRecord>;
   /** The records already come in the requested sort order. */
@@ -188,7 +206,7 @@ export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): 
       return {
         records: uniqueRecords(scanPoints(candidate.index, candidate.bounds.values), candidate.index.multikey || candidate.bounds.values.length > 1),
         sorted: sortFields.length === 0,
-        exact: false,
+        exact: isExact(filter, candidate),
         description: `IXSCAN ${candidate.index.name}`,
       };
     }
@@ -204,7 +222,8 @@ export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): 
   if (sortIndex) {
     const range = candidate?.index === sortIndex && candidate.bounds.kind === 'range' ? candidate.bounds.range : undefined;
     // Documents of other types than the range's still sort around it, so only a range on the sort field itself narrows.
-    return { records: uniqueRecords(scanRange(sortIndex, range, reverse), false), sorted: true, exact: false, description: `IXSCAN ${sortIndex.name} (sort)` };
+    const exact = range !== undefined && candidate !== undefined && isExact(filter, candidate);
+    return { records: uniqueRecords(scanRange(sortIndex, range, reverse), false), sorted: true, exact, description: `IXSCAN ${sortIndex.name} (sort)` };
   }
   return { records: coll.records.values(), sorted: sortFields.length === 0, exact: false, description: 'COLLSCAN' };
 }

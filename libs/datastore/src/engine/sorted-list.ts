@@ -121,6 +121,21 @@ export class SortedList<E> {
     }
   }
 
+  /** Entries from the first one not `before`, as long as `keep` holds (no generator: point lookups are hot). */
+  takeWhile(before: (e: E) => boolean, keep: (e: E) => boolean): E[] {
+    const out: E[] = [];
+    const pos = this.lowerBound(before);
+    const chunks = this.chunks;
+    for (let c = pos.chunk, i = pos.index; c < chunks.length; c++, i = 0) {
+      const chunk = chunks[c];
+      for (; i < chunk.length; i++) {
+        if (!keep(chunk[i])) return out;
+        out.push(chunk[i]);
+      }
+    }
+    return out;
+  }
+
   start(): Position {
     return { chunk: 0, index: 0 };
   }
