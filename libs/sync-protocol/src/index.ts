@@ -11,3 +11,16 @@ export { parseChangeset, encodeChangeset, instructionStrings, type EncodeOptions
 export { formatChangeset, formatInstruction, formatPayload, formatPrimaryKey } from './changeset/debug';
 export { mergeChangesets, cloneInstructions, cloneInstruction, survivingInstructions, type TransformableChangeset } from './merge/transform';
 export { ObjectStore, EmbeddedValue, DictValue, SetValue, type Value } from './state/object-store';
+export * from './history/storage';
+export {
+  ServerHistory,
+  SERVER_FILE_IDENT,
+  DEFAULT_MAX_DOWNLOAD_SIZE,
+  type HistoryResult,
+  type ClientIdent,
+  type UploadProgress,
+  type DownloadCursor,
+  type DownloadBatch,
+  type ServerHistoryOptions,
+} from './history/server-history';
+export { compactChangesets, type CompactionResult } from './history/compaction';
