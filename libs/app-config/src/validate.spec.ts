@@ -1,5 +1,5 @@
 import { loadApp, readAppFiles, validateApp, type AppFiles } from './index';
-import { editJson, exampleTodo, put, type Doc } from './__fixtures__/app-files';
+import { editJson, exampleTodo, jsonOf, put, type Doc } from './__fixtures__/app-files';
 
 const ITEMS = 'services/mongodb-atlas/rules/todo.items.json';
 const LISTS = 'services/mongodb-atlas/rules/todo.lists.json';
@@ -101,6 +101,10 @@ const cases: Case[] = [
   { name: 'a relationship foreign_key not in the foreign schema', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.foreign_key = 'uuid')), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.foreign_key.schema' },
   { name: 'a relationship without foreign_key', change: (f) => editJson(f, ITEMS, (d) => delete d.relationships.list_id.foreign_key), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.foreign_key.required' },
   { name: 'a relationship is_list that is not a boolean', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.is_list = 'no')), file: ITEMS, path: 'relationships.list_id.is_list', rule: 'field.type' },
+  { name: 'a relationship from _id', change: (f) => editJson(f, ITEMS, (d) => (d.relationships._id = { ref: '#/relationship/mongodb-atlas/todo/lists', source_key: '_id', foreign_key: '_id', is_list: false })), file: ITEMS, path: 'relationships._id.source_key', rule: 'relationship.source_key.id' },
+  { name: 'a to-many relationship on a field that is not an array', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.is_list = true)), file: ITEMS, path: 'relationships.list_id.is_list', rule: 'relationship.is_list.array' },
+  { name: 'a synced relationship not pointing at _id', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.foreign_key = 'owner_id')), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.sync.foreign_key' },
+  { name: 'two functions with one id', change: (f) => { const id = jsonOf(f, 'functions/sum/config.json') as Doc; editJson(f, 'functions/greet/config.json', (d) => (d.id = id.id)); }, file: 'functions/sum/config.json', path: 'id', rule: 'id.unique' },
   // sync (2.6, 8)
   { name: 'a partition key type outside String, ObjectID, Long, UUID', change: (f) => editJson(f, SYNC, (d) => (d.partition.type = 'int32')), file: SYNC, path: 'partition.type', rule: 'sync.partition.type.value' },
   { name: 'a synced schema without the partition key', change: (f) => editJson(f, LISTS, (d) => { delete d.schema.properties._partition; d.schema.required = ['_id', 'owner_id', 'name']; }), file: LISTS, path: 'schema.properties', rule: 'sync.partition.key.missing' },

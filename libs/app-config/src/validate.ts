@@ -135,6 +135,7 @@ export function validateApp(app: AppConfig, options: ValidateOptions = {}): Conf
   checkHosting(c, app);
   checkSync(c, app, servicesByName);
   checkGraphql(c, app, functionNames);
+  checkIds(c, app);
   return sortViolations(dedupe(c.violations));
 }
 
@@ -327,7 +328,7 @@ function checkService(c: Checker, s: AppService, app: AppConfig, secretNames: Se
     }
     checkRolesAndFilters(c, ro, rfile);
     if (ro.schema !== undefined) checkSchema(c, ro, rfile, ro.schema, 'schema', true);
-    if (ro.relationships !== undefined) checkRelationships(c, r, rfile, servicesByName);
+    if (ro.relationships !== undefined) checkRelationships(c, r, rfile, servicesByName, isSynced(app, s));
   }
   for (const r of s.rules) {
     const ro = r as JsonObject;
@@ -530,7 +531,14 @@ function schemaAt(schema: unknown, fieldPath: string): JsonSchema | undefined {
 
 const REF_FORM = /^#\/relationship\/([^/]+)\/([^/]+)\/([^/]+)$/;
 
-function checkRelationships(c: Checker, rule: CollectionRule, file: string, servicesByName: Map<string, AppService>): void {
+/** Whether partition-based sync (in sync/config.json or embedded) names this service. */
+function isSynced(app: AppConfig, s: AppService): boolean {
+  const embedded = isPlainObject(s.config.config) && isPlainObject(s.config.config.sync);
+  const file = app.sync !== undefined && app.sync.service_name === s.config.name && (app.sync.type === 'partition' || app.sync.partition !== undefined);
+  return embedded || file;
+}
+
+function checkRelationships(c: Checker, rule: CollectionRule, file: string, servicesByName: Map<string, AppService>, synced: boolean): void {
   const r = rule as JsonObject;
   if (!isPlainObject(r.relationships)) {
     c.report(r, file, 'relationships', 'field.type', 'relationships must be an object keyed by source field');
@@ -547,8 +555,16 @@ function checkRelationships(c: Checker, rule: CollectionRule, file: string, serv
       if (typeof rel[key] !== 'string' || rel[key] === '') c.report(r, file, `${base}.${key}`, `relationship.${key}.required`, `${key} is required`);
     }
     if (typeof rel.source_key === 'string' && rel.source_key !== '') {
-      if (r.schema === undefined) c.report(r, file, `${base}.source_key`, 'relationship.schema.missing', 'a relationship needs a schema for its collection');
-      else if (!schemaAt(r.schema, rel.source_key)) c.report(r, file, `${base}.source_key`, 'relationship.source_key.schema', `source_key "${rel.source_key}" is not in the collection schema`);
+      const source = r.schema === undefined ? undefined : schemaAt(r.schema, rel.source_key);
+      if (rel.source_key === '_id') c.report(r, file, `${base}.source_key`, 'relationship.source_key.id', 'the source field of a relationship cannot be _id');
+      else if (r.schema === undefined) c.report(r, file, `${base}.source_key`, 'relationship.schema.missing', 'a relationship needs a schema for its collection');
+      else if (!source) c.report(r, file, `${base}.source_key`, 'relationship.source_key.schema', `source_key "${rel.source_key}" is not in the collection schema`);
+      else if (typeof rel.is_list === 'boolean' && !rel.source_key.includes('[]')) {
+        const types = Array.isArray(source.bsonType) ? source.bsonType : [source.bsonType];
+        if (types.includes('array') !== rel.is_list) {
+          c.report(r, file, `${base}.is_list`, 'relationship.is_list.array', rel.is_list ? `is_list is true but "${rel.source_key}" is not an array` : `"${rel.source_key}" is an array, so is_list must be true`);
+        }
+      }
     }
     const m = typeof rel.ref === 'string' ? REF_FORM.exec(rel.ref) : null;
     if (!m) {
@@ -568,6 +584,8 @@ function checkRelationships(c: Checker, rule: CollectionRule, file: string, serv
     }
     if (typeof rel.foreign_key === 'string' && rel.foreign_key !== '' && !schemaAt(foreign.schema, rel.foreign_key)) {
       c.report(r, file, `${base}.foreign_key`, 'relationship.foreign_key.schema', `foreign_key "${rel.foreign_key}" is not in the schema of ${db}.${coll}`);
+    } else if (synced && typeof rel.foreign_key === 'string' && rel.foreign_key !== '' && rel.foreign_key !== '_id') {
+      c.report(r, file, `${base}.foreign_key`, 'relationship.sync.foreign_key', 'with sync, a relationship must point at the foreign _id');
     }
   }
 }
@@ -796,6 +814,32 @@ function checkPartitionKeyInSchemas(c: Checker, service: AppService, key: string
     const types = (Array.isArray(bt) ? bt : [bt]).filter((t) => t !== 'null');
     if (types.length === 0 || types.some((t) => typeof t !== 'string' || !spec.bsonTypes.includes(t))) {
       c.report(ro, file, jsonPath('schema.properties', key) + '.bsonType', 'sync.partition.key.type', `the partition key "${key}" must have type ${spec.canonical} (${spec.bsonTypes.join(' or ')}) as partition.type says`);
+    }
+  }
+}
+
+// ---- ids ----------------------------------------------------------------------------------------------
+
+/** Ids are unique per kind of resource (a copied file keeps its id: the copy must get a new one). */
+function checkIds(c: Checker, app: AppConfig): void {
+  type Item = { resource: object; file: string; name: string };
+  const kinds: Array<[string, Item[]]> = [
+    ['auth provider', app.authProviders.map((p) => ({ resource: p, file: at.authProvider(p), name: show(p.name) }))],
+    ['function', app.functions.map((f) => ({ resource: f.config, file: `${at.functionDir(f)}/config.json`, name: show(f.config.name) }))],
+    ['service', app.services.map((s) => ({ resource: s.config, file: `${at.serviceDir(s)}/config.json`, name: show(s.config.name) }))],
+    ['trigger', app.triggers.map((t) => ({ resource: t, file: at.trigger(t), name: show(t.name) }))],
+    ['value', app.values.map((v) => ({ resource: v, file: at.value(v), name: show(v.name) }))],
+    ['rule', app.services.flatMap((s) => s.collectionRules.map((r) => ({ resource: r, file: at.collectionRule(s, r), name: `${show(s.config.name)}/${show(r.database)}.${show(r.collection)}` })))],
+  ];
+  for (const [what, items] of kinds) {
+    const seen = new Map<string, string>();
+    for (const { resource, file, name } of items) {
+      const id = (resource as JsonObject).id;
+      if (typeof id !== 'string' || id === '') continue;
+      // Same id and same name: the name rule already reports it (ids derived from a name collide too).
+      const other = seen.get(id);
+      if (other !== undefined && other !== name) c.report(resource, file, 'id', 'id.unique', `${what} id "${id}" is used more than once`);
+      if (other === undefined) seen.set(id, name);
     }
   }
 }
