@@ -10,7 +10,7 @@
 import type { AppConfig } from '@tessera/app-config';
 import { applyUpdate, buildProjector, checkReplacement, checkUpdateDocument, runPipeline, upsertBase, type CollectionHandle, type DataSession, type Document, type SortSpec } from '@tessera/datastore';
 import type { DataSources, LinkedDataSource } from '@tessera/platform';
-import type { DecisionTrace, RuleFunctionCaller, RuleUser, RulesAccess } from '@tessera/rules';
+import type { DecisionTrace, ReadDecision, RuleFunctionCaller, RuleUser, RulesAccess } from '@tessera/rules';
 import { Int32, Long, ObjectId } from 'bson';
 import { DataAccessError, DataAccessErrorCode } from './data-access.error';
 import { deploymentKey, NamespaceRulesCache } from './namespace-rules';
@@ -373,16 +373,24 @@ class UserOperation {
     if (options.sort) cursor.sort(options.sort);
     let skip = options.skip ?? 0;
     const out: Document[] = [];
-    for await (const stored of cursor) {
-      const decision = await this.access.canRead(stored);
+    const sync = !this.access.rules.async;
+    const accept = (decision: ReadDecision): boolean => {
       if (decision.trace) this.trace(decision.trace);
-      if (!decision.document) continue;
+      if (!decision.document) return false;
       if (skip > 0) {
         skip -= 1;
-        continue;
+        return false;
       }
-      out.push(project ? project(decision.document) : (decision.document));
-      if (options.limit && out.length >= options.limit) break;
+      out.push(project ? project(decision.document as Document) : (decision.document as Document));
+      return options.limit !== undefined && options.limit > 0 && out.length >= options.limit;
+    };
+    if (sync && !options.limit) {
+      // The common case stays synchronous per document: no promise per decision.
+      for (const stored of await cursor.toArray()) accept(this.access.canReadSync(stored));
+      return out;
+    }
+    for await (const stored of cursor) {
+      if (accept(sync ? this.access.canReadSync(stored) : await this.access.canRead(stored))) break;
     }
     await cursor.close();
     return out;
