@@ -104,9 +104,18 @@ describe('hostile code is contained', () => {
       expect(out).toMatchObject({ ok: true, result: 'refused' });
     });
 
-    it('11. WebAssembly, SharedArrayBuffer and Atomics are absent', async () => {
-      const out = await attack('exports = () => [typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics];');
-      expect(out).toMatchObject({ ok: true, result: ['undefined', 'undefined', 'undefined'] });
+    it('11. WebAssembly, SharedArrayBuffer, Atomics and FinalizationRegistry are absent', async () => {
+      const out = await attack('exports = () => [typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics, typeof FinalizationRegistry];');
+      expect(out).toMatchObject({ ok: true, result: ['undefined', 'undefined', 'undefined', 'undefined'] });
+    });
+
+    it('42. a sloppy function cannot walk up to the runtime through .caller or arguments.callee', async () => {
+      const out = await attack(`exports = function probe() {
+        let viaCaller; try { viaCaller = probe.caller === null ? "null" : typeof probe.caller; } catch (e) { viaCaller = "threw"; }
+        let viaCallee; try { viaCallee = arguments.callee.caller === null ? "null" : typeof arguments.callee.caller; } catch (e) { viaCallee = "threw"; }
+        return [viaCaller, viaCallee];
+      };`);
+      expect(out).toMatchObject({ ok: true, result: ['null', 'null'] });
     });
 
     it('12. a thenable result cannot smuggle host objects', async () => {

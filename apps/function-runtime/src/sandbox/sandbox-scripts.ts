@@ -963,7 +963,8 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
   define('clearImmediate', clearTimer);
   define('queueMicrotask', (fn) => { Promise.resolve().then(fn); });
   // Blocking or shared-memory primitives have no use in a function and only widen the attack surface.
-  for (const name of ['SharedArrayBuffer', 'Atomics', 'WebAssembly']) delete g[name];
+  // FinalizationRegistry would let a finished call's code run later, during another caller's call.
+  for (const name of ['SharedArrayBuffer', 'Atomics', 'WebAssembly', 'FinalizationRegistry']) delete g[name];
 
   // bson's ObjectId keeps its counter in a static property; keep it assignable (as a clamped number) once
   // the class is frozen.
