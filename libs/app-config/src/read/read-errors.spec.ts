@@ -70,6 +70,11 @@ describe('reading a broken app directory', () => {
     ]);
   });
 
+  it('says that a stitch.json app is too old instead of reporting a missing config.json', () => {
+    const files = new Map([['stitch.json', new TextEncoder().encode('{"name": "old"}')]]);
+    expect(summary(files)).toEqual(['config.json|name|app.name.required', 'stitch.json||layout.unsupported']);
+  });
+
   it('throws one AppConfigError listing every violation, with an App Services error body', () => {
     const files = exampleTodo();
     put(files, 'config.json', '{ "name": ');
