@@ -218,6 +218,19 @@ describe('admin API: sync configuration and its state machine', () => {
     expect(response.status, JSON.stringify(response.body)).toBe(204);
   });
 
+  it('generates schemas from the synced types in development mode, into database_name', async () => {
+    const { appId, serviceId } = await importedSyncApp('dev-mode');
+    const types = { types: [{ name: 'Task', primary_key: '_id', properties: { _id: { type: 'objectId' }, title: { type: 'string' }, done: { type: 'bool', optional: true } } }] };
+    const off = await admin.request<ErrorBody>('POST', admin.app(appId, '/sync/development_schemas'), types);
+    expect(off.status).toBe(400);
+    expect(off.body.error).toContain('development mode is off');
+    expect((await patch(appId, serviceId, { sync: { development_mode_enabled: true, database_name: 'devdb' } })).status).toBe(200);
+    const generated = await admin.request('POST', admin.app(appId, '/sync/development_schemas'), types);
+    expect(generated.body).toEqual({ created: ['Task'], extended: [] });
+    const rule = JSON.parse((await admin.pull(appId)).get('services/mongodb-atlas/rules/devdb.Task.json')!) as { schema: unknown };
+    expect(rule.schema).toEqual({ title: 'Task', bsonType: 'object', required: ['_id', 'title'], properties: { _id: { bsonType: 'objectId' }, title: { bsonType: 'string' }, done: { bsonType: 'bool' }, owner_id: { bsonType: 'string' } } });
+  });
+
   it('defaults client_max_offline_days to 30 and recovery mode on when sync is enabled through the API', async () => {
     const { appId, serviceId } = await importedSyncApp('defaults');
     await patch(appId, serviceId, { sync: { state: 'disabled' } });

@@ -16,6 +16,7 @@ import { LogsController } from './logs/logs.controller';
 import { SecretsController } from './secrets/secrets.controller';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
+import { SyncController } from './sync/sync.controller';
 import { createTemplateStore } from './templates/template-catalog';
 import { TemplatesController } from './templates/templates.controller';
 import { UsersController } from './users/users.controller';
@@ -31,6 +32,7 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     ImportExportController,
     DraftsController,
     ServicesController,
+    SyncController,
     SecretsController,
     ValuesController,
     FunctionsController,

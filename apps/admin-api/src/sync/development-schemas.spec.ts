@@ -1,0 +1,42 @@
+import { emptyApp, validateApp, type AppConfig } from '@tessera/app-config';
+import { applyDevelopmentSchemas } from './development-schemas';
+
+const devApp = (developmentMode = true): AppConfig => {
+  const app = emptyApp('dev');
+  app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } }, collectionRules: [], rules: [], webhooks: [] });
+  app.sync = { type: 'partition', state: 'enabled', service_name: 'mongodb-atlas', development_mode_enabled: developmentMode, database_name: 'devdb', partition: { key: 'owner_id', type: 'string', permissions: { read: true, write: true } } };
+  return app;
+};
+
+const task = { name: 'Task', primary_key: '_id', properties: { _id: { type: 'objectId' }, title: { type: 'string' }, done: { type: 'bool', optional: true }, tags: { type: 'list', items: { type: 'string' } }, project: { type: 'object', object_type: 'Project', optional: true } } };
+const project = { name: 'Project', primary_key: '_id', properties: { _id: { type: 'objectId' }, name: { type: 'string' } } };
+
+describe('applyDevelopmentSchemas', () => {
+  it('maps each synced type to a collection of database_name with a schema holding the partition key', () => {
+    const app = devApp();
+    expect(applyDevelopmentSchemas(app, [task, project])).toEqual({ created: ['Task', 'Project'], extended: [] });
+    const rules = app.services[0].collectionRules;
+    expect(rules.map((rule) => `${rule.database}.${rule.collection}`)).toEqual(['devdb.Task', 'devdb.Project']);
+    expect(rules[0].schema).toEqual({
+      title: 'Task',
+      bsonType: 'object',
+      required: ['_id', 'title'],
+      properties: { _id: { bsonType: 'objectId' }, title: { bsonType: 'string' }, done: { bsonType: 'bool' }, tags: { bsonType: 'array', items: { bsonType: 'string' } }, project: { bsonType: 'objectId' }, owner_id: { bsonType: 'string' } },
+    });
+    expect(validateApp(app)).toEqual([]);
+  });
+
+  it('adds new fields, keeps existing ones, and refuses a type change', () => {
+    const app = devApp();
+    applyDevelopmentSchemas(app, [project]);
+    expect(applyDevelopmentSchemas(app, [{ ...project, properties: { ...project.properties, color: { type: 'string', optional: true } } }])).toEqual({ created: [], extended: ['Project'] });
+    expect(Object.keys(app.services[0].collectionRules[0].schema!.properties!)).toEqual(['_id', 'name', 'owner_id', 'color']);
+    expect(() => applyDevelopmentSchemas(app, [{ ...project, properties: { ...project.properties, name: { type: 'int' } } }])).toThrow('the synced types change existing fields');
+  });
+
+  it('refuses when development mode is off, and types it cannot map', () => {
+    expect(() => applyDevelopmentSchemas(devApp(false), [project])).toThrow('development mode is off');
+    expect(() => applyDevelopmentSchemas(devApp(), [{ name: 'X', properties: { a: { type: 'tensor' } } }])).toThrow('unknown property type "tensor"');
+    expect(() => applyDevelopmentSchemas(devApp(), [{ name: 'X', properties: { a: { type: 'object', object_type: 'Nope' } } }])).toThrow('links to unknown type "Nope"');
+  });
+});
