@@ -15,6 +15,7 @@ export {
 export { evaluateExpression } from './expressions/evaluate';
 export { type RuleDocument, deepEqual, ruleEquals, inList, compareValues, getPath } from './expressions/values';
 export { type DecisionTrace, type TraceEvaluation, type TracedOperation } from './explain/trace';
+export { evaluateRules, type EvaluateRulesInput, type EvaluateRulesResult, type EvaluatedOperation } from './explain/evaluate-rules';
 export {
   type Expression,
   type FieldPermission,
@@ -35,6 +36,7 @@ export {
   type WriteDecision,
   type PreparedQuery,
 } from './roles/compiled-rules';
+export { type CompiledRole, type CompiledFieldRule, type RoleLabels } from './roles/compiled-role';
 export { type MongoQuery, type MongoProjection, andQueries, mergeProjections } from './filters/filters';
 export { translateExpression, readableCondition, type Condition, type Translation } from './filters/pushdown';
 export {
