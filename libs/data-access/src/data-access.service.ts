@@ -381,7 +381,7 @@ class UserOperation {
         skip -= 1;
         return false;
       }
-      out.push(project ? project(decision.document as Document) : (decision.document as Document));
+      out.push(project ? project(decision.document) : (decision.document));
       return options.limit !== undefined && options.limit > 0 && out.length >= options.limit;
     };
     if (sync && !options.limit) {
