@@ -2,7 +2,7 @@
 // DOWNLOAD is what the history produces at that point: cursors, acknowledgements, downloadable_bytes,
 // batching and the changeset bytes (including changesets the reference server transformed).
 import { loadConformance, type RecordedEvent, type RecordedFrame } from '../conformance-frames.test';
-import { decodeClientMessage, decodeServerMessage, type DownloadMessage, type UploadMessage } from '../wire/messages';
+import { decodeClientMessage, decodeServerMessage, type UploadMessage } from '../wire/messages';
 import { ServerHistory } from './server-history';
 import { MemoryHistoryStorage } from './storage';
 
