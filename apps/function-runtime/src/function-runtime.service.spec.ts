@@ -459,7 +459,31 @@ describe('FunctionRuntimeService', () => {
     });
   });
 
+  describe('failing ports', () => {
+    it('answers InternalServerError when the functions or the values cannot be read, and recovers', async () => {
+      rt.functions.deploy(APP, { f: 'exports = () => context.values.get("v");' });
+      const getFunctions = rt.functions.getFunctions.bind(rt.functions);
+      rt.functions.getFunctions = () => Promise.reject(new Error('store down'));
+      await expectRuntimeError(rt.call('f'), FunctionRuntimeErrorCode.InternalServerError, 'internal error while running the function');
+      rt.functions.getFunctions = getFunctions;
+      const getValues = rt.values.getValues.bind(rt.values);
+      rt.values.getValues = () => Promise.reject(new Error('secrets down'));
+      await expectRuntimeError(rt.call('f'), FunctionRuntimeErrorCode.InternalServerError);
+      rt.values.getValues = getValues;
+      rt.values.set(APP, { values: { v: 'back' }, environment: { tag: '', values: {} } });
+      expect((await rt.call('f')).result).toBe('back');
+    });
+  });
+
   describe('warm sandboxes', () => {
+    it('starts a sandbox ahead of the first call with warm()', async () => {
+      rt.functions.deploy(APP, { v: 'exports = () => 1;' });
+      await rt.runtime.warm(APP);
+      expect(rt.runtime.sandboxCount(APP)).toBe(1);
+      expect((await rt.call('v')).result).toBe(1);
+      expect(rt.runtime.sandboxCount(APP)).toBe(1);
+    });
+
     it('reuses a warm sandbox across calls and retires it on deploy', async () => {
       rt.functions.deploy(APP, { v: 'exports = () => 1;' });
       await rt.call('v');

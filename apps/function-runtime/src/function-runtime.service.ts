@@ -114,7 +114,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     if (!Array.isArray(request.arguments)) {
       throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ArgumentsNotAllowed, 'arguments must be an array');
     }
-    const app = await this.deps.functions.getFunctions(request.appId);
+    let app: AppFunctions | null;
+    try {
+      app = await this.deps.functions.getFunctions(request.appId);
+    } catch (error) {
+      throw this.internalError(error);
+    }
     const fn = app?.functions.get(request.name);
     if (!app || !fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, `function not found: '${request.name}'`);
     this.assertValid(fn.config);
@@ -330,7 +335,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     };
     const create = async (): Promise<Sandbox> => {
       boot ??= this.loadBoot(appId);
-      return Sandbox.create(await boot, limits);
+      try {
+        return await Sandbox.create(await boot, limits);
+      } catch (error) {
+        boot = undefined; // a failed read of the values is retried by the next sandbox
+        throw error;
+      }
     };
     const pool = new SandboxPool(appId, version, create, this.options.sandboxesPerApp);
     this.pools.set(appId, pool);
