@@ -188,6 +188,51 @@ describe('FunctionRuntimeService', () => {
       expect(rt.data.calls[2]).toMatchObject({ action: 'getCollectionNames', database: 'shop' });
     });
 
+    it('sends every collection operation with its client wire name and argument keys', async () => {
+      const seen: unknown[] = [];
+      rt.data.execute = (call) => {
+        seen.push({ action: call.action, db: call.database, coll: call.collection, args: call.arguments });
+        return Promise.resolve(call.action === 'find' || call.action === 'aggregate' ? [] : null);
+      };
+      rt.functions.deploy(APP, {
+        all: `exports = async function() {
+          const c = context.services.get("mongodb-atlas").db("d").collection("c");
+          await c.findOne({ a: 1 }, { a: 1 });
+          await c.findOneAndUpdate({ a: 1 }, { $set: { b: 2 } }, { upsert: true, returnNewDocument: true, sort: { a: 1 }, projection: { b: 1 } });
+          await c.findOneAndReplace({ a: 1 }, { a: 2 }, { upsert: false });
+          await c.findOneAndDelete({ a: 2 }, { sort: { a: -1 } });
+          await c.insertMany([{ a: 1 }, { a: 2 }], { ordered: false });
+          await c.updateOne({ a: 1 }, { $inc: { n: 1 } }, { upsert: true, arrayFilters: [{ x: 1 }] });
+          await c.updateMany({}, { $set: { z: 1 } });
+          await c.deleteOne({ a: 1 });
+          await c.deleteMany();
+          await c.count({ a: 1 }, { limit: 5 });
+          await c.distinct("a", { b: 1 });
+          await c.bulkWrite([{ insertOne: { document: { a: 9 } } }], { ordered: true });
+          await c.find().toArray();
+          return "done";
+        };`,
+      });
+      expect((await rt.call('all')).result).toBe('done');
+      Reflect.deleteProperty(rt.data, 'execute');
+      const base = { db: 'd', coll: 'c' };
+      expect(seen).toEqual([
+        { ...base, action: 'findOne', args: [{ query: { a: 1 }, project: { a: 1 } }] },
+        { ...base, action: 'findOneAndUpdate', args: [{ filter: { a: 1 }, update: { $set: { b: 2 } }, upsert: true, returnNewDocument: true, sort: { a: 1 }, projection: { b: 1 } }] },
+        { ...base, action: 'findOneAndReplace', args: [{ filter: { a: 1 }, update: { a: 2 }, upsert: false }] },
+        { ...base, action: 'findOneAndDelete', args: [{ filter: { a: 2 }, sort: { a: -1 } }] },
+        { ...base, action: 'insertMany', args: [{ documents: [{ a: 1 }, { a: 2 }], ordered: false }] },
+        { ...base, action: 'updateOne', args: [{ query: { a: 1 }, update: { $inc: { n: 1 } }, upsert: true, arrayFilters: [{ x: 1 }] }] },
+        { ...base, action: 'updateMany', args: [{ query: {}, update: { $set: { z: 1 } } }] },
+        { ...base, action: 'deleteOne', args: [{ query: { a: 1 } }] },
+        { ...base, action: 'deleteMany', args: [{ query: {} }] },
+        { ...base, action: 'count', args: [{ query: { a: 1 }, limit: 5 }] },
+        { ...base, action: 'distinct', args: [{ key: 'a', query: { b: 1 } }] },
+        { ...base, action: 'bulkWrite', args: [{ operations: [{ insertOne: { document: { a: 9 } } }], ordered: true }] },
+        { ...base, action: 'find', args: [{ query: {} }] },
+      ]);
+    });
+
     it('rejects the operation promise when the data access fails, catchable in the function', async () => {
       rt.functions.deploy(APP, {
         bad: `exports = async function() {
