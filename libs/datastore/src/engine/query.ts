@@ -88,6 +88,10 @@ function chooseIndex(coll: CollectionState, filter: Document): Candidate | undef
       if (index.single !== field) continue;
       const found = boundsFor(condition);
       if (!found) continue;
+      if (found.bounds.kind === 'range' && index.multikey && found.bounds.range.lo !== undefined) {
+        // Different array elements may satisfy each bound: an array index can only use one side.
+        found.bounds = { kind: 'range', range: { ...found.bounds.range, hi: undefined, hiInc: false } };
+      }
       let score = found.score;
       if (score === 2 && index.name === '_id_') score = 0;
       else if (score === 2 && index.unique) score = 1;

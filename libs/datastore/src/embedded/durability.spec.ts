@@ -1,0 +1,156 @@
+import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type ResumeToken } from '../api/data-source';
+import { DatastoreError } from '../api/datastore.error';
+import { openEmbeddedClient } from './embedded-client';
+
+describe('the embedded store on disk', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-durability-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const segment = () => join(dir, readdirSync(dir).filter((f) => f.startsWith('wal-')).sort().pop() as string);
+
+  it('keeps documents, indexes and views across a restart', async () => {
+    let client = openEmbeddedClient(dir);
+    const db = client.db('app');
+    await db.collection('people').insertMany([{ _id: 1, email: 'a@x', age: 30 }, { _id: 2, email: 'b@x', age: 40 }]);
+    await db.collection('people').createIndex({ email: 1 }, { unique: true });
+    await db.createCollection('adults', { viewOn: 'people', pipeline: [{ $match: { age: { $gte: 35 } } }] });
+    await client.close();
+
+    client = openEmbeddedClient(dir);
+    const people = client.db('app').collection('people');
+    expect(await people.find({}).toArray()).toEqual([{ _id: 1, email: 'a@x', age: 30 }, { _id: 2, email: 'b@x', age: 40 }]);
+    expect((await people.listIndexes()).map((i) => i.name)).toEqual(['_id_', 'email_1']);
+    await expect(people.insertOne({ _id: 3, email: 'a@x' })).rejects.toMatchObject({ code: 11000 });
+    expect(await client.db('app').collection('adults').find({}).toArray()).toEqual([{ _id: 2, email: 'b@x', age: 40 }]);
+    await expect(client.db('app').collection('adults').insertOne({ a: 1 })).rejects.toMatchObject({ code: 166 });
+    await client.close();
+  });
+
+  it('cuts a torn or corrupt tail off the log and carries on writing after it', async () => {
+    let client = openEmbeddedClient(dir);
+    await client.db('app').collection('c').insertMany([{ _id: 1 }, { _id: 2 }]);
+    await client.db('app').collection('c').insertOne({ _id: 3 });
+    await client.close();
+    const validSize = statSync(segment()).size;
+    // A record whose header promises more bytes than were written, as a crash mid-write leaves it.
+    const torn = Buffer.alloc(20);
+    torn.writeUInt32LE(500, 0);
+    appendFileSync(segment(), torn);
+
+    client = openEmbeddedClient(dir);
+    expect(statSync(segment()).size).toBe(validSize);
+    expect((await client.db('app').collection('c').find({}).toArray()).map((d) => d._id)).toEqual([1, 2, 3]);
+    await client.db('app').collection('c').insertOne({ _id: 4 });
+    await client.close();
+
+    // A complete-looking record with a wrong checksum is cut as well.
+    const bad = Buffer.alloc(16);
+    bad.writeUInt32LE(8, 0);
+    bad.writeUInt32LE(12345, 4);
+    appendFileSync(segment(), bad);
+    client = openEmbeddedClient(dir);
+    expect((await client.db('app').collection('c').find({}).toArray()).map((d) => d._id)).toEqual([1, 2, 3, 4]);
+    await client.close();
+  });
+
+  it('snapshots and compacts the log, ignoring a half-written snapshot', async () => {
+    let client = openEmbeddedClient(dir, { compactBytes: 8 * 1024, keepSegments: 1 });
+    const coll = client.db('app').collection('c');
+    await coll.createIndex({ n: 1 });
+    for (let i = 0; i < 300; i++) await coll.insertOne({ _id: i, n: i % 7, pad: 'x'.repeat(100) });
+    await coll.updateMany({ n: 3 }, { $set: { three: true } });
+    await coll.deleteMany({ n: 6 });
+    await client.close();
+    const files = readdirSync(dir);
+    expect(files.filter((f) => f.endsWith('.snap'))).toHaveLength(1);
+    expect(files.filter((f) => f.startsWith('wal-')).length).toBeLessThanOrEqual(3);
+    // A crash while writing the next snapshot leaves only a temporary file, which must not be read.
+    writeFileSync(join(dir, 'snapshot-9999999999999999.snap.tmp'), 'garbage');
+
+    client = openEmbeddedClient(dir);
+    const reopened = client.db('app').collection('c');
+    expect(await reopened.countDocuments({})).toBe(300 - 42);
+    expect(await reopened.countDocuments({ three: true })).toBe(43);
+    expect(await reopened.countDocuments({ n: 6 })).toBe(0);
+    expect((await reopened.listIndexes()).map((i) => i.name)).toEqual(['_id_', 'n_1']);
+    await client.close();
+  });
+
+  it('resumes the change feed after a restart, with pre-images when asked', async () => {
+    let client = openEmbeddedClient(dir);
+    const coll = client.db('app').collection('c');
+    const stream = coll.watch([], { fullDocumentBeforeChange: 'whenAvailable' });
+    await coll.insertOne({ _id: 1, v: 1 });
+    const first = await stream.next();
+    await stream.close();
+    await coll.updateOne({ _id: 1 }, { $set: { v: 2 } });
+    await coll.deleteOne({ _id: 1 });
+    await client.close();
+
+    client = openEmbeddedClient(dir);
+    const resumed = client.db('app').collection('c').watch([], { resumeAfter: first._id, fullDocumentBeforeChange: 'whenAvailable', fullDocument: 'whenAvailable' });
+    const update = await resumed.next();
+    expect(update).toMatchObject({ operationType: 'update', fullDocument: { _id: 1, v: 2 }, fullDocumentBeforeChange: { _id: 1, v: 1 } });
+    expect(await resumed.next()).toMatchObject({ operationType: 'delete', fullDocumentBeforeChange: { _id: 1, v: 2 } });
+    expect(await resumed.tryNext()).toBeNull();
+    await resumed.close();
+    await client.close();
+  });
+
+  it('says the history is lost when the resume point was compacted away', async () => {
+    const client = openEmbeddedClient(dir, { compactBytes: 2 * 1024, keepSegments: 0 });
+    const coll = client.db('app').collection('c');
+    const stream = coll.watch();
+    await coll.insertOne({ _id: 0 });
+    const token: ResumeToken = (await stream.next())._id;
+    await stream.close();
+    for (let i = 1; i < 100; i++) await coll.insertOne({ _id: i, pad: 'x'.repeat(100) });
+    const late = coll.watch([], { resumeAfter: token });
+    const error = (await late.next().catch((e: unknown) => e)) as DatastoreError;
+    expect(error).toBeInstanceOf(DatastoreError);
+    expect(error.code).toBe(286);
+    await late.close();
+    await client.close();
+  });
+
+  it('writes a transaction as one record: all of it or none of it after a restart', async () => {
+    let client = openEmbeddedClient(dir);
+    const session = client.startSession();
+    await session.withTransaction(async (s) => {
+      await client.db('app').collection('a').insertOne({ _id: 1 }, { session: s });
+      await client.db('app').collection('b').insertOne({ _id: 1 }, { session: s });
+    });
+    session.startTransaction();
+    await client.db('app').collection('a').insertOne({ _id: 2 }, { session });
+    await session.abortTransaction();
+    await client.close();
+    client = openEmbeddedClient(dir);
+    expect(await client.db('app').collection('a').find({}).toArray()).toEqual([{ _id: 1 }]);
+    expect(await client.db('app').collection('b').find({}).toArray()).toEqual([{ _id: 1 }]);
+    await client.close();
+  });
+
+  it('makes other writers wait for an open transaction and aborts a failed one', async () => {
+    const client = openEmbeddedClient(dir);
+    const coll = client.db('app').collection('c');
+    await coll.insertOne({ _id: 1, n: 0 });
+    const session = client.startSession();
+    session.startTransaction();
+    await coll.updateOne({ _id: 1 }, { $inc: { n: 1 } }, { session });
+    let outsideDone = false;
+    const outside = coll.updateOne({ _id: 1 }, { $inc: { n: 10 } }).then(() => (outsideDone = true));
+    await new Promise((r) => setImmediate(r));
+    expect(outsideDone).toBe(false);
+    await expect(coll.insertOne({ _id: 1 }, { session })).rejects.toMatchObject({ code: 11000 });
+    await expect(session.commitTransaction()).rejects.toMatchObject({ code: 251 });
+    await outside;
+    expect(await coll.findOne({ _id: 1 })).toEqual({ _id: 1, n: 10 });
+    await client.close();
+  });
+});

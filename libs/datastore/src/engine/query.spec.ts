@@ -1,0 +1,94 @@
+import fc from 'fast-check';
+import { Query } from 'mingo';
+import { type Document } from '../bson/values';
+import { CollectionState } from './collection-state';
+import { plan, select } from './query';
+
+function collectionOf(docs: Document[], indexed: string[] = []): CollectionState {
+  const coll = new CollectionState('db', 'c');
+  for (const field of indexed) coll.indexes.set(`${field}_1`, coll.createIndex(`${field}_1`, { [field]: 1 }, false, false));
+  for (const doc of docs) coll.insert(doc);
+  return coll;
+}
+
+describe('query planning', () => {
+  const docs = Array.from({ length: 1000 }, (_, i) => ({ _id: i, email: `u${i}@x`, age: i % 50, tags: [`t${i % 3}`] }));
+  const coll = collectionOf(docs, ['email', 'age', 'tags']);
+
+  it('answers a point query by _id with a lookup, not a scan', () => {
+    const p = plan(coll, { _id: 42 });
+    expect(p.description).toBe('IDHACK');
+    expect([...p.records].map((r) => r.doc._id)).toEqual([42]);
+  });
+
+  it('uses a secondary index for equality and touches only the matching entries', () => {
+    const p = plan(coll, { email: 'u7@x' });
+    expect(p.description).toBe('IXSCAN email_1');
+    expect(p.exact).toBe(true);
+    expect([...p.records].map((r) => r.doc._id)).toEqual([7]);
+  });
+
+  it('walks an index in order for a range with a sort on the same field', () => {
+    const p = plan(coll, { age: { $gte: 10, $lt: 12 } }, { age: -1 });
+    expect(p.description).toBe('IXSCAN age_1 (sort)');
+    expect(p.sorted).toBe(true);
+    const ids = select(coll, { age: { $gte: 10, $lt: 12 } }, { sort: { age: -1 }, limit: 3 }).map((r) => r.doc.age);
+    expect(ids).toEqual([11, 11, 11]);
+  });
+
+  it('does not take sort order from an index holding arrays', () => {
+    expect(plan(coll, {}, { tags: 1 }).description).toBe('COLLSCAN');
+    expect(plan(coll, { tags: 't1' }).description).toBe('IXSCAN tags_1');
+  });
+
+  it('scans when no index applies', () => {
+    expect(plan(coll, { missing: 1 }).description).toBe('COLLSCAN');
+  });
+});
+
+describe('indexed queries agree with an unindexed scan', () => {
+  const value = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom('a', 'b', 'c'), fc.constant(null), fc.boolean(), fc.array(fc.integer({ min: -5, max: 5 }), { maxLength: 3 }));
+  const doc = fc.record({ a: value, b: fc.integer({ min: 0, max: 3 }) }, { requiredKeys: ['b'] });
+  const scalar = fc.oneof(fc.integer({ min: -6, max: 6 }), fc.constantFrom('a', 'b', 'z'), fc.constant(null), fc.boolean());
+  const filter = fc.oneof(
+    scalar.map((v) => ({ a: v })),
+    fc.tuple(fc.constantFrom('$gt', '$gte', '$lt', '$lte'), fc.oneof(fc.integer({ min: -6, max: 6 }), fc.constantFrom('a', 'b'))).map(([op, v]) => ({ a: { [op]: v } })),
+    fc.tuple(fc.integer({ min: -6, max: 6 }), fc.integer({ min: -6, max: 6 })).map(([lo, hi]) => ({ a: { $gte: lo, $lt: hi } })),
+    fc.array(scalar, { maxLength: 3 }).map((vs) => ({ a: { $in: vs } })),
+    fc.tuple(scalar, fc.integer({ min: 0, max: 3 })).map(([v, b]) => ({ a: v, b })),
+    fc.integer({ min: -6, max: 6 }).map((v) => ({ a: { $ne: v } })),
+  );
+
+  it('returns the same documents with or without an index on the queried field', () => {
+    fc.assert(
+      fc.property(fc.array(doc, { maxLength: 40 }), filter, (raw, f) => {
+        const docs = raw.map((d, i) => ({ _id: i, ...d }) as Document);
+        const indexed = collectionOf(docs, ['a']);
+        const plain = collectionOf(docs);
+        const viaIndex = select(indexed, f).map((r) => r.doc._id).sort();
+        const viaScan = select(plain, f).map((r) => r.doc._id).sort();
+        const viaMingo = new Query(f).find(docs).all().map((d) => (d as Document)._id).sort();
+        expect(viaIndex).toEqual(viaScan);
+        expect(viaScan).toEqual(viaMingo);
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 400) },
+    );
+  });
+
+  it('sorts and limits the same with or without an index on the sort field', () => {
+    const number = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constant(null), fc.constantFrom('a', 'b'));
+    fc.assert(
+      fc.property(fc.array(fc.record({ a: number }, { requiredKeys: [] }), { maxLength: 30 }), fc.constantFrom<1 | -1>(1, -1), fc.integer({ min: 1, max: 5 }), fc.integer({ min: -3, max: 3 }), (raw, dir, limit, lo) => {
+        const docs = raw.map((d, i) => ({ _id: i, ...d }) as Document);
+        const indexed = collectionOf(docs, ['a']);
+        const plain = collectionOf(docs);
+        for (const f of [{}, { a: { $gte: lo } }]) {
+          const viaIndex = select(indexed, f, { sort: { a: dir }, limit }).map((r) => r.doc.a ?? null);
+          const viaSort = select(plain, f, { sort: { a: dir }, limit }).map((r) => r.doc.a ?? null);
+          expect(viaIndex).toEqual(viaSort);
+        }
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
+    );
+  });
+});
