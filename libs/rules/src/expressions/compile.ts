@@ -408,7 +408,8 @@ class Compiler {
       const nodes = keys.map((key) => this.value(source[key], `${path}.${key}`));
       return this.structure(nodes, (values) => {
         const out: Record<string, unknown> = {};
-        keys.forEach((key, i) => (out[key] = values[i]));
+        // defineProperty: a `__proto__` key in a rule stays a key, it does not set the prototype.
+        keys.forEach((key, i) => Object.defineProperty(out, key, { value: values[i], enumerable: true, writable: true, configurable: true }));
         return out;
       });
     }

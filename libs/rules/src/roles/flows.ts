@@ -115,6 +115,12 @@ export function readDocument(
   return { role, document: visible };
 }
 
+/** Sets a key on a fresh object; `__proto__` (possible in parsed documents) stays an own key. */
+function setField(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
+}
+
 /**
  * The fields of `value` the rules let the user read. At the top level `_id` is kept (decision 0010).
  * `prefix` is the dotted path of `value`, tracked only for the trace's withheld list.
@@ -143,15 +149,15 @@ function visibleFields(
     }
     if (rule.explicit) {
       const fieldCtx = rule.usesFieldValue ? withDocument(ctx, ctx.root, ctx.prevRoot, fieldValue, fieldValue) : ctx;
-      if (rule.read && ev.bool(rule.read, fieldCtx, trace, rule.labels.read)) out[key] = fieldValue;
-      else if (rule.write && ev.bool(rule.write, fieldCtx, trace, rule.labels.write)) out[key] = fieldValue;
+      if (rule.read && ev.bool(rule.read, fieldCtx, trace, rule.labels.read)) setField(out, key, fieldValue);
+      else if (rule.write && ev.bool(rule.write, fieldCtx, trace, rule.labels.write)) setField(out, key, fieldValue);
       else if (trace) trace.withheldFields.push(top ? key : `${prefix}.${key}`);
       continue;
     }
     if (rule.fields) {
       const path = trace ? (top ? key : `${prefix}.${key}`) : '';
       const inner = visibleEmbedded(ev, fieldValue, rule.fields, ctx, trace, path);
-      if (inner !== undefined) out[key] = inner;
+      if (inner !== undefined) setField(out, key, inner);
       else if (trace) trace.withheldFields.push(path);
       continue;
     }
