@@ -521,6 +521,16 @@ describe('FunctionRuntimeService', () => {
   });
 
   describe('warm sandboxes', () => {
+    it('never shares a sandbox or values between apps', async () => {
+      rt.values.set(APP, { values: { secret: 'of app 1' }, environment: { tag: '', values: {} } });
+      rt.functions.deploy(APP, { read: 'exports = () => context.values.get("secret") ?? null;' });
+      rt.functions.deploy('app-2', { read: 'exports = () => context.values.get("secret") ?? null;' });
+      expect((await rt.call('read')).result).toBe('of app 1');
+      expect((await rt.call('read', [], { appId: 'app-2' })).result).toBeNull();
+      expect(rt.runtime.sandboxCount(APP)).toBe(1);
+      expect(rt.runtime.sandboxCount('app-2')).toBe(1);
+    });
+
     it('starts a sandbox ahead of the first call with warm()', async () => {
       rt.functions.deploy(APP, { v: 'exports = () => 1;' });
       await rt.runtime.warm(APP);
