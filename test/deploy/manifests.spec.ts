@@ -1,106 +1,33 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { allServiceNames, loadSettings, type ServiceName } from '@tessera/settings';
-import { findNatsServer, makeTempDir, natsSkipReason, repositoryRoot } from '@tessera/testing';
-import { parseAllDocuments } from 'yaml';
+import { findNatsServer, makeTempDir, natsSkipReason } from '@tessera/testing';
 import { modelFor, schemaErrors, type KubernetesObject } from './kubernetes-schemas';
+import {
+  all,
+  containerEnvironment,
+  deploymentName,
+  directories,
+  envValue,
+  kubectlInstalled,
+  kubectlSkipReason,
+  one,
+  render,
+  serverContainer,
+  type Autoscaler,
+  type ConfigMap,
+  type DisruptionBudget,
+  type Ingress,
+  type Rendering,
+  type Secret,
+  type Service,
+  type Workload,
+} from './rendered-manifests';
 
 // Renders deploy/kustomize (base and both overlays) with `kubectl kustomize`, which works offline, checks
 // every object against the Kubernetes schemas (kubernetes-models), then checks the structure the
 // distributed mode depends on. No cluster is needed.
-
-const run = promisify(execFile);
-
-const kubectlInstalled = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
-const kubectlSkipReason = 'kubectl is not installed (it renders the Kustomize manifests offline)';
-
-type Rendering = 'base' | 'dev' | 'production';
-const directories: Record<Rendering, string> = {
-  base: 'deploy/kustomize/base',
-  dev: 'deploy/kustomize/overlays/dev',
-  production: 'deploy/kustomize/overlays/production',
-};
-
-interface Probe {
-  httpGet?: { path: string; port: string | number };
-}
-interface Container {
-  name: string;
-  image: string;
-  args?: string[];
-  env?: { name: string; value?: string }[];
-  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
-  ports?: { name?: string; containerPort: number }[];
-  resources?: { requests?: Record<string, string | number>; limits?: Record<string, string | number> };
-  livenessProbe?: Probe;
-  readinessProbe?: Probe;
-  startupProbe?: Probe;
-  securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean; runAsNonRoot?: boolean };
-  volumeMounts?: { name: string; mountPath: string }[];
-}
-interface PodTemplate {
-  metadata: { labels: Record<string, string> };
-  spec: { containers: Container[]; securityContext?: { runAsNonRoot?: boolean; runAsUser?: number } };
-}
-interface Workload extends KubernetesObject {
-  spec: {
-    replicas?: number;
-    selector: { matchLabels: Record<string, string> };
-    template: PodTemplate;
-    serviceName?: string;
-    volumeClaimTemplates?: { metadata: { name: string } }[];
-  };
-}
-interface Service extends KubernetesObject {
-  spec: { clusterIP?: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: string | number }[] };
-}
-interface Autoscaler extends KubernetesObject {
-  spec: { scaleTargetRef: { apiVersion: string; kind: string; name: string }; minReplicas: number; maxReplicas: number };
-}
-interface Ingress extends KubernetesObject {
-  spec: { rules: { host: string; http: { paths: { path: string; pathType: string; backend: { service: { name: string; port: { name: string } } } }[] } }[] };
-}
-interface DisruptionBudget extends KubernetesObject {
-  spec: { selector: { matchLabels: Record<string, string> }; minAvailable?: number | string; maxUnavailable?: number | string };
-}
-interface ConfigMap extends KubernetesObject {
-  data: Record<string, string>;
-}
-interface Secret extends KubernetesObject {
-  data: Record<string, string>;
-}
-
-async function render(directory: string): Promise<KubernetesObject[]> {
-  const { stdout } = await run('kubectl', ['kustomize', join(repositoryRoot, directory)], { maxBuffer: 16 * 1024 * 1024 });
-  return parseAllDocuments(stdout).map((document) => {
-    if (document.errors.length > 0) throw new Error(`${directory}: ${document.errors.map((error) => error.message).join('; ')}`);
-    return document.toJS() as KubernetesObject;
-  });
-}
-
-function all<T extends KubernetesObject>(objects: readonly KubernetesObject[], kind: string): T[] {
-  return objects.filter((object) => object.kind === kind) as T[];
-}
-
-function one<T extends KubernetesObject>(objects: readonly KubernetesObject[], kind: string, name: string): T {
-  const found = all<T>(objects, kind).filter((object) => object.metadata.name === name);
-  if (found.length !== 1) throw new Error(`expected one ${kind} named ${name}, found ${found.length}`);
-  return found[0];
-}
-
-const deploymentName = (service: ServiceName): string => `tessera-${service}`;
-
-function serverContainer(deployment: Workload): Container {
-  const [container, ...others] = deployment.spec.template.spec.containers;
-  expect(others, `${deployment.metadata.name} runs one container`).toEqual([]);
-  return container;
-}
-
-function envValue(container: Container, name: string): string | undefined {
-  return container.env?.find((variable) => variable.name === name)?.value;
-}
 
 /** Kubernetes quantities ("250m", "1", "1.5Gi", "512Mi") as plain numbers, for comparisons. */
 function quantity(value: string | number | undefined): number {
@@ -214,16 +141,11 @@ describe.skipIf(!kubectlInstalled)(`Kubernetes manifests (${kubectlInstalled ? '
     it("gives each service an environment that passes the server's own settings validation", () => {
       for (const service of allServiceNames) {
         const container = serverContainer(one<Workload>(objects(), 'Deployment', deploymentName(service)));
-        const environment: Record<string, string> = {};
         const configMapName = container.envFrom?.find((source) => source.configMapRef)?.configMapRef?.name;
         const secretName = container.envFrom?.find((source) => source.secretRef)?.secretRef?.name;
         expect(configMapName, `${service} reads a ConfigMap`).toMatch(/^tessera-config/);
         expect(secretName, `${service} reads a Secret`).toMatch(/^tessera-secrets/);
-        Object.assign(environment, one<ConfigMap>(objects(), 'ConfigMap', configMapName!).data);
-        const secret = all<Secret>(objects(), 'Secret').find((candidate) => candidate.metadata.name === secretName);
-        if (secret) for (const [key, value] of Object.entries(secret.data)) environment[key] = Buffer.from(value, 'base64').toString('utf8');
-        for (const variable of container.env ?? []) if (variable.value !== undefined) environment[variable.name] = variable.value;
-
+        const environment = containerEnvironment(objects(), container);
         const settings = loadSettings(environment);
         expect(settings.mode).toBe('distributed');
         expect(settings.services).toEqual([service]);
