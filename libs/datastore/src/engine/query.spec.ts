@@ -62,7 +62,7 @@ describe('indexed queries agree with an unindexed scan', () => {
   it('returns the same documents with or without an index on the queried field', () => {
     fc.assert(
       fc.property(fc.array(doc, { maxLength: 40 }), filter, (raw, f) => {
-        const docs = raw.map((d, i) => ({ _id: i, ...d }) as Document);
+        const docs = raw.map((d, i) => ({ _id: i, ...d }));
         const indexed = collectionOf(docs, ['a']);
         const plain = collectionOf(docs);
         const viaIndex = select(indexed, f).map((r) => r.doc._id).sort();
@@ -79,7 +79,7 @@ describe('indexed queries agree with an unindexed scan', () => {
     const number = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constant(null), fc.constantFrom('a', 'b'));
     fc.assert(
       fc.property(fc.array(fc.record({ a: number }, { requiredKeys: [] }), { maxLength: 30 }), fc.constantFrom<1 | -1>(1, -1), fc.integer({ min: 1, max: 5 }), fc.integer({ min: -3, max: 3 }), (raw, dir, limit, lo) => {
-        const docs = raw.map((d, i) => ({ _id: i, ...d }) as Document);
+        const docs = raw.map((d, i) => ({ _id: i, ...d }));
         const indexed = collectionOf(docs, ['a']);
         const plain = collectionOf(docs);
         for (const f of [{}, { a: { $gte: lo } }]) {
