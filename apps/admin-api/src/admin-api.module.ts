@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
-import { FileDraftStore, FileLogStore, FileSecretStore, FileSyncStateStore, FileTemplateStore, LogStore } from '@tessera/platform';
+import { FileAdminApiKeyStore, FileDraftStore, FileLogStore, FileSecretStore, FileSyncStateStore, FileTemplateStore, LogStore } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
+import { AdminApiKeysController } from './admin-api-keys/admin-api-keys.controller';
 import { AppsController } from './apps/apps.controller';
 import { AppsService } from './apps/apps.service';
 import { AdminAuthController } from './auth/admin-auth.controller';
 import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { AdminAuthService } from './auth/admin-auth.service';
+import { ApiKeyLoginController } from './auth/api-key-login.controller';
 import { ZipBodyParser } from './common/zip-body';
 import { AppStateService } from './deploy/app-state.service';
 import { DraftsController } from './drafts/drafts.controller';
@@ -13,6 +15,8 @@ import { FunctionsController } from './functions/functions.controller';
 import { ImportExportController } from './import-export/import-export.controller';
 import { ImportExportService } from './import-export/import-export.service';
 import { LogsController } from './logs/logs.controller';
+import { RulesEvaluationController } from './rules-evaluation/rules-evaluation.controller';
+import { RulesEvaluationService } from './rules-evaluation/rules-evaluation.service';
 import { SecretsController } from './secrets/secrets.controller';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
@@ -27,7 +31,9 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
 /** The admin API v3.0. */
 @Module({
   controllers: [
+    ApiKeyLoginController,
     AdminAuthController,
+    AdminApiKeysController,
     AppsController,
     ImportExportController,
     DraftsController,
@@ -39,6 +45,7 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     TemplatesController,
     LogsController,
     UsersController,
+    RulesEvaluationController,
   ],
   providers: [
     AdminAuthService,
@@ -48,7 +55,9 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     AppsService,
     ImportExportService,
     ServicesService,
+    RulesEvaluationService,
     fromDataDir(FileSecretStore),
+    fromDataDir(FileAdminApiKeyStore),
     fromDataDir(FileDraftStore),
     fromDataDir(FileSyncStateStore),
     { provide: LogStore, useFactory: (settings: Settings) => new FileLogStore(settings.dataDir), inject: [SETTINGS] },

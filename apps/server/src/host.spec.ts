@@ -45,3 +45,57 @@ describe('standalone host', () => {
     expect(await run('nope', [], { type: 'system' })).toMatchObject({ ok: false, error: { errorCode: 'FunctionNotFound' } });
   });
 });
+
+describe('rules evaluation endpoint', () => {
+  const dir = makeTempDir('tessera-explain-');
+  let host: RunningHost;
+  let token: string;
+  let base: string;
+
+  beforeAll(async () => {
+    host = await startHost(loadSettings({ PORT: '0', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: join(repositoryRoot, 'examples/todo'), LOG_LEVEL: 'warn', TESSERA_ADMIN_PASSWORD: 'host-test-password' }));
+    const address = host.nest.getHttpServer().address() as { port: number };
+    const login = await fetch(`http://127.0.0.1:${address.port}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'host-test-password' }) });
+    token = ((await login.json()) as { access_token: string }).access_token;
+    const app = host.bootstrap.createdExample!;
+    base = `http://127.0.0.1:${address.port}/api/admin/v3.0/groups/${app.group_id}/apps/${app._id}/rules/evaluate`;
+  });
+
+  afterAll(async () => {
+    await host?.close();
+    dir.remove();
+  });
+
+  const evaluate = async (body: unknown) => {
+    const response = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  };
+
+  it('explains a read of the deployed rules: the role, the deciding expression and the visible document', async () => {
+    const own = await evaluate({ user: { id: 'u1' }, operation: 'read', namespace: { database: 'todo', collection: 'items' }, document: { _id: 1, owner_id: 'u1', summary: 's' } });
+    expect(own.status).toBe(200);
+    expect(own.body).toMatchObject({ allowed: true, document: { owner_id: 'u1', summary: 's' } });
+    expect(own.body['role']).toEqual(expect.any(String));
+    expect(own.body['trace']).toMatchObject({ operation: 'read', namespace: 'todo.items' });
+  });
+
+  it('explains an inline rule with withheld fields and a refused write', async () => {
+    const rule = { roles: [{ name: 'viewer', apply_when: {}, fields: { title: { read: true } }, additional_fields: { read: false } }] };
+    const read = await evaluate({ user: { id: 'u9' }, operation: 'read', rule, document: { _id: 1, title: 't', secret: 's' } });
+    expect(read.body).toMatchObject({ allowed: true, role: 'viewer', document: { title: 't' } });
+    expect(read.body['document']).not.toHaveProperty('secret');
+    expect(read.body['trace']['withheldFields']).toContain('secret');
+    const write = await evaluate({ user: { id: 'u9' }, operation: 'insert', rule, document: { _id: 2, title: 't' } });
+    expect(write.body).toMatchObject({ allowed: false, role: 'viewer', error: { error_code: 'SchemaValidationFailedWrite' } });
+  });
+
+  it('explains partition permissions and refuses malformed requests', async () => {
+    const permissions = { read: { '%%partition': 'PUBLIC' }, write: { '%%partition': '%%user.id' } };
+    expect((await evaluate({ user: { id: 'u1' }, operation: 'sync_write', partition: 'u1', permissions })).body).toMatchObject({ allowed: true });
+    expect((await evaluate({ user: { id: 'u1' }, operation: 'sync_write', partition: 'PUBLIC', permissions })).body).toMatchObject({ allowed: false });
+    expect((await evaluate({ user: { id: 'u1' }, operation: 'sync_read', partition: 'PUBLIC', permissions })).body).toMatchObject({ allowed: true });
+    const bad = await evaluate({ operation: 'read' });
+    expect(bad.status).toBe(400);
+    expect(bad.body['error_code']).toBe('InvalidParameter');
+  });
+});
