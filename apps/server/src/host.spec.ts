@@ -46,6 +46,14 @@ describe('standalone host', () => {
   });
 });
 
+interface Explained {
+  allowed?: boolean;
+  role?: string | null;
+  document?: Record<string, unknown> | null;
+  trace: { withheldFields: string[] };
+  error_code?: string;
+}
+
 describe('rules evaluation endpoint', () => {
   const dir = makeTempDir('tessera-explain-');
   let host: RunningHost;
@@ -68,7 +76,7 @@ describe('rules evaluation endpoint', () => {
 
   const evaluate = async (body: unknown) => {
     const response = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
+    return { status: response.status, body: (await response.json()) as Explained };
   };
 
   it('explains a read of the deployed rules: the role, the deciding expression and the visible document', async () => {
@@ -84,7 +92,7 @@ describe('rules evaluation endpoint', () => {
     const read = await evaluate({ user: { id: 'u9' }, operation: 'read', rule, document: { _id: 1, title: 't', secret: 's' } });
     expect(read.body).toMatchObject({ allowed: true, role: 'viewer', document: { title: 't' } });
     expect(read.body['document']).not.toHaveProperty('secret');
-    expect(read.body['trace']['withheldFields']).toContain('secret');
+    expect(read.body.trace.withheldFields).toContain('secret');
     const write = await evaluate({ user: { id: 'u9' }, operation: 'insert', rule, document: { _id: 2, title: 't' } });
     expect(write.body).toMatchObject({ allowed: false, role: 'viewer', error: { error_code: 'SchemaValidationFailedWrite' } });
   });
@@ -96,6 +104,6 @@ describe('rules evaluation endpoint', () => {
     expect((await evaluate({ user: { id: 'u1' }, operation: 'sync_read', partition: 'PUBLIC', permissions })).body).toMatchObject({ allowed: true });
     const bad = await evaluate({ operation: 'read' });
     expect(bad.status).toBe(400);
-    expect(bad.body['error_code']).toBe('InvalidParameter');
+    expect(bad.body.error_code).toBe('InvalidParameter');
   });
 });
