@@ -37,6 +37,7 @@ export {
   type PreparedQuery,
 } from './roles/compiled-rules';
 export { type CompiledRole, type CompiledFieldRule, type RoleLabels } from './roles/compiled-role';
+export { type WriteOperation, type WriteOutcome } from './roles/flows';
 export { type MongoQuery, type MongoProjection, andQueries, mergeProjections } from './filters/filters';
 export { translateExpression, readableCondition, type Condition, type Translation } from './filters/pushdown';
 export {

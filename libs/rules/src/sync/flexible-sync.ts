@@ -4,14 +4,14 @@
  * Documents then sync by the role's document filters (write implies read).
  */
 import { type CompiledExpression, type ExpansionRoot } from '../expressions/compile';
-import { type EvaluationContext, requestScope, withDocument } from '../expressions/context';
+import { requestScope, withDocument } from '../expressions/context';
 import { type RuleDocument } from '../expressions/values';
 import { type DecisionTrace, newTrace } from '../explain/trace';
-import { type Condition, translateExpression } from '../filters/pushdown';
+import { type Condition, readableCondition, translateExpression } from '../filters/pushdown';
 import { type CompiledFieldRule, type CompiledRole } from '../roles/compiled-role';
 import { type CompiledRules, type RequestContext } from '../roles/compiled-rules';
-import { selectRole } from '../roles/flows';
-import { type Evaluator, runAsync } from '../roles/steps';
+import { type ApplyWhenCache, readDocument, selectRole, type WriteOperation, type WriteOutcome, writeDocument } from '../roles/flows';
+import { type Evaluator, runAsync, syncEvaluator } from '../roles/steps';
 
 const SYNC_EXPANSIONS = new Set<ExpansionRoot>(['true', 'false', 'values', 'environment', 'user']);
 
@@ -80,17 +80,35 @@ export interface SyncSession {
   /** True when no role applies or the applying role is not Sync-compatible. */
   denied: boolean;
   reasons: string[];
-  /** What a document must satisfy to sync down (document_filters.read OR .write), as a MongoDB query. */
+  /** What a document must satisfy to sync down, as a MongoDB query (`false`: nothing). */
   readQuery: Condition;
-  /** What a document must satisfy to accept a client write. */
+  /** What a document must satisfy to accept a client write (`false`: nothing). */
   writeQuery: Condition;
+  /** The document as the client may see it (field permissions applied), or undefined. */
+  read(doc: RuleDocument): RuleDocument | undefined;
   canRead(doc: RuleDocument): boolean;
+  /** Whether the client may write this (stored) document at all. */
   canWrite(doc: RuleDocument): boolean;
+  /** A client write; a refused one is undone by a compensating write. */
+  checkWrite(operation: WriteOperation, pre: RuleDocument | undefined, post: RuleDocument | undefined): WriteOutcome;
   trace?: DecisionTrace;
 }
 
+const refused: WriteOutcome = { role: undefined, allowed: false, reason: 'no Sync role' };
+
 function deniedSession(role: string | null, reasons: string[], trace: DecisionTrace | undefined): SyncSession {
-  return { role, denied: true, reasons, readQuery: false, writeQuery: false, canRead: () => false, canWrite: () => false, trace };
+  return {
+    role,
+    denied: true,
+    reasons,
+    readQuery: false,
+    writeQuery: false,
+    read: () => undefined,
+    canRead: () => false,
+    canWrite: () => false,
+    checkWrite: () => refused,
+    trace,
+  };
 }
 
 function sessionFlow(ev: Evaluator, rules: CompiledRules, request: RequestContext, options: SyncCompatibilityOptions): SyncSession {
@@ -102,21 +120,27 @@ function sessionFlow(ev: Evaluator, rules: CompiledRules, request: RequestContex
   const compatibility = checkSyncCompatibility(role, options);
   // No fallback: an incompatible matching role denies access, later roles are not tried.
   if (!compatibility.compatible) return deniedSession(role.name, compatibility.reasons, trace);
-  const readFilter = role.documentFilters?.read as CompiledExpression;
+
+  // The role is fixed for the session: per document only its filters and permissions are evaluated,
+  // with the same read and write flows as outside Sync. A compatible role calls no %function.
+  const roles = [role];
+  const cache: ApplyWhenCache = [];
+  cache[role.index] = true;
+  const read = (doc: RuleDocument): RuleDocument | undefined =>
+    readDocument(syncEvaluator, roles, doc, withDocument(base, doc, doc), cache, false, undefined).document;
   const writeFilter = role.documentFilters?.write as CompiledExpression;
-  const readAll = role.read?.source === true || role.write?.source === true || role.hasFieldRules;
-  const writeAll = role.write?.source === true;
-  const at = (doc: RuleDocument): EvaluationContext => withDocument(base, doc, doc);
-  const readQuery = translateExpression({ $or: [readFilter.source, writeFilter.source] }, base).condition;
-  const writeQuery = translateExpression(writeFilter.source, base).condition;
+  const writeLevel = role.write?.source === true || (role.write === undefined && role.hasFieldRules);
+  const writeQuery = writeLevel ? translateExpression(writeFilter.source, base).condition : false;
   return {
     role: role.name,
     denied: false,
     reasons: [],
-    readQuery: readAll ? readQuery : false,
-    writeQuery: writeAll ? writeQuery : false,
-    canRead: (doc) => readAll && (readFilter.evaluateSync(at(doc)) || writeFilter.evaluateSync(at(doc))),
-    canWrite: (doc) => writeAll && writeFilter.evaluateSync(at(doc)),
+    readQuery: readableCondition(roles, base).condition,
+    writeQuery,
+    read,
+    canRead: (doc) => read(doc) !== undefined,
+    canWrite: (doc) => writeLevel && writeFilter.evaluateSync(withDocument(base, doc, doc)),
+    checkWrite: (operation, pre, post) => writeDocument(syncEvaluator, roles, operation, pre, post, base, cache, undefined),
     trace,
   };
 }

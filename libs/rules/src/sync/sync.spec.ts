@@ -77,6 +77,22 @@ describe('Flexible Sync sessions', () => {
     expect(calls).toBe(1);
   });
 
+  it('apply field permissions to what syncs down', async () => {
+    const role: RoleConfig = { name: 'fields', apply_when: {}, document_filters: { read: true, write: false }, fields: { title: { read: true }, secret: { read: false } } };
+    const session = await openSyncSession(compileRules({ roles: [role] }), { user: { id: 'u1' } });
+    expect(session.read({ _id: 1, title: 't', secret: 's' })).toEqual({ _id: 1, title: 't' });
+    expect(session.canWrite({ _id: 1 })).toBe(false);
+  });
+
+  it('check client writes against the write filter before and after (compensating writes)', async () => {
+    const session = await openSyncSession(compileRules({ roles: [compatible] }), { user: { id: 'u1' } });
+    expect(session.checkWrite('insert', undefined, { _id: 1, owner_id: 'u1' }).allowed).toBe(true);
+    expect(session.checkWrite('insert', undefined, { _id: 1, owner_id: 'u2' }).allowed).toBe(false);
+    expect(session.checkWrite('update', { _id: 1, owner_id: 'u1', a: 1 }, { _id: 1, owner_id: 'u1', a: 2 }).allowed).toBe(true);
+    expect(session.checkWrite('update', { _id: 1, owner_id: 'u1' }, { _id: 1, owner_id: 'u2' }).allowed).toBe(false);
+    expect(session.checkWrite('delete', { _id: 1, owner_id: 'u2' }, undefined).allowed).toBe(false);
+  });
+
   it('do not let write true on a read-only role', async () => {
     const session = await openSyncSession(compileRules({ roles: [{ ...compatible, write: false }] }), { user: { id: 'u1' } });
     expect(session.canRead({ owner_id: 'u1' })).toBe(true);
