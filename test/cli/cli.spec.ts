@@ -50,6 +50,24 @@ describe('tessera CLI against a running server', () => {
     expect(missing.stderr).toContain('not logged in');
   });
 
+  it('creates an admin API key pair and logs in with it (realm-cli mongodb-cloud login)', async () => {
+    const created = await tessera(['admin-keys', 'create', '--name', 'ci', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout) as { public_key: string; private_key: string };
+    const ciEnv = { TESSERA_CONFIG_DIR: join(work.path, 'ci-config') };
+    const wrong = await tessera(['login', '--url', server.url, '--api-key', key.public_key, '--private-api-key', 'not-the-key'], ciEnv);
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr).toContain('invalid API key pair');
+    const half = await tessera(['login', '--url', server.url, '--api-key', key.public_key], ciEnv);
+    expect(half.code).toBe(2);
+    const login = await tessera(['login', '--url', server.url, '--api-key', key.public_key, '--private-api-key', key.private_key], ciEnv);
+    expect(login.code, login.stderr).toBe(0);
+    expect(JSON.parse((await tessera(['whoami', '--json'], ciEnv)).stdout)).toMatchObject({ name: 'admin' });
+    const listed = await tessera(['admin-keys', 'list'], env);
+    expect(listed.stdout).toContain(key.public_key);
+    expect(listed.stdout).not.toContain(key.private_key);
+  });
+
   it('creates an app from each template: backend/ and frontend/, the client preset with the app id', async () => {
     const created: Record<string, { client_app_id: string; local_path: string }> = {};
     for (const [name, template] of [['webtodo', 'web.mql.todo'], ['svc', 'backend'], ['orders', 'triggers']] as const) {

@@ -15,3 +15,4 @@ export * from './log-store';
 export * from './sync-state-store';
 export * from './template-store';
 export * from './data-sources';
+export * from './admin-api-keys';

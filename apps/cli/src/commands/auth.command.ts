@@ -49,6 +49,34 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       ctx.output.result({ url, username, profile: ctx.options.profile, group_id: groupId }, `Logged in to ${url} as ${username} (profile "${ctx.options.profile}")`);
     });
 
+  const keys = program.command('admin-keys').description('admin API key pairs for non-interactive logins (`login --api-key`)');
+  keys
+    .command('create')
+    .requiredOption('--name <name>', 'what the key is for, e.g. ci')
+    .action(async (options: { name: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const key = (await client.request<{ _id: string; public_key: string; private_key: string }>('POST', '/admin_api_keys', { json: { name: options.name }, expect: [201] })).body;
+      ctx.output.result(key, `Created API key "${options.name}"\n  public key:  ${key.public_key}\n  private key: ${key.private_key}  (shown once: store it now)\nLog in with: tessera login --api-key ${key.public_key} --private-api-key <private key>`);
+    });
+  keys
+    .command('list')
+    .action(async () => {
+      const ctx = context();
+      const client = await ctx.client();
+      const list = (await client.request<{ _id: string; name: string; public_key: string }[]>('GET', '/admin_api_keys')).body;
+      ctx.output.result(list, () => (list.length ? list.map((key) => `${key.public_key}  ${key.name}  (${key._id})`).join('\n') : 'No API keys'));
+    });
+  keys
+    .command('delete')
+    .requiredOption('--key <id>', 'the key to delete (_id)')
+    .action(async (options: { key: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      await client.request('DELETE', `/admin_api_keys/${encodeURIComponent(options.key)}`, { expect: [204] });
+      ctx.output.result({ deleted: options.key }, `Deleted API key ${options.key}`);
+    });
+
   program
     .command('whoami')
     .description('show who you are logged in as')
