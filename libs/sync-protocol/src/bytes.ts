@@ -9,6 +9,17 @@ export function utf8(text: string): Uint8Array {
 }
 
 export function fromUtf8(bytes: Uint8Array, kind: SyncProtocolErrorKind, what: string): string {
+  // Short ASCII strings (names, keys) are the common case and decode faster by hand.
+  if (bytes.length <= 64) {
+    let ascii = true;
+    for (let i = 0; i < bytes.length; i++) {
+      if ((bytes[i] ?? 0) >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return String.fromCharCode(...bytes);
+  }
   try {
     return utf8Decoder.decode(bytes);
   } catch {

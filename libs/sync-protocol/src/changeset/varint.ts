@@ -189,6 +189,22 @@ export class Writer {
   }
 
   string(s: string): void {
+    // ASCII strings are written directly; others go through the UTF-8 encoder.
+    if (s.length < 64) {
+      let ascii = true;
+      for (let i = 0; i < s.length; i++) {
+        if (s.charCodeAt(i) >= 0x80) {
+          ascii = false;
+          break;
+        }
+      }
+      if (ascii) {
+        this.int(s.length);
+        this.ensure(s.length);
+        for (let i = 0; i < s.length; i++) this.buf[this.length++] = s.charCodeAt(i);
+        return;
+      }
+    }
     const data = utf8(s);
     this.int(data.length);
     this.bytes(data);

@@ -39,6 +39,17 @@ export interface TransformableChangeset {
   dirty?: boolean;
 }
 
+/** Object keys are asked for on every pair; instructions keep their table and object, so cache them. */
+const objectKeys = new WeakMap<Instruction, string | null>();
+function cachedObjectKey(instr: Instruction): string | null {
+  let key = objectKeys.get(instr);
+  if (key === undefined) {
+    key = objectKeyOf(instr);
+    objectKeys.set(instr, key);
+  }
+  return key;
+}
+
 function badMerge(message: string): never {
   throw new SyncProtocolError('bad_merge', message);
 }
@@ -100,7 +111,7 @@ class Side {
     this.pathLen = pathLength(instr);
     this.timestamp = cs.originTimestamp;
     this.fileIdent = cs.originFileIdent;
-    this.objectKey = objectKeyOf(instr);
+    this.objectKey = cachedObjectKey(instr);
   }
 
   get(): Instruction {
@@ -606,9 +617,24 @@ class Transformer {
   readonly major = new Side(this);
   readonly minor = new Side(this);
   theirs: TransformableChangeset[] = [];
+  /** Per changeset of theirs, a small number per instruction naming its object (-1: schema). */
+  private minorObjects: number[][] = [];
+  private readonly objectIds = new Map<string, number>();
+
+  private objectId(instr: Instruction): number {
+    const key = cachedObjectKey(instr);
+    if (key === null) return -1;
+    let id = this.objectIds.get(key);
+    if (id === undefined) {
+      id = this.objectIds.size;
+      this.objectIds.set(key, id);
+    }
+    return id;
+  }
 
   run(ours: TransformableChangeset[], theirs: TransformableChangeset[]): void {
     this.theirs = theirs;
+    this.minorObjects = theirs.map((cs) => cs.instructions.map((i) => (i === null ? -1 : this.objectId(i))));
     // Object keys of their instructions, so the inner loop can skip pairs that cannot interact.
     for (let c = 0; c < ours.length; c++) {
       const cs = ours[c];
@@ -627,18 +653,19 @@ class Transformer {
   transformMajor(startCs: number, startPos: number): void {
     const major = this.major;
     const minor = this.minor;
-    const majorKey = major.objectKey;
+    const majorObject = this.objectId(major.get());
     for (let c = startCs; c < this.theirs.length; c++) {
       const cs = this.theirs[c];
       if (!cs) continue;
       const list = cs.instructions;
+      const objects = this.minorObjects[c] ?? [];
       for (let k = c === startCs ? startPos : 0; k < list.length; k++) {
         const instr = list[k];
         if (instr === null || instr === undefined) continue;
         // Instructions on two different objects never interact; schema instructions meet everything.
-        if (majorKey !== null) {
-          const key = objectKeyOf(instr);
-          if (key !== null && key !== majorKey) continue;
+        if (majorObject >= 0) {
+          const object = objects[k] ?? -1;
+          if (object >= 0 && object !== majorObject) continue;
         }
         minor.init(cs, c, k);
         this.mergeInstructions();
@@ -665,6 +692,7 @@ class Transformer {
     side.cs.instructions.splice(side.pos, 0, instr);
     side.cs.dirty = true;
     if (side === this.minor) {
+      this.minorObjects[side.csIndex]?.splice(side.pos, 0, this.objectId(instr));
       // The prepended instruction is not merged with the current major one (as in realm-core).
       side.pos += 1;
       return;
@@ -682,7 +710,7 @@ class Transformer {
     major.pos = origin.pos;
     major.discarded = origin.discarded;
     major.pathLen = origin.pathLen;
-    major.objectKey = objectKeyOf(major.get());
+    major.objectKey = cachedObjectKey(major.get());
     minor.cs = saved.cs;
     minor.csIndex = saved.csIndex;
     minor.pos = saved.pos;
