@@ -1,3 +1,8 @@
 // The client-facing HTTP edge, as a Nest module the process host mounts.
 export * from './graphql-gateway.module';
 export * from './location/location.controller';
+export * from './client-api/client-api.error';
+export * from './client-api/functions/remote-data-access.port';
+export { Mailer, OutboxFileMailer, type OutgoingMail } from './client-api/auth/mailer';
+export { UserStore, type AppUser, type Identity } from './client-api/auth/user.store';
+export { ClientApps, type ClientApp } from './client-api/client-apps.service';

@@ -1,0 +1,221 @@
+import { Injectable } from '@nestjs/common';
+import type { AuthProvider } from '@tessera/app-config';
+import type { Caller } from '@tessera/contracts';
+import { encodeEjson } from '@tessera/messaging';
+import { DataSources, newObjectIdHex } from '@tessera/platform';
+import { EJSON } from 'bson';
+import { ClientApiError, ClientApiErrorCode, invalidSession } from '../client-api.error';
+import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
+import { readCustomUserData } from './custom-user-data';
+import { type ProviderIdentity, ProviderLogins } from './provider-logins';
+import { bearerToken, type ClientTokenClaims, issueToken, tokenAppId, type TokenType, verifyToken } from './tokens';
+import type { AppUser } from './user.store';
+
+/** An authenticated request: the app, the user and the claims of the token presented. */
+export interface ClientSession {
+  app: ClientApp;
+  user: AppUser;
+  claims: ClientTokenClaims;
+}
+
+export interface LoginResponse {
+  access_token: string;
+  refresh_token?: string;
+  user_id: string;
+  device_id: string;
+}
+
+export interface ProfileResponse {
+  user_id: string;
+  domain_id: string;
+  type: string;
+  identities: Array<{ id: string; provider_type: string; provider_id: string; provider_data?: Record<string, unknown> }>;
+  data: Record<string, unknown>;
+}
+
+const NO_DEVICE = '000000000000000000000000';
+
+/** Logins, sessions (access and refresh tokens), profiles and user deletion. */
+@Injectable()
+export class AuthService {
+  constructor(
+    private readonly apps: ClientApps,
+    private readonly dataSources: DataSources,
+    private readonly providers: ProviderLogins,
+  ) {}
+
+  /** `POST C/app/{app}/auth/providers/{provider}/login[?link=true]`. */
+  async login(clientAppId: string, providerName: string, body: unknown, options: { link: boolean; authorization: string | undefined }): Promise<LoginResponse> {
+    const app = await this.apps.byClientAppId(clientAppId);
+    const payload = loginPayload(body);
+    const provider = enabledProvider(app, providerName);
+    const linking = options.link ? await this.authenticate(options.authorization, 'access', clientAppId) : undefined;
+    const identity = await this.providers.identify(app, provider, payload);
+    const deviceId = deviceIdOf(payload) ?? newObjectIdHex();
+
+    if (linking) {
+      const user = await this.link(app, linking.user, provider, identity);
+      const access = await this.accessToken(app, user, { deviceId, sessionId: linking.claims.baas_session_id });
+      return { access_token: access, user_id: user._id, device_id: deviceId };
+    }
+    const user = await this.userFor(app, provider, identity);
+    if (user.disabled) throw new ClientApiError(ClientApiErrorCode.UserDisabled, 'user disabled');
+    if (identity.data && Object.keys(identity.data).length > 0) await app.users.updateUserData(user._id, identity.data);
+    return this.startSession(app, user._id, deviceId);
+  }
+
+  /** Issues a new refresh-token session and its first access token. */
+  async startSession(app: ClientApp, userId: string, deviceId: string): Promise<LoginResponse> {
+    const user = await app.users.findUser(userId);
+    if (!user) throw new ClientApiError(ClientApiErrorCode.UserNotFound, 'user not found');
+    const session = await app.users.createSession(user._id, deviceId, this.apps.lifetimes.refreshSeconds);
+    const subject = { appId: app.appId, domainId: app.domainId, userId: user._id, deviceId, sessionId: session._id };
+    return {
+      access_token: await this.accessToken(app, user, { deviceId, sessionId: session._id }),
+      refresh_token: issueToken('refresh', subject, app.signingKey, this.apps.lifetimes.refreshSeconds),
+      user_id: user._id,
+      device_id: deviceId,
+    };
+  }
+
+  /** `POST C/auth/session` with the refresh token: a new access token (custom user data read again). */
+  async refresh(authorization: string | undefined): Promise<{ access_token: string }> {
+    const { app, user, claims } = await this.authenticate(authorization, 'refresh');
+    return { access_token: await this.accessToken(app, user, { deviceId: claims.baas_device_id, sessionId: claims.baas_session_id }) };
+  }
+
+  /** `DELETE C/auth/session`: revokes the refresh token. A second logout finds no session. */
+  async logout(authorization: string | undefined): Promise<void> {
+    const { app, claims } = await this.authenticate(authorization, 'refresh');
+    await app.users.deleteSession(claims.baas_session_id);
+  }
+
+  async deleteUser(authorization: string | undefined): Promise<void> {
+    const { app, user } = await this.authenticate(authorization, 'access');
+    await app.users.deleteUser(user);
+  }
+
+  profile(session: ClientSession): ProfileResponse {
+    const { user, app } = session;
+    return {
+      user_id: user._id,
+      domain_id: app.domainId,
+      type: user.type,
+      identities: user.identities.map((identity) => ({ ...identity })),
+      data: publicData(user),
+    };
+  }
+
+  /**
+   * Checks a bearer token (or the `baas_at` query token of streaming requests) and loads its user. An
+   * access token must still have its refresh session: logging out ends both. With `clientAppId`, the
+   * token must belong to that app.
+   */
+  async authenticate(authorization: string | undefined, type: TokenType, clientAppId?: string, queryToken?: string): Promise<ClientSession> {
+    const token = bearerToken(authorization) ?? queryToken;
+    if (!token) throw invalidSession();
+    const appId = tokenAppId(token);
+    let app: ClientApp;
+    try {
+      app = await this.apps.byAppId(appId);
+    } catch {
+      throw invalidSession();
+    }
+    const claims = verifyToken(token, type, app.signingKey);
+    if (clientAppId !== undefined && app.clientAppId !== clientAppId) throw invalidSession('token was issued for another app');
+    const session = await app.users.findSession(claims.baas_session_id);
+    if (!session || session.userId !== claims.sub) {
+      throw type === 'refresh' ? invalidSession('failed to find refresh token') : invalidSession();
+    }
+    if (session.expiresAt.getTime() <= Date.now()) throw invalidSession(`${type === 'refresh' ? 'refresh' : 'access'} token expired`);
+    const user = await app.users.findUser(claims.sub);
+    if (!user) throw invalidSession('user not found');
+    if (user.disabled) throw new ClientApiError(ClientApiErrorCode.UserDisabled, 'user disabled', { httpStatus: 401 });
+    return { app, user, claims };
+  }
+
+  /** The caller a function or a rule sees: `context.user` with the custom data read now. */
+  async callerOf(session: ClientSession): Promise<Caller> {
+    const { user, app } = session;
+    const custom = await readCustomUserData(app.config, this.dataSources, user._id);
+    return {
+      type: 'user',
+      user: {
+        id: user._id,
+        type: user.type,
+        data: encodeEjson(publicData(user)) as Record<string, never>,
+        ...(custom ? { customData: encodeEjson(custom) as Record<string, never> } : {}),
+        identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type })),
+      },
+    };
+  }
+
+  private async accessToken(app: ClientApp, user: AppUser, session: { deviceId: string; sessionId: string }): Promise<string> {
+    const custom = await readCustomUserData(app.config, this.dataSources, user._id);
+    const userData = custom ? (EJSON.serialize(custom, { relaxed: true }) as Record<string, unknown>) : undefined;
+    const subject = { appId: app.appId, domainId: app.domainId, userId: user._id, deviceId: session.deviceId, sessionId: session.sessionId };
+    return issueToken('access', subject, app.signingKey, this.apps.lifetimes.accessSeconds, userData);
+  }
+
+  /** The user an identity logs in as: its owner, the key's user, or a new user (first login). */
+  private async userFor(app: ClientApp, provider: AuthProvider, identity: ProviderIdentity): Promise<AppUser> {
+    if (identity.userId) {
+      const user = await app.users.findUser(identity.userId);
+      if (!user) throw new ClientApiError(ClientApiErrorCode.UserNotFound, 'user not found');
+      return user;
+    }
+    const existing = await app.users.userByIdentity(provider.type, identity.id);
+    if (existing) return existing;
+    const created = await app.users.createUser('normal', identity.data ?? {});
+    if (await app.users.addIdentity(created._id, this.identityRecord(provider, identity))) {
+      if (identity.onUserCreated) await identity.onUserCreated(created._id);
+      return (await app.users.findUser(created._id)) ?? created;
+    }
+    // Another request created the owner first: use it and drop ours.
+    await app.users.deleteUser(created);
+    const owner = await app.users.userByIdentity(provider.type, identity.id);
+    if (!owner) throw new ClientApiError(ClientApiErrorCode.AuthError, 'could not create the user');
+    return owner;
+  }
+
+  private async link(app: ClientApp, user: AppUser, provider: AuthProvider, identity: ProviderIdentity): Promise<AppUser> {
+    if (provider.type === 'anon-user') throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: an anonymous identity cannot be linked to a user');
+    if (identity.userId) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: API keys log in as their owner and cannot be linked');
+    const owner = await app.users.userByIdentity(provider.type, identity.id);
+    if (owner && owner._id !== user._id) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: the identity already belongs to a different user', { httpStatus: 409 });
+    if (!owner && !(await app.users.addIdentity(user._id, this.identityRecord(provider, identity)))) {
+      throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: the identity already belongs to a different user', { httpStatus: 409 });
+    }
+    if (!owner && identity.onUserCreated) await identity.onUserCreated(user._id);
+    if (identity.data && Object.keys(identity.data).length > 0) await app.users.updateUserData(user._id, identity.data);
+    return (await app.users.findUser(user._id)) ?? user;
+  }
+
+  private identityRecord(provider: AuthProvider, identity: ProviderIdentity): AppUser['identities'][number] {
+    return {
+      id: identity.id,
+      provider_type: provider.type,
+      provider_id: provider.id ?? provider.name,
+      ...(identity.data && Object.keys(identity.data).length > 0 ? { provider_data: identity.data } : {}),
+    };
+  }
+}
+
+/** The login body as a plain object; realm-core adds `provider`, both send `options.device`. */
+function loginPayload(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the login request body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+/** The device id the client already has (`options.device.deviceId`, an ObjectId or its hex). */
+function deviceIdOf(payload: Record<string, unknown>): string | undefined {
+  const options = payload['options'] as { device?: { deviceId?: unknown } } | undefined;
+  const raw = options?.device?.deviceId;
+  const hex = typeof raw === 'string' ? raw : typeof raw === 'object' && raw !== null && 'toHexString' in raw && typeof raw.toHexString === 'function' ? String((raw as { toHexString(): string }).toHexString()) : undefined;
+  return hex && /^[0-9a-f]{24}$/i.test(hex) && hex !== NO_DEVICE ? hex.toLowerCase() : undefined;
+}
+
+function publicData(user: AppUser): Record<string, unknown> {
+  return { ...user.data };
+}

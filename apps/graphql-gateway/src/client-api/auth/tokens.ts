@@ -1,0 +1,76 @@
+import { type JwtClaims, signJwt, verifyJwt } from '@tessera/platform';
+import { invalidSession } from '../client-api.error';
+
+export type TokenType = 'access' | 'refresh';
+
+/** Claims of the tokens this API issues; the SDKs read exp, iat, sub, user_data and baas_device_id (R6). */
+export interface ClientTokenClaims extends JwtClaims {
+  typ: TokenType;
+  /** The app's `_id`: tells which app's key signed the token. */
+  baas_app_id: string;
+  baas_domain_id: string;
+  baas_device_id: string;
+  /** The refresh-token session this token belongs to. */
+  baas_session_id: string;
+  stitch_devId: string;
+  stitch_domainId: string;
+  user_data?: Record<string, unknown>;
+}
+
+export interface TokenSubject {
+  appId: string;
+  domainId: string;
+  userId: string;
+  deviceId: string;
+  sessionId: string;
+}
+
+export function issueToken(type: TokenType, subject: TokenSubject, key: Buffer, lifetimeSeconds: number, userData?: Record<string, unknown>): string {
+  const iat = Math.floor(Date.now() / 1000);
+  const claims: ClientTokenClaims = {
+    sub: subject.userId,
+    iat,
+    exp: iat + Math.max(1, Math.floor(lifetimeSeconds)),
+    typ: type,
+    baas_app_id: subject.appId,
+    baas_domain_id: subject.domainId,
+    baas_device_id: subject.deviceId,
+    baas_session_id: subject.sessionId,
+    stitch_devId: subject.deviceId,
+    stitch_domainId: subject.domainId,
+    ...(type === 'access' && userData ? { user_data: userData } : {}),
+  };
+  return signJwt(claims, key);
+}
+
+/** The app a token claims to come from, read before its signature can be checked with that app's key. */
+export function tokenAppId(token: string): string {
+  const payload = token.split('.')[1];
+  if (!payload) throw invalidSession();
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { baas_app_id?: unknown };
+    if (typeof claims.baas_app_id === 'string' && /^[0-9a-f]{24}$/.test(claims.baas_app_id)) return claims.baas_app_id;
+  } catch {
+    // falls through to the refusal
+  }
+  throw invalidSession();
+}
+
+/** Checks signature, expiry and type; the 401s are the ones the SDKs react to by refreshing (R5). */
+export function verifyToken(token: string, type: TokenType, key: Buffer): ClientTokenClaims {
+  const result = verifyJwt(token, key);
+  if (!result.valid) {
+    if (result.reason === 'expired') throw invalidSession(`${type} token expired`);
+    throw invalidSession();
+  }
+  const claims = result.claims as ClientTokenClaims;
+  if (claims.typ !== type || typeof claims.baas_session_id !== 'string') throw invalidSession();
+  return claims;
+}
+
+/** The bearer token of an Authorization header. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  return match?.[1];
+}

@@ -1,0 +1,268 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { CollectionHandle, DataSourceClient, Document } from '@tessera/datastore';
+import { isDatastoreError } from '@tessera/datastore';
+import { newObjectIdHex } from '@tessera/platform';
+
+/** One way a user logs in: `id` is the identity's id within its provider (an email, a key id, a `sub`). */
+export interface Identity {
+  id: string;
+  provider_type: string;
+  provider_id: string;
+  provider_data?: Record<string, unknown>;
+}
+
+export interface AppUser {
+  _id: string;
+  /** `normal` for people, `server` for server API keys. */
+  type: 'normal' | 'server';
+  identities: Identity[];
+  /** Metadata the providers gave (email, name, metadata_fields of custom tokens). */
+  data: Record<string, unknown>;
+  disabled: boolean;
+  createdAt: Date;
+  lastLoginAt?: Date;
+}
+
+export interface Session {
+  _id: string;
+  userId: string;
+  deviceId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface UserpassAccount {
+  /** The email, as registered. */
+  _id: string;
+  passwordHash: string;
+  confirmed: boolean;
+  userId?: string;
+  createdAt: Date;
+}
+
+export type UserpassTokenPurpose = 'confirm' | 'reset';
+
+export interface UserpassToken {
+  /** The tokenId sent with the token. */
+  _id: string;
+  tokenHash: string;
+  email: string;
+  purpose: UserpassTokenPurpose;
+  expiresAt: Date;
+}
+
+export interface ApiKey {
+  _id: string;
+  name: string;
+  keyHash: string;
+  disabled: boolean;
+  /** The user the key logs in as: its owner for a user key, the key's own server user for a server key. */
+  userId: string;
+  server: boolean;
+  createdAt: Date;
+}
+
+/** SHA-256 hex of a high-entropy secret (API keys, tokens): enough, since they are random, not chosen. */
+export function digest(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/**
+ * The client users of one app, kept in the platform database (`app-<app id>`): users and their
+ * identities, refresh-token sessions, email/password accounts and their tokens, API keys. Only this
+ * class touches those collections.
+ */
+export class UserStore {
+  private ready?: Promise<void>;
+
+  constructor(
+    private readonly client: DataSourceClient,
+    readonly appId: string,
+  ) {}
+
+  private collection(name: string): CollectionHandle {
+    return this.client.db(`app-${this.appId}`).collection(name);
+  }
+
+  private get users(): CollectionHandle {
+    return this.collection('users');
+  }
+  private get identities(): CollectionHandle {
+    return this.collection('identities');
+  }
+  private get sessions(): CollectionHandle {
+    return this.collection('sessions');
+  }
+  private get accounts(): CollectionHandle {
+    return this.collection('userpass_accounts');
+  }
+  private get tokens(): CollectionHandle {
+    return this.collection('userpass_tokens');
+  }
+  private get apiKeys(): CollectionHandle {
+    return this.collection('api_keys');
+  }
+
+  /** Creates the indexes once per process. */
+  init(): Promise<void> {
+    this.ready ??= (async () => {
+      await this.apiKeys.createIndex({ keyHash: 1 }, { unique: true });
+      await this.apiKeys.createIndex({ userId: 1, name: 1 }, { unique: true });
+      await this.sessions.createIndex({ userId: 1 });
+    })();
+    return this.ready;
+  }
+
+  // Users and identities
+
+  async findUser(userId: string): Promise<AppUser | null> {
+    return (await this.users.findOne({ _id: userId })) as AppUser | null;
+  }
+
+  async userByIdentity(providerType: string, externalId: string): Promise<AppUser | null> {
+    const link = await this.identities.findOne({ _id: identityKey(providerType, externalId) });
+    return link ? this.findUser(String(link['userId'])) : null;
+  }
+
+  async createUser(type: AppUser['type'], data: Record<string, unknown> = {}): Promise<AppUser> {
+    const user: AppUser = { _id: newObjectIdHex(), type, identities: [], data, disabled: false, createdAt: new Date() };
+    await this.users.insertOne(user as unknown as Document);
+    return user;
+  }
+
+  /**
+   * Attaches an identity to a user. False when the identity already belongs to a user (the unique `_id`
+   * of the link decides, so two concurrent first logins cannot create two owners).
+   */
+  async addIdentity(userId: string, identity: Identity): Promise<boolean> {
+    try {
+      await this.identities.insertOne({ _id: identityKey(identity.provider_type, identity.id), userId });
+    } catch (error) {
+      if (isDatastoreError(error) && error.codeName === 'DuplicateKey') return false;
+      throw error;
+    }
+    await this.users.updateOne({ _id: userId }, { $push: { identities: identity } });
+    return true;
+  }
+
+  async updateUserData(userId: string, data: Record<string, unknown>): Promise<void> {
+    const set: Document = { lastLoginAt: new Date() };
+    for (const [key, value] of Object.entries(data)) set[`data.${key}`] = value;
+    await this.users.updateOne({ _id: userId }, { $set: set });
+  }
+
+  async deleteUser(user: AppUser): Promise<void> {
+    for (const identity of user.identities) await this.identities.deleteOne({ _id: identityKey(identity.provider_type, identity.id) });
+    await this.sessions.deleteMany({ userId: user._id });
+    await this.apiKeys.deleteMany({ userId: user._id, server: false });
+    const emails = user.identities.filter((identity) => identity.provider_type === 'local-userpass').map((identity) => identity.id);
+    for (const email of emails) await this.accounts.deleteOne({ _id: email });
+    await this.users.deleteOne({ _id: user._id });
+  }
+
+  // Sessions (refresh tokens)
+
+  async createSession(userId: string, deviceId: string, lifetimeSeconds: number): Promise<Session> {
+    const now = new Date();
+    const session: Session = { _id: newObjectIdHex(), userId, deviceId, createdAt: now, expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000) };
+    await this.sessions.insertOne(session as unknown as Document);
+    return session;
+  }
+
+  async findSession(sessionId: string): Promise<Session | null> {
+    return (await this.sessions.findOne({ _id: sessionId })) as Session | null;
+  }
+
+  async deleteSession(sessionId: string): Promise<boolean> {
+    return (await this.sessions.deleteOne({ _id: sessionId })).deletedCount > 0;
+  }
+
+  // Email/password accounts and their tokens
+
+  async findAccount(email: string): Promise<UserpassAccount | null> {
+    return (await this.accounts.findOne({ _id: email })) as UserpassAccount | null;
+  }
+
+  /** False when the email is taken. */
+  async createAccount(email: string, passwordHash: string): Promise<boolean> {
+    try {
+      await this.accounts.insertOne({ _id: email, passwordHash, confirmed: false, createdAt: new Date() });
+      return true;
+    } catch (error) {
+      if (isDatastoreError(error) && error.codeName === 'DuplicateKey') return false;
+      throw error;
+    }
+  }
+
+  async confirmAccount(email: string): Promise<boolean> {
+    return (await this.accounts.updateOne({ _id: email, confirmed: false }, { $set: { confirmed: true } })).modifiedCount > 0;
+  }
+
+  async setPassword(email: string, passwordHash: string): Promise<void> {
+    await this.accounts.updateOne({ _id: email }, { $set: { passwordHash } });
+  }
+
+  async setAccountUser(email: string, userId: string): Promise<void> {
+    await this.accounts.updateOne({ _id: email }, { $set: { userId } });
+  }
+
+  async deleteAccount(email: string): Promise<void> {
+    await this.accounts.deleteOne({ _id: email });
+  }
+
+  /** A new single-use token; returns the secret (only its hash is kept) and its id. */
+  async issueToken(email: string, purpose: UserpassTokenPurpose, lifetimeSeconds: number): Promise<{ token: string; tokenId: string }> {
+    const token = randomSecret();
+    const tokenId = newObjectIdHex();
+    await this.tokens.insertOne({ _id: tokenId, tokenHash: digest(token), email, purpose, expiresAt: new Date(Date.now() + lifetimeSeconds * 1000) });
+    return { token, tokenId };
+  }
+
+  /** Consumes a token: the email it was issued for, or null when it is unknown, used, expired or for another purpose. */
+  async consumeToken(tokenId: string, token: string, purpose: UserpassTokenPurpose): Promise<string | null> {
+    const stored = (await this.tokens.findOneAndDelete({ _id: tokenId, purpose, tokenHash: digest(token) })) as UserpassToken | null;
+    if (!stored || stored.expiresAt.getTime() <= Date.now()) return null;
+    return stored.email;
+  }
+
+  // API keys
+
+  async createApiKey(key: Omit<ApiKey, '_id' | 'createdAt' | 'disabled'>): Promise<ApiKey | null> {
+    const record: ApiKey = { _id: newObjectIdHex(), ...key, disabled: false, createdAt: new Date() };
+    try {
+      await this.apiKeys.insertOne(record as unknown as Document);
+      return record;
+    } catch (error) {
+      if (isDatastoreError(error) && error.codeName === 'DuplicateKey') return null;
+      throw error;
+    }
+  }
+
+  async apiKeysOf(userId: string): Promise<ApiKey[]> {
+    return (await this.apiKeys.find({ userId, server: false }).sort({ createdAt: 1 }).toArray()) as unknown as ApiKey[];
+  }
+
+  async apiKey(userId: string, keyId: string): Promise<ApiKey | null> {
+    return (await this.apiKeys.findOne({ _id: keyId, userId })) as ApiKey | null;
+  }
+
+  async apiKeyBySecret(secret: string): Promise<ApiKey | null> {
+    return (await this.apiKeys.findOne({ keyHash: digest(secret) })) as ApiKey | null;
+  }
+
+  async setApiKeyDisabled(userId: string, keyId: string, disabled: boolean): Promise<boolean> {
+    return (await this.apiKeys.updateOne({ _id: keyId, userId }, { $set: { disabled } })).matchedCount > 0;
+  }
+
+  async deleteApiKey(userId: string, keyId: string): Promise<boolean> {
+    return (await this.apiKeys.deleteOne({ _id: keyId, userId })).deletedCount > 0;
+  }
+}
+
+function identityKey(providerType: string, externalId: string): string {
+  return `${providerType}|${externalId}`;
+}

@@ -1,0 +1,151 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AuthProvider } from '@tessera/app-config';
+import { hashPassword } from '@tessera/platform';
+import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
+import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
+import { FunctionInvoker } from '../functions/function-invoker';
+import { Mailer } from './mailer';
+import type { UserpassTokenPurpose } from './user.store';
+
+const tokenLifetimeSeconds = 30 * 60;
+const PROVIDER = 'local-userpass';
+
+/**
+ * The email/password provider's account flows: registration, confirmation (automatic, by email token or
+ * by the app's confirmation function) and password reset (by email token or by the reset function).
+ */
+@Injectable()
+export class UserpassService {
+  constructor(
+    private readonly apps: ClientApps,
+    private readonly functions: FunctionInvoker,
+    @Inject(Mailer) private readonly mailer: Mailer,
+  ) {}
+
+  async register(clientAppId: string, body: Record<string, unknown>): Promise<void> {
+    const { app, provider } = await this.provider(clientAppId);
+    const email = field(body, 'email');
+    const password = checkPassword(field(body, 'password'));
+    if (!(await app.users.createAccount(email, await hashPassword(password)))) throw new ClientApiError(ClientApiErrorCode.AccountNameInUse, 'name already in use');
+    const config = provider.config ?? {};
+    if (config['autoConfirm'] === true) {
+      await app.users.confirmAccount(email);
+      return;
+    }
+    try {
+      if (config['runConfirmationFunction'] === true) await this.runConfirmation(app, provider, email);
+      else await this.sendToken(app, provider, email, 'confirm');
+    } catch (error) {
+      await app.users.deleteAccount(email);
+      throw error;
+    }
+  }
+
+  async confirm(clientAppId: string, body: Record<string, unknown>): Promise<void> {
+    const { app } = await this.provider(clientAppId);
+    const email = await app.users.consumeToken(field(body, 'tokenId'), field(body, 'token'), 'confirm');
+    if (!email) throw new ClientApiError(ClientApiErrorCode.UserpassTokenInvalid, 'invalid token data');
+    if (!(await app.users.confirmAccount(email))) throw new ClientApiError(ClientApiErrorCode.UserAlreadyConfirmed, 'already confirmed');
+  }
+
+  async resendConfirmation(clientAppId: string, body: Record<string, unknown>): Promise<void> {
+    const { app, provider } = await this.provider(clientAppId);
+    const email = await this.pendingAccount(app, field(body, 'email'));
+    await this.sendToken(app, provider, email, 'confirm');
+  }
+
+  async retryConfirmationFunction(clientAppId: string, body: Record<string, unknown>): Promise<void> {
+    const { app, provider } = await this.provider(clientAppId);
+    const email = await this.pendingAccount(app, field(body, 'email'));
+    if (provider.config?.['runConfirmationFunction'] !== true) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the provider does not use a confirmation function');
+    await this.runConfirmation(app, provider, email);
+  }
+
+  async sendReset(clientAppId: string, body: Record<string, unknown>): Promise<void> {
+    const { app, provider } = await this.provider(clientAppId);
+    const email = field(body, 'email');
+    if (!(await app.users.findAccount(email))) throw new ClientApiError(ClientApiErrorCode.UserNotFound, 'user not found');
+    await this.sendToken(app, provider, email, 'reset');
+  }
+
+  async reset(clientAppId: string, body: Record<string, unknown>): Promise<void> {
+    const { app } = await this.provider(clientAppId);
+    const password = checkPassword(field(body, 'password'));
+    const email = await app.users.consumeToken(field(body, 'tokenId'), field(body, 'token'), 'reset');
+    if (!email) throw new ClientApiError(ClientApiErrorCode.UserpassTokenInvalid, 'invalid token data');
+    await app.users.setPassword(email, await hashPassword(password));
+  }
+
+  /** `reset/call`: the app's reset function decides: success sets the password now, pending leaves it to a later `reset`. */
+  async callReset(clientAppId: string, body: Record<string, unknown>): Promise<void> {
+    const { app, provider } = await this.provider(clientAppId);
+    const config = provider.config ?? {};
+    const functionName = config['resetFunctionName'];
+    if (config['runResetFunction'] !== true || typeof functionName !== 'string' || !functionName) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the provider does not use a reset function');
+    const email = field(body, 'email');
+    const password = checkPassword(field(body, 'password'));
+    if (!(await app.users.findAccount(email))) throw new ClientApiError(ClientApiErrorCode.UserNotFound, 'user not found');
+    const extra = Array.isArray(body['arguments']) ? (body['arguments'] as unknown[]) : [];
+    const { token, tokenId } = await app.users.issueToken(email, 'reset', tokenLifetimeSeconds);
+    const status = await this.decision(app, functionName, [{ token, tokenId, username: email, password }, ...extra]);
+    if (status === 'success') {
+      await app.users.consumeToken(tokenId, token, 'reset');
+      await app.users.setPassword(email, await hashPassword(password));
+    } else if (status === 'fail') {
+      await app.users.consumeToken(tokenId, token, 'reset');
+      throw new ClientApiError(ClientApiErrorCode.BadRequest, 'password reset failed: the reset function returned status fail');
+    }
+  }
+
+  private async runConfirmation(app: ClientApp, provider: AuthProvider, email: string): Promise<void> {
+    const functionName = provider.config?.['confirmationFunctionName'];
+    if (typeof functionName !== 'string' || !functionName) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the provider names no confirmation function');
+    const { token, tokenId } = await app.users.issueToken(email, 'confirm', tokenLifetimeSeconds);
+    const status = await this.decision(app, functionName, [{ token, tokenId, username: email }]);
+    if (status === 'success') {
+      await app.users.consumeToken(tokenId, token, 'confirm');
+      await app.users.confirmAccount(email);
+    } else if (status === 'fail') {
+      await app.users.consumeToken(tokenId, token, 'confirm');
+      throw new ClientApiError(ClientApiErrorCode.BadRequest, 'user confirmation failed: the confirmation function returned status fail');
+    }
+  }
+
+  /** Runs a confirmation or reset function as the system: `{ status: 'success' | 'pending' | 'fail' }`. */
+  private async decision(app: ClientApp, functionName: string, args: unknown[]): Promise<'success' | 'pending' | 'fail'> {
+    const result = await this.functions.call(app.appId, functionName, args, { type: 'system' }, { origin: 'function', service: PROVIDER });
+    const status = typeof result === 'object' && result !== null ? (result as { status?: unknown }).status : undefined;
+    if (status === 'success' || status === 'pending' || status === 'fail') return status;
+    throw new ClientApiError(ClientApiErrorCode.FunctionExecutionError, `function '${functionName}' must return { status: 'success' | 'pending' | 'fail' }`);
+  }
+
+  private async sendToken(app: ClientApp, provider: AuthProvider, email: string, purpose: UserpassTokenPurpose): Promise<void> {
+    const { token, tokenId } = await app.users.issueToken(email, purpose, tokenLifetimeSeconds);
+    const base = provider.config?.[purpose === 'confirm' ? 'emailConfirmationUrl' : 'resetPasswordUrl'];
+    const link = typeof base === 'string' && base ? `${base}${base.includes('?') ? '&' : '?'}token=${encodeURIComponent(token)}&tokenId=${tokenId}` : undefined;
+    await this.mailer.send({ appId: app.appId, to: email, purpose, token, tokenId, ...(link ? { link } : {}), sentAt: new Date().toISOString() });
+  }
+
+  private async pendingAccount(app: ClientApp, email: string): Promise<string> {
+    const account = await app.users.findAccount(email);
+    if (!account) throw new ClientApiError(ClientApiErrorCode.UserNotFound, 'user not found');
+    if (account.confirmed) throw new ClientApiError(ClientApiErrorCode.UserAlreadyConfirmed, 'already confirmed');
+    return email;
+  }
+
+  private async provider(clientAppId: string): Promise<{ app: ClientApp; provider: AuthProvider }> {
+    const app = await this.apps.byClientAppId(clientAppId);
+    return { app, provider: enabledProvider(app, PROVIDER) };
+  }
+}
+
+function field(body: Record<string, unknown>, name: string): string {
+  const value = body[name];
+  if (typeof value !== 'string' || value === '') throw new ClientApiError(ClientApiErrorCode.MissingParameter, `'${name}' is required and must be a string`);
+  return value;
+}
+
+function checkPassword(password: string): string {
+  if (password.length < 6 || password.length > 128) throw new ClientApiError(ClientApiErrorCode.InvalidParameter, 'password must be between 6 and 128 characters');
+  return password;
+}

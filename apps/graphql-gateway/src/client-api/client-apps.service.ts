@@ -1,0 +1,86 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig, AuthProvider } from '@tessera/app-config';
+import { DataSources, DeployedApps, SigningKeyStore } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
+import { ClientApiError, ClientApiErrorCode } from './client-api.error';
+import { UserStore } from './auth/user.store';
+
+/** An app as the client API serves it: its live configuration, user store and token key. */
+export interface ClientApp {
+  /** The app's `_id` (what tokens and storage name). */
+  appId: string;
+  clientAppId: string;
+  domainId: string;
+  config: AppConfig;
+  users: UserStore;
+  signingKey: Buffer;
+}
+
+/** Token lifetimes; the host may set them through `Settings` (see the report: accessTokenTtlSeconds, refreshTokenTtlSeconds). */
+export interface TokenLifetimes {
+  accessSeconds: number;
+  refreshSeconds: number;
+}
+
+const defaultLifetimes: TokenLifetimes = { accessSeconds: 30 * 60, refreshSeconds: 60 * 24 * 60 * 60 };
+
+/** Resolves client app ids and token issuers to the app, and gives each app one user store. */
+@Injectable()
+export class ClientApps {
+  private readonly stores = new Map<string, UserStore>();
+  readonly lifetimes: TokenLifetimes;
+
+  constructor(
+    private readonly deployed: DeployedApps,
+    private readonly dataSources: DataSources,
+    private readonly keys: SigningKeyStore,
+    @Inject(SETTINGS) settings: Settings,
+  ) {
+    const optional = settings as Settings & { accessTokenTtlSeconds?: unknown; refreshTokenTtlSeconds?: unknown };
+    this.lifetimes = {
+      accessSeconds: positive(optional.accessTokenTtlSeconds) ?? defaultLifetimes.accessSeconds,
+      refreshSeconds: positive(optional.refreshTokenTtlSeconds) ?? defaultLifetimes.refreshSeconds,
+    };
+  }
+
+  async byClientAppId(clientAppId: string): Promise<ClientApp> {
+    let deployed;
+    try {
+      deployed = await this.deployed.byClientAppId(clientAppId);
+    } catch (error) {
+      if (error instanceof Error && 'errorCode' in error && error.errorCode === 'AppNotFound') {
+        throw new ClientApiError(ClientApiErrorCode.AppNotFound, `cannot find app using Client App ID '${clientAppId}'`);
+      }
+      throw error;
+    }
+    return this.toClientApp(deployed.record._id, deployed.record.client_app_id, deployed.record.domain_id, deployed.config);
+  }
+
+  async byAppId(appId: string): Promise<ClientApp> {
+    const deployed = await this.deployed.byId(appId);
+    return this.toClientApp(deployed.record._id, deployed.record.client_app_id, deployed.record.domain_id, deployed.config);
+  }
+
+  private async toClientApp(appId: string, clientAppId: string, domainId: string, config: AppConfig): Promise<ClientApp> {
+    let users = this.stores.get(appId);
+    if (!users) {
+      users = new UserStore(this.dataSources.platform(), appId);
+      this.stores.set(appId, users);
+    }
+    await users.init();
+    return { appId, clientAppId, domainId, config, users, signingKey: await this.keys.get(`app-${appId}`) };
+  }
+}
+
+/** The enabled provider of a type, or AuthProviderNotFound (unknown and disabled providers alike). */
+export function enabledProvider(app: ClientApp, providerName: string): AuthProvider {
+  const provider = app.config.authProviders.find((candidate) => candidate.name === providerName || candidate.type === providerName);
+  if (!provider || provider.disabled === true) {
+    throw new ClientApiError(ClientApiErrorCode.AuthProviderNotFound, `authentication via '${providerName}' is unsupported`);
+  }
+  return provider;
+}
+
+function positive(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
+}

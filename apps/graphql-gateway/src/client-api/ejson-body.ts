@@ -1,0 +1,56 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { EJSON } from 'bson';
+import type { FastifyInstance } from 'fastify';
+import { ClientApiError, ClientApiErrorCode } from './client-api.error';
+
+/**
+ * realm-core sends refresh, logout and delete with an empty body and `Content-Type: application/json`,
+ * which Fastify's JSON parser refuses. This parser reads an empty body as no body; anything else must be
+ * JSON (the request size limit still applies). `__proto__` keys are dropped.
+ */
+@Injectable()
+export class LenientJsonBodyParser implements OnModuleInit {
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
+    if (!fastify) return;
+    fastify.removeContentTypeParser('application/json');
+    fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      try {
+        done(null, JSON.parse(text, (key, value: unknown) => (key === '__proto__' ? undefined : value)));
+      } catch {
+        done(Object.assign(new Error('invalid JSON in request body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+      }
+    });
+  }
+}
+
+/** A request body (canonical or relaxed Extended JSON) as BSON values; malformed EJSON is a 400. */
+export function fromEjson(body: unknown): unknown {
+  if (body === undefined || body === null) return body;
+  try {
+    return EJSON.deserialize(body, { relaxed: false });
+  } catch (error) {
+    throw new ClientApiError(ClientApiErrorCode.BadRequest, `invalid Extended JSON in request body: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** A body that must be a JSON object. */
+export function objectBody(body: unknown): Record<string, unknown> {
+  const value = fromEjson(body);
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the request body must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/** A value in canonical Extended JSON, as the client API answers (R9). */
+export function toCanonical(value: unknown): unknown {
+  return EJSON.serialize(value, { relaxed: false });
+}

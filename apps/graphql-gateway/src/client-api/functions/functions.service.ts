@@ -1,0 +1,69 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { isDataSourceType, isFederatedType } from '@tessera/app-config';
+import type { RequestMetadata } from '@tessera/contracts';
+import { DataSources } from '@tessera/platform';
+import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
+import { AuthService, type ClientSession } from '../auth/auth.service';
+import { readCustomUserData } from '../auth/custom-user-data';
+import { FunctionInvoker } from './function-invoker';
+import { normalizeDataSourceCall, withWireWidths } from './mongodb-actions';
+import { type DataAccessUser, RemoteDataAccess } from './remote-data-access.port';
+
+/** `{ name, arguments, service? }`, the body of `functions/call` (and the decoded `baas_request`). */
+export interface FunctionCallRequest {
+  name: string;
+  arguments: unknown[];
+  service?: string;
+}
+
+/** Client function calls: app functions through the runtime, data-source actions through RemoteDataAccess. */
+@Injectable()
+export class FunctionsService {
+  constructor(
+    private readonly auth: AuthService,
+    private readonly invoker: FunctionInvoker,
+    private readonly dataSources: DataSources,
+    @Optional() private readonly dataAccess?: RemoteDataAccess,
+  ) {}
+
+  async call(session: ClientSession, request: FunctionCallRequest, metadata: Omit<RequestMetadata, 'origin'>): Promise<unknown> {
+    if (request.service !== undefined) return this.callService(session, request);
+    const fn = session.app.config.functions.find((candidate) => candidate.config.name === request.name);
+    if (!fn) throw new ClientApiError(ClientApiErrorCode.FunctionNotFound, `function not found: '${request.name}'`);
+    if (fn.config.private === true) throw new ClientApiError('NotCallable', `function '${request.name}' is private and cannot be called by clients`, { httpStatus: 403 });
+    return this.invoker.call(session.app.appId, request.name, request.arguments, await this.auth.callerOf(session), { ...metadata, origin: 'client' });
+  }
+
+  private async callService(session: ClientSession, request: FunctionCallRequest): Promise<unknown> {
+    const serviceName = request.service ?? '';
+    const linked = session.app.config.services.filter((service) => isDataSourceType(service.config.type));
+    const known = linked.some((service) => service.config.name === serviceName) || ((serviceName === 'mongodb-atlas' || serviceName === 'mongo-db') && linked.some((service) => !isFederatedType(service.config.type)));
+    if (!known) throw new ClientApiError(ClientApiErrorCode.ServiceNotFound, `service not found: '${serviceName}'`);
+    if (!this.dataAccess) throw new ClientApiError(ClientApiErrorCode.ServiceUnavailable, 'remote data access is not available in this process');
+    const { action, args } = normalizeDataSourceCall(request.name, request.arguments);
+    const result = await this.dataAccess.execute({ appId: session.app.appId, clientAppId: session.app.clientAppId, config: session.app.config }, serviceName, action, args, await this.userOf(session));
+    return action === 'watch' ? result : withWireWidths(action, result);
+  }
+
+  private async userOf(session: ClientSession): Promise<DataAccessUser> {
+    const { user, app } = session;
+    const custom = await readCustomUserData(app.config, this.dataSources, user._id);
+    return {
+      id: user._id,
+      type: user.type,
+      data: { ...user.data },
+      custom_data: custom ?? {},
+      identities: user.identities.map((identity) => ({ id: identity.id, provider_type: identity.provider_type })),
+    };
+  }
+}
+
+/** Checks the shape of a call body. */
+export function toFunctionCallRequest(value: unknown): FunctionCallRequest {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the request body must be a JSON object');
+  const { name, arguments: args, service } = value as Record<string, unknown>;
+  if (typeof name !== 'string' || name === '') throw new ClientApiError(ClientApiErrorCode.MissingParameter, "'name' must be a non-empty string");
+  if (args !== undefined && !Array.isArray(args)) throw new ClientApiError(ClientApiErrorCode.InvalidParameter, "'arguments' must be an array");
+  if (service !== undefined && service !== null && typeof service !== 'string') throw new ClientApiError(ClientApiErrorCode.InvalidParameter, "'service' must be a string");
+  return { name, arguments: (args as unknown[] | undefined) ?? [], ...(typeof service === 'string' ? { service } : {}) };
+}

@@ -1,0 +1,99 @@
+import 'reflect-metadata';
+import { Controller, Global, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
+import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@tessera/contracts';
+import { GraphqlGatewayModule, RemoteDataAccess } from '@tessera/graphql-gateway';
+import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
+import { CommandHandler, connectMessaging, decodeEjson, encodeEjson, InProcessBus, MessagingModule } from '@tessera/messaging';
+import { AppRegistry, DataSources, FileDeploymentStore, PlatformModule } from '@tessera/platform';
+import { loadSettings } from '@tessera/settings';
+import { makeTempDir } from '@tessera/testing';
+import { UnrulyDataAccessForTests } from './unruly-data-access';
+
+/** A test stand-in for an app function: gets the decoded arguments and the run request. */
+export type TestFunction = (args: unknown[], request: FunctionRunRequest) => unknown;
+
+export interface InProcessHost {
+  url: string;
+  dataDir: string;
+  dataAccess: UnrulyDataAccessForTests;
+  runs: FunctionRunRequest[];
+  /** Creates an app and deploys `configure(emptyApp)`; returns its client app id and `_id`. */
+  createApp(name: string, configure: (app: AppConfig) => void): Promise<{ clientAppId: string; appId: string }>;
+  close(): Promise<void>;
+}
+
+const FUNCTIONS = Symbol('TEST_FUNCTIONS');
+const RUNS = Symbol('TEST_RUNS');
+
+/**
+ * The client API as the host mounts it (platform, exception filter, content-type hook, 18 MB body limit),
+ * in this process, with an in-process bus whose `functions.execution.run` handler runs `functions` in
+ * place of the function runtime, and UnrulyDataAccessForTests as the data access (no rules: contract tests).
+ */
+export async function startInProcessHost(functions: Record<string, TestFunction>, options: { settings?: Record<string, string> } = {}): Promise<InProcessHost> {
+  const dir = makeTempDir('tessera-client-api-');
+  const settings = loadSettings({ TESSERA_DATA_DIR: dir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '', ...options.settings });
+  const bus = new InProcessBus();
+  const runs: FunctionRunRequest[] = [];
+
+  @Controller()
+  class TestFunctionRuntime {
+    @CommandHandler(Subjects.FunctionsExecutionRun)
+    run(request: FunctionRunRequest): FunctionRunResponse {
+      runs.push(request);
+      const fn = functions[request.functionName];
+      if (!fn) return { ok: false, error: { errorCode: 'FunctionNotFound', message: `function not found: '${request.functionName}'` } };
+      try {
+        const result = fn(decodeEjson(request.args) as unknown[], request);
+        return { ok: true, result: encodeEjson(result ?? null) };
+      } catch (error) {
+        return { ok: false, error: { errorCode: 'FunctionExecutionError', message: error instanceof Error ? error.message : String(error) } };
+      }
+    }
+  }
+
+  @Global()
+  @Module({
+    providers: [{ provide: RemoteDataAccess, useFactory: (dataSources: DataSources) => new UnrulyDataAccessForTests(dataSources), inject: [DataSources] }],
+    exports: [RemoteDataAccess],
+  })
+  class TestDataAccessModule {}
+
+  @Module({
+    imports: [PlatformModule.forRoot(settings), MessagingModule.forRoot({ transport: 'in-process', bus }), TestDataAccessModule, GraphqlGatewayModule],
+    controllers: [TestFunctionRuntime],
+    providers: [{ provide: FUNCTIONS, useValue: functions }, { provide: RUNS, useValue: runs }],
+  })
+  class TestHostModule {}
+
+  const app = await NestFactory.create<NestFastifyApplication>(TestHostModule, new FastifyAdapter({ bodyLimit: 18 * 1024 * 1024 }), { logger: false });
+  app.useGlobalFilters(new AppServicesExceptionFilter());
+  installAppServicesContentType(app.getHttpAdapter().getInstance());
+  connectMessaging(app, { transport: 'in-process', bus, queue: 'function-runtime' });
+  await app.startAllMicroservices();
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const registry = app.get(AppRegistry);
+  const deployments = app.get(FileDeploymentStore);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    dataDir: dir.path,
+    dataAccess: app.get<UnrulyDataAccessForTests>(RemoteDataAccess),
+    runs,
+    async createApp(name, configure) {
+      const record = await registry.create({ name, groupId: '000000000000000000000001' });
+      const config = emptyApp(name);
+      configure(config);
+      await deployments.deploy(record._id, writeAppFiles(config), { origin: 'test' });
+      return { clientAppId: record.client_app_id, appId: record._id };
+    },
+    async close() {
+      await app.close();
+      dir.remove();
+    },
+  };
+}
