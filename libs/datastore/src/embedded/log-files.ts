@@ -103,18 +103,17 @@ function documentsIn(payload: Buffer): Document[] {
   return docs;
 }
 
+/** Room kept free before each document: more than the largest BSON document MongoDB accepts. */
 const MAX_DOCUMENT = 17 * 1024 * 1024;
-let scratch = Buffer.allocUnsafe(1024 * 1024);
+// Allocated lazily by the OS: untouched pages cost nothing.
+let scratch = Buffer.allocUnsafeSlow(2 * MAX_DOCUMENT);
 
 /** Serializes `doc` into the scratch buffer at `offset` (growing it), returning the new end offset. */
 function serializeAt(doc: Document, offset: number): number {
   if (scratch.length - offset < MAX_DOCUMENT) {
-    const fits = offset > 0 ? BSON.calculateObjectSize(doc, { ignoreUndefined: true }) : MAX_DOCUMENT;
-    if (scratch.length - offset < fits) {
-      const grown = Buffer.allocUnsafe(Math.max(scratch.length * 2, offset + fits));
-      scratch.copy(grown, 0, 0, offset);
-      scratch = grown;
-    }
+    const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, offset + 2 * MAX_DOCUMENT));
+    scratch.copy(grown, 0, 0, offset);
+    scratch = grown;
   }
   return BSON.serializeWithBufferAndIndex(doc, scratch, { ignoreUndefined: true, checkKeys: false, index: offset }) + 1;
 }
