@@ -220,6 +220,13 @@ describe('expansions', () => {
     expect(sync({ '%%true': false })).toBe(false);
   });
 
+  it('does not resolve inherited properties such as constructor or __proto__', () => {
+    expect(sync({ '%%user.custom_data.constructor': { $exists: true } })).toBe(false);
+    expect(sync({ 'a.toString': { $exists: true } }, { root: { a: {} } })).toBe(false);
+    expect(sync(JSON.parse('{"__proto__": {"$exists": true}}'), { root: { x: 1 } })).toBe(false);
+    expect(sync(JSON.parse('{"__proto__": {"$exists": true}}'), { root: JSON.parse('{"__proto__": 1}') })).toBe(true);
+  });
+
   it('an unresolvable path is missing, not its literal text, and missing equals nothing', () => {
     expect(sync({ '%%user.custom_data.nope': '%%user.custom_data.nope' })).toBe(false);
     expect(sync({ team: '%%user.custom_data.nope' }, { root: {} })).toBe(false);

@@ -194,6 +194,14 @@ describe('read evaluation', () => {
       expect(a.canReadSync({ _id: 1, meta: { a: 1, b: 2 } }).document).toEqual({ _id: 1 });
     });
 
+    it('keeps a __proto__ key of a parsed document as a key', () => {
+      const stored = JSON.parse('{"_id":1,"__proto__":{"x":1},"title":"t"}') as Record<string, unknown>;
+      const fields = JSON.parse('{"__proto__": {"read": true}, "title": {"read": false}}') as RoleConfig['fields'];
+      const visible = access([fieldRole({ fields })]).canReadSync(stored).document;
+      expect(Object.getPrototypeOf(visible)).toBe(Object.prototype);
+      expect(Object.keys(visible ?? {})).toEqual(['_id', '__proto__']);
+    });
+
     it('does not change the stored document', () => {
       const stored = { _id: 1, a: 1, nested: { b: 2, c: 3 } };
       const copy = structuredClone(stored);
