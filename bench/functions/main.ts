@@ -3,12 +3,11 @@
  * (1) as a plain in-process JavaScript call (the floor) and (2) through FunctionRuntimeService in-process
  * (warm sandbox, arguments and result crossing the isolate boundary as EJSON, execution log recorded), one
  * call at a time and then 4 in flight over 2 warm sandboxes.
- * Target: warm call overhead (runtime p50 minus floor p50) under 0.2 ms.
- *
- * NATS leg: not measured here yet. The transport (libs/messaging, libs/contracts) is wired to the runtime by
- * the lead; once a `functions.execution.run` handler exists, add a third row that sends the same call over a
- * real nats-server (see @tessera/testing startNatsServer) and report its p50/p99 beside these two.
+ * (3) The same call over a real nats-server: a runtime replica answering `functions.execution.run`, called
+ * through the MessageBus (nats-leg.ts); skipped, saying why, when no nats-server binary is installed.
+ * Target: warm call overhead (runtime p50 minus floor p50) under 0.2 ms in-process.
  */
+import 'reflect-metadata';
 import {
   FetchHttpPort,
   FunctionRuntimeService,
@@ -18,6 +17,7 @@ import {
   InMemoryValues,
   type ExecuteFunctionRequest,
 } from '@tessera/function-runtime';
+import { startNatsLeg } from './nats-leg';
 
 // The one function under test: called directly for the floor, deployed as source.js for the runtime.
 function product(id: string): Record<string, unknown> {
@@ -82,7 +82,7 @@ async function measureConcurrent(label: string, concurrency: number, call: (i: n
 async function main(): Promise<void> {
   const functions = new InMemoryAppFunctions();
   functions.deploy('bench-app', { product: SOURCE });
-  const runtime = new FunctionRuntimeService({
+  const config = {
     dependencies: {
       functions,
       dataAccess: new InMemoryDataAccess(),
@@ -91,7 +91,8 @@ async function main(): Promise<void> {
       logs: new InMemoryExecutionLogStore(10_000),
     },
     options: { timeLimitMs: 10_000, memoryLimitMb: 128, sandboxesPerApp: 2 },
-  });
+  };
+  const runtime = new FunctionRuntimeService(config);
 
   const request = (i: number): ExecuteFunctionRequest => ({
     appId: 'bench-app',
@@ -105,8 +106,15 @@ async function main(): Promise<void> {
   const floor = await measure('plain in-process call (floor)', (i) => product(`id-${i}`));
   const viaRuntime = await measure('runtime in-process (warm sandbox)', (i) => runtime.execute(request(i)));
   await measureConcurrent('runtime in-process, 4 in flight', 4, (i) => runtime.execute(request(i)));
-  console.log('runtime over NATS                  not measured yet: the transport is wired later (see the header of this file)');
   runtime.close();
+  const natsLeg = await startNatsLeg(config, 'bench-app', 'product');
+  if (natsLeg) {
+    try {
+      await measure('runtime over NATS (real server)', (i) => natsLeg.call(i));
+    } finally {
+      await natsLeg.close();
+    }
+  }
 
   const overheadUs = viaRuntime.p50Us - floor.p50Us;
   console.log(`warm call overhead p50: ${(overheadUs / 1000).toFixed(3)} ms (target < 0.2 ms): ${overheadUs < 200 ? 'met' : 'NOT met'}`);
