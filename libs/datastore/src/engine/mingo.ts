@@ -4,7 +4,7 @@
  */
 import 'mingo/init/system';
 import { Aggregator, Query } from 'mingo';
-import { type CollectionResolver } from 'mingo/core';
+import { ComputeOptions, type CollectionResolver, type Options, initOptions } from 'mingo/core';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document } from '../bson/values';
 import { fastMatcher } from './matcher';
@@ -19,6 +19,16 @@ function translate(error: unknown): never {
 
 export type Matcher = (doc: Document) => boolean;
 
+/**
+ * Shared options: no script operators ($where, $function, $accumulator run JavaScript in this process;
+ * functions have their own sandbox), and one context built once instead of per query.
+ */
+const OPTIONS: Options = ComputeOptions.init(initOptions({ scriptEnabled: false }));
+
+function optionsWith(resolver: CollectionResolver | undefined): Options {
+  return resolver ? ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), collectionResolver: resolver })) : OPTIONS;
+}
+
 const matchAll: Matcher = () => true;
 
 /** Compiles a query filter; throws BadValue for unknown operators. */
@@ -28,7 +38,7 @@ export function compileFilter(filter: Document | undefined): Matcher {
   if (fast) return fast;
   let query: Query;
   try {
-    query = new Query(filter);
+    query = new Query(filter, OPTIONS);
   } catch (error) {
     translate(error);
   }
@@ -43,7 +53,7 @@ export function compileFilter(filter: Document | undefined): Matcher {
 
 export function runPipeline(docs: Iterable<Document>, pipeline: Document[], resolver?: CollectionResolver): Document[] {
   try {
-    const aggregator = new Aggregator(pipeline, resolver ? { collectionResolver: resolver } : undefined);
+    const aggregator = new Aggregator(pipeline, optionsWith(resolver));
     return aggregator.run<Document>(Array.isArray(docs) ? (docs as Document[]) : [...docs]);
   } catch (error) {
     translate(error);
@@ -54,7 +64,7 @@ export function runPipeline(docs: Iterable<Document>, pipeline: Document[], reso
 export function compileProjection(projection: Document, filter: Document | undefined): (doc: Document) => Document {
   let query: Query;
   try {
-    query = new Query(filter ?? {});
+    query = new Query(filter ?? {}, OPTIONS);
   } catch (error) {
     translate(error);
   }
@@ -65,4 +75,13 @@ export function compileProjection(projection: Document, filter: Document | undef
       translate(error);
     }
   };
+}
+
+/** A mingo Query with the shared options (array filters, $pull conditions). */
+export function mingoQuery(condition: Document): Query {
+  try {
+    return new Query(condition, OPTIONS);
+  } catch (error) {
+    translate(error);
+  }
 }

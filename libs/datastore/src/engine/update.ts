@@ -4,10 +4,9 @@
  * Works on a copy: the stored document is never mutated, so the caller can keep it as the pre-image.
  */
 import { Long, Timestamp } from 'bson';
-import { Query } from 'mingo';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeRank, valuesEqual } from '../bson/values';
-import { compileFilter, runPipeline } from './mingo';
+import { compileFilter, mingoQuery, runPipeline } from './mingo';
 
 const OPERATORS = new Set([
   '$set',
@@ -153,7 +152,7 @@ function compileArrayFilters(arrayFilters: Document[] | undefined): ArrayFilterM
     const keys = Object.keys(filter);
     const ident = keys[0]?.split('.')[0];
     if (!ident) throw new DatastoreError('FailedToParse', 'Cannot use an expression without a top-level field name in arrayFilters');
-    const query = new Query(normalize(filter) as Document);
+    const query = mingoQuery(normalize(filter) as Document);
     out.set(ident, (value) => query.test({ [ident]: value }));
   }
   return out;
@@ -422,10 +421,10 @@ function pullMatcher(condition: unknown): (value: unknown) => boolean {
   if (!isPlainObject(condition)) return (v) => valuesEqual(v, condition);
   const keys = Object.keys(condition);
   if (keys.length > 0 && keys.every((k) => k.startsWith('$'))) {
-    const query = new Query({ v: condition });
+    const query = mingoQuery({ v: condition });
     return (v) => query.test({ v });
   }
-  const query = new Query(condition);
+  const query = mingoQuery(condition);
   return (v) => isPlainObject(v) && query.test(v);
 }
 
