@@ -17,6 +17,8 @@ export interface FunctionRuntimeOptions {
   maxLogLineBytes: number;
   /** Host operations (data access, HTTP, timers) one call may have in flight at once. */
   maxPendingOperations: number;
+  /** A warm sandbox unused this long is disposed (0: never), so idle apps do not hold memory. */
+  idleSandboxTtlMs: number;
 }
 
 export const DEFAULT_FUNCTION_RUNTIME_OPTIONS: FunctionRuntimeOptions = {
@@ -29,6 +31,7 @@ export const DEFAULT_FUNCTION_RUNTIME_OPTIONS: FunctionRuntimeOptions = {
   maxLogBytes: 1024 * 1024,
   maxLogLineBytes: 64 * 1024,
   maxPendingOperations: 10_000,
+  idleSandboxTtlMs: 10 * 60_000,
 };
 
 /** What a can_evaluate expression is evaluated against. */

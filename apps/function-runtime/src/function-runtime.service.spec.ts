@@ -531,6 +531,16 @@ describe('FunctionRuntimeService', () => {
       expect(rt.runtime.sandboxCount('app-2')).toBe(1);
     });
 
+    it('disposes sandboxes left idle beyond idleSandboxTtlMs', async () => {
+      rt.runtime.close();
+      rt = makeRuntime({ idleSandboxTtlMs: 50 });
+      rt.functions.deploy(APP, { v: 'exports = () => 1;' });
+      await rt.call('v');
+      expect(rt.runtime.sandboxCount(APP)).toBe(1);
+      await eventually(() => rt.runtime.sandboxCount(APP) === 0, { timeoutMs: 5_000 });
+      expect((await rt.call('v')).result).toBe(1);
+    });
+
     it('starts a sandbox ahead of the first call with warm()', async () => {
       rt.functions.deploy(APP, { v: 'exports = () => 1;' });
       await rt.runtime.warm(APP);

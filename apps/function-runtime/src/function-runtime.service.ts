@@ -102,10 +102,16 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   private readonly deps: FunctionRuntimeDependencies;
   private readonly pools = new Map<string, SandboxPool>();
   private readonly validated = new WeakSet<FunctionConfig>();
+  private readonly sweeper: NodeJS.Timeout | undefined;
 
   constructor(@Inject(FUNCTION_RUNTIME_CONFIG) config: FunctionRuntimeConfig) {
     this.deps = config.dependencies;
     this.options = { ...DEFAULT_FUNCTION_RUNTIME_OPTIONS, ...config.options };
+    const ttl = this.options.idleSandboxTtlMs;
+    if (ttl > 0) {
+      this.sweeper = setInterval(() => this.evictIdleSandboxes(), Math.max(10, Math.min(ttl / 2, 60_000)));
+      this.sweeper.unref();
+    }
   }
 
   async execute(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
@@ -190,8 +196,13 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   }
 
   close(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
     for (const pool of this.pools.values()) pool.retire();
     this.pools.clear();
+  }
+
+  private evictIdleSandboxes(): void {
+    for (const pool of this.pools.values()) pool.evictIdle(this.options.idleSandboxTtlMs);
   }
 
   onModuleDestroy(): void {

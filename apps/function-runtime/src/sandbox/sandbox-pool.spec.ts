@@ -86,4 +86,16 @@ describe('SandboxPool', () => {
     expect((idle as unknown as FakeSandbox).disposed).toBe(true);
     expect(p.liveCount).toBe(0);
   });
+
+  it('disposes sandboxes that stayed idle too long', async () => {
+    const { p } = pool(2);
+    const a = await p.acquire();
+    const b = await p.acquire();
+    p.release(a);
+    p.release(b);
+    expect(p.evictIdle(60_000, Date.now() + 1_000)).toBe(0);
+    expect(p.evictIdle(60_000, Date.now() + 61_000)).toBe(2);
+    expect((a as unknown as FakeSandbox).disposed).toBe(true);
+    expect(p.liveCount).toBe(0);
+  });
 });

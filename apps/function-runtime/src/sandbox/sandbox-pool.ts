@@ -6,7 +6,7 @@ import type { Sandbox } from './sandbox';
  * sandboxes now and busy ones when their call ends.
  */
 export class SandboxPool {
-  private readonly idle: Sandbox[] = [];
+  private readonly idle: Array<{ sandbox: Sandbox; since: number }> = [];
   private readonly waiters: Array<{ resolve: (sandbox: Sandbox) => void; reject: (error: unknown) => void }> = [];
   private size = 0;
   private retired = false;
@@ -29,8 +29,9 @@ export class SandboxPool {
 
   async acquire(): Promise<Sandbox> {
     if (this.retired) throw new Error(`sandbox pool of ${this.appId}@${this.version} is retired`);
-    for (let sandbox = this.idle.pop(); sandbox; sandbox = this.idle.pop()) {
-      if (sandbox.isUsable) return sandbox;
+    for (let entry = this.idle.pop(); entry; entry = this.idle.pop()) {
+      if (entry.sandbox.isUsable) return entry.sandbox;
+      entry.sandbox.dispose();
       this.size--;
     }
     if (this.size < this.maxSize) return this.grow();
@@ -46,12 +47,25 @@ export class SandboxPool {
     }
     const waiter = this.waiters.shift();
     if (waiter) waiter.resolve(sandbox);
-    else this.idle.push(sandbox);
+    else this.idle.push({ sandbox, since: Date.now() });
+  }
+
+  /** Disposes sandboxes idle for at least `idleMs`; returns how many. */
+  evictIdle(idleMs: number, now = Date.now()): number {
+    let evicted = 0;
+    for (let i = this.idle.length - 1; i >= 0; i--) {
+      if (now - this.idle[i].since < idleMs) continue;
+      const [entry] = this.idle.splice(i, 1);
+      entry.sandbox.dispose();
+      this.size--;
+      evicted++;
+    }
+    return evicted;
   }
 
   retire(): void {
     this.retired = true;
-    for (const sandbox of this.idle.splice(0)) {
+    for (const { sandbox } of this.idle.splice(0)) {
       sandbox.dispose();
       this.size--;
     }
