@@ -239,8 +239,10 @@ export interface CompileOptions {
 export interface ExpressionInfo {
   /** Expansion roots the expression references (`user`, `root`, ...). */
   expansions: Set<ExpansionRoot>;
-  /** Document fields referenced, as dotted paths: plain field names and `%%root.<path>`. */
+  /** Document fields referenced, as dotted paths: plain field names, `%%root.<path>`, `%%prevRoot.<path>`. */
   fields: Set<string>;
+  /** `%%root` or `%%prevRoot` is used as a whole. */
+  wholeDocument: boolean;
   usesFunction: boolean;
 }
 
@@ -249,7 +251,7 @@ function invalid(message: string): RulesError {
 }
 
 class Compiler {
-  readonly info: ExpressionInfo = { expansions: new Set(), fields: new Set(), usesFunction: false };
+  readonly info: ExpressionInfo = { expansions: new Set(), fields: new Set(), wholeDocument: false, usesFunction: false };
 
   constructor(private readonly kind: ExpressionKind) {}
 
@@ -317,7 +319,10 @@ class Compiler {
       if (segments.length > 1) throw invalid(`${path}: ${text} has no fields`);
       return typed === 'true' ? TRUE : FALSE;
     }
-    if (typed === 'root' && segments.length > 1) this.info.fields.add(segments.slice(1).join('.'));
+    if (typed === 'root' || typed === 'prevRoot') {
+      if (segments.length > 1) this.info.fields.add(segments.slice(1).join('.'));
+      else this.info.wholeDocument = true;
+    }
     if (segments.length === 1) return { async: false, run: (ctx) => ctx[typed] };
     return { async: false, run: (ctx) => getPath(ctx[typed], segments, 1) };
   }

@@ -392,6 +392,20 @@ describe('rules that call %function', () => {
   });
 });
 
+describe('fields the rules read', () => {
+  it('lists the document fields of every role expression, for the store to fetch', () => {
+    const rules = rulesWith(
+      { name: 'a', apply_when: { owner: '%%user.id', '%%root.meta.team': 'red' }, read: { '%%prevRoot.status': 'open' } },
+      { name: 'b', apply_when: { '%%user.id': 'x' }, fields: { title: { read: { '%%root.visible': true } } } },
+    );
+    expect([...(rules.documentFields as Set<string>)].sort()).toEqual(['meta.team', 'owner', 'status', 'visible']);
+  });
+
+  it('asks for the whole document when a rule reads %%root as a whole', () => {
+    expect(rulesWith({ name: 'a', read: { '%%root': { $exists: true } } }).documentFields).toBe('all');
+  });
+});
+
 describe('convenience entry points', () => {
   const rules = rulesWith({ name: 'owner', apply_when: { owner: '%%user.id' }, read: true, write: true }, { name: 'fields', fields: { title: { read: true } } });
   const ctx = { user: alice };

@@ -4,12 +4,13 @@
  * synchronous stays synchronous: only rules that call `%function` need the promise-returning methods.
  */
 import { RulesError, RulesErrorCode } from '../errors/rules.error';
+import { type CompiledExpression } from '../expressions/compile';
 import { type EvaluationContext, requestScope, withDocument } from '../expressions/context';
 import { type RuleDocument } from '../expressions/values';
 import { type DecisionTrace, newTrace, type TracedOperation } from '../explain/trace';
 import { andQueries, applyFilterSet, compileFilter, type CompiledFilter, mergeProjections, type MongoProjection, type MongoQuery } from '../filters/filters';
 import { readableCondition } from '../filters/pushdown';
-import { compileRole, type CompiledRole } from './compiled-role';
+import { type CompiledFieldRule, compileRole, type CompiledRole } from './compiled-role';
 import { type ApplyWhenCache, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
 import { type RuleSetConfig } from './rule-config';
 import { type Evaluator, type Flow, runAsync, runSync, syncEvaluator } from './steps';
@@ -75,6 +76,12 @@ export class CompiledRules {
   readonly filters: readonly CompiledFilter[];
   /** Some role or filter calls `%function`: use the promise-returning methods. */
   readonly async: boolean;
+  /**
+   * The document fields the role expressions read (dotted paths), or 'all' when one uses `%%root` as a
+   * whole. A store that applies the request's projection must fetch these too, evaluate the rules, and
+   * project afterwards, or the rules would see a partial document.
+   */
+  readonly documentFields: ReadonlySet<string> | 'all';
 
   constructor(collection: RuleSetConfig | undefined, defaults: RuleSetConfig | undefined, options: CompileRulesOptions) {
     this.namespace =
@@ -101,6 +108,7 @@ export class CompiledRules {
     const filterSource = collection?.filters && collection.filters.length > 0 ? collection.filters : (defaults?.filters ?? collection?.filters ?? []);
     this.filters = filterSource.map((filter, i) => compileFilter(filter, i));
     this.async = this.roles.some((r) => r.async) || this.filters.some((f) => f.async);
+    this.documentFields = referencedFields(this.roles);
   }
 
   /** A per-request evaluator; it remembers document-independent apply_when values across documents. */
@@ -142,6 +150,28 @@ export class CompiledRules {
   async applyFilters(ctx: RequestContext, query?: MongoQuery, projection?: MongoProjection): Promise<PreparedQuery> {
     return this.forRequest(ctx).prepareQuery(query, projection);
   }
+}
+
+function referencedFields(roles: readonly CompiledRole[]): ReadonlySet<string> | 'all' {
+  const fields = new Set<string>();
+  let whole = false;
+  const visit = (expression: CompiledExpression | undefined): void => {
+    if (!expression) return;
+    for (const field of expression.info.fields) fields.add(field);
+    whole ||= expression.info.wholeDocument;
+  };
+  const visitField = (rule: CompiledFieldRule | undefined): void => {
+    if (!rule) return;
+    visit(rule.read);
+    visit(rule.write);
+    rule.fields?.forEach(visitField);
+  };
+  for (const role of roles) {
+    [role.applyWhen, role.documentFilters?.read, role.documentFilters?.write, role.read, role.write, role.insert, role.delete, role.search].forEach(visit);
+    role.fields?.forEach(visitField);
+    visitField(role.additionalFields);
+  }
+  return whole ? 'all' : fields;
 }
 
 const UNTRUSTED: Record<WriteOperation, string> = {
