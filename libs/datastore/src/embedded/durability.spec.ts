@@ -136,6 +136,23 @@ describe('the embedded store on disk', () => {
     await client.close();
   });
 
+  it('hides a transaction from other sessions until it commits', async () => {
+    const client = openEmbeddedClient(dir);
+    const coll = client.db('app').collection('c');
+    const session = client.startSession();
+    session.startTransaction();
+    await coll.insertOne({ _id: 1 }, { session });
+    expect(await coll.countDocuments({}, { session })).toBe(1);
+    let seen: number | undefined;
+    const outside = coll.countDocuments({}).then((n) => (seen = n));
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toBeUndefined();
+    await session.commitTransaction();
+    await outside;
+    expect(seen).toBe(1);
+    await client.close();
+  });
+
   it('makes other writers wait for an open transaction and aborts a failed one', async () => {
     const client = openEmbeddedClient(dir);
     const coll = client.db('app').collection('c');

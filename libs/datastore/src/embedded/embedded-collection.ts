@@ -143,11 +143,15 @@ export class EmbeddedCollection implements CollectionHandle {
   find(query?: Document, projection?: Document, options: FindOptions = {}): FindCursor {
     const filter = filterOf(query);
     const state: CursorState = { sort: options.sort, skip: options.skip, limit: options.limit, projection: projection ?? options.projection };
-    return new LazyCursor(async (s) => this.read(filter, s), state);
+    return new LazyCursor(async (s) => {
+      await this.store.readable(ownerOf(options));
+      return this.read(filter, s);
+    }, state);
   }
 
   async findOne(query?: Document, projection?: Document, options: FindOneOptions = {}): Promise<Document | null> {
     const filter = filterOf(query);
+    await this.store.readable(ownerOf(options));
     const [doc] = this.read(filter, { sort: options.sort, skip: options.skip, limit: 1, projection: projection ?? options.projection });
     return doc ?? null;
   }
@@ -414,7 +418,7 @@ export class EmbeddedCollection implements CollectionHandle {
 
   // ---- reads ----
 
-  aggregate(pipeline: Document[], _options?: SessionOption): AggregateCursor {
+  aggregate(pipeline: Document[], options?: SessionOption): AggregateCursor {
     if (!Array.isArray(pipeline)) throw new DatastoreError('BadValue', 'aggregate requires a pipeline array', { clientError: true });
     const stages = normalize(pipeline) as Document[];
     for (const stage of stages) {
@@ -423,6 +427,7 @@ export class EmbeddedCollection implements CollectionHandle {
     }
     return new LazyCursor(
       async (state) => {
+        await this.store.readable(ownerOf(options));
         let rest = stages;
         let docs: Document[];
         const first = stages[0];
@@ -448,20 +453,23 @@ export class EmbeddedCollection implements CollectionHandle {
 
   async countDocuments(query?: Document, options: CountOptions = {}): Promise<number> {
     const filter = filterOf(query);
+    await this.store.readable(ownerOf(options));
     const coll = this.state();
     if (!coll) return 0;
     if (Object.keys(filter).length === 0 && !options.skip && !options.limit && !coll.view) return coll.records.size;
     return this.matching(filter, { skip: options.skip, limit: options.limit }).length;
   }
 
-  async estimatedDocumentCount(_options?: SessionOption): Promise<number> {
+  async estimatedDocumentCount(options?: SessionOption): Promise<number> {
+    await this.store.readable(ownerOf(options));
     const coll = this.state();
     if (!coll) return 0;
     return coll.view ? this.viewDocuments(coll).length : coll.records.size;
   }
 
-  async distinct(field: string, query?: Document, _options?: SessionOption): Promise<unknown[]> {
+  async distinct(field: string, query?: Document, options?: SessionOption): Promise<unknown[]> {
     const filter = filterOf(query);
+    await this.store.readable(ownerOf(options));
     const parts = field.split('.');
     const seen = new Set<string>();
     const out: unknown[] = [];

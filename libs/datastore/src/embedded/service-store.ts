@@ -302,6 +302,14 @@ export class ServiceStore {
     return result;
   }
 
+  /**
+   * Waits while another session's transaction holds uncommitted changes, so that reads never see them
+   * (transactions are isolated by locking: readers outside wait for the commit or abort).
+   */
+  async readable(owner: LockOwner | undefined): Promise<void> {
+    while (this.lockOwner && this.lockOwner !== owner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
+  }
+
   async acquire(owner: LockOwner): Promise<void> {
     while (this.lockOwner && this.lockOwner !== owner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
     this.lockOwner = owner;
