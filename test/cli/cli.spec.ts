@@ -194,16 +194,27 @@ describe('tessera CLI against a running server', () => {
     }
   });
 
-  it('manages secrets without ever printing a value; says plainly what is not available', async () => {
+  it('manages secrets without ever printing a value, runs a function, and says plainly what is not available', async () => {
     const create = await tessera(['secrets', 'create', '--remote', 'svc', '--name', 'token', '--value', 'very-secret'], env);
     expect(create.code).toBe(0);
     const list = await tessera(['secrets', 'list', '--remote', 'svc'], env);
     expect(list.stdout).toContain('token');
     expect(list.stdout + list.stderr).not.toContain('very-secret');
     expect((await tessera(['secrets', 'delete', '--remote', 'svc', '--secret', 'token'], env)).code).toBe(0);
-    const run = await tessera(['function', 'run', '--remote', 'svc', '--name', 'hello', '--args', '["x"]'], env);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('function runtime is not connected');
+    const run = await tessera(['function', 'run', '--remote', 'svc', '--name', 'hello', '--args', '["Ada"]'], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('result: "Hello, Ada!"');
+    const json = await tessera(['function', 'run', '--remote', 'svc', '--name', 'hello', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({ result: 'Hello, stranger!' });
+    // A push reaches the runtime at once: the deployment is announced and its cache reloads.
+    const fresh = join(work.path, 'svc-fresh');
+    expect((await tessera(['pull', '--remote', 'svc', '--local', fresh], env)).code).toBe(0);
+    writeFileSync(join(fresh, 'functions', 'hello', 'source.js'), 'exports = (name) => `Bye, ${name}`;\n');
+    expect((await tessera(['push', '--local', fresh, '--yes'], env)).code).toBe(0);
+    expect((await tessera(['function', 'run', '--remote', 'svc', '--name', 'hello', '--args', '["Ada"]'], env)).stdout).toContain('result: "Bye, Ada"');
+    const missing = await tessera(['function', 'run', '--remote', 'svc', '--name', 'nope'], env);
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toContain("function not found: 'nope'");
     const badArgs = await tessera(['function', 'run', '--remote', 'svc', '--name', 'hello', '--args', '{'], env);
     expect(badArgs.code).toBe(2);
     const users = await tessera(['users', 'list', '--remote', 'svc'], env);

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { FileAdminApiKeyStore, FileDraftStore, FileLogStore, FileSecretStore, FileSyncStateStore, FileTemplateStore, LogStore } from '@tessera/platform';
+import { FileAdminApiKeyStore, FileDraftStore, FileSecretStore, FileSyncStateStore, FileTemplateStore } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminApiKeysController } from './admin-api-keys/admin-api-keys.controller';
 import { AppsController } from './apps/apps.controller';
@@ -60,7 +60,6 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     fromDataDir(FileAdminApiKeyStore),
     fromDataDir(FileDraftStore),
     fromDataDir(FileSyncStateStore),
-    { provide: LogStore, useFactory: (settings: Settings) => new FileLogStore(settings.dataDir), inject: [SETTINGS] },
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
   ],
 })

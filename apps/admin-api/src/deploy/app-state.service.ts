@@ -1,4 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Subjects } from '@tessera/contracts';
+import { MessageBus } from '@tessera/messaging';
 import {
   emptyApp,
   formatViolations,
@@ -47,6 +49,7 @@ export interface PreparedDeployment {
 @Injectable()
 export class AppStateService {
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly logger = new Logger('AppState');
 
   constructor(
     private readonly apps: AppRegistry,
@@ -54,6 +57,7 @@ export class AppStateService {
     private readonly secrets: FileSecretStore,
     private readonly syncStates: FileSyncStateStore,
     @Inject(SETTINGS) private readonly settings: Settings,
+    @Optional() private readonly bus?: MessageBus,
   ) {}
 
   /** The app, which must belong to the group. */
@@ -119,7 +123,21 @@ export class AppStateService {
     if (Object.keys(prepared.secretValues).length > 0) await this.secrets.upsert(appId, prepared.secretValues);
     const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}) });
     if (prepared.syncChanged) await this.syncStates.save(appId, prepared.syncState);
+    await this.announce(deployment);
     return deployment;
+  }
+
+  /**
+   * Tells every service that caches app configuration to reload (`apps.deployment.changed`). The
+   * deployment is already live on disk; a lost announcement leaves caches stale, not the deploy undone.
+   */
+  private async announce(deployment: DeploymentRecord): Promise<void> {
+    if (!this.bus) return;
+    try {
+      await this.bus.emit(Subjects.AppsDeploymentChanged, { appId: deployment.app_id, deploymentId: deployment._id, version: deployment.version });
+    } catch (error) {
+      this.logger.warn({ err: error, appId: deployment.app_id }, 'could not announce a deployment: caches of other services may serve the previous one');
+    }
   }
 
   /** Prepares and commits under the app's lock, so concurrent changes apply one after the other. */

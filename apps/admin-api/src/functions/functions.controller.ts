@@ -1,4 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Optional, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { type JsonValue, Subjects } from '@tessera/contracts';
+import { TesseraError } from '@tessera/domain';
+import { encodeEjson, MessageBus } from '@tessera/messaging';
 import type { AppFunction } from '@tessera/app-config';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
@@ -7,11 +10,14 @@ import { AppStateService } from '../deploy/app-state.service';
 
 type FunctionBody = ({ name?: unknown; source?: unknown } & Record<string, unknown>) | undefined;
 
-/** `.../functions` and `.../debug/execute_function`. */
+/** `.../functions` and `.../debug/execute_function` (through the function runtime on the message bus). */
 @Controller('api/admin/v3.0/groups/:groupId/apps/:appId')
 @UseGuards(AdminAuthGuard)
 export class FunctionsController {
-  constructor(private readonly state: AppStateService) {}
+  constructor(
+    private readonly state: AppStateService,
+    @Optional() private readonly bus?: MessageBus,
+  ) {}
 
   @Get('functions')
   async list(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<object[]> {
@@ -64,14 +70,48 @@ export class FunctionsController {
   }
 
   /**
-   * realm-cli's `function run`. Functions execute in the function runtime, which this endpoint does not
-   * reach yet: it checks the function exists and says so plainly rather than pretending to run it.
+   * realm-cli's `function run`: runs a function in the function runtime as the system user
+   * (`run_as_system=true`) or as an app user (`user_id=`), and answers with its result and logs.
    */
   @Post('debug/execute_function')
-  async execute(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: { name?: unknown } | undefined): Promise<never> {
+  @HttpCode(200)
+  async execute(
+    @Req() request: AdminRequest,
+    @Param('groupId') groupId: string,
+    @Param('appId') appId: string,
+    @Query('user_id') userId: string | undefined,
+    @Body() body: { name?: unknown; arguments?: unknown } | undefined,
+  ): Promise<{ result: unknown; logs: string[]; error_logs: string[]; stats: { execution_time: string } }> {
     requireGroup(request, groupId);
-    findFunction((await this.state.liveApp(await this.state.app(groupId, appId))).functions, typeof body?.name === 'string' ? body.name : '');
-    throw new AdminApiError(AdminApiErrorCode.FunctionRuntimeUnavailable, 'running functions from the admin API is not available yet: the function runtime is not connected to the admin API');
+    const record = await this.state.app(groupId, appId);
+    const name = typeof body?.name === 'string' ? body.name : '';
+    findFunction((await this.state.liveApp(record)).functions, name);
+    const args = body?.arguments ?? [];
+    if (!Array.isArray(args)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'arguments must be an array');
+    if (!this.bus) throw new AdminApiError(AdminApiErrorCode.FunctionRuntimeUnavailable, 'the function runtime is not reachable from this process');
+    const started = Date.now();
+    const response = await this.bus.request(Subjects.FunctionsExecutionRun, {
+      appId: record._id,
+      functionName: name,
+      args: encodeEjson(args) as JsonValue[],
+      caller: userId ? { type: 'user', user: { id: userId } } : { type: 'system' },
+      ...(userId ? { runAs: { userId } } : { runAs: { system: true } }),
+      metadata: { origin: 'admin' },
+    });
+    if (!response.ok) throw new FunctionRunError(response.error.errorCode, response.error.message);
+    return { result: response.result, logs: response.logs ?? [], error_logs: [], stats: { execution_time: `${Date.now() - started}ms` } };
+  }
+}
+
+/** A function that ran and failed (or was refused) in the runtime: its code and message, as 400. */
+class FunctionRunError extends TesseraError {
+  readonly httpStatus: number;
+  constructor(
+    readonly errorCode: string,
+    message: string,
+  ) {
+    super(message);
+    this.httpStatus = errorCode === 'FunctionNotFound' ? 404 : errorCode === 'ServiceUnavailable' ? 503 : 400;
   }
 }
 
