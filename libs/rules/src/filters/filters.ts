@@ -17,6 +17,7 @@ export interface CompiledFilter {
   readonly name: string;
   readonly label: string;
   readonly applyWhen: CompiledExpression;
+  readonly applyWhenLabel: string;
   readonly query: Node<unknown>;
   readonly projection: MongoProjection;
   readonly async: boolean;
@@ -41,7 +42,7 @@ export function compileFilter(source: FilterConfig, index: number): CompiledFilt
     const applyWhen = compileExpression(source.apply_when ?? {}, { kind: 'filter' });
     const compiledQuery = compileValue(query, { kind: 'filter' }).node;
     projectionMode(projection, `${label}.projection`);
-    return { name: source.name, label, applyWhen, query: compiledQuery, projection, async: applyWhen.async || compiledQuery.async };
+    return { name: source.name, label, applyWhen, applyWhenLabel: `${label}.apply_when`, query: compiledQuery, projection, async: applyWhen.async || compiledQuery.async };
   } catch (error) {
     if (error instanceof RulesError && error.errorCode === RulesErrorCode.InvalidExpression) {
       throw new RulesError(RulesErrorCode.InvalidRule, `${label}: ${error.message}`, error.reason, { cause: error });
@@ -92,7 +93,7 @@ export function applyFilterSet(
   let projection: MongoProjection = {};
   let mode: ProjectionMode = 'empty';
   for (const filter of filters) {
-    if (!(ev.bool(filter.applyWhen, ctx, trace, `${filter.label}.apply_when`))) continue;
+    if (!ev.bool(filter.applyWhen, ctx, trace, filter.applyWhenLabel)) continue;
     names.push(filter.name);
     const node = filter.query;
     const query = ev.value(node, ctx) as MongoQuery;

@@ -52,14 +52,13 @@ function settle(trace: DecisionTrace | undefined, decidedBy: string, reason: str
 }
 
 /** Whether the role's document filters let it see the document (write implies read). */
-function documentFiltersAllowRead(
-  ev: Evaluator,role: CompiledRole, ctx: EvaluationContext, trace: DecisionTrace | undefined): boolean {
+function documentFiltersAllowRead(ev: Evaluator, role: CompiledRole, ctx: EvaluationContext, trace: DecisionTrace | undefined): boolean {
   const filters = role.documentFilters;
   if (!filters || (!filters.read && !filters.write)) return true;
   // An undefined read filter means true without Sync (decision 0010, conflict 1).
   if (!filters.read) return true;
   if (ev.bool(filters.read, ctx, trace, role.labels.documentFiltersRead)) return true;
-  if (filters.write && (ev.bool(filters.write, ctx, trace, role.labels.documentFiltersWrite))) return true;
+  if (filters.write && ev.bool(filters.write, ctx, trace, role.labels.documentFiltersWrite)) return true;
   settle(trace, role.labels.documentFiltersRead, 'hidden: the document does not pass the role document filters');
   return false;
 }
@@ -84,13 +83,13 @@ export function readDocument(
   }
   if (search) {
     // `search` defaults to true (decision 0010, conflict 2).
-    const allowed = (ev.optional(role.search, ctx, trace, role.labels.search)) ?? true;
+    const allowed = ev.optional(role.search, ctx, trace, role.labels.search) ?? true;
     if (!allowed) {
       settle(trace, role.labels.search, 'hidden: the role may not search');
       return { role, document: undefined };
     }
   }
-  if (!(documentFiltersAllowRead(ev, role, ctx, trace))) return { role, document: undefined };
+  if (!documentFiltersAllowRead(ev, role, ctx, trace)) return { role, document: undefined };
 
   const read = ev.optional(role.read, ctx, trace, role.labels.read);
   if (read === true) {
@@ -217,7 +216,7 @@ function documentFiltersAllowWrite(
   const filter = role.documentFilters?.write;
   if (!filter) return true;
   for (const ctx of images) {
-    if (!(ev.bool(filter, ctx, trace, role.labels.documentFiltersWrite))) return false;
+    if (!ev.bool(filter, ctx, trace, role.labels.documentFiltersWrite)) return false;
   }
   return true;
 }
@@ -290,7 +289,7 @@ export function writeDocument(
   // `%%root` is the document after the operation (the stored one for a delete), `%%prevRoot` the one before.
   const ctx = withDocument(base, post ?? pre, pre);
   const images = operation === 'update' ? [withDocument(base, pre, pre), ctx] : [ctx];
-  if (!(documentFiltersAllowWrite(ev, role, images, trace))) {
+  if (!documentFiltersAllowWrite(ev, role, images, trace)) {
     return refuse(role, trace, role.labels.documentFiltersWrite, `role "${role.name}" document filters do not allow writing the document`);
   }
 
@@ -313,13 +312,13 @@ export function writeDocument(
   switch (operation) {
     case 'insert': {
       // insert and delete default to true (decision 0010, conflict 2).
-      const insert = (ev.optional(role.insert, ctx, trace, role.labels.insert)) ?? true;
+      const insert = ev.optional(role.insert, ctx, trace, role.labels.insert) ?? true;
       if (!insert) return refuse(role, trace, role.labels.insert, `role "${role.name}" does not have insert permission`);
       settle(trace, role.labels.insert, 'allowed');
       return { role, allowed: true };
     }
     case 'delete': {
-      const remove = (ev.optional(role.delete, ctx, trace, role.labels.delete)) ?? true;
+      const remove = ev.optional(role.delete, ctx, trace, role.labels.delete) ?? true;
       if (!remove) return refuse(role, trace, role.labels.delete, `role "${role.name}" does not have delete permission`);
       settle(trace, role.labels.delete, 'allowed');
       return { role, allowed: true };

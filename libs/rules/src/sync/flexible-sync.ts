@@ -33,7 +33,7 @@ function checkFilterExpression(expression: CompiledExpression, where: string, op
   if (options.queryableFields) {
     const queryable = new Set(options.queryableFields);
     for (const field of expression.info.fields) {
-      if (!queryable.has(field) && !expression.info.expansions.has('root')) reasons.push(`${where} references non-queryable field "${field}"`);
+      if (!queryable.has(field)) reasons.push(`${where} references non-queryable field "${field}"`);
     }
   }
 }
