@@ -166,6 +166,12 @@ function positionalIndex(doc: Document, parts: string[], filter: Document | unde
   for (const p of arrayPath) container = isPlainObject(container) ? container[p] : Array.isArray(container) ? container[Number(p)] : undefined;
   const fail = new DatastoreError('BadValue', 'The positional operator did not find the match needed from the query.');
   if (!Array.isArray(container) || !filter) throw fail;
+  const prefix = arrayPath.join('.');
+  const mentions = (f: Document): boolean =>
+    Object.entries(f).some(([k, v]) =>
+      k === '$and' || k === '$or' ? Array.isArray(v) && v.some((sub) => isPlainObject(sub) && mentions(sub)) : k === prefix || k.startsWith(`${prefix}.`),
+    );
+  if (!mentions(filter)) throw fail;
   const matcher = compileFilter(filter);
   for (let i = 0; i < container.length; i++) {
     const probe = withPath(doc, arrayPath, [container[i]]);
