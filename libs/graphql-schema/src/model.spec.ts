@@ -1,0 +1,115 @@
+import { emptyApp, type AppConfig } from '@tessera/app-config';
+import { lexicographicSortSchema, printType, type GraphQLNamedType } from 'graphql';
+import { buildGraphqlSchema } from './build-schema';
+import { pluralize, singularize } from './inflection';
+import { buildGraphqlModel, fieldNameOf, typeNameOf } from './model';
+
+function appWith(schemas: Array<{ collection: string; schema: Record<string, unknown>; relationships?: Record<string, { ref: string; source_key: string; foreign_key: string; is_list: boolean }> }>, graphqlConfig?: Record<string, boolean>): AppConfig {
+  const app = emptyApp('t');
+  app.services.push({
+    config: { name: 'mongodb-atlas', type: 'mongodb-atlas' },
+    rules: [],
+    webhooks: [],
+    collectionRules: schemas.map((s) => ({ database: 'db', collection: s.collection, schema: s.schema, ...(s.relationships ? { relationships: s.relationships } : {}) })),
+  });
+  if (graphqlConfig) app.graphql = { config: graphqlConfig, customResolvers: [] };
+  return app;
+}
+
+function typeSdl(app: AppConfig, name: string): string {
+  return printType(lexicographicSortSchema(buildGraphqlSchema(buildGraphqlModel(app))).getType(name) as GraphQLNamedType);
+}
+
+describe('App Services names', () => {
+  it.each([
+    ['note', 'Note'],
+    ['projects', 'Project'],
+    ['task_log', 'Task_log'],
+    ['phenomena', 'Phenomena'],
+    ['MemberStatsData', 'MemberStatsDatum'],
+    ['CommentRevisions', 'CommentRevision'],
+    ['categories', 'Category'],
+    ['mice', 'Mouse'],
+  ])('names the type of title %s as %s', (title, type) => {
+    expect(typeNameOf(title)).toBe(type);
+  });
+
+  it('pluralises like Rails, falling back to +s when the plural equals the singular', () => {
+    expect(pluralize('Category')).toBe('Categories');
+    expect(pluralize('Mouse')).toBe('Mice');
+    expect(pluralize('Phenomena')).toBe('Phenomenas');
+    expect(singularize('people')).toBe('person');
+    const model = buildGraphqlModel(appWith([{ collection: 'sheep', schema: { title: 'sheep', properties: { _id: { bsonType: 'objectId' } } } }]));
+    expect(model.collections[0]).toMatchObject({ name: 'Sheep', singular: 'sheep', plural: 'sheeps' });
+  });
+
+  it('uses singular + s plurals when natural pluralization is off', () => {
+    const model = buildGraphqlModel(appWith([{ collection: 'mice', schema: { title: 'Mouse', properties: { _id: { bsonType: 'objectId' } } } }], { use_natural_pluralization: false }));
+    expect(model.collections[0]).toMatchObject({ singular: 'mouse', plural: 'mouses' });
+    expect(model.introspection).toBe(true);
+  });
+
+  it('camel-cases field names with unsupported characters and omits __ fields', () => {
+    expect(fieldNameOf('Assigned reviewer of QA step')).toBe('AssignedReviewerOfQAStep');
+    expect(fieldNameOf('review_notes')).toBe('review_notes');
+    expect(fieldNameOf('2nd place')).toBe('ndPlace');
+    expect(fieldNameOf('__v')).toBeUndefined();
+  });
+
+  it('generates the observed assignment vector (A.7)', () => {
+    const app = appWith([
+      {
+        collection: 'assignments',
+        schema: { title: 'assignment', required: ['type', 'memberId'], properties: { _id: { bsonType: 'objectId' }, categoryId: { bsonType: 'string' }, project_id: { bsonType: 'int' }, type: { bsonType: 'string' }, memberId: { bsonType: 'string' } } },
+        relationships: {
+          categoryId: { ref: '#/relationship/mongodb-atlas/db/categories', source_key: 'categoryId', foreign_key: 'category_id', is_list: false },
+          project_id: { ref: '#/relationship/mongodb-atlas/db/projects', source_key: 'project_id', foreign_key: 'project_id', is_list: false },
+          memberId: { ref: '#/relationship/mongodb-atlas/db/members', source_key: 'memberId', foreign_key: 'memberId', is_list: false },
+        },
+      },
+      { collection: 'categories', schema: { title: 'category', properties: { category_id: { bsonType: 'string' } } } },
+      { collection: 'projects', schema: { title: 'projects', properties: { project_id: { bsonType: 'int' } } } },
+      { collection: 'members', schema: { title: 'member', properties: { memberId: { bsonType: 'string' } } } },
+    ]);
+    expect(typeSdl(app, 'Assignment')).toBe('type Assignment {\n  _id: ObjectId\n  categoryId: Category\n  memberId: Member!\n  project_id: Project\n  type: String!\n}');
+    expect(typeSdl(app, 'AssignmentProject_idRelationInput')).toBe('input AssignmentProject_idRelationInput {\n  create: ProjectInsertInput\n  link: Int\n}');
+    expect(typeSdl(app, 'AssignmentSortByInput')).toContain('MEMBERID_ASC');
+    expect(typeSdl(app, 'AssignmentInsertInput')).toContain('memberId: AssignmentMemberIdRelationInput!');
+    expect(typeSdl(app, 'AssignmentQueryInput')).toContain('categoryId: CategoryQueryInput');
+  });
+
+  it('gives Booleans only eq, ne and exists, and leaves them out of sorting (vector 35)', () => {
+    const app = appWith([{ collection: 'reminders', schema: { title: 'Reminder', properties: { archived: { bsonType: 'bool' }, dueDate: { bsonType: 'date' } } } }]);
+    const query = typeSdl(app, 'ReminderQueryInput');
+    expect(query).toContain('archived_ne: Boolean');
+    expect(query).not.toContain('archived_in');
+    expect(query).not.toContain('archived_gt');
+    expect(typeSdl(app, 'ReminderSortByInput')).not.toContain('ARCHIVED');
+    expect(typeSdl(app, 'ReminderSortByInput')).toContain('DUEDATE_ASC');
+  });
+
+  it('types a to-many relationship on a sanitised name (vector 36)', () => {
+    const app = appWith([
+      {
+        collection: 'tasks',
+        schema: { title: 'task', properties: { 'Assigned reviewer of QA step': { bsonType: 'array', items: { bsonType: 'string' } } } },
+        relationships: { 'Assigned reviewer of QA step': { ref: '#/relationship/mongodb-atlas/db/members', source_key: 'Assigned reviewer of QA step', foreign_key: 'memberId', is_list: true } },
+      },
+      { collection: 'members', schema: { title: 'member', properties: { memberId: { bsonType: 'string' } } } },
+    ]);
+    expect(typeSdl(app, 'Task')).toContain('AssignedReviewerOfQAStep: [Member]');
+    expect(typeSdl(app, 'TaskAssignedReviewerOfQAStepRelationInput')).toBe('input TaskAssignedReviewerOfQAStepRelationInput {\n  create: [MemberInsertInput]\n  link: [String]\n}');
+    expect(typeSdl(app, 'TaskQueryInput')).toContain('AssignedReviewerOfQAStep_nin: [MemberQueryInput]');
+  });
+
+  it('skips a collection without schema and warns on duplicate titles', () => {
+    const model = buildGraphqlModel(
+      appWith([
+        { collection: 'a', schema: { title: 'Thing', properties: { x: { bsonType: 'int' } } } },
+        { collection: 'b', schema: { title: 'things', properties: { y: { bsonType: 'int' } } } },
+      ]),
+    );
+    expect(model.collections.map((c) => c.collection)).toEqual(['a']);
+    expect(model.warnings[0]).toMatch(/duplicate schema title 'Thing'/);
+  });
+});
