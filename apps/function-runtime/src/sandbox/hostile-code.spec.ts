@@ -15,19 +15,33 @@ describe('hostile code is contained', () => {
   const hostProtoKeys = Object.getOwnPropertyNames(Object.prototype).sort();
 
   beforeAll(() => {
-    rt = makeRuntime({ timeLimitMs: 1_000, memoryLimitMb: 48, maxResultBytes: 1_000_000, maxLogLines: 50, sandboxesPerApp: 2, maxNestedCalls: 50, maxPendingOperations: 2_000 });
+    rt = makeRuntime({ timeLimitMs: 1_000, memoryLimitMb: 48, maxResultBytes: 1_000_000, maxLogLines: 50, sandboxesPerApp: 1, maxNestedCalls: 50, maxPendingOperations: 2_000 });
   });
   afterAll(() => rt.runtime.close());
 
-  async function attack(source: string, args: unknown[] = []): Promise<Outcome> {
-    rt.functions.deploy(APP, { attack: source, healthy: HEALTHY, helper: 'exports = () => "helper";' });
+  async function invoke(name: string, args: unknown[] = []): Promise<Outcome> {
     try {
-      const out = await rt.call('attack', args);
+      const out = await rt.call(name, args);
       return { ok: true, result: out.result, logs: out.logs };
     } catch (error) {
       if (!(error instanceof FunctionRuntimeError)) throw error;
       return { ok: false, code: error.errorCode, message: error.message };
     }
+  }
+
+  async function attack(source: string, args: unknown[] = []): Promise<Outcome> {
+    rt.functions.deploy(APP, { attack: source, healthy: HEALTHY, helper: 'exports = () => "helper";' });
+    return invoke('attack', args);
+  }
+
+  /**
+   * Runs the attack, then the probe in the same deployment: with one sandbox per app, the probe runs in the
+   * warm sandbox the attack used (unless the runtime retired it), as the next caller's call would.
+   */
+  async function attackThenProbe(source: string, probe: string, args: unknown[] = []): Promise<Outcome> {
+    rt.functions.deploy(APP, { attack: source, probe, healthy: HEALTHY, helper: 'exports = () => "helper";' });
+    await invoke('attack', args);
+    return invoke('probe');
   }
 
   afterEach(async () => {
@@ -166,15 +180,44 @@ describe('hostile code is contained', () => {
     });
 
     it('18. an implicit global from one call is gone in the next', async () => {
-      await attack('exports = () => { leaked = "secret of the previous caller"; return 1; };');
-      const out = await attack('exports = () => typeof leaked === "undefined" ? "clean" : leaked;');
+      const out = await attackThenProbe(
+        'exports = () => { leaked = "secret of the previous caller"; return 1; };',
+        'exports = () => typeof leaked === "undefined" ? "clean" : leaked;',
+      );
       expect(out).toMatchObject({ ok: true, result: 'clean' });
     });
 
     it('19. a non-configurable global retires the sandbox instead of leaking', async () => {
-      await attack('exports = () => { Object.defineProperty(globalThis, "sticky", { value: "secret", configurable: false }); return 1; };');
-      const out = await attack('exports = () => typeof sticky === "undefined" ? "clean" : sticky;');
+      const out = await attackThenProbe(
+        'exports = () => { Object.defineProperty(globalThis, "sticky", { value: "secret", configurable: false }); return 1; };',
+        'exports = () => typeof sticky === "undefined" ? "clean" : sticky;',
+      );
       expect(out).toMatchObject({ ok: true, result: 'clean' });
+    });
+
+    it('43. a replaced prototype of the global object is restored before the next call', async () => {
+      const out = await attackThenProbe(
+        'exports = () => { Object.setPrototypeOf(globalThis, { inherited: "secret" }); return typeof inherited; };',
+        'exports = () => typeof inherited;',
+      );
+      expect(out).toMatchObject({ ok: true, result: 'undefined' });
+    });
+
+    it('44. a non-extensible global object retires the sandbox', async () => {
+      const out = await attackThenProbe(
+        'exports = () => { Object.preventExtensions(globalThis); return 1; };',
+        'exports = () => { implicitGlobal = 1; return typeof implicitGlobal; };',
+      );
+      expect(out).toMatchObject({ ok: true, result: 'number' });
+    });
+
+    it('45. the legacy RegExp statics do not reveal the previous call\'s last match', async () => {
+      const out = await attackThenProbe(
+        'exports = (token) => /secret-(\\w+)/.exec(token)[1];',
+        'exports = () => [RegExp.$1, RegExp.input, RegExp.lastMatch];',
+        ['secret-hunter2'],
+      );
+      expect(out).toMatchObject({ ok: true, result: ['', '', ''] });
     });
 
     it('20. module state starts fresh at every call', async () => {
@@ -195,9 +238,11 @@ describe('hostile code is contained', () => {
     });
 
     it('22. a replaced console only affects the call that replaced it', async () => {
-      await attack('exports = () => { console.log = () => {}; try { globalThis.console.log = () => {}; } catch (e) {} return 1; };');
-      const out = await attack('exports = () => { console.log("visible"); return 1; };');
-      expect(out).toMatchObject({ ok: true, logs: ['visible'] });
+      const out = await attackThenProbe(
+        'exports = () => { console.log = () => {}; try { globalThis.console.log = () => {}; } catch (e) {} return 1; };',
+        'exports = () => { console.log("visible"); globalThis.console.log("also visible"); return 1; };',
+      );
+      expect(out).toMatchObject({ ok: true, logs: ['visible', 'also visible'] });
     });
   });
 
@@ -297,23 +342,27 @@ describe('hostile code is contained', () => {
     });
 
     it('37. timers and intervals of a finished call never run in the next call', async () => {
-      await attack(`exports = () => {
-        setInterval(() => { console.log("ghost tick"); leaked = true; }, 1);
-        setTimeout(() => console.log("ghost timeout"), 5);
-        return 1;
-      };`);
-      const out = await attack('exports = () => new Promise((r) => setTimeout(() => r(typeof leaked), 40));');
+      const out = await attackThenProbe(
+        `exports = () => {
+          setInterval(() => { console.log("ghost tick"); globalThis.console.log("ghost tick"); leaked = true; }, 1);
+          setTimeout(() => globalThis.console.log("ghost timeout"), 5);
+          return 1;
+        };`,
+        'exports = () => new Promise((r) => setTimeout(() => r(typeof leaked), 40));',
+      );
       expect(out).toMatchObject({ ok: true, result: 'undefined', logs: [] });
     });
 
     it('38. data access started by a finished call never reaches the port', async () => {
       const before = rt.data.calls.length;
-      await attack(`exports = () => {
-        Promise.resolve().then(() => new Promise((r) => setTimeout(r, 5))).then(() =>
-          context.services.get("mongodb-atlas").db("d").collection("c").insertOne({ late: true }));
-        return 1;
-      };`);
-      await attack('exports = () => new Promise((r) => setTimeout(() => r(1), 40));');
+      await attackThenProbe(
+        `exports = () => {
+          Promise.resolve().then(() => new Promise((r) => setTimeout(r, 5))).then(() =>
+            context.services.get("mongodb-atlas").db("d").collection("c").insertOne({ late: true }));
+          return 1;
+        };`,
+        'exports = () => new Promise((r) => setTimeout(() => r(1), 40));',
+      );
       expect(rt.data.calls.slice(before).filter((c) => c.action === 'insertOne')).toEqual([]);
     });
 

@@ -993,13 +993,22 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
   }
   for (const root of roots) deepFreeze(root);
   const baselineGlobals = new Set(Reflect.ownKeys(g));
+  const baselineGlobalProto = Object.getPrototypeOf(g);
+  const emptyPattern = /(?:)/;
 
+  // Removes what a call left on the global object. False when something could not be undone: the pool then
+  // retires the sandbox.
   function resetGlobals() {
     let cleanState = true;
     for (const key of Reflect.ownKeys(g)) {
       if (baselineGlobals.has(key)) continue;
       if (!delete g[key]) cleanState = false;
     }
+    if (Object.getPrototypeOf(g) !== baselineGlobalProto && !Reflect.setPrototypeOf(g, baselineGlobalProto)) cleanState = false;
+    if (!Object.isExtensible(g)) cleanState = false;
+    // The legacy RegExp statics (RegExp.$1, RegExp.input, lastMatch, ...) keep the last match of the context:
+    // match an empty string so no call can read what the previous one matched.
+    emptyPattern.exec('');
     return cleanState;
   }
 
