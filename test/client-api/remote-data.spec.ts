@@ -1,0 +1,181 @@
+import { Int32, Long, ObjectId } from 'bson';
+import { type InProcessHost, startInProcessHost } from './in-process-host';
+import { failureOf, Realm, realmApp } from './realm-helpers';
+
+// callFunction and the data-source service through realm-web's mongoClient, with the data access the
+// host provides (here the unruly test double: this suite checks the wire contract, not the rules).
+describe('client API functions and remote data access with realm-web', () => {
+  let host: InProcessHost;
+  let clientAppId: string;
+
+  beforeAll(async () => {
+    host = await startInProcessHost({
+      sum: (args) => (args as Array<number | Int32>).reduce<number>((total, value) => total + Number(value), 0),
+      describeArgs: (args) => args.map((value) => (value === null ? 'null' : typeof value === 'object' ? ((value as { _bsontype?: string })._bsontype ?? (value instanceof Date ? 'Date' : Array.isArray(value) ? 'Array' : 'Object')) : typeof value)),
+      bigNumbers: () => ({ long: Long.fromString('9007199254740993'), int: new Int32(7), when: new Date('2024-01-02T03:04:05Z'), id: new ObjectId('65a000000000000000000001') }),
+      fails: () => {
+        throw new Error('it went wrong');
+      },
+    });
+    ({ clientAppId } = await host.createApp('dataapp', (app) => {
+      app.functions.push({ config: { name: 'sum' }, source: '' }, { config: { name: 'describeArgs' }, source: '' }, { config: { name: 'bigNumbers' }, source: '' }, { config: { name: 'fails' }, source: '' }, { config: { name: 'secret', private: true }, source: '' });
+      app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
+      app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'DataCluster' } }, collectionRules: [], rules: [], webhooks: [] });
+    }));
+  });
+
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  const login = () => realmApp(host.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+
+  it('calls a function with canonical EJSON arguments and decodes its result', async () => {
+    const user = await login();
+    expect(await user.callFunction('sum', 1, 2, 39)).toBe(42);
+    expect(await user.callFunction('describeArgs', 5, 5.5, new Date(), new ObjectId(), null, [1], { a: 1 })).toEqual(['Int32', 'Double', 'Date', 'ObjectId', 'null', 'Array', 'Object']);
+    const big = await user.callFunction<Record<string, unknown>>('bigNumbers');
+    expect(big['when']).toEqual(new Date('2024-01-02T03:04:05Z'));
+    expect(String(big['id'])).toBe('65a000000000000000000001');
+  });
+
+  it('answers in canonical EJSON with exact integer widths', async () => {
+    const user = await login();
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bigNumbers', arguments: [] }),
+    });
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.json()).toEqual({ long: { $numberLong: '9007199254740993' }, int: { $numberInt: '7' }, when: { $date: { $numberLong: '1704164645000' } }, id: { $oid: '65a000000000000000000001' } });
+  });
+
+  it('accepts relaxed EJSON arguments as the native SDK sends them', async () => {
+    const user = await login();
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json;charset=utf-8' },
+      body: '{"arguments":[1,2.5,{"$date":"2024-01-01T00:00:00Z"}],"name":"describeArgs"}',
+    });
+    expect(await response.json()).toEqual(['Int32', 'Double', 'Date']);
+  });
+
+  it('refuses private and unknown functions and reports a function error', async () => {
+    const user = await login();
+    expect(await failureOf(user.callFunction('secret'))).toMatchObject({ statusCode: 403, errorCode: 'NotCallable' });
+    expect(await failureOf(user.callFunction('nope'))).toMatchObject({ statusCode: 404, errorCode: 'FunctionNotFound' });
+    expect(await failureOf(user.callFunction('fails'))).toMatchObject({ statusCode: 400, errorCode: 'FunctionExecutionError', error: 'it went wrong' });
+  });
+
+  it('inserts, finds, counts, updates, aggregates and deletes through mongoClient', async () => {
+    const user = await login();
+    const items = user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: ObjectId; name: string; qty: number; tags?: string[] }>('items');
+    const inserted = await items.insertOne({ name: 'apple', qty: 5 });
+    expect(String(inserted.insertedId)).toMatch(/^[0-9a-f]{24}$/);
+    const many = await items.insertMany([{ name: 'pear', qty: 2 }, { name: 'plum', qty: 9 }, { name: 'kiwi', qty: 1 }]);
+    expect(many.insertedIds).toHaveLength(3);
+
+    expect((await items.find({ qty: { $gte: 2 } }, { sort: { qty: -1 }, limit: 2, projection: { _id: 0, name: 1 } })).map((item) => item.name)).toEqual(['plum', 'apple']);
+    expect(await items.findOne({ name: 'pear' }, { projection: { _id: 0 } })).toEqual({ name: 'pear', qty: 2 });
+    expect(await items.findOne({ name: 'none' })).toBeNull();
+    expect(await items.count()).toBe(4);
+    expect(await items.count({ qty: { $lt: 5 } })).toBe(2);
+
+    expect(await items.updateOne({ name: 'apple' }, { $inc: { qty: 1 } })).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    const upserted = await items.updateOne({ name: 'fig' }, { $set: { qty: 3 } }, { upsert: true });
+    expect(upserted).toMatchObject({ matchedCount: 0, modifiedCount: 0 });
+    expect(upserted.upsertedId).toBeDefined();
+    expect(await items.updateMany({}, { $set: { tags: ['fruit'] } })).toEqual({ matchedCount: 5, modifiedCount: 5 });
+
+    expect(await items.aggregate([{ $match: { qty: { $gt: 1 } } }, { $group: { _id: null, total: { $sum: '$qty' } } }])).toEqual([{ _id: null, total: 20 }]);
+
+    expect(await items.deleteOne({ name: 'kiwi' })).toEqual({ deletedCount: 1 });
+    expect(await items.deleteMany({ qty: { $lt: 4 } })).toEqual({ deletedCount: 2 });
+    expect(await items.count()).toBe(2);
+  });
+
+  it('runs findOneAndUpdate, findOneAndReplace and findOneAndDelete (sent by realm-web as findOneAndReplace)', async () => {
+    const user = await login();
+    const boxes = user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: ObjectId; label: string; n: number }>('boxes');
+    await boxes.insertMany([{ label: 'a', n: 1 }, { label: 'b', n: 2 }]);
+    expect(await boxes.findOneAndUpdate({ label: 'a' }, { $set: { n: 10 } }, { returnNewDocument: true, projection: { _id: 0 } })).toEqual({ label: 'a', n: 10 });
+    expect(await boxes.findOneAndUpdate({ label: 'b' }, { $set: { n: 20 } }, { projection: { _id: 0 } })).toEqual({ label: 'b', n: 2 });
+    expect(await boxes.findOneAndReplace({ label: 'b' }, { label: 'B', n: 0 }, { returnNewDocument: true, projection: { _id: 0 } })).toEqual({ label: 'B', n: 0 });
+    expect(await boxes.findOneAndDelete({ label: 'a' }, { projection: { _id: 0 } })).toMatchObject({ label: 'a', n: 10 });
+    expect(await boxes.find({}, { projection: { _id: 0 } })).toEqual([{ label: 'B', n: 0 }]);
+    expect(host.dataAccess.calls.map((call) => call.action)).toContain('findOneAndDelete');
+  });
+
+  it('writes Int32 write counts and an Int64 count on the wire', async () => {
+    const user = await login();
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name, service: 'mongodb-atlas', arguments: [{ database: 'wire', collection: 'c', ...args }] }),
+      });
+      return response.json();
+    };
+    await call('insertOne', { document: { x: { $numberInt: '1' } } });
+    expect(await call('count', { query: {} })).toEqual({ $numberLong: '1' });
+    expect(await call('updateOne', { query: {}, update: { $set: { x: 2 } }, upsert: false })).toEqual({ matchedCount: { $numberInt: '1' }, modifiedCount: { $numberInt: '1' } });
+    expect(await call('deleteMany', { query: {} })).toEqual({ deletedCount: { $numberInt: '1' } });
+  });
+
+  it('refuses an unknown service and an unknown action', async () => {
+    const user = await login();
+    expect(await failureOf(user.mongoClient('other-cluster').db('x').collection('y').find())).toMatchObject({ statusCode: 404, errorCode: 'ServiceNotFound' });
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'dropDatabase', service: 'mongodb-atlas', arguments: [{ database: 'x', collection: 'y' }] }),
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error_code: 'ServiceCommandNotFound' });
+  });
+
+  it('streams a change made by another user to watch()', async () => {
+    const watcher = await login();
+    const writer = await login();
+    const feed = watcher.mongoClient('mongodb-atlas').db('chat').collection<{ _id: ObjectId; text: string }>('messages');
+    const stream = feed.watch();
+    const first = stream.next();
+    const other = writer.mongoClient('mongodb-atlas').db('chat').collection<{ _id: ObjectId; text: string }>('messages');
+    // The stream registers asynchronously: keep writing until the watcher sees one of the writes.
+    let written = 0;
+    const writes = setInterval(() => void other.insertOne({ text: `hello ${++written}` }), 100);
+    try {
+      const event = (await first).value as { operationType: string; fullDocument: { text: string }; ns: { db: string; coll: string } };
+      expect(event.operationType).toBe('insert');
+      expect(event.fullDocument.text).toMatch(/^hello \d+$/);
+      expect(event.ns).toEqual({ db: 'chat', coll: 'messages' });
+    } finally {
+      clearInterval(writes);
+      await stream.return(undefined);
+    }
+  });
+
+  it('streams only the watched ids, and takes the token from baas_at as realm-core sends it', async () => {
+    const user = await login();
+    const notes = user.mongoClient('mongodb-atlas').db('chat').collection<{ _id: string; text: string }>('notes');
+    const request = Buffer.from(JSON.stringify({ name: 'watch', service: 'mongodb-atlas', arguments: [{ database: 'chat', collection: 'notes', ids: ['keep'] }] })).toString('base64');
+    const controller = new AbortController();
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call?baas_request=${encodeURIComponent(request)}&baas_at=${user.accessToken}`, { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const reader = response.body!.getReader();
+    await notes.insertOne({ _id: 'skip', text: 'not this one' });
+    await notes.insertOne({ _id: 'keep', text: 'line one\nline two 100%' });
+    let text = '';
+    while (!text.includes('keep')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString('utf8');
+    }
+    controller.abort();
+    const data = text.split('\n').filter((line) => line.startsWith('data: '));
+    expect(data).toHaveLength(1);
+    expect(data[0]).toContain('line one\\nline two 100%25');
+    expect(text).not.toContain('skip');
+  });
+});
