@@ -25,6 +25,23 @@ describe('filters', () => {
     expect(prepared.filters).toEqual(['team', 'open']);
   });
 
+  it('lets apply_when use %%request, %%values and %%environment', () => {
+    const rules = compileRules({
+      roles: [readAll],
+      filters: [{ name: 'api', apply_when: { '%%request.httpMethod': 'GET', '%%values.strict': true, '%%environment.tag': 'prod' }, query: { published: true } }],
+    });
+    const ctx = { user: alice, request: { httpMethod: 'GET' }, values: { strict: true }, environment: { tag: 'prod' } };
+    expect(rules.forRequest(ctx).prepareQuerySync({}, undefined, { pushdown: false }).query).toEqual({ published: true });
+    expect(rules.forRequest({ ...ctx, environment: { tag: 'dev' } }).prepareQuerySync({}, undefined, { pushdown: false }).query).toEqual({});
+  });
+
+  it('converts ids in a filter query', () => {
+    const hex = '5f4863d1b2f3a1b2c3d4e623';
+    const rules = compileRules({ roles: [readAll], filters: [{ name: 'own', query: { owner: { '%stringToOid': '%%user.id' } } }] });
+    const { query } = rules.forRequest({ user: { id: hex } }).prepareQuerySync({}, undefined, { pushdown: false });
+    expect((query.owner as { toHexString(): string }).toHexString()).toBe(hex);
+  });
+
   it('skips filters whose apply_when does not hold', () => {
     const prepared = prepare([{ name: 'admins', apply_when: { '%%user.custom_data.admin': true }, query: { secret: false } }], { a: 1 });
     expect(prepared).toMatchObject({ query: { a: 1 }, filters: [] });
