@@ -20,6 +20,7 @@ import { RulesEvaluationService } from './rules-evaluation/rules-evaluation.serv
 import { SecretsController } from './secrets/secrets.controller';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
+import { StatusController } from './status/status.controller';
 import { SyncController } from './sync/sync.controller';
 import { createTemplateStore } from './templates/template-catalog';
 import { TemplatesController } from './templates/templates.controller';
@@ -45,6 +46,7 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     TemplatesController,
     LogsController,
     UsersController,
+    StatusController,
     RulesEvaluationController,
   ],
   providers: [

@@ -1,7 +1,8 @@
 import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
+import { LogStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
-import { makeTempDir, repositoryRoot } from '@tessera/testing';
+import { eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
 import { join } from 'node:path';
 import { startHost, type RunningHost } from './host';
 
@@ -39,6 +40,17 @@ describe('standalone host', () => {
     expect(mine).toMatchObject({ ok: true, result: [{ summary: 'buy milk', owner_id: 'u1' }] });
     const theirs = await run('listMyItems', [], { type: 'user', user: { id: 'u2' } });
     expect(theirs).toMatchObject({ ok: true, result: [] });
+  });
+
+  it('records each call in the app logs the admin API reads', async () => {
+    await run('greet', ['Logs'], { type: 'user', user: { id: 'u7' } });
+    // The runtime records the call after answering it.
+    const logs = await eventually(async () => {
+      const entries = await host.nest.get(LogStore).list(appId, { types: ['FUNCTION'] });
+      expect(entries.find((entry) => entry.user_id === 'u7')).toMatchObject({ type: 'FUNCTION', function_name: 'greet', messages: [] });
+      return entries;
+    });
+    expect(logs.some((entry) => entry.function_name === 'sum')).toBe(true);
   });
 
   it('reports a missing function as FunctionNotFound', async () => {

@@ -5,6 +5,7 @@ import { AppRegistry, FileAppRegistry } from './app-registry';
 import { DataSources } from './data-sources';
 import { DeployedApps } from './deployed-apps';
 import { FileDeploymentStore } from './deployment-store';
+import { FileLogStore, LogStore } from './log-store';
 import { SigningKeyStore } from './signing-keys';
 
 /** Closes the data-source clients (flushing embedded logs) when the process shuts down. */
@@ -32,11 +33,12 @@ export class PlatformModule {
         { provide: FileDeploymentStore, useValue: deployments },
         { provide: DeployedApps, useValue: new DeployedApps(apps, deployments) },
         { provide: DataSources, useValue: new DataSources(settings) },
+        { provide: LogStore, useValue: new FileLogStore(settings.dataDir) },
         DataSourcesLifecycle,
         { provide: FileAdminUserStore, useValue: new FileAdminUserStore(settings.dataDir) },
         { provide: SigningKeyStore, useValue: new SigningKeyStore(settings.dataDir) },
       ],
-      exports: [SETTINGS, AppRegistry, FileDeploymentStore, DeployedApps, DataSources, FileAdminUserStore, SigningKeyStore],
+      exports: [SETTINGS, AppRegistry, FileDeploymentStore, DeployedApps, DataSources, LogStore, FileAdminUserStore, SigningKeyStore],
     };
   }
 }

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DataAccess } from '@tessera/data-access';
-import { DataSources, DeployedApps } from '@tessera/platform';
-import { InMemoryExecutionLogStore } from '../execution-logs/execution-log.store';
+import { DataSources, DeployedApps, LogStore } from '@tessera/platform';
 import { FunctionRuntimeModule } from '../function-runtime.module';
 import { FetchHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
+import { PlatformExecutionLogStore } from './platform-execution-logs';
 import { DeployedFunctionsPort, DeployedValuesPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
 
 /**
@@ -14,14 +14,14 @@ import { DeployedFunctionsPort, DeployedValuesPort, RulesDataAccessPort, rulesCa
 @Module({
   imports: [
     FunctionRuntimeModule.registerAsync({
-      inject: [DeployedApps, DataSources],
-      useFactory: (apps: DeployedApps, dataSources: DataSources) => ({
+      inject: [DeployedApps, DataSources, LogStore],
+      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore) => ({
         dependencies: {
           functions: new DeployedFunctionsPort(apps),
           values: new DeployedValuesPort(apps),
           dataAccess: new RulesDataAccessPort(apps, new DataAccess(dataSources)),
           http: new FetchHttpPort(),
-          logs: new InMemoryExecutionLogStore(10_000),
+          logs: new PlatformExecutionLogStore(logs),
           canEvaluate: rulesCanEvaluate,
         },
       }),
