@@ -1,3 +1,4 @@
+import { Long, ObjectId } from 'bson';
 import { RulesErrorCode } from '../errors/rules.error';
 import { compileRules } from '../roles/compiled-rules';
 import { type RoleConfig } from '../roles/rule-config';
@@ -124,6 +125,15 @@ describe('Partition-Based Sync permissions', () => {
     const permissions = compilePartitionPermissions({ read: { '%%user.id': { $in: ['u1', 'u2'] } } });
     expect(permissions.evaluateSync({ user: { id: 'u2' }, partition: 'x' }).read).toBe(true);
     expect(permissions.evaluateSync({ user: { id: 'u3' }, partition: 'x' }).read).toBe(false);
+  });
+
+  it('compare ObjectId and number partition values', () => {
+    const hex = '5f4863d1b2f3a1b2c3d4e623';
+    const byOid = compilePartitionPermissions({ write: { '%%partition': { '%stringToOid': '%%user.id' } } });
+    expect(byOid.evaluateSync({ user: { id: hex }, partition: ObjectId.createFromHexString(hex) })).toEqual({ read: true, write: true });
+    expect(byOid.evaluateSync({ user: { id: hex }, partition: hex })).toEqual({ read: false, write: false });
+    const byNumber = compilePartitionPermissions({ read: { '%%partition': { $gte: 100 } } });
+    expect(byNumber.evaluateSync({ user: { id: 'u' }, partition: Long.fromNumber(150) }).read).toBe(true);
   });
 
   it('call function rules through the callback (syncPermissions)', async () => {
