@@ -7,6 +7,7 @@ import { PlatformModule } from '@tessera/platform';
 import type { ServiceName, Settings } from '@tessera/settings';
 import { LoggerModule } from 'nestjs-pino';
 import { HealthController } from './health.controller';
+import { PlatformEventsHandler } from './platform-events.handler';
 
 const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> = {
   'admin-api': AdminApiModule,
@@ -22,7 +23,7 @@ export class HostModule {
     const services = settings.services.map((name) => serviceModules[name]).filter((module) => module !== undefined);
     return {
       module: HostModule,
-      controllers: [HealthController],
+      controllers: [HealthController, PlatformEventsHandler],
       imports: [
         PlatformModule.forRoot(settings),
         MessagingModule.forRoot(messagingOptions(settings)),

@@ -2,7 +2,6 @@ import { Controller } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
 import { CommandHandler, EventHandler } from '@tessera/messaging';
-import { DeployedApps } from '@tessera/platform';
 import { EJSON } from 'bson';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
 import type { CallOrigin } from '../execution-logs/execution-log.store';
@@ -20,10 +19,7 @@ const origins: Record<CommandRequest<typeof Subjects.FunctionsExecutionRun>['met
 /** The runtime's edge on the transport: one command, and the deployment event that retires sandboxes. */
 @Controller()
 export class FunctionsExecutionHandler {
-  constructor(
-    private readonly runtime: FunctionRuntimeService,
-    private readonly apps: DeployedApps,
-  ) {}
+  constructor(private readonly runtime: FunctionRuntimeService) {}
 
   @CommandHandler(Subjects.FunctionsExecutionRun)
   async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
@@ -67,7 +63,7 @@ export class FunctionsExecutionHandler {
 
   @EventHandler(Subjects.AppsDeploymentChanged)
   deploymentChanged(event: EventPayload<typeof Subjects.AppsDeploymentChanged>): void {
-    this.apps.invalidate(event.appId);
+    // The host's platform handler reloads the deployed configuration; here the warm sandboxes retire.
     this.runtime.invalidate(event.appId);
   }
 }
