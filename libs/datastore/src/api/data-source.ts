@@ -3,6 +3,7 @@
  * (embedded and MongoDB) implement it; callers never learn which one serves them except through `engine`.
  * Documents are BSON-typed JS values from the `bson` package.
  */
+import { type Timestamp } from 'bson';
 import { type Document } from '../bson/values';
 
 export type { Document };
@@ -156,6 +157,8 @@ export interface ChangeEvent {
   operationType: ChangeOperationType;
   /** Commit time of the write. */
   wallTime: Date;
+  /** Commit time as a BSON Timestamp (seconds, ordinal), as MongoDB reports it. */
+  clusterTime?: Timestamp;
   ns: { db: string; coll?: string };
   documentKey?: { _id: unknown };
   fullDocument?: Document | null;

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { embeddedTarget } from './targets';
+import { embeddedTarget, mongodbTarget } from './targets';
 import { formatResult, match, runConformance, summarize } from './unified-runner';
 
 const suite = resolve(__dirname, '../../../../../shared/conformance/crud');
@@ -25,6 +25,19 @@ describe('the unified-format CRUD conformance suite', () => {
     const summary = summarize(await runConformance(dir, embeddedTarget()));
     expect(summary.failed).toBe(1);
     expect(summary.line).toMatch(/\d+ passed, 1 failed, \d+ skipped/);
+  });
+});
+
+// Needs a MongoDB deployment: none runs here, so this is skipped unless MONGODB_URI points at one.
+describe.skipIf(!process.env.MONGODB_URI)('the conformance suite on MongoDB (skipped: MONGODB_URI is not set)', () => {
+  it('passes every applicable case', async () => {
+    const uri = process.env.MONGODB_URI as string;
+    const { MongoClient } = await import('mongodb');
+    const probe = new MongoClient(uri);
+    const info = await probe.db('admin').command({ buildInfo: 1 });
+    await probe.close();
+    const results = await runConformance(suite, mongodbTarget(uri, String(info.version), 'replicaset'));
+    expect(results.filter((r) => r.status === 'failed').map(formatResult)).toEqual([]);
   });
 });
 

@@ -3,6 +3,7 @@
  * registers for live commits first and then reads the history after its resume token from the log on
  * disk, up to the last durable record, so resuming after a restart neither skips nor repeats an event.
  */
+import { Timestamp } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type ChangeEvent, type ChangeStream, type ResumeToken, type WatchOptions } from '../api/data-source';
 import { type Document, cloneValue } from '../bson/values';
@@ -35,7 +36,8 @@ function inScope(op: LogOp, scope: ChangeScope): boolean {
 /** The change event for one logged operation, or undefined for operations the feed does not report. */
 export function toChangeEvent(record: CommitRecord, index: number, options: WatchOptions, lookup: (db: string, coll: string, id: unknown) => Document | null): ChangeEvent | undefined {
   const op = record.ops[index];
-  const base = { _id: encodeToken(record.seq, index), wallTime: new Date(record.time), ns: op.c === undefined ? { db: op.d } : { db: op.d, coll: op.c } };
+  const clusterTime = new Timestamp({ t: Math.floor(record.time / 1000), i: record.seq % 0x1_0000_0000 });
+  const base = { _id: encodeToken(record.seq, index), clusterTime, wallTime: new Date(record.time), ns: op.c === undefined ? { db: op.d } : { db: op.d, coll: op.c } };
   const withPre = options.fullDocumentBeforeChange === 'whenAvailable' || options.fullDocumentBeforeChange === 'required';
   switch (op.k) {
     case 'i':

@@ -351,15 +351,17 @@ export class LogFiles {
    * segment after it, and deletes what the snapshot makes unnecessary: older snapshots, and segments
    * beyond `keepSegments` kept as change-feed history. Synchronous: nothing is written meanwhile.
    */
-  writeSnapshot(seq: number, collections: Iterable<SnapshotCollection>, keepSegments: number): void {
+  writeSnapshot(seq: number, collections: Iterable<SnapshotCollection>, keepSegments: number): number {
     const finalPath = join(this.dir, `snapshot-${pad(seq)}.snap`);
     const tmpPath = `${finalPath}.tmp`;
     const fd = openSync(tmpPath, 'w');
+    let size = 0;
     try {
       const writeDoc = (doc: Document) => {
         const buf = frame(serialize(doc));
         let off = 0;
         while (off < buf.length) off += writeSync(fd, buf, off);
+        size += buf.length;
       };
       writeDoc({ seq });
       for (const coll of collections) {
@@ -378,6 +380,7 @@ export class LogFiles {
     const segments = this.segments();
     for (const segment of segments.slice(0, Math.max(0, segments.length - 1 - keepSegments))) unlinkSync(segment.path);
     for (const name of readdirSync(this.dir)) if (name.endsWith('.tmp')) unlinkSync(join(this.dir, name));
+    return size;
   }
 
   /** First sequence number still in the log (change history before it is gone). */

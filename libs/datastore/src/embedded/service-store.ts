@@ -42,6 +42,8 @@ export class ServiceStore {
   private lockOwner?: LockOwner;
   private lockWaiters: (() => void)[] = [];
   private readonly compactBytes: number;
+  /** The log grows to at least the size of the last snapshot before the next one (bounds rewriting). */
+  private compactAt: number;
   private readonly keepSegments: number;
   private readonly lockPath: string;
   private closed = false;
@@ -51,6 +53,7 @@ export class ServiceStore {
     options: ServiceStoreOptions = {},
   ) {
     this.compactBytes = options.compactBytes ?? 64 * 1024 * 1024;
+    this.compactAt = this.compactBytes;
     this.keepSegments = options.keepSegments ?? 2;
     this.log = new LogFiles(dir);
     this.lockPath = join(dir, 'LOCK');
@@ -337,7 +340,7 @@ export class ServiceStore {
   }
 
   private maybeCompact(): void {
-    if (this.log.activeSize < this.compactBytes || this.lockOwner) return;
+    if (this.log.activeSize < this.compactAt || this.lockOwner) return;
     this.compact();
   }
 
@@ -360,7 +363,8 @@ export class ServiceStore {
         });
       }
     }
-    this.log.writeSnapshot(this.seq, collections, this.keepSegments);
+    const size = this.log.writeSnapshot(this.seq, collections, this.keepSegments);
+    this.compactAt = Math.max(this.compactBytes, size);
   }
 
   /** Forces a snapshot now (tests and tools); waits for an open transaction to finish first. */

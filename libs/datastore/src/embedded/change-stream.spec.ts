@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Timestamp } from 'bson';
+import { eventually } from '@tessera/testing';
+import { type EmbeddedClient, openEmbeddedClient } from './embedded-client';
+
+describe('the embedded change feed', () => {
+  let dir: string;
+  let client: EmbeddedClient;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-feed-'));
+    client = openEmbeddedClient(dir);
+  });
+  afterEach(async () => {
+    await client.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('scopes streams to the client, a database or a collection', async () => {
+    const all = client.watch();
+    const appDb = client.db('app').watch();
+    const users = client.db('app').collection('users').watch();
+    await client.db('app').collection('users').insertOne({ _id: 1 });
+    await client.db('app').collection('logs').insertOne({ _id: 2 });
+    await client.db('other').collection('users').insertOne({ _id: 3 });
+    const ids = async (stream: typeof all) => {
+      const out: unknown[] = [];
+      for (let e = await stream.tryNext(); e; e = await stream.tryNext()) out.push(e.documentKey?._id);
+      await stream.close();
+      return out;
+    };
+    expect(await ids(all)).toEqual([1, 2, 3]);
+    expect(await ids(appDb)).toEqual([1, 2]);
+    expect(await ids(users)).toEqual([1]);
+  });
+
+  it('filters and reshapes events with a pipeline', async () => {
+    const coll = client.db('app').collection('c');
+    const stream = coll.watch([{ $match: { operationType: 'delete' } }, { $project: { operationType: 1, documentKey: 1 } }]);
+    await coll.insertMany([{ _id: 1 }, { _id: 2 }]);
+    await coll.deleteOne({ _id: 2 });
+    const event = await stream.next();
+    expect(event).toEqual({ _id: event._id, operationType: 'delete', documentKey: { _id: 2 } });
+    expect(await stream.tryNext()).toBeNull();
+    await stream.close();
+  });
+
+  it('reports drops and stamps events with increasing commit times', async () => {
+    const coll = client.db('app').collection('c');
+    const stream = client.watch();
+    await coll.insertOne({ _id: 1 });
+    await coll.drop();
+    const insert = await stream.next();
+    const drop = await stream.next();
+    expect(drop).toMatchObject({ operationType: 'drop', ns: { db: 'app', coll: 'c' } });
+    expect(insert.clusterTime).toBeInstanceOf(Timestamp);
+    expect((drop.clusterTime as Timestamp).compare(insert.clusterTime as Timestamp)).toBeGreaterThan(0);
+    await stream.close();
+  });
+
+  it('delivers an event to a waiting reader and ends iteration on close', async () => {
+    const coll = client.db('app').collection('c');
+    const stream = coll.watch();
+    const received: unknown[] = [];
+    const reading = (async () => {
+      for await (const event of stream) received.push(event.documentKey?._id);
+    })();
+    await coll.insertOne({ _id: 'a' });
+    await coll.insertOne({ _id: 'b' });
+    await eventually(() => expect(received).toEqual(['a', 'b']));
+    await stream.close();
+    await reading;
+  });
+});
