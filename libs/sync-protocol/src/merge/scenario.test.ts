@@ -18,6 +18,7 @@ export const schema: Instruction[] = [
   { type: 'AddColumn', table: 'Item', field: 'owner', valueType: 'Link', nullable: true, collectionType: 'Single', keyType: 'Null', linkTargetTable: 'Child' },
   { type: 'AddColumn', table: 'Item', field: 'address', valueType: 'Link', nullable: true, collectionType: 'Single', keyType: 'Null', linkTargetTable: 'Address' },
   { type: 'AddColumn', table: 'Item', field: 'addresses', valueType: 'Link', nullable: false, collectionType: 'List', keyType: 'Null', linkTargetTable: 'Address' },
+  { type: 'AddColumn', table: 'Item', field: 'any', valueType: 'Null', nullable: true, collectionType: 'Single', keyType: 'Null' },
 ];
 
 export interface Step {
@@ -46,7 +47,7 @@ export function generate(store: ObjectStore, steps: readonly Step[], ops?: reado
     out.push(instr);
   };
   for (const s of steps) {
-    const op = ops ? (ops[s.op % ops.length] ?? 0) : s.op % 22;
+    const op = ops ? (ops[s.op % ops.length] ?? 0) : s.op % 27;
     const pk = item(s.a);
     const base = { table: 'Item', object: pk };
     if (op === 0) {
@@ -128,6 +129,41 @@ export function generate(store: ObjectStore, steps: readonly Step[], ops?: reado
       case 21:
         if (s.c % 3 === 0) emit({ type: 'Clear', ...base, field: 'attrs', path: [], collectionType: 'Dictionary' });
         break;
+      // A Mixed field holding nested collections (realm-core v13+).
+      case 22:
+        emit({ type: 'Update', ...base, field: 'any', path: [], value: s.b % 2 ? { type: 'List' } : { type: 'Dictionary' }, isDefault: false, priorSize: 0 });
+        break;
+      case 23: {
+        const any = store.read('Item', pk, 'any');
+        if (Array.isArray(any)) emit({ type: 'ArrayInsert', ...base, field: 'any', path: [s.b % (any.length + 1)], value: str(s.c), priorSize: any.length });
+        else if (any instanceof DictValue) emit({ type: 'Update', ...base, field: 'any', path: [words[s.b % 3] ?? 'k'], value: str(s.c), isDefault: false, priorSize: 0 });
+        break;
+      }
+      case 24: {
+        const any = store.read('Item', pk, 'any');
+        if (Array.isArray(any) && any.length > 0) {
+          if (s.c % 2) emit({ type: 'ArrayErase', ...base, field: 'any', path: [s.b % any.length], priorSize: any.length });
+          else emit({ type: 'Update', ...base, field: 'any', path: [s.b % any.length], value: str(s.c), isDefault: false, priorSize: any.length });
+        } else if (any instanceof DictValue) {
+          emit({ type: 'Update', ...base, field: 'any', path: [words[s.b % 3] ?? 'k'], value: { type: 'Erased' }, isDefault: false, priorSize: 0 });
+        }
+        break;
+      }
+      case 25: {
+        // Replacing a nested collection by a plain value is left out: when the same writer first wrote
+        // inside the collection and a concurrent writer re-creates the collection (an idempotent Update that
+        // wins the tie), realm-core's rules keep the inner write on one side only and the two orders differ.
+        // This is a property of the merge rules themselves (transform.cpp), not of this port.
+        const any = store.read('Item', pk, 'any');
+        if (Array.isArray(any) || any instanceof DictValue) break;
+        emit({ type: 'Update', ...base, field: 'any', path: [], value: s.c % 2 ? str(s.b) : { type: 'Int', value: s.b % 5 }, isDefault: false, priorSize: 0 });
+        break;
+      }
+      case 26: {
+        const any = store.read('Item', pk, 'any');
+        if (Array.isArray(any) && s.c % 2 === 0) emit({ type: 'Clear', ...base, field: 'any', path: [], collectionType: 'List' });
+        break;
+      }
       default:
         break;
     }

@@ -229,6 +229,16 @@ export class ObjectStore {
     const { parent, key } = this.resolve(instr);
     switch (instr.type) {
       case 'Update': {
+        // Setting a Mixed value to a collection it already holds keeps that collection (realm-core makes
+        // this idempotent so that concurrent creations of the same nested collection converge).
+        if (instr.value.type === 'List' || instr.value.type === 'Dictionary' || instr.value.type === 'Set') {
+          const existing = parent.kind === 'list' && typeof key === 'number' ? parent.list[key] : parent.kind === 'dict' ? parent.dict.entries.get(String(key)) : parent.kind === 'object' ? parent.obj.fields.get(String(key)) : undefined;
+          const kind = instr.value.type;
+          if ((kind === 'List' && Array.isArray(existing)) || (kind === 'Dictionary' && existing instanceof DictValue) || (kind === 'Set' && existing instanceof SetValue)) {
+            if (parent.kind === 'list' && instr.priorSize !== parent.list.length) fail(`Update: Invalid prior_size (list size = ${parent.list.length}, prior_size = ${instr.priorSize})`);
+            return;
+          }
+        }
         if (parent.kind === 'list') {
           const list = parent.list;
           if (typeof key !== 'number' || key >= list.length) fail(`Update: Invalid index ${String(key)} (list size ${list.length})`);
@@ -283,6 +293,22 @@ export class ObjectStore {
         return;
       }
       case 'Clear': {
+        // In a Mixed slot, Clear also sets the collection type: the slot becomes an empty collection of that
+        // type whatever it held before (a Set there is an error), as realm-core's applier does.
+        const mixedSlot =
+          parent.kind !== 'object' ||
+          (() => {
+            const col = this.column(parent.obj.table, String(key));
+            return col.valueType === 'Null' && col.collectionType === 'Single';
+          })();
+        if (mixedSlot) {
+          const current = this.readSlot(parent, key);
+          if (current instanceof SetValue) fail('Clear: Mixed value is a Set');
+          if (parent.kind === 'dict' && current === undefined) fail(`Clear: Key '${String(key)}' not found`);
+          const empty: Value = instr.collectionType === 'Dictionary' ? new DictValue() : instr.collectionType === 'Set' ? new SetValue() : [];
+          this.write(parent, key, empty);
+          return;
+        }
         const target = this.readSlot(parent, key);
         if (Array.isArray(target)) target.length = 0;
         else if (target instanceof DictValue) target.entries.clear();
