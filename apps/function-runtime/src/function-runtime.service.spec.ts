@@ -493,6 +493,12 @@ describe('FunctionRuntimeService', () => {
       expect(entry.error).toBeUndefined();
     });
 
+    it('keeps the correlation id, the function id and the caller address', async () => {
+      rt.functions.deploy(APP, { f: { source: 'exports = () => 1;', config: { id: 'fn-id-1' } } });
+      await rt.call('f', [], { origin: 'http', correlationId: 'corr-9', request: { remoteIPAddress: '10.1.2.3' } });
+      expect(await lastLog(rt)).toMatchObject({ functionId: 'fn-id-1', correlationId: 'corr-9', remoteIPAddress: '10.1.2.3' });
+    });
+
     it('omits arguments with disable_arg_logs and records errors', async () => {
       rt.functions.deploy(APP, { f: { source: 'exports = (password) => { throw new Error("nope"); };', config: { disable_arg_logs: true } } });
       await expect(rt.call('f', ['hunter2'])).rejects.toThrow('nope');

@@ -53,6 +53,8 @@ export interface ExecuteFunctionRequest {
   origin: CallOrigin;
   /** For calls over HTTP: becomes `context.request`. */
   request?: FunctionRequestInfo;
+  /** Correlation id of the request, kept in the execution log. */
+  correlationId?: string;
 }
 
 /** The outcome of a successful call. `result` is parsed from `resultEjson` on first use only. */
@@ -406,10 +408,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     error?: FunctionRuntimeError;
   }): void {
     const omitArgs = entry.fn.config.disable_arg_logs === true;
+    const remoteIPAddress = entry.request.request?.remoteIPAddress;
     const log: ExecutionLogEntry = {
       id: entry.executionId,
       appId: entry.request.appId,
       functionName: entry.request.name,
+      ...(entry.fn.config.id ? { functionId: entry.fn.config.id } : {}),
+      ...(entry.request.correlationId ? { correlationId: entry.request.correlationId } : {}),
+      ...(remoteIPAddress ? { remoteIPAddress } : {}),
       callerId: entry.callerId,
       runAsId: entry.runAsId,
       origin: entry.request.origin,

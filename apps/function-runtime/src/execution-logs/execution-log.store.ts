@@ -3,11 +3,16 @@ export interface ExecutionLogEntry {
   id: string;
   appId: string;
   functionName: string;
+  /** The function's config id, when it has one. */
+  functionId?: string;
+  /** Correlation id of the request that made the call. */
+  correlationId?: string;
   /** Who called: a user id, or `system`. */
   callerId: string;
   /** Whom the function ran as: a user id, or `system`. */
   runAsId: string;
   origin: CallOrigin;
+  remoteIPAddress?: string;
   startedAt: Date;
   durationMs: number;
   /** Used heap of the sandbox after the call, in bytes. */
@@ -19,19 +24,43 @@ export interface ExecutionLogEntry {
   argumentsOmitted: boolean;
 }
 
-/** Where a call came from; `client` calls are the only ones subject to `private` and `can_evaluate`. */
+/** Where a call came from; `client` and `http` calls are the only ones subject to `private` and `can_evaluate`. */
 export type CallOrigin = 'client' | 'http' | 'trigger' | 'system';
 
 export interface ExecutionLogQuery {
   appId: string;
   functionName?: string;
+  /** `only`: failed calls only; `exclude`: successful calls only; absent: both. */
+  errors?: 'only' | 'exclude';
+  /** Calls made by this user. */
+  userId?: string;
+  correlationId?: string;
+  /** Calls started after this instant (exclusive). */
+  startDate?: Date;
+  /** Calls started at or before this instant (inclusive). */
+  endDate?: Date;
+  skip?: number;
+  /** At most this many entries (default 100). */
   limit?: number;
 }
 
-/** Where execution logs go (the admin API reads them back). */
+/** Where execution logs go (the admin API reads them back, newest first). */
 export interface ExecutionLogStore {
   append(entry: ExecutionLogEntry): void | Promise<void>;
   list(query: ExecutionLogQuery): Promise<ExecutionLogEntry[]>;
+}
+
+/** True when the entry matches every criterion of the query except skip and limit. */
+export function matchesLogQuery(entry: ExecutionLogEntry, query: ExecutionLogQuery): boolean {
+  if (entry.appId !== query.appId) return false;
+  if (query.functionName !== undefined && entry.functionName !== query.functionName) return false;
+  if (query.errors === 'only' && !entry.error) return false;
+  if (query.errors === 'exclude' && entry.error) return false;
+  if (query.userId !== undefined && entry.callerId !== query.userId) return false;
+  if (query.correlationId !== undefined && entry.correlationId !== query.correlationId) return false;
+  if (query.startDate && entry.startedAt.getTime() <= query.startDate.getTime()) return false;
+  if (query.endDate && entry.startedAt.getTime() > query.endDate.getTime()) return false;
+  return true;
 }
 
 /** Keeps the last `capacity` entries in memory, newest first when listed. */
@@ -52,12 +81,13 @@ export class InMemoryExecutionLogStore implements ExecutionLogStore {
 
   list(query: ExecutionLogQuery): Promise<ExecutionLogEntry[]> {
     const limit = query.limit ?? 100;
+    let skip = query.skip ?? 0;
     const result: ExecutionLogEntry[] = [];
     for (let i = 1; i <= this.size && result.length < limit; i++) {
       const entry = this.entries[(this.next - i + this.capacity) % this.capacity];
-      if (entry && entry.appId === query.appId && (query.functionName === undefined || entry.functionName === query.functionName)) {
-        result.push(entry);
-      }
+      if (!entry || !matchesLogQuery(entry, query)) continue;
+      if (skip > 0) skip--;
+      else result.push(entry);
     }
     return Promise.resolve(result);
   }
