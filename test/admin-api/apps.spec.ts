@@ -227,6 +227,12 @@ describe('admin API: apps, import and export, drafts, secrets', () => {
     expect(users.body.error_code).toBe('NotImplemented');
   });
 
+  it('answers the status check realm-cli makes, without a token', async () => {
+    const response = await fetch(`${server.url}/api/private/v1.0/version`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ backend: { version: expect.stringMatching(/^\d+\.\d+\.\d+/) as string } });
+  });
+
   it('answers an expired or forged access token with 401 InvalidSession', async () => {
     const key = Buffer.from((JSON.parse(readFileSync(join(dataDir.path, 'platform', 'keys', 'admin.json'), 'utf8')) as { key: string }).key, 'base64');
     const claims = JSON.parse(Buffer.from(admin.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };

@@ -82,6 +82,12 @@ describe('tessera CLI against a running server', () => {
     expect(() => statSync(join(work.path, 'orders', 'frontend'))).toThrow();
     expect(readFileSync(join(work.path, 'orders', 'backend', 'triggers', 'onNewOrder.json'), 'utf8')).toContain('"function_name": "recordOrder"');
 
+    const withClient = join(work.path, 'webtodo-again');
+    const pulled = await tessera(['pull', '--remote', created['webtodo'].client_app_id, '--local', withClient, '--template', 'web.mql.todo'], env);
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(readFileSync(join(withClient, 'frontend', 'config.js'), 'utf8')).toContain(`appId: '${created['webtodo'].client_app_id}'`);
+    expect(JSON.parse(readFileSync(join(withClient, 'backend', 'config.json'), 'utf8'))).toMatchObject({ name: 'webtodo' });
+
     const plain = await tessera(['apps', 'create', '--name', 'plain', '--local', join(work.path, 'plain')], env);
     expect(plain.code).toBe(0);
     expect(JSON.parse(readFileSync(join(work.path, 'plain', 'config.json'), 'utf8'))).toMatchObject({ name: 'plain' });
