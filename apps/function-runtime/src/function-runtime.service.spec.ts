@@ -367,6 +367,34 @@ describe('FunctionRuntimeService', () => {
       expect(received[0].headers['content-type']).toBe('application/json');
     });
 
+    it('sends forms, query pieces and every HTTP verb through context.http', async () => {
+      rt.functions.deploy(APP, {
+        verbs: `exports = async function(base) {
+          const host = base.replace("http://", "");
+          const put = await context.http.put({ url: base + "/form", form: { a: "1 2", b: "é" } });
+          const del = await context.http.delete({ scheme: "http", host, path: "/q", query: { x: ["1", "2"], y: "z" } });
+          const patch = await context.http.patch({ url: base + "/p", body: "raw text" });
+          const head = await context.http.head({ url: base + "/h" });
+          const get = await context.http.get({ url: base + "/g" });
+          return [put.statusCode, del.statusCode, patch.statusCode, head.statusCode, get.status];
+        };`,
+      });
+      expect((await rt.call('verbs', [baseUrl])).result).toEqual([200, 200, 200, 200, '200 OK']);
+      expect(received.map((r) => [r.method, r.url, r.body])).toEqual([
+        ['PUT', '/form', 'a=1+2&b=%C3%A9'],
+        ['DELETE', '/q?x=1&x=2&y=z', ''],
+        ['PATCH', '/p', 'raw text'],
+        ['HEAD', '/h', ''],
+        ['GET', '/g', ''],
+      ]);
+      expect(received[0].headers['content-type']).toBe('application/x-www-form-urlencoded');
+    });
+
+    it('refuses outbound URLs that are not http or https', async () => {
+      rt.functions.deploy(APP, { file: 'exports = () => context.http.get({ url: "file:///etc/passwd" });' });
+      await expectRuntimeError(rt.call('file'), FunctionRuntimeErrorCode.FunctionExecutionError, /only http and https/);
+    });
+
     it('tells whether the function runs as system', async () => {
       rt.functions.deploy(APP, { sys: { source: 'exports = () => context.runningAsSystem();', config: { run_as_system: true } }, usr: 'exports = () => context.runningAsSystem();' });
       expect((await rt.call('sys')).result).toBe(true);
