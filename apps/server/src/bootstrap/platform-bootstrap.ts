@@ -21,14 +21,14 @@ export async function bootstrapPlatform(
   settings: Settings,
   stores: { admins: FileAdminUserStore; apps: AppRegistry; deployments: FileDeploymentStore },
 ): Promise<BootstrapResult> {
-  const admin = await stores.admins.bootstrap(settings.admin.username, settings.admin.password);
   let apps = await stores.apps.list();
+  // An invalid example stops the start with every violation listed (AppConfigError) before any state is written.
+  const example = apps.length === 0 && settings.exampleAppDir ? loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app : undefined;
+  const admin = await stores.admins.bootstrap(settings.admin.username, settings.admin.password);
   let createdExample: AppRecord | undefined;
-  if (apps.length === 0 && settings.exampleAppDir) {
-    // An invalid example stops the start with every violation listed (AppConfigError), before any state is written.
-    const { app } = loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir)));
-    createdExample = await stores.apps.create({ name: app.settings.name, groupId: admin.groupId });
-    await stores.deployments.deploy(createdExample._id, writeAppFiles(app), { origin: 'example' });
+  if (example) {
+    createdExample = await stores.apps.create({ name: example.settings.name, groupId: admin.groupId });
+    await stores.deployments.deploy(createdExample._id, writeAppFiles(example), { origin: 'example' });
     apps = [createdExample];
   }
   return {
