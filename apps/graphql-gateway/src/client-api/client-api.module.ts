@@ -1,0 +1,42 @@
+import { Module } from '@nestjs/common';
+import { FileSecretStore } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
+import { ApiKeysService } from './auth/api-keys.service';
+import { ApiKeysController, AuthController, UserpassController } from './auth/auth.controller';
+import { AuthService } from './auth/auth.service';
+import { Mailer, OutboxFileMailer } from './auth/mailer';
+import { ProviderLogins } from './auth/provider-logins';
+import { UserpassService } from './auth/userpass.service';
+import { ClientApps } from './client-apps.service';
+import { LenientJsonBodyParser } from './ejson-body';
+import { ClientApiCors } from './edge/client-api-cors';
+import { LoginRateLimiter } from './edge/login-rate-limiter';
+import { FunctionInvoker } from './functions/function-invoker';
+import { FunctionsController } from './functions/functions.controller';
+import { FunctionsService } from './functions/functions.service';
+
+/**
+ * The client API v2.0 except the location endpoint: auth providers, sessions, API keys, function calls,
+ * the data-source service and watch streams. Needs the platform (global PlatformModule); function calls
+ * need a MessageBus and data-source calls a RemoteDataAccess provider, both global in the host. Without
+ * them those calls answer 503 and everything else works.
+ */
+@Module({
+  controllers: [AuthController, UserpassController, ApiKeysController, FunctionsController],
+  providers: [
+    ClientApps,
+    AuthService,
+    ProviderLogins,
+    UserpassService,
+    ApiKeysService,
+    FunctionInvoker,
+    FunctionsService,
+    LenientJsonBodyParser,
+    ClientApiCors,
+    { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
+    { provide: FileSecretStore, useFactory: (settings: Settings) => new FileSecretStore(settings.dataDir), inject: [SETTINGS] },
+    { provide: Mailer, useFactory: (settings: Settings) => new OutboxFileMailer(settings.dataDir), inject: [SETTINGS] },
+  ],
+  exports: [ClientApps, AuthService],
+})
+export class ClientApiModule {}

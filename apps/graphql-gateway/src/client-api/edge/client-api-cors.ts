@@ -1,0 +1,76 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
+import { type ClientApp, ClientApps } from '../client-apps.service';
+import { bearerToken, tokenAppId } from '../auth/tokens';
+
+const CLIENT_API = '/api/client/v2.0/';
+const allowedHeaders = 'Authorization, Content-Type, Accept, X-Requested-With, X-BAAS-Request-Origin';
+const allowedMethods = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
+
+/**
+ * CORS of the client API from each app's `security.allowed_request_origins` (config.json). Browsers send
+ * `Origin`; an app with no list accepts every origin, an app with a list accepts only those. The app is
+ * named by the path (`/app/<client app id>/...`) or by the token of `/auth/...` requests. Preflights
+ * are answered here, before routing, since no route answers OPTIONS.
+ */
+@Injectable()
+export class ClientApiCors implements OnModuleInit {
+  private readonly logger = new Logger('ClientApiCors');
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly apps: ClientApps,
+  ) {}
+
+  onModuleInit(): void {
+    const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
+    if (!fastify) return;
+    fastify.addHook('onRequest', async (request, reply) => {
+      if (!request.url.startsWith(CLIENT_API)) return;
+      const origin = request.headers.origin;
+      if (typeof origin !== 'string' || origin === '') return;
+      const preflight = request.method === 'OPTIONS';
+      const app = await this.appOf(request);
+      if (app && !originAllowed(app, origin)) {
+        const error = new ClientApiError(ClientApiErrorCode.DomainNotAllowed, `origin '${origin}' is not allowed to make requests to this app`);
+        await reply.status(error.httpStatus).header('content-type', 'application/json').send(JSON.stringify(error.toBody()));
+        return reply;
+      }
+      void reply.header('access-control-allow-origin', origin).header('access-control-allow-credentials', 'true').header('vary', 'Origin');
+      if (preflight) {
+        const requested = request.headers['access-control-request-headers'];
+        await reply
+          .status(204)
+          .header('access-control-allow-methods', allowedMethods)
+          .header('access-control-allow-headers', typeof requested === 'string' && requested ? requested : allowedHeaders)
+          .header('access-control-max-age', '600')
+          .send();
+        return reply;
+      }
+      void reply.header('access-control-expose-headers', 'x-baas-location, Content-Type');
+      return undefined;
+    });
+  }
+
+  /** The app the request is for, or undefined when the request names none we know (the route then answers). */
+  private async appOf(request: FastifyRequest): Promise<ClientApp | undefined> {
+    try {
+      const match = /^\/api\/client\/v2\.0\/app\/([^/?]+)/.exec(request.url);
+      if (match?.[1]) return await this.apps.byClientAppId(decodeURIComponent(match[1]));
+      const token = bearerToken(request.headers.authorization);
+      if (token) return await this.apps.byAppId(tokenAppId(token));
+    } catch (error) {
+      if (!(error instanceof ClientApiError) && !(error instanceof Error && 'errorCode' in error)) this.logger.warn(`could not resolve the app of a CORS request: ${String(error)}`);
+    }
+    return undefined;
+  }
+}
+
+function originAllowed(app: ClientApp, origin: string): boolean {
+  const allowed = app.config.settings.security?.allowed_request_origins;
+  if (!Array.isArray(allowed) || allowed.length === 0) return true;
+  return allowed.some((entry) => entry === '*' || entry.replace(/\/+$/, '') === origin);
+}
+
