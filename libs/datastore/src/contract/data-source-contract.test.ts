@@ -96,7 +96,16 @@ export function dataSourceContract(target: ContractTarget): void {
       expect(error.message).toMatch(/Cannot do exclusion on field age in inclusion projection/);
     });
 
-    it('rejects unknown query operators', async () => {
+    it('slices arrays, projects matching elements and keeps _id first', async () => {
+      await coll().insertOne({ _id: 9, n: [5, 6, 7, 8], a: [{ b: 1 }, { b: 2 }] });
+      expect(await coll().findOne({ _id: 9 }, { n: { $slice: 2 } })).toEqual({ _id: 9, n: [5, 6], a: [{ b: 1 }, { b: 2 }] });
+      expect(Object.keys((await coll().findOne({ _id: 9 }, { n: { $slice: -1 } })) as Document)).toEqual(['_id', 'n', 'a']);
+      expect(await coll().findOne({ _id: 9 }, { a: { $elemMatch: { b: 2 } } })).toEqual({ _id: 9, a: [{ b: 2 }] });
+      expect(await coll().findOne({ _id: 9, 'a.b': 2 }, { 'a.$': 1 })).toEqual({ _id: 9, a: [{ b: 2 }] });
+    });
+
+    it('rejects unknown query operators and pipeline stages', async () => {
+      expect((await errorOf(coll().aggregate([{ $bogus: {} }]).toArray())).message).toMatch(/Unrecognized pipeline stage name: '\$bogus'/);
       const error = await errorOf(coll().find({ age: { $foo: 1 } }).toArray());
       expect(error.message).toMatch(/unknown operator: \$foo/);
       expect(error.code).toBe(2);

@@ -12,6 +12,8 @@ import { fastMatcher } from './matcher';
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
   const message = error instanceof Error ? error.message : String(error);
+  const stage = /unregistered pipeline operator (\$\w+)/.exec(message);
+  if (stage) throw new DatastoreError('BadValue', `Unrecognized pipeline stage name: '${stage[1]}'`, { cause: error, code: 40324 });
   const unknown = /unknown (?:query |top level |pipeline |expression |projection )?operator:? ?'?(\$\w+)'?/i.exec(message);
   if (unknown) throw new DatastoreError('BadValue', `unknown operator: ${unknown[1]}`, { cause: error });
   throw new DatastoreError('BadValue', message, { cause: error });

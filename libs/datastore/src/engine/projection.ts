@@ -1,11 +1,11 @@
 /**
- * Find projections: validation with MongoDB's errors (no mixing of inclusion and exclusion except for
- * `_id`) and a fast path for plain field lists; operator projections ($slice, $elemMatch, positional)
- * go to mingo.
+ * Find projections with MongoDB's rules: inclusion or exclusion (never both, `_id` aside), `$slice`,
+ * `$elemMatch` and the positional `field.$`, fields in document order with `_id` first. Aggregation
+ * expressions in a projection go to mingo.
  */
 import { DatastoreError } from '../api/datastore.error';
 import { type Document, isPlainObject } from '../bson/values';
-import { compileProjection } from './mingo';
+import { compileFilter, compileProjection, mingoQuery } from './mingo';
 
 type Tree = { [field: string]: true | Tree };
 
@@ -15,60 +15,121 @@ function isFlag(value: unknown): value is number | boolean {
   return typeof value === 'number' || typeof value === 'boolean';
 }
 
+type ArrayStep = (doc: Document, out: Document) => void;
+
+function sliceOf(values: unknown[], spec: unknown): unknown[] {
+  if (typeof spec === 'number') return spec >= 0 ? values.slice(0, spec) : values.slice(Math.max(0, values.length + spec));
+  if (Array.isArray(spec) && spec.length === 2 && typeof spec[0] === 'number' && typeof spec[1] === 'number') {
+    const [skip, limit] = spec as [number, number];
+    if (limit <= 0) throw new DatastoreError('BadValue', '$slice limit must be positive');
+    const start = skip >= 0 ? skip : Math.max(0, values.length + skip);
+    return values.slice(start, start + limit);
+  }
+  throw new DatastoreError('BadValue', '$slice only supports numbers and [skip, limit] arrays');
+}
+
+/** The index of the first element of `path` the filter's condition on it matches (positional projection). */
+function matchedIndex(doc: Document, field: string, filter: Document | undefined): number {
+  const values = doc[field];
+  if (!Array.isArray(values) || !filter) return -1;
+  const conditions = Object.entries(filter).filter(([k]) => k === field || k.startsWith(`${field}.`));
+  if (conditions.length === 0) return -1;
+  const matcher = compileFilter(Object.fromEntries(conditions));
+  return values.findIndex((item) => matcher({ ...doc, [field]: [item] }));
+}
+
 export function buildProjector(projection: Document | undefined, filter?: Document): Projector | undefined {
   if (!projection || Object.keys(projection).length === 0) return undefined;
   let inclusion: boolean | undefined;
-  let simple = true;
   let idFlag: boolean | undefined;
-  for (const [field, value] of Object.entries(projection)) {
-    if (!isFlag(value)) {
-      simple = false;
-      // $slice / $elemMatch / $meta don't decide the mode; expressions count as inclusion.
-      if (isPlainObject(value) && ['$slice', '$elemMatch', '$meta'].some((op) => op in value)) continue;
-      if (inclusion === false) throw new DatastoreError('InvalidProjectionInclusion', `Cannot do inclusion on field ${field} in exclusion projection`);
-      inclusion = true;
-      continue;
-    }
-    if (field.includes('$')) simple = false;
-    const on = Boolean(value);
-    if (field === '_id') {
-      idFlag = on;
-      continue;
-    }
+  let expressions = false;
+  const steps: ArrayStep[] = [];
+  const tree: Tree = {};
+  const mark = (on: boolean, field: string) => {
     if (inclusion === undefined) inclusion = on;
     else if (inclusion !== on) {
       throw on
         ? new DatastoreError('InvalidProjectionInclusion', `Cannot do inclusion on field ${field} in exclusion projection`)
         : new DatastoreError('InvalidProjection', `Cannot do exclusion on field ${field} in inclusion projection`);
     }
-  }
-  if (!simple) return compileProjection(projection, filter);
-  const tree: Tree = {};
-  for (const [field, value] of Object.entries(projection)) {
-    if (field === '_id') continue;
-    if (!isFlag(value)) continue;
+  };
+  const addToTree = (field: string) => {
     const parts = field.split('.');
     let node = tree;
     for (let i = 0; i < parts.length - 1; i++) {
       const next = node[parts[i]];
-      if (next === true) break;
+      if (next === true) return;
       node = next ?? (node[parts[i]] = {});
     }
     node[parts[parts.length - 1]] = true;
+  };
+  for (const [field, value] of Object.entries(projection)) {
+    if (field.endsWith('.$')) {
+      const base = field.slice(0, -2);
+      if (base.includes('.') || base.includes('$')) throw new DatastoreError('BadValue', `positional projection on nested arrays is not supported: ${field}`);
+      mark(true, field);
+      addToTree(base);
+      steps.push((doc, out) => {
+        const index = matchedIndex(doc, base, filter);
+        if (index < 0) throw new DatastoreError('BadValue', 'Executor error during find command :: caused by :: positional operator did not find the match needed from the query.');
+        out[base] = [(doc[base] as unknown[])[index]];
+      });
+      continue;
+    }
+    if (isPlainObject(value) && !field.includes('.') && ('$slice' in value || '$elemMatch' in value) && Object.keys(value).length === 1) {
+      if ('$slice' in value) {
+        // $slice alone keeps every other field; with inclusions it keeps just the included ones.
+        addToTree(field);
+        steps.push((doc, out) => {
+          const values = doc[field];
+          if (Array.isArray(values)) out[field] = sliceOf(values, value.$slice);
+          else if (values !== undefined) out[field] = values;
+        });
+      } else {
+        mark(true, field);
+        addToTree(field);
+        const query = mingoQuery(value.$elemMatch as Document);
+        steps.push((doc, out) => {
+          const values = doc[field];
+          const found: unknown = Array.isArray(values) ? (values as unknown[]).find((item) => isPlainObject(item) && query.test(item)) : undefined;
+          if (found === undefined) delete out[field];
+          else out[field] = [found];
+        });
+      }
+      continue;
+    }
+    if (!isFlag(value)) {
+      expressions = true;
+      continue;
+    }
+    if (field.includes('$')) throw new DatastoreError('BadValue', `invalid projection field ${field}`);
+    const on = Boolean(value);
+    if (field === '_id') {
+      idFlag = on;
+      continue;
+    }
+    mark(on, field);
+    addToTree(field);
   }
-  if (inclusion === undefined) inclusion = idFlag === true;
+  if (expressions) {
+    if (inclusion === false) throw new DatastoreError('InvalidProjection', 'Cannot use an expression in an exclusion projection');
+    return compileProjection(projection, filter);
+  }
   const keepId = idFlag ?? true;
-  if (inclusion) {
-    return (doc) => {
-      const out: Document = {};
+  const include = inclusion ?? (steps.length === 0 && idFlag === true);
+  // Fields that only carry $slice are kept whole (then sliced) in either mode.
+  const sliced = new Set(Object.entries(projection).filter(([, v]) => isPlainObject(v) && '$slice' in v).map(([f]) => f));
+  return (doc) => {
+    let out: Document;
+    if (include) {
+      out = {};
       if (keepId && '_id' in doc) out._id = doc._id;
       includeInto(doc, tree, out);
-      return out;
-    };
-  }
-  return (doc) => {
-    const out = exclude(doc, tree);
-    if (!keepId) delete out._id;
+    } else {
+      out = exclude(doc, tree, sliced);
+      if (!keepId) delete out._id;
+    }
+    for (const step of steps) step(doc, out);
     return out;
   };
 }
@@ -99,10 +160,10 @@ function includeArray(values: unknown[], tree: Tree): unknown[] {
   return out;
 }
 
-function exclude(doc: Document, tree: Tree): Document {
+function exclude(doc: Document, tree: Tree, keep: Set<string> = new Set()): Document {
   const out: Document = {};
   for (const key of Object.keys(doc)) {
-    const spec = tree[key];
+    const spec = keep.has(key) ? undefined : tree[key];
     const value = doc[key];
     if (spec === true) continue;
     if (spec === undefined) out[key] = value;
