@@ -212,6 +212,12 @@ describe('tessera CLI against a running server', () => {
     expect(run.stdout).toContain('result: "Hello, Ada!"');
     const json = await tessera(['function', 'run', '--remote', 'svc', '--name', 'hello', '--json'], env);
     expect(JSON.parse(json.stdout)).toMatchObject({ result: 'Hello, stranger!' });
+    // The runtime records the run in the app's log, where `logs list` reads it.
+    await eventually(async () => {
+      const listed = await tessera(['logs', 'list', '--remote', 'svc', '--type', 'FUNCTION', '--json'], env);
+      const entries = JSON.parse(listed.stdout) as { function_name?: string; execution_id?: string; error?: string }[];
+      expect(entries.some((entry) => entry.function_name === 'hello' && typeof entry.execution_id === 'string' && entry.error === undefined)).toBe(true);
+    }, { timeoutMs: 10_000 });
     // A push reaches the runtime at once: the deployment is announced and its cache reloads.
     const fresh = join(work.path, 'svc-fresh');
     expect((await tessera(['pull', '--remote', 'svc', '--local', fresh], env)).code).toBe(0);
