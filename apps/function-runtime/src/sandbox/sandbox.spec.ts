@@ -16,4 +16,18 @@ describe('Sandbox', () => {
       sandbox.dispose();
     }
   });
+
+  it('starts small: the bson serialisation buffer is allocated only when a function serialises', async () => {
+    const sandbox = await Sandbox.create(boot, limits);
+    try {
+      expect(await sandbox.heapUsed()).toBeLessThan(12 * 1024 * 1024);
+      const outcome = await sandbox.run(
+        { frame: { id: 1, system: true, user: null }, fn: { name: 'f', source: 'exports = () => BSON.deserialize(BSON.serialize({ a: 1 })).a;' }, args: '[]' },
+        () => Promise.reject(new Error('no host operations expected')),
+      );
+      expect(outcome).toMatchObject({ kind: 'ok', resultEjson: '{"$numberInt":"1"}' });
+    } finally {
+      sandbox.dispose();
+    }
+  });
 });

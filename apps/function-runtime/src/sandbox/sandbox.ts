@@ -86,7 +86,12 @@ const MAX_TIMER_MS = 2_147_483_647;
 let bsonScript: string | undefined;
 function bsonBundle(): string {
   // The browser build of the same bson version the host uses, so EJSON text round-trips exactly.
-  bsonScript ??= readFileSync(join(dirname(require.resolve('bson')), 'bson.bundle.js'), 'utf8');
+  // The bundle allocates its 17 MB serialisation buffer at load, and that would count against every
+  // sandbox's memory limit; allocate it on first BSON.serialize instead (serialize grows it on demand).
+  bsonScript ??= readFileSync(join(dirname(require.resolve('bson')), 'bson.bundle.js'), 'utf8').replace(
+    'let buffer = ByteUtils.allocate(MAXSIZE);',
+    'let buffer = ByteUtils.allocate(0);',
+  );
   return bsonScript;
 }
 
