@@ -196,7 +196,7 @@ export function match(actual: unknown, expected: unknown, root: boolean, path = 
     if (!Array.isArray(actual)) return `${path}: expected an array, got ${EJSON.stringify(actual)}`;
     if (actual.length !== expected.length) return `${path}: expected ${expected.length} elements, got ${actual.length}: ${EJSON.stringify(actual)}`;
     for (let i = 0; i < expected.length; i++) {
-      const problem = match(actual[i], expected[i], root && isPlainObject(expected[i]), `${path}[${i}]`);
+      const problem = match(actual[i], expected[i], false, `${path}[${i}]`);
       if (problem) return problem;
     }
     return undefined;

@@ -34,7 +34,7 @@ async function runAndKill(dir: string, round: number): Promise<string[]> {
 describe('durability under SIGKILL', () => {
   beforeAll(() => {
     // The worker runs the compiled library in a separate node process.
-    execFileSync('npx', ['tsc', '-b', libRoot], { stdio: 'inherit' });
+    execFileSync(process.execPath, [join(libRoot, '../../node_modules/typescript/bin/tsc'), '-b', libRoot], { stdio: 'inherit' });
   }, 120_000);
 
   it('keeps every acknowledged write and resumes the change feed without gap or duplicate, over 20 kills', async () => {
