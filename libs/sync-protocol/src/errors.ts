@@ -11,7 +11,8 @@ export type SyncProtocolErrorKind =
   | 'bad_changeset'
   | 'bad_subprotocol'
   | 'bad_merge'
-  | 'bad_history';
+  | 'bad_history'
+  | 'bad_partition';
 
 export class SyncProtocolError extends Error {
   constructor(

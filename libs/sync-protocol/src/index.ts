@@ -14,6 +14,7 @@ export { ObjectStore, EmbeddedValue, DictValue, SetValue, type Value } from './s
 export * from './history/storage';
 export {
   ServerHistory,
+  downloadMessage,
   SERVER_FILE_IDENT,
   DEFAULT_MAX_DOWNLOAD_SIZE,
   type HistoryResult,
@@ -24,3 +25,4 @@ export {
   type ServerHistoryOptions,
 } from './history/server-history';
 export { compactChangesets, type CompactionResult } from './history/compaction';
+export * from './wire/partition';

@@ -13,6 +13,7 @@ import { SyncProtocolError } from '../errors';
 import { mergeChangesets, type TransformableChangeset } from '../merge/transform';
 import type { DownloadChangeset, UploadChangeset } from '../wire/body';
 import type { SendableErrorCode } from '../wire/error-codes';
+import type { DownloadMessage } from '../wire/messages';
 import { compactChangesets } from './compaction';
 import type { ClientFileRecord, HistoryEntry, HistoryStorage } from './storage';
 
@@ -380,6 +381,11 @@ export class ServerHistory {
     }
     return { removedInstructions: result.removedInstructions, rewrittenVersions: result.changed.map((i) => entries[i]?.version ?? 0), expiredClients: expired };
   }
+}
+
+/** The DOWNLOAD message for a batch (compression is decided when it is encoded). */
+export function downloadMessage(sessionIdent: number, batch: DownloadBatch): DownloadMessage {
+  return { type: 'download', sessionIdent, ...batch };
 }
 
 /** How far a client is known to be: nothing before this can still meet its unsynced changes. */

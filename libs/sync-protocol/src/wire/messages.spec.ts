@@ -8,6 +8,7 @@ import {
   decodeServerMessage,
   encodeClientMessage,
   encodeServerMessage,
+  jsonErrorMessage,
   type DownloadMessage,
   type ServerJsonErrorMessage,
   type UploadMessage,
@@ -92,6 +93,13 @@ describe('JSON_ERROR', () => {
     const bytes = encodeServerMessage(msg);
     expect(dec(bytes).split('\n')[0]).toMatch(/^json_error 212 \d+ 3$/);
     expect(decodeServerMessage(bytes)).toEqual(msg);
+  });
+
+  it('builds a complete body from an action', () => {
+    const reset = jsonErrorMessage(211, 1, { message: 'diverging histories', action: 'ClientReset' });
+    expect(reset.body).toEqual({ tryAgain: false, message: 'diverging histories', isRecoveryModeDisabled: false, logURL: '', shouldClientReset: true, action: 'ClientReset' });
+    expect(decodeServerMessage(encodeServerMessage(reset))).toEqual(reset);
+    expect(jsonErrorMessage(201, 1, { message: 'busy', action: 'Transient' }).body).toMatchObject({ tryAgain: true, shouldClientReset: false });
   });
 
   it('refuses at compile time and at run time a code that aborts clients', () => {

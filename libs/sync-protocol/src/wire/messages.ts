@@ -529,3 +529,30 @@ export function encodeServerMessage(msg: ServerMessage): Uint8Array {
     }
   }
 }
+
+export interface JsonErrorOptions {
+  message: string;
+  action: JsonErrorBody['action'];
+  tryAgain?: boolean;
+  shouldClientReset?: boolean;
+  isRecoveryModeDisabled?: boolean;
+  logURL?: string;
+}
+
+/** A JSON_ERROR with every field the client requires; `shouldClientReset` follows the action by default. */
+export function jsonErrorMessage(code: SendableErrorCode, sessionIdent: number, options: JsonErrorOptions): ServerJsonErrorMessage {
+  const reset = options.action === 'ClientReset' || options.action === 'ClientResetNoRecovery';
+  return {
+    type: 'json_error',
+    code,
+    sessionIdent,
+    body: {
+      tryAgain: options.tryAgain ?? options.action === 'Transient',
+      message: options.message,
+      isRecoveryModeDisabled: options.isRecoveryModeDisabled ?? options.action === 'ClientResetNoRecovery',
+      logURL: options.logURL ?? '',
+      shouldClientReset: options.shouldClientReset ?? reset,
+      action: options.action,
+    },
+  };
+}
