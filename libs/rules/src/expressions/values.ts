@@ -178,6 +178,8 @@ export function ruleEquals(left: unknown, right: unknown): boolean {
   // Missing equals nothing, not even missing: `{"team": "%%user.custom_data.team"}` must not grant a user
   // without custom data every document without a team. Test absence with `$exists: false`.
   if (left === undefined || right === undefined) return false;
+  const lt = typeof left;
+  if (lt !== 'object' && lt === typeof right) return left === right;
   if (deepEqual(left, right)) return true;
   if (Array.isArray(left)) {
     for (const element of left) if (deepEqual(element, right)) return true;

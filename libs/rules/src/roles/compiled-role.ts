@@ -13,6 +13,8 @@ export interface CompiledFieldRule {
   readonly labels: { readonly read: string; readonly write: string };
   /** A permission reads `%%this`/`%%prev`: evaluate it with the field's values. */
   readonly usesFieldValue: boolean;
+  /** Readability when `read` and `write` are constants (`true`, `false`, `{}`), else undefined. */
+  readonly constantRead: boolean | undefined;
   readonly read?: CompiledExpression;
   readonly write?: CompiledExpression;
   /** Rules of the embedded document's fields, when the field itself defines no permission. */
@@ -40,6 +42,8 @@ export interface CompiledRole {
   readonly additionalFields?: CompiledFieldRule;
   /** `fields` or `additional_fields` is defined: field-level evaluation is possible. */
   readonly hasFieldRules: boolean;
+  /** Field-level readability known at compile time (every field permission a constant), else undefined. */
+  readonly staticFields?: StaticFieldPlan;
   /** Some expression of this role calls `%function`. */
   readonly async: boolean;
 }
@@ -56,6 +60,30 @@ export interface RoleLabels {
   readonly fields: string;
 }
 
+/** Top-level fields' readability when no field permission depends on the request or the document. */
+export interface StaticFieldPlan {
+  /** Field name -> readable (a null-prototype object). */
+  readonly fields: Readonly<Record<string, boolean>>;
+  /** Readability of fields without their own rule (additional_fields). */
+  readonly others: boolean;
+}
+
+function staticFieldPlan(fields: ReadonlyMap<string, CompiledFieldRule> | undefined, additional: CompiledFieldRule | undefined): StaticFieldPlan | undefined {
+  const readable = (rule: CompiledFieldRule): boolean | undefined => {
+    if (rule.explicit) return rule.constantRead;
+    return rule.fields ? undefined : false; // embedded rules need the per-field walk
+  };
+  const plan: Record<string, boolean> = Object.create(null) as Record<string, boolean>;
+  for (const [name, rule] of fields ?? []) {
+    const value = readable(rule);
+    if (value === undefined) return undefined;
+    plan[name] = value;
+  }
+  const others = additional ? readable(additional) : false;
+  if (others === undefined) return undefined;
+  return { fields: plan, others };
+}
+
 const NAME_LIMIT = 100;
 
 function expression(source: Expression | undefined, where: string): CompiledExpression | undefined {
@@ -70,6 +98,16 @@ function expression(source: Expression | undefined, where: string): CompiledExpr
   }
 }
 
+/** Write implies read; undefined when either permission depends on the request or the document. */
+function constantReadability(read: CompiledExpression | undefined, write: CompiledExpression | undefined): boolean | undefined {
+  const value = (e: CompiledExpression | undefined): boolean | undefined => (e === undefined ? false : e.node.constant?.value);
+  const r = value(read);
+  const w = value(write);
+  if (r === true || w === true) return true;
+  if (r === false && w === false) return false;
+  return undefined;
+}
+
 function fieldRule(source: FieldPermission, where: string): CompiledFieldRule {
   if (typeof source !== 'object' || source === null) {
     throw new RulesError(RulesErrorCode.InvalidRule, `${where}: a field permission is an object with read, write and fields`);
@@ -81,6 +119,7 @@ function fieldRule(source: FieldPermission, where: string): CompiledFieldRule {
     explicit: read !== undefined || write !== undefined,
     labels: { read: `${where}.read`, write: `${where}.write` },
     usesFieldValue: fieldValue(read) || fieldValue(write),
+    constantRead: constantReadability(read, write),
     read,
     write,
     fields: source.fields ? fieldRules(source.fields, `${where}.fields`) : undefined,
@@ -143,6 +182,7 @@ export function compileRole(source: RoleConfig, index: number, where: string): C
     fields,
     additionalFields,
     hasFieldRules: fields !== undefined || additionalFields !== undefined,
+    staticFields: fields !== undefined || additionalFields !== undefined ? staticFieldPlan(fields, additionalFields) : undefined,
   };
   const expressions = [role.applyWhen, documentFilters?.read, documentFilters?.write, role.read, role.write, role.insert, role.delete, role.search];
   const async =

@@ -193,6 +193,8 @@ function describeId(doc: RuleDocument | undefined): string {
 /** Decisions for one request (one user, one set of values); cheap to call per document. */
 export class RulesAccess {
   private readonly base: EvaluationContext;
+  /** Reused by the synchronous read path; never escapes a decision. */
+  private readonly scratch: EvaluationContext;
   private readonly explain: boolean;
   private readonly cache: ApplyWhenCache = [];
 
@@ -202,6 +204,7 @@ export class RulesAccess {
   ) {
     this.explain = ctx.explain === true;
     this.base = requestScope(ctx);
+    this.scratch = withDocument(this.base, undefined, undefined);
   }
 
   private trace(operation: TracedOperation): DecisionTrace | undefined {
@@ -250,9 +253,16 @@ export class RulesAccess {
 
   // ---- read ----
 
-  private readFlow(ev: Evaluator, cache: ApplyWhenCache, doc: RuleDocument, search: boolean): ReadDecision {
+  private readFlow(ev: Evaluator, cache: ApplyWhenCache, doc: RuleDocument, search: boolean, scratch?: EvaluationContext): ReadDecision {
     const trace = this.trace(search ? 'search' : 'read');
-    const ctx = withDocument(this.base, doc, doc);
+    let ctx: EvaluationContext;
+    if (scratch) {
+      scratch.root = doc;
+      scratch.prevRoot = doc;
+      ctx = scratch;
+    } else {
+      ctx = withDocument(this.base, doc, doc);
+    }
     const outcome = readDocument(ev, this.rules.roles, doc, ctx, cache, search, trace);
     const decision: ReadDecision = { allowed: outcome.document !== undefined, role: outcome.role?.name ?? null };
     if (outcome.document) decision.document = outcome.document;
@@ -267,7 +277,8 @@ export class RulesAccess {
 
   /** Synchronous `canRead`; throws AsyncEvaluationRequired when the rules call `%function`. */
   canReadSync(doc: RuleDocument, options: { search?: boolean } = {}): ReadDecision {
-    return this.readFlow(syncEvaluator, this.cache, doc, options.search === true);
+    // A synchronous pass runs to completion before anything else can, so one context object is reused.
+    return this.readFlow(syncEvaluator, this.cache, doc, options.search === true, this.scratch);
   }
 
   /** The visible documents of a result, in order (hidden ones dropped). */

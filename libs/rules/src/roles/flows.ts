@@ -7,7 +7,7 @@
 import { type EvaluationContext, withDocument } from '../expressions/context';
 import { deepEqual, isPlainObject, type RuleDocument } from '../expressions/values';
 import { type DecisionTrace } from '../explain/trace';
-import { type CompiledFieldRule, type CompiledRole } from './compiled-role';
+import { type CompiledFieldRule, type CompiledRole, type StaticFieldPlan } from './compiled-role';
 import { type Evaluator } from './steps';
 
 /** Per-request memory of document-independent apply_when values, indexed by role. */
@@ -109,7 +109,8 @@ export function readDocument(
     settle(trace, role.labels.read, 'hidden: neither read nor write is true and the role has no field rules');
     return { role, document: undefined };
   }
-  const visible = visibleFields(ev, doc, role.fields, role.additionalFields, ctx, trace, true, '');
+  const visible =
+    role.staticFields && !trace ? staticVisibleFields(doc, role.staticFields) : visibleFields(ev, doc, role.fields, role.additionalFields, ctx, trace, true, '');
   settle(trace, role.labels.fields, 'visible: field-level read permissions');
   return { role, document: visible };
 }
@@ -118,6 +119,16 @@ export function readDocument(
 function setField(out: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   else out[key] = value;
+}
+
+/** `visibleFields` when every field permission is a constant: a table lookup per field. */
+function staticVisibleFields(doc: RuleDocument, plan: StaticFieldPlan): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const fields = plan.fields;
+  for (const key of Object.keys(doc)) {
+    if (key === '_id' || (fields[key] ?? plan.others)) setField(out, key, doc[key]);
+  }
+  return out;
 }
 
 /**
@@ -147,6 +158,10 @@ function visibleFields(
       continue;
     }
     if (rule.explicit) {
+      if (!trace && rule.constantRead !== undefined) {
+        if (rule.constantRead) setField(out, key, fieldValue);
+        continue;
+      }
       const fieldCtx = rule.usesFieldValue ? withDocument(ctx, ctx.root, ctx.prevRoot, fieldValue, fieldValue) : ctx;
       if (rule.read && ev.bool(rule.read, fieldCtx, trace, rule.labels.read)) setField(out, key, fieldValue);
       else if (rule.write && ev.bool(rule.write, fieldCtx, trace, rule.labels.write)) setField(out, key, fieldValue);

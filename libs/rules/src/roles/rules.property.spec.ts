@@ -165,6 +165,25 @@ describe('rules properties', () => {
     );
   });
 
+  it('decides the same with and without explain, and across interleaved requests', () => {
+    fc.assert(
+      fc.property(rolesArb, userArb, userArb, fc.array(docArb, { maxLength: 4 }), (roles, user, other, docs) => {
+        const rules = compileRules({ roles });
+        const plain = rules.forRequest({ user });
+        const explained = rules.forRequest({ user, explain: true });
+        const interleaved = rules.forRequest({ user: other });
+        for (const doc of docs) {
+          interleaved.canReadSync(doc);
+          const a = plain.canReadSync(doc);
+          const b = explained.canReadSync(doc);
+          expect([a.allowed, a.role, a.document]).toEqual([b.allowed, b.role, b.document]);
+          expect(a.document).toEqual(compileRules({ roles }).forRequest({ user }).canReadSync(doc).document);
+        }
+      }),
+      runs,
+    );
+  });
+
   it('lets write imply read, for documents and for fields', () => {
     fc.assert(
       fc.property(rolesArb, userArb, docArb, (roles, user, doc) => {
