@@ -24,6 +24,10 @@ export interface RuleUser {
 /** Calls an app function for `%function`; may return a promise. */
 export type RuleFunctionCaller = (name: string, args: unknown[]) => unknown;
 
+/**
+ * Treat a context and the objects it holds as immutable for the duration of a request: compiled rules
+ * remember request-level lookups (`%%user.id`) against the identity of these objects.
+ */
 export interface EvaluationContext {
   user?: RuleUser;
   /** `%%root`: the document after the operation (what is read, the new document, the result of a write). */
