@@ -89,6 +89,22 @@ describe('sandbox built-ins', () => {
     expect(out).toEqual({ href: u.href, origin: u.origin, user: 'user', canParse: true, invalid: 'TypeError', json: JSON.stringify({ u: u.href }) });
   });
 
+  it('returns and stores Buffers and typed arrays as BSON Binary', async () => {
+    rt.functions.deploy(APP, {
+      bytes: `exports = async () => {
+        await context.services.get("mongodb-atlas").db("d").collection("files").insertOne({ data: Buffer.from("hi"), list: [new Uint8Array([1, 2])] });
+        return { buf: Buffer.from("hi"), nested: { arr: [new Uint8Array([7])] }, plain: { a: [1] } };
+      };`,
+    });
+    const out = await rt.call('bytes');
+    expect(out.resultEjson).toBe(
+      '{"buf":{"$binary":{"base64":"aGk=","subType":"00"}},"nested":{"arr":[{"$binary":{"base64":"Bw==","subType":"00"}}]},"plain":{"a":[{"$numberInt":"1"}]}}',
+    );
+    const inserted = rt.data.calls.at(-1)?.arguments[0] as { document: { data: { buffer: Uint8Array }; list: Array<{ buffer: Uint8Array }> } };
+    expect(Buffer.from(inserted.document.data.buffer).toString()).toBe('hi');
+    expect(Array.from(inserted.document.list[0].buffer)).toEqual([1, 2]);
+  });
+
   it('generates ObjectIds and UUIDs with host randomness', async () => {
     const out = (await run(`
       const a = new BSON.ObjectId(), b = new BSON.ObjectId();

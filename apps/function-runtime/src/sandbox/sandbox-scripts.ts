@@ -555,9 +555,44 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
     if (info.code) error.code = info.code;
     return error;
   }
+  // Buffers and typed arrays travel as BSON Binary, as App Services stored and returned them (EJSON would
+  // otherwise write them as objects keyed by index). Objects without byte arrays are returned as they are.
+  function bytesToBinary(value, depth) {
+    if (value === null || typeof value !== 'object') return value;
+    if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return new BSON.Binary(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
+    if (value instanceof ArrayBuffer) return new BSON.Binary(new Uint8Array(value));
+    if (depth > 200) return value;
+    if (Array.isArray(value)) {
+      let out = null;
+      for (let i = 0; i < value.length; i++) {
+        const converted = bytesToBinary(value[i], depth + 1);
+        if (converted !== value[i]) {
+          if (!out) out = value.slice();
+          out[i] = converted;
+        }
+      }
+      return out || value;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    let out = null;
+    for (const key of Object.keys(value)) {
+      const item = value[key];
+      const converted = bytesToBinary(item, depth + 1);
+      if (converted !== item) {
+        if (!out) out = Object.assign({}, value);
+        out[key] = converted;
+      }
+    }
+    return out || value;
+  }
+  function toEjsonText(value) {
+    return EJSON.stringify(bytesToBinary(value === undefined ? null : value, 0), { relaxed: false });
+  }
+
   function hostOp(call, frameId, op, payload) {
     if (call.ended) return Promise.reject(new Error('the function call has already ended'));
-    const text = EJSON.stringify(payload === undefined ? null : payload, { relaxed: false });
+    const text = toEjsonText(payload);
     return new Promise((resolve, reject) => {
       const id = ++opSeq;
       pending.set(id, { call, resolve, reject });
@@ -1021,7 +1056,7 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
     try {
       const args = EJSON.parse(request.args);
       const result = await invoke(call, request.frame, request.fn, args);
-      const text = EJSON.stringify(result === undefined ? null : result, { relaxed: false });
+      const text = toEjsonText(result);
       if (text.length > request.limits.maxResultBytes) {
         throw new Error('the function result is ' + text.length + ' bytes of EJSON, above the limit of ' + request.limits.maxResultBytes);
       }
