@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ClientApiModule } from './client-api/client-api.module';
+import { GraphqlModule } from './graphql/graphql.module';
 import { LocationController } from './location/location.controller';
 
 /**
@@ -8,7 +9,7 @@ import { LocationController } from './location/location.controller';
  * service needs a RemoteDataAccess provider from the host.
  */
 @Module({
-  imports: [ClientApiModule],
+  imports: [ClientApiModule, GraphqlModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}

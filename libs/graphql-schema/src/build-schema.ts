@@ -27,7 +27,7 @@ import {
   type GraphQLResolveInfo,
   isInputType,
   isOutputType,
-} from 'graphql';
+} from 'graphql/index.js';
 import { bsonTypeOf, type CollectionModel, type CustomResolverModel, type FieldModel, type GraphqlModel, type ObjectModel, type ScalarName, scalarOf, typeNameOf } from './model';
 import { singularize, upperFirst } from './inflection';
 import { DateTimeScalar, DecimalScalar, LongScalar, ObjectIdScalar } from './scalars';

@@ -1,5 +1,5 @@
 import { emptyApp, type AppConfig } from '@tessera/app-config';
-import { lexicographicSortSchema, printType, type GraphQLNamedType } from 'graphql';
+import { lexicographicSortSchema, printType, type GraphQLNamedType } from 'graphql/index.js';
 import { buildGraphqlSchema } from './build-schema';
 import { pluralize, singularize } from './inflection';
 import { buildGraphqlModel, fieldNameOf, typeNameOf } from './model';

@@ -4,7 +4,7 @@
  * an ObjectId), so a translated filter compares like with like.
  */
 import { Decimal128, Long, ObjectId, Timestamp } from 'bson';
-import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { GraphQLError, GraphQLScalarType, Kind, type ValueNode } from 'graphql/index.js';
 
 function literalString(node: ValueNode, scalar: string): string {
   if (node.kind === Kind.STRING || node.kind === Kind.INT || node.kind === Kind.FLOAT) return node.value;

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readAppDirectory } from '@tessera/app-config';
-import { buildSchema } from 'graphql';
+import { buildSchema } from 'graphql/index.js';
 import { catalogApp } from './__fixtures__/catalog.app';
 import { printGraphqlSdl } from './sdl';
 

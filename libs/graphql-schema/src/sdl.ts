@@ -1,5 +1,5 @@
 import type { AppConfig } from '@tessera/app-config';
-import { lexicographicSortSchema, printSchema } from 'graphql';
+import { lexicographicSortSchema, printSchema } from 'graphql/index.js';
 import { buildGraphqlSchema } from './build-schema';
 import { buildGraphqlModel } from './model';
 

@@ -1,0 +1,152 @@
+/**
+ * The resolvers of the generated schema: each root field compiles to one data-access operation run as the
+ * calling user (rules applied by @tessera/data-access), relationships go through RelationshipBatches, and
+ * custom resolvers call the app's function over the message bus. Nothing here knows about HTTP.
+ */
+import { Injectable, Optional } from '@nestjs/common';
+import { type Caller, type JsonValue, type RequestMetadata, Subjects } from '@tessera/contracts';
+import { DataAccess, type DataAccessApp } from '@tessera/data-access';
+import {
+  ArgumentTranslator,
+  type CollectionModel,
+  type CustomResolverModel,
+  type FieldModel,
+  type GraphqlModel,
+  type GraphqlResolvers,
+  type RootFieldPlan,
+} from '@tessera/graphql-schema';
+import { decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
+import type { RuleUser } from '@tessera/rules';
+import { ObjectId } from 'bson';
+import type { GraphQLResolveInfo } from 'graphql/index.js';
+import { GraphqlEndpointError, GraphqlErrorCode } from './graphql.error';
+import { RelationshipBatches } from './relationship-batches';
+
+type Doc = Record<string, unknown>;
+
+/** Everything one GraphQL request resolves with. */
+export interface GraphqlRequestContext {
+  app: DataAccessApp;
+  model: GraphqlModel;
+  user: RuleUser;
+  /** The caller as functions see it (`context.user`). */
+  caller: Caller;
+  metadata: RequestMetadata;
+  translator: ArgumentTranslator;
+  batches: RelationshipBatches;
+  /** Data-access operations this request ran (tests and the benchmark read it). */
+  operations: number;
+}
+
+@Injectable()
+export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> {
+  constructor(
+    private readonly dataAccess: DataAccess,
+    @Optional() private readonly bus?: MessageBus,
+  ) {}
+
+  /** A fresh request context: the translator and batches belong to one request and its user. */
+  contextFor(app: DataAccessApp, model: GraphqlModel, user: RuleUser, caller: Caller, metadata: RequestMetadata): GraphqlRequestContext {
+    const context = { app, model, user, caller, metadata, operations: 0 } as GraphqlRequestContext;
+    context.translator = new ArgumentTranslator(model, {
+      foreignKeys: async (field, target, filter) => {
+        const key = field.relationship?.foreignKey ?? '_id';
+        const documents = (await this.run(context, target, 'find', { query: filter, project: { [key]: 1 } })) as Doc[];
+        return documents.map((d) => d[key]).filter((v) => v !== undefined);
+      },
+      create: async (field, target, documents) => {
+        const key = field.relationship?.foreignKey ?? '_id';
+        const withIds = documents.map((d) => (d['_id'] === undefined ? { _id: new ObjectId(), ...d } : d));
+        await this.run(context, target, 'insertMany', { documents: withIds });
+        return withIds.map((d) => d[key]);
+      },
+    });
+    context.batches = new RelationshipBatches(async (field, keys) => {
+      const relationship = field.relationship as NonNullable<FieldModel['relationship']>;
+      const target = context.translator.target(relationship.target);
+      return (await this.run(context, target, 'find', { query: { [relationship.foreignKey]: { $in: keys } } })) as Doc[];
+    });
+    return context;
+  }
+
+  async root(plan: RootFieldPlan, args: Record<string, unknown>, context: GraphqlRequestContext): Promise<unknown> {
+    const { collection: c, operation } = plan;
+    const t = context.translator;
+    switch (operation) {
+      case 'findOne':
+        return this.run(context, c, 'findOne', { query: await t.filter(c, args['query']) });
+      case 'findMany': {
+        const sort = t.sort(args['sortBy']);
+        const limit = typeof args['limit'] === 'number' ? args['limit'] : 100;
+        return this.run(context, c, 'find', { query: await t.filter(c, args['query']), ...(sort ? { sort } : {}), ...(limit > 0 ? { limit } : {}) });
+      }
+      case 'insertOne': {
+        const document = await t.document(c, args['data']);
+        if (document['_id'] === undefined) {
+          // A fresh _id cannot match: the upsert inserts, checks insert rules and answers what the user may read.
+          return this.run(context, c, 'findOneAndReplace', { filter: { _id: new ObjectId() }, update: document, upsert: true, returnNewDocument: true });
+        }
+        await this.run(context, c, 'insertOne', { document });
+        return this.run(context, c, 'findOne', { query: { _id: document['_id'] } });
+      }
+      case 'insertMany': {
+        const data = args['data'] as unknown[];
+        if (data.length === 0) throw new GraphqlEndpointError('InvalidParameter', 'insertMany requires at least one document');
+        const documents = await Promise.all(data.map((item) => t.document(c, item)));
+        const result = (await this.run(context, c, 'insertMany', { documents })) as { insertedIds: unknown };
+        return { insertedIds: Array.isArray(result.insertedIds) ? result.insertedIds : Object.values(result.insertedIds as Doc) };
+      }
+      case 'updateOne':
+        return this.run(context, c, 'findOneAndUpdate', { filter: await t.filter(c, args['query']), update: await this.update(c, args['set'], t), returnNewDocument: true });
+      case 'updateMany':
+        return this.run(context, c, 'updateMany', { query: await t.filter(c, args['query']), update: await this.update(c, args['set'], t) });
+      case 'upsertOne':
+        return this.run(context, c, 'findOneAndReplace', { filter: await t.filter(c, args['query']), update: await t.document(c, args['data']), upsert: true, returnNewDocument: true });
+      case 'replaceOne':
+        return this.run(context, c, 'findOneAndReplace', { filter: await t.filter(c, args['query']), update: await t.document(c, args['data']), returnNewDocument: true });
+      case 'deleteOne':
+        return this.run(context, c, 'findOneAndDelete', { filter: await t.filter(c, args['query']) });
+      case 'deleteMany':
+        return this.run(context, c, 'deleteMany', { query: await t.filter(c, args['query']) });
+    }
+  }
+
+  relationship(field: FieldModel, parent: Doc, context: GraphqlRequestContext, info: GraphQLResolveInfo): Promise<unknown> {
+    return context.batches.load(field, parent, info);
+  }
+
+  /** `exports = function(input, source)` with an input, `function(source)` without (reference A.8). */
+  async custom(resolver: CustomResolverModel, input: unknown, source: Doc | undefined, context: GraphqlRequestContext): Promise<unknown> {
+    if (!this.bus) throw new GraphqlEndpointError('ServiceUnavailable', 'the function runtime is not available in this process', 503);
+    const args: unknown[] = resolver.input ? [input ?? null] : [];
+    if (source !== undefined) args.push(source);
+    const response = await this.bus.request(Subjects.FunctionsExecutionRun, {
+      appId: context.app.id,
+      functionName: resolver.functionName,
+      args: encodeEjson(args) as JsonValue[],
+      caller: context.caller,
+      metadata: context.metadata,
+    });
+    if (!response.ok) throw new GraphqlEndpointError(response.error.errorCode || GraphqlErrorCode.FunctionFailed, response.error.message);
+    return decodeEjson(response.result);
+  }
+
+  private async update(c: CollectionModel, set: unknown, t: ArgumentTranslator): Promise<Doc> {
+    const update = await t.update(c, set);
+    if (Object.keys(update).length === 0) throw new GraphqlEndpointError('InvalidParameter', 'set must name at least one field to change');
+    return update;
+  }
+
+  private run(context: GraphqlRequestContext, c: CollectionModel, action: string, args: Doc): Promise<unknown> {
+    context.operations += 1;
+    return this.dataAccess.execute({
+      app: context.app,
+      service: c.service,
+      action,
+      database: c.database,
+      collection: c.collection,
+      args,
+      caller: { kind: 'user', user: context.user },
+    });
+  }
+}

@@ -1,0 +1,62 @@
+import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import type { RequestMetadata } from '@tessera/contracts';
+import { DeployedApps } from '@tessera/platform';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GraphqlApps } from './graphql-apps.service';
+import { GraphqlAuthenticator } from './graphql-authenticator';
+import { GraphqlEndpointError } from './graphql.error';
+import { GraphqlExecutor } from './graphql-executor';
+
+/**
+ * `POST` (and `GET` for queries) `/api/client/v2.0/app/<client app id>/graphql`: the app's generated
+ * schema on graphql-yoga, for a user with a valid access token. Token and app errors answer with App
+ * Services error bodies; everything after that is a GraphQL response.
+ */
+@Controller('api/client/v2.0/app/:appId/graphql')
+export class GraphqlController {
+  constructor(
+    private readonly deployed: DeployedApps,
+    private readonly authenticator: GraphqlAuthenticator,
+    private readonly apps: GraphqlApps,
+    private readonly executor: GraphqlExecutor,
+  ) {}
+
+  @Post()
+  post(@Param('appId') clientAppId: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.handle(clientAppId, request, reply);
+  }
+
+  @Get()
+  get(@Param('appId') clientAppId: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    return this.handle(clientAppId, request, reply);
+  }
+
+  private async handle(clientAppId: string, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const principal = await this.authenticator.authenticate(request.headers.authorization, clientAppId);
+    const deployed = await this.appOf(clientAppId);
+    const app = { id: deployed.record._id, deploymentId: deployed.deployment?._id, config: deployed.config };
+    const entry = this.apps.entryFor(app, clientAppId);
+    const metadata: RequestMetadata = {
+      origin: 'graphql',
+      httpMethod: request.method,
+      ...(request.ip ? { remoteIpAddress: request.ip } : {}),
+      ...(request.headers['user-agent'] ? { httpUserAgent: request.headers['user-agent'] } : {}),
+    };
+    const graphql = this.executor.contextFor(app, entry.model, principal.user, principal.caller, metadata);
+    const response = await entry.yoga.handleNodeRequestAndResponse(request, reply, { graphql });
+    response.headers.forEach((value, key) => void reply.header(key, value));
+    reply.status(response.status);
+    await reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
+  }
+
+  private async appOf(clientAppId: string): Promise<Awaited<ReturnType<DeployedApps['byClientAppId']>>> {
+    try {
+      return await this.deployed.byClientAppId(clientAppId);
+    } catch (error) {
+      if (error instanceof Error && 'errorCode' in error && error.errorCode === 'AppNotFound') {
+        throw new GraphqlEndpointError('AppNotFound', `cannot find app using Client App ID '${clientAppId}'`, 404);
+      }
+      throw error;
+    }
+  }
+}

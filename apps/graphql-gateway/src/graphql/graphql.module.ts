@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { DataAccess } from '@tessera/data-access';
+import { DataSources } from '@tessera/platform';
+import { GraphqlApps } from './graphql-apps.service';
+import { ClientApiGraphqlAuthenticator, GraphqlAuthenticator } from './graphql-authenticator';
+import { GraphqlController } from './graphql.controller';
+import { GraphqlExecutor } from './graphql-executor';
+
+/**
+ * The client GraphQL endpoint (spec 4.1): generated schema per app deployment, executed as the calling
+ * user through the rules-enforcing data access; custom resolvers run functions over the message bus.
+ * Needs the platform (DeployedApps, DataSources) and the client API's AuthService in the module graph.
+ */
+@Module({
+  controllers: [GraphqlController],
+  providers: [
+    GraphqlApps,
+    GraphqlExecutor,
+    { provide: DataAccess, useFactory: (dataSources: DataSources) => new DataAccess(dataSources), inject: [DataSources] },
+    { provide: GraphqlAuthenticator, useClass: ClientApiGraphqlAuthenticator },
+  ],
+})
+export class GraphqlModule {}
