@@ -23,6 +23,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // isolated-vm on Node 20+ needs the startup snapshot off (see its README).
+    poolOptions: { forks: { execArgv: ['--no-node-snapshot'] } },
     globals: true,
     reporters: ['default'],
   },

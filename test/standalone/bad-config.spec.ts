@@ -13,7 +13,7 @@ describe('starting with an invalid example app', () => {
       mkdirSync(join(app.path, path, '..'), { recursive: true });
       writeFileSync(join(app.path, path), content);
     }
-    const result = spawnSync(process.execPath, ['apps/server/dist/main.js'], {
+    const result = spawnSync(process.execPath, ['--no-node-snapshot', 'apps/server/dist/main.js'], {
       cwd: repositoryRoot,
       env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', TESSERA_DATA_DIR: data.path, TESSERA_EXAMPLE_APP: app.path },
       encoding: 'utf8',

@@ -38,11 +38,10 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   connectMessaging(app, { ...messagingOptions(settings), queue: settings.services.join('+') });
   await app.startAllMicroservices();
 
-  const bootstrap = await bootstrapPlatform(settings, {
-    admins: app.get(FileAdminUserStore),
-    apps: app.get(AppRegistry),
-    deployments: app.get(FileDeploymentStore),
-  });
+  // The admin API owns first-start work; other processes of a distributed deployment only read the state.
+  const bootstrap = settings.services.includes('admin-api')
+    ? await bootstrapPlatform(settings, { admins: app.get(FileAdminUserStore), apps: app.get(AppRegistry), deployments: app.get(FileDeploymentStore) })
+    : { groupId: '', adminUsername: settings.admin.username, apps: await app.get(AppRegistry).list() };
   await app.listen(settings.port, settings.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : settings.port;

@@ -1,4 +1,5 @@
 import { loadSettings, SettingsError } from '@tessera/settings';
+import type { BootstrapResult } from './bootstrap/platform-bootstrap';
 import { startHost } from './host';
 
 /** Entry point of `npm start` (standalone) and of each service process (distributed). */
@@ -20,11 +21,7 @@ async function main(): Promise<void> {
     `Tessera is running (${settings.mode}) at ${host.url}`,
     `  data directory: ${settings.dataDir}`,
     ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${host.url}/api/client/v2.0/app/${app.client_app_id}/location`),
-    `  admin API: ${host.url}/api/admin/v3.0 (group ${bootstrap.groupId})`,
-    `    log in:  curl -s -X POST ${host.url}/api/admin/v3.0/auth/providers/local-userpass/login -H 'Content-Type: application/json' -d '{"username":"${bootstrap.adminUsername}","password":"<password>"}'`,
-    bootstrap.generatedAdminPassword
-      ? `    admin user "${bootstrap.adminUsername}", generated password (shown once, set TESSERA_ADMIN_PASSWORD to choose your own): ${bootstrap.generatedAdminPassword}`
-      : `    admin user "${bootstrap.adminUsername}" (password from TESSERA_ADMIN_PASSWORD or the one printed at first start)`,
+    ...(settings.services.includes('admin-api') ? adminLines(host.url, bootstrap) : []),
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -43,3 +40,13 @@ main().catch((error: unknown) => {
   process.stderr.write(`Tessera failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });
+
+function adminLines(url: string, bootstrap: BootstrapResult): string[] {
+  return [
+    `  admin API: ${url}/api/admin/v3.0 (group ${bootstrap.groupId})`,
+    `    log in:  curl -s -X POST ${url}/api/admin/v3.0/auth/providers/local-userpass/login -H 'Content-Type: application/json' -d '{"username":"${bootstrap.adminUsername}","password":"<password>"}'`,
+    bootstrap.generatedAdminPassword
+      ? `    admin user "${bootstrap.adminUsername}", generated password (shown once, set TESSERA_ADMIN_PASSWORD to choose your own): ${bootstrap.generatedAdminPassword}`
+      : `    admin user "${bootstrap.adminUsername}" (password from TESSERA_ADMIN_PASSWORD or the one printed at first start)`,
+  ];
+}

@@ -20,7 +20,7 @@ export interface ServerProcess {
  */
 export async function startServerProcess(options: { env?: Record<string, string>; command?: string[]; timeoutMs?: number } = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const [executable, ...args] = options.command ?? [process.execPath, 'apps/server/dist/main.js'];
+  const [executable, ...args] = options.command ?? [process.execPath, '--no-node-snapshot', 'apps/server/dist/main.js'];
   const started = Date.now();
   const child: ChildProcess = spawn(executable, args, {
     cwd: repositoryRoot,
