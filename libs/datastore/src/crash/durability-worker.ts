@@ -1,7 +1,8 @@
 /**
  * A writer process for the crash test (`crash.spec.ts`): opens the embedded store in the directory given
- * as argv[2] and inserts documents from several concurrent writers as fast as it can, printing
- * `ack <id>` on stdout once each insert is acknowledged (so durable), until it is killed.
+ * as argv[2] and, from several concurrent writers, inserts, updates and deletes documents as fast as it
+ * can until it is killed. It prints `ack <id>` once an insert is acknowledged (so durable), `del <id>`
+ * before it asks for a delete and `gone <id>` once the delete is acknowledged.
  */
 import { openEmbeddedClient } from '../embedded/embedded-client';
 
@@ -18,8 +19,15 @@ async function main(): Promise<void> {
         await coll.insertMany([{ _id: `${id}-a`, w, i, pad: 'x'.repeat(200) }, { _id: `${id}-b`, w, i }]);
         process.stdout.write(`ack ${id}-a\nack ${id}-b\n`);
       } else {
-        await coll.insertOne({ _id: id, w, i, pad: 'x'.repeat(100) });
+        await coll.insertOne({ _id: id, w, i, n: 0, pad: 'x'.repeat(100) });
         process.stdout.write(`ack ${id}\n`);
+      }
+      if (i % 3 === 2) await coll.updateOne({ _id: `${round}-${w}-${i - 1}` }, { $inc: { n: 1 }, $set: { touched: true } });
+      if (i % 7 === 6) {
+        const victim = `${round}-${w}-${i - 2}`;
+        process.stdout.write(`del ${victim}\n`);
+        await coll.deleteOne({ _id: victim });
+        process.stdout.write(`gone ${victim}\n`);
       }
     }
   };
