@@ -604,6 +604,28 @@ describe('FunctionRuntimeService', () => {
       expect((await rt.call('v')).result).toBe('two');
     });
 
+    it('keeps serving a mix of concurrent good calls and calls killed by the time limit', async () => {
+      rt.runtime.close();
+      rt = makeRuntime({ timeLimitMs: 500, sandboxesPerApp: 2 });
+      rt.functions.deploy(APP, {
+        good: 'exports = async (x) => { await context.functions.execute("helper"); return x; };',
+        helper: 'exports = () => new Promise((r) => setTimeout(r, 5));',
+        spin: 'exports = () => { for (;;) {} };',
+      });
+      const calls = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? rt.call('spin') : rt.call('good', [i])));
+      const settled = await Promise.allSettled(calls);
+      settled.forEach((outcome, i) => {
+        if (i % 3 === 0) {
+          expect(outcome.status).toBe('rejected');
+          expect((outcome as PromiseRejectedResult).reason).toMatchObject({ errorCode: 'ExecutionTimeLimitExceeded' });
+        } else {
+          expect(outcome).toMatchObject({ status: 'fulfilled', value: { result: i } });
+        }
+      });
+      expect(rt.runtime.sandboxCount(APP)).toBeLessThanOrEqual(2);
+      expect((await rt.call('good', ['after'])).result).toBe('after');
+    });
+
     it('runs concurrent calls in separate sandboxes up to the pool size', async () => {
       rt.functions.deploy(APP, { slow: 'exports = (x) => new Promise((r) => setTimeout(() => r(x), 20));' });
       const results = await Promise.all([1, 2, 3, 4, 5].map((x) => rt.call('slow', [x])));
