@@ -227,6 +227,43 @@ describe('admin API: apps, import and export, drafts, secrets', () => {
     expect(users.body.error_code).toBe('NotImplemented');
   });
 
+  it('manages auth providers, services, rules, the default rule and custom user data as realm-core tests do', async () => {
+    const app = await admin.createApp('managed');
+    const provider = await admin.request<{ _id: string; name: string; disabled: boolean }>('POST', admin.app(app._id, '/auth_providers'), { type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset' } });
+    expect(provider.status).toBe(201);
+    expect(provider.body).toMatchObject({ name: 'local-userpass', disabled: false });
+    expect((await admin.request('PUT', admin.app(app._id, `/auth_providers/${provider.body._id}/disable`))).status).toBe(204);
+    expect((await admin.request('GET', admin.app(app._id, `/auth_providers/${provider.body._id}`))).body).toMatchObject({ disabled: true, config: { autoConfirm: true } });
+    expect((await admin.request('PUT', admin.app(app._id, `/auth_providers/${provider.body._id}/enable`))).status).toBe(204);
+    expect((await admin.request('GET', admin.app(app._id, '/auth_providers'))).body).toEqual([{ _id: provider.body._id, name: 'local-userpass', type: 'local-userpass', disabled: false }]);
+
+    const service = await admin.request<{ _id: string; name: string }>('POST', admin.app(app._id, '/services'), { name: 'BackingDB', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } });
+    expect(service.status).toBe(201);
+    expect((await admin.request('POST', admin.app(app._id, '/services'), { name: 'BackingDB', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } })).status).toBe(409);
+    const badName = await admin.request<{ violations: { path: string; rule: string }[] }>('POST', admin.app(app._id, '/services'), { name: 'x'.repeat(65), type: 'http', config: {} });
+    expect(badName.status).toBe(400);
+    expect(badName.body.violations).toMatchObject([{ path: 'name', rule: 'service.name.length' }]);
+
+    const roles = [{ name: 'all', apply_when: {}, read: true, write: true }];
+    expect((await admin.request('POST', admin.app(app._id, `/services/${service.body._id}/default_rule`), { roles })).status).toBe(201);
+    expect((await admin.request('GET', admin.app(app._id, `/services/${service.body._id}/default_rule`))).body).toMatchObject({ roles });
+    const rule = await admin.request<{ _id: string }>('POST', admin.app(app._id, `/services/${service.body._id}/rules`), { database: 'db', collection: 'tasks', roles });
+    expect(rule.status).toBe(201);
+    expect((await admin.request('GET', admin.app(app._id, `/services/${service.body._id}/rules`))).body).toEqual([{ _id: rule.body._id, database: 'db', collection: 'tasks' }]);
+    const updated = await admin.request('PUT', admin.app(app._id, `/services/${service.body._id}/rules/${rule.body._id}`), { database: 'db', collection: 'tasks', roles: [{ ...roles[0], write: false }] });
+    expect(updated.status).toBe(200);
+    expect(JSON.parse((await admin.pull(app._id)).get('services/BackingDB/rules/db.tasks.json')!)).toMatchObject({ roles: [{ name: 'all', write: false }] });
+
+    expect((await admin.request('PATCH', admin.app(app._id, '/custom_user_data'), { enabled: true, mongo_service_id: service.body._id, database_name: 'db', collection_name: 'users', user_id_field: 'user_id' })).status).toBe(204);
+    const inUse = await admin.request<{ error_code: string }>('DELETE', admin.app(app._id, `/services/${service.body._id}`));
+    expect(inUse.status).toBe(400);
+    expect(inUse.body.error_code).toBe('InvalidConfiguration');
+    expect((await admin.request('PATCH', admin.app(app._id, '/custom_user_data'), { enabled: false, mongo_service_id: '' })).status).toBe(204);
+    expect((await admin.request('DELETE', admin.app(app._id, `/services/${service.body._id}/rules/${rule.body._id}`))).status).toBe(204);
+    expect((await admin.request('DELETE', admin.app(app._id, `/services/${service.body._id}`))).status).toBe(204);
+    expect((await admin.request('DELETE', admin.app(app._id, `/auth_providers/${provider.body._id}`))).status).toBe(204);
+  });
+
   it('answers the status check realm-cli makes, without a token', async () => {
     const response = await fetch(`${server.url}/api/private/v1.0/version`);
     expect(response.status).toBe(200);

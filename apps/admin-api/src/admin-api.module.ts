@@ -12,12 +12,15 @@ import { ZipBodyParser } from './common/zip-body';
 import { AppStateService } from './deploy/app-state.service';
 import { DraftsController } from './drafts/drafts.controller';
 import { FunctionsController } from './functions/functions.controller';
+import { GraphqlSchemaController } from './graphql-schema/graphql-schema.controller';
 import { ImportExportController } from './import-export/import-export.controller';
 import { ImportExportService } from './import-export/import-export.service';
 import { LogsController } from './logs/logs.controller';
 import { RulesEvaluationController } from './rules-evaluation/rules-evaluation.controller';
 import { RulesEvaluationService } from './rules-evaluation/rules-evaluation.service';
 import { SecretsController } from './secrets/secrets.controller';
+import { AuthProvidersController } from './auth-providers/auth-providers.controller';
+import { ServiceRulesController } from './services/service-rules.controller';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
 import { StatusController } from './status/status.controller';
@@ -39,6 +42,8 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     ImportExportController,
     DraftsController,
     ServicesController,
+    ServiceRulesController,
+    AuthProvidersController,
     SyncController,
     SecretsController,
     ValuesController,
@@ -48,6 +53,7 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     UsersController,
     StatusController,
     RulesEvaluationController,
+    GraphqlSchemaController,
   ],
   providers: [
     AdminAuthService,
