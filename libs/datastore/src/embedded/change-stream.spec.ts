@@ -59,6 +59,15 @@ describe('the embedded change feed', () => {
     await stream.close();
   });
 
+  it('fails a waiting reader when the store closes', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'tessera-feed-closing-'));
+    const own = openEmbeddedClient(other);
+    const waiting = own.watch().next();
+    await own.close();
+    await expect(waiting).rejects.toThrow(/closed/);
+    rmSync(other, { recursive: true, force: true });
+  });
+
   it('delivers an event to a waiting reader and ends iteration on close', async () => {
     const coll = client.db('app').collection('c');
     const stream = coll.watch();

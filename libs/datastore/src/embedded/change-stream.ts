@@ -90,7 +90,10 @@ export class EmbeddedChangeStream implements ChangeStream {
     private readonly options: WatchOptions,
   ) {
     const from = options.startAfter ?? options.resumeAfter;
-    this.unsubscribe = store.subscribe((record) => this.accept(record, -1, -1));
+    this.unsubscribe = store.subscribe({
+      commit: (record) => this.accept(record, -1, -1),
+      close: () => this.fail(new DatastoreError('IllegalOperation', 'the datastore was closed')),
+    });
     if (from) {
       const { seq, index } = decodeToken(from);
       this.resumeToken = from;
@@ -123,6 +126,15 @@ export class EmbeddedChangeStream implements ChangeStream {
       } else {
         this.queue.push(passed);
       }
+    }
+  }
+
+  private fail(error: DatastoreError): void {
+    this.failure = error;
+    if (this.waiter) {
+      const { reject } = this.waiter;
+      this.waiter = undefined;
+      reject(error);
     }
   }
 

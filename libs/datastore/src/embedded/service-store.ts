@@ -30,7 +30,12 @@ export interface ServiceStoreOptions {
   keepSegments?: number;
 }
 
-export type CommitListener = (record: CommitRecord) => void;
+export interface CommitListener {
+  /** A record became durable (called in sequence order). */
+  commit(record: CommitRecord): void;
+  /** The store closed: no more records will come. */
+  close(): void;
+}
 
 export class ServiceStore {
   private readonly dbs = new Map<string, Map<string, CollectionState>>();
@@ -270,7 +275,7 @@ export class ServiceStore {
     // Queued in sequence order, synchronously with the change to memory.
     await this.log.append(buf, () => {
       this.durableSeq = record.seq;
-      for (const listener of this.listeners) listener(record);
+      for (const listener of this.listeners) listener.commit(record);
     });
   }
 
@@ -383,6 +388,8 @@ export class ServiceStore {
     if (this.closed) return;
     this.closed = true;
     await this.log.close();
+    for (const listener of [...this.listeners]) listener.close();
+    this.listeners.clear();
     if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8') === String(process.pid)) unlinkSync(this.lockPath);
   }
 }
