@@ -36,7 +36,7 @@ export class PlatformModule {
         { provide: LogStore, useValue: new FileLogStore(settings.dataDir) },
         DataSourcesLifecycle,
         { provide: FileAdminUserStore, useValue: new FileAdminUserStore(settings.dataDir) },
-        { provide: SigningKeyStore, useValue: new SigningKeyStore(settings.dataDir) },
+        { provide: SigningKeyStore, useValue: new SigningKeyStore(settings.dataDir, settings.signingKey) },
       ],
       exports: [SETTINGS, AppRegistry, FileDeploymentStore, DeployedApps, DataSources, LogStore, FileAdminUserStore, SigningKeyStore],
     };

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { FileAdminUserStore } from './admin-users';
 import { AppRegistryError, FileAppRegistry } from './app-registry';
@@ -100,6 +102,23 @@ describe('SigningKeyStore', () => {
       expect(await new SigningKeyStore(dir.path).get('app-x')).not.toEqual(key);
     } finally {
       dir.remove();
+    }
+  });
+
+  it('derives the same per-purpose keys from a shared master key in every replica, writing no file', async () => {
+    const one = makeTempDir();
+    const two = makeTempDir();
+    try {
+      const master = Buffer.alloc(32, 9);
+      const key = await new SigningKeyStore(one.path, master).get('app-x');
+      expect(key).toHaveLength(32);
+      expect(await new SigningKeyStore(two.path, master).get('app-x')).toEqual(key);
+      expect(await new SigningKeyStore(two.path, master).get('admin')).not.toEqual(key);
+      expect(await new SigningKeyStore(two.path, Buffer.alloc(32, 8)).get('app-x')).not.toEqual(key);
+      expect(existsSync(join(one.path, 'platform', 'keys'))).toBe(false);
+    } finally {
+      one.remove();
+      two.remove();
     }
   });
 });

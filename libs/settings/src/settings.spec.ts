@@ -40,4 +40,15 @@ describe('loadSettings', () => {
     expect(settings).toEqual(['PORT', 'TESSERA_ADMIN_PASSWORD', 'TESSERA_MODE', 'TESSERA_SERVICES']);
     expect((caught as SettingsError).message).toContain('TESSERA_ADMIN_PASSWORD: must be at least 8 characters');
   });
+  it('reads tracing settings and leaves tracing off without an endpoint', () => {
+    expect(loadSettings({}).telemetry).toEqual({ otlpEndpoint: undefined, sampler: 'parentbased_traceidratio', sampleRatio: 1, serviceName: undefined });
+    const traced = loadSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_TRACES_SAMPLER_ARG: '0.05', OTEL_SERVICE_NAME: 'edge' });
+    expect(traced.telemetry).toEqual({ otlpEndpoint: 'http://collector:4318', sampler: 'parentbased_traceidratio', sampleRatio: 0.05, serviceName: 'edge' });
+  });
+
+  it('refuses a sampling ratio outside 0..1 and a short signing key', () => {
+    expect(() => loadSettings({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(() => loadSettings({ TESSERA_SIGNING_KEY: Buffer.alloc(16, 1).toString('base64') })).toThrow(/TESSERA_SIGNING_KEY: must be base64 of at least 32 bytes/);
+    expect(loadSettings({ TESSERA_SIGNING_KEY: Buffer.alloc(32, 7).toString('base64') }).signingKey).toEqual(Buffer.alloc(32, 7));
+  });
 });

@@ -68,7 +68,24 @@ const environmentSchema = z.object({
   TESSERA_EXAMPLE_APP: z.string().default('examples/todo'),
   TESSERA_ALLOW_NEW_PARTITION_SYNC: booleanFlag.default('false'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TESSERA_SIGNING_KEY: z
+    .string()
+    .transform((raw, ctx) => {
+      const key = Buffer.from(raw.trim(), 'base64');
+      if (key.length < 32) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'must be base64 of at least 32 bytes (openssl rand -base64 32)' });
+        return z.NEVER;
+      }
+      return key;
+    })
+    .optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
 });
+
+export type TraceSampler = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
 
 export interface Settings {
   /** Port of the HTTP edge (client API, admin API). */
@@ -87,6 +104,18 @@ export interface Settings {
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Key material shared by every replica (TESSERA_SIGNING_KEY); token keys derive from it instead of files. */
+  signingKey: Buffer | undefined;
+  /** OpenTelemetry tracing: off unless an OTLP endpoint is set. */
+  telemetry: {
+    /** OTLP/HTTP base URL (spans go to `<endpoint>/v1/traces`). */
+    otlpEndpoint: string | undefined;
+    sampler: TraceSampler;
+    /** Fraction of new traces sampled (ratio samplers). */
+    sampleRatio: number;
+    /** Overrides the service name (default `tessera-<services>`). */
+    serviceName: string | undefined;
+  };
 }
 
 export class SettingsError extends Error {
@@ -118,6 +147,13 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,
     logLevel: env.LOG_LEVEL,
+    signingKey: env.TESSERA_SIGNING_KEY,
+    telemetry: {
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
+      sampler: env.OTEL_TRACES_SAMPLER,
+      sampleRatio: env.OTEL_TRACES_SAMPLER_ARG,
+      serviceName: env.OTEL_SERVICE_NAME,
+    },
   };
 }
 
