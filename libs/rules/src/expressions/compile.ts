@@ -498,17 +498,20 @@ function documentReader(segments: readonly string[], base: (ctx: EvaluationConte
 
 /**
  * Reads `%%user.…`, `%%values.…`, ...: values that do not change between the documents of a request.
- * The last lookup is remembered against the identity of the request's object, so a rule evaluated for
- * a thousand documents resolves `%%user.id` once.
+ * The last lookup is remembered against the identity of both the context and the object read, so the
+ * synchronous read path (one context object per request, reused for every document) resolves
+ * `%%user.id` once per request; any other context recomputes.
  */
 function requestReader(root: Exclude<ExpansionRoot, 'true' | 'false'>, segments: readonly string[]): (ctx: EvaluationContext) => unknown {
-  let seen: unknown = undefined;
+  let seenContext: EvaluationContext | undefined = undefined;
+  let seenBase: unknown = undefined;
   let value: unknown = undefined;
   return (ctx) => {
     const base = ctx[root];
-    if (base !== seen || base === undefined) {
+    if (ctx !== seenContext || base !== seenBase) {
       value = getPath(base, segments, 1);
-      seen = base;
+      seenContext = ctx;
+      seenBase = base;
     }
     return value;
   };

@@ -85,7 +85,21 @@ export function withDocument(base: EvaluationContext, root: unknown, prevRoot: u
   };
 }
 
-/** The request part of a context (no document), with `%%user` normalized. */
+/**
+ * The request part of a context (no document), with `%%user` normalized. The request-level objects are
+ * copied so each request has objects of its own identity: compiled rules remember lookups against that
+ * identity, and a caller may keep one `values` object across requests and update it in place.
+ */
 export function requestScope(ctx: EvaluationContext): EvaluationContext {
-  return withDocument({ ...ctx, user: normalizeUser(ctx.user) }, undefined, undefined);
+  return withDocument(
+    {
+      ...ctx,
+      user: normalizeUser(ctx.user),
+      values: ctx.values && { ...ctx.values },
+      environment: ctx.environment && { ...ctx.environment },
+      request: ctx.request && { ...ctx.request },
+    },
+    undefined,
+    undefined,
+  );
 }

@@ -392,6 +392,16 @@ describe('rules that call %function', () => {
   });
 });
 
+describe('request values', () => {
+  it('are read afresh for each request, even from an object the caller updates in place', () => {
+    const rules = rulesWith({ name: 'flag', apply_when: { '%%values.open': true }, read: true });
+    const values: Record<string, unknown> = { open: true };
+    expect(rules.forRequest({ user: alice, values }).canReadSync({ a: 1 }).allowed).toBe(true);
+    values.open = false;
+    expect(rules.forRequest({ user: alice, values }).canReadSync({ a: 1 }).allowed).toBe(false);
+  });
+});
+
 describe('fields the rules read', () => {
   it('lists the document fields of every role expression, for the store to fetch', () => {
     const rules = rulesWith(
