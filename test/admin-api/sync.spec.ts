@@ -112,6 +112,16 @@ describe('admin API: sync configuration and its state machine', () => {
     expect(syncState(appId).resetEpoch).toBe(2);
   });
 
+  it('cycles sync on the bootstrapped example app, whose sync predates any recorded state', async () => {
+    const apps = await admin.request<{ _id: string; name: string }[]>('GET', `/groups/${admin.groupId}/apps`);
+    const todo = apps.body.find((app) => app.name === 'todo')!;
+    const serviceId = await clusterId(todo._id);
+    expect((await patch(todo._id, serviceId, { sync: { state: 'disabled' } })).status).toBe(200);
+    const reenabled = await patch(todo._id, serviceId, enabledSync('owner_id', 'string', { database_name: 'todo' }));
+    expect(reenabled.status, JSON.stringify(reenabled.body)).toBe(200);
+    expect(syncState(todo._id)).toMatchObject({ everEnabled: true, enabled: true, resetEpoch: 1, partition: { key: 'owner_id' } });
+  });
+
   it.each([
     ['String', 'owner_id', 'string'],
     ['ObjectID', '_id', 'objectId'],

@@ -38,6 +38,14 @@ describe('planSyncTransition', () => {
     expect(reenabled).toMatchObject({ ok: true, event: 're-enabled', state: { enabled: true, resetEpoch: 1, clientResetRequiredSince: 2_000, partition: { key: 'team_id' } } });
   });
 
+  it('counts sync enabled before the platform kept sync state (a bootstrapped app) as history', () => {
+    const next = at({ type: 'partition', state: 'disabled', partition: { key: 'owner_id', type: 'string', permissions } });
+    const terminated = planSyncTransition(enabled(), next, initialSyncState, context);
+    expect(terminated).toMatchObject({ ok: true, event: 'terminated', state: { everEnabled: true } });
+    const reenabled = planSyncTransition(next, enabled('team_id'), initialSyncState, context);
+    expect(reenabled).toMatchObject({ ok: true, event: 're-enabled', state: { resetEpoch: 1 } });
+  });
+
   it('treats removing the sync configuration of an enabled app as a terminate', () => {
     expect(planSyncTransition(enabled(), undefined, { ...initialSyncState, everEnabled: true, enabled: true }, context)).toMatchObject({ ok: true, event: 'terminated', state: { lastDisabled: 1_000 } });
   });

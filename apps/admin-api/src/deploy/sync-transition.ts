@@ -84,7 +84,9 @@ export function planSyncTransition(previous: LocatedSync | undefined, next: Loca
       }
       return { ok: true, state: { ...state, enabled: true }, event: 'updated' };
     }
-    if (!state.everEnabled && !context.allowNewPartitionSync && !context.firstImport) {
+    // An app deployed before the platform kept sync state (the bootstrapped example) shows its history in its files.
+    const hadSync = state.everEnabled || previous?.sync.last_disabled !== undefined;
+    if (!hadSync && !context.allowNewPartitionSync && !context.firstImport) {
       return {
         ok: false,
         code: 'PartitionSyncNotAllowed',
@@ -93,7 +95,7 @@ export function planSyncTransition(previous: LocatedSync | undefined, next: Loca
         violations: [{ file: next.file, path: `${next.base}type`, rule: 'sync.partition.new', message: 'partition-based sync cannot be enabled on an app that never had it; use flexible sync' }],
       };
     }
-    const terminatedBefore = state.everEnabled && state.lastDisabled !== undefined;
+    const terminatedBefore = hadSync && (state.lastDisabled !== undefined || previous?.sync.last_disabled !== undefined);
     const partition = next.sync.partition;
     const enabledState: SyncState = {
       ...state,
@@ -108,7 +110,7 @@ export function planSyncTransition(previous: LocatedSync | undefined, next: Loca
 
   if (wasOn) {
     if (next) next.sync.last_disabled = now;
-    return { ok: true, state: { ...state, enabled: false, lastDisabled: now }, event: 'terminated' };
+    return { ok: true, state: { ...state, everEnabled: true, enabled: false, lastDisabled: now }, event: 'terminated' };
   }
   return { ok: true, state, event: 'none' };
 }
