@@ -76,6 +76,12 @@ export function shopApp(options: { introspection?: boolean } = {}): AppConfig {
       ),
     ],
   });
+  app.functions.push(
+    { config: { name: 'countProducts' }, source: 'exports = function () { return 42; };\n' },
+    { config: { name: 'search' }, source: "exports = function (text) { return [{ name: 'found ' + text }]; };\n" },
+    { config: { name: 'restock' }, source: 'exports = function (input) { return input.name; };\n' },
+    { config: { name: 'productStats' }, source: 'exports = function (source) { return { doubled: source.price * 2 }; };\n' },
+  );
   app.graphql = {
     config: { use_natural_pluralization: true, disable_schema_introspection: options.introspection === false },
     customResolvers: [
