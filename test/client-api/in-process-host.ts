@@ -1,16 +1,15 @@
 import 'reflect-metadata';
-import { Controller, Global, Module } from '@nestjs/common';
+import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
 import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@tessera/contracts';
-import { GraphqlGatewayModule, RemoteDataAccess } from '@tessera/graphql-gateway';
+import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { CommandHandler, connectMessaging, decodeEjson, encodeEjson, InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, DataSources, FileDeploymentStore, PlatformModule } from '@tessera/platform';
+import { AppRegistry, FileDeploymentStore, PlatformModule } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
-import { UnrulyDataAccessForTests } from './unruly-data-access';
 
 /** A test stand-in for an app function: gets the decoded arguments and the run request. */
 export type TestFunction = (args: unknown[], request: FunctionRunRequest) => unknown;
@@ -18,7 +17,6 @@ export type TestFunction = (args: unknown[], request: FunctionRunRequest) => unk
 export interface InProcessHost {
   url: string;
   dataDir: string;
-  dataAccess: UnrulyDataAccessForTests;
   runs: FunctionRunRequest[];
   /** Creates an app and deploys `configure(emptyApp)`; returns its client app id and `_id`. */
   createApp(name: string, configure: (app: AppConfig) => void): Promise<{ clientAppId: string; appId: string }>;
@@ -31,7 +29,7 @@ const RUNS = Symbol('TEST_RUNS');
 /**
  * The client API as the host mounts it (platform, exception filter, content-type hook, 18 MB body limit),
  * in this process, with an in-process bus whose `functions.execution.run` handler runs `functions` in
- * place of the function runtime, and UnrulyDataAccessForTests as the data access (no rules: contract tests).
+ * place of the function runtime. Data access is the production one: libs/data-access under the app's rules.
  */
 export async function startInProcessHost(functions: Record<string, TestFunction>, options: { settings?: Record<string, string> } = {}): Promise<InProcessHost> {
   const dir = makeTempDir('tessera-client-api-');
@@ -55,15 +53,8 @@ export async function startInProcessHost(functions: Record<string, TestFunction>
     }
   }
 
-  @Global()
   @Module({
-    providers: [{ provide: RemoteDataAccess, useFactory: (dataSources: DataSources) => new UnrulyDataAccessForTests(dataSources), inject: [DataSources] }],
-    exports: [RemoteDataAccess],
-  })
-  class TestDataAccessModule {}
-
-  @Module({
-    imports: [PlatformModule.forRoot(settings), MessagingModule.forRoot({ transport: 'in-process', bus }), TestDataAccessModule, GraphqlGatewayModule],
+    imports: [PlatformModule.forRoot(settings), MessagingModule.forRoot({ transport: 'in-process', bus }), GraphqlGatewayModule],
     controllers: [TestFunctionRuntime],
     providers: [{ provide: FUNCTIONS, useValue: functions }, { provide: RUNS, useValue: runs }],
   })
@@ -82,7 +73,6 @@ export async function startInProcessHost(functions: Record<string, TestFunction>
   return {
     url: `http://127.0.0.1:${port}`,
     dataDir: dir.path,
-    dataAccess: app.get<UnrulyDataAccessForTests>(RemoteDataAccess),
     runs,
     async createApp(name, configure) {
       const record = await registry.create({ name, groupId: '000000000000000000000001' });

@@ -2,8 +2,7 @@ import { Int32, Long, ObjectId } from 'bson';
 import { type InProcessHost, startInProcessHost } from './in-process-host';
 import { failureOf, Realm, realmApp } from './realm-helpers';
 
-// callFunction and the data-source service through realm-web's mongoClient, with the data access the
-// host provides (here the unruly test double: this suite checks the wire contract, not the rules).
+// callFunction and the data-source service through realm-web's mongoClient, under the app's rules.
 describe('client API functions and remote data access with realm-web', () => {
   let host: InProcessHost;
   let clientAppId: string;
@@ -20,7 +19,19 @@ describe('client API functions and remote data access with realm-web', () => {
     ({ clientAppId } = await host.createApp('dataapp', (app) => {
       app.functions.push({ config: { name: 'sum' }, source: '' }, { config: { name: 'describeArgs' }, source: '' }, { config: { name: 'bigNumbers' }, source: '' }, { config: { name: 'fails' }, source: '' }, { config: { name: 'secret', private: true }, source: '' });
       app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
-      app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'DataCluster' } }, collectionRules: [], rules: [], webhooks: [] });
+      app.services.push({
+        config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'DataCluster' } },
+        defaultRule: { roles: [{ name: 'everyone', apply_when: {}, read: true, write: true, insert: true, delete: true, search: true }] },
+        collectionRules: [
+          {
+            database: 'chat',
+            collection: 'private',
+            roles: [{ name: 'owner', apply_when: { owner: '%%user.id' }, document_filters: { read: { owner: '%%user.id' }, write: { owner: '%%user.id' } }, read: true, write: true, insert: true, delete: true }],
+          },
+        ],
+        rules: [],
+        webhooks: [],
+      });
     }));
   });
 
@@ -103,7 +114,6 @@ describe('client API functions and remote data access with realm-web', () => {
     expect(await boxes.findOneAndReplace({ label: 'b' }, { label: 'B', n: 0 }, { returnNewDocument: true, projection: { _id: 0 } })).toEqual({ label: 'B', n: 0 });
     expect(await boxes.findOneAndDelete({ label: 'a' }, { projection: { _id: 0 } })).toMatchObject({ label: 'a', n: 10 });
     expect(await boxes.find({}, { projection: { _id: 0 } })).toEqual([{ label: 'B', n: 0 }]);
-    expect(host.dataAccess.calls.map((call) => call.action)).toContain('findOneAndDelete');
   });
 
   it('writes Int32 write counts and an Int64 count on the wire', async () => {
@@ -149,6 +159,35 @@ describe('client API functions and remote data access with realm-web', () => {
       expect(event.operationType).toBe('insert');
       expect(event.fullDocument.text).toMatch(/^hello \d+$/);
       expect(event.ns).toEqual({ db: 'chat', coll: 'messages' });
+    } finally {
+      clearInterval(writes);
+      await stream.return(undefined);
+    }
+  });
+
+  it('applies the rules as the calling user: owners see only their documents, in queries and in watch()', async () => {
+    const alice = await login();
+    const bob = await login();
+    const asAlice = alice.mongoClient('mongodb-atlas').db('chat').collection<{ _id: ObjectId; owner: string; text: string }>('private');
+    const asBob = bob.mongoClient('mongodb-atlas').db('chat').collection<{ _id: ObjectId; owner: string; text: string }>('private');
+    await asAlice.insertOne({ owner: alice.id, text: 'alice only' });
+    expect(await failureOf(asBob.insertOne({ owner: alice.id, text: 'forged' }))).toMatchObject({ statusCode: 403, error: 'insert not permitted' });
+    expect((await asAlice.find()).map((doc) => doc.text)).toEqual(['alice only']);
+    expect(await asBob.find()).toEqual([]);
+    expect(await asBob.count()).toBe(0);
+
+    const stream = asBob.watch();
+    const first = stream.next();
+    let round = 0;
+    const writes = setInterval(() => {
+      round += 1;
+      void asAlice.insertOne({ owner: alice.id, text: `secret ${round}` });
+      void asBob.insertOne({ owner: bob.id, text: `bob ${round}` });
+    }, 100);
+    try {
+      const event = (await first).value as { fullDocument: { owner: string; text: string } };
+      expect(event.fullDocument.owner).toBe(bob.id);
+      expect(event.fullDocument.text).toMatch(/^bob \d+$/);
     } finally {
       clearInterval(writes);
       await stream.return(undefined);

@@ -15,6 +15,8 @@ function appFiles(name: string, providers: Array<Record<string, unknown>>, extra
   files.set('functions/authenticate/config.json', JSON.stringify({ name: 'authenticate', private: true }));
   files.set('functions/authenticate/source.js', 'exports = function (payload) { return `ext-${payload.username}`; };');
   files.set('services/mongodb-atlas/config.json', JSON.stringify({ name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'E2ECluster' } }));
+  files.set('services/mongodb-atlas/default_rule.json', JSON.stringify({ roles: [{ name: 'owner', apply_when: {}, document_filters: { read: { owner: '%%user.id' }, write: { owner: '%%user.id' } }, read: true, write: true, insert: true, delete: true, search: true }] }));
+  files.set('services/mongodb-atlas/rules/todo.board.json', JSON.stringify({ database: 'todo', collection: 'board', roles: [{ name: 'everyone', apply_when: {}, read: true, write: true, insert: true, delete: true, search: true }] }));
   files.set('secrets.json', JSON.stringify({ tokenKey: tokenSecret }));
   return files;
 }
@@ -123,6 +125,43 @@ describe('client API against the server process', () => {
     expect(login.status).toBe(200);
     const refused = await postJson(`${api}/app/${clientAppId}/auth/providers/anon-user/login`, '{}', { origin: 'https://evil.example' });
     expect(refused).toMatchObject({ status: 403, type: 'application/json', body: { error_code: 'DomainNotAllowed' } });
+  });
+
+  it('calls a function through the function runtime', async () => {
+    const user = await realmApp(server.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    expect(await user.callFunction('echo', 1, 'two', { three: 3 })).toEqual([1, 'two', { three: 3 }]);
+    expect(await failureOf(user.callFunction('authenticate', {}))).toMatchObject({ statusCode: 403, errorCode: 'NotCallable' });
+  });
+
+  it('finds, inserts, updates, aggregates, counts and deletes under the rules, and watches', async () => {
+    const alice = await realmApp(server.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    const bob = await realmApp(server.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    type Todo = { _id: unknown; owner: string; text: string; done: boolean };
+    const asAlice = alice.mongoClient('mongodb-atlas').db('todo').collection<Todo>('items');
+    const asBob = bob.mongoClient('mongodb-atlas').db('todo').collection<Todo>('items');
+    await asAlice.insertMany([{ owner: alice.id, text: 'a1', done: false }, { owner: alice.id, text: 'a2', done: false }]);
+    await asBob.insertOne({ owner: bob.id, text: 'b1', done: false });
+    expect((await asAlice.find({}, { sort: { text: 1 } })).map((todo) => todo.text)).toEqual(['a1', 'a2']);
+    expect(await asBob.count()).toBe(1);
+    expect(await asAlice.updateMany({}, { $set: { done: true } })).toEqual({ matchedCount: 2, modifiedCount: 2 });
+    expect(await asAlice.aggregate([{ $group: { _id: '$done', n: { $sum: 1 } } }])).toEqual([{ _id: true, n: 2 }]);
+    expect(await asAlice.findOneAndUpdate({ text: 'a1' }, { $set: { text: 'A1' } }, { returnNewDocument: true })).toMatchObject({ text: 'A1' });
+    expect(await asAlice.findOneAndDelete({ text: 'a2' })).toMatchObject({ text: 'a2' });
+    expect(await asBob.deleteMany({})).toEqual({ deletedCount: 1 });
+    expect(await asAlice.count()).toBe(1);
+
+    const carol = await realmApp(server.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    const shared = carol.mongoClient('mongodb-atlas').db('todo').collection<Todo>('board').watch();
+    const first = shared.next();
+    let round = 0;
+    const writes = setInterval(() => void bob.mongoClient('mongodb-atlas').db('todo').collection<Todo>('board').insertOne({ owner: bob.id, text: `from bob ${++round}`, done: false }), 100);
+    try {
+      const event = (await first).value as { operationType: string; fullDocument: Todo };
+      expect(event).toMatchObject({ operationType: 'insert', fullDocument: { owner: bob.id } });
+    } finally {
+      clearInterval(writes);
+      await shared.return(undefined);
+    }
   });
 
   describe('bad input', () => {

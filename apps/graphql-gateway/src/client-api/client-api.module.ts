@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { FileSecretStore } from '@tessera/platform';
+import { DataSources, FileSecretStore } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { ApiKeysService } from './auth/api-keys.service';
 import { ApiKeysController, AuthController, UserpassController } from './auth/auth.controller';
@@ -14,12 +14,14 @@ import { LoginRateLimiter } from './edge/login-rate-limiter';
 import { FunctionInvoker } from './functions/function-invoker';
 import { FunctionsController } from './functions/functions.controller';
 import { FunctionsService } from './functions/functions.service';
+import { RemoteDataAccess } from './functions/remote-data-access.port';
+import { RulesRemoteDataAccess } from './functions/rules-data-access';
 
 /**
  * The client API v2.0 except the location endpoint: auth providers, sessions, API keys, function calls,
- * the data-source service and watch streams. Needs the platform (global PlatformModule); function calls
- * need a MessageBus and data-source calls a RemoteDataAccess provider, both global in the host. Without
- * them those calls answer 503 and everything else works.
+ * the data-source service (under the app's rules, through libs/data-access) and watch streams. Needs the
+ * platform (global PlatformModule); function calls need a global MessageBus, without which they answer
+ * 503 and everything else works.
  */
 @Module({
   controllers: [AuthController, UserpassController, ApiKeysController, FunctionsController],
@@ -35,6 +37,7 @@ import { FunctionsService } from './functions/functions.service';
     ClientApiCors,
     { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
     { provide: FileSecretStore, useFactory: (settings: Settings) => new FileSecretStore(settings.dataDir), inject: [SETTINGS] },
+    { provide: RemoteDataAccess, useFactory: (dataSources: DataSources) => new RulesRemoteDataAccess(dataSources), inject: [DataSources] },
     { provide: Mailer, useFactory: (settings: Settings) => new OutboxFileMailer(settings.dataDir), inject: [SETTINGS] },
   ],
   exports: [ClientApps, AuthService],

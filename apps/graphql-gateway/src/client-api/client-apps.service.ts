@@ -11,6 +11,8 @@ export interface ClientApp {
   appId: string;
   clientAppId: string;
   domainId: string;
+  /** The live deployment's `_id` (undefined before the first deployment). */
+  deploymentId: string | undefined;
   config: AppConfig;
   users: UserStore;
   signingKey: Buffer;
@@ -53,22 +55,22 @@ export class ClientApps {
       }
       throw error;
     }
-    return this.toClientApp(deployed.record._id, deployed.record.client_app_id, deployed.record.domain_id, deployed.config);
+    return this.toClientApp(deployed.record._id, deployed.record.client_app_id, deployed.record.domain_id, deployed.deployment?._id, deployed.config);
   }
 
   async byAppId(appId: string): Promise<ClientApp> {
     const deployed = await this.deployed.byId(appId);
-    return this.toClientApp(deployed.record._id, deployed.record.client_app_id, deployed.record.domain_id, deployed.config);
+    return this.toClientApp(deployed.record._id, deployed.record.client_app_id, deployed.record.domain_id, deployed.deployment?._id, deployed.config);
   }
 
-  private async toClientApp(appId: string, clientAppId: string, domainId: string, config: AppConfig): Promise<ClientApp> {
+  private async toClientApp(appId: string, clientAppId: string, domainId: string, deploymentId: string | undefined, config: AppConfig): Promise<ClientApp> {
     let users = this.stores.get(appId);
     if (!users) {
       users = new UserStore(this.dataSources.platform(), appId);
       this.stores.set(appId, users);
     }
     await users.init();
-    return { appId, clientAppId, domainId, config, users, signingKey: await this.keys.get(`app-${appId}`) };
+    return { appId, clientAppId, domainId, deploymentId, config, users, signingKey: await this.keys.get(`app-${appId}`) };
   }
 }
 

@@ -1,6 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { isDataSourceType, isFederatedType } from '@tessera/app-config';
 import type { RequestMetadata } from '@tessera/contracts';
+import { isTesseraError } from '@tessera/domain';
 import { DataSources } from '@tessera/platform';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import { AuthService, type ClientSession } from '../auth/auth.service';
@@ -41,8 +42,13 @@ export class FunctionsService {
     if (!known) throw new ClientApiError(ClientApiErrorCode.ServiceNotFound, `service not found: '${serviceName}'`);
     if (!this.dataAccess) throw new ClientApiError(ClientApiErrorCode.ServiceUnavailable, 'remote data access is not available in this process');
     const { action, args } = normalizeDataSourceCall(request.name, request.arguments);
-    const result = await this.dataAccess.execute({ appId: session.app.appId, clientAppId: session.app.clientAppId, config: session.app.config }, serviceName, action, args, await this.userOf(session));
-    return action === 'watch' ? result : withWireWidths(action, result);
+    const app = { appId: session.app.appId, clientAppId: session.app.clientAppId, deploymentId: session.app.deploymentId, config: session.app.config };
+    try {
+      const result = await this.dataAccess.execute(app, serviceName, action, args, await this.userOf(session));
+      return action === 'watch' ? result : withWireWidths(action, result);
+    } catch (error) {
+      throw asWireError(error);
+    }
   }
 
   private async userOf(session: ClientSession): Promise<DataAccessUser> {
@@ -56,6 +62,17 @@ export class FunctionsService {
       identities: user.identities.map((identity) => ({ id: identity.id, provider_type: identity.provider_type })),
     };
   }
+}
+
+/**
+ * Errors of libraries that cannot depend on TesseraError (the rules are a util lib) still carry an App
+ * Services code and status: keep them, so a refused write is a 403 and not a 500.
+ */
+export function asWireError(error: unknown): unknown {
+  if (isTesseraError(error) || !(error instanceof Error)) return error;
+  const { errorCode, httpStatus } = error as Error & { errorCode?: unknown; httpStatus?: unknown };
+  if (typeof errorCode === 'string' && typeof httpStatus === 'number' && httpStatus >= 400 && httpStatus < 500) return new ClientApiError(errorCode, error.message, { httpStatus, cause: error });
+  return error;
 }
 
 /** Checks the shape of a call body. */

@@ -1,4 +1,4 @@
-import { Int32, Long } from 'bson';
+import { EJSON, Int32, Long } from 'bson';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 
 /** The actions of the data-source service the client API forwards (reference §1.2, §2.1). */
@@ -22,7 +22,7 @@ export const DATA_SOURCE_ACTIONS: ReadonlySet<string> = new Set([
 const numericOptions = ['limit', 'skip'] as const;
 
 /**
- * The one arguments object of a data-source call, with option numbers as JS numbers and the action
+ * The one arguments object of a data-source call, with numbers as JS numbers and the action
  * corrected: realm-web 2.0.1 sends findOneAndDelete as `findOneAndReplace` without `update`.
  */
 export function normalizeDataSourceCall(action: string, args: readonly unknown[]): { action: string; args: Record<string, unknown> } {
@@ -31,7 +31,9 @@ export function normalizeDataSourceCall(action: string, args: readonly unknown[]
   if (args.length !== 1 || typeof first !== 'object' || first === null || Array.isArray(first)) {
     throw new ClientApiError(ClientApiErrorCode.InvalidParameter, `${action} takes one arguments object`);
   }
-  const object = { ...(first as Record<string, unknown>) };
+  // Numbers as JS numbers (Int64 beyond 2^53 stays a Long), as the drivers hand them to MongoDB: rules
+  // and pipelines compare them with stored values.
+  const object = EJSON.deserialize(EJSON.serialize(first, { relaxed: false }), { relaxed: true }) as Record<string, unknown>;
   for (const name of ['database', 'collection'] as const) {
     if (typeof object[name] !== 'string' || object[name] === '') throw new ClientApiError(ClientApiErrorCode.InvalidParameter, `'${name}' must be a non-empty string`);
   }
@@ -45,7 +47,7 @@ export function normalizeDataSourceCall(action: string, args: readonly unknown[]
 /** A result with the integer widths realm-core asserts on (R9): Int32 counts of writes, Int64 `count`. */
 export function withWireWidths(action: string, result: unknown): unknown {
   if (typeof result === 'number' && action === 'count') return Long.fromNumber(result);
-  if (typeof result !== 'object' || result === null || Array.isArray(result)) return result;
+  if (typeof result !== 'object' || result === null || Array.isArray(result) || '_bsontype' in result) return result;
   const record = { ...(result as Record<string, unknown>) };
   for (const name of ['deletedCount', 'matchedCount', 'modifiedCount']) {
     const value = record[name];

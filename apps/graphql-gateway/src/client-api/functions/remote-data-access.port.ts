@@ -5,6 +5,8 @@ export interface DataAccessApp {
   /** The app's `_id`. */
   appId: string;
   clientAppId: string;
+  /** The live deployment's id: compiled rules are cached per deployment. */
+  deploymentId: string | undefined;
   config: AppConfig;
 }
 
