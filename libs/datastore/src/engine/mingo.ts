@@ -6,7 +6,9 @@ import 'mingo/init/system';
 import { Aggregator, Query } from 'mingo';
 import { ComputeOptions, type CollectionResolver, type Options, initOptions } from 'mingo/core';
 import { DatastoreError } from '../api/datastore.error';
+import { type Iterator } from 'mingo/lazy';
 import { type Document } from '../bson/values';
+import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
 
 function translate(error: unknown): never {
@@ -26,6 +28,12 @@ export type Matcher = (doc: Document) => boolean;
  * functions have their own sandbox), and one context built once instead of per query.
  */
 const OPTIONS: Options = ComputeOptions.init(initOptions({ scriptEnabled: false }));
+
+// $sort in pipelines follows MongoDB's BSON order (arrays by their smallest or largest element, types in
+// BSON order) like find does, instead of mingo's own ordering. Registered first, so it wins over mingo's.
+OPTIONS.context.addPipelineOps({
+  $sort: (collection: Iterator, spec: unknown) => collection.transform((docs) => sortDocuments(docs as Document[], checkSort(spec) ?? {})),
+});
 
 function optionsWith(resolver: CollectionResolver | undefined): Options {
   return resolver ? ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), collectionResolver: resolver })) : OPTIONS;
