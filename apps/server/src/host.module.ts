@@ -5,6 +5,7 @@ import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { MessagingModule, type MessagingOptions } from '@tessera/messaging';
 import { PlatformModule } from '@tessera/platform';
 import type { ServiceName, Settings } from '@tessera/settings';
+import { traceLogFields } from '@tessera/telemetry';
 import { LoggerModule } from 'nestjs-pino';
 import { HealthController } from './health.controller';
 import { PlatformEventsHandler } from './platform-events.handler';
@@ -30,6 +31,8 @@ export class HostModule {
         LoggerModule.forRoot({
           pinoHttp: {
             level: settings.logLevel,
+            // Every line logged while a traced request or message is handled names its trace and span.
+            mixin: traceLogFields,
             base: { service: settings.mode === 'standalone' ? 'tessera' : settings.services.join('+'), version },
             redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.apiKey', '*.key'], censor: '[redacted]' },
             autoLogging: false,

@@ -7,6 +7,7 @@ import { AppServicesExceptionFilter, installAppServicesContentType } from '@tess
 import { connectMessaging } from '@tessera/messaging';
 import { AppRegistry, FileAdminUserStore, FileDeploymentStore } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
+import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
 import { Logger } from 'nestjs-pino';
 import { bootstrapPlatform, type BootstrapResult } from './bootstrap/platform-bootstrap';
 import { HostModule, messagingOptions } from './host.module';
@@ -31,8 +32,9 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new AppServicesExceptionFilter());
-  app.enableShutdownHooks();
+  // No enableShutdownHooks(): the entry point owns the signals and closes the app exactly once.
   installAppServicesContentType(app.getHttpAdapter().getInstance());
+  if (settings.telemetry.otlpEndpoint) traceHttpEdge(app);
   // Message handlers of every service this process runs join one queue group per service set, so
   // replicas of the same service share commands while each event reaches every kind of service.
   connectMessaging(app, { ...messagingOptions(settings), queue: settings.services.join('+') });
@@ -51,4 +53,28 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
     nest: app,
     close: () => app.close(),
   };
+}
+
+/**
+ * One SERVER span per HTTP request, continuing the caller's `traceparent`. The span starts when the request
+ * arrives and its context is entered just before the handler runs (after the body is read, whose stream
+ * events would lose it), so messages the handler sends and lines it logs carry the trace.
+ */
+function traceHttpEdge(app: NestFastifyApplication): void {
+  const fastify = app.getHttpAdapter().getInstance();
+  const spans = new WeakMap<object, HttpServerSpan>();
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    const span = startHttpServerSpan(request.method, request.url, request.headers);
+    spans.set(request, span);
+    runInContext(span.context, done);
+  });
+  fastify.addHook('preHandler', (request, _reply, done) => {
+    const span = spans.get(request);
+    if (span) runInContext(span.context, done);
+    else done();
+  });
+  fastify.addHook('onResponse', (request, reply, done) => {
+    spans.get(request)?.end(reply.statusCode, request.routeOptions.url);
+    done();
+  });
 }

@@ -1,6 +1,7 @@
-import { loadSettings, SettingsError } from '@tessera/settings';
+import { loadSettings, SettingsError, type Settings } from '@tessera/settings';
+import { startTracing, type Tracing } from '@tessera/telemetry';
 import type { BootstrapResult } from './bootstrap/platform-bootstrap';
-import { startHost } from './host';
+import { startHost, version } from './host';
 
 /** Entry point of `npm start` (standalone) and of each service process (distributed). */
 async function main(): Promise<void> {
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  const tracing = startTracingFor(settings);
   const host = await startHost(settings);
   const { bootstrap } = host;
   const lines = [
@@ -25,14 +27,35 @@ async function main(): Promise<void> {
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+  // SIGTERM (Kubernetes) or SIGINT: close the app once (HTTP stops accepting, message handlers drain,
+  // connections close), flush the spans, exit 0. A second signal while draining exits at once.
+  let stopping = false;
   const stop = (): void => {
-    host.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    if (stopping) process.exit(1);
+    stopping = true;
+    host
+      .close()
+      .then(() => tracing?.shutdown())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** Tracing is on when an OTLP endpoint is configured; spans are named after the services this process runs. */
+function startTracingFor(settings: Settings): Tracing | undefined {
+  const { otlpEndpoint, sampler, sampleRatio, serviceName } = settings.telemetry;
+  if (!otlpEndpoint) return undefined;
+  return startTracing({
+    serviceName: serviceName ?? (settings.mode === 'standalone' ? 'tessera' : `tessera-${settings.services.join('+')}`),
+    serviceVersion: version,
+    otlpEndpoint,
+    sampler,
+    sampleRatio,
+  });
 }
 
 main().catch((error: unknown) => {

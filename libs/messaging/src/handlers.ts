@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload, RpcException } from '@nestjs/microservices';
+import { context as otelContext, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   type CommandRequest,
   type CommandResponseInput,
@@ -45,7 +46,7 @@ export function CommandHandler<S extends CommandSubject>(subject: S, options: Ha
       }
       let response: unknown;
       try {
-        response = await method.call(this, request, context);
+        response = await traced(subject, 'process', SpanKind.SERVER, context, () => method.call(this, request, context));
       } catch (error) {
         throw toRpcException(subject, error, context);
       }
@@ -76,7 +77,7 @@ export function EventHandler<S extends EventSubject>(subject: S, options: Handle
       const context = toMessageContext(subject, nestContext);
       try {
         const payload = parseEventPayload(subject, data);
-        await method.call(this, payload, context);
+        await traced(subject, 'process', SpanKind.CONSUMER, context, () => method.call(this, payload, context));
       } catch (error) {
         logger.error(`dropped ${subject} event (correlation id ${context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -86,6 +87,27 @@ export function EventHandler<S extends EventSubject>(subject: S, options: Handle
     EventPattern(subject, { ...options })(target, key, descriptor);
     return descriptor;
   };
+}
+
+/**
+ * Runs a handler in a span continuing the sender's trace (the message's traceparent), so whatever the handler
+ * sends or logs joins the trace. A no-op without a registered tracer provider.
+ */
+async function traced<T>(subject: string, operation: string, kind: SpanKind, context: MessageContext, run: () => Promise<T> | T): Promise<T> {
+  const parent = propagation.extract(otelContext.active(), context.headers);
+  const span: Span = trace.getTracer('@tessera/messaging').startSpan(
+    `${subject} ${operation}`,
+    { kind, attributes: { 'messaging.system': 'tessera', 'messaging.destination.name': subject, ...(context.correlationId ? { 'messaging.message.conversation_id': context.correlationId } : {}) } },
+    parent,
+  );
+  try {
+    return await otelContext.with(trace.setSpan(parent, span), run);
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
 /** Nest passes only the payload unless told otherwise: the wrapper needs (payload, transport context). */

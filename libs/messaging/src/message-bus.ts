@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ClientProxy } from '@nestjs/microservices';
+import { context as otelContext, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import {
   type CommandRequestInput,
   type CommandResponse,
@@ -60,7 +61,8 @@ export class MessageBus {
   async request<S extends CommandSubject>(subject: S, payload: CommandRequestInput<S>, options: RequestOptions = {}): Promise<CommandResponse<S>> {
     const request = parseCommandRequest(subject, payload);
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
-    const headers = this.headersFor(options.headers, { [MessageHeaders.Deadline]: String(Date.now() + timeoutMs) });
+    const span = tracer().startSpan(`${subject} send`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'tessera', 'messaging.destination.name': subject } });
+    const headers = this.headersFor(options.headers, { [MessageHeaders.Deadline]: String(Date.now() + timeoutMs) }, span);
     let response: unknown;
     try {
       response = await lastValueFrom(
@@ -68,24 +70,44 @@ export class MessageBus {
         { defaultValue: undefined },
       );
     } catch (error) {
-      throw toMessagingError(subject, error);
+      const failure = toMessagingError(subject, error);
+      endSpan(span, failure);
+      throw failure;
     }
+    endSpan(span);
     return parseCommandResponse(subject, response);
   }
 
   /** Publishes an event to every queue group listening; resolves once it is handed to the transport. */
   async emit<S extends EventSubject>(subject: S, payload: EventPayloadInput<S>, options: EmitOptions = {}): Promise<void> {
     const event = parseEventPayload(subject, payload);
+    const span = tracer().startSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'tessera', 'messaging.destination.name': subject } });
     try {
-      await lastValueFrom(this.client.emit<unknown>(subject, new OutboundMessage(event, this.headersFor(options.headers, {}))), { defaultValue: undefined });
+      await lastValueFrom(this.client.emit<unknown>(subject, new OutboundMessage(event, this.headersFor(options.headers, {}, span))), { defaultValue: undefined });
     } catch (error) {
-      throw toMessagingError(subject, error);
+      const failure = toMessagingError(subject, error);
+      endSpan(span, failure);
+      throw failure;
     }
+    endSpan(span);
   }
 
-  private headersFor(explicit: Readonly<Record<string, string>> | undefined, extra: Record<string, string>): Record<string, string> {
+  private headersFor(explicit: Readonly<Record<string, string>> | undefined, extra: Record<string, string>, span: Span): Record<string, string> {
     const headers = { ...(this.options.headers?.() ?? {}), ...(explicit ?? {}), ...extra };
     headers[MessageHeaders.CorrelationId] ||= randomUUID();
+    // With tracing on, the message continues the sender's trace as a child of this send's span (this replaces
+    // a traceparent passed on from an incoming message); with tracing off the headers stay as given.
+    if (trace.isSpanContextValid(span.spanContext())) propagation.inject(trace.setSpan(otelContext.active(), span), headers);
     return headers;
   }
+}
+
+const tracer = () => trace.getTracer('@tessera/messaging');
+
+function endSpan(span: Span, error?: Error): void {
+  if (error) {
+    span.recordException(error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+  }
+  span.end();
 }

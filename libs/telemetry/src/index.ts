@@ -1,2 +1,4 @@
-// Public entry of @tessera/telemetry.
-export const projectName = 'telemetry';
+// Public entry of @tessera/telemetry: the process-wide OpenTelemetry setup (tracer provider, sampler, OTLP
+// export), the HTTP edge's server span, and the trace fields structured logs carry. Everything else traces
+// through @opentelemetry/api alone (the message bus and handlers propagate context in message headers).
+export * from './tracing';
