@@ -77,6 +77,15 @@ export function dataSourceContract(target: ContractTarget): void {
       expect(ids).toEqual([3, 5, 2, 1, 4]);
     });
 
+    it('sorts arrays by their smallest element ascending and largest descending, in find and aggregate', async () => {
+      await coll('mixed').insertMany([{ _id: 1, t: [5, 1] }, { _id: 2, t: 3 }, { _id: 3 }, { _id: 4, t: 'a' }, { _id: 5, t: null }, { _id: 6, t: [2, 9] }]);
+      const asc = [3, 5, 1, 6, 2, 4];
+      const desc = [4, 6, 1, 2, 3, 5];
+      expect((await coll('mixed').find({}).sort({ t: 1, _id: 1 }).toArray()).map((d) => d._id)).toEqual(asc);
+      expect((await coll('mixed').aggregate([{ $sort: { t: 1, _id: 1 } }]).toArray()).map((d) => d._id)).toEqual(asc);
+      expect((await coll('mixed').aggregate([{ $sort: { t: -1, _id: 1 } }]).toArray()).map((d) => d._id)).toEqual(desc);
+    });
+
     it('iterates a cursor with next() and refuses modifiers once documents were retrieved', async () => {
       const cursor = coll().find({}).sort({ _id: 1 });
       expect((await cursor.next())?._id).toBe(1);
