@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { makeTempDir, type NatsServerHandle, type ServerProcess, startNatsServer, startServerProcess } from '@tessera/testing';
+
+export type ServiceName = 'admin-api' | 'graphql-gateway' | 'function-runtime' | 'sync-service';
+
+export const adminPassword = 'distributed-admin-password';
+
+/**
+ * A distributed Tessera on this machine: a real nats-server on a random port and each service as its own
+ * `node apps/server/dist/main.js` process (TESSERA_MODE=distributed, one TESSERA_SERVICES each), sharing a
+ * data directory and a signing key as replicas in a cluster share a volume and a Secret.
+ */
+export class Cluster {
+  readonly processes = new Map<ServerProcess, ServiceName>();
+
+  private constructor(
+    readonly nats: NatsServerHandle,
+    readonly dataDir: { path: string; remove(): void },
+    private readonly env: Record<string, string>,
+  ) {}
+
+  static async start(options: { runtimes?: number; env?: Record<string, string> } = {}): Promise<Cluster> {
+    const nats = await startNatsServer();
+    const dataDir = makeTempDir('tessera-distributed-');
+    const cluster = new Cluster(nats, dataDir, {
+      TESSERA_MODE: 'distributed',
+      NATS_URL: nats.url,
+      TESSERA_DATA_DIR: dataDir.path,
+      TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'),
+      TESSERA_ADMIN_PASSWORD: adminPassword,
+      TESSERA_EXAMPLE_APP: '',
+      ...options.env,
+    });
+    const names: ServiceName[] = ['admin-api', 'graphql-gateway', 'sync-service', ...Array.from({ length: options.runtimes ?? 1 }, () => 'function-runtime' as const)];
+    try {
+      // The admin API bootstraps the data directory (first administrator); the others only read it.
+      await cluster.startService('admin-api');
+      await Promise.all(names.slice(1).map((name) => cluster.startService(name)));
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  async startService(name: ServiceName, env: Record<string, string> = {}): Promise<ServerProcess> {
+    const started = await startServerProcess({ env: { ...this.env, TESSERA_SERVICES: name, ...env }, timeoutMs: 90_000 });
+    this.processes.set(started, name);
+    return started;
+  }
+
+  /** Stops one process with `signal` and forgets it; resolves with its exit code. */
+  async stopService(process: ServerProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    this.processes.delete(process);
+    return process.stop(signal);
+  }
+
+  all(name: ServiceName): ServerProcess[] {
+    return [...this.processes].filter(([, service]) => service === name).map(([process]) => process);
+  }
+
+  one(name: ServiceName): ServerProcess {
+    const found = this.all(name)[0];
+    if (!found) throw new Error(`no ${name} process is running`);
+    return found;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.processes.keys()].map((process) => process.stop()));
+    this.processes.clear();
+    await this.nats.stop();
+    this.dataDir.remove();
+  }
+}
+
+/** The app pushed into the cluster: functions, an owner-only collection with a schema (GraphQL), anonymous login. */
+export function distributedApp(name: string, greeting = 'hello'): Map<string, string> {
+  const files = new Map<string, string>();
+  files.set('config.json', JSON.stringify({ name, config_version: 20210101 }));
+  files.set('auth_providers/anon-user.json', JSON.stringify({ name: 'anon-user', type: 'anon-user', disabled: false }));
+  files.set('functions/sum/config.json', JSON.stringify({ name: 'sum', private: false }));
+  files.set('functions/sum/source.js', 'exports = function (...numbers) { return numbers.reduce((total, n) => total + n, 0); };');
+  files.set('functions/greet/config.json', JSON.stringify({ name: 'greet', private: false }));
+  files.set('functions/greet/source.js', `exports = function (who) { return { greeting: '${greeting}, ' + who }; };`);
+  files.set('services/mongodb-atlas/config.json', JSON.stringify({ name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'DistributedCluster' } }));
+  files.set(
+    'services/mongodb-atlas/rules/shop.notes.json',
+    JSON.stringify({
+      database: 'shop',
+      collection: 'notes',
+      filters: [],
+      roles: [{ name: 'owner', apply_when: { owner_id: '%%user.id' }, read: true, write: true, insert: true, delete: true, search: true }],
+      schema: { title: 'note', bsonType: 'object', required: ['text'], properties: { _id: { bsonType: 'objectId' }, owner_id: { bsonType: 'string' }, text: { bsonType: 'string' } } },
+    }),
+  );
+  return files;
+}
+
+export async function postJson<T = unknown>(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+/** Anonymous login against the client API: the tokens realm-web would keep. */
+export async function anonymousLogin(gatewayUrl: string, clientAppId: string): Promise<{ access_token: string; refresh_token: string; user_id: string }> {
+  const login = await postJson<{ access_token: string; refresh_token: string; user_id: string }>(`${gatewayUrl}/api/client/v2.0/app/${clientAppId}/auth/providers/anon-user/login`, {});
+  if (login.status !== 200) throw new Error(`anonymous login: ${login.status} ${JSON.stringify(login.body)}`);
+  return login.body;
+}
+
+/** `POST .../functions/call` as realm-web sends it; answers status and the EJSON body. */
+export function callFunction(gatewayUrl: string, clientAppId: string, accessToken: string, name: string, args: unknown[], headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+  return postJson(`${gatewayUrl}/api/client/v2.0/app/${clientAppId}/functions/call`, { name, arguments: args }, { authorization: `Bearer ${accessToken}`, ...headers });
+}

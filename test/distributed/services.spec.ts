@@ -1,0 +1,80 @@
+import { eventually, findNatsServer, natsSkipReason } from '@tessera/testing';
+import { AdminSession } from '../admin-api/admin-session';
+import * as Realm from 'realm-web';
+import { adminPassword, anonymousLogin, callFunction, Cluster, distributedApp, postJson } from './cluster';
+
+const realmApp = (url: string, id: string): Realm.App => new Realm.App({ id, baseUrl: url });
+
+// The four services as separate processes over a real NATS server, driven as clients drive standalone mode:
+// realm-web login and function calls through the gateway (gateway -> NATS -> function runtime), CRUD under
+// rules, a GraphQL query, and admin pushes that every replica reloads. Skips when nats-server is missing
+// (natsSkipReason).
+describe.skipIf(!findNatsServer())(`four services as separate processes over NATS${findNatsServer() ? '' : ` (skipped: ${natsSkipReason})`}`, () => {
+  let cluster: Cluster;
+  let admin: AdminSession;
+  let appId: string;
+  let clientAppId: string;
+
+  beforeAll(async () => {
+    cluster = await Cluster.start();
+    admin = await AdminSession.login(cluster.one('admin-api'), 'admin', adminPassword);
+    ({ _id: appId, client_app_id: clientAppId } = await admin.createApp('dist'));
+    expect((await admin.push(appId, distributedApp('dist'))).status).toBe(204);
+  }, 180_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('runs each service alone in its own process, with health and readiness endpoints', async () => {
+    for (const [process, service] of cluster.processes) {
+      expect(process.output()).toContain('Tessera is running (distributed)');
+      expect((await fetch(`${process.url}/healthz`)).status).toBe(200);
+      expect(await (await fetch(`${process.url}/readyz`)).json()).toEqual({ status: 'ready', mode: 'distributed', services: [service] });
+    }
+    // Only the gateway serves the client API, only the admin API serves the admin API.
+    expect((await fetch(`${cluster.one('function-runtime').url}/api/client/v2.0/app/${clientAppId}/location`)).status).toBe(404);
+    expect((await postJson(`${cluster.one('graphql-gateway').url}/api/admin/v3.0/auth/providers/local-userpass/login`, { username: 'admin', password: adminPassword })).status).toBe(404);
+  });
+
+  it('logs in with realm-web and calls a function through gateway, NATS and the function runtime', async () => {
+    const app = realmApp(cluster.one('graphql-gateway').url, clientAppId);
+    const user = await app.logIn(Realm.Credentials.anonymous(false));
+    expect(await user.callFunction('sum', 1, 2, 39)).toBe(42);
+    expect(await user.callFunction('greet', 'ada')).toEqual({ greeting: 'hello, ada' });
+  });
+
+  it('reads and writes documents under the rules: each user sees only their own', async () => {
+    const gateway = cluster.one('graphql-gateway').url;
+    const alice = await realmApp(gateway, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    const bob = await realmApp(gateway, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    const notes = (user: Realm.User) => user.mongoClient('mongodb-atlas').db('shop').collection<{ owner_id: string; text: string }>('notes');
+    await notes(alice).insertOne({ owner_id: alice.id, text: 'alice was here' });
+    await notes(bob).insertOne({ owner_id: bob.id, text: 'bob was here' });
+    expect((await notes(alice).find({})).map((note) => note.text)).toEqual(['alice was here']);
+    expect(await notes(bob).count({})).toBe(1);
+    await expect(notes(bob).insertOne({ owner_id: alice.id, text: 'forged' })).rejects.toThrow();
+    expect((await notes(alice).updateOne({ text: 'alice was here' }, { $set: { text: 'alice edited' } })).modifiedCount).toBe(1);
+    expect((await notes(bob).deleteMany({})).deletedCount).toBe(1);
+    expect((await notes(alice).find({})).map((note) => note.text)).toEqual(['alice edited']);
+  });
+
+  it('answers a GraphQL query generated from the pushed schema', async () => {
+    const gateway = cluster.one('graphql-gateway').url;
+    const user = await anonymousLogin(gateway, clientAppId);
+    const graphql = (query: string) => postJson<{ data?: Record<string, unknown>; errors?: unknown[] }>(`${gateway}/api/client/v2.0/app/${clientAppId}/graphql`, { query }, { authorization: `Bearer ${user.access_token}` });
+    const inserted = await graphql(`mutation { insertOneNote(data: { owner_id: "${user.user_id}", text: "via graphql" }) { text } }`);
+    expect(inserted).toEqual({ status: 200, body: { data: { insertOneNote: { text: 'via graphql' } } } });
+    expect((await graphql('{ notes { text owner_id } }')).body).toEqual({ data: { notes: [{ text: 'via graphql', owner_id: user.user_id }] } });
+  });
+
+  it('broadcasts an admin push as apps.deployment.changed so the function runtime process reloads', async () => {
+    const gateway = cluster.one('graphql-gateway').url;
+    const user = await anonymousLogin(gateway, clientAppId);
+    expect((await admin.push(appId, distributedApp('dist', 'bonjour'))).status).toBe(204);
+    // The runtime serves the new version as soon as it hears the event; no process restarts.
+    await eventually(async () => expect((await callFunction(gateway, clientAppId, user.access_token, 'greet', ['ada'])).body).toEqual({ greeting: 'bonjour, ada' }), { timeoutMs: 10_000 });
+    const pulled = await admin.pull(appId);
+    expect(pulled.get('functions/greet/source.js')).toContain('bonjour');
+  });
+});
