@@ -25,7 +25,8 @@ function boundaries(forSpecs) {
       { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
       { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts', 'type:domain', 'type:util', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
       { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:domain', 'type:util', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
-      { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
+      // A pure library may use the domain's plain types and errors (TesseraError): see docs/decisions/0011.
+      { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:domain', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
       { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
       { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
       { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:admin', 'scope:shared'] },

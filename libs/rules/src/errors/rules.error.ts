@@ -1,9 +1,9 @@
 /**
- * Errors raised by the rules library. `@tessera/rules` is a type:util library and may not import
- * `@tessera/domain` (type:domain), so this class mirrors TesseraError's shape (`errorCode`, `httpStatus`,
- * `toBody()`) instead of extending it; the data-access layer that enforces rules rethrows it as its own
- * TesseraError subclass. See docs/decisions/0011-rules-error-outside-domain.md.
+ * Errors raised by the rules library: TesseraErrors, so every transport edge maps them to App Services
+ * bodies. See docs/decisions/0011-rules-error-outside-domain.md.
  */
+import { TesseraError } from '@tessera/domain';
+
 export enum RulesErrorCode {
   /** The namespace has neither collection rules nor default rules (App Services: HTTP 403). */
   NoMatchingRuleFound = 'NoMatchingRuleFound',
@@ -37,7 +37,7 @@ export interface RulesErrorBody {
   link?: string;
 }
 
-export class RulesError extends Error {
+export class RulesError extends TesseraError {
   readonly httpStatus: number;
 
   /**
@@ -51,12 +51,7 @@ export class RulesError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'RulesError';
     this.httpStatus = HTTP_STATUS[errorCode];
-  }
-
-  toBody(link?: string): RulesErrorBody {
-    return link ? { error: this.message, error_code: this.errorCode, link } : { error: this.message, error_code: this.errorCode };
   }
 }
 
