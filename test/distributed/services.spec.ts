@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { eventually, findNatsServer, natsSkipReason } from '@tessera/testing';
-import { AdminSession } from '../admin-api/admin-session';
+import { AdminSession, zipText } from '../admin-api/admin-session';
 import * as Realm from 'realm-web';
 import { adminPassword, anonymousLogin, callFunction, Cluster, distributedApp, postJson } from './cluster';
+import { type CollectedSpan, OtlpCollector } from './otlp-collector';
 
 const realmApp = (url: string, id: string): Realm.App => new Realm.App({ id, baseUrl: url });
 
@@ -14,9 +16,12 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
   let admin: AdminSession;
   let appId: string;
   let clientAppId: string;
+  let collector: OtlpCollector;
 
   beforeAll(async () => {
-    cluster = await Cluster.start();
+    // Every process exports its spans (all sampled) to a collector in this test.
+    collector = await OtlpCollector.start();
+    cluster = await Cluster.start({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1' } });
     admin = await AdminSession.login(cluster.one('admin-api'), 'admin', adminPassword);
     ({ _id: appId, client_app_id: clientAppId } = await admin.createApp('dist'));
     expect((await admin.push(appId, distributedApp('dist'))).status).toBe(204);
@@ -24,6 +29,7 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
 
   afterAll(async () => {
     await cluster?.stop();
+    await collector?.close();
   });
 
   it('runs each service alone in its own process, with health and readiness endpoints', async () => {
@@ -77,4 +83,40 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     const pulled = await admin.pull(appId);
     expect(pulled.get('functions/greet/source.js')).toContain('bonjour');
   });
+  it('traces one client request across processes: HTTP edge, NATS hops and handlers share the trace', async () => {
+    const gateway = cluster.one('graphql-gateway').url;
+    const user = await anonymousLogin(gateway, clientAppId);
+    // The test is the caller: its traceparent makes the trace id known and its span the root.
+    const callTrace = randomBytes(16).toString('hex');
+    const testSpan = randomBytes(8).toString('hex');
+    const called = await callFunction(gateway, clientAppId, user.access_token, 'sum', [2, 3], { traceparent: `00-${callTrace}-${testSpan}-01` });
+    expect(called).toEqual({ status: 200, body: { $numberInt: '5' } });
+    await eventually(() => expect(new Set(collector.trace(callTrace).map((span) => span.service))).toEqual(new Set(['tessera-graphql-gateway', 'tessera-function-runtime'])), { timeoutMs: 15_000 });
+    expectLinked(collector.trace(callTrace), testSpan);
+    const callSpans = collector.trace(callTrace);
+    const edge = callSpans.find((span) => span.service === 'tessera-graphql-gateway' && span.parentSpanId === testSpan);
+    const handler = callSpans.find((span) => span.service === 'tessera-function-runtime' && span.name === 'functions.execution.run process');
+    expect(edge?.name).toMatch(/^POST \/api\/client\/v2.0\/app\/.+\/functions\/call$/);
+    // The runtime's span descends from the gateway's HTTP span through the gateway's send span.
+    const send = callSpans.find((span) => span.spanId === handler?.parentSpanId);
+    expect(send).toMatchObject({ service: 'tessera-graphql-gateway', name: 'functions.execution.run send', parentSpanId: edge?.spanId });
+
+    // An admin push fans out as apps.deployment.changed to every process: one trace across all four.
+    const pushTrace = randomBytes(16).toString('hex');
+    const pushed = await fetch(`${admin.baseUrl}${admin.app(appId, '/push')}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${admin.accessToken}`, 'content-type': 'application/zip', traceparent: `00-${pushTrace}-${testSpan}-01` },
+      body: Buffer.from(zipText(distributedApp('dist', 'hola'))),
+    });
+    expect(pushed.status).toBe(204);
+    const services = ['tessera-admin-api', 'tessera-graphql-gateway', 'tessera-function-runtime', 'tessera-sync-service'];
+    await eventually(() => expect(new Set(collector.trace(pushTrace).map((span) => span.service))).toEqual(new Set(services)), { timeoutMs: 15_000 });
+    expectLinked(collector.trace(pushTrace), testSpan);
+  });
 });
+
+/** Every span's parent is the caller's span or another span of the same trace: one connected tree. */
+function expectLinked(spans: CollectedSpan[], rootParent: string): void {
+  const ids = new Set(spans.map((span) => span.spanId));
+  for (const span of spans) expect(span.parentSpanId === rootParent || ids.has(span.parentSpanId ?? ''), `${span.service}: ${span.name} has an unknown parent`).toBe(true);
+}
