@@ -7,7 +7,7 @@ import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@te
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { CommandHandler, connectMessaging, decodeEjson, encodeEjson, InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, FileDeploymentStore, PlatformModule } from '@tessera/platform';
+import { AppRegistry, DataSources, FileDeploymentStore, PlatformModule } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 
@@ -18,6 +18,8 @@ export interface InProcessHost {
   url: string;
   dataDir: string;
   runs: FunctionRunRequest[];
+  /** The host's own data sources (to write app data as another party would). */
+  dataSources: DataSources;
   /** Creates an app and deploys `configure(emptyApp)`; returns its client app id and `_id`. */
   createApp(name: string, configure: (app: AppConfig) => void): Promise<{ clientAppId: string; appId: string }>;
   close(): Promise<void>;
@@ -74,6 +76,7 @@ export async function startInProcessHost(functions: Record<string, TestFunction>
     url: `http://127.0.0.1:${port}`,
     dataDir: dir.path,
     runs,
+    dataSources: app.get(DataSources),
     async createApp(name, configure) {
       const record = await registry.create({ name, groupId: '000000000000000000000001' });
       const config = emptyApp(name);
