@@ -32,6 +32,15 @@ describe('the embedded store on disk', () => {
     await client.close();
   });
 
+  it('refuses a directory locked by a live process and takes over the lock of a dead one', async () => {
+    writeFileSync(join(dir, 'LOCK'), String(process.ppid));
+    expect(() => openEmbeddedClient(dir)).toThrow(/in use by process/);
+    writeFileSync(join(dir, 'LOCK'), '2147483646');
+    const client = openEmbeddedClient(dir);
+    await client.db('app').collection('c').insertOne({ _id: 1 });
+    await client.close();
+  });
+
   it('cuts a torn or corrupt tail off the log and carries on writing after it', async () => {
     let client = openEmbeddedClient(dir);
     await client.db('app').collection('c').insertMany([{ _id: 1 }, { _id: 2 }]);

@@ -4,7 +4,7 @@
  * committed records the change feed reads. Every write runs synchronously against memory inside a
  * WriteUnit and is acknowledged once its commit record (one per unit) is fsynced.
  */
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
@@ -68,14 +68,24 @@ export class ServiceStore {
     this.log.afterFlush = () => this.maybeCompact();
   }
 
+  /** One process per directory: an exclusive LOCK file holding the owner's pid; a dead owner's is taken over. */
   private takeDirectoryLock(): void {
-    if (existsSync(this.lockPath)) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        const fd = openSync(this.lockPath, 'wx');
+        writeSync(fd, String(process.pid));
+        closeSync(fd);
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
       const pid = Number(readFileSync(this.lockPath, 'utf8'));
       if (pid && pid !== process.pid && processAlive(pid)) {
         throw new DatastoreError('IllegalOperation', `the data directory ${this.dir} is in use by process ${pid}`);
       }
+      rmSync(this.lockPath, { force: true });
     }
-    writeFileSync(this.lockPath, String(process.pid));
+    throw new DatastoreError('IllegalOperation', `could not lock the data directory ${this.dir}`);
   }
 
   private recover(): void {
