@@ -130,9 +130,14 @@ export function generate(store: ObjectStore, steps: readonly Step[], ops?: reado
         if (s.c % 3 === 0) emit({ type: 'Clear', ...base, field: 'attrs', path: [], collectionType: 'Dictionary' });
         break;
       // A Mixed field holding nested collections (realm-core v13+).
-      case 22:
-        emit({ type: 'Update', ...base, field: 'any', path: [], value: s.b % 2 ? { type: 'List' } : { type: 'Dictionary' }, isDefault: false, priorSize: 0 });
+      case 22: {
+        // A nested collection is only ever created where there is nothing yet, always of the same kind for
+        // a given object (see case 25).
+        const any = store.read('Item', pk, 'any');
+        if (any !== undefined && any !== 'null') break;
+        emit({ type: 'Update', ...base, field: 'any', path: [], value: (s.a % 3) % 2 === 0 ? { type: 'List' } : { type: 'Dictionary' }, isDefault: false, priorSize: 0 });
         break;
+      }
       case 23: {
         const any = store.read('Item', pk, 'any');
         if (Array.isArray(any)) emit({ type: 'ArrayInsert', ...base, field: 'any', path: [s.b % (any.length + 1)], value: str(s.c), priorSize: any.length });
@@ -150,10 +155,11 @@ export function generate(store: ObjectStore, steps: readonly Step[], ops?: reado
         break;
       }
       case 25: {
-        // Replacing a nested collection by a plain value is left out: when the same writer first wrote
-        // inside the collection and a concurrent writer re-creates the collection (an idempotent Update that
-        // wins the tie), realm-core's rules keep the inner write on one side only and the two orders differ.
-        // This is a property of the merge rules themselves (transform.cpp), not of this port.
+        // Replacing a nested collection (by a value or another collection), and re-creating one that exists,
+        // are left out: realm-core's rules treat a repeated collection creation as idempotent, so when such a
+        // creation races with a replacement while writes inside the collection are in flight, the inner writes
+        // survive on one side only and the orders differ. That is a property of the merge rules themselves
+        // (transform.cpp), not of this port; the pairwise property and the end-to-end simulation found it.
         const any = store.read('Item', pk, 'any');
         if (Array.isArray(any) || any instanceof DictValue) break;
         emit({ type: 'Update', ...base, field: 'any', path: [], value: s.c % 2 ? str(s.b) : { type: 'Int', value: s.b % 5 }, isDefault: false, priorSize: 0 });
