@@ -1,6 +1,7 @@
 import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
-import { LogStore } from '@tessera/platform';
+import { emptyApp, writeAppFiles } from '@tessera/app-config';
+import { AppRegistry, FileDeploymentStore, LogStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
 import { join } from 'node:path';
@@ -51,6 +52,36 @@ describe('standalone host', () => {
       return entries;
     });
     expect(logs.some((entry) => entry.function_name === 'sum')).toBe(true);
+  });
+
+  it('serves execution logs through the admin API, without arguments where disable_arg_logs is set', async () => {
+    const app = emptyApp('logged');
+    app.functions.push(
+      { config: { name: 'open', private: false }, source: 'exports = (x) => { console.log("open", x); return x; };' },
+      { config: { name: 'quiet', private: false, disable_arg_logs: true }, source: 'exports = (x) => { console.log("quiet"); return x; };' },
+    );
+    const record = await host.nest.get(AppRegistry).create({ name: 'logged', groupId: host.bootstrap.groupId });
+    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    const call = (functionName: string) =>
+      bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName, args: ['s3cret'], caller: { type: 'system' }, metadata: { origin: 'admin' } });
+    expect(await call('open')).toMatchObject({ ok: true, result: 's3cret' });
+    expect(await call('quiet')).toMatchObject({ ok: true, result: 's3cret' });
+
+    const port = (host.nest.getHttpServer().address() as { port: number }).port;
+    const login = await fetch(`http://127.0.0.1:${port}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'host-test-password' }) });
+    const { access_token } = (await login.json()) as { access_token: string };
+    const logs = await eventually(async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/api/admin/v3.0/groups/${record.group_id}/apps/${record._id}/logs?type=FUNCTION`, { headers: { authorization: `Bearer ${access_token}` } });
+      const body = (await response.json()) as { logs: Record<string, unknown>[] };
+      expect(body.logs).toHaveLength(2);
+      return body.logs;
+    });
+    const open = logs.find((entry) => entry['function_name'] === 'open')!;
+    const quiet = logs.find((entry) => entry['function_name'] === 'quiet')!;
+    expect(open).toMatchObject({ type: 'FUNCTION', messages: ['open s3cret'], arguments_omitted: false });
+    expect(String(open['arguments'])).toContain('s3cret');
+    expect(quiet).toMatchObject({ type: 'FUNCTION', messages: ['quiet'], arguments_omitted: true });
+    expect(quiet).not.toHaveProperty('arguments');
   });
 
   it('reports a missing function as FunctionNotFound', async () => {
