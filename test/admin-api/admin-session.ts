@@ -30,10 +30,10 @@ export class AdminSession {
 
   async request<T = unknown>(method: string, path: string, body?: unknown, options: { zip?: Uint8Array; token?: string } = {}): Promise<AdminResponse<T>> {
     const headers: Record<string, string> = { authorization: `Bearer ${options.token ?? this.accessToken}` };
-    let payload: string | Buffer | undefined;
+    let payload: string | Uint8Array<ArrayBuffer> | undefined;
     if (options.zip) {
       headers['content-type'] = 'application/zip';
-      payload = Buffer.from(options.zip);
+      payload = new Uint8Array(options.zip);
     } else if (body !== undefined) {
       headers['content-type'] = 'application/json';
       payload = JSON.stringify(body);

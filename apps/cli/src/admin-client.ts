@@ -68,10 +68,10 @@ export class AdminClient {
       if (!token) throw new CliError('not logged in: run `tessera login` first (or set TESSERA_ACCESS_TOKEN)', ExitCode.Auth);
       headers['authorization'] = `Bearer ${token}`;
     }
-    let body: string | Buffer | undefined;
+    let body: string | Uint8Array<ArrayBuffer> | undefined;
     if (options.zip) {
       headers['content-type'] = 'application/zip';
-      body = Buffer.from(options.zip);
+      body = new Uint8Array(options.zip);
     } else if (options.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.json);
