@@ -21,6 +21,12 @@ export interface FindOptions extends SessionOption {
   skip?: number;
   limit?: number;
   projection?: Document;
+  /**
+   * For trusted internal callers only (the rules read path): the embedded store hands out its stored
+   * documents (or projections sharing their values) instead of copies. They are read-only: the caller
+   * copies whatever it returns or keeps. Other stores ignore it (their documents are fresh anyway).
+   */
+  raw?: boolean;
 }
 
 export interface FindOneOptions extends SessionOption {

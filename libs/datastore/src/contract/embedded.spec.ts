@@ -20,3 +20,24 @@ describe('the embedded engine meets the data-source contract', () => {
     supportsTransactions: true,
   });
 });
+
+describe('raw reads of the embedded engine', () => {
+  it('hands a raw find the stored documents and every other find copies', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-raw-'));
+    const client = await openEmbeddedClient(dir);
+    try {
+      const items = client.db('raw').collection('items');
+      await items.insertOne({ _id: 1, tags: ['a'] });
+      const [first] = await items.find({}, undefined, { raw: true }).toArray();
+      const [second] = await items.find({}, undefined, { raw: true }).toArray();
+      expect(second).toBe(first);
+      const [copy] = await items.find({}).toArray();
+      expect(copy).not.toBe(first);
+      expect(copy['tags']).not.toBe(first['tags']);
+      expect(copy).toEqual(first);
+    } finally {
+      await client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -134,9 +134,10 @@ export class EmbeddedCollection implements CollectionHandle {
     return docs.slice(skip, limit ? skip + limit : undefined);
   }
 
-  private read(filter: Document, state: CursorState): Document[] {
+  private read(filter: Document, state: CursorState, raw = false): Document[] {
     const project = buildProjector(state.projection, filter);
     const docs = this.matching(filter, state);
+    if (raw) return project ? docs.map(project) : docs;
     return docs.map((d) => cloneValue(project ? project(d) : d));
   }
 
@@ -145,7 +146,7 @@ export class EmbeddedCollection implements CollectionHandle {
     const state: CursorState = { sort: options.sort, skip: options.skip, limit: options.limit, projection: projection ?? options.projection };
     return new LazyCursor(async (s) => {
       await this.store.readable(ownerOf(options));
-      return this.read(filter, s);
+      return this.read(filter, s, options.raw === true);
     }, state);
   }
 

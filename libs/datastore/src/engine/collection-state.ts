@@ -57,6 +57,8 @@ export class IndexState {
     if (this.parts.length > 1) {
       const values = this.fields.map((f) => getPath(doc, f));
       if (this.sparse && values.every((v) => v === undefined)) return [];
+      // Compound keys hold arrays whole: such an index keeps uniqueness but cannot answer queries.
+      if (values.some((v) => Array.isArray(v))) this.multikey = true;
       return [values.map((v) => (v === undefined ? null : v))];
     }
     if (this.parts[0].length === 1) {

@@ -41,6 +41,18 @@ describe('query planning', () => {
     expect(plan(coll, { tags: 't1' }).description).toBe('IXSCAN tags_1');
   });
 
+  it('uses a compound index for equality on all its fields or on a leading prefix', () => {
+    const compound = collectionOf([]);
+    compound.indexes.set('age_1_email_1', compound.createIndex('age_1_email_1', { age: 1, email: 1 }, false, false));
+    for (const doc of docs) compound.insert(doc);
+    const both = plan(compound, { age: 7, email: 'u7@x' });
+    expect(both.description).toBe('IXSCAN age_1_email_1');
+    expect(select(compound, { age: 7, email: 'u7@x' }).map((r) => r.doc._id)).toEqual([7]);
+    expect(plan(compound, { age: 7 }).description).toBe('IXSCAN age_1_email_1');
+    expect(select(compound, { age: 7 }).length).toBe(20);
+    expect(plan(compound, { email: 'u7@x' }).description).toBe('COLLSCAN');
+  });
+
   it('scans when no index applies', () => {
     expect(plan(coll, { missing: 1 }).description).toBe('COLLSCAN');
   });
@@ -64,8 +76,12 @@ describe('indexed queries agree with an unindexed scan', () => {
       fc.property(fc.array(doc, { maxLength: 40 }), filter, (raw, f) => {
         const docs = raw.map((d, i) => ({ _id: i, ...d }));
         const indexed = collectionOf(docs, ['a']);
+        const compound = new CollectionState('db', 'c');
+        compound.indexes.set('b_1_a_1', compound.createIndex('b_1_a_1', { b: 1, a: 1 }, false, false));
+        for (const d of docs) compound.insert(d);
         const plain = collectionOf(docs);
         const viaIndex = select(indexed, f).map((r) => r.doc._id).sort();
+        expect(select(compound, f).map((r) => r.doc._id).sort()).toEqual(viaIndex);
         const viaScan = select(plain, f).map((r) => r.doc._id).sort();
         const viaMingo = new Query(f).find(docs).all().map((d) => (d as Document)._id).sort();
         expect(viaIndex).toEqual(viaScan);

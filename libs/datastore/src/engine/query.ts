@@ -5,6 +5,7 @@
  * with the full filter, so an index only has to return a superset.
  */
 import { type SortSpec } from '../api/data-source';
+import { MaxKey } from 'bson';
 import { type Document, compareValues, isPlainObject, typeRank } from '../bson/values';
 import { type CollectionState, type IndexEntry, type IndexState, type StoredRecord } from './collection-state';
 import { compileFilter } from './mingo';
@@ -83,8 +84,32 @@ function boundsFor(condition: unknown): { bounds: Bounds; score: number } | unde
   return { bounds: { kind: 'range', range }, score: 4 };
 }
 
+function isPlainPoint(value: unknown): boolean {
+  return value !== undefined && !Array.isArray(value) && !(value instanceof RegExp) && !isOperatorObject(value) && !isPlainObject(value);
+}
+
+/** A compound index whose leading fields all have equality conditions: a point, or a prefix range. */
+function compoundCandidate(index: IndexState, conditions: Map<string, unknown>): Candidate | undefined {
+  if (index.fields.length < 2 || index.multikey) return undefined;
+  const prefix: unknown[] = [];
+  for (const field of index.fields) {
+    const condition = conditions.get(field);
+    const value = isOperatorObject(condition) && Object.keys(condition).length === 1 && '$eq' in condition ? condition.$eq : condition;
+    if (!isPlainPoint(value)) break;
+    prefix.push(value);
+  }
+  if (prefix.length === 0) return undefined;
+  if (prefix.length === index.fields.length) return { index, bounds: { kind: 'points', values: [prefix] }, score: index.unique ? 1 : 2 };
+  return { index, bounds: { kind: 'range', range: { lo: prefix, loInc: true, hi: [...prefix, new MaxKey()], hiInc: true, rank: 5 } }, score: 3.5 };
+}
+
 function chooseIndex(coll: CollectionState, filter: Document): Candidate | undefined {
   let best: Candidate | undefined;
+  const conditions = new Map(fieldConditions(filter));
+  for (const index of coll.indexes.values()) {
+    const found = compoundCandidate(index, conditions);
+    if (found && (!best || found.score < best.score)) best = found;
+  }
   for (const [field, condition] of fieldConditions(filter)) {
     for (const index of coll.indexes.values()) {
       if (index.single !== field) continue;
