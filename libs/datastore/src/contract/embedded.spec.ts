@@ -24,7 +24,7 @@ describe('the embedded engine meets the data-source contract', () => {
 describe('raw reads of the embedded engine', () => {
   it('hands a raw find the stored documents and every other find copies', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-raw-'));
-    const client = await openEmbeddedClient(dir);
+    const client = openEmbeddedClient(dir);
     try {
       const items = client.db('raw').collection('items');
       await items.insertOne({ _id: 1, tags: ['a'] });
