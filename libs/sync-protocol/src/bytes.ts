@@ -45,10 +45,20 @@ export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
+const hexByte = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
 export function toHex(bytes: Uint8Array): string {
   let s = '';
-  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes.length; i++) s += hexByte[bytes[i] ?? 0] ?? '';
   return s;
+}
+
+/** The value of one hex digit's character code, or -1. */
+export function hexDigit(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  if (code >= 97 && code <= 102) return code - 87;
+  if (code >= 65 && code <= 70) return code - 55;
+  return -1;
 }
 
 export function fromHex(hex: string): Uint8Array {

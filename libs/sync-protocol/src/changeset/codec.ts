@@ -4,7 +4,7 @@
  * of kind 'bad_changeset'. A parsed changeset remembers where it interned its strings, so encoding it
  * again gives back the same bytes.
  */
-import { fromUtf8, toHex } from '../bytes';
+import { fromUtf8, hexDigit, toHex } from '../bytes';
 import { SyncProtocolError } from '../errors';
 import {
   collectionTypes,
@@ -357,9 +357,10 @@ class Encoder {
   fixedHex(hex: string, size: number): void {
     if (hex.length !== size * 2) throw new SyncProtocolError('bad_changeset', `expected ${size} bytes of hex`);
     for (let i = 0; i < size; i++) {
-      const b = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-      if (Number.isNaN(b)) throw new SyncProtocolError('bad_changeset', 'bad hex');
-      this.w.byte(b);
+      const hi = hexDigit(hex.charCodeAt(i * 2));
+      const lo = hexDigit(hex.charCodeAt(i * 2 + 1));
+      if (hi < 0 || lo < 0) throw new SyncProtocolError('bad_changeset', 'bad hex');
+      this.w.byte(hi * 16 + lo);
     }
   }
 
