@@ -103,28 +103,19 @@ function documentsIn(payload: Buffer): Document[] {
   return docs;
 }
 
-/** Room kept free before each document: more than the largest BSON document MongoDB accepts. */
-const MAX_DOCUMENT = 17 * 1024 * 1024;
-// Allocated lazily by the OS: untouched pages cost nothing.
-let scratch = Buffer.allocUnsafeSlow(2 * MAX_DOCUMENT);
-
-/** Serializes `doc` into the scratch buffer at `offset` (growing it), returning the new end offset. */
-function serializeAt(doc: Document, offset: number): number {
-  if (scratch.length - offset < MAX_DOCUMENT) {
-    const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, offset + 2 * MAX_DOCUMENT));
-    scratch.copy(grown, 0, 0, offset);
-    scratch = grown;
-  }
-  return BSON.serializeWithBufferAndIndex(doc, scratch, { ignoreUndefined: true, checkKeys: false, index: offset }) + 1;
-}
-
 /** One framed commit record: a header document, then one document per operation. */
 export function encodeCommit(record: CommitRecord): Buffer {
-  let end = serializeAt({ s: record.seq, t: record.time, n: record.ops.length }, HEADER);
-  for (const op of record.ops) end = serializeAt(op as unknown as Document, end);
-  const out = Buffer.allocUnsafe(end);
-  scratch.copy(out, 0, 0, end);
-  out.writeUInt32LE(end - HEADER, 0);
+  const parts = [serialize({ s: record.seq, t: record.time, n: record.ops.length })];
+  let size = parts[0].length;
+  for (const op of record.ops) {
+    const part = serialize(op as unknown as Document);
+    parts.push(part);
+    size += part.length;
+  }
+  const out = Buffer.allocUnsafe(HEADER + size);
+  let offset = HEADER;
+  for (const part of parts) offset += part.copy(out, offset);
+  out.writeUInt32LE(size, 0);
   out.writeUInt32LE(crc32(out.subarray(HEADER)), 4);
   return out;
 }
