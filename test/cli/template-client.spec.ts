@@ -36,7 +36,7 @@ describe('the web todo template client', () => {
     const user = await app.logIn(Realm.Credentials.anonymous());
     const insertedId = await user.callFunction('addItem', 'write the report');
     expect(String(insertedId)).toMatch(/^[0-9a-f]{24}$/);
-    const items = user.mongoClient('mongodb-atlas').db('todo').collection<{ summary: string; owner_id: string }>('items');
+    const items = user.mongoClient('mongodb-atlas').db('todo').collection<{ _id: unknown; summary: string; owner_id: string }>('items');
     const mine = await items.find({ owner_id: user.id });
     expect(mine.map((item) => item.summary)).toEqual(['write the report']);
 
