@@ -1,4 +1,4 @@
-import { FileSecretStore } from '@tessera/platform';
+import { AppUserStore, FileSecretStore } from '@tessera/platform';
 import { SignJWT } from 'jose';
 import { type InProcessHost, startInProcessHost } from './in-process-host';
 import { appSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
@@ -38,6 +38,7 @@ describe('client API auth with realm-web', () => {
         },
         { name: 'custom-function', type: 'custom-function', config: { authFunctionName: 'authenticate' } },
       );
+      app.services.push({ config: { name: 'gcm', type: 'gcm', config: {} }, collectionRules: [], rules: [], webhooks: [] });
     }));
     await new FileSecretStore(host.dataDir).create(appId, 'tokenKey', tokenSecret);
   });
@@ -191,6 +192,37 @@ describe('client API auth with realm-web', () => {
     expect((await fetch(`${host.url}/api/client/v2.0/auth/profile`, { headers: { authorization: `Bearer ${accessToken}` } })).status).toBe(401);
     expect(await failureOf(app.logIn(Realm.Credentials.emailPassword('gone@example.com', 'delete-me')))).toMatchObject({ errorCode: 'InvalidPassword' });
     await app.emailPasswordAuth.registerUser({ email: 'gone@example.com', password: 'back-again' });
+  });
+
+  it('logs in with a server API key as its server user, and refuses a disabled user at once', async () => {
+    const store = new AppUserStore(host.dataSources.platform(), appId);
+    const created = await store.createServerApiKey('backend');
+    const app = realmApp(host.url, clientAppId);
+    const server = await app.logIn(Realm.Credentials.apiKey(created!.secret));
+    expect(server.id).toBe(created!.key.userId);
+    const profile = (await (await fetch(`${host.url}/api/client/v2.0/auth/profile`, { headers: { authorization: `Bearer ${server.accessToken}` } })).json()) as { type: string };
+    expect(profile.type).toBe('server');
+
+    const person = await app.logIn(Realm.Credentials.function({ username: 'to-be-disabled' }));
+    await store.setUserDisabled(person.id, true);
+    expect((await fetch(`${host.url}/api/client/v2.0/auth/profile`, { headers: { authorization: `Bearer ${person.accessToken}` } })).status).toBe(401);
+    expect(await failureOf(realmApp(host.url, clientAppId).logIn(Realm.Credentials.function({ username: 'to-be-disabled' })))).toMatchObject({ statusCode: 401, errorCode: 'UserDisabled' });
+    await store.setUserDisabled(person.id, false);
+    await realmApp(host.url, clientAppId).logIn(Realm.Credentials.function({ username: 'to-be-disabled' }));
+    expect(await store.deleteServerApiKey(created!.key._id)).toBe(true);
+    expect(await failureOf(realmApp(host.url, clientAppId).logIn(Realm.Credentials.apiKey(created!.secret)))).toMatchObject({ statusCode: 401 });
+  });
+
+  it('registers and drops push device tokens as realm-core does, for known services only', async () => {
+    const user = await realmApp(host.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    const url = (service: string) => `${host.url}/api/client/v2.0/app/${clientAppId}/push/providers/${service}/registration`;
+    const headers = { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json;charset=utf-8' };
+    const put = await fetch(url('gcm'), { method: 'PUT', headers, body: JSON.stringify({ registrationToken: 'device-token' }) });
+    expect(put.status).toBe(204);
+    expect(put.headers.get('content-type')).toBeNull();
+    expect((await fetch(url('gcm'), { method: 'DELETE', headers, body: '' })).status).toBe(204);
+    const unknown = await fetch(url('nothing'), { method: 'PUT', headers, body: JSON.stringify({ registrationToken: 'x' }) });
+    expect(unknown.status).toBe(404);
   });
 
   it('passes the caller to functions as the user with its identities', async () => {

@@ -4,5 +4,4 @@ export * from './location/location.controller';
 export * from './client-api/client-api.error';
 export * from './client-api/functions/remote-data-access.port';
 export { Mailer, OutboxFileMailer, type OutgoingMail } from './client-api/auth/mailer';
-export { UserStore, type AppUser, type Identity } from './client-api/auth/user.store';
 export { ClientApps, type ClientApp } from './client-api/client-apps.service';

@@ -16,3 +16,4 @@ export * from './sync-state-store';
 export * from './template-store';
 export * from './data-sources';
 export * from './admin-api-keys';
+export * from './app-users';

@@ -16,6 +16,7 @@ import { FunctionsController } from './functions/functions.controller';
 import { FunctionsService } from './functions/functions.service';
 import { RemoteDataAccess } from './functions/remote-data-access.port';
 import { RulesRemoteDataAccess } from './functions/rules-data-access';
+import { PushController } from './push/push.controller';
 
 /**
  * The client API v2.0 except the location endpoint: auth providers, sessions, API keys, function calls,
@@ -24,7 +25,7 @@ import { RulesRemoteDataAccess } from './functions/rules-data-access';
  * 503 and everything else works.
  */
 @Module({
-  controllers: [AuthController, UserpassController, ApiKeysController, FunctionsController],
+  controllers: [AuthController, UserpassController, ApiKeysController, FunctionsController, PushController],
   providers: [
     ClientApps,
     AuthService,

@@ -3,7 +3,7 @@ import type { AppConfig, AuthProvider } from '@tessera/app-config';
 import { DataSources, DeployedApps, SigningKeyStore } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { ClientApiError, ClientApiErrorCode } from './client-api.error';
-import { UserStore } from './auth/user.store';
+import { AppUserStore } from '@tessera/platform';
 
 /** An app as the client API serves it: its live configuration, user store and token key. */
 export interface ClientApp {
@@ -14,7 +14,7 @@ export interface ClientApp {
   /** The live deployment's `_id` (undefined before the first deployment). */
   deploymentId: string | undefined;
   config: AppConfig;
-  users: UserStore;
+  users: AppUserStore;
   signingKey: Buffer;
 }
 
@@ -29,7 +29,7 @@ const defaultLifetimes: TokenLifetimes = { accessSeconds: 30 * 60, refreshSecond
 /** Resolves client app ids and token issuers to the app, and gives each app one user store. */
 @Injectable()
 export class ClientApps {
-  private readonly stores = new Map<string, UserStore>();
+  private readonly stores = new Map<string, AppUserStore>();
   readonly lifetimes: TokenLifetimes;
 
   constructor(
@@ -66,7 +66,7 @@ export class ClientApps {
   private async toClientApp(appId: string, clientAppId: string, domainId: string, deploymentId: string | undefined, config: AppConfig): Promise<ClientApp> {
     let users = this.stores.get(appId);
     if (!users) {
-      users = new UserStore(this.dataSources.platform(), appId);
+      users = new AppUserStore(this.dataSources.platform(), appId);
       this.stores.set(appId, users);
     }
     await users.init();

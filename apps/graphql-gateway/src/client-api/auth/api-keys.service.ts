@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import { enabledProvider } from '../client-apps.service';
 import type { ClientSession } from './auth.service';
-import { type ApiKey, digest, randomSecret } from './user.store';
+import { type ApiKey, digest, randomSecret } from '@tessera/platform';
 
 /** An API key as the SDKs read it: `_id` a 24-hex string (realm-core needs a string), `key` only on create. */
 export interface ApiKeyView {

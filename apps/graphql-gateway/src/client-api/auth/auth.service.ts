@@ -9,7 +9,7 @@ import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.serv
 import { readCustomUserData } from './custom-user-data';
 import { type ProviderIdentity, ProviderLogins } from './provider-logins';
 import { bearerToken, type ClientTokenClaims, issueToken, tokenAppId, type TokenType, verifyToken } from './tokens';
-import type { AppUser } from './user.store';
+import type { AppUser } from '@tessera/platform';
 
 /** An authenticated request: the app, the user and the claims of the token presented. */
 export interface ClientSession {

@@ -5,7 +5,7 @@ import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
 import { FunctionInvoker } from '../functions/function-invoker';
 import { Mailer } from './mailer';
-import type { UserpassTokenPurpose } from './user.store';
+import type { UserpassTokenPurpose } from '@tessera/platform';
 
 const tokenLifetimeSeconds = 30 * 60;
 const PROVIDER = 'local-userpass';

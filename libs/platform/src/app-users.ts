@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { CollectionHandle, DataSourceClient, Document } from '@tessera/datastore';
 import { isDatastoreError } from '@tessera/datastore';
-import { newObjectIdHex } from '@tessera/platform';
+import { newObjectIdHex } from './ids';
 
 /** One way a user logs in: `id` is the identity's id within its provider (an email, a key id, a `sub`). */
 export interface Identity {
@@ -73,10 +73,11 @@ export function randomSecret(bytes = 32): string {
 
 /**
  * The client users of one app, kept in the platform database (`app-<app id>`): users and their
- * identities, refresh-token sessions, email/password accounts and their tokens, API keys. Only this
- * class touches those collections.
+ * identities, refresh-token sessions, email/password accounts and their tokens, API keys, push
+ * registrations. Only this class touches those collections. The client API writes them; the admin API
+ * (users, server API keys) and the function runtime (`run_as_user_id`) read and manage them here.
  */
-export class UserStore {
+export class AppUserStore {
   private ready?: Promise<void>;
 
   constructor(
@@ -158,10 +159,30 @@ export class UserStore {
   async deleteUser(user: AppUser): Promise<void> {
     for (const identity of user.identities) await this.identities.deleteOne({ _id: identityKey(identity.provider_type, identity.id) });
     await this.sessions.deleteMany({ userId: user._id });
-    await this.apiKeys.deleteMany({ userId: user._id, server: false });
+    await this.apiKeys.deleteMany({ userId: user._id });
+    await this.collection('push_registrations').deleteMany({ userId: user._id });
     const emails = user.identities.filter((identity) => identity.provider_type === 'local-userpass').map((identity) => identity.id);
     for (const email of emails) await this.accounts.deleteOne({ _id: email });
     await this.users.deleteOne({ _id: user._id });
+  }
+
+  /** Users, newest first (the admin API's user list). */
+  async listUsers(options: { limit?: number; after?: string } = {}): Promise<AppUser[]> {
+    const cursor = this.users.find(options.after ? { _id: { $lt: options.after } } : {}).sort({ _id: -1 });
+    if (options.limit) cursor.limit(options.limit);
+    return (await cursor.toArray()) as unknown as AppUser[];
+  }
+
+  /** Disabling also ends every session: the user's tokens stop working at once. */
+  async setUserDisabled(userId: string, disabled: boolean): Promise<boolean> {
+    const matched = (await this.users.updateOne({ _id: userId }, { $set: { disabled } })).matchedCount > 0;
+    if (matched && disabled) await this.revokeSessions(userId);
+    return matched;
+  }
+
+  /** Logs the user out everywhere. */
+  async revokeSessions(userId: string): Promise<number> {
+    return (await this.sessions.deleteMany({ userId })).deletedCount;
   }
 
   // Sessions (refresh tokens)
@@ -240,6 +261,43 @@ export class UserStore {
       if (isDatastoreError(error) && error.codeName === 'DuplicateKey') return null;
       throw error;
     }
+  }
+
+  /** A server API key: a `server` user of its own that the key logs in as. Returns the secret once. */
+  async createServerApiKey(name: string): Promise<{ key: ApiKey; secret: string } | null> {
+    const user = await this.createUser('server', { name });
+    const secret = randomSecret();
+    const key = await this.createApiKey({ name, keyHash: digest(secret), userId: user._id, server: true });
+    if (!key) {
+      await this.users.deleteOne({ _id: user._id });
+      return null;
+    }
+    await this.addIdentity(user._id, { id: key._id, provider_type: 'api-key', provider_id: 'api-key' });
+    return { key, secret };
+  }
+
+  async serverApiKeys(): Promise<ApiKey[]> {
+    return (await this.apiKeys.find({ server: true }).sort({ createdAt: 1 }).toArray()) as unknown as ApiKey[];
+  }
+
+  /** Deletes a server API key and its user. */
+  async deleteServerApiKey(keyId: string): Promise<boolean> {
+    const key = (await this.apiKeys.findOne({ _id: keyId, server: true })) as ApiKey | null;
+    if (!key) return false;
+    await this.apiKeys.deleteOne({ _id: keyId });
+    const user = await this.findUser(key.userId);
+    if (user) await this.deleteUser(user);
+    return true;
+  }
+
+  // Push registrations (realm-core's push client)
+
+  async setPushRegistration(userId: string, service: string, registrationToken: string): Promise<void> {
+    await this.collection('push_registrations').updateOne({ _id: `${userId}|${service}` }, { $set: { userId, service, registrationToken, updatedAt: new Date() } }, { upsert: true });
+  }
+
+  async deletePushRegistration(userId: string, service: string): Promise<void> {
+    await this.collection('push_registrations').deleteOne({ _id: `${userId}|${service}` });
   }
 
   async apiKeysOf(userId: string): Promise<ApiKey[]> {
