@@ -84,6 +84,29 @@ describe('DataAccess', () => {
     ]);
   });
 
+  it('never hands out a stored document: changing what a find returned changes nothing stored', async () => {
+    await call(system, 'insertMany', {
+      documents: [
+        { _id: 6, owner_id: 'alice', summary: 'nested', tags: ['t'], meta: { n: 1 } },
+        { _id: 7, owner_id: 'bob', shared: true, summary: { text: 'shared' }, secret: 'z' },
+      ],
+    });
+    const before = await stored();
+    const results = [
+      ...((await call(alice, 'find', { sort: { _id: 1 } })) as Record<string, unknown>[]),
+      ...((await call(alice, 'find', { query: { _id: { $in: [6, 7] } }, project: { tags: 1, meta: 1, summary: 1 } })) as Record<string, unknown>[]),
+      (await call(alice, 'findOne', { query: { _id: 7 } })) as Record<string, unknown>,
+    ];
+    expect(results.map((doc) => doc['_id'])).toEqual([1, 2, 3, 6, 7, 6, 7, 7]);
+    for (const doc of results) {
+      if (Array.isArray(doc['tags'])) (doc['tags'] as unknown[]).push('changed');
+      if (doc['meta']) (doc['meta'] as Record<string, unknown>)['n'] = 2;
+      if (typeof doc['summary'] === 'object') (doc['summary'] as Record<string, unknown>)['text'] = 'changed';
+      else doc['summary'] = 'changed';
+    }
+    expect(await stored()).toEqual(before);
+  });
+
   it('applies filters so a filtered-out document never appears, even to its owner', async () => {
     expect(await call(alice, 'findOne', { query: { _id: 5 } })).toBeNull();
     expect(await call(system, 'findOne', { query: { _id: 5 } })).toMatchObject({ summary: 'old' });
