@@ -44,6 +44,7 @@ export function appDataToFiles(data: unknown): AppFiles {
   for (const value of list(data['values'])) json(`values/${nameOf(value, 'value')}.json`, value);
   const auth = isObject(data['auth']) ? data['auth'] : {};
   if (isObject(auth['providers'])) json('auth/providers.json', auth['providers']);
+  if (isObject(auth['config']) && Object.keys(auth['config']).length) json('auth/config.json', auth['config']);
   if (isObject(auth['custom_user_data']) && Object.keys(auth['custom_user_data']).length) json('auth/custom_user_data.json', auth['custom_user_data']);
   const functions = isObject(data['functions']) ? data['functions'] : {};
   if (Array.isArray(functions['config'])) json('functions/config.json', functions['config']);
