@@ -381,7 +381,11 @@ export class LogFiles {
 
   /** Commits after `afterSeq` up to `uptoSeq`, read back from the segments on disk. */
   *history(afterSeq: number, uptoSeq: number): Generator<CommitRecord> {
-    for (const segment of this.segments()) {
+    const segments = this.segments();
+    for (const [i, segment] of segments.entries()) {
+      // A segment only holds records before the next one's first: skip those wholly at or before the token.
+      const next = segments[i + 1];
+      if (next && next.start <= afterSeq + 1) continue;
       if (!existsSync(segment.path)) continue;
       for (const { payload } of readFrames(readFileSync(segment.path))) {
         const seq = payload.readInt32LE(0) > 0 ? decodeSeq(payload) : 0;
