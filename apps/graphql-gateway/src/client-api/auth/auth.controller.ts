@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Ip, Param, Post, Put, Query } from '@nestjs/common';
 import { fromEjson, objectBody } from '../ejson-body';
 import { ApiKeysService, type ApiKeyView } from './api-keys.service';
 import { AuthService, type LoginResponse, type ProfileResponse } from './auth.service';
@@ -11,8 +11,8 @@ export class AuthController {
 
   @Post('app/:appId/auth/providers/:provider/login')
   @HttpCode(200)
-  login(@Param('appId') appId: string, @Param('provider') provider: string, @Query('link') link: string | undefined, @Headers('authorization') authorization: string | undefined, @Body() body: unknown): Promise<LoginResponse> {
-    return this.auth.login(appId, provider, fromEjson(body), { link: link === 'true', authorization });
+  login(@Param('appId') appId: string, @Param('provider') provider: string, @Query('link') link: string | undefined, @Headers('authorization') authorization: string | undefined, @Ip() clientAddress: string, @Body() body: unknown): Promise<LoginResponse> {
+    return this.auth.login(appId, provider, fromEjson(body), { link: link === 'true', authorization, clientAddress });
   }
 
   @Get('auth/profile')

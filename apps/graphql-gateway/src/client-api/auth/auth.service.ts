@@ -45,12 +45,12 @@ export class AuthService {
   ) {}
 
   /** `POST C/app/{app}/auth/providers/{provider}/login[?link=true]`. */
-  async login(clientAppId: string, providerName: string, body: unknown, options: { link: boolean; authorization: string | undefined }): Promise<LoginResponse> {
+  async login(clientAppId: string, providerName: string, body: unknown, options: { link: boolean; authorization: string | undefined; clientAddress?: string }): Promise<LoginResponse> {
     const app = await this.apps.byClientAppId(clientAppId);
     const payload = loginPayload(body);
     const provider = enabledProvider(app, providerName);
     const linking = options.link ? await this.authenticate(options.authorization, 'access', clientAppId) : undefined;
-    const identity = await this.providers.identify(app, provider, payload);
+    const identity = await this.providers.identify(app, provider, payload, options.clientAddress);
     const deviceId = deviceIdOf(payload) ?? newObjectIdHex();
 
     if (linking) {

@@ -30,16 +30,20 @@ export class ProviderLogins {
     private readonly limiter: LoginRateLimiter,
   ) {}
 
-  async identify(app: ClientApp, provider: AuthProvider, payload: Record<string, unknown>): Promise<ProviderIdentity> {
+  /**
+   * Failed logins count per app, provider and identity: the username for email/password, the client's
+   * address for API keys and custom tokens (each guess there is a different secret, not one identity).
+   */
+  async identify(app: ClientApp, provider: AuthProvider, payload: Record<string, unknown>, clientAddress = 'unknown'): Promise<ProviderIdentity> {
     switch (provider.type) {
       case 'anon-user':
         return { id: newObjectIdHex() };
       case 'local-userpass':
         return this.limited(app, provider, stringField(payload, 'username'), () => this.userpass(app, payload));
       case 'api-key':
-        return this.limited(app, provider, 'any-key', () => this.apiKey(app, payload));
+        return this.limited(app, provider, clientAddress, () => this.apiKey(app, payload));
       case 'custom-token':
-        return this.limited(app, provider, 'any-token', () => this.customToken(app, provider, payload));
+        return this.limited(app, provider, clientAddress, () => this.customToken(app, provider, payload));
       case 'custom-function':
         return this.customFunction(app, provider, payload);
       default:
