@@ -109,6 +109,23 @@ describe('downloads', () => {
   });
 });
 
+describe('long histories', () => {
+  it('reads past many stored slices into one batch and skips the client\'s own versions', async () => {
+    const { history, a, b } = await setup();
+    for (let v = 2; v <= 600; v++) {
+      const who = v % 3 === 0 ? b : a;
+      const r = await history.integrateUpload(who, [upload(v, v - 1, v, [setName(`n${v}`)])], progress(v, v - 1));
+      expect(r.ok).toBe(true);
+    }
+    const batch = await history.download(b, { serverVersion: 0, clientVersion: 0 });
+    expect(batch.downloadServerVersion).toBe(600);
+    expect(batch.downloadClientVersion).toBe(600);
+    expect(batch.changesets).toHaveLength(400);
+    expect(batch.changesets.every((c) => c.originFileIdent === a)).toBe(true);
+    expect(batch.downloadableBytes).toBe(0);
+  });
+});
+
 describe('compaction', () => {
   const step = fc.record({ op: fc.nat(), a: fc.nat(), b: fc.nat(), c: fc.nat() });
 

@@ -21,6 +21,8 @@ import type { ClientFileRecord, HistoryEntry, HistoryStorage } from './storage';
 export const SERVER_FILE_IDENT = 1;
 /** realm-core's default download batch limit. */
 export const DEFAULT_MAX_DOWNLOAD_SIZE = 16 * 1024 * 1024;
+/** History entries read from storage at a time while building a DOWNLOAD. */
+const DOWNLOAD_READ_SLICE = 256;
 
 export type HistoryResult<T> = ({ ok: true } & T) | { ok: false; code: SendableErrorCode; message: string };
 
@@ -286,30 +288,33 @@ export class ServerHistory {
     const client = await this.storage.getClientFile(this.partition, ident);
     if (!client) throw new SyncProtocolError('bad_history', `unknown client file ident ${ident}`);
     const head = await this.storage.head(this.partition);
-    const entries = await this.storage.readEntries(this.partition, cursor.serverVersion, head.version);
     let lastIntegratedClientVersion = cursor.clientVersion;
     let scanned = cursor.serverVersion;
     let scannedCumulative = -1;
     let size = 0;
     const changesets: DownloadChangeset[] = [];
-    for (const e of entries) {
-      if (size >= maxBytes) break;
-      scanned = e.version;
-      scannedCumulative = e.cumulativeSize;
-      if (e.originFileIdent === ident) {
-        lastIntegratedClientVersion = e.clientVersion;
-        continue;
+    // Read the history in slices so that a batch never loads more than it sends.
+    for (let from = cursor.serverVersion; from < head.version && size < maxBytes; from += DOWNLOAD_READ_SLICE) {
+      const entries = await this.storage.readEntries(this.partition, from, Math.min(head.version, from + DOWNLOAD_READ_SLICE));
+      for (const e of entries) {
+        if (size >= maxBytes) break;
+        scanned = e.version;
+        scannedCumulative = e.cumulativeSize;
+        if (e.originFileIdent === ident) {
+          lastIntegratedClientVersion = e.clientVersion;
+          continue;
+        }
+        if (e.changeset.length === 0) continue;
+        changesets.push({
+          serverVersion: e.version,
+          lastIntegratedClientVersion,
+          originTimestamp: e.originTimestamp,
+          originFileIdent: e.originFileIdent,
+          originalChangesetSize: e.originalSize,
+          changeset: e.changeset,
+        });
+        size += e.changeset.length;
       }
-      if (e.changeset.length === 0) continue;
-      changesets.push({
-        serverVersion: e.version,
-        lastIntegratedClientVersion,
-        originTimestamp: e.originTimestamp,
-        originFileIdent: e.originFileIdent,
-        originalChangesetSize: e.originalSize,
-        changeset: e.changeset,
-      });
-      size += e.changeset.length;
     }
     if (scannedCumulative < 0) {
       const [at] = cursor.serverVersion > 0 ? await this.storage.readEntries(this.partition, cursor.serverVersion - 1, cursor.serverVersion) : [];
