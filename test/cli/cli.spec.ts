@@ -231,7 +231,7 @@ describe('tessera CLI against a running server', () => {
     expect(badArgs.code).toBe(2);
     const users = await tessera(['users', 'list', '--remote', 'svc'], env);
     expect(users.code).toBe(1);
-    expect(users.stderr).toContain('no client user store');
+    expect(users.stderr).toContain('app user administration is not available yet');
   });
 
   it('answers bad input with clear messages and exit codes', async () => {

@@ -60,7 +60,7 @@ export class ImportExportController {
   async import(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('diff') diff: string | undefined, @Headers('content-type') contentType: string | undefined, @Body() body: unknown): Promise<string[] | undefined> {
     requireGroup(request, groupId);
     const record = await this.state.app(groupId, appId);
-    const files = Buffer.isBuffer(body) || contentType?.startsWith('application/zip') ? unzipFiles(body as Buffer) : this.service.importAppData(record, body);
+    const files = Buffer.isBuffer(body) || contentType?.startsWith('application/zip') ? unzipFiles(body as Buffer) : this.service.importAppData(body);
     if (diff === 'true') {
       void reply.status(200);
       return this.service.diff(record, files);

@@ -34,7 +34,7 @@ export class ImportExportService {
     return (await this.state.deploy(record, files, 'import', userId)).deployment;
   }
 
-  importAppData(record: AppRecord, data: unknown): AppFiles {
+  importAppData(data: unknown): AppFiles {
     return appDataToFiles(data);
   }
 
