@@ -1,0 +1,234 @@
+/**
+ * GraphQL benchmark: a list query of 20 documents with a filter, a sort and one to-one relationship,
+ * answered by Tessera's client GraphQL endpoint (the gateway on Fastify: bearer token, generated schema,
+ * rules, batched relationship) beside the same query answered by a hand-written graphql-yoga server over
+ * the same embedded datastore with no rules and no auth (the ceiling), in one run, same load generator.
+ * Prints requests/s and p50/p99 latency for each; the last line is the ratio (target >= 0.70).
+ */
+import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import { Agent, request } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
+import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
+import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
+import { InProcessBus, MessagingModule } from '@tessera/messaging';
+import { AppRegistry, DataSources, FileDeploymentStore, PlatformModule } from '@tessera/platform';
+import { loadSettings } from '@tessera/settings';
+import { ObjectId } from 'bson';
+import { createSchema, createYoga } from 'graphql-yoga';
+
+const PRODUCTS = 2_000;
+const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 8);
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
+const QUERY = `query { products(query: { stock_gte: 500 }, sortBy: STOCK_ASC, limit: 20) { _id name stock price category_code { code label } } }`;
+
+type Doc = Record<string, unknown>;
+
+function benchApp(options: { open?: boolean } = {}): AppConfig {
+  const app = emptyApp('graphqlbench');
+  app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
+  app.services.push({
+    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'bench' } },
+    rules: [],
+    webhooks: [],
+    collectionRules: [
+      {
+        database: 'shop',
+        collection: 'products',
+        roles: options.open
+          ? [{ name: 'everyone', apply_when: {}, read: true, search: true }]
+          : [
+              { name: 'owner', apply_when: { owner_id: '%%user.id' }, read: true, write: true, insert: true, delete: true, search: true },
+              { name: 'public', apply_when: { visibility: 'public' }, fields: { secret: { read: false } }, additional_fields: { read: true }, search: true },
+            ],
+        filters: [],
+        schema: {
+          title: 'Product',
+          bsonType: 'object',
+          required: ['name'],
+          properties: {
+            _id: { bsonType: 'objectId' },
+            name: { bsonType: 'string' },
+            owner_id: { bsonType: 'string' },
+            visibility: { bsonType: 'string' },
+            secret: { bsonType: 'string' },
+            stock: { bsonType: 'int' },
+            price: { bsonType: 'double' },
+            category_code: { bsonType: 'string' },
+          },
+        },
+        relationships: { category_code: { ref: '#/relationship/mongodb-atlas/shop/categories', source_key: 'category_code', foreign_key: 'code', is_list: false } },
+      },
+      {
+        database: 'shop',
+        collection: 'categories',
+        roles: [{ name: 'everyone', apply_when: {}, read: true, search: true }],
+        filters: [],
+        schema: { title: 'Category', bsonType: 'object', properties: { _id: { bsonType: 'objectId' }, code: { bsonType: 'string' }, label: { bsonType: 'string' } } },
+      },
+    ],
+  });
+  return app;
+}
+
+/** The ceiling: the same query on a hand-written schema, one find plus one `$in` find, no rules, no auth. */
+function ceilingServer(dataSources: DataSources, config: AppConfig): Server {
+  const db = dataSources.forService(config, 'mongodb-atlas').client.db('shop');
+  const typeDefs = /* GraphQL */ `
+    type Category { code: String label: String }
+    type Product { _id: String name: String stock: Int price: Float category_code: Category }
+    input ProductQueryInput { stock_gte: Int }
+    enum ProductSortByInput { STOCK_ASC }
+    type Query { products(query: ProductQueryInput, limit: Int = 100, sortBy: ProductSortByInput): [Product]! }
+  `;
+  const resolvers = {
+    Query: {
+      products: async (_root: unknown, args: { query?: { stock_gte?: number }; limit: number }) => {
+      const products = await db.collection('products').find({ stock: { $gte: args.query?.stock_gte ?? 0 } }).sort({ stock: 1 }).limit(args.limit).toArray();
+      const codes = [...new Set(products.map((p) => p['category_code']))];
+      const categories = await db.collection('categories').find({ code: { $in: codes } }).toArray();
+      const byCode = new Map(categories.map((c) => [c['code'], c]));
+      return products.map((p) => ({ ...p, _id: String(p['_id']), category_code: byCode.get(p['category_code']) ?? null }));
+      },
+    },
+  };
+  const yoga = createYoga({ schema: createSchema({ typeDefs, resolvers }), graphiql: false, landingPage: false, logging: false, graphqlEndpoint: '/graphql' });
+  // The yoga instance is itself a Node request listener.
+  return createServer((req, res) => void yoga(req, res));
+}
+
+interface Measurement {
+  requests: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+
+function post(url: URL, body: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function measure(url: string, headers: Record<string, string>, seconds: number): Promise<Measurement> {
+  const target = new URL(url);
+  const body = JSON.stringify({ query: QUERY });
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        const response = await post(target, body, headers);
+        if (response.status !== 200) throw new Error(`${url}: ${response.status} ${response.text}`);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { requests: latencies.length, seconds: elapsed, p50: latencies[Math.floor(latencies.length * 0.5)], p99: latencies[Math.floor(latencies.length * 0.99)] };
+}
+
+function line(name: string, m: Measurement): string {
+  return `${name.padEnd(26)} ${(m.requests / m.seconds).toFixed(0).padStart(6)} req/s   p50 ${m.p50.toFixed(2)} ms   p99 ${m.p99.toFixed(2)} ms   (${m.requests} requests)`;
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-graphql-'));
+  const settings = loadSettings({ TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '' });
+
+  @Module({ imports: [PlatformModule.forRoot(settings), MessagingModule.forRoot({ transport: 'in-process', bus: new InProcessBus() }), GraphqlGatewayModule] })
+  class BenchHostModule {}
+
+  const nest = await NestFactory.create<NestFastifyApplication>(BenchHostModule, new FastifyAdapter(), { logger: false });
+  nest.useGlobalFilters(new AppServicesExceptionFilter());
+  installAppServicesContentType(nest.getHttpAdapter().getInstance());
+  await nest.listen(0, '127.0.0.1');
+  const address = nest.getHttpServer().address();
+  const tesseraPort = typeof address === 'object' && address ? address.port : 0;
+
+  const config = benchApp();
+  const record = await nest.get(AppRegistry).create({ name: 'graphqlbench', groupId: '000000000000000000000001' });
+  await nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'bench' });
+  const login = await post(new URL(`http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${record.client_app_id}/auth/providers/anon-user/login`), '{}', {});
+  const { access_token: token, user_id: userId } = JSON.parse(login.text) as { access_token: string; user_id: string };
+  // The same data under one role that reads everything: what the endpoint costs when rules cost nothing.
+  const open = await nest.get(AppRegistry).create({ name: 'graphqlbenchopen', groupId: '000000000000000000000001' });
+  await nest.get(FileDeploymentStore).deploy(open._id, writeAppFiles(benchApp({ open: true })), { origin: 'bench' });
+  const openLogin = JSON.parse((await post(new URL(`http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${open.client_app_id}/auth/providers/anon-user/login`), '{}', {})).text) as { access_token: string };
+
+  const dataSources = nest.get(DataSources);
+  const db = dataSources.forService(config, 'mongodb-atlas').client.db('shop');
+  await db.collection('categories').insertMany(Array.from({ length: 10 }, (_, i) => ({ code: `c${i}`, label: `Category ${i}` })));
+  const products: Doc[] = Array.from({ length: PRODUCTS }, (_, i) => ({
+    _id: new ObjectId(),
+    name: `product ${i}`,
+    owner_id: i % 2 === 0 ? userId : 'someone-else',
+    visibility: 'public',
+    secret: `s${i}`,
+    stock: i,
+    price: i / 2,
+    category_code: `c${i % 10}`,
+  }));
+  await db.collection('products').insertMany(products);
+
+  const ceiling = ceilingServer(dataSources, config);
+  await new Promise<void>((done) => ceiling.listen(0, '127.0.0.1', done));
+  const ceilingAddress = ceiling.address();
+  const ceilingPort = typeof ceilingAddress === 'object' && ceilingAddress ? ceilingAddress.port : 0;
+
+  const tesseraUrl = `http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${record.client_app_id}/graphql`;
+  const ceilingUrl = `http://127.0.0.1:${ceilingPort}/graphql`;
+  const auth = { authorization: `Bearer ${token}` };
+  const openUrl = `http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${open.client_app_id}/graphql`;
+  const openAuth = { authorization: `Bearer ${openLogin.access_token}` };
+
+  // Both answer the same 20 documents with the same categories.
+  const ours = JSON.parse((await post(new URL(tesseraUrl), JSON.stringify({ query: QUERY }), auth)).text) as { data: { products: Doc[] } };
+  const theirs = JSON.parse((await post(new URL(ceilingUrl), JSON.stringify({ query: QUERY }), {})).text) as { data: { products: Doc[] } };
+  const openAnswer = JSON.parse((await post(new URL(openUrl), JSON.stringify({ query: QUERY }), openAuth)).text) as { data: { products: Doc[] } };
+  if (JSON.stringify(ours.data.products) !== JSON.stringify(theirs.data.products) || JSON.stringify(openAnswer.data.products) !== JSON.stringify(theirs.data.products) || ours.data.products.length !== 20) {
+    throw new Error(`the two servers disagree:\n${JSON.stringify(ours).slice(0, 400)}\n${JSON.stringify(theirs).slice(0, 400)}`);
+  }
+
+  console.log(`GraphQL list query: 20 of ${PRODUCTS} documents, filter + sort + one relationship; ${CONCURRENCY} clients, ${SECONDS} s each, after a 1 s warm-up`);
+  await measure(tesseraUrl, auth, 1);
+  await measure(openUrl, openAuth, 1);
+  await measure(ceilingUrl, {}, 1);
+  const tessera = await measure(tesseraUrl, auth, SECONDS);
+  const openMeasure = await measure(openUrl, openAuth, SECONDS);
+  const hand = await measure(ceilingUrl, {}, SECONDS);
+  console.log(line('tessera (token, 2 roles)', tessera));
+  console.log(line('tessera (token, read-all)', openMeasure));
+  console.log(line('hand-written yoga (ceiling)', hand));
+  console.log(`ratio read-all/ceiling: ${(openMeasure.requests / openMeasure.seconds / (hand.requests / hand.seconds)).toFixed(2)} (the endpoint without rule costs)`);
+  const ratio = tessera.requests / tessera.seconds / (hand.requests / hand.seconds);
+  console.log(`ratio tessera/ceiling: ${ratio.toFixed(2)} (target >= 0.70)`);
+
+  agent.destroy();
+  await new Promise<void>((done) => ceiling.close(() => done()));
+  await nest.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
