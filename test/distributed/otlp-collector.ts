@@ -20,29 +20,29 @@ interface OtlpJson {
 export class OtlpCollector {
   readonly spans: CollectedSpan[] = [];
 
-  private constructor(
-    private readonly server: Server,
-    readonly url: string,
-  ) {}
+  private readonly server: Server;
+  url = '';
 
-  static async start(): Promise<OtlpCollector> {
-    let collector: OtlpCollector | undefined;
-    const server = createServer((request, response) => {
+  private constructor() {
+    this.server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         if (request.url === '/v1/traces' && request.headers['content-type']?.startsWith('application/json')) {
-          collector?.accept(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpJson);
+          this.accept(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpJson);
           response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
         } else {
           response.writeHead(415).end();
         }
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    collector = new OtlpCollector(server, `http://127.0.0.1:${port}`);
+  }
+
+  static async start(): Promise<OtlpCollector> {
+    const collector = new OtlpCollector();
+    await new Promise<void>((resolve) => collector.server.listen(0, '127.0.0.1', resolve));
+    const address = collector.server.address();
+    collector.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     return collector;
   }
 

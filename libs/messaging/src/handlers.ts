@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Ctx, EventPattern, MessagePattern, Payload, RpcException } from '@nestjs/microservices';
-import { context as otelContext, propagation, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import {
   type CommandRequest,
   type CommandResponseInput,
@@ -15,6 +15,7 @@ import {
 import { isTesseraError } from '@tessera/domain';
 import { MessagingErrorCode, toRemoteError } from './errors';
 import { type MessageContext, toMessageContext } from './message-context';
+import { traced } from './trace-context';
 
 export interface HandlerOptions {
   /** Queue group for this handler only; by default the one the microservice was connected with. */
@@ -87,27 +88,6 @@ export function EventHandler<S extends EventSubject>(subject: S, options: Handle
     EventPattern(subject, { ...options })(target, key, descriptor);
     return descriptor;
   };
-}
-
-/**
- * Runs a handler in a span continuing the sender's trace (the message's traceparent), so whatever the handler
- * sends or logs joins the trace. A no-op without a registered tracer provider.
- */
-async function traced<T>(subject: string, operation: string, kind: SpanKind, context: MessageContext, run: () => Promise<T> | T): Promise<T> {
-  const parent = propagation.extract(otelContext.active(), context.headers);
-  const span: Span = trace.getTracer('@tessera/messaging').startSpan(
-    `${subject} ${operation}`,
-    { kind, attributes: { 'messaging.system': 'tessera', 'messaging.destination.name': subject, ...(context.correlationId ? { 'messaging.message.conversation_id': context.correlationId } : {}) } },
-    parent,
-  );
-  try {
-    return await otelContext.with(trace.setSpan(parent, span), run);
-  } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-    throw error;
-  } finally {
-    span.end();
-  }
 }
 
 /** Nest passes only the payload unless told otherwise: the wrapper needs (payload, transport context). */

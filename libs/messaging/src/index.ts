@@ -14,3 +14,4 @@ export * from './messaging.module';
 export * from './nats/nats.client';
 export * from './nats/nats.server';
 export * from './outbound-message';
+export * from './jetstream/durable-events';

@@ -6,7 +6,7 @@ import { InProcessContext } from './in-process/in-process.context';
 /** What a typed handler learns about the message besides its payload, whatever the transport. */
 export interface MessageContext {
   readonly subject: string;
-  readonly transport: 'nats' | 'in-process' | 'direct';
+  readonly transport: 'nats' | 'jetstream' | 'in-process' | 'direct';
   readonly headers: MessageHeaderMap;
   readonly correlationId: string | undefined;
   /** Epoch milliseconds after which the caller stops waiting (requests only). */
@@ -15,17 +15,18 @@ export interface MessageContext {
 
 /** Reads the transport's Nest context (NatsContext or InProcessContext) into a MessageContext. */
 export function toMessageContext(subject: string, nestContext: unknown): MessageContext {
-  if (nestContext instanceof InProcessContext) return build(nestContext.getSubject(), 'in-process', nestContext.getHeaders());
-  if (nestContext instanceof NatsContext) return build(nestContext.getSubject(), 'nats', fromNatsHeaders(nestContext.getHeaders() as MsgHdrs | undefined));
-  return build(subject, 'direct', {});
+  if (nestContext instanceof InProcessContext) return buildMessageContext(nestContext.getSubject(), 'in-process', nestContext.getHeaders());
+  if (nestContext instanceof NatsContext) return buildMessageContext(nestContext.getSubject(), 'nats', fromNatsHeaders(nestContext.getHeaders() as MsgHdrs | undefined));
+  return buildMessageContext(subject, 'direct', {});
 }
 
-function build(subject: string, transport: MessageContext['transport'], headers: MessageHeaderMap): MessageContext {
+/** A MessageContext from a transport name and headers (the JetStream consumer builds its own). */
+export function buildMessageContext(subject: string, transport: MessageContext['transport'], headers: MessageHeaderMap): MessageContext {
   const deadline = Number(headers[MessageHeaders.Deadline]);
   return { subject, transport, headers, correlationId: headers[MessageHeaders.CorrelationId], deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined };
 }
 
-function fromNatsHeaders(headers: MsgHdrs | undefined): MessageHeaderMap {
+export function fromNatsHeaders(headers: MsgHdrs | undefined): MessageHeaderMap {
   const out: Record<string, string> = {};
   if (!headers) return out;
   for (const key of headers.keys()) out[key] = headers.get(key);

@@ -1,0 +1,243 @@
+import { Logger } from '@nestjs/common';
+import { context as otelContext, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { type EventPayload, type EventPayloadInput, type EventSubject, MessageHeaders, parseEventPayload } from '@tessera/contracts';
+import {
+  AckPolicy,
+  connect,
+  type ConnectionOptions,
+  type ConsumerMessages,
+  DeliverPolicy,
+  headers as natsHeaders,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  nanos,
+  type NatsConnection,
+  RetentionPolicy,
+  StorageType,
+} from 'nats';
+import { randomUUID } from 'node:crypto';
+import { TransportError } from '../errors';
+import { buildMessageContext, fromNatsHeaders, type MessageContext } from '../message-context';
+import { traced } from '../trace-context';
+
+export interface EventStreamConfig {
+  /** Stream name (upper case by convention), e.g. `DATASTORE_CHANGES`. */
+  name: string;
+  subjects: readonly EventSubject[];
+  /** How long events are kept (default 24 h): a consumer down for longer misses older ones. */
+  maxAgeMs?: number;
+  /** Window in which a re-published message id is recognised and dropped (default 2 min). */
+  duplicateWindowMs?: number;
+}
+
+export interface DurablePublishOptions {
+  /** Idempotency key (Nats-Msg-Id): publishing the same id twice within the window stores it once. Generated when absent. */
+  messageId?: string;
+  headers?: Readonly<Record<string, string>>;
+  /** How long to keep retrying while the server is unreachable (default 10 s). */
+  retryForMs?: number;
+}
+
+/** What a durable event handler learns besides the payload. */
+export interface DurableEventContext extends MessageContext {
+  /** The publisher's idempotency key. */
+  readonly messageId: string;
+  /** Position in the stream. */
+  readonly sequence: number;
+  /** 1 on first delivery; more when a replica died or failed before acknowledging it. */
+  readonly deliveryCount: number;
+}
+
+export interface DurableConsumerOptions<S extends EventSubject> {
+  stream: string;
+  /**
+   * Durable consumer name: the "queue group". Every replica of a service consuming with the same name shares
+   * the stream's events (each event to one of them); the server remembers how far the group got.
+   */
+  durable: string;
+  subject: S;
+  handler: (payload: EventPayload<S>, context: DurableEventContext) => Promise<void> | void;
+  /** An event not acknowledged within this time is delivered again (default 30 s). */
+  ackWaitMs?: number;
+  /** Deliveries before an event that keeps failing is given up (default 5). */
+  maxDeliver?: number;
+  /** Events pulled per batch by this replica (default 32). */
+  batch?: number;
+}
+
+export interface DurableSubscription {
+  /** Stops pulling and waits for the event being handled; the durable consumer (and its position) stays. */
+  stop(): Promise<void>;
+}
+
+const logger = new Logger('DurableEvents');
+
+/**
+ * Durable events over NATS JetStream: a stream stores the events of some subjects on the server; a publisher
+ * appends to it (deduplicated by message id, retried across broker restarts); durable pull consumers share
+ * its events between the replicas of a service and acknowledge each one after it was handled, so a replica
+ * that restarts resumes where its group stopped, and two replicas never both get an event unless one died
+ * before acknowledging it. An acknowledgement lost in a broker restart makes the server deliver the event
+ * again; the replica that handled it recognises the message id and only acknowledges. Across replicas the
+ * guarantee stays at-least-once: `deliveryCount` and `messageId` let a handler be idempotent.
+ */
+export class JetStreamEvents {
+  private readonly subscriptions = new Set<DurableSubscription>();
+  /** Message ids this process handled lately, by consumer: a redelivery of one (its ack lost in a broker restart) is acknowledged, not handled again. */
+  private readonly recentlyHandled = new Map<string, Set<string>>();
+
+  private constructor(
+    readonly connection: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+  ) {}
+
+  static async connect(options: { url: string | string[]; name?: string; connection?: Omit<ConnectionOptions, 'servers' | 'name'> }): Promise<JetStreamEvents> {
+    const connection = await connect({ maxReconnectAttempts: -1, reconnectTimeWait: 1_000, ...options.connection, servers: options.url, name: options.name });
+    return new JetStreamEvents(connection, connection.jetstream(), await connection.jetstreamManager());
+  }
+
+  /** Creates the stream, or updates its subjects and limits. */
+  async ensureStream(config: EventStreamConfig): Promise<void> {
+    const settings = {
+      subjects: [...config.subjects],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(config.maxAgeMs ?? 24 * 60 * 60 * 1000),
+      duplicate_window: nanos(config.duplicateWindowMs ?? 2 * 60 * 1000),
+    };
+    try {
+      await this.jsm.streams.info(config.name);
+      await this.jsm.streams.update(config.name, settings);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await this.jsm.streams.add({ name: config.name, ...settings });
+    }
+  }
+
+  /** Appends an event; resolves once the server stored it. Retries with the same id while the server is away. */
+  async publish<S extends EventSubject>(subject: S, payload: EventPayloadInput<S>, options: DurablePublishOptions = {}): Promise<{ sequence: number; duplicate: boolean }> {
+    const event = parseEventPayload(subject, payload);
+    const messageId = options.messageId ?? randomUUID();
+    const headers = { ...(options.headers ?? {}) };
+    headers[MessageHeaders.CorrelationId] ||= randomUUID();
+    const span = trace.getTracer('@tessera/messaging').startSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats-jetstream', 'messaging.destination.name': subject } });
+    if (trace.isSpanContextValid(span.spanContext())) propagation.inject(trace.setSpan(otelContext.active(), span), headers);
+    const hdrs = natsHeaders();
+    for (const [key, value] of Object.entries(headers)) hdrs.set(key, value);
+    const data = new TextEncoder().encode(JSON.stringify(event));
+    const deadline = Date.now() + (options.retryForMs ?? 10_000);
+    try {
+      for (;;) {
+        try {
+          const ack = await this.js.publish(subject, data, { msgID: messageId, headers: hdrs, timeout: 2_000 });
+          return { sequence: ack.seq, duplicate: ack.duplicate };
+        } catch (error) {
+          if (Date.now() > deadline || this.connection.isClosed()) throw new TransportError(subject, error);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
+    } finally {
+      span.end();
+    }
+  }
+
+  /** Joins (creating if needed) a durable consumer and handles its events until stopped. */
+  async consume<S extends EventSubject>(options: DurableConsumerOptions<S>): Promise<DurableSubscription> {
+    await this.jsm.consumers.add(options.stream, {
+      durable_name: options.durable,
+      filter_subject: options.subject,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(options.ackWaitMs ?? 30_000),
+      max_deliver: options.maxDeliver ?? 5,
+    });
+    const consumer = await this.js.consumers.get(options.stream, options.durable);
+    const messages: ConsumerMessages = await consumer.consume({ max_messages: options.batch ?? 32 });
+    const loop = (async () => {
+      for await (const message of messages) await this.handle(options, message);
+    })().catch((error: unknown) => logger.error(`consumer ${options.durable} on ${options.stream} stopped: ${String(error)}`));
+    const subscription: DurableSubscription = {
+      stop: async () => {
+        this.subscriptions.delete(subscription);
+        await messages.close();
+        await loop;
+      },
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  /** How far a consumer group is behind: events not yet delivered, delivered but unacknowledged, redelivered. */
+  async lag(stream: string, durable: string): Promise<{ pending: number; ackPending: number; redelivered: number }> {
+    const info = await this.jsm.consumers.info(stream, durable);
+    return { pending: info.num_pending, ackPending: info.num_ack_pending, redelivered: info.num_redelivered };
+  }
+
+  /** Stops every consumer (finishing the event in hand) and drains the connection. */
+  async close(): Promise<void> {
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
+    if (!this.connection.isClosed()) await this.connection.drain();
+  }
+
+  private async handle<S extends EventSubject>(options: DurableConsumerOptions<S>, message: JsMsg): Promise<void> {
+    const headers = fromNatsHeaders(message.headers);
+    const base = buildMessageContext(message.subject, 'jetstream', headers);
+    const context: DurableEventContext = { ...base, messageId: message.headers?.get('Nats-Msg-Id') ?? '', sequence: message.seq, deliveryCount: message.info.deliveryCount };
+    let payload: EventPayload<S>;
+    try {
+      payload = parseEventPayload(options.subject, JSON.parse(new TextDecoder().decode(message.data)));
+    } catch (error) {
+      // An unreadable event never becomes readable: stop redelivering it.
+      logger.error(`dropped an unreadable ${options.subject} event (sequence ${message.seq}): ${error instanceof Error ? error.message : String(error)}`);
+      message.term();
+      return;
+    }
+    const recent = this.recentFor(`${options.stream}/${options.durable}`);
+    if (context.deliveryCount > 1 && context.messageId && recent.has(context.messageId)) {
+      await this.acknowledge(message, options.ackWaitMs ?? 30_000);
+      return;
+    }
+    try {
+      await traced(options.subject, 'process', SpanKind.CONSUMER, context, () => options.handler(payload, context));
+    } catch (error) {
+      logger.error(`handler of ${options.subject} failed (sequence ${message.seq}, delivery ${context.deliveryCount}, correlation id ${context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
+      message.nak(1_000);
+      return;
+    }
+    if (context.messageId) {
+      recent.add(context.messageId);
+      // Insertion order: drop the oldest beyond the bound.
+      if (recent.size > 10_000) recent.delete(recent.values().next().value ?? '');
+    }
+    await this.acknowledge(message, options.ackWaitMs ?? 30_000);
+  }
+
+  private recentFor(key: string): Set<string> {
+    let recent = this.recentlyHandled.get(key);
+    if (!recent) this.recentlyHandled.set(key, (recent = new Set()));
+    return recent;
+  }
+
+  /**
+   * Acknowledges until the server confirms it: an ack lost in a broker restart would otherwise let the event
+   * be delivered again once its ack wait ran out, and handled twice.
+   */
+  private async acknowledge(message: JsMsg, ackWaitMs: number): Promise<void> {
+    const until = Date.now() + ackWaitMs;
+    for (;;) {
+      const confirmed = await message.ackAck({ timeout: 1_000 }).catch(() => false);
+      if (confirmed) return;
+      if (Date.now() > until || this.connection.isClosed()) {
+        logger.warn(`no confirmation of the acknowledgement of sequence ${message.seq}; it may be delivered again`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && /not found/i.test(error.message);
+}
