@@ -145,20 +145,24 @@ describe('the embedded store on disk', () => {
     await client.close();
   });
 
-  it('hides a transaction from other sessions until it commits', async () => {
+  it('shows other sessions the committed state while a transaction is open, without waiting', async () => {
     const client = openEmbeddedClient(dir);
     const coll = client.db('app').collection('c');
+    await coll.insertMany([{ _id: 1, v: 'old' }, { _id: 2, v: 'doomed' }]);
     const session = client.startSession();
     session.startTransaction();
-    await coll.insertOne({ _id: 1 }, { session });
-    expect(await coll.countDocuments({}, { session })).toBe(1);
-    let seen: number | undefined;
-    const outside = coll.countDocuments({}).then((n) => (seen = n));
-    await new Promise((r) => setImmediate(r));
-    expect(seen).toBeUndefined();
+    await coll.updateOne({ _id: 1 }, { $set: { v: 'new' } }, { session });
+    await coll.deleteOne({ _id: 2 }, { session });
+    await coll.insertOne({ _id: 3, v: 'added' }, { session });
+    expect(await coll.find({}, undefined, { session, sort: { _id: 1 } }).toArray()).toEqual([{ _id: 1, v: 'new' }, { _id: 3, v: 'added' }]);
+    expect(await coll.find({}).sort({ _id: 1 }).toArray()).toEqual([{ _id: 1, v: 'old' }, { _id: 2, v: 'doomed' }]);
+    expect(await coll.countDocuments({})).toBe(2);
+    expect(await coll.findOne({ _id: 3 })).toBeNull();
+    expect(await coll.aggregate([{ $match: { v: 'old' } }]).toArray()).toEqual([{ _id: 1, v: 'old' }]);
+    // A write elsewhere does not wait for the transaction.
+    await client.db('app').collection('elsewhere').insertOne({ _id: 1 });
     await session.commitTransaction();
-    await outside;
-    expect(seen).toBe(1);
+    expect(await coll.find({}).sort({ _id: 1 }).toArray()).toEqual([{ _id: 1, v: 'new' }, { _id: 3, v: 'added' }]);
     await client.close();
   });
 

@@ -102,6 +102,10 @@ export class EmbeddedCollection implements CollectionHandle {
     readonly collectionName: string,
   ) {}
 
+  private get scope(): { db: string; coll: string } {
+    return { db: this.dbName, coll: this.collectionName };
+  }
+
   private state(): CollectionState | undefined {
     return this.store.collection(this.dbName, this.collectionName);
   }
@@ -120,23 +124,29 @@ export class EmbeddedCollection implements CollectionHandle {
     return coll ? this.viewDocuments(coll) : [];
   }
 
+  /** Documents as `owner` may see them: the committed ones while another session's transaction is open. */
+  private source(coll: CollectionState, owner: EmbeddedSession | undefined): Document[] {
+    return this.store.committedView(owner, this.dbName, this.collectionName) ?? this.viewDocuments(coll);
+  }
+
   /** The matching stored documents (not copies). */
-  private matching(filter: Document, state: CursorState): Document[] {
+  private matching(filter: Document, state: CursorState, owner?: EmbeddedSession): Document[] {
     const coll = this.state();
-    if (!coll) return [];
+    const committed = this.store.committedView(owner, this.dbName, this.collectionName);
+    if (!coll && !committed) return [];
     const sort = checkSort(state.sort);
-    if (!coll.view) return select(coll, filter, { sort, skip: state.skip, limit: state.limit }).map((r) => r.doc);
+    if (coll && !coll.view && !committed) return select(coll, filter, { sort, skip: state.skip, limit: state.limit }).map((r) => r.doc);
     const matches = compileFilter(filter);
-    let docs = this.viewDocuments(coll).filter((d) => matches(d));
+    let docs = (committed ?? (coll ? this.viewDocuments(coll) : [])).filter((d) => matches(d));
     if (sort) docs = sortDocuments(docs, sort);
     const skip = state.skip ?? 0;
     const limit = state.limit ? Math.abs(state.limit) : 0;
     return docs.slice(skip, limit ? skip + limit : undefined);
   }
 
-  private read(filter: Document, state: CursorState, raw = false): Document[] {
+  private read(filter: Document, state: CursorState, owner: EmbeddedSession | undefined, raw = false): Document[] {
     const project = buildProjector(state.projection, filter);
-    const docs = this.matching(filter, state);
+    const docs = this.matching(filter, state, owner);
     if (raw) return project ? docs.map(project) : docs;
     return docs.map((d) => cloneValue(project ? project(d) : d));
   }
@@ -144,16 +154,12 @@ export class EmbeddedCollection implements CollectionHandle {
   find(query?: Document, projection?: Document, options: FindOptions = {}): FindCursor {
     const filter = filterOf(query);
     const state: CursorState = { sort: options.sort, skip: options.skip, limit: options.limit, projection: projection ?? options.projection };
-    return new LazyCursor(async (s) => {
-      await this.store.readable(ownerOf(options));
-      return this.read(filter, s, options.raw === true);
-    }, state);
+    return new LazyCursor(async (s) => this.read(filter, s, ownerOf(options), options.raw === true), state);
   }
 
   async findOne(query?: Document, projection?: Document, options: FindOneOptions = {}): Promise<Document | null> {
     const filter = filterOf(query);
-    await this.store.readable(ownerOf(options));
-    const [doc] = this.read(filter, { sort: options.sort, skip: options.skip, limit: 1, projection: projection ?? options.projection });
+    const [doc] = this.read(filter, { sort: options.sort, skip: options.skip, limit: 1, projection: projection ?? options.projection }, ownerOf(options));
     return doc ?? null;
   }
 
@@ -227,7 +233,7 @@ export class EmbeddedCollection implements CollectionHandle {
 
   async insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult> {
     const doc = prepareInsert(document);
-    const insertedId = await this.store.write(ownerOf(options), (unit) => this.insertStep(unit, doc));
+    const insertedId = await this.store.write(ownerOf(options), (unit) => this.insertStep(unit, doc), this.scope);
     return { insertedId };
   }
 
@@ -256,36 +262,36 @@ export class EmbeddedCollection implements CollectionHandle {
       }
       if (writeErrors.length > 0) throw bulkError(writeErrors, errors, result);
       return { insertedIds, insertedCount: insertedIds.length };
-    });
+    }, this.scope);
   }
 
   async updateOne(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
     checkUpdate(update);
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, false));
+    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, false), this.scope);
   }
 
   async updateMany(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
     checkUpdate(update);
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, true));
+    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, true), this.scope);
   }
 
   async replaceOne(query: Document, replacement: Document, options: ReplaceOptions = {}): Promise<UpdateResult> {
     checkReplacement(replacement);
     const filter = filterOf(query);
     const doc = normalize(replacement) as Document;
-    return this.store.write(ownerOf(options), (unit) => this.replaceStep(unit, filter, doc, options));
+    return this.store.write(ownerOf(options), (unit) => this.replaceStep(unit, filter, doc, options), this.scope);
   }
 
   async deleteOne(query: Document, options?: SessionOption): Promise<DeleteResult> {
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, false));
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, false), this.scope);
   }
 
   async deleteMany(query: Document, options?: SessionOption): Promise<DeleteResult> {
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, true));
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, true), this.scope);
   }
 
   async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
@@ -309,7 +315,7 @@ export class EmbeddedCollection implements CollectionHandle {
         result = options.returnNewDocument ? doc : null;
       }
       return result === null ? null : cloneValue(project ? project(result) : result);
-    });
+    }, this.scope);
   }
 
   async findOneAndReplace(query: Document, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
@@ -334,7 +340,7 @@ export class EmbeddedCollection implements CollectionHandle {
         result = options.returnNewDocument ? inserted : null;
       }
       return result === null ? null : cloneValue(project ? project(result) : result);
-    });
+    }, this.scope);
   }
 
   async findOneAndDelete(query: Document, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
@@ -347,7 +353,7 @@ export class EmbeddedCollection implements CollectionHandle {
       if (!rec || !coll) return null;
       this.store.delete(unit, coll, rec);
       return cloneValue(project ? project(rec.doc) : rec.doc);
-    });
+    }, this.scope);
   }
 
   async bulkWrite(operations: BulkWriteOperation[], options: BulkWriteOptions = {}): Promise<BulkWriteResult> {
@@ -373,7 +379,7 @@ export class EmbeddedCollection implements CollectionHandle {
       }
       if (writeErrors.length > 0) throw bulkError(writeErrors, errors, result);
       return result;
-    });
+    }, this.scope);
   }
 
   private bulkStep(operation: BulkWriteOperation, index: number): (unit: WriteUnit, result: BulkWriteResult) => void {
@@ -428,16 +434,16 @@ export class EmbeddedCollection implements CollectionHandle {
     }
     return new LazyCursor(
       async (state) => {
-        await this.store.readable(ownerOf(options));
+        const owner = ownerOf(options);
         let rest = stages;
         let docs: Document[];
         const first = stages[0];
         if (first && isPlainObject(first.$match)) {
-          docs = this.matching(first.$match, {});
+          docs = this.matching(first.$match, {}, owner);
           rest = stages.slice(1);
         } else {
           const coll = this.state();
-          docs = coll ? this.viewDocuments(coll) : [];
+          docs = coll ? this.source(coll, owner) : (this.store.committedView(owner, this.dbName, this.collectionName) ?? []);
         }
         if (state.skip) rest = [...rest, { $skip: state.skip }];
         const out = rest.length ? runPipeline(docs, rest, (name) => this.resolve(name)) : docs;
@@ -454,15 +460,17 @@ export class EmbeddedCollection implements CollectionHandle {
 
   async countDocuments(query?: Document, options: CountOptions = {}): Promise<number> {
     const filter = filterOf(query);
-    await this.store.readable(ownerOf(options));
+    const owner = ownerOf(options);
     const coll = this.state();
-    if (!coll) return 0;
-    if (Object.keys(filter).length === 0 && !options.skip && !options.limit && !coll.view) return coll.records.size;
-    return this.matching(filter, { skip: options.skip, limit: options.limit }).length;
+    const hidden = this.store.committedView(owner, this.dbName, this.collectionName) !== undefined;
+    if (!coll && !hidden) return 0;
+    if (coll && !hidden && Object.keys(filter).length === 0 && !options.skip && !options.limit && !coll.view) return coll.records.size;
+    return this.matching(filter, { skip: options.skip, limit: options.limit }, owner).length;
   }
 
   async estimatedDocumentCount(options?: SessionOption): Promise<number> {
-    await this.store.readable(ownerOf(options));
+    const committed = this.store.committedView(ownerOf(options), this.dbName, this.collectionName);
+    if (committed) return committed.length;
     const coll = this.state();
     if (!coll) return 0;
     return coll.view ? this.viewDocuments(coll).length : coll.records.size;
@@ -470,11 +478,11 @@ export class EmbeddedCollection implements CollectionHandle {
 
   async distinct(field: string, query?: Document, options?: SessionOption): Promise<unknown[]> {
     const filter = filterOf(query);
-    await this.store.readable(ownerOf(options));
+    const owner = ownerOf(options);
     const parts = field.split('.');
     const seen = new Set<string>();
     const out: unknown[] = [];
-    for (const doc of this.matching(filter, {})) {
+    for (const doc of this.matching(filter, {}, owner)) {
       for (const value of collectPathValues(doc, parts)) {
         for (const item of Array.isArray(value) ? value : [value]) {
           const key = idKey(item) + (typeof item === 'number' ? '' : `:${typeof item}`);

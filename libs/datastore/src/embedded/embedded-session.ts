@@ -1,7 +1,7 @@
 /**
- * A session of the embedded engine. A transaction takes the service's lock on its first write (other
- * sessions' reads and writes wait until it commits or aborts, so none sees its changes early), keeps an
- * undo log, and commits
+ * A session of the embedded engine. A transaction takes the service's lock on its first write (one
+ * transaction at a time; other sessions read the committed state meanwhile and wait to write only to the
+ * collections it changed), keeps an undo log, and commits
  * as one log record, so it is atomic across the service's collections. A transaction left open longer
  * than `lifetimeMs` is aborted, as MongoDB's transactionLifetimeLimitSeconds does.
  */

@@ -46,6 +46,9 @@ export class ServiceStore {
   private readonly listeners = new Set<CommitListener>();
   private lockOwner?: LockOwner;
   private lockWaiters: (() => void)[] = [];
+  /** The open transaction's unit, and what it changed: `db.coll` -> (_id key -> document before it). */
+  private txnUnit?: WriteUnit;
+  private readonly hidden = new Map<string, Map<string, Document | undefined>>();
   private readonly compactBytes: number;
   /** The log grows to at least the size of the last snapshot before the next one (bounds rewriting). */
   private compactAt: number;
@@ -183,6 +186,44 @@ export class ServiceStore {
     return this.dbs.get(db)?.get(name);
   }
 
+  // ---- what an open transaction hides from other sessions ----
+
+  private remember(unit: WriteUnit, db: string, coll: string, key?: string, before?: Document): void {
+    if (unit !== this.txnUnit) return;
+    const name = `${db}.${coll}`;
+    let changed = this.hidden.get(name);
+    if (!changed) {
+      changed = new Map();
+      this.hidden.set(name, changed);
+    }
+    if (key !== undefined && !changed.has(key)) changed.set(key, before);
+  }
+
+  /**
+   * For a reader outside the open transaction, the committed documents of a collection the transaction
+   * changed (its before-images in place of its changes); undefined when nothing is hidden from `owner`.
+   */
+  committedView(owner: LockOwner | undefined, db: string, name: string): Document[] | undefined {
+    if (!this.lockOwner || this.lockOwner === owner) return undefined;
+    const changed = this.hidden.get(`${db}.${name}`);
+    if (!changed) return undefined;
+    const docs: Document[] = [];
+    const coll = this.collection(db, name);
+    for (const rec of coll?.records.values() ?? []) {
+      if (!changed.has(rec.key)) docs.push(rec.doc);
+      else {
+        const before = changed.get(rec.key);
+        if (before) docs.push(before);
+      }
+    }
+    for (const [key, before] of changed) if (before && !coll?.records.has(key)) docs.push(before);
+    return docs;
+  }
+
+  private hides(db: string, name: string): boolean {
+    return this.hidden.has(`${db}.${name}`);
+  }
+
   // ---- writes (synchronous, inside a unit) ----
 
   /** The collection, created (and logged) on first write as MongoDB does. */
@@ -197,6 +238,7 @@ export class ServiceStore {
 
   createCollection(unit: WriteUnit, db: string, name: string, view?: CollectionState['view']): CollectionState {
     if (this.collection(db, name)) throw new DatastoreError('NamespaceExists', `Collection ${db}.${name} already exists.`);
+    this.remember(unit, db, name);
     const coll = new CollectionState(db, name, view);
     this.database(db, true).set(name, coll);
     unit.ops.push(view ? { k: 'cc', d: db, c: name, view: view as unknown as Document } : { k: 'cc', d: db, c: name });
@@ -207,6 +249,7 @@ export class ServiceStore {
   dropCollection(unit: WriteUnit, db: string, name: string): boolean {
     const coll = this.collection(db, name);
     if (!coll) return false;
+    this.remember(unit, db, name);
     this.dbs.get(db)?.delete(name);
     unit.ops.push({ k: 'dc', d: db, c: name });
     unit.undo.push(() => this.database(db, true).set(name, coll));
@@ -216,6 +259,7 @@ export class ServiceStore {
   dropDatabase(unit: WriteUnit, db: string): void {
     const colls = this.dbs.get(db);
     if (!colls) return;
+    for (const name of colls.keys()) this.remember(unit, db, name);
     this.dbs.delete(db);
     unit.ops.push({ k: 'dd', d: db });
     unit.undo.push(() => this.dbs.set(db, colls));
@@ -230,6 +274,7 @@ export class ServiceStore {
       }
       return name;
     }
+    this.remember(unit, coll.dbName, coll.name);
     const index: IndexState = coll.createIndex(name, key, Boolean(options.unique), Boolean(options.sparse));
     coll.indexes.set(name, index);
     unit.ops.push({ k: 'ci', d: coll.dbName, c: coll.name, spec: index.describe() as unknown as Document });
@@ -248,6 +293,7 @@ export class ServiceStore {
   insert(unit: WriteUnit, coll: CollectionState, doc: Document): StoredRecord {
     const key = idKey(doc._id);
     coll.checkUnique(doc, undefined, key);
+    this.remember(unit, coll.dbName, coll.name, key, undefined);
     const rec = coll.insert(doc, key);
     unit.ops.push({ k: 'i', d: coll.dbName, c: coll.name, doc });
     unit.undo.push(() => coll.delete(rec));
@@ -256,6 +302,7 @@ export class ServiceStore {
 
   replace(unit: WriteUnit, coll: CollectionState, rec: StoredRecord, doc: Document, kind: 'u' | 'r'): void {
     coll.checkUnique(doc, rec);
+    this.remember(unit, coll.dbName, coll.name, rec.key, rec.doc);
     const pre = rec.doc;
     coll.replace(rec, doc);
     unit.ops.push({ k: kind, d: coll.dbName, c: coll.name, doc, pre });
@@ -263,6 +310,7 @@ export class ServiceStore {
   }
 
   delete(unit: WriteUnit, coll: CollectionState, rec: StoredRecord): void {
+    this.remember(unit, coll.dbName, coll.name, rec.key, rec.doc);
     coll.delete(rec);
     unit.ops.push({ k: 'd', d: coll.dbName, c: coll.name, pre: rec.doc });
     unit.undo.push(() => coll.restore(rec));
@@ -291,12 +339,15 @@ export class ServiceStore {
 
   /**
    * Runs a write. Outside a transaction it commits on its own (what ran before a failure stays, as in
-   * MongoDB); inside one it joins the transaction's unit and a failure aborts the transaction.
+   * MongoDB); it waits only while an open transaction has changed the same collection (`scope`; without
+   * one, for any open transaction). Inside a transaction it joins the transaction's unit, and a failure
+   * aborts the transaction.
    */
-  async write<T>(owner: TransactionOwner | undefined, fn: (unit: WriteUnit) => T): Promise<T> {
+  async write<T>(owner: TransactionOwner | undefined, fn: (unit: WriteUnit) => T, scope?: { db: string; coll: string }): Promise<T> {
     if (owner?.unit) {
       await this.acquire(owner);
       const unit = owner.unit;
+      this.txnUnit = unit;
       try {
         return fn(unit);
       } catch (error) {
@@ -307,7 +358,9 @@ export class ServiceStore {
         throw error;
       }
     }
-    while (this.lockOwner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
+    while (this.lockOwner && this.lockOwner !== owner && (!scope || this.hides(scope.db, scope.coll))) {
+      await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
+    }
     const unit = new WriteUnit();
     let result: T;
     try {
@@ -320,14 +373,6 @@ export class ServiceStore {
     return result;
   }
 
-  /**
-   * Waits while another session's transaction holds uncommitted changes, so that reads never see them
-   * (transactions are isolated by locking: readers outside wait for the commit or abort).
-   */
-  async readable(owner: LockOwner | undefined): Promise<void> {
-    while (this.lockOwner && this.lockOwner !== owner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
-  }
-
   async acquire(owner: LockOwner): Promise<void> {
     while (this.lockOwner && this.lockOwner !== owner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
     this.lockOwner = owner;
@@ -336,6 +381,8 @@ export class ServiceStore {
   release(owner: LockOwner): void {
     if (this.lockOwner !== owner) return;
     this.lockOwner = undefined;
+    this.txnUnit = undefined;
+    this.hidden.clear();
     const waiters = this.lockWaiters.splice(0);
     for (const wake of waiters) wake();
   }
