@@ -21,7 +21,7 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
   beforeAll(async () => {
     // Every process exports its spans (all sampled) to a collector in this test.
     collector = await OtlpCollector.start();
-    cluster = await Cluster.start({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1' } });
+    cluster = await Cluster.start({ runtimes: 2, env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1' } });
     admin = await AdminSession.login(cluster.one('admin-api'), 'admin', adminPassword);
     ({ _id: appId, client_app_id: clientAppId } = await admin.createApp('dist'));
     expect((await admin.push(appId, distributedApp('dist'))).status).toBe(204);
@@ -112,6 +112,75 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     const services = ['tessera-admin-api', 'tessera-graphql-gateway', 'tessera-function-runtime', 'tessera-sync-service'];
     await eventually(() => expect(new Set(collector.trace(pushTrace).map((span) => span.service))).toEqual(new Set(services)), { timeoutMs: 15_000 });
     expectLinked(collector.trace(pushTrace), testSpan);
+  });
+  describe('faults', () => {
+    const sum = (gateway: string, token: string) => callFunction(gateway, clientAppId, token, 'sum', [1, 2]);
+    const timed = async <T>(work: () => Promise<T>): Promise<{ result: T; ms: number }> => {
+      const started = Date.now();
+      const result = await work();
+      return { result, ms: Date.now() - started };
+    };
+
+    it('serves a stream of calls from the surviving runtime when one of two is killed; none hangs', async () => {
+      const gateway = cluster.one('graphql-gateway').url;
+      const user = await anonymousLogin(gateway, clientAppId);
+      const [victim, survivor] = cluster.all('function-runtime');
+      expect(survivor).toBeDefined();
+      const outcomes: { status: number; ms: number; afterKill: boolean }[] = [];
+      let killed = false;
+      const worker = async (): Promise<void> => {
+        while (outcomes.length < 80) {
+          const afterKill = killed;
+          const { result, ms } = await timed(() => sum(gateway, user.access_token));
+          outcomes.push({ status: result.status, ms, afterKill });
+        }
+      };
+      const workers = Promise.all([worker(), worker(), worker(), worker()]);
+      await eventually(() => expect(outcomes.length).toBeGreaterThanOrEqual(20), { timeoutMs: 20_000 });
+      await cluster.stopService(victim, 'SIGKILL');
+      killed = true;
+      await workers;
+      // A call caught inside the killed replica fails at its deadline at the latest; every later one is served.
+      for (const outcome of outcomes) expect(outcome.status === 200 || outcome.ms < 11_000).toBe(true);
+      const late = outcomes.filter((outcome) => outcome.afterKill).slice(-20);
+      expect(late.map((outcome) => outcome.status)).toEqual(late.map(() => 200));
+    }, 60_000);
+
+    it('fails fast with NoResponder when no runtime replica is live, and recovers when one starts', async () => {
+      const gateway = cluster.one('graphql-gateway').url;
+      const user = await anonymousLogin(gateway, clientAppId);
+      // SIGTERM drains and exits 0.
+      for (const runtime of cluster.all('function-runtime')) expect(await cluster.stopService(runtime)).toBe(0);
+      const { result, ms } = await timed(() => sum(gateway, user.access_token));
+      expect(result.status).toBe(503);
+      expect(result.body).toMatchObject({ error_code: 'NoResponder' });
+      expect(ms).toBeLessThan(2_000);
+      await cluster.startService('function-runtime');
+      expect((await sum(gateway, user.access_token)).body).toEqual({ $numberInt: '3' });
+    }, 60_000);
+
+    it('reconnects every service after the NATS server restarts mid-stream', async () => {
+      const gateway = cluster.one('graphql-gateway').url;
+      const user = await anonymousLogin(gateway, clientAppId);
+      expect((await sum(gateway, user.access_token)).status).toBe(200);
+      await cluster.nats.restart();
+      await eventually(async () => expect((await sum(gateway, user.access_token)).status).toBe(200), { timeoutMs: 20_000, intervalMs: 200 });
+      // Deploy events flow again too: a push reaches the runtime.
+      expect((await admin.push(appId, distributedApp('dist', 'salut'))).status).toBe(204);
+      await eventually(async () => expect((await callFunction(gateway, clientAppId, user.access_token, 'greet', ['ada'])).body).toEqual({ greeting: 'salut, ada' }), { timeoutMs: 10_000 });
+    }, 60_000);
+
+    it('keeps client sessions across a gateway restart: tokens verify with the shared key', async () => {
+      const old = cluster.one('graphql-gateway');
+      const user = await anonymousLogin(old.url, clientAppId);
+      expect(await cluster.stopService(old)).toBe(0);
+      const gateway = (await cluster.startService('graphql-gateway')).url;
+      expect((await sum(gateway, user.access_token)).body).toEqual({ $numberInt: '3' });
+      const refreshed = await fetch(`${gateway}/api/client/v2.0/auth/session`, { method: 'POST', headers: { authorization: `Bearer ${user.refresh_token}` } });
+      expect(refreshed.status).toBe(201);
+      const { access_token: accessToken } = (await refreshed.json()) as { access_token: string };
+      expect((await sum(gateway, accessToken)).status).toBe(200);
+    }, 60_000);
   });
 });
 
