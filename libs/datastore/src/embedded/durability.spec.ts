@@ -91,6 +91,19 @@ describe('the embedded store on disk', () => {
     await client.close();
   });
 
+  it('takes a snapshot on demand while other writes are in flight', async () => {
+    let client = openEmbeddedClient(dir);
+    const coll = client.db('app').collection('c');
+    const writes = Array.from({ length: 200 }, (_, i) => coll.insertOne({ _id: i }));
+    await Promise.all([client.store.snapshot(), ...writes, client.store.snapshot()]);
+    await coll.insertOne({ _id: 'after' });
+    await client.close();
+    expect(readdirSync(dir).filter((f) => f.endsWith('.snap'))).toHaveLength(1);
+    client = openEmbeddedClient(dir);
+    expect(await client.db('app').collection('c').countDocuments({})).toBe(201);
+    await client.close();
+  });
+
   it('resumes the change feed after a restart, with pre-images when asked', async () => {
     let client = openEmbeddedClient(dir);
     const coll = client.db('app').collection('c');

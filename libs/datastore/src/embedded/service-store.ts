@@ -434,7 +434,8 @@ export class ServiceStore {
     const owner: LockOwner = { id: 'snapshot' };
     await this.acquire(owner);
     try {
-      await this.log.drain();
+      // Only while no flush is in flight: checked and compacted in the same synchronous step.
+      while (!this.log.idle) await this.log.drain();
       this.compact();
     } finally {
       this.release(owner);
