@@ -112,4 +112,12 @@ describe('App Services names', () => {
     expect(model.collections.map((c) => c.collection)).toEqual(['a']);
     expect(model.warnings[0]).toMatch(/duplicate schema title 'Thing'/);
   });
+
+  it('lets a custom resolver override a schema field and refuses one naming an unknown type', () => {
+    const app = appWith([{ collection: 'notes', schema: { title: 'note', properties: { text: { bsonType: 'string' } } } }]);
+    app.graphql = { customResolvers: [{ on_type: 'Note', field_name: 'text', function_name: 'f', payload_type: 'int', payload_type_format: 'scalar' }] };
+    expect(typeSdl(app, 'Note')).toBe('type Note {\n  text: Int\n}');
+    app.graphql.customResolvers = [{ on_type: 'Query', field_name: 'x', function_name: 'f', payload_type: 'Nope', payload_type_format: 'generated' }];
+    expect(() => buildGraphqlSchema(buildGraphqlModel(app))).toThrow(/unknown generated type 'Nope'/);
+  });
 });
