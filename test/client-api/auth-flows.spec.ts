@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eventually } from '@tessera/testing';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { type InProcessHost, startInProcessHost } from './in-process-host';
 import { claimsOf, failureOf, Realm, realmApp } from './realm-helpers';
@@ -113,5 +114,36 @@ describe('client API account flows with realm-web', () => {
     expect(await user.refreshCustomData()).toMatchObject({ userId: user.id, favourite: 'tea', visits: 3 });
     expect(user.customData).toMatchObject({ favourite: 'tea' });
     expect(await user.callFunction('whoAmI')).toMatchObject({ favourite: 'tea', visits: 3 });
+  });
+});
+
+// Token lifetimes come from the settings the host validated at boot (accessTokenTtlSeconds, refreshTokenTtlSeconds).
+describe('client API token lifetimes', () => {
+  let host: InProcessHost;
+  let clientAppId: string;
+
+  beforeAll(async () => {
+    host = await startInProcessHost({ ping: () => 'pong' }, { extraSettings: { accessTokenTtlSeconds: 2, refreshTokenTtlSeconds: 3600 } });
+    ({ clientAppId } = await host.createApp('lifetimes', (app) => {
+      app.functions.push({ config: { name: 'ping' }, source: '' });
+      app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
+    }));
+  });
+
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  it('issues tokens with the configured lifetimes and refreshes once the access token has expired', async () => {
+    const user = await realmApp(host.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    const access = claimsOf(user.accessToken);
+    const refresh = claimsOf(user.refreshToken);
+    expect((access['exp'] as number) - (access['iat'] as number)).toBe(2);
+    expect((refresh['exp'] as number) - (refresh['iat'] as number)).toBe(3600);
+    const first = user.accessToken;
+    const expiredAt = (access['exp'] as number) * 1000;
+    await eventually(() => expect(Date.now()).toBeGreaterThan(expiredAt + 50), { timeoutMs: 5_000 });
+    expect(await user.callFunction('ping')).toBe('pong');
+    expect(user.accessToken).not.toBe(first);
   });
 });

@@ -33,9 +33,9 @@ const RUNS = Symbol('TEST_RUNS');
  * in this process, with an in-process bus whose `functions.execution.run` handler runs `functions` in
  * place of the function runtime. Data access is the production one: libs/data-access under the app's rules.
  */
-export async function startInProcessHost(functions: Record<string, TestFunction>, options: { settings?: Record<string, string> } = {}): Promise<InProcessHost> {
+export async function startInProcessHost(functions: Record<string, TestFunction>, options: { settings?: Record<string, string>; extraSettings?: Record<string, unknown> } = {}): Promise<InProcessHost> {
   const dir = makeTempDir('tessera-client-api-');
-  const settings = loadSettings({ TESSERA_DATA_DIR: dir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '', ...options.settings });
+  const settings = { ...loadSettings({ TESSERA_DATA_DIR: dir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '', ...options.settings }), ...options.extraSettings };
   const bus = new InProcessBus();
   const runs: FunctionRunRequest[] = [];
 

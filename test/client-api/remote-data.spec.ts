@@ -9,6 +9,7 @@ describe('client API functions and remote data access with realm-web', () => {
 
   beforeAll(async () => {
     host = await startInProcessHost({
+      echoFirst: (args) => args[0] ?? null,
       sum: (args) => (args as Array<number | Int32>).reduce<number>((total, value) => total + Number(value), 0),
       describeArgs: (args) => args.map((value) => (value === null ? 'null' : typeof value === 'object' ? ((value as { _bsontype?: string })._bsontype ?? (value instanceof Date ? 'Date' : Array.isArray(value) ? 'Array' : 'Object')) : typeof value)),
       bigNumbers: () => ({ long: Long.fromString('9007199254740993'), int: new Int32(7), when: new Date('2024-01-02T03:04:05Z'), id: new ObjectId('65a000000000000000000001') }),
@@ -17,7 +18,7 @@ describe('client API functions and remote data access with realm-web', () => {
       },
     });
     ({ clientAppId } = await host.createApp('dataapp', (app) => {
-      app.functions.push({ config: { name: 'sum' }, source: '' }, { config: { name: 'describeArgs' }, source: '' }, { config: { name: 'bigNumbers' }, source: '' }, { config: { name: 'fails' }, source: '' }, { config: { name: 'secret', private: true }, source: '' });
+      app.functions.push({ config: { name: 'echoFirst' }, source: '' }, { config: { name: 'sum' }, source: '' }, { config: { name: 'describeArgs' }, source: '' }, { config: { name: 'bigNumbers' }, source: '' }, { config: { name: 'fails' }, source: '' }, { config: { name: 'secret', private: true }, source: '' });
       app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
       app.services.push({
         config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'DataCluster' } },
@@ -44,6 +45,10 @@ describe('client API functions and remote data access with realm-web', () => {
   it('calls a function with canonical EJSON arguments and decodes its result', async () => {
     const user = await login();
     expect(await user.callFunction('sum', 1, 2, 39)).toBe(42);
+    expect(await user.callFunction('describeArgs', 'text')).toEqual(['string']);
+    expect(await user.callFunction('echoFirst', 'plain string')).toBe('plain string');
+    expect(await user.callFunction('echoFirst', true)).toBe(true);
+    expect(await user.callFunction('echoFirst')).toBeNull();
     expect(await user.callFunction('describeArgs', 5, 5.5, new Date(), new ObjectId(), null, [1], { a: 1 })).toEqual(['Int32', 'Double', 'Date', 'ObjectId', 'null', 'Array', 'Object']);
     const big = await user.callFunction<Record<string, unknown>>('bigNumbers');
     expect(big['when']).toEqual(new Date('2024-01-02T03:04:05Z'));

@@ -218,6 +218,19 @@ describe('client API against the server process', () => {
       expect(await postJson(url, JSON.stringify({ arguments: [] }), auth)).toMatchObject({ status: 400, body: { error_code: 'MissingParameter' } });
     });
 
+    it('refuses watch streams without a valid token or request before any event is sent', async () => {
+      const request = Buffer.from(JSON.stringify({ name: 'watch', service: 'mongodb-atlas', arguments: [{ database: 'todo', collection: 'board' }] })).toString('base64');
+      const anonymous = await fetch(`${api}/app/${clientAppId}/functions/call?baas_request=${encodeURIComponent(request)}`, { headers: { accept: 'text/event-stream' } });
+      expect(anonymous.status).toBe(401);
+      expect(anonymous.headers.get('content-type')).toBe('application/json');
+      expect(((await anonymous.json()) as { error_code: string }).error_code).toBe('InvalidSession');
+      const garbled = await fetch(`${api}/app/${clientAppId}/functions/call?baas_request=%%%&baas_at=${accessToken}`, { headers: { accept: 'text/event-stream' } });
+      expect(garbled.status).toBe(400);
+      const missing = await fetch(`${api}/app/${clientAppId}/functions/call?baas_at=${accessToken}`);
+      expect(missing.status).toBe(400);
+      expect(((await missing.json()) as { error_code: string }).error_code).toBe('MissingParameter');
+    });
+
     it('refuses a body over the 18 MB request limit with 413', async () => {
       const huge = JSON.stringify({ name: 'echo', arguments: ['x'.repeat(19 * 1024 * 1024)] });
       const response = await postJson(`${api}/app/${clientAppId}/functions/call`, huge, { authorization: `Bearer ${accessToken}` });

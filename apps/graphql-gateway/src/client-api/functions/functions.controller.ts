@@ -16,10 +16,12 @@ export class FunctionsController {
 
   @Post('call')
   @HttpCode(200)
-  async call(@Param('appId') appId: string, @Headers('authorization') authorization: string | undefined, @Body() body: unknown, @Req() request: FastifyRequest): Promise<unknown> {
+  async call(@Param('appId') appId: string, @Headers('authorization') authorization: string | undefined, @Body() body: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const session = await this.auth.authenticate(authorization, 'access', appId);
     const result = await this.functions.call(session, toFunctionCallRequest(fromEjson(body)), requestMetadata(request));
-    return toCanonical(result ?? null);
+    // Serialised here: Fastify would send a bare string result as text/plain.
+    void reply.header('content-type', 'application/json');
+    return JSON.stringify(toCanonical(result ?? null));
   }
 
   @Get('call')
