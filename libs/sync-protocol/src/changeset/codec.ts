@@ -21,7 +21,9 @@ import {
   type PayloadType,
   type PrimaryKey,
 } from './types';
+import { payloadPositions } from './identity';
 import { Reader, Writer } from './varint';
+import { primaryKeyString } from '../merge/compare';
 
 const INTERN_STRING = 0x3f;
 const MAX_STRING_SIZE = 0xfffff7; // realm's Table::max_string_size (16 MiB less the array header)
@@ -47,16 +49,25 @@ class Parser {
     this.r = new Reader(bytes);
   }
 
+  /** Bytes of strings read so far: realm-core's string buffer, where each string's offset is taken. */
+  private bufferSize = 0;
+  private lastOffset = 0;
+  private lastIntern = 0;
+
   rawString(): string {
     const size = this.r.int('uint64');
     if (typeof size !== 'number' || size > MAX_STRING_SIZE) bad('bad changeset - string too long');
-    return fromUtf8(this.r.take(size), 'bad_changeset', 'changeset string');
+    const s = fromUtf8(this.r.take(size), 'bad_changeset', 'changeset string');
+    this.lastOffset = this.bufferSize;
+    this.bufferSize += size;
+    return s;
   }
 
   intern(): string {
     const index = this.r.smallUint('uint32');
     const s = this.strings[index];
     if (s === undefined) bad('Invalid interned string');
+    this.lastIntern = index;
     return s;
   }
 
@@ -130,12 +141,18 @@ class Parser {
         const b = r.take(8);
         return { type, value: new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true) };
       }
-      case 'String':
-        return { type, value: this.rawString() };
+      case 'String': {
+        const p: Payload = { type, value: this.rawString() };
+        payloadPositions.set(p, `s${this.lastOffset}:${this.bufferSize - this.lastOffset}`);
+        return p;
+      }
       case 'Binary': {
         const size = r.int('uint64');
         if (typeof size !== 'number') bad('invalid binary length');
-        return { type, value: r.take(size).slice() };
+        const p: Payload = { type, value: r.take(size).slice() };
+        payloadPositions.set(p, `b${this.bufferSize}:${size}`);
+        this.bufferSize += size;
+        return p;
       }
       case 'Timestamp': {
         const seconds = r.int('int64');
@@ -156,7 +173,11 @@ class Parser {
         return { type, value: this.uuid() };
       case 'Link': {
         const table = this.intern();
-        return { type, table, key: this.primaryKey() };
+        const tableIndex = this.lastIntern;
+        const key = this.primaryKey();
+        const p: Payload = { type, table, key };
+        payloadPositions.set(p, `l${tableIndex}/${key.type === 'String' ? `#${this.lastIntern}` : primaryKeyString(key)}`);
+        return p;
       }
       case 'Null':
       case 'Set':

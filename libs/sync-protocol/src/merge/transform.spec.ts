@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { SyncProtocolError } from '../errors';
 import { loadConformance } from '../conformance-frames.test';
-import { parseChangeset } from '../changeset/codec';
+import { encodeChangeset, parseChangeset } from '../changeset/codec';
 import { formatInstruction } from '../changeset/debug';
 import type { Instruction, PathElement, Payload, PrimaryKey } from '../changeset/types';
 import { decodeClientMessage, decodeServerMessage, type DownloadMessage, type UploadMessage } from '../wire/messages';
@@ -160,6 +160,19 @@ describe('merge rules for conflicting pairs', () => {
     expect(merge2([setOp('SetErase', 'x')], [setOp('SetErase', 'x')], 300, 200)).toEqual({ a: ['SetErase Item[1].labels "x"'], b: [] });
     expect(merge2([setOp('SetInsert', 'x')], [setOp('SetErase', 'y')]).a).toHaveLength(1);
     converge(base, [[setOp('SetInsert', 'x')]], [[setOp('SetErase', 'x')]]);
+  });
+
+  it('SetErase vs SetErase of parsed changesets compares the values by position, as realm-core does', () => {
+    const parsed = (instructions: Instruction[]): Instruction[] => parseChangeset(encodeChangeset({ instructions })).instructions;
+    const erase = setOp('SetErase', 'x');
+    // Same layout: the strings sit at the same offset, so realm-core sees equal values and keeps the later erase.
+    expect(merge2(parsed([erase]), parsed([erase]))).toEqual({ a: [], b: ['SetErase Item[1].labels "x"'] });
+    // Another string before it moves "x" in the string buffer: realm-core keeps both erasures.
+    expect(merge2(parsed([erase]), parsed([update('name', str('zz')), erase]))).toEqual({
+      a: ['SetErase Item[1].labels "x"'],
+      b: ['Update Item[1].name = "zz"', 'SetErase Item[1].labels "x"'],
+    });
+    converge(base, [parsed([erase])], [parsed([update('name', str('zz')), erase])]);
   });
 
   it('dictionary writes and erasures of the same key: the later wins', () => {

@@ -22,10 +22,12 @@ import type {
   Instruction,
   PathElement,
   PathInstruction,
+  Payload,
   Update,
 } from '../changeset/types';
 import { normalizeInt64 } from '../changeset/varint';
 import { instructionTypeCodes } from '../changeset/types';
+import { payloadPositions } from '../changeset/identity';
 import { objectKeyOf, sameKey, samePath, samePayload } from './compare';
 
 export interface TransformableChangeset {
@@ -503,6 +505,20 @@ function mergeArrayEraseErase(l: Side, r: Side, left: ArrayErase, right: ArrayEr
   }
 }
 
+/**
+ * Payload equality as realm-core's `Payload::operator==`, used by the SetErase/SetErase rule: strings,
+ * binaries and links of parsed changesets compare by their position in their changeset.
+ */
+function realmPayloadEquals(a: Payload, b: Payload): boolean {
+  if (a.type !== b.type) return false;
+  if (a.type === 'String' || a.type === 'Binary' || a.type === 'Link') {
+    const pa = payloadPositions.get(a);
+    const pb = payloadPositions.get(b);
+    if (pa !== undefined && pb !== undefined) return pa === pb;
+  }
+  return samePayload(a, b);
+}
+
 /** Keeps the later of two conflicting instructions. */
 function laterWins(l: Side, r: Side): void {
   if (l.before(r)) l.discard();
@@ -577,9 +593,8 @@ function mergeRegular(a: Side, b: Side): void {
       return;
     case 'SetErase':
       if (right.type === 'Clear' && samePathInstr(left, right)) l.discard();
-      else if ((right.type === 'SetInsert' || right.type === 'SetErase') && samePathInstr(left, right) && samePayload(left.value, right.value)) {
-        laterWins(l, r);
-      }
+      else if (right.type === 'SetInsert' && samePathInstr(left, right) && samePayload(left.value, right.value)) laterWins(l, r);
+      else if (right.type === 'SetErase' && samePathInstr(left, right) && realmPayloadEquals(left.value, right.value)) laterWins(l, r);
       return;
   }
 }
