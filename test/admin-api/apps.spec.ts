@@ -264,6 +264,22 @@ describe('admin API: apps, import and export, drafts, secrets', () => {
     expect((await admin.request('DELETE', admin.app(app._id, `/auth_providers/${provider.body._id}`))).status).toBe(204);
   });
 
+  it('lists, changes, refuses and deletes triggers', async () => {
+    const app = await admin.createApp('triggered', { template_id: 'triggers' });
+    const triggers = await admin.request<{ _id: string; name: string; function_name: string; disabled: boolean }[]>('GET', admin.app(app._id, '/triggers'));
+    expect(triggers.body).toMatchObject([{ name: 'onNewOrder', function_name: 'recordOrder', disabled: false }]);
+    const id = triggers.body[0]._id;
+    expect((await admin.request('PUT', admin.app(app._id, `/triggers/${id}`), { disabled: true })).status).toBe(204);
+    expect((await admin.request('GET', admin.app(app._id, `/triggers/${id}`))).body).toMatchObject({ _id: id, disabled: true, config: { collection: 'orders' } });
+    const broken = await admin.request<{ violations: { file: string; path: string }[] }>('POST', admin.app(app._id, '/triggers'), { name: 'nightly', type: 'SCHEDULED', function_name: 'missing', config: { schedule: '0 0 * * *' } });
+    expect(broken.status).toBe(400);
+    expect(broken.body.violations).toMatchObject([{ file: 'triggers/nightly.json', path: 'function_name' }]);
+    const created = await admin.request<{ _id: string }>('POST', admin.app(app._id, '/triggers'), { name: 'nightly', type: 'SCHEDULED', function_name: 'recordOrder', config: { schedule: '0 0 * * *' } });
+    expect(created.status).toBe(201);
+    expect((await admin.request('DELETE', admin.app(app._id, `/triggers/${created.body._id}`))).status).toBe(204);
+    expect((await admin.request('GET', admin.app(app._id, `/triggers/${created.body._id}`))).status).toBe(404);
+  });
+
   it('answers the status check realm-cli makes, without a token', async () => {
     const response = await fetch(`${server.url}/api/private/v1.0/version`);
     expect(response.status).toBe(200);

@@ -93,6 +93,10 @@ describe('tessera CLI against a running server', () => {
     expect(JSON.parse(readFileSync(join(work.path, 'plain', 'config.json'), 'utf8'))).toMatchObject({ name: 'plain' });
     const list = await tessera(['apps', 'list', '--json'], env);
     expect((JSON.parse(list.stdout) as { name: string }[]).map((app) => app.name)).toEqual(expect.arrayContaining(['webtodo', 'svc', 'orders', 'plain']));
+    const described = await tessera(['apps', 'describe', '--app', 'orders'], env);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toContain('Triggers: onNewOrder');
+    expect(described.stdout).toContain('Data sources: mongodb-atlas (mongodb-atlas: Cluster0)');
     const table = await tessera(['apps', 'list'], env);
     expect(table.stdout).toMatch(/^App ID\s+Name\s+_id/);
   });

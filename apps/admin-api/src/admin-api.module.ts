@@ -27,6 +27,7 @@ import { StatusController } from './status/status.controller';
 import { SyncController } from './sync/sync.controller';
 import { createTemplateStore } from './templates/template-catalog';
 import { TemplatesController } from './templates/templates.controller';
+import { TriggersController } from './triggers/triggers.controller';
 import { UsersController } from './users/users.controller';
 import { ValuesController } from './values/values.controller';
 
@@ -44,6 +45,7 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     ServicesController,
     ServiceRulesController,
     AuthProvidersController,
+    TriggersController,
     SyncController,
     SecretsController,
     ValuesController,

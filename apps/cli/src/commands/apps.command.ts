@@ -80,6 +80,29 @@ export function registerAppsCommands(program: Command, context: () => CliContext
     });
 
   apps
+    .command('describe')
+    .description("show an app's services, functions, providers, values and sync state")
+    .requiredOption('-a, --app <app id>', 'the app (client app id, name or _id)')
+    .action(async (options: { app: string }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.app);
+      const description = (await client.request<Description>('GET', `/groups/${groupId}/apps/${app._id}/description`)).body;
+      ctx.output.result(description, () =>
+        [
+          `App ID: ${description.client_app_id}  Name: ${description.name}`,
+          `Data sources: ${description.data_sources.map((source) => `${source.name} (${source.type}: ${source.data_source})`).join(', ') || 'none'}`,
+          `Services: ${description.services.map((service) => `${service.name} (${service.type})`).join(', ') || 'none'}`,
+          `Auth providers: ${description.auth_providers.map((provider) => `${provider.name}${provider.enabled ? '' : ' (disabled)'}`).join(', ') || 'none'}`,
+          `Functions: ${description.functions.map((fn) => fn.name).join(', ') || 'none'}`,
+          `Values: ${description.values.join(', ') || 'none'}`,
+          `Triggers: ${description.event_subscription.map((trigger) => `${trigger.name}${trigger.enabled ? '' : ' (disabled)'}`).join(', ') || 'none'}`,
+          `Sync: ${description.sync.state || 'off'}${description.sync.partition_key ? ` (partition key ${description.sync.partition_key})` : ''}`,
+        ].join('\n'),
+      );
+    });
+
+  apps
     .command('templates')
     .description('list the template apps')
     .action(async () => {
@@ -88,6 +111,18 @@ export function registerAppsCommands(program: Command, context: () => CliContext
       const templates = (await client.request<{ id: string; name: string; client: string }[]>('GET', '/templates')).body;
       ctx.output.result(templates, () => table(['ID', 'Name', 'Client'], templates.map((template) => [template.id, template.name, template.client])));
     });
+}
+
+interface Description {
+  client_app_id: string;
+  name: string;
+  data_sources: { name: string; type: string; data_source: string }[];
+  services: { name: string; type: string }[];
+  auth_providers: { name: string; enabled: boolean }[];
+  functions: { name: string }[];
+  values: string[];
+  event_subscription: { name: string; enabled: boolean }[];
+  sync: { state: string; partition_key?: string };
 }
 
 export function table(headers: string[], rows: string[][]): string {
