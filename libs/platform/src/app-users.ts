@@ -263,8 +263,9 @@ export class AppUserStore {
     }
   }
 
-  /** A server API key: a `server` user of its own that the key logs in as. Returns the secret once. */
+  /** A server API key (names unique among server keys): a `server` user of its own that the key logs in as. Returns the secret once; null when the name is taken. */
   async createServerApiKey(name: string): Promise<{ key: ApiKey; secret: string } | null> {
+    if (await this.apiKeys.findOne({ server: true, name })) return null;
     const user = await this.createUser('server', { name });
     const secret = randomSecret();
     const key = await this.createApiKey({ name, keyHash: digest(secret), userId: user._id, server: true });

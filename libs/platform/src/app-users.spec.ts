@@ -1,0 +1,66 @@
+import { createDataSourceClient, type DataSourceClient } from '@tessera/datastore';
+import { makeTempDir } from '@tessera/testing';
+import { AppUserStore } from './app-users';
+
+describe('AppUserStore', () => {
+  const dir = makeTempDir('tessera-app-users-');
+  let client: DataSourceClient;
+  let store: AppUserStore;
+
+  beforeAll(async () => {
+    client = createDataSourceClient({ clusterName: 'platform-test', dataDir: dir.path });
+    store = new AppUserStore(client, '65a000000000000000000001');
+    await store.init();
+  });
+
+  afterAll(async () => {
+    await client.close();
+    dir.remove();
+  });
+
+  it('creates its indexes idempotently, also from a second instance', async () => {
+    await new AppUserStore(client, '65a000000000000000000001').init();
+  });
+
+  it('gives an identity one owner: a second attach of the same identity fails', async () => {
+    const first = await store.createUser('normal');
+    const second = await store.createUser('normal');
+    const identity = { id: 'sub-1', provider_type: 'custom-token', provider_id: 'p1' };
+    expect(await store.addIdentity(first._id, identity)).toBe(true);
+    expect(await store.addIdentity(second._id, identity)).toBe(false);
+    expect((await store.userByIdentity('custom-token', 'sub-1'))?._id).toBe(first._id);
+    expect((await store.findUser(first._id))?.identities).toEqual([identity]);
+  });
+
+  it('consumes email/password tokens once, for their purpose only', async () => {
+    await store.createAccount('t@example.com', 'hash');
+    const { token, tokenId } = await store.issueToken('t@example.com', 'confirm', 60);
+    expect(await store.consumeToken(tokenId, token, 'reset')).toBeNull();
+    expect(await store.consumeToken(tokenId, 'wrong', 'confirm')).toBeNull();
+    expect(await store.consumeToken(tokenId, token, 'confirm')).toBe('t@example.com');
+    expect(await store.consumeToken(tokenId, token, 'confirm')).toBeNull();
+    const expired = await store.issueToken('t@example.com', 'reset', -1);
+    expect(await store.consumeToken(expired.tokenId, expired.token, 'reset')).toBeNull();
+  });
+
+  it('keeps server API keys with a server user of their own, and deletes both together', async () => {
+    const created = await store.createServerApiKey('backend');
+    expect(created).not.toBeNull();
+    expect((await store.findUser(created!.key.userId))?.type).toBe('server');
+    expect((await store.apiKeyBySecret(created!.secret))?._id).toBe(created!.key._id);
+    expect(await store.createServerApiKey('backend')).toBeNull();
+    expect((await store.serverApiKeys()).map((key) => key.name)).toEqual(['backend']);
+    expect(await store.deleteServerApiKey(created!.key._id)).toBe(true);
+    expect(await store.findUser(created!.key.userId)).toBeNull();
+    expect(await store.apiKeyBySecret(created!.secret)).toBeNull();
+  });
+
+  it('ends every session of a user who is disabled', async () => {
+    const user = await store.createUser('normal');
+    const session = await store.createSession(user._id, 'device', 60);
+    expect(await store.setUserDisabled(user._id, true)).toBe(true);
+    expect(await store.findSession(session._id)).toBeNull();
+    expect((await store.findUser(user._id))?.disabled).toBe(true);
+    expect(await store.setUserDisabled('65a0000000000000000000ff', true)).toBe(false);
+  });
+});
