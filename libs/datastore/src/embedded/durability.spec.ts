@@ -41,6 +41,18 @@ describe('the embedded store on disk', () => {
     await client.close();
   });
 
+  it('refuses a document over the BSON size limit and keeps nothing of it', async () => {
+    const client = openEmbeddedClient(dir);
+    const coll = client.db('app').collection('c');
+    await expect(coll.insertMany([{ _id: 1 }, { _id: 2, big: 'x'.repeat(17 * 1024 * 1024) }])).rejects.toMatchObject({ code: 10334 });
+    expect(await coll.countDocuments({})).toBe(0);
+    await coll.insertOne({ _id: 3 });
+    await client.close();
+    const reopened = openEmbeddedClient(dir);
+    expect(await reopened.db('app').collection('c').find({}).toArray()).toEqual([{ _id: 3 }]);
+    await reopened.close();
+  });
+
   it('cuts a torn or corrupt tail off the log and carries on writing after it', async () => {
     let client = openEmbeddedClient(dir);
     await client.db('app').collection('c').insertMany([{ _id: 1 }, { _id: 2 }]);

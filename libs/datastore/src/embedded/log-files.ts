@@ -103,12 +103,18 @@ function documentsIn(payload: Buffer): Document[] {
   return docs;
 }
 
+/** MongoDB's largest document. */
+export const MAX_BSON_SIZE = 16 * 1024 * 1024;
+
 /** One framed commit record: a header document, then one document per operation. */
 export function encodeCommit(record: CommitRecord): Buffer {
   const parts = [serialize({ s: record.seq, t: record.time, n: record.ops.length })];
   let size = parts[0].length;
   for (const op of record.ops) {
     const part = serialize(op as unknown as Document);
+    if (part.length > MAX_BSON_SIZE && op.doc && BSON.calculateObjectSize(op.doc) > MAX_BSON_SIZE) {
+      throw new DatastoreError('BadValue', 'document is larger than the maximum BSON size', { code: 10334 });
+    }
     parts.push(part);
     size += part.length;
   }

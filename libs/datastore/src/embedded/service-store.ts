@@ -328,8 +328,16 @@ export class ServiceStore {
   async commit(unit: WriteUnit): Promise<void> {
     if (unit.ops.length === 0) return;
     if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
-    const record: CommitRecord = { seq: ++this.seq, time: Date.now(), ops: unit.ops.slice() };
-    const buf = encodeCommit(record);
+    const record: CommitRecord = { seq: this.seq + 1, time: Date.now(), ops: unit.ops.slice() };
+    let buf: Buffer;
+    try {
+      buf = encodeCommit(record);
+    } catch (error) {
+      // Nothing was logged: take the changes back out of memory too.
+      this.rollback(unit);
+      throw new DatastoreError('BadValue', 'document to write is larger than the maximum BSON size (16 MB)', { cause: error, code: 10334 });
+    }
+    this.seq = record.seq;
     // Queued in sequence order, synchronously with the change to memory.
     await this.log.append(buf, () => {
       this.durableSeq = record.seq;
