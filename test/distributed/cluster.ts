@@ -19,7 +19,7 @@ export class Cluster {
     private readonly env: Record<string, string>,
   ) {}
 
-  static async start(options: { runtimes?: number; env?: Record<string, string> } = {}): Promise<Cluster> {
+  static async start(options: { runtimes?: number; env?: Record<string, string>; serviceEnv?: Partial<Record<ServiceName, Record<string, string>>> } = {}): Promise<Cluster> {
     const nats = await startNatsServer();
     const dataDir = makeTempDir('tessera-distributed-');
     const cluster = new Cluster(nats, dataDir, {
@@ -34,8 +34,8 @@ export class Cluster {
     const names: ServiceName[] = ['admin-api', 'graphql-gateway', 'sync-service', ...Array.from({ length: options.runtimes ?? 1 }, () => 'function-runtime' as const)];
     try {
       // The admin API bootstraps the data directory (first administrator); the others only read it.
-      await cluster.startService('admin-api');
-      await Promise.all(names.slice(1).map((name) => cluster.startService(name)));
+      await cluster.startService('admin-api', options.serviceEnv?.['admin-api']);
+      await Promise.all(names.slice(1).map((name) => cluster.startService(name, options.serviceEnv?.[name])));
     } catch (error) {
       await cluster.stop();
       throw error;

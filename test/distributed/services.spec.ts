@@ -21,7 +21,12 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
   beforeAll(async () => {
     // Every process exports its spans (all sampled) to a collector in this test.
     collector = await OtlpCollector.start();
-    cluster = await Cluster.start({ runtimes: 2, env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1' } });
+    cluster = await Cluster.start({
+      runtimes: 2,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1' },
+      // The runtimes log every message they handle, so the test can find the trace id in their logs.
+      serviceEnv: { 'function-runtime': { LOG_LEVEL: 'debug' } },
+    });
     admin = await AdminSession.login(cluster.one('admin-api'), 'admin', adminPassword);
     ({ _id: appId, client_app_id: clientAppId } = await admin.createApp('dist'));
     expect((await admin.push(appId, distributedApp('dist'))).status).toBe(204);
@@ -100,6 +105,13 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     // The runtime's span descends from the gateway's HTTP span through the gateway's send span.
     const send = callSpans.find((span) => span.spanId === handler?.parentSpanId);
     expect(send).toMatchObject({ service: 'tessera-graphql-gateway', name: 'functions.execution.run send', parentSpanId: edge?.spanId });
+    // The structured log line of the handling names the trace and the handler's span.
+    const logged = cluster
+      .all('function-runtime')
+      .flatMap((runtime) => runtime.output().split('\n'))
+      .filter((line) => line.includes(callTrace))
+      .map((line) => JSON.parse(line) as { msg?: string; trace_id?: string; span_id?: string });
+    expect(logged).toContainEqual(expect.objectContaining({ trace_id: callTrace, span_id: handler?.spanId, msg: expect.stringMatching(/^handled functions\.execution\.run in \d+ ms/) as unknown }));
 
     // An admin push fans out as apps.deployment.changed to every process: one trace across all four.
     const pushTrace = randomBytes(16).toString('hex');

@@ -1,6 +1,9 @@
 // Internal helper of the handlers and the JetStream consumer; not part of the public entry.
+import { Logger } from '@nestjs/common';
 import { context as otelContext, propagation, type Span, type SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { type MessageContext } from './message-context';
+
+const logger = new Logger('MessageHandler');
 
 /**
  * Runs a handler in a span continuing the sender's trace (the message's traceparent), so whatever the handler
@@ -14,7 +17,13 @@ export async function traced<T>(subject: string, operation: string, kind: SpanKi
     parent,
   );
   try {
-    return await otelContext.with(trace.setSpan(parent, span), run);
+    return await otelContext.with(trace.setSpan(parent, span), async () => {
+      const started = Date.now();
+      const result = await run();
+      // Logged inside the span: with tracing on, the line carries trace_id and span_id (the host's pino mixin).
+      logger.debug(`handled ${subject} in ${Date.now() - started} ms (correlation id ${context.correlationId ?? 'none'})`);
+      return result;
+    });
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
     throw error;
