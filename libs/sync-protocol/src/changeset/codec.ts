@@ -53,6 +53,8 @@ class Parser {
   private bufferSize = 0;
   private lastOffset = 0;
   private lastIntern = 0;
+  /** Where the last String, Binary or Link payload sat (see ./identity); only SetErase records it. */
+  private lastPosition: (() => string) | null = null;
 
   rawString(): string {
     const size = this.r.int('uint64');
@@ -142,17 +144,17 @@ class Parser {
         return { type, value: new DataView(b.buffer, b.byteOffset, 8).getFloat64(0, true) };
       }
       case 'String': {
-        const p: Payload = { type, value: this.rawString() };
-        payloadPositions.set(p, `s${this.lastOffset}:${this.bufferSize - this.lastOffset}`);
-        return p;
+        const value = this.rawString();
+        this.lastPosition = () => `s${this.lastOffset}:${this.bufferSize - this.lastOffset}`;
+        return { type, value };
       }
       case 'Binary': {
         const size = r.int('uint64');
         if (typeof size !== 'number') bad('invalid binary length');
-        const p: Payload = { type, value: r.take(size).slice() };
-        payloadPositions.set(p, `b${this.bufferSize}:${size}`);
+        const offset = this.bufferSize;
+        this.lastPosition = () => `b${offset}:${size}`;
         this.bufferSize += size;
-        return p;
+        return { type, value: r.take(size).slice() };
       }
       case 'Timestamp': {
         const seconds = r.int('int64');
@@ -175,9 +177,9 @@ class Parser {
         const table = this.intern();
         const tableIndex = this.lastIntern;
         const key = this.primaryKey();
-        const p: Payload = { type, table, key };
-        payloadPositions.set(p, `l${tableIndex}/${key.type === 'String' ? `#${this.lastIntern}` : primaryKeyString(key)}`);
-        return p;
+        const keyIntern = this.lastIntern;
+        this.lastPosition = () => `l${tableIndex}/${key.type === 'String' ? `#${keyIntern}` : primaryKeyString(key)}`;
+        return { type, table, key };
       }
       case 'Null':
       case 'Set':
@@ -294,10 +296,16 @@ class Parser {
         const base = this.pathInstr();
         return { type, ...base, collectionType: this.collectionType() };
       }
-      case 'SetInsert':
-      case 'SetErase': {
+      case 'SetInsert': {
         const base = this.pathInstr();
         return { type, ...base, value: this.payload() };
+      }
+      case 'SetErase': {
+        const base = this.pathInstr();
+        this.lastPosition = null;
+        const value = this.payload();
+        if (this.lastPosition) payloadPositions.set(value, (this.lastPosition as () => string)());
+        return { type, ...base, value };
       }
     }
   }
