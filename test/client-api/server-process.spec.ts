@@ -127,6 +127,28 @@ describe('client API against the server process', () => {
     expect(refused).toMatchObject({ status: 403, type: 'application/json', body: { error_code: 'DomainNotAllowed' } });
   });
 
+  it('serves the request shapes realm-core sends: provider key, device info, empty JSON bodies', async () => {
+    const core = { 'content-type': 'application/json;charset=utf-8', accept: 'application/json' };
+    const device = { appId: clientAppId, platform: 'Linux', platformVersion: '6', sdk: 'JS', sdkVersion: '12.15.0', cpuArch: 'x86_64', deviceName: '', deviceVersion: '', frameworkName: 'Node.js', frameworkVersion: 'v20', coreVersion: '14.14.0', bundleId: 'x' };
+    const login = await fetch(`${api}/app/${clientAppId}/auth/providers/anon-user/login`, { method: 'POST', headers: core, body: JSON.stringify({ provider: 'anon-user', options: { device } }) });
+    expect(login.status).toBe(200);
+    expect(login.headers.get('content-type')).toBe('application/json');
+    const tokens = (await login.json()) as Record<string, string>;
+    expect(Object.keys(tokens).sort()).toEqual(['access_token', 'device_id', 'refresh_token', 'user_id']);
+    for (const token of [tokens['access_token']!, tokens['refresh_token']!]) expect(claimsOf(token)).toEqual(expect.objectContaining({ exp: expect.any(Number), iat: expect.any(Number) }));
+    const profile = await fetch(`${api}/auth/profile`, { headers: { ...core, authorization: `Bearer ${tokens['access_token']}` } });
+    expect(await profile.json()).toMatchObject({ user_id: tokens['user_id'], identities: [{ provider_type: 'anon-user' }], data: {} });
+    const key = await fetch(`${api}/auth/api_keys`, { method: 'POST', headers: { ...core, authorization: `Bearer ${tokens['refresh_token']}` }, body: JSON.stringify({ name: 'core-key' }) });
+    expect(key.status).toBe(201);
+    const created = (await key.json()) as { _id: unknown; name: string; disabled: boolean; key: string };
+    expect(typeof created._id).toBe('string');
+    const refreshed = await fetch(`${api}/auth/session`, { method: 'POST', headers: { ...core, authorization: `Bearer ${tokens['refresh_token']}` }, body: '' });
+    expect(refreshed.status).toBe(201);
+    const deleted = await fetch(`${api}/auth/delete`, { method: 'DELETE', headers: { ...core, authorization: `Bearer ${((await refreshed.json()) as { access_token: string }).access_token}` }, body: '' });
+    expect(deleted.status).toBe(204);
+    expect(deleted.headers.get('content-type')).toBeNull();
+  });
+
   it('calls a function through the function runtime', async () => {
     const user = await realmApp(server.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
     expect(await user.callFunction('echo', 1, 'two', { three: 3 })).toEqual([1, 'two', { three: 3 }]);
