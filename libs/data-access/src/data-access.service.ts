@@ -8,7 +8,7 @@
  * calls and federated sources refused. This module must not know about HTTP or the sandbox.
  */
 import type { AppConfig } from '@tessera/app-config';
-import { applyUpdate, buildProjector, checkReplacement, cloneValue, checkUpdateDocument, runPipeline, upsertBase, type CollectionHandle, type DataSession, type Document, type Projector, type SortSpec } from '@tessera/datastore';
+import { applyUpdate, buildProjector, checkReplacement, cloneValue, checkUpdateDocument, runPipeline, upsertBase, type CollectionHandle, type DataSession, type Document, type SortSpec } from '@tessera/datastore';
 import type { DataSources, LinkedDataSource } from '@tessera/platform';
 import type { DecisionTrace, ReadDecision, RuleFunctionCaller, RuleUser, RulesAccess } from '@tessera/rules';
 import { Int32, Long, ObjectId } from 'bson';
@@ -80,6 +80,8 @@ export class DataAccess {
       environment: request.environment,
       callFunction: request.callFunction,
       explain: this.options.onTrace !== undefined,
+      // Reads take the store's own documents (see readVisible): the rules copy what they let through.
+      copy: readActions.has(action) ? cloneValue : undefined,
     });
     const operation = new UserOperation(linked, collection, access, (trace) =>
       this.options.onTrace?.(trace, { app: request.app.id, namespace: `${database}.${collectionName}`, action, user: caller.user.id }),
@@ -365,10 +367,12 @@ class UserOperation {
 
   /**
    * Visible documents matching `query`, in store order, after rules and then the caller's projection.
-   * The store hands over its own documents (a raw read): the rules decide on them, and only what is
-   * returned is copied, so hidden documents cost no copy and a result never aliases a stored document.
+   * The store hands over its own documents (a raw read): the rules decide on them and copy what they let
+   * through (the access of a read action has `copy`), so hidden documents and withheld fields cost no
+   * copy and a result never shares an object with a stored document.
    */
   private async readVisible(query: Document, options: { sort?: SortSpec; skip?: number; limit?: number; projection?: Document }): Promise<Document[]> {
+    if (!this.access.copies) throw new Error('readVisible needs an access that copies the documents it lets through');
     const prepared = await this.access.prepareQuery(query);
     if (prepared.trace) this.trace(prepared.trace);
     if (prepared.matchesNothing) return [];
@@ -378,23 +382,23 @@ class UserOperation {
     let skip = options.skip ?? 0;
     const out: Document[] = [];
     const sync = !this.access.rules.async;
-    const accept = (stored: Document, decision: ReadDecision): boolean => {
+    const accept = (decision: ReadDecision): boolean => {
       if (decision.trace) this.trace(decision.trace);
       if (!decision.document) return false;
       if (skip > 0) {
         skip -= 1;
         return false;
       }
-      out.push(ownCopy(stored, decision.document, project));
+      out.push(project ? project(decision.document) : decision.document);
       return options.limit !== undefined && options.limit > 0 && out.length >= options.limit;
     };
     if (sync && !options.limit) {
       // The common case stays synchronous per document: no promise per decision.
-      for (const stored of await cursor.toArray()) accept(stored, this.access.canReadSync(stored));
+      for (const stored of await cursor.toArray()) accept(this.access.canReadSync(stored));
       return out;
     }
     for await (const stored of cursor) {
-      if (accept(stored, sync ? this.access.canReadSync(stored) : await this.access.canRead(stored))) break;
+      if (accept(sync ? this.access.canReadSync(stored) : await this.access.canRead(stored))) break;
     }
     await cursor.close();
     return out;
@@ -466,23 +470,6 @@ class UserOperation {
       await session.endSession();
     }
   }
-}
-
-/**
- * A copy of a visible document that shares nothing with the store. The rules return either the stored
- * document itself or a fresh top-level copy whose field values are still the stored ones; a projection
- * builds a fresh top level too. Only the shared values are copied, once.
- */
-function ownCopy(stored: Document, visible: Document, project: Projector | undefined): Document {
-  if (project) return cloneValue(project(visible));
-  if (visible === stored) return cloneValue(stored);
-  for (const key of Object.keys(visible)) {
-    const value = visible[key];
-    if (typeof value !== 'object' || value === null) continue;
-    if (key === '__proto__') Object.defineProperty(visible, key, { value: cloneValue(value), enumerable: true, writable: true, configurable: true });
-    else visible[key] = cloneValue(value);
-  }
-  return visible;
 }
 
 function withId(document: Document): Document {

@@ -66,7 +66,12 @@ export interface StaticFieldPlan {
   readonly fields: Readonly<Record<string, boolean>>;
   /** Readability of fields without their own rule (additional_fields). */
   readonly others: boolean;
+  /** The fields whose readability is not `others`, when few enough to scan (else undefined). */
+  readonly exceptions: readonly string[] | undefined;
 }
+
+/** Up to this many exceptions a scan of a list beats a dictionary lookup per field. */
+const EXCEPTION_SCAN_LIMIT = 8;
 
 function staticFieldPlan(fields: ReadonlyMap<string, CompiledFieldRule> | undefined, additional: CompiledFieldRule | undefined): StaticFieldPlan | undefined {
   const readable = (rule: CompiledFieldRule): boolean | undefined => {
@@ -81,7 +86,8 @@ function staticFieldPlan(fields: ReadonlyMap<string, CompiledFieldRule> | undefi
   }
   const others = additional ? readable(additional) : false;
   if (others === undefined) return undefined;
-  return { fields: plan, others };
+  const exceptions = Object.keys(plan).filter((name) => plan[name] !== others);
+  return { fields: plan, others, exceptions: exceptions.length <= EXCEPTION_SCAN_LIMIT ? exceptions : undefined };
 }
 
 const NAME_LIMIT = 100;

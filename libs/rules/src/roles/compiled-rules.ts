@@ -11,13 +11,21 @@ import { type DecisionTrace, newTrace, type TracedOperation } from '../explain/t
 import { andQueries, applyFilterSet, compileFilter, type CompiledFilter, mergeProjections, type MongoProjection, type MongoQuery } from '../filters/filters';
 import { readableCondition } from '../filters/pushdown';
 import { type CompiledFieldRule, compileRole, type CompiledRole } from './compiled-role';
-import { type ApplyWhenCache, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
+import { type ApplyWhenCache, ownedCopy, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
+import { buildReadPlan, type ReadPlan, readWithPlan } from './read-plan';
 import { type RuleSetConfig } from './rule-config';
 import { type Evaluator, type Flow, runAsync, runSync, syncEvaluator } from './steps';
 
 export interface RequestOptions {
   /** Build a trace for every decision of this request. Off by default, and then free. */
   explain?: boolean;
+  /**
+   * Copies a stored value (the store's deep, BSON-aware copy). When set, a visible document shares no
+   * object with the document read: a whole document goes through `copy`, and a field-level copy passes
+   * each object value it keeps through `copy`. For callers that read the store's own documents and
+   * must not hand them out; hidden documents and withheld fields are never copied.
+   */
+  copy?: (value: unknown) => unknown;
 }
 
 export type RequestContext = Omit<EvaluationContext, 'root' | 'prevRoot' | 'this' | 'prev'> & RequestOptions;
@@ -196,15 +204,23 @@ export class RulesAccess {
   /** Reused by the synchronous read path; never escapes a decision. */
   private readonly scratch: EvaluationContext;
   private readonly explain: boolean;
+  private readonly copy: ((value: unknown) => unknown) | undefined;
   private readonly cache: ApplyWhenCache = [];
+  private readPlan: ReadPlan | undefined;
 
   constructor(
     readonly rules: CompiledRules,
     ctx: RequestContext,
   ) {
     this.explain = ctx.explain === true;
+    this.copy = ctx.copy;
     this.base = requestScope(ctx);
     this.scratch = withDocument(this.base, undefined, undefined);
+  }
+
+  /** Visible documents of this access share no object with the documents read (RequestOptions.copy). */
+  get copies(): boolean {
+    return this.copy !== undefined;
   }
 
   private trace(operation: TracedOperation): DecisionTrace | undefined {
@@ -265,7 +281,7 @@ export class RulesAccess {
     }
     const outcome = readDocument(ev, this.rules.roles, doc, ctx, cache, search, trace);
     const decision: ReadDecision = { allowed: outcome.document !== undefined, role: outcome.role?.name ?? null };
-    if (outcome.document) decision.document = outcome.document;
+    if (outcome.document) decision.document = this.copy ? ownedCopy(doc, outcome.document, this.copy) : outcome.document;
     if (trace) decision.trace = trace;
     return decision;
   }
@@ -277,6 +293,14 @@ export class RulesAccess {
 
   /** Synchronous `canRead`; throws AsyncEvaluationRequired when the rules call `%function`. */
   canReadSync(doc: RuleDocument, options: { search?: boolean } = {}): ReadDecision {
+    if (!this.explain && !this.rules.async && options.search !== true) {
+      // The hot path: what the request alone decides is settled once (read-plan.ts).
+      const plan = (this.readPlan ??= buildReadPlan(this.rules.roles, this.base, this.cache));
+      const ctx = this.scratch;
+      ctx.root = doc;
+      ctx.prevRoot = doc;
+      return readWithPlan(plan, doc, ctx, this.copy);
+    }
     // A synchronous pass runs to completion before anything else can, so one context object is reused.
     return this.readFlow(syncEvaluator, this.cache, doc, options.search === true, this.scratch);
   }

@@ -52,7 +52,7 @@ function settle(trace: DecisionTrace | undefined, decidedBy: string, reason: str
 }
 
 /** Whether the role's document filters let it see the document (write implies read). */
-function documentFiltersAllowRead(ev: Evaluator, role: CompiledRole, ctx: EvaluationContext, trace: DecisionTrace | undefined): boolean {
+export function documentFiltersAllowRead(ev: Evaluator, role: CompiledRole, ctx: EvaluationContext, trace: DecisionTrace | undefined): boolean {
   const filters = role.documentFilters;
   if (!filters || (!filters.read && !filters.write)) return true;
   // An undefined read filter means true without Sync (decision 0010, conflict 1).
@@ -81,38 +81,50 @@ export function readDocument(
     settle(trace, 'apply_when', 'hidden: no role applies');
     return { role, document: undefined };
   }
+  return { role, document: readAs(ev, role, doc, ctx, search, trace) };
+}
+
+/** The read flow once `role` applies: the visible document, or undefined when it is hidden. */
+export function readAs(
+  ev: Evaluator,
+  role: CompiledRole,
+  doc: RuleDocument,
+  ctx: EvaluationContext,
+  search: boolean,
+  trace: DecisionTrace | undefined,
+): RuleDocument | undefined {
   if (search) {
     // `search` defaults to true (decision 0010, conflict 2).
     const allowed = ev.optional(role.search, ctx, trace, role.labels.search) ?? true;
     if (!allowed) {
       settle(trace, role.labels.search, 'hidden: the role may not search');
-      return { role, document: undefined };
+      return undefined;
     }
   }
-  if (!documentFiltersAllowRead(ev, role, ctx, trace)) return { role, document: undefined };
+  if (!documentFiltersAllowRead(ev, role, ctx, trace)) return undefined;
 
   const read = ev.optional(role.read, ctx, trace, role.labels.read);
   if (read === true) {
     settle(trace, role.labels.read, 'visible: the role reads the whole document');
-    return { role, document: doc };
+    return doc;
   }
   const write = ev.optional(role.write, ctx, trace, role.labels.write);
   if (write === true) {
     settle(trace, role.labels.write, 'visible: write implies read');
-    return { role, document: doc };
+    return doc;
   }
   if (read === false) {
     settle(trace, role.labels.read, 'hidden: read is false and write is not true');
-    return { role, document: undefined };
+    return undefined;
   }
   if (!role.hasFieldRules) {
     settle(trace, role.labels.read, 'hidden: neither read nor write is true and the role has no field rules');
-    return { role, document: undefined };
+    return undefined;
   }
   const visible =
     role.staticFields && !trace ? staticVisibleFields(doc, role.staticFields) : visibleFields(ev, doc, role.fields, role.additionalFields, ctx, trace, true, '');
   settle(trace, role.labels.fields, 'visible: field-level read permissions');
-  return { role, document: visible };
+  return visible;
 }
 
 /** Sets a key on a fresh object; `__proto__` (possible in parsed documents) stays an own key. */
@@ -121,14 +133,59 @@ function setField(out: Record<string, unknown>, key: string, value: unknown): vo
   else out[key] = value;
 }
 
-/** `visibleFields` when every field permission is a constant: a table lookup per field. */
-function staticVisibleFields(doc: RuleDocument, plan: StaticFieldPlan): Record<string, unknown> {
+/** True while no enumerable property has been added to Object.prototype (checked, not assumed). */
+function objectPrototypeIsClean(): boolean {
+  for (const key in Object.prototype) if (key !== undefined) return false;
+  return true;
+}
+
+/**
+ * `visibleFields` when every field permission is a constant: a table lookup per field. With `copy`, the
+ * object values kept are copied (see RequestOptions.copy).
+ */
+export function staticVisibleFields(doc: RuleDocument, plan: StaticFieldPlan, copy?: (value: unknown) => unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  const exceptions = plan.exceptions;
+  const proto: unknown = Object.getPrototypeOf(doc);
+  if (exceptions !== undefined && (proto === null || (proto === Object.prototype && objectPrototypeIsClean()))) {
+    // `for...in` walks the own keys without allocating a key array; with no enumerable inherited
+    // property it sees exactly Object.keys(doc), in the same order.
+    const others = plan.others;
+    const count = exceptions.length;
+    for (const key in doc) {
+      let readable = others;
+      for (let i = 0; i < count; i++) {
+        if (exceptions[i] === key) {
+          readable = !others;
+          break;
+        }
+      }
+      if (!readable && key !== '_id') continue;
+      const value = doc[key];
+      setField(out, key, copy !== undefined && typeof value === 'object' && value !== null ? copy(value) : value);
+    }
+    return out;
+  }
   const fields = plan.fields;
   for (const key of Object.keys(doc)) {
-    if (key === '_id' || (fields[key] ?? plan.others)) setField(out, key, doc[key]);
+    if (key !== '_id' && !(fields[key] ?? plan.others)) continue;
+    const value = doc[key];
+    setField(out, key, copy !== undefined && typeof value === 'object' && value !== null ? copy(value) : value);
   }
   return out;
+}
+
+/**
+ * The visible document made to share no object with `doc`: `visible` is `doc` itself or a fresh copy
+ * of its top level (whose values may still be `doc`'s), as the read flow returns them.
+ */
+export function ownedCopy(doc: RuleDocument, visible: RuleDocument, copy: (value: unknown) => unknown): RuleDocument {
+  if (visible === doc) return copy(doc) as RuleDocument;
+  for (const key of Object.keys(visible)) {
+    const value = visible[key];
+    if (typeof value === 'object' && value !== null) setField(visible, key, copy(value));
+  }
+  return visible;
 }
 
 /**
