@@ -211,6 +211,26 @@ describe('client GraphQL endpoint', () => {
     });
   });
 
+  describe('transactions', () => {
+    it('commits the mutations of one operation together, later ones seeing earlier ones', async () => {
+      const result = await client.request<{ a: { name: string }; b: { stock: number }; c: { name: string; category_code: { label: string } } }>(
+        `mutation { a: insertOneProduct(data: { name: "tx one", owner_id: "${owner.userId}", stock: 1 }) { name } b: updateOneProduct(query: { name: "tx one" }, set: { stock_inc: 1 }) { stock } c: updateOneProduct(query: { name: "tx one" }, set: { category_code: { create: { code: "tx", label: "Tx" } } }) { name category_code { label } } }`,
+      );
+      expect(result).toEqual({ a: { name: 'tx one' }, b: { stock: 2 }, c: { name: 'tx one', category_code: { label: 'Tx' } } });
+      expect(await seed().collection('products').findOne({ name: 'tx one' })).toMatchObject({ stock: 2, category_code: 'tx' });
+      await client.request(`mutation { deleteOneProduct(query: { name: "tx one" }) { name } deleteOneCategory(query: { code: "tx" }) { code } }`);
+    });
+
+    it('rolls back every mutation of the operation when one is refused', async () => {
+      const result = await lenient.rawRequest<{ a: unknown; b: unknown }>(
+        `mutation { a: insertOneProduct(data: { name: "tx kept?", owner_id: "${owner.userId}" }) { name } b: insertOneProduct(data: { name: "tx forged", owner_id: "${other.userId}", visibility: "public" }) { name } }`,
+      );
+      expect(result.errors?.map((e) => e.message)).toEqual(['insert not permitted']);
+      expect(result.data).toEqual({ a: null, b: null });
+      expect(await seed().collection('products').countDocuments({ name: { $in: ['tx kept?', 'tx forged'] } })).toBe(0);
+    });
+  });
+
   describe('rules', () => {
     it('leaves out hidden documents and answers null for withheld fields', async () => {
       const result = await client.request<{ products: Array<{ name: string; secret: string | null }> }>(`{ products(query: { stock_gte: 500 }) { name secret } }`);

@@ -3,3 +3,4 @@ export * from './data-access.error';
 export * from './data-access.service';
 export * from './namespace-rules';
 export * from './restrictions';
+export * from './user-transaction';

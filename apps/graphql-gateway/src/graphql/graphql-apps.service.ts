@@ -6,7 +6,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { DataAccessApp } from '@tessera/data-access';
 import { buildGraphqlModel, buildGraphqlSchema, type GraphqlModel } from '@tessera/graphql-schema';
-import { NoSchemaIntrospectionCustomRule } from 'graphql/index.js';
+import { type DocumentNode, type ExecutionResult, getOperationAST, NoSchemaIntrospectionCustomRule, OperationTypeNode } from 'graphql/index.js';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { appServicesLimits } from './graphql-limits';
 import { GraphqlEndpointError, toClientError } from './graphql.error';
@@ -58,6 +58,14 @@ export class GraphqlApps {
         if (!model.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);
       },
     };
+    const executor = this.executor;
+    const transactions: Plugin = {
+      onExecute({ args, executeFn, setExecuteFn }) {
+        if (getOperationAST(args.document as DocumentNode, args.operationName as string | undefined)?.operation !== OperationTypeNode.MUTATION) return;
+        const context = args.contextValue as unknown as GraphqlRequestContext;
+        setExecuteFn((executeArgs) => executor.inTransaction(context, async () => (await executeFn(executeArgs)) as ExecutionResult));
+      },
+    };
     const yoga = createYoga<GraphqlServerContext, Record<string, never>>({
       schema,
       graphqlEndpoint: `/api/client/v2.0/app/${clientAppId}/graphql`,
@@ -65,7 +73,7 @@ export class GraphqlApps {
       landingPage: false,
       logging: false,
       parserAndValidationCache: true,
-      plugins: [rules],
+      plugins: [rules, transactions],
       context: ({ graphql }) => graphql as unknown as Record<string, never>,
       maskedErrors: { maskError: (error) => toClientError(error, (internal) => this.logger.error(internal)) },
     });

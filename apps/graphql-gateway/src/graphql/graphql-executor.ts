@@ -5,7 +5,7 @@
  */
 import { Injectable, Optional } from '@nestjs/common';
 import { type Caller, type JsonValue, type RequestMetadata, Subjects } from '@tessera/contracts';
-import { DataAccess, type DataAccessApp } from '@tessera/data-access';
+import { DataAccess, type DataAccessApp, UserTransactions, type UserTransactionScope } from '@tessera/data-access';
 import {
   ArgumentTranslator,
   type CollectionModel,
@@ -18,7 +18,7 @@ import {
 import { decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
 import type { RuleUser } from '@tessera/rules';
 import { ObjectId } from 'bson';
-import type { GraphQLResolveInfo } from 'graphql/index.js';
+import type { ExecutionResult, GraphQLResolveInfo } from 'graphql/index.js';
 import { GraphqlEndpointError, GraphqlErrorCode } from './graphql.error';
 import { RelationshipBatches } from './relationship-batches';
 
@@ -34,20 +34,54 @@ export interface GraphqlRequestContext {
   metadata: RequestMetadata;
   translator: ArgumentTranslator;
   batches: RelationshipBatches;
-  /** Data-access operations this request ran (tests and the benchmark read it). */
-  operations: number;
+  /**
+   * Mutable per-request state, held by reference because graphql-yoga copies the context object:
+   * the data-access operations run, and while a mutation operation runs, its one transaction.
+   */
+  state: { operations: number; transaction?: UserTransactionScope };
 }
+
+/** Thrown inside the transaction to roll it back when any mutation of the operation failed. */
+class RollBack extends Error {}
 
 @Injectable()
 export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> {
   constructor(
     private readonly dataAccess: DataAccess,
+    private readonly transactions: UserTransactions,
     @Optional() private readonly bus?: MessageBus,
   ) {}
 
+  /**
+   * Runs a mutation operation in one transaction (reference A.1: if any operation fails, nothing is
+   * committed): a failed mutation rolls back the others, whose results are then answered as null. Apps
+   * whose collections span several data sources run each mutation in its own transaction instead.
+   * Custom resolvers' functions run in the function runtime, outside this transaction.
+   */
+  async inTransaction(context: GraphqlRequestContext, execute: () => Promise<ExecutionResult>): Promise<ExecutionResult> {
+    const services = new Set(context.model.collections.map((c) => c.service));
+    if (services.size !== 1) return execute();
+    const [service] = [...services];
+    let result: ExecutionResult | undefined;
+    try {
+      await this.transactions.run(context.app, service, context.user, async (scope) => {
+        context.state.transaction = scope;
+        result = await execute();
+        if (result.errors?.length) throw new RollBack();
+      });
+    } catch (error) {
+      if (!(error instanceof RollBack) || !result) throw error;
+      const data = result.data ? Object.fromEntries(Object.keys(result.data).map((key) => [key, null])) : result.data;
+      return { ...result, data };
+    } finally {
+      context.state.transaction = undefined;
+    }
+    return result as ExecutionResult;
+  }
+
   /** A fresh request context: the translator and batches belong to one request and its user. */
   contextFor(app: DataAccessApp, model: GraphqlModel, user: RuleUser, caller: Caller, metadata: RequestMetadata): GraphqlRequestContext {
-    const context = { app, model, user, caller, metadata, operations: 0 } as GraphqlRequestContext;
+    const context = { app, model, user, caller, metadata, state: { operations: 0 } } as GraphqlRequestContext;
     context.translator = new ArgumentTranslator(model, {
       foreignKeys: async (field, target, filter) => {
         const key = field.relationship?.foreignKey ?? '_id';
@@ -138,7 +172,8 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
   }
 
   private run(context: GraphqlRequestContext, c: CollectionModel, action: string, args: Doc): Promise<unknown> {
-    context.operations += 1;
+    context.state.operations += 1;
+    if (context.state.transaction) return context.state.transaction.execute({ action, database: c.database, collection: c.collection, args });
     return this.dataAccess.execute({
       app: context.app,
       service: c.service,

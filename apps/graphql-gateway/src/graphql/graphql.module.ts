@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DataAccess } from '@tessera/data-access';
+import { DataAccess, UserTransactions } from '@tessera/data-access';
 import { DataSources } from '@tessera/platform';
 import { GraphqlApps } from './graphql-apps.service';
 import { ClientApiGraphqlAuthenticator, GraphqlAuthenticator } from './graphql-authenticator';
@@ -17,6 +17,7 @@ import { GraphqlExecutor } from './graphql-executor';
     GraphqlApps,
     GraphqlExecutor,
     { provide: DataAccess, useFactory: (dataSources: DataSources) => new DataAccess(dataSources), inject: [DataSources] },
+    { provide: UserTransactions, useFactory: (dataSources: DataSources) => new UserTransactions(dataSources), inject: [DataSources] },
     { provide: GraphqlAuthenticator, useClass: ClientApiGraphqlAuthenticator },
   ],
 })
