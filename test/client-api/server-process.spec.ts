@@ -135,7 +135,7 @@ describe('client API against the server process', () => {
     expect(login.headers.get('content-type')).toBe('application/json');
     const tokens = (await login.json()) as Record<string, string>;
     expect(Object.keys(tokens).sort()).toEqual(['access_token', 'device_id', 'refresh_token', 'user_id']);
-    for (const token of [tokens['access_token']!, tokens['refresh_token']!]) expect(claimsOf(token)).toEqual(expect.objectContaining({ exp: expect.any(Number), iat: expect.any(Number) }));
+    for (const token of [tokens['access_token'], tokens['refresh_token']]) expect(claimsOf(token)).toEqual(expect.objectContaining({ exp: expect.any(Number), iat: expect.any(Number) }));
     const profile = await fetch(`${api}/auth/profile`, { headers: { ...core, authorization: `Bearer ${tokens['access_token']}` } });
     expect(await profile.json()).toMatchObject({ user_id: tokens['user_id'], identities: [{ provider_type: 'anon-user' }], data: {} });
     const key = await fetch(`${api}/auth/api_keys`, { method: 'POST', headers: { ...core, authorization: `Bearer ${tokens['refresh_token']}` }, body: JSON.stringify({ name: 'core-key' }) });
