@@ -54,7 +54,23 @@ class Parser {
   private lastOffset = 0;
   private lastIntern = 0;
   /** Where the last String, Binary or Link payload sat (see ./identity); only SetErase records it. */
-  private lastPosition: (() => string) | null = null;
+  private posKind = '';
+  private posA = 0;
+  private posB = 0;
+  private posKey: PrimaryKey | null = null;
+
+  private setPosition(kind: string, a: number, b: number, key: PrimaryKey | null): void {
+    this.posKind = kind;
+    this.posA = a;
+    this.posB = b;
+    this.posKey = key;
+  }
+
+  private position(): string {
+    if (this.posKind !== 'l') return `${this.posKind}${this.posA}:${this.posB}`;
+    const key = this.posKey;
+    return `l${this.posA}/${key?.type === 'String' ? `#${this.posB}` : key ? primaryKeyString(key) : ''}`;
+  }
 
   rawString(): string {
     const size = this.r.int('uint64');
@@ -145,14 +161,13 @@ class Parser {
       }
       case 'String': {
         const value = this.rawString();
-        this.lastPosition = () => `s${this.lastOffset}:${this.bufferSize - this.lastOffset}`;
+        this.setPosition('s', this.lastOffset, this.bufferSize - this.lastOffset, null);
         return { type, value };
       }
       case 'Binary': {
         const size = r.int('uint64');
         if (typeof size !== 'number') bad('invalid binary length');
-        const offset = this.bufferSize;
-        this.lastPosition = () => `b${offset}:${size}`;
+        this.setPosition('b', this.bufferSize, size, null);
         this.bufferSize += size;
         return { type, value: r.take(size).slice() };
       }
@@ -177,8 +192,7 @@ class Parser {
         const table = this.intern();
         const tableIndex = this.lastIntern;
         const key = this.primaryKey();
-        const keyIntern = this.lastIntern;
-        this.lastPosition = () => `l${tableIndex}/${key.type === 'String' ? `#${keyIntern}` : primaryKeyString(key)}`;
+        this.setPosition('l', tableIndex, this.lastIntern, key);
         return { type, table, key };
       }
       case 'Null':
@@ -302,9 +316,8 @@ class Parser {
       }
       case 'SetErase': {
         const base = this.pathInstr();
-        this.lastPosition = null;
         const value = this.payload();
-        if (this.lastPosition) payloadPositions.set(value, (this.lastPosition as () => string)());
+        if (value.type === 'String' || value.type === 'Binary' || value.type === 'Link') payloadPositions.set(value, this.position());
         return { type, ...base, value };
       }
     }
