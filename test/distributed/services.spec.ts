@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { Subjects } from '@tessera/contracts';
+import { JetStreamEvents } from '@tessera/messaging';
 import { eventually, findNatsServer, natsSkipReason } from '@tessera/testing';
 import { AdminSession, zipText } from '../admin-api/admin-session';
 import * as Realm from 'realm-web';
@@ -171,11 +173,24 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
       expect((await sum(gateway, user.access_token)).body).toEqual({ $numberInt: '3' });
     }, 60_000);
 
-    it('reconnects every service after the NATS server restarts mid-stream', async () => {
+    it('reconnects every service after the NATS server restarts mid-stream; document changes in the stream survive it', async () => {
       const gateway = cluster.one('graphql-gateway').url;
       const user = await anonymousLogin(gateway, clientAppId);
       expect((await sum(gateway, user.access_token)).status).toBe(200);
-      await cluster.nats.restart();
+      // The services created the DATASTORE_CHANGES stream at boot; a trigger-like consumer group reads it.
+      const events = await JetStreamEvents.connect({ url: cluster.nats.url, connection: { reconnectTimeWait: 100 } });
+      const handled: string[] = [];
+      const change = (n: number) => ({ service: 'mongodb-atlas', db: 'shop', coll: 'notes', operationType: 'insert' as const, documentKey: { _id: `note-${n}` }, resumeToken: { n: `${n}` } });
+      try {
+        await events.consume({ stream: 'DATASTORE_CHANGES', durable: 'e2e-triggers', subject: Subjects.DatastoreDocumentChanged, handler: (event) => void handled.push(event.documentKey['_id'] as string) });
+        for (const n of [1, 2, 3, 4, 5]) await events.publish(Subjects.DatastoreDocumentChanged, change(n), { messageId: `note-${n}`, retryForMs: 1_000 });
+        await cluster.nats.restart();
+        for (const n of [6, 7, 8, 9, 10]) await events.publish(Subjects.DatastoreDocumentChanged, change(n), { messageId: `note-${n}`, retryForMs: 20_000 });
+        await eventually(async () => expect(await events.lag('DATASTORE_CHANGES', 'e2e-triggers')).toMatchObject({ pending: 0, ackPending: 0 }), { timeoutMs: 20_000, intervalMs: 200 });
+        expect([...handled].sort()).toEqual(['note-1', 'note-10', 'note-2', 'note-3', 'note-4', 'note-5', 'note-6', 'note-7', 'note-8', 'note-9']);
+      } finally {
+        await events.close();
+      }
       await eventually(async () => expect((await sum(gateway, user.access_token)).status).toBe(200), { timeoutMs: 20_000, intervalMs: 200 });
       // Deploy events flow again too: a push reaches the runtime.
       expect((await admin.push(appId, distributedApp('dist', 'salut'))).status).toBe(204);

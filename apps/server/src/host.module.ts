@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { AdminApiModule } from '@tessera/admin-api';
 import { FunctionRuntimeServiceModule } from '@tessera/function-runtime';
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
-import { MessagingModule, type MessagingOptions } from '@tessera/messaging';
+import { DurableEventsModule, MessagingModule, type MessagingOptions } from '@tessera/messaging';
 import { PlatformModule } from '@tessera/platform';
 import type { ServiceName, Settings } from '@tessera/settings';
 import { traceLogFields } from '@tessera/telemetry';
@@ -39,6 +39,8 @@ export class HostModule {
             quietReqLogger: true,
           },
         }),
+        // Distributed: durable events (document changes) through JetStream streams, created at boot.
+        ...(settings.mode === 'distributed' ? [DurableEventsModule.forRoot({ url: settings.natsUrl, name: `tessera-${settings.services.join('+')}-events` })] : []),
         ...services,
       ],
     };

@@ -15,3 +15,4 @@ export * from './nats/nats.client';
 export * from './nats/nats.server';
 export * from './outbound-message';
 export * from './jetstream/durable-events';
+export * from './jetstream/durable-events.module';
