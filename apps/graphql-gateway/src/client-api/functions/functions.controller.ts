@@ -76,7 +76,10 @@ async function sendEventStream(reply: FastifyReply, events: AsyncIterable<unknow
   const closed = new Promise<'closed'>((resolve) => raw.once('close', () => resolve('closed')));
   try {
     for (;;) {
-      const next = await Promise.race([iterator.next(), closed]);
+      const pending = iterator.next();
+      // When the client leaves first, closing the feed may reject this read: nobody waits for it then.
+      pending.catch(() => undefined);
+      const next = await Promise.race([pending, closed]);
       if (next === 'closed' || next.done) break;
       raw.write(`data: ${escapeEventData(EJSON.stringify(next.value, { relaxed: false }))}\n\n`);
     }
