@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkPartitionValue } from '@tessera/platform';
 import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { AdminSession, canonicalJson } from './admin-session';
 
 type ErrorBody = { error: string; error_code: string; violations?: { file: string; path: string; rule: string; message: string }[] };
-type SyncState = { everEnabled: boolean; enabled: boolean; lastDisabled?: number; resetEpoch: number; clientResetRequiredSince?: number; partition?: { key: string } };
+type SyncState = { everEnabled: boolean; enabled: boolean; lastDisabled?: number; resetEpoch: number; clientResetRequiredSince?: number; partition?: { key: string; type: string } };
 
 const permissions = { read: { '%%partition': '%%user.id' }, write: { '%%partition': '%%user.id' } };
 const enabledSync = (key: string, type = 'string', extra: Record<string, unknown> = {}) => ({ sync: { type: 'partition', state: 'enabled', database_name: 'app', partition: { key, type, permissions }, ...extra } });
@@ -120,6 +121,17 @@ describe('admin API: sync configuration and its state machine', () => {
     const reenabled = await patch(todo._id, serviceId, enabledSync('owner_id', 'string', { database_name: 'todo' }));
     expect(reenabled.status, JSON.stringify(reenabled.body)).toBe(200);
     expect(syncState(todo._id)).toMatchObject({ everEnabled: true, enabled: true, resetEpoch: 1, partition: { key: 'owner_id' } });
+  });
+
+  it('gives the spec 7 error for a partition value of the wrong type, from the sync state the admin API recorded', async () => {
+    const { appId } = await importedSyncApp('bind-check');
+    const { partition } = syncState(appId);
+    expect(partition).toEqual({ key: 'owner_id', type: 'string' });
+    expect(checkPartitionValue(partition!.type, '"user-1"')).toBeUndefined();
+    expect(checkPartitionValue(partition!.type, '{"$oid":"65a000000000000000000001"}')).toEqual({
+      errorCode: 'ErrorIllegalStorePath',
+      message: 'attempted to bind on illegal partition, expected partition to have type string but found objectId',
+    });
   });
 
   it.each([

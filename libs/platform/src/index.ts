@@ -17,3 +17,4 @@ export * from './template-store';
 export * from './data-sources';
 export * from './admin-api-keys';
 export * from './app-users';
+export * from './partition-value';
