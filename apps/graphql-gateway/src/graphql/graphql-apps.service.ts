@@ -22,9 +22,6 @@ export interface GraphqlAppEntry {
   yoga: YogaServerInstance<GraphqlServerContext, Record<string, never>>;
 }
 
-/** Parsed and validated documents kept per app deployment (LRU by query text). */
-export const DOCUMENT_CACHE_SIZE = 1000;
-
 @Injectable()
 export class GraphqlApps {
   private readonly logger = new Logger('GraphqlApps');
@@ -72,6 +69,7 @@ export class GraphqlApps {
       graphiql: false,
       landingPage: false,
       logging: false,
+      // yoga's LRU (1,024 entries) of parsed documents and validation results, keyed by query text.
       parserAndValidationCache: true,
       plugins: [rules, transactions],
       context: ({ graphql }) => graphql as unknown as Record<string, never>,
