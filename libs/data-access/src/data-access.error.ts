@@ -1,4 +1,4 @@
-import { TesseraError } from '@tessera/domain';
+import { CodedError } from '@tessera/domain';
 
 export enum DataAccessErrorCode {
   /** Malformed arguments for the action, or a selector or stage that only system functions may use. */
@@ -9,19 +9,14 @@ export enum DataAccessErrorCode {
   SystemOnly = 'ExecutionPermissionDenied',
 }
 
-const statuses: Record<string, number> = {
-  InvalidParameter: 400,
-  ServiceCommandNotFound: 404,
-  ExecutionPermissionDenied: 403,
+const statuses: Record<DataAccessErrorCode, number> = {
+  [DataAccessErrorCode.InvalidParameter]: 400,
+  [DataAccessErrorCode.ServiceCommandNotFound]: 404,
+  [DataAccessErrorCode.SystemOnly]: 403,
 };
 
-export class DataAccessError extends TesseraError {
-  readonly httpStatus: number;
-  constructor(
-    readonly errorCode: DataAccessErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.httpStatus = statuses[errorCode] ?? 400;
+export class DataAccessError extends CodedError<DataAccessErrorCode> {
+  constructor(code: DataAccessErrorCode, message: string) {
+    super(code, message, statuses);
   }
 }

@@ -29,3 +29,21 @@ export interface ErrorBody {
 export function isTesseraError(value: unknown): value is TesseraError {
   return value instanceof TesseraError;
 }
+
+/**
+ * A TesseraError whose HTTP status follows from its code through the feature's table, so a feature
+ * declares its codes and statuses once: `class FooError extends CodedError<FooErrorCode> { constructor(code, message) { super(code, message, fooStatuses); } }`.
+ */
+export abstract class CodedError<Code extends string> extends TesseraError {
+  readonly httpStatus: number;
+
+  constructor(
+    readonly errorCode: Code,
+    message: string,
+    statuses: Readonly<Record<Code, number>>,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.httpStatus = statuses[errorCode];
+  }
+}

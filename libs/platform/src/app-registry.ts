@@ -1,6 +1,6 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TesseraError } from '@tessera/domain';
+import { CodedError } from '@tessera/domain';
 import { newClientAppId, newObjectIdHex } from './ids';
 import { readJsonFile, writeJsonFile } from './json-file';
 
@@ -41,14 +41,9 @@ export enum AppRegistryErrorCode {
   AppExists = 'AppExists',
 }
 
-export class AppRegistryError extends TesseraError {
-  readonly httpStatus: number;
-  constructor(
-    readonly errorCode: AppRegistryErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.httpStatus = errorCode === AppRegistryErrorCode.AppNotFound ? 404 : 409;
+export class AppRegistryError extends CodedError<AppRegistryErrorCode> {
+  constructor(code: AppRegistryErrorCode, message: string) {
+    super(code, message, { [AppRegistryErrorCode.AppNotFound]: 404, [AppRegistryErrorCode.AppExists]: 409 });
   }
 }
 

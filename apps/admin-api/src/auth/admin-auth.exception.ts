@@ -1,4 +1,4 @@
-import { TesseraError } from '@tessera/domain';
+import { CodedError } from '@tessera/domain';
 
 export enum AdminAuthErrorCode {
   InvalidSession = 'InvalidSession',
@@ -14,13 +14,8 @@ const statuses: Record<AdminAuthErrorCode, number> = {
   [AdminAuthErrorCode.BadRequest]: 400,
 };
 
-export class AdminAuthError extends TesseraError {
-  readonly httpStatus: number;
-  constructor(
-    readonly errorCode: AdminAuthErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.httpStatus = statuses[errorCode];
+export class AdminAuthError extends CodedError<AdminAuthErrorCode> {
+  constructor(code: AdminAuthErrorCode, message: string) {
+    super(code, message, statuses);
   }
 }
