@@ -8,6 +8,7 @@
  * BENCH_SECONDS (default 5) per measurement, BENCH_CONCURRENCY (default 16) calls in flight.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 import { findNatsServer, makeTempDir, natsSkipReason, startNatsServer, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { zipSync } from 'fflate';
 
@@ -95,10 +96,10 @@ async function standalone(): Promise<Result> {
   }
 }
 
-async function distributed(): Promise<Result[]> {
+async function distributed(options: { label?: string; env?: Record<string, string>; replicas?: 1 | 2 } = {}): Promise<Result[]> {
   const nats = await startNatsServer();
   const dataDir = makeTempDir('tessera-bench-distributed-');
-  const env = { TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64') };
+  const env = { TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'), ...options.env };
   const processes: ServerProcess[] = [];
   const start = async (service: string): Promise<ServerProcess> => {
     const started = await startServerProcess({ env: { ...env, TESSERA_SERVICES: service }, timeoutMs: 90_000 });
@@ -109,15 +110,27 @@ async function distributed(): Promise<Result[]> {
     const admin = await start('admin-api');
     const [gateway] = await Promise.all([start('graphql-gateway'), start('function-runtime')]);
     const clientAppId = await deployApp(admin.url);
-    const one = await measure('distributed, 1 runtime replica', gateway.url, clientAppId);
+    const one = await measure(`distributed, 1 runtime replica${options.label ?? ''}`, gateway.url, clientAppId);
+    if (options.replicas === 1) return [one];
     await start('function-runtime');
-    const two = await measure('distributed, 2 runtime replicas', gateway.url, clientAppId);
+    const two = await measure(`distributed, 2 runtime replicas${options.label ?? ''}`, gateway.url, clientAppId);
     return [one, two];
   } finally {
     await Promise.all(processes.map((process) => process.stop()));
     await nats.stop();
     dataDir.remove();
   }
+}
+
+/** An OTLP/HTTP endpoint that accepts and discards spans (the cost measured is the services', not a collector's). */
+async function spanSink(): Promise<{ url: string; close(): void }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  return { url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, close: () => server.close() };
 }
 
 async function main(): Promise<void> {
@@ -128,8 +141,16 @@ async function main(): Promise<void> {
     return;
   }
   const [one, two] = await distributed();
+  const sink = await spanSink();
+  const ratio = process.env['BENCH_TRACE_RATIO'] ?? '1';
+  let traced: Result | undefined;
+  try {
+    [traced] = await distributed({ label: `, tracing (ratio ${ratio})`, env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER_ARG: ratio }, replicas: 1 });
+  } finally {
+    sink.close();
+  }
   console.log(
-    `ratio: distributed/standalone ${(one.callsPerSecond / alone.callsPerSecond).toFixed(2)} (1 runtime), ${(two.callsPerSecond / alone.callsPerSecond).toFixed(2)} (2 runtimes); 2 runtimes/1 runtime ${(two.callsPerSecond / one.callsPerSecond).toFixed(2)}`,
+    `ratio: distributed/standalone ${(one.callsPerSecond / alone.callsPerSecond).toFixed(2)} (1 runtime), ${(two.callsPerSecond / alone.callsPerSecond).toFixed(2)} (2 runtimes); 2 runtimes/1 runtime ${(two.callsPerSecond / one.callsPerSecond).toFixed(2)}; traced/untraced ${((traced?.callsPerSecond ?? 0) / one.callsPerSecond).toFixed(2)}`,
   );
 }
 

@@ -61,7 +61,7 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     const gateway = cluster.one('graphql-gateway').url;
     const alice = await realmApp(gateway, clientAppId).logIn(Realm.Credentials.anonymous(false));
     const bob = await realmApp(gateway, clientAppId).logIn(Realm.Credentials.anonymous(false));
-    const notes = (user: Realm.User) => user.mongoClient('mongodb-atlas').db('shop').collection<{ owner_id: string; text: string }>('notes');
+    const notes = (user: Realm.User) => user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: unknown; owner_id: string; text: string }>('notes');
     await notes(alice).insertOne({ owner_id: alice.id, text: 'alice was here' });
     await notes(bob).insertOne({ owner_id: bob.id, text: 'bob was here' });
     expect((await notes(alice).find({})).map((note) => note.text)).toEqual(['alice was here']);
