@@ -147,6 +147,16 @@ describe('client API auth with realm-web', () => {
     expect(viaPassword.id).toBe(user.id);
   });
 
+  it('refuses to link an identity that belongs to another user, and to link an anonymous identity', async () => {
+    const app = realmApp(host.url, clientAppId);
+    await app.emailPasswordAuth.registerUser({ email: 'owned@example.com', password: 'owned-one' });
+    await app.logIn(Realm.Credentials.emailPassword('owned@example.com', 'owned-one'));
+    const other = await realmApp(host.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
+    expect(await failureOf(other.linkCredentials(Realm.Credentials.emailPassword('owned@example.com', 'owned-one')))).toMatchObject({ statusCode: 409 });
+    const person = await realmApp(host.url, clientAppId).logIn(Realm.Credentials.function({ username: 'linker' }));
+    expect(await failureOf(person.linkCredentials(Realm.Credentials.anonymous(false)))).toMatchObject({ statusCode: 400 });
+  });
+
   it('refreshes an expired access token and retries the call', async () => {
     const app = realmApp(host.url, clientAppId);
     const user = await app.logIn(Realm.Credentials.anonymous(false));

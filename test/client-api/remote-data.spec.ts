@@ -199,6 +199,21 @@ describe('client API functions and remote data access with realm-web', () => {
     }
   });
 
+  it('applies a watch filter to the change events', async () => {
+    const user = await login();
+    const logs = user.mongoClient('mongodb-atlas').db('chat').collection<{ _id: ObjectId; level: string }>('logs');
+    const stream = logs.watch({ filter: { operationType: 'insert', 'fullDocument.level': 'error' } });
+    const first = stream.next();
+    let round = 0;
+    const writes = setInterval(() => void logs.insertOne({ level: ++round % 2 === 0 ? 'error' : 'info' }), 50);
+    try {
+      expect(((await first).value as { fullDocument: { level: string } }).fullDocument.level).toBe('error');
+    } finally {
+      clearInterval(writes);
+      await stream.return(undefined);
+    }
+  });
+
   it('streams only the watched ids, and takes the token from baas_at as realm-core sends it', async () => {
     const user = await login();
     const notes = user.mongoClient('mongodb-atlas').db('chat').collection<{ _id: string; text: string }>('notes');

@@ -180,8 +180,7 @@ export class AuthService {
 
   private async link(app: ClientApp, user: AppUser, provider: AuthProvider, identity: ProviderIdentity): Promise<AppUser> {
     if (provider.type === 'anon-user') throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: an anonymous identity cannot be linked to a user');
-    if (identity.userId) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: API keys log in as their owner and cannot be linked');
-    const owner = await app.users.userByIdentity(provider.type, identity.id);
+    const owner = identity.userId ? await app.users.findUser(identity.userId) : await app.users.userByIdentity(provider.type, identity.id);
     if (owner && owner._id !== user._id) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: the identity already belongs to a different user', { httpStatus: 409 });
     if (!owner && !(await app.users.addIdentity(user._id, this.identityRecord(provider, identity)))) {
       throw new ClientApiError(ClientApiErrorCode.BadRequest, 'linking forbidden: the identity already belongs to a different user', { httpStatus: 409 });
