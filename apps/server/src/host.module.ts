@@ -4,6 +4,7 @@ import { FunctionRuntimeServiceModule } from '@tessera/function-runtime';
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { DurableEventsModule, MessagingModule, type MessagingOptions } from '@tessera/messaging';
 import { PlatformModule } from '@tessera/platform';
+import { SyncServiceModule } from '@tessera/sync-service';
 import type { ServiceName, Settings } from '@tessera/settings';
 import { traceLogFields } from '@tessera/telemetry';
 import { LoggerModule } from 'nestjs-pino';
@@ -14,7 +15,7 @@ const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> =
   'admin-api': AdminApiModule,
   'graphql-gateway': GraphqlGatewayModule,
   'function-runtime': FunctionRuntimeServiceModule,
-  'sync-service': undefined,
+  'sync-service': SyncServiceModule,
 };
 
 /** The root module of a Tessera process: the platform, logging, and the services this process runs. */

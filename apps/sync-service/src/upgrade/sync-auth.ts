@@ -1,0 +1,40 @@
+/**
+ * Checks the `baas_at` access token of a sync upgrade the way the client API checks bearer tokens: the
+ * app's own key, an access token of that app, a live refresh session and an enabled user. Answers with
+ * the HTTP status realm-core reacts to (401: refresh the user and retry; 403: log the user out).
+ */
+import { type AppUserStore, type SigningKeyStore, verifyJwt } from '@tessera/platform';
+import { type RuleUser } from '@tessera/rules';
+
+export type SyncAuthResult = { ok: true; user: RuleUser } | { ok: false; status: 401 | 403; message: string };
+
+interface AccessClaims {
+  sub: string;
+  typ?: unknown;
+  baas_app_id?: unknown;
+  baas_session_id?: unknown;
+}
+
+export async function authenticateSyncUser(token: string | undefined, appId: string, keys: SigningKeyStore, users: AppUserStore): Promise<SyncAuthResult> {
+  if (!token) return { ok: false, status: 401, message: 'missing access token' };
+  const verified = verifyJwt(token, await keys.get(`app-${appId}`));
+  if (!verified.valid) return { ok: false, status: 401, message: verified.reason === 'expired' ? 'access token expired' : 'invalid session' };
+  const claims = verified.claims as AccessClaims;
+  if (claims.typ !== 'access' || claims.baas_app_id !== appId || typeof claims.baas_session_id !== 'string') {
+    return { ok: false, status: 401, message: 'invalid session' };
+  }
+  const session = await users.findSession(claims.baas_session_id);
+  if (!session || session.userId !== claims.sub || session.expiresAt.getTime() <= Date.now()) return { ok: false, status: 401, message: 'invalid session' };
+  const user = await users.findUser(claims.sub);
+  if (!user) return { ok: false, status: 401, message: 'user not found' };
+  if (user.disabled) return { ok: false, status: 403, message: 'user disabled' };
+  return {
+    ok: true,
+    user: {
+      id: user._id,
+      type: user.type,
+      data: { ...user.data },
+      identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type })),
+    },
+  };
+}
