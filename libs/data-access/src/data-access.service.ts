@@ -392,8 +392,13 @@ class UserOperation {
       out.push(project ? project(decision.document) : decision.document);
       return options.limit !== undefined && options.limit > 0 && out.length >= options.limit;
     };
+    if (sync && !options.limit && skip === 0 && !prepared.trace) {
+      // The common case: synchronous, and without a decision object per document (nothing to trace).
+      const visible = this.access.visibleDocumentsSync(await cursor.toArray());
+      return project ? visible.map((document) => project(document)) : visible;
+    }
     if (sync && !options.limit) {
-      // The common case stays synchronous per document: no promise per decision.
+      // Still synchronous per document: no promise per decision.
       for (const stored of await cursor.toArray()) accept(this.access.canReadSync(stored));
       return out;
     }

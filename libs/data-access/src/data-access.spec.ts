@@ -107,6 +107,17 @@ describe('DataAccess', () => {
     expect(await stored()).toEqual(before);
   });
 
+  it('traces every read decision when asked, and answers the same documents', async () => {
+    const traces: { operation: string; role: string | null; withheldFields: string[] }[] = [];
+    const traced = new DataAccess(dataSources, { onTrace: (trace) => traces.push(trace) });
+    const docs = await traced.execute({ app, service: 'mongodb-atlas', action: 'find', database: 'todo', collection: 'items', args: { sort: { _id: 1 } }, caller: alice });
+    expect(docs).toEqual(await call(alice, 'find', { sort: { _id: 1 } }));
+    expect(traces[0]).toMatchObject({ operation: 'filters' });
+    const reads = traces.filter((trace) => trace.operation === 'read');
+    expect(reads.map((trace) => trace.role)).toContain('owner');
+    expect(reads.find((trace) => trace.role === 'shared')?.withheldFields).toEqual(['shared', 'secret']);
+  });
+
   it('applies filters so a filtered-out document never appears, even to its owner', async () => {
     expect(await call(alice, 'findOne', { query: { _id: 5 } })).toBeNull();
     expect(await call(system, 'findOne', { query: { _id: 5 } })).toMatchObject({ summary: 'old' });

@@ -12,7 +12,7 @@ import { andQueries, applyFilterSet, compileFilter, type CompiledFilter, mergePr
 import { readableCondition } from '../filters/pushdown';
 import { type CompiledFieldRule, compileRole, type CompiledRole } from './compiled-role';
 import { type ApplyWhenCache, ownedCopy, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
-import { buildReadPlan, type ReadPlan, readWithPlan } from './read-plan';
+import { buildReadPlan, type ReadPlan, readWithPlan, visibleWithPlan } from './read-plan';
 import { type RuleSetConfig } from './rule-config';
 import { type Evaluator, type Flow, runAsync, runSync, syncEvaluator } from './steps';
 
@@ -286,6 +286,15 @@ export class RulesAccess {
     return decision;
   }
 
+  /**
+   * The hot path: for reads without explain, search or `%function`, what the request alone decides is
+   * settled once (read-plan.ts).
+   */
+  private planFor(search: boolean): ReadPlan | undefined {
+    if (this.explain || this.rules.async || search) return undefined;
+    return (this.readPlan ??= buildReadPlan(this.rules.roles, this.base, this.cache));
+  }
+
   /** Whether the document is visible, and the visible document (fields without read permission removed). */
   async canRead(doc: RuleDocument, options: { search?: boolean } = {}): Promise<ReadDecision> {
     return this.run(this.cached((ev, cache) => this.readFlow(ev, cache, doc, options.search === true)));
@@ -293,9 +302,8 @@ export class RulesAccess {
 
   /** Synchronous `canRead`; throws AsyncEvaluationRequired when the rules call `%function`. */
   canReadSync(doc: RuleDocument, options: { search?: boolean } = {}): ReadDecision {
-    if (!this.explain && !this.rules.async && options.search !== true) {
-      // The hot path: what the request alone decides is settled once (read-plan.ts).
-      const plan = (this.readPlan ??= buildReadPlan(this.rules.roles, this.base, this.cache));
+    const plan = this.planFor(options.search === true);
+    if (plan) {
       const ctx = this.scratch;
       ctx.root = doc;
       ctx.prevRoot = doc;
@@ -317,6 +325,18 @@ export class RulesAccess {
 
   visibleDocumentsSync(docs: Iterable<RuleDocument>): RuleDocument[] {
     const out: RuleDocument[] = [];
+    const plan = this.planFor(false);
+    if (plan) {
+      // No decision object per document: only the visible documents are kept.
+      const ctx = this.scratch;
+      for (const doc of docs) {
+        ctx.root = doc;
+        ctx.prevRoot = doc;
+        const visible = visibleWithPlan(plan, doc, ctx, this.copy);
+        if (visible) out.push(visible);
+      }
+      return out;
+    }
     for (const doc of docs) {
       const decision = this.canReadSync(doc);
       if (decision.document) out.push(decision.document);

@@ -115,13 +115,16 @@ describe('the per-request read plan', () => {
         const rules = compileRules({ roles: roleSet });
         const planned = rules.forRequest({ user: who });
         const general = rules.forRequest({ user: who });
+        const visible: unknown[] = [];
         for (const stored of docs) {
           const a = planned.canReadSync(stored);
           // canRead runs the general flow (one synchronous pass through readDocument).
           const b = await general.canRead(stored);
           expect(a).toEqual(b);
           if (a.document) expect(Object.keys(a.document)).toEqual(Object.keys(b.document ?? {}));
+          if (b.document) visible.push(b.document);
         }
+        expect(rules.forRequest({ user: who }).visibleDocumentsSync(docs)).toEqual(visible);
       }),
       { numRuns: 300 },
     );

@@ -79,29 +79,42 @@ export function buildReadPlan(roles: readonly CompiledRole[], ctx: EvaluationCon
   return { steps };
 }
 
-/** Reads one document with the plan (no trace). `ctx` holds the document as root and prevRoot. */
-export function readWithPlan(plan: ReadPlan, doc: RuleDocument, ctx: EvaluationContext, copy: ((value: unknown) => unknown) | undefined): ReadDecision {
+/** The step whose role applies to the document in `ctx`, or undefined when no role does. */
+function applyingStep(plan: ReadPlan, ctx: EvaluationContext): ReadStep | undefined {
   const steps = plan.steps;
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i];
-    if (step.applies !== null && !step.applies(ctx)) continue;
-    let document: RuleDocument | undefined;
-    switch (step.outcome) {
-      case Outcome.Hidden:
-        return { allowed: false, role: step.role.name };
-      case Outcome.Whole:
-        document = copy ? (copy(doc) as RuleDocument) : doc;
-        break;
-      case Outcome.StaticFields:
-        document = staticVisibleFields(doc, step.fields as StaticFieldPlan, copy);
-        break;
-      case Outcome.PerDocument:
-        document = readAs(syncEvaluator, step.role, doc, ctx, false, undefined);
-        if (document === undefined) return { allowed: false, role: step.role.name };
-        if (copy) document = ownedCopy(doc, document, copy);
-        break;
-    }
-    return { allowed: true, role: step.role.name, document };
+    if (step.applies === null || step.applies(ctx)) return step;
   }
-  return { allowed: false, role: null };
+  return undefined;
+}
+
+/** The visible document under the step's role, or undefined when the role hides it. */
+function visibleUnder(step: ReadStep, doc: RuleDocument, ctx: EvaluationContext, copy: ((value: unknown) => unknown) | undefined): RuleDocument | undefined {
+  switch (step.outcome) {
+    case Outcome.Hidden:
+      return undefined;
+    case Outcome.Whole:
+      return copy ? (copy(doc) as RuleDocument) : doc;
+    case Outcome.StaticFields:
+      return staticVisibleFields(doc, step.fields as StaticFieldPlan, copy);
+    case Outcome.PerDocument: {
+      const visible = readAs(syncEvaluator, step.role, doc, ctx, false, undefined);
+      return visible !== undefined && copy ? ownedCopy(doc, visible, copy) : visible;
+    }
+  }
+}
+
+/** Reads one document with the plan (no trace). `ctx` holds the document as root and prevRoot. */
+export function readWithPlan(plan: ReadPlan, doc: RuleDocument, ctx: EvaluationContext, copy: ((value: unknown) => unknown) | undefined): ReadDecision {
+  const step = applyingStep(plan, ctx);
+  if (step === undefined) return { allowed: false, role: null };
+  const document = visibleUnder(step, doc, ctx, copy);
+  return document === undefined ? { allowed: false, role: step.role.name } : { allowed: true, role: step.role.name, document };
+}
+
+/** Only the visible document (or undefined), for callers that need no decision object. */
+export function visibleWithPlan(plan: ReadPlan, doc: RuleDocument, ctx: EvaluationContext, copy: ((value: unknown) => unknown) | undefined): RuleDocument | undefined {
+  const step = applyingStep(plan, ctx);
+  return step === undefined ? undefined : visibleUnder(step, doc, ctx, copy);
 }
