@@ -160,6 +160,24 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
       expect(late.map((outcome) => outcome.status)).toEqual(late.map(() => 200));
     }, 60_000);
 
+    it('drains the calls in flight when a runtime replica is stopped with SIGTERM: no call fails', async () => {
+      const gateway = cluster.one('graphql-gateway').url;
+      const user = await anonymousLogin(gateway, clientAppId);
+      await cluster.startService('function-runtime');
+      const [leaving] = cluster.all('function-runtime');
+      const statuses: number[] = [];
+      let stopped = false;
+      const worker = async (): Promise<void> => {
+        while (!stopped || statuses.length < 60) statuses.push((await sum(gateway, user.access_token)).status);
+      };
+      const workers = Promise.all([worker(), worker(), worker(), worker()]);
+      await eventually(() => expect(statuses.length).toBeGreaterThanOrEqual(20), { timeoutMs: 20_000 });
+      expect(await cluster.stopService(leaving)).toBe(0);
+      stopped = true;
+      await workers;
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    }, 60_000);
+
     it('fails fast with NoResponder when no runtime replica is live, and recovers when one starts', async () => {
       const gateway = cluster.one('graphql-gateway').url;
       const user = await anonymousLogin(gateway, clientAppId);

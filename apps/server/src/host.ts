@@ -51,7 +51,12 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
     nest: app,
-    close: () => app.close(),
+    // Message handlers first: they stop taking work and finish what they hold while the stores, sandboxes
+    // and connections they use are still open (Nest's own close runs module destroy hooks before that).
+    close: async () => {
+      await Promise.all(app.getMicroservices().map((microservice) => microservice.close()));
+      await app.close();
+    },
   };
 }
 

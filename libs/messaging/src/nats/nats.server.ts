@@ -72,7 +72,8 @@ export class TesseraNatsServer extends ServerNats {
   }
 
   override async close(): Promise<void> {
-    for (const subscription of this.subscriptionsOwned.splice(0)) subscription.unsubscribe();
+    // drain, not unsubscribe: messages the server already sent this subscription are still handled.
+    await Promise.all(this.subscriptionsOwned.splice(0).map((subscription) => subscription.drain().catch(() => subscription.unsubscribe())));
     await drain(this.inFlight, this.serverOptions.drainTimeoutMs ?? 10_000);
     let connection: NatsConnection | undefined;
     try {
