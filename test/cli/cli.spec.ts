@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FileLogStore, signJwt } from '@tessera/platform';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
+import * as Realm from 'realm-web';
 import { snapshot, startTessera, tessera } from './tessera-cli';
 
 const canonical = (value: unknown): string => {
@@ -204,7 +205,7 @@ describe('tessera CLI against a running server', () => {
     }
   });
 
-  it('manages secrets without ever printing a value, runs a function, and says plainly what is not available', async () => {
+  it('manages secrets without ever printing a value and runs a function', async () => {
     const create = await tessera(['secrets', 'create', '--remote', 'svc', '--name', 'token', '--value', 'very-secret'], env);
     expect(create.code).toBe(0);
     const list = await tessera(['secrets', 'list', '--remote', 'svc'], env);
@@ -233,9 +234,34 @@ describe('tessera CLI against a running server', () => {
     expect(missing.stderr).toContain("function not found: 'nope'");
     const badArgs = await tessera(['function', 'run', '--remote', 'svc', '--name', 'hello', '--args', '{'], env);
     expect(badArgs.code).toBe(2);
-    const users = await tessera(['users', 'list', '--remote', 'svc'], env);
-    expect(users.code).toBe(1);
-    expect(users.stderr).toContain('app user administration is not available yet');
+  });
+
+  it('manages app users: create, list, disable, enable, revoke and delete, seen by realm-web logins', async () => {
+    const created = await tessera(['apps', 'create', '--name', 'people', '--template', 'web.mql.todo', '--local', join(work.path, 'people'), '--json'], env);
+    const appId = (JSON.parse(created.stdout) as { client_app_id: string }).client_app_id;
+    const user = await tessera(['users', 'create', '--remote', appId, '--email', 'ada@example.com', '--password', 'analytical', '--json'], env);
+    expect(user.code, user.stderr).toBe(0);
+    const userId = (JSON.parse(user.stdout) as { _id: string })._id;
+    expect((await tessera(['users', 'create', '--remote', appId, '--email', 'ada@example.com', '--password', 'analytical'], env)).code).toBe(6);
+
+    const realmApp = new Realm.App({ id: appId, baseUrl: server.url });
+    const credentials = Realm.Credentials.emailPassword('ada@example.com', 'analytical');
+    expect((await realmApp.logIn(credentials)).id).toBe(userId);
+
+    const listed = await tessera(['users', 'list', '--remote', appId], env);
+    expect(listed.stdout).toMatch(new RegExp(`${userId}\\s+normal\\s+local-userpass\\s+ada@example.com\\s+false`));
+    expect((await tessera(['users', 'disable', '--remote', appId, '--user', userId], env)).code).toBe(0);
+    expect(JSON.parse((await tessera(['users', 'list', '--remote', appId, '--state', 'disabled', '--json'], env)).stdout)).toMatchObject([{ _id: userId, disabled: true }]);
+    await expect(realmApp.logIn(credentials)).rejects.toMatchObject({ statusCode: 401 });
+    expect((await tessera(['users', 'enable', '--remote', appId, '--user', userId], env)).code).toBe(0);
+    const again = await realmApp.logIn(credentials);
+    expect((await tessera(['users', 'revoke', '--remote', appId, '--user', userId], env)).code).toBe(0);
+    await expect(again.refreshAccessToken()).rejects.toMatchObject({ statusCode: 401 });
+    expect((await tessera(['users', 'delete', '--remote', appId, '--user', userId], env)).code).toBe(0);
+    expect(JSON.parse((await tessera(['users', 'list', '--remote', appId, '--json'], env)).stdout)).toEqual([]);
+    const missing = await tessera(['users', 'delete', '--remote', appId, '--user', userId], env);
+    expect(missing.code).toBe(4);
+    expect(missing.stderr).toContain(`user not found: '${userId}'`);
   });
 
   it('answers bad input with clear messages and exit codes', async () => {

@@ -29,6 +29,7 @@ import { createTemplateStore } from './templates/template-catalog';
 import { TemplatesController } from './templates/templates.controller';
 import { TriggersController } from './triggers/triggers.controller';
 import { UsersController } from './users/users.controller';
+import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
 
 const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store, useFactory: (settings: Settings) => new store(settings.dataDir), inject: [SETTINGS] });
@@ -65,6 +66,7 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     AppsService,
     ImportExportService,
     ServicesService,
+    UsersService,
     RulesEvaluationService,
     fromDataDir(FileSecretStore),
     fromDataDir(FileAdminApiKeyStore),

@@ -48,6 +48,7 @@ const byErrorCode: Record<string, ExitCode> = {
   ServiceNotFound: ExitCode.NotFound,
   FunctionNotFound: ExitCode.NotFound,
   SecretNotFound: ExitCode.NotFound,
+  UserNotFound: ExitCode.NotFound,
   ValueNotFound: ExitCode.NotFound,
   DraftNotFound: ExitCode.NotFound,
   InvalidConfiguration: ExitCode.InvalidConfiguration,
@@ -58,6 +59,7 @@ const byErrorCode: Record<string, ExitCode> = {
   DraftAlreadyExists: ExitCode.Conflict,
   AppAlreadyExists: ExitCode.Conflict,
   SecretAlreadyExists: ExitCode.Conflict,
+  UserAlreadyExists: ExitCode.Conflict,
   AppExists: ExitCode.Conflict,
 };
 

@@ -1,23 +1,71 @@
-import { All, Controller, Param, Req, UseGuards } from '@nestjs/common';
+import { All, Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
+import { UsersService, type UserView } from './users.service';
 
-/**
- * `.../users`: app users live in the client API's user store, which the admin API cannot reach yet (it
- * is private to the graphql-gateway app). Until it moves to a shared lib, every user call says so with
- * 501 rather than answering with an empty list.
- */
+/** `.../users`: the app's users, with realm-cli's statuses (create 201; delete, enable, disable, logout 204). */
 @Controller('api/admin/v3.0/groups/:groupId/apps/:appId')
 @UseGuards(AdminAuthGuard)
 export class UsersController {
-  constructor(private readonly state: AppStateService) {}
+  constructor(
+    private readonly users: UsersService,
+    private readonly state: AppStateService,
+  ) {}
 
-  @All(['users', 'users/*', 'user_registrations/*'])
-  async users(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<never> {
+  @Get('users')
+  async list(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('status') status: string | undefined, @Query('provider_types') providerTypes: string | undefined): Promise<UserView[]> {
+    requireGroup(request, groupId);
+    return this.users.list(await this.state.app(groupId, appId), { ...(status ? { status } : {}), ...(providerTypes ? { providerTypes: providerTypes.split(',') } : {}) });
+  }
+
+  @Post('users')
+  @HttpCode(201)
+  async create(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: { email?: unknown; password?: unknown } | undefined): Promise<UserView> {
+    requireGroup(request, groupId);
+    return this.users.createEmailUser(await this.state.app(groupId, appId), body?.email, body?.password);
+  }
+
+  @Get('users/:userId')
+  async get(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<UserView> {
+    requireGroup(request, groupId);
+    return this.users.get(await this.state.app(groupId, appId), userId);
+  }
+
+  @Delete('users/:userId')
+  @HttpCode(204)
+  async remove(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.users.remove(await this.state.app(groupId, appId), userId);
+  }
+
+  @Put('users/:userId/enable')
+  @HttpCode(204)
+  async enable(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.users.setDisabled(await this.state.app(groupId, appId), userId, false);
+  }
+
+  @Put('users/:userId/disable')
+  @HttpCode(204)
+  async disable(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.users.setDisabled(await this.state.app(groupId, appId), userId, true);
+  }
+
+  @Put('users/:userId/logout')
+  @HttpCode(204)
+  async logout(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.users.logout(await this.state.app(groupId, appId), userId);
+  }
+
+  /** Pending email/password registrations: the user store keeps no listing of unconfirmed accounts yet. */
+  @All('user_registrations/*')
+  async registrations(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<never> {
     requireGroup(request, groupId);
     await this.state.app(groupId, appId);
-    throw new AdminApiError(AdminApiErrorCode.NotImplemented, 'app user administration is not available yet: the client user store lives in the client API and is not shared with the admin API');
+    throw new AdminApiError(AdminApiErrorCode.NotImplemented, 'pending user registrations are not available yet: the user store does not list unconfirmed accounts');
   }
 }

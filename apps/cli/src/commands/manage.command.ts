@@ -132,16 +132,67 @@ export function registerManageCommands(program: Command, context: () => CliConte
     });
 
   const users = program.command('users').description('manage app users');
+  const userRows = (list: UserView[]): string =>
+    list.length ? table(['ID', 'Type', 'Providers', 'Email', 'Disabled'], list.map((user) => [user._id, user.type, user.identities.map((identity) => identity.provider_type).join(','), typeof user.data['email'] === 'string' ? user.data['email'] : '', String(user.disabled)])) : 'No users';
   users
     .command('list')
     .option(...remoteOption)
-    .action(async (options: { remote?: string }) => {
+    .option('--state <state>', 'only enabled or disabled users')
+    .option('--provider-type <types...>', 'only users with an identity of these provider types')
+    .action(async (options: { remote?: string; state?: string; providerType?: string[] }) => {
       const ctx = context();
+      if (options.state && options.state !== 'enabled' && options.state !== 'disabled') throw new CliError('--state must be enabled or disabled', ExitCode.Usage);
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
-      const list = (await client.request<{ _id: string; type: string; disabled: boolean }[]>('GET', `/groups/${groupId}/apps/${app._id}/users`)).body;
-      ctx.output.result(list, () => table(['ID', 'Type', 'Disabled'], list.map((user) => [user._id, user.type, String(user.disabled)])));
+      const query = new URLSearchParams();
+      if (options.state) query.set('status', options.state);
+      if (options.providerType?.length) query.set('provider_types', options.providerType.join(','));
+      const list = (await client.request<UserView[]>('GET', `/groups/${groupId}/apps/${app._id}/users?${query.toString()}`)).body;
+      ctx.output.result(list, () => userRows(list));
     });
+  users
+    .command('create')
+    .description('create a confirmed email/password user')
+    .option(...remoteOption)
+    .option('--type <type>', 'user type (email)', 'email')
+    .requiredOption('--email <email>', 'the email the user logs in with')
+    .requiredOption('--password <password>', 'the password (6 to 128 characters)')
+    .action(async (options: { remote?: string; type: string; email: string; password: string }) => {
+      const ctx = context();
+      if (options.type !== 'email') throw new CliError('only --type email is supported (API keys: tessera admin-keys for admins)', ExitCode.Usage);
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      const user = (await client.request<UserView>('POST', `/groups/${groupId}/apps/${app._id}/users`, { json: { email: options.email, password: options.password }, expect: [201] })).body;
+      ctx.output.result(user, `Created user ${options.email} (${user._id})`);
+    });
+  const done = { delete: 'Deleted', disable: 'Disabled', enable: 'Enabled', revoke: 'Ended the sessions of' } as const;
+  for (const [name, description, method, suffix] of [
+    ['delete', 'delete users and all they own', 'DELETE', ''],
+    ['disable', 'disable users: they are logged out and cannot log in', 'PUT', '/disable'],
+    ['enable', 'enable disabled users', 'PUT', '/enable'],
+    ['revoke', "end users' sessions (log them out everywhere)", 'PUT', '/logout'],
+  ] as const) {
+    users
+      .command(name)
+      .description(description)
+      .option(...remoteOption)
+      .requiredOption('--user <user id...>', 'the users')
+      .action(async (options: { remote?: string; user: string[] }) => {
+        const ctx = context();
+        const client = await ctx.client();
+        const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+        for (const user of options.user) await client.request(method, `/groups/${groupId}/apps/${app._id}/users/${encodeURIComponent(user)}${suffix}`, { expect: [204] });
+        ctx.output.result({ [name]: options.user }, `${done[name]} ${options.user.length} user(s)`);
+      });
+  }
+}
+
+interface UserView {
+  _id: string;
+  type: string;
+  disabled: boolean;
+  identities: { provider_type: string }[];
+  data: Record<string, unknown>;
 }
 
 function formatLog(entry: LogEntry): string {

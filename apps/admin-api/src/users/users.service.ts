@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import { AppUserStore, DataSources, hashPassword, type AppRecord, type AppUser } from '@tessera/platform';
+import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
+import { AppStateService } from '../deploy/app-state.service';
+
+/** A user as the admin API shows it (realm-cli's `User`). */
+export interface UserView {
+  _id: string;
+  identities: AppUser['identities'];
+  type: string;
+  disabled: boolean;
+  data: Record<string, unknown>;
+  /** Seconds since the epoch. */
+  creation_date: number;
+  last_authentication_date: number;
+}
+
+/** App users, through the platform's user store that the client API writes. */
+@Injectable()
+export class UsersService {
+  private readonly stores = new Map<string, AppUserStore>();
+
+  constructor(
+    private readonly dataSources: DataSources,
+    private readonly state: AppStateService,
+  ) {}
+
+  private async store(record: AppRecord): Promise<AppUserStore> {
+    let store = this.stores.get(record._id);
+    if (!store) {
+      store = new AppUserStore(this.dataSources.platform(), record._id);
+      this.stores.set(record._id, store);
+    }
+    await store.init();
+    return store;
+  }
+
+  async list(record: AppRecord, filter: { status?: string; providerTypes?: string[] }): Promise<UserView[]> {
+    const users = await (await this.store(record)).listUsers();
+    return users
+      .filter((user) => filter.status !== 'enabled' || !user.disabled)
+      .filter((user) => filter.status !== 'disabled' || user.disabled)
+      .filter((user) => !filter.providerTypes?.length || user.identities.some((identity) => filter.providerTypes!.includes(identity.provider_type)))
+      .map(view);
+  }
+
+  async get(record: AppRecord, userId: string): Promise<UserView> {
+    return view(await this.require(record, userId));
+  }
+
+  /** realm-cli `users create --type email`: a confirmed email/password user, ready to log in. */
+  async createEmailUser(record: AppRecord, email: unknown, password: unknown): Promise<UserView> {
+    if (typeof email !== 'string' || !email || typeof password !== 'string') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'email and password are required');
+    if (password.length < 6 || password.length > 128) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'password must be between 6 and 128 characters');
+    const provider = (await this.state.liveApp(record)).authProviders.find((candidate) => candidate.type === 'local-userpass');
+    if (!provider) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'the app has no local-userpass (email/password) provider');
+    const store = await this.store(record);
+    if (!(await store.createAccount(email, await hashPassword(password)))) throw new AdminApiError(AdminApiErrorCode.UserAlreadyExists, `a user with email "${email}" already exists`);
+    await store.confirmAccount(email);
+    const user = await store.createUser('normal', { email });
+    await store.addIdentity(user._id, { id: email, provider_type: 'local-userpass', provider_id: provider.id ?? provider.name, provider_data: { email } });
+    await store.setAccountUser(email, user._id);
+    return view((await store.findUser(user._id)) ?? user);
+  }
+
+  async remove(record: AppRecord, userId: string): Promise<void> {
+    const store = await this.store(record);
+    await store.deleteUser(await this.require(record, userId));
+  }
+
+  async setDisabled(record: AppRecord, userId: string, disabled: boolean): Promise<void> {
+    if (!(await (await this.store(record)).setUserDisabled(userId, disabled))) throw notFound(userId);
+  }
+
+  /** Ends every session of the user (realm-cli `users revoke`). */
+  async logout(record: AppRecord, userId: string): Promise<void> {
+    await this.require(record, userId);
+    await (await this.store(record)).revokeSessions(userId);
+  }
+
+  private async require(record: AppRecord, userId: string): Promise<AppUser> {
+    const user = await (await this.store(record)).findUser(userId);
+    if (!user) throw notFound(userId);
+    return user;
+  }
+}
+
+function notFound(userId: string): AdminApiError {
+  return new AdminApiError(AdminApiErrorCode.UserNotFound, `user not found: '${userId}'`);
+}
+
+function seconds(date: Date | string | undefined): number {
+  return date ? Math.floor(new Date(date).getTime() / 1000) : 0;
+}
+
+function view(user: AppUser): UserView {
+  return {
+    _id: user._id,
+    identities: user.identities,
+    type: user.type,
+    disabled: user.disabled === true,
+    data: user.data ?? {},
+    creation_date: seconds(user.createdAt),
+    last_authentication_date: seconds(user.lastLoginAt),
+  };
+}
