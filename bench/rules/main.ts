@@ -16,8 +16,8 @@ const DOCS = 1_000;
  * Finds per trial, and trials per path: the paths alternate trial by trial, and each keeps its best. Many
  * short trials, because on a loaded machine only short quiet windows show what a path costs.
  */
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 25);
-const TRIALS = Number(process.env['BENCH_TRIALS'] ?? 60);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 20);
+const TRIALS = Number(process.env['BENCH_TRIALS'] ?? 100);
 
 interface Trial {
   /** Wall-clock throughput. */
