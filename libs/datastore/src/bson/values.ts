@@ -54,9 +54,18 @@ export function normalize(value: unknown): unknown {
   const out: Document = {};
   for (const key of Object.keys(value)) {
     const v = (value as Document)[key];
-    if (v !== undefined) out[key] = normalize(v);
+    if (v !== undefined) setOwn(out, key, normalize(v));
   }
   return out;
+}
+
+/**
+ * Assigns a field as an own property. A plain assignment of `__proto__` (a field name JSON and EJSON
+ * input may carry) would replace the object's prototype instead of storing the field.
+ */
+function setOwn(target: Document, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 export function normalizeDocument(doc: Document): Document {
@@ -75,7 +84,7 @@ export function cloneValue<T>(value: T): T {
   if (value instanceof Date) return new Date(value.getTime()) as T;
   if (bsonType(value) !== undefined || value instanceof RegExp) return value;
   const out: Document = {};
-  for (const key of Object.keys(value)) out[key] = cloneValue((value as Document)[key]);
+  for (const key of Object.keys(value)) setOwn(out, key, cloneValue((value as Document)[key]));
   return out as T;
 }
 
