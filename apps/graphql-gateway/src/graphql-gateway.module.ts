@@ -5,8 +5,8 @@ import { LocationController } from './location/location.controller';
 
 /**
  * The client-facing HTTP edge: client API v2.0 (auth, functions, remote data access), GraphQL, webhooks
- * and hosting. It needs the platform (PlatformModule) and, for functions, a MessageBus; the data-source
- * service needs a RemoteDataAccess provider from the host.
+ * and hosting. It needs the platform (PlatformModule) and, for functions, a MessageBus; data-source
+ * calls run under the app's rules through libs/data-access.
  */
 @Module({
   imports: [ClientApiModule, GraphqlModule],
