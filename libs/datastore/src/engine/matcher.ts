@@ -1,8 +1,9 @@
 /**
- * A fast matcher for the filters most calls use (top-level fields compared to plain values with
- * equality, $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $exists), with MongoDB's array and type-bracketing
- * semantics. Building a mingo Query costs tens of microseconds, which dominates a point query; anything
- * outside this subset still goes to mingo.
+ * A fast matcher for the filters most calls use (fields compared to plain values with equality, $eq, $ne,
+ * $in, $nin, $gt, $gte, $lt, $lte, $exists, combined with $and, $or and $nor whose branches are themselves
+ * in this subset), with MongoDB's array and type-bracketing semantics. Building a mingo Query costs tens of
+ * microseconds, which dominates a point query, and mingo's per-document test is several times slower than
+ * this one; anything outside this subset still goes to mingo.
  */
 import { type Document, collectPathValues, compareValues, isPlainObject, typeRank, valuesEqual } from '../bson/values';
 
@@ -89,15 +90,51 @@ function fieldTest(condition: unknown): FieldTest | undefined {
   return tests.length === 1 ? tests[0] : (values) => tests.every((t) => t(values));
 }
 
+const LOGICAL = new Set(['$and', '$or', '$nor']);
+
+/** Matchers for the branches of a $and/$or/$nor: a non-empty array of fast-matchable filters, else undefined. */
+function branchMatchers(branches: unknown): Matcher[] | undefined {
+  // An empty or non-array operand is a BadValue error: mingo reports it.
+  if (!Array.isArray(branches) || branches.length === 0) return undefined;
+  const out: Matcher[] = [];
+  for (const branch of branches as unknown[]) {
+    if (!isPlainObject(branch)) return undefined;
+    const m = fastMatcher(branch);
+    if (!m) return undefined;
+    out.push(m);
+  }
+  return out;
+}
+
+function logicalMatcher(op: string, branches: Matcher[]): Matcher {
+  if (op === '$and') return branches.length === 1 ? branches[0] : (doc) => branches.every((m) => m(doc));
+  if (op === '$or') return branches.length === 1 ? branches[0] : (doc) => branches.some((m) => m(doc));
+  return (doc) => !branches.some((m) => m(doc));
+}
+
 /** A matcher for `filter` when it stays within the fast subset, else undefined. */
 export function fastMatcher(filter: Document): Matcher | undefined {
   const fields: { parts: string[]; test: FieldTest }[] = [];
+  const logical: Matcher[] = [];
   for (const [key, condition] of Object.entries(filter)) {
-    if (key.startsWith('$')) return undefined;
+    if (key.startsWith('$')) {
+      if (!LOGICAL.has(key)) return undefined;
+      const branches = branchMatchers(condition);
+      if (!branches) return undefined;
+      logical.push(logicalMatcher(key, branches));
+      continue;
+    }
     const test = fieldTest(condition);
     if (!test) return undefined;
     fields.push({ parts: key.split('.'), test });
   }
+  const fieldMatcher = matcherOfFields(fields);
+  if (logical.length === 0) return fieldMatcher;
+  const all = fields.length > 0 ? [fieldMatcher, ...logical] : logical;
+  return all.length === 1 ? all[0] : (doc) => all.every((m) => m(doc));
+}
+
+function matcherOfFields(fields: { parts: string[]; test: FieldTest }[]): Matcher {
   if (fields.length === 1) {
     const [{ parts, test }] = fields;
     return (doc) => test(candidates(doc, parts));

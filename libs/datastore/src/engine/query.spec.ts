@@ -53,6 +53,25 @@ describe('query planning', () => {
     expect(plan(compound, { email: 'u7@x' }).description).toBe('COLLSCAN');
   });
 
+  it('uses an index on a field of a rules-shaped $and', () => {
+    const f = { $and: [{ email: 'u7@x' }, { $or: [{ age: 7 }, { tags: 't0' }] }] };
+    expect(plan(coll, f).description).toBe('IXSCAN email_1');
+    expect(select(coll, f).map((r) => r.doc._id)).toEqual([7]);
+  });
+
+  it('unions index lookups for an $or whose branches are all indexed, in insertion order', () => {
+    const f = { $or: [{ email: 'u7@x' }, { email: 'u3@x' }, { age: { $gte: 49 } }] };
+    const p = plan(coll, f);
+    expect(p.description).toBe('OR (IXSCAN email_1, IXSCAN email_1, IXSCAN age_1)');
+    expect(select(coll, f).map((r) => r.doc._id).slice(0, 4)).toEqual([3, 7, 49, 99]);
+    expect(select(coll, f).length).toBe(22);
+    expect(plan(coll, { $and: [{ missing: 1 }, f] }).description).toMatch(/^OR /);
+  });
+
+  it('scans an $or with an unindexed branch', () => {
+    expect(plan(coll, { $or: [{ email: 'u7@x' }, { missing: 1 }] }).description).toBe('COLLSCAN');
+  });
+
   it('scans when no index applies', () => {
     expect(plan(coll, { missing: 1 }).description).toBe('COLLSCAN');
   });
@@ -69,6 +88,17 @@ describe('indexed queries agree with an unindexed scan', () => {
     fc.array(scalar, { maxLength: 3 }).map((vs) => ({ a: { $in: vs } })),
     fc.tuple(scalar, fc.integer({ min: 0, max: 3 })).map(([v, b]) => ({ a: v, b })),
     fc.integer({ min: -6, max: 6 }).map((v) => ({ a: { $ne: v } })),
+  );
+  const clause = fc.oneof(
+    filter,
+    fc.integer({ min: 0, max: 3 }).map((b) => ({ b })),
+    fc.tuple(fc.constantFrom('$lt', '$gte'), fc.integer({ min: 0, max: 3 })).map(([op, b]) => ({ b: { [op]: b } })),
+  );
+  const logical = fc.oneof(
+    fc.tuple(clause, fc.array(clause, { minLength: 1, maxLength: 3 })).map(([x, ys]) => ({ $and: [x, { $or: ys }] })),
+    fc.array(clause, { minLength: 1, maxLength: 3 }).map((xs) => ({ $or: xs })),
+    fc.tuple(clause, fc.array(clause, { minLength: 1, maxLength: 2 })).map(([x, ys]) => ({ $and: [x, { $nor: ys }] })),
+    fc.tuple(fc.array(clause, { minLength: 1, maxLength: 2 }), fc.array(clause, { minLength: 1, maxLength: 2 })).map(([xs, ys]) => ({ $and: [{ $or: xs }, { $or: ys }] })),
   );
 
   it('returns the same documents with or without an index on the queried field', () => {
@@ -88,6 +118,26 @@ describe('indexed queries agree with an unindexed scan', () => {
         expect(viaScan).toEqual(viaMingo);
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 400) },
+    );
+  });
+
+  it('returns the same documents for $and/$or/$nor combinations with or without indexes', () => {
+    fc.assert(
+      fc.property(fc.array(doc, { maxLength: 40 }), logical, fc.constantFrom<1 | -1>(1, -1), fc.integer({ min: 0, max: 5 }), (raw, f, dir, limit) => {
+        const docs = raw.map((d, i) => ({ _id: i, ...d }));
+        const viaMingo = new Query(f).find(docs).all().map((d) => (d as Document)._id).sort();
+        const plain = collectionOf(docs);
+        for (const indexed of [['a'], ['b'], ['a', 'b']]) {
+          const coll = collectionOf(docs, indexed);
+          expect(select(coll, f).map((r) => r.doc._id).sort()).toEqual(viaMingo);
+          const sorted = (c: CollectionState) => select(c, f, { sort: { b: dir, _id: 1 }, limit }).map((r) => r.doc._id);
+          expect(sorted(coll)).toEqual(sorted(plain));
+          const byB = (c: CollectionState) => select(c, f, { sort: { b: dir }, limit }).map((r) => r.doc.b);
+          expect(byB(coll)).toEqual(byB(plain));
+        }
+        expect(select(plain, f).map((r) => r.doc._id).sort()).toEqual(viaMingo);
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
     );
   });
 

@@ -41,6 +41,16 @@ function isPointValue(value: unknown): boolean {
   return !(value instanceof RegExp) && !(isPlainObject(value) && (value as { _bsontype?: unknown })._bsontype === undefined && Object.keys(value).some((k) => k.startsWith('$')));
 }
 
+/** The $or operands ANDed at the top of a filter (including inside $and). */
+function orConditions(filter: Document, out: Document[][] = []): Document[][] {
+  for (const [key, value] of Object.entries(filter)) {
+    if (key === '$and' && Array.isArray(value)) {
+      for (const sub of value) if (isPlainObject(sub)) orConditions(sub, out);
+    } else if (key === '$or' && Array.isArray(value) && value.length > 0 && value.every(isPlainObject)) out.push(value);
+  }
+  return out;
+}
+
 /** Field conditions ANDed at the top of a filter (including inside $and). */
 function fieldConditions(filter: Document, out: [string, unknown][] = []): [string, unknown][] {
   for (const [key, value] of Object.entries(filter)) {
@@ -126,6 +136,34 @@ function chooseIndex(coll: CollectionState, filter: Document): Candidate | undef
     }
   }
   return best;
+}
+
+/**
+ * An index plan for each branch of one of the filter's top-level $or operands, when every branch has one:
+ * the union of their records is a superset of the filter's matches.
+ */
+function orUnion(coll: CollectionState, filter: Document): Candidate[] | undefined {
+  for (const branches of orConditions(filter)) {
+    const found: Candidate[] = [];
+    for (const branch of branches) {
+      const candidate = chooseIndex(coll, branch);
+      if (!candidate) break;
+      found.push(candidate);
+    }
+    if (found.length === branches.length) return found;
+  }
+  return undefined;
+}
+
+function candidateEntries(candidate: Candidate): Iterable<IndexEntry> {
+  return candidate.bounds.kind === 'points' ? scanPoints(candidate.index, candidate.bounds.values) : scanRange(candidate.index, candidate.bounds.range, false);
+}
+
+/** The records of several index plans, each once, in record (insertion) order. */
+function unionRecords(candidates: Candidate[]): StoredRecord[] {
+  const byRid = new Map<number, StoredRecord>();
+  for (const candidate of candidates) for (const e of candidateEntries(candidate)) byRid.set(e.rec.rid, e.rec);
+  return [...byRid.values()].sort((a, b) => a.rid - b.rid);
 }
 
 function scanPoints(index: IndexState, values: unknown[]): IndexEntry[] {
@@ -249,6 +287,10 @@ export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): 
         description: `IXSCAN ${candidate.index.name}`,
       };
     }
+  }
+  const union = candidate || sortIndex ? undefined : orUnion(coll, filter);
+  if (union) {
+    return { records: unionRecords(union), sorted: sortFields.length === 0, exact: false, description: `OR (${union.map((c) => `IXSCAN ${c.index.name}`).join(', ')})` };
   }
   if (sortIndex) {
     const range = candidate?.index === sortIndex && candidate.bounds.kind === 'range' ? candidate.bounds.range : undefined;
