@@ -66,6 +66,8 @@ const integrateAttempts = 5;
 
 export class SyncConnection {
   private readonly sessions = new Map<number, Session>();
+  /** Session idents refused at BIND: the client still sends UNBIND for them, and expects no UNBOUND. */
+  private readonly refusedBinds = new Set<number>();
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -110,6 +112,8 @@ export class SyncConnection {
     if (known) {
       known.failed = true;
       this.context.hub.unlisten(known.key, known);
+    } else {
+      this.refusedBinds.add(ident);
     }
     this.send(jsonErrorMessage(code, ident, { message, action }));
   }
@@ -145,7 +149,7 @@ export class SyncConnection {
   }
 
   private async bind(message: BindMessage): Promise<void> {
-    if (this.sessions.has(message.sessionIdent)) return this.connectionError(107, `session ident ${message.sessionIdent} is already in use`);
+    if (this.sessions.has(message.sessionIdent) || this.refusedBinds.has(message.sessionIdent)) return this.connectionError(107, `session ident ${message.sessionIdent} is already in use`);
     const mode = await this.context.syncMode();
     if (mode.kind === 'flexible') return this.connectionError(113, 'the app uses flexible sync: open a flexible sync configuration');
     if (mode.kind === 'disabled') {
@@ -239,6 +243,7 @@ export class SyncConnection {
   }
 
   private unbind(ident: number): Promise<void> {
+    if (this.refusedBinds.delete(ident)) return Promise.resolve();
     const session = this.sessions.get(ident);
     if (!session) {
       this.connectionError(106, `no session with ident ${ident}`);

@@ -22,7 +22,12 @@ const syncPath = /^\/api\/client\/v2\.0\/app\/([^/?#]+)\/realm-sync\/?$/;
 @Injectable()
 export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('SyncService');
-  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    // ws would echo the first offered token; the client needs the highest version we speak.
+    handleProtocols: (offered: Set<string>) => negotiateSubprotocol([...offered])?.protocol ?? false,
+  });
   private readonly users = new Map<string, AppUserStore>();
   private readonly hub = new PartitionHub();
   private server: Server | undefined;
