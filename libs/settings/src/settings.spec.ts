@@ -52,3 +52,11 @@ describe('loadSettings', () => {
     expect(loadSettings({ TESSERA_SIGNING_KEY: Buffer.alloc(32, 7).toString('base64') }).signingKey).toEqual(Buffer.alloc(32, 7));
   });
 });
+
+describe('token lifetimes', () => {
+  it('default to App Services lifetimes and accept overrides', () => {
+    expect(loadSettings({})).toMatchObject({ accessTokenTtlSeconds: 1800, refreshTokenTtlSeconds: 5_184_000 });
+    expect(loadSettings({ TESSERA_ACCESS_TOKEN_TTL_SECONDS: '60', TESSERA_REFRESH_TOKEN_TTL_SECONDS: '3600' })).toMatchObject({ accessTokenTtlSeconds: 60, refreshTokenTtlSeconds: 3600 });
+    expect(() => loadSettings({ TESSERA_ACCESS_TOKEN_TTL_SECONDS: '0' })).toThrow('TESSERA_ACCESS_TOKEN_TTL_SECONDS');
+  });
+});

@@ -79,6 +79,8 @@ const environmentSchema = z.object({
       return key;
     })
     .optional(),
+  TESSERA_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(30 * 60),
+  TESSERA_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(60 * 24 * 60 * 60),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
@@ -104,6 +106,10 @@ export interface Settings {
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Lifetime of client access tokens (App Services: 30 minutes). */
+  accessTokenTtlSeconds: number;
+  /** Lifetime of client refresh tokens (App Services: 60 days). */
+  refreshTokenTtlSeconds: number;
   /** Key material shared by every replica (TESSERA_SIGNING_KEY); token keys derive from it instead of files. */
   signingKey: Buffer | undefined;
   /** OpenTelemetry tracing: off unless an OTLP endpoint is set. */
@@ -147,6 +153,8 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,
     logLevel: env.LOG_LEVEL,
+    accessTokenTtlSeconds: env.TESSERA_ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: env.TESSERA_REFRESH_TOKEN_TTL_SECONDS,
     signingKey: env.TESSERA_SIGNING_KEY,
     telemetry: {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),

@@ -10,7 +10,10 @@ export class AdminAuthController {
 
   @Get('providers')
   providers(): { name: string; type: string; disabled: boolean }[] {
-    return [{ name: 'local-userpass', type: 'local-userpass', disabled: false }];
+    return [
+      { name: 'local-userpass', type: 'local-userpass', disabled: false },
+      { name: 'mongodb-cloud', type: 'mongodb-cloud', disabled: false },
+    ];
   }
 
   @Post('providers/:provider/login')

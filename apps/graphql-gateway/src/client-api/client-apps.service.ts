@@ -18,13 +18,11 @@ export interface ClientApp {
   signingKey: Buffer;
 }
 
-/** Token lifetimes; the host may set them through `Settings` (see the report: accessTokenTtlSeconds, refreshTokenTtlSeconds). */
+/** Token lifetimes, from the settings TESSERA_ACCESS_TOKEN_TTL_SECONDS and TESSERA_REFRESH_TOKEN_TTL_SECONDS. */
 export interface TokenLifetimes {
   accessSeconds: number;
   refreshSeconds: number;
 }
-
-const defaultLifetimes: TokenLifetimes = { accessSeconds: 30 * 60, refreshSeconds: 60 * 24 * 60 * 60 };
 
 /** Resolves client app ids and token issuers to the app, and gives each app one user store. */
 @Injectable()
@@ -38,11 +36,7 @@ export class ClientApps {
     private readonly keys: SigningKeyStore,
     @Inject(SETTINGS) settings: Settings,
   ) {
-    const optional = settings as Settings & { accessTokenTtlSeconds?: unknown; refreshTokenTtlSeconds?: unknown };
-    this.lifetimes = {
-      accessSeconds: positive(optional.accessTokenTtlSeconds) ?? defaultLifetimes.accessSeconds,
-      refreshSeconds: positive(optional.refreshTokenTtlSeconds) ?? defaultLifetimes.refreshSeconds,
-    };
+    this.lifetimes = { accessSeconds: settings.accessTokenTtlSeconds, refreshSeconds: settings.refreshTokenTtlSeconds };
   }
 
   async byClientAppId(clientAppId: string): Promise<ClientApp> {
@@ -81,8 +75,4 @@ export function enabledProvider(app: ClientApp, providerName: string): AuthProvi
     throw new ClientApiError(ClientApiErrorCode.AuthProviderNotFound, `authentication via '${providerName}' is unsupported`);
   }
   return provider;
-}
-
-function positive(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 }
