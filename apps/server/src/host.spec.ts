@@ -1,7 +1,7 @@
 import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
 import { emptyApp, writeAppFiles } from '@tessera/app-config';
-import { AppRegistry, FileDeploymentStore, LogStore } from '@tessera/platform';
+import { AppRegistry, AppUserStore, DataSources, FileDeploymentStore, LogStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
 import { join } from 'node:path';
@@ -82,6 +82,16 @@ describe('standalone host', () => {
     expect(String(open['arguments'])).toContain('s3cret');
     expect(quiet).toMatchObject({ type: 'FUNCTION', messages: ['quiet'], arguments_omitted: true });
     expect(quiet).not.toHaveProperty('arguments');
+  });
+
+  it('runs a run_as_user_id function as that app user, looked up in the user store', async () => {
+    const record = await host.nest.get(AppRegistry).create({ name: 'runas', groupId: host.bootstrap.groupId });
+    const grace = await new AppUserStore(host.nest.get(DataSources).platform(), record._id).createUser('normal', { name: 'Grace' });
+    const app = emptyApp('runas');
+    app.functions.push({ config: { name: 'whoami', private: false, run_as_user_id: grace._id }, source: 'exports = () => ({ id: context.user.id, name: context.user.data.name });' });
+    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    const result = await bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName: 'whoami', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } });
+    expect(result).toMatchObject({ ok: true, result: { id: grace._id, name: 'Grace' } });
   });
 
   it('reports a missing function as FunctionNotFound', async () => {

@@ -5,7 +5,7 @@ import { FunctionRuntimeModule } from '../function-runtime.module';
 import { FetchHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
-import { DeployedFunctionsPort, DeployedValuesPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
+import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
 
 /**
  * The function runtime as a service of the host: the engine wired to the platform (deployed functions,
@@ -23,6 +23,7 @@ import { DeployedFunctionsPort, DeployedValuesPort, RulesDataAccessPort, rulesCa
           http: new FetchHttpPort(),
           logs: new PlatformExecutionLogStore(logs),
           canEvaluate: rulesCanEvaluate,
+          users: new PlatformUsersPort(dataSources),
         },
       }),
     }),

@@ -3,13 +3,13 @@
  * data access through @tessera/data-access (rules for user callers), can_evaluate through @tessera/rules.
  */
 import type { DataAccess } from '@tessera/data-access';
-import type { DeployedApps } from '@tessera/platform';
+import { AppUserStore, type DataSources, type DeployedApps } from '@tessera/platform';
 import { evaluateExpression } from '@tessera/rules';
 import type { FunctionConfig } from '../config/function-config';
 import type { CanEvaluateEvaluator } from '../function-runtime.options';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
 import type { DataAccessCall, DataAccessPort } from '../ports/data-access.port';
-import type { FunctionUser } from '../ports/identity';
+import type { FunctionUser, UsersPort } from '../ports/identity';
 import type { AppValues, ValuesPort } from '../ports/values.port';
 
 export class DeployedFunctionsPort implements AppFunctionsPort {
@@ -82,3 +82,19 @@ export const rulesCanEvaluate: CanEvaluateEvaluator = async (expression, input) 
   });
   return value === true;
 };
+
+/** `run_as_user_id` and `run_as_user_id_script_source` users, from the app's user store. */
+export class PlatformUsersPort implements UsersPort {
+  constructor(private readonly dataSources: DataSources) {}
+
+  async findUser(appId: string, userId: string): Promise<FunctionUser | null> {
+    const user = await new AppUserStore(this.dataSources.platform(), appId).findUser(userId);
+    if (!user || user.disabled) return null;
+    return {
+      id: user._id,
+      type: user.type,
+      data: user.data,
+      identities: user.identities.map((identity) => ({ id: identity.id, provider_type: identity.provider_type })),
+    };
+  }
+}
