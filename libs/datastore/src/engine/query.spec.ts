@@ -72,6 +72,17 @@ describe('query planning', () => {
     expect(plan(coll, { $or: [{ email: 'u7@x' }, { missing: 1 }] }).description).toBe('COLLSCAN');
   });
 
+  it('does not look up null in a sparse index, which leaves out documents missing the field', () => {
+    const sparse = new CollectionState('db', 'c');
+    sparse.indexes.set('a_1', sparse.createIndex('a_1', { a: 1 }, false, true));
+    sparse.indexes.set('a_1_b_1', sparse.createIndex('a_1_b_1', { a: 1, b: 1 }, false, true));
+    for (const d of [{ _id: 1, a: 1 }, { _id: 2 }, { _id: 3, a: null }]) sparse.insert(d);
+    for (const f of [{ a: null }, { a: { $in: [null, 1] } }, { $or: [{ a: null }, { a: 1 }] }, { a: null, b: null }]) {
+      expect(select(sparse, f).map((r) => r.doc._id).sort()).toEqual(new Query(f).find([{ _id: 1, a: 1 }, { _id: 2 }, { _id: 3, a: null }]).all().map((d) => (d as Document)._id).sort());
+    }
+    expect(plan(sparse, { a: 1 }).description).toBe('IXSCAN a_1');
+  });
+
   it('scans when no index applies', () => {
     expect(plan(coll, { missing: 1 }).description).toBe('COLLSCAN');
   });

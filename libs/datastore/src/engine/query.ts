@@ -109,6 +109,8 @@ function compoundCandidate(index: IndexState, conditions: Map<string, unknown>):
     prefix.push(value);
   }
   if (prefix.length === 0) return undefined;
+  // A sparse index leaves out documents missing the fields, which an equality to null matches.
+  if (index.sparse && prefix.includes(null)) return undefined;
   if (prefix.length === index.fields.length) return { index, bounds: { kind: 'points', values: [prefix] }, score: index.unique ? 1 : 2 };
   return { index, bounds: { kind: 'range', range: { lo: prefix, loInc: true, hi: [...prefix, new MaxKey()], hiInc: true, rank: 5 } }, score: 3.5 };
 }
@@ -125,6 +127,7 @@ function chooseIndex(coll: CollectionState, filter: Document): Candidate | undef
       if (index.single !== field) continue;
       const found = boundsFor(condition);
       if (!found) continue;
+      if (index.sparse && found.bounds.kind === 'points' && found.bounds.values.some((v) => v === null)) continue;
       if (found.bounds.kind === 'range' && index.multikey && found.bounds.range.lo !== undefined) {
         // Different array elements may satisfy each bound: an array index can only use one side.
         found.bounds = { kind: 'range', range: { ...found.bounds.range, hi: undefined, hiInc: false } };
