@@ -1,13 +1,7 @@
-import { emptyApp, writeAppFiles, type AppConfig } from '@tessera/app-config';
-import { AppRegistry, FileDeploymentStore } from '@tessera/platform';
-import { loadSettings } from '@tessera/settings';
+import { type AppConfig } from '@tessera/app-config';
 import { decodeClientMessage, parseChangeset, type ServerMessage, type UploadMessage } from '@tessera/sync-protocol';
-import { makeTempDir } from '@tessera/testing';
-// The real process host, so the test also covers how it mounts the sync service. The boundary rule only
-// allows the service apps to specs; @tessera/server is the host they run in (asked of the lead: allow it).
-// eslint-disable-next-line @nx/enforce-module-boundaries
-import { startHost, type RunningHost } from '@tessera/server';
 import { recordedFrames } from './recordings';
+import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
 import { connect, openSync, realmJsProtocols, type SyncTestClient, syncUrl } from './sync-test-client';
 
 // The sync service mounted by the real host (standalone, random port), spoken to over a real WebSocket
@@ -18,10 +12,7 @@ const permissions = {
   write: { '%%partition': { $in: ['p1', 'shared', 42] } },
 };
 
-function partitionSync(app: AppConfig, type = 'string'): void {
-  app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
-  app.sync = { type: 'partition', state: 'enabled', database_name: 'app', partition: { key: '_partition', type, permissions } };
-}
+const configure = (type: string) => (app: AppConfig) => partitionSync(app, permissions, type);
 
 /**
  * A client upload of recording a: `schema` is the first (AddTable and AddColumn only), `data` the one that
@@ -37,27 +28,9 @@ function recordedUpload(which: 'schema' | 'data' = 'schema'): UploadMessage {
 }
 
 describe('sync service: partition-based sync over the realm-sync WebSocket', () => {
-  const dir = makeTempDir('tessera-sync-service-');
-  let host: RunningHost;
+  let host: SyncHost;
   const apps = { string: '', long: '', none: '' };
-
-  const createApp = async (name: string, configure: (app: AppConfig) => void): Promise<string> => {
-    const record = await host.nest.get(AppRegistry).create({ name, groupId: '000000000000000000000001' });
-    const config = emptyApp(name);
-    configure(config);
-    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'test' });
-    return record.client_app_id;
-  };
-
-  const login = async (clientAppId: string): Promise<string> => {
-    const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/anon-user/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{}',
-    });
-    expect(response.status).toBe(200);
-    return ((await response.json()) as { access_token: string }).access_token;
-  };
+  const login = async (clientAppId: string): Promise<string> => (await host.login(clientAppId)).access;
 
   /** BIND with a new file and IDENT from scratch: the session is then live and has had its first DOWNLOAD. */
   const openSession = async (client: SyncTestClient, sessionIdent: number, path: string): Promise<{ fileIdent: number; download: ServerMessage }> => {
@@ -78,15 +51,14 @@ describe('sync service: partition-based sync over the realm-sync WebSocket', () 
   };
 
   beforeAll(async () => {
-    host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' }));
-    apps.string = await createApp('sync-string', (app) => partitionSync(app));
-    apps.long = await createApp('sync-long', (app) => partitionSync(app, 'long'));
-    apps.none = await createApp('sync-none', (app) => app.authProviders.push({ name: 'anon-user', type: 'anon-user' }));
+    host = await startSyncHost();
+    apps.string = await host.createApp('sync-string', configure('string'));
+    apps.long = await host.createApp('sync-long', configure('long'));
+    apps.none = await host.createApp('sync-none', (app) => app.authProviders.push({ name: 'anon-user', type: 'anon-user' }));
   });
 
   afterAll(async () => {
     await host?.close();
-    dir.remove();
   });
 
   describe('upgrade', () => {
@@ -106,8 +78,7 @@ describe('sync service: partition-based sync over the realm-sync WebSocket', () 
     });
 
     it('answers 401 for a refresh token in place of the access token', async () => {
-      const response = await fetch(`${host.url}/api/client/v2.0/app/${apps.string}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      const { refresh_token: refresh } = (await response.json()) as { refresh_token: string };
+      const { refresh } = await host.login(apps.string);
       expect(await openSync(syncUrl(host.url, apps.string, refresh))).toMatchObject({ status: 401 });
     });
 

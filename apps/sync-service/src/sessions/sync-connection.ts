@@ -54,7 +54,6 @@ interface Session extends PartitionListener {
   clientFileIdent?: number;
   cursor?: DownloadCursor;
   lastLatestServerVersion: number;
-  lastUploadClientVersion: number;
   /** A session error was sent: the client will UNBIND and expects no UNBOUND. */
   failed: boolean;
 }
@@ -175,7 +174,6 @@ export class SyncConnection {
       key,
       canWrite: decision.write,
       lastLatestServerVersion: -1,
-      lastUploadClientVersion: -1,
       failed: false,
       historyGrew: () => this.enqueue(() => this.sendDownloads(session, false)),
     };
@@ -217,20 +215,22 @@ export class SyncConnection {
     }
     const history = this.context.hub.history(session.key);
     const progress = { progressClientVersion: message.progressClientVersion, progressServerVersion: message.progressServerVersion, lockedServerVersion: message.lockedServerVersion };
+    let newVersions = 0;
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await this.context.hub.exclusive(session.key, () => history.integrateUpload(ident, message.changesets, progress));
         if (!result.ok) {
           return this.sessionError(session, result.code, result.message, result.code === 212 ? 'ApplicationBug' : resetCodes.has(result.code) ? 'ClientReset' : 'ProtocolViolation');
         }
+        newVersions = result.versions.length;
         break;
       } catch (error) {
         if (!(error instanceof HistoryConflictError) || attempt >= integrateAttempts) throw error;
       }
     }
     await history.noteDownloadProgress(ident, message.progressServerVersion);
-    // Every session of the partition hears of it, the uploader included (its upload cursor moved).
-    this.context.hub.notify(session.key);
+    // Every session of the partition hears of new versions, the uploader included (its upload cursor moved).
+    if (newVersions > 0) this.context.hub.notify(session.key);
   }
 
   private async mark(message: MarkMessage): Promise<void> {
@@ -255,7 +255,11 @@ export class SyncConnection {
     return Promise.resolve();
   }
 
-  /** Sends DOWNLOADs until the session's cursor reaches the head; with `force`, at least one. */
+  /**
+   * Sends DOWNLOADs until the session's cursor reaches the head; with `force`, at least one. Like
+   * realm-core's server, nothing goes out while the history has not grown: an UPLOAD that integrates
+   * nothing new (progress only, or changesets integrated before) gets no DOWNLOAD.
+   */
   private async sendDownloads(session: Session, force: boolean): Promise<void> {
     const ident = session.clientFileIdent;
     if (this.closed || session.failed || ident === undefined || !session.cursor || this.sessions.get(session.ident) !== session) return;
@@ -267,14 +271,12 @@ export class SyncConnection {
       const news =
         batch.changesets.length > 0 ||
         batch.downloadServerVersion !== cursor.serverVersion ||
-        batch.latestServerVersion !== session.lastLatestServerVersion ||
-        batch.uploadClientVersion !== session.lastUploadClientVersion;
+        batch.latestServerVersion !== session.lastLatestServerVersion;
       if (!news && !mustSend) return;
       this.send(downloadMessage(session.ident, batch));
       mustSend = false;
       session.cursor = { serverVersion: batch.downloadServerVersion, clientVersion: batch.downloadClientVersion };
       session.lastLatestServerVersion = batch.latestServerVersion;
-      session.lastUploadClientVersion = batch.uploadClientVersion;
       if (batch.downloadServerVersion >= batch.latestServerVersion) return;
     }
   }
