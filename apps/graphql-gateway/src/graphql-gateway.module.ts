@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DataAccessModule } from '@tessera/data-access';
 import { ClientApiModule } from './client-api/client-api.module';
 import { GraphqlModule } from './graphql/graphql.module';
 import { LocationController } from './location/location.controller';
@@ -9,7 +10,7 @@ import { LocationController } from './location/location.controller';
  * calls run under the app's rules through libs/data-access.
  */
 @Module({
-  imports: [ClientApiModule, GraphqlModule],
+  imports: [DataAccessModule, ClientApiModule, GraphqlModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}

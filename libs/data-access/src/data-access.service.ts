@@ -44,6 +44,8 @@ export interface DataAccessRequest {
 }
 
 export interface DataAccessOptions {
+  /** Runs an app function for `%function` in rules (as system); without it such rules fail with RuleFunctionFailed. */
+  callFunction?: (appId: string, name: string, args: unknown[]) => Promise<unknown>;
   /** Receives every rule decision's trace (the host logs them at debug level). Tracing costs: leave unset otherwise. */
   onTrace?: (trace: DecisionTrace, request: { app: string; namespace: string; action: string; user?: string }) => void;
 }
@@ -52,6 +54,7 @@ const readActions = new Set(['find', 'findOne', 'aggregate', 'count', 'countDocu
 
 export class DataAccess {
   private readonly rules = new NamespaceRulesCache();
+  private readonly values = new Map<string, Record<string, unknown>>();
 
   constructor(
     private readonly dataSources: DataSources,
@@ -73,12 +76,13 @@ export class DataAccess {
     const collection = linked.client.db(database).collection(collectionName);
     if (caller.kind === 'system') return this.asSystem(collection, action, request.args);
     const compiled = this.rules.rulesFor(deploymentKey(request.app.id, request.app.deploymentId, request.app.config), linked.service, database, collectionName);
+    const callFunction = request.callFunction ?? this.functionCallerFor(request.app.id);
     const access = compiled.forRequest({
       user: caller.user,
       request: caller.request,
-      values: request.values,
+      values: request.values ?? this.valuesOf(request.app),
       environment: request.environment,
-      callFunction: request.callFunction,
+      ...(callFunction ? { callFunction } : {}),
       explain: this.options.onTrace !== undefined,
       // Reads take the store's own documents (see readVisible): the rules copy what they let through.
       copy: readActions.has(action) ? cloneValue : undefined,
@@ -88,6 +92,24 @@ export class DataAccess {
     );
     if (!readActions.has(action) && !writeActions.has(action)) throw unknownAction(action);
     return operation.run(action, request.args);
+  }
+
+  /** `%%values` of the app: plain values by name (values from secrets are not exposed to rules). */
+  private valuesOf(app: DataAccessApp): Record<string, unknown> {
+    const key = deploymentKey(app.id, app.deploymentId, app.config);
+    let values = this.values.get(key);
+    if (!values) {
+      values = {};
+      for (const value of app.config.values) if (!value.from_secret) values[value.name] = value.value;
+      if (this.values.size > 256) this.values.clear();
+      this.values.set(key, values);
+    }
+    return values;
+  }
+
+  private functionCallerFor(appId: string): RuleFunctionCaller | undefined {
+    const call = this.options.callFunction;
+    return call ? (name, args) => call(appId, name, args) : undefined;
   }
 
   private require(value: unknown, name: string): string {

@@ -4,3 +4,4 @@ export * from './data-access.service';
 export * from './namespace-rules';
 export * from './restrictions';
 export * from './user-transaction';
+export * from './data-access.module';

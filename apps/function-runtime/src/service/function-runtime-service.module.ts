@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DataAccess } from '@tessera/data-access';
+import { DataAccess, DataAccessModule } from '@tessera/data-access';
 import { DataSources, DeployedApps, LogStore } from '@tessera/platform';
 import { FunctionRuntimeModule } from '../function-runtime.module';
 import { FetchHttpPort } from '../ports/http.port';
@@ -13,13 +13,15 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
  */
 @Module({
   imports: [
+    DataAccessModule,
     FunctionRuntimeModule.registerAsync({
-      inject: [DeployedApps, DataSources, LogStore],
-      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore) => ({
+      imports: [DataAccessModule],
+      inject: [DeployedApps, DataSources, LogStore, DataAccess],
+      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess) => ({
         dependencies: {
           functions: new DeployedFunctionsPort(apps),
           values: new DeployedValuesPort(apps),
-          dataAccess: new RulesDataAccessPort(apps, new DataAccess(dataSources)),
+          dataAccess: new RulesDataAccessPort(apps, dataAccess),
           http: new FetchHttpPort(),
           logs: new PlatformExecutionLogStore(logs),
           canEvaluate: rulesCanEvaluate,

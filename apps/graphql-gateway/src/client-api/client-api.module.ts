@@ -16,6 +16,7 @@ import { FunctionsController } from './functions/functions.controller';
 import { FunctionsService } from './functions/functions.service';
 import { RemoteDataAccess } from './functions/remote-data-access.port';
 import { RulesRemoteDataAccess } from './functions/rules-data-access';
+import { DataAccess } from '@tessera/data-access';
 import { PushController } from './push/push.controller';
 
 /**
@@ -38,7 +39,7 @@ import { PushController } from './push/push.controller';
     ClientApiCors,
     { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
     { provide: FileSecretStore, useFactory: (settings: Settings) => new FileSecretStore(settings.dataDir), inject: [SETTINGS] },
-    { provide: RemoteDataAccess, useFactory: (dataSources: DataSources) => new RulesRemoteDataAccess(dataSources), inject: [DataSources] },
+    { provide: RemoteDataAccess, useFactory: (dataSources: DataSources, dataAccess: DataAccess) => new RulesRemoteDataAccess(dataSources, dataAccess), inject: [DataSources, DataAccess] },
     { provide: Mailer, useFactory: (settings: Settings) => new OutboxFileMailer(settings.dataDir), inject: [SETTINGS] },
   ],
   exports: [ClientApps, AuthService],

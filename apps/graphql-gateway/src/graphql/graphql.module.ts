@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DataAccess, UserTransactions } from '@tessera/data-access';
+import { UserTransactions } from '@tessera/data-access';
 import { DataSources } from '@tessera/platform';
 import { GraphqlApps } from './graphql-apps.service';
 import { ClientApiGraphqlAuthenticator, GraphqlAuthenticator } from './graphql-authenticator';
@@ -16,7 +16,6 @@ import { GraphqlExecutor } from './graphql-executor';
   providers: [
     GraphqlApps,
     GraphqlExecutor,
-    { provide: DataAccess, useFactory: (dataSources: DataSources) => new DataAccess(dataSources), inject: [DataSources] },
     { provide: UserTransactions, useFactory: (dataSources: DataSources) => new UserTransactions(dataSources), inject: [DataSources] },
     { provide: GraphqlAuthenticator, useClass: ClientApiGraphqlAuthenticator },
   ],
