@@ -122,4 +122,15 @@ describe.skipIf(!existsSync(conformanceDir()))('sync service: replay of recorded
     const clientAppId = await host.createApp('replay-ab', (app) => partitionSync(app, { read: true, write: true }));
     expect(await replay(host, clientAppId, ['a-first-open-and-create.jsonl', 'b-second-client-download.jsonl'])).toBeGreaterThan(10);
   });
+
+  it.each(['c-property-updates.jsonl', 'd-concurrent-edits-merge.jsonl', 'g-large-batch.jsonl'])('replays %s', async (file) => {
+    const clientAppId = await host.createApp(`replay-${file.slice(0, 1)}`, (app) => partitionSync(app, { read: true, write: true }));
+    const files = file.startsWith('c') ? ['a-first-open-and-create.jsonl', 'b-second-client-download.jsonl', file] : [file];
+    expect(await replay(host, clientAppId, files)).toBeGreaterThan(10);
+  });
+
+  it('replays f-int-partition.jsonl', async () => {
+    const clientAppId = await host.createApp('replay-f', (app) => partitionSync(app, { read: true, write: true }, 'long'));
+    expect(await replay(host, clientAppId, ['f-int-partition.jsonl'])).toBeGreaterThan(10);
+  });
 });

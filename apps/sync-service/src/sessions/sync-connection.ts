@@ -60,6 +60,11 @@ interface Session extends PartitionListener {
 
 /** Session-level errors after which the client's local file cannot continue with this server's history. */
 const resetCodes = new Set<number>([208, 209, 210, 211, 222]);
+/**
+ * A DOWNLOAD is cut once its changesets pass this many bytes. realm-core's server cuts at 128 KiB
+ * (recording g of the conformance traffic: the first batch stops right after the 836 KiB changeset).
+ */
+const downloadBatchBytes = 128 * 1024;
 /** Attempts at integrating an upload when another writer moved the history's head concurrently. */
 const integrateAttempts = 5;
 
@@ -267,7 +272,7 @@ export class SyncConnection {
     let mustSend = force;
     for (;;) {
       const cursor: DownloadCursor = session.cursor;
-      const batch = await history.download(ident, cursor);
+      const batch = await history.download(ident, cursor, downloadBatchBytes);
       const news =
         batch.changesets.length > 0 ||
         batch.downloadServerVersion !== cursor.serverVersion ||
