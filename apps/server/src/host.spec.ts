@@ -1,7 +1,7 @@
 import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
 import { emptyApp, writeAppFiles } from '@tessera/app-config';
-import { AppRegistry, AppUserStore, DataSources, FileDeploymentStore, LogStore } from '@tessera/platform';
+import { AppRegistry, AppUserStore, DataSources, DeployedApps, FileDeploymentStore, LogStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
 import { join } from 'node:path';
@@ -92,6 +92,41 @@ describe('standalone host', () => {
     await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
     const result = await bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName: 'whoami', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } });
     expect(result).toMatchObject({ ok: true, result: { id: grace._id, name: 'Grace' } });
+  });
+
+  it('evaluates %function and %%values in rules for user data access', async () => {
+    const app = emptyApp('ruled');
+    app.values.push({ name: 'openToAll', value: false as never, from_secret: false });
+    app.functions.push(
+      { config: { name: 'isBoss', private: true }, source: 'exports = (id) => id === "boss";' },
+      { config: { name: 'list', private: false }, source: 'exports = () => context.services.get("mongodb-atlas").db("r").collection("c").find({}).toArray();' },
+      { config: { name: 'seed', private: false, run_as_system: true }, source: 'exports = () => context.services.get("mongodb-atlas").db("r").collection("c").insertOne({ _id: 1, x: 1 });' },
+    );
+    app.services.push({
+      config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'RuledCluster' } },
+      collectionRules: [
+        {
+          database: 'r',
+          collection: 'c',
+          roles: [
+            { name: 'everyone', apply_when: { '%%values.openToAll': true }, read: true },
+            { name: 'boss', apply_when: { '%%true': { '%function': { name: 'isBoss', arguments: ['%%user.id'] } } }, read: true },
+          ],
+        },
+      ],
+      rules: [],
+      webhooks: [],
+    });
+    const record = await host.nest.get(AppRegistry).create({ name: 'ruled', groupId: host.bootstrap.groupId });
+    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    const as = (functionName: string, id: string) => bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName, args: [], caller: { type: 'user', user: { id } }, metadata: { origin: 'client' } });
+    expect(await as('seed', 'boss')).toMatchObject({ ok: true });
+    expect(await as('list', 'boss')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
+    expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [] });
+    app.values[0]!.value = true as never;
+    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    host.nest.get(DeployedApps).invalidate(record._id);
+    expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
   });
 
   it('reports a missing function as FunctionNotFound', async () => {
