@@ -96,7 +96,7 @@ describe('standalone host', () => {
 
   it('evaluates %function and %%values in rules for user data access', async () => {
     const app = emptyApp('ruled');
-    app.values.push({ name: 'openToAll', value: false as never, from_secret: false });
+    app.values.push({ name: 'openToAll', value: false, from_secret: false });
     app.functions.push(
       { config: { name: 'isBoss', private: true }, source: 'exports = (id) => id === "boss";' },
       { config: { name: 'list', private: false }, source: 'exports = () => context.services.get("mongodb-atlas").db("r").collection("c").find({}).toArray();' },
@@ -123,7 +123,7 @@ describe('standalone host', () => {
     expect(await as('seed', 'boss')).toMatchObject({ ok: true });
     expect(await as('list', 'boss')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
     expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [] });
-    app.values[0]!.value = true as never;
+    app.values[0].value = true;
     await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
     host.nest.get(DeployedApps).invalidate(record._id);
     expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
-import { connectMessaging } from '@tessera/messaging';
+import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
 import { AppRegistry, FileAdminUserStore, FileDeploymentStore } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
@@ -37,7 +37,9 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   if (settings.telemetry.otlpEndpoint) traceHttpEdge(app);
   // Message handlers of every service this process runs join one queue group per service set, so
   // replicas of the same service share commands while each event reaches every kind of service.
-  connectMessaging(app, { ...messagingOptions(settings), queue: settings.services.join('+') });
+  const handlers = createMessagingServer({ ...messagingOptions(settings), queue: settings.services.join('+') });
+  app.connectMicroservice({ strategy: handlers }, { inheritAppConfig: true });
+  app.get(TransportReadiness).watch('message handlers', handlers);
   await app.startAllMicroservices();
 
   // The admin API owns first-start work; other processes of a distributed deployment only read the state.
