@@ -1,0 +1,36 @@
+import { emptyApp, type AppConfig, type SyncConfig } from '@tessera/app-config';
+import { syncModeOf } from './sync-config';
+
+const withSync = (sync: SyncConfig | undefined): AppConfig => {
+  const app = emptyApp('sync-config');
+  if (sync) app.sync = sync;
+  return app;
+};
+
+const partition = { key: '_partition', type: 'string', permissions: { read: true, write: { '%%partition': '%%user.id' } } };
+
+describe('syncModeOf', () => {
+  it('reads an enabled partition configuration with its key, type and compiled permissions', async () => {
+    const mode = syncModeOf(withSync({ type: 'partition', state: 'enabled', partition }));
+    if (mode.kind !== 'partition') throw new Error(`expected partition sync, got ${mode.kind}`);
+    expect(mode).toMatchObject({ key: '_partition', type: 'string', required: false });
+    expect(await mode.permissions.evaluate({ user: { id: 'u1' }, partition: 'u1' })).toMatchObject({ read: true, write: true });
+    expect(await mode.permissions.evaluate({ user: { id: 'u1' }, partition: 'u2' })).toMatchObject({ read: true, write: false });
+  });
+
+  it('treats a missing, disabled or keyless sync configuration as disabled', () => {
+    expect(syncModeOf(withSync(undefined)).kind).toBe('disabled');
+    expect(syncModeOf(withSync({ type: 'partition', state: 'disabled', partition })).kind).toBe('disabled');
+    expect(syncModeOf(withSync({ type: 'partition', state: 'enabled', partition: { type: 'string' } })).kind).toBe('disabled');
+  });
+
+  it('tells flexible sync apart, so partition clients can be told to switch', () => {
+    expect(syncModeOf(withSync({ type: 'flexible', state: 'enabled' })).kind).toBe('flexible');
+  });
+
+  it('denies everything when the configuration has no permissions', async () => {
+    const mode = syncModeOf(withSync({ type: 'partition', state: 'enabled', partition: { key: '_partition', type: 'string' } }));
+    if (mode.kind !== 'partition') throw new Error('expected partition sync');
+    expect(await mode.permissions.evaluate({ user: { id: 'u1' }, partition: 'p' })).toMatchObject({ read: false, write: false });
+  });
+});
