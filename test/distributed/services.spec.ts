@@ -210,7 +210,10 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
         await events.close();
       }
       await eventually(async () => expect((await sum(gateway, user.access_token)).status).toBe(200), { timeoutMs: 20_000, intervalMs: 200 });
-      // Deploy events flow again too: a push reaches the runtime.
+      // Readiness follows the broker connections: once every process is ready again, deploy events reach the runtime.
+      await eventually(async () => {
+        for (const process of cluster.processes.keys()) expect((await fetch(`${process.url}/readyz`)).status).toBe(200);
+      }, { timeoutMs: 20_000, intervalMs: 200 });
       expect((await admin.push(appId, distributedApp('dist', 'salut'))).status).toBe(204);
       await eventually(async () => expect((await callFunction(gateway, clientAppId, user.access_token, 'greet', ['ada'])).body).toEqual({ greeting: 'salut, ada' }), { timeoutMs: 10_000 });
     }, 60_000);

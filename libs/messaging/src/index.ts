@@ -16,3 +16,4 @@ export * from './nats/nats.server';
 export * from './outbound-message';
 export * from './jetstream/durable-events';
 export * from './jetstream/durable-events.module';
+export * from './readiness';

@@ -7,6 +7,7 @@ import { InProcessServer } from './in-process/in-process.server';
 import { MessageBus, type MessageBusOptions, type MessagingClient } from './message-bus';
 import { TesseraNatsClient } from './nats/nats.client';
 import { TesseraNatsServer } from './nats/nats.server';
+import { TransportReadiness } from './readiness';
 
 interface CommonMessagingOptions extends MessageBusOptions {
   /** Queue group the service's handlers join (its name); needed to connect a microservice, not to call. */
@@ -77,10 +78,14 @@ export function connectMessaging(app: INestApplication, options: MessagingOption
 
 @Injectable()
 class MessagingLifecycle implements OnModuleInit, OnApplicationShutdown {
-  constructor(@Inject(MESSAGING_CLIENT) private readonly client: MessagingClient) {}
+  constructor(
+    @Inject(MESSAGING_CLIENT) private readonly client: InProcessClient | TesseraNatsClient,
+    private readonly readiness: TransportReadiness,
+  ) {}
 
   /** Connect at boot, so a service with an unreachable broker fails to start instead of failing its calls. */
   async onModuleInit(): Promise<void> {
+    this.readiness.watch('message bus', this.client);
     await this.client.connect();
   }
 
@@ -108,9 +113,10 @@ export class MessagingModule {
           useFactory: (client: MessagingClient, resolved: MessagingOptions) => new MessageBus(client, { defaultTimeoutMs: resolved.defaultTimeoutMs, headers: resolved.headers }),
           inject: [MESSAGING_CLIENT, MESSAGING_OPTIONS],
         },
+        TransportReadiness,
         MessagingLifecycle,
       ],
-      exports: [MessageBus, MESSAGING_CLIENT],
+      exports: [MessageBus, MESSAGING_CLIENT, TransportReadiness],
     };
   }
 }
