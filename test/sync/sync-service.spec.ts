@@ -82,6 +82,15 @@ describe('sync service: partition-based sync over the realm-sync WebSocket', () 
       expect(await openSync(syncUrl(host.url, apps.string, refresh))).toMatchObject({ status: 401 });
     });
 
+    it('answers 401 once the user logged out, though the access token has not expired', async () => {
+      const { access, refresh } = await host.login(apps.string);
+      const client = await connect(syncUrl(host.url, apps.string, access));
+      client.close();
+      const logout = await fetch(`${host.url}/api/client/v2.0/auth/session`, { method: 'DELETE', headers: { authorization: `Bearer ${refresh}` } });
+      expect(logout.status).toBeLessThan(300);
+      expect(await openSync(syncUrl(host.url, apps.string, access))).toMatchObject({ status: 401 });
+    });
+
     it('accepts the highest offered protocol version it speaks', async () => {
       const token = await login(apps.string);
       const client = await connect(syncUrl(host.url, apps.string, token));
