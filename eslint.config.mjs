@@ -18,7 +18,8 @@ function boundaries(forSpecs) {
     allowCircularSelfDependency: false,
     // The process host runs the four services in one process (standalone) or one of them (distributed):
     // it is the one place that imports service apps. See docs/decisions/0002-process-host.md.
-    allow: ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service'],
+    // Specs may also start the whole host in-process.
+    allow: ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service', ...(forSpecs ? ['@tessera/server'] : [])],
     depConstraints: [
       { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
       { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },

@@ -1,8 +1,6 @@
 import { emptyApp, writeAppFiles, type AppConfig } from '@tessera/app-config';
 import { AppRegistry, FileDeploymentStore } from '@tessera/platform';
-// The real process host, so the tests also cover how it mounts the sync service. The boundary rule only
-// allows the service apps to specs; @tessera/server is the host they run in (asked of the lead: allow it).
-// eslint-disable-next-line @nx/enforce-module-boundaries
+// The real process host, so the tests also cover how it mounts the sync service.
 import { startHost } from '@tessera/server';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
