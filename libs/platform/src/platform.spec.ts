@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { FileAdminUserStore } from './admin-users';
+import { FileDeploymentStore } from './deployment-store';
 import { AppRegistryError, FileAppRegistry } from './app-registry';
 import { signJwt, verifyJwt } from './jwt';
 import { SigningKeyStore } from './signing-keys';
@@ -127,7 +128,6 @@ describe('FileDeploymentStore', () => {
   it('keeps every deployment and serves the latest one, byte for byte', async () => {
     const dir = makeTempDir();
     try {
-      const { FileDeploymentStore } = await import('./deployment-store');
       const store = new FileDeploymentStore(dir.path);
       expect(await store.current('a1')).toBeUndefined();
       const first = await store.deploy('a1', new Map([['config.json', Buffer.from('{"name":"x"}\n')]]), { origin: 'test' });
@@ -135,7 +135,7 @@ describe('FileDeploymentStore', () => {
       expect([first.version, second.version]).toEqual([1, 2]);
       const current = await new FileDeploymentStore(dir.path).current('a1');
       expect(current?.record).toEqual(second);
-      expect(Buffer.from(current!.files.get('config.json')).toString()).toBe('{"name":"y"}\n');
+      expect(Buffer.from(current!.files.get('config.json')!).toString()).toBe('{"name":"y"}\n');
       expect([...current!.files.get('values/v.json')!]).toEqual([0, 255, 10]);
       expect((await store.list('a1')).map((record) => record.version)).toEqual([2, 1]);
     } finally {
