@@ -1,4 +1,4 @@
-import { TesseraError } from '@tessera/domain';
+import { CodedError } from '@tessera/domain';
 
 /** App Services error codes the function runtime answers with (realm-core maps each to a typed error). */
 export enum FunctionRuntimeErrorCode {
@@ -25,15 +25,8 @@ const STATUS: Record<FunctionRuntimeErrorCode, number> = {
  * Every failure of a function call. For `FunctionExecutionError` the message is the message the function
  * threw (App Services shows it to the caller); other codes carry a message written here.
  */
-export class FunctionRuntimeError extends TesseraError {
-  readonly httpStatus: number;
-
-  constructor(
-    readonly errorCode: FunctionRuntimeErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.httpStatus = STATUS[errorCode];
+export class FunctionRuntimeError extends CodedError<FunctionRuntimeErrorCode> {
+  constructor(code: FunctionRuntimeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, STATUS, options);
   }
 }

@@ -1,4 +1,4 @@
-import { TesseraError, type ErrorBody } from '@tessera/domain';
+import { CodedError, type ErrorBody } from '@tessera/domain';
 import type { ConfigViolation } from '@tessera/app-config';
 
 export enum AdminApiErrorCode {
@@ -53,15 +53,13 @@ const statuses: Record<AdminApiErrorCode, number> = {
  * Errors of the admin API. When a configuration is refused, `violations` lists every problem with the
  * file and the JSON path it is in, and the wire body carries them next to `error` and `error_code`.
  */
-export class AdminApiError extends TesseraError {
-  readonly httpStatus: number;
+export class AdminApiError extends CodedError<AdminApiErrorCode> {
   constructor(
-    readonly errorCode: AdminApiErrorCode,
+    code: AdminApiErrorCode,
     message: string,
     readonly violations: readonly ConfigViolation[] = [],
   ) {
-    super(message);
-    this.httpStatus = statuses[errorCode];
+    super(code, message, statuses);
   }
 
   override toBody(link?: string): ErrorBody & { violations?: readonly ConfigViolation[] } {

@@ -2,7 +2,7 @@
  * Errors raised by the rules library: TesseraErrors, so every transport edge maps them to App Services
  * bodies. See docs/decisions/0011-rules-error-outside-domain.md.
  */
-import { TesseraError } from '@tessera/domain';
+import { CodedError } from '@tessera/domain';
 
 export enum RulesErrorCode {
   /** The namespace has neither collection rules nor default rules (App Services: HTTP 403). */
@@ -37,21 +37,18 @@ export interface RulesErrorBody {
   link?: string;
 }
 
-export class RulesError extends TesseraError {
-  readonly httpStatus: number;
-
+export class RulesError extends CodedError<RulesErrorCode> {
   /**
    * @param message safe to show to a client (for refused writes: `insert not permitted`, ...)
    * @param reason the detailed explanation for logs and explain traces (role, namespace, document id)
    */
   constructor(
-    readonly errorCode: RulesErrorCode,
+    code: RulesErrorCode,
     message: string,
     readonly reason?: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
-    this.httpStatus = HTTP_STATUS[errorCode];
+    super(code, message, HTTP_STATUS, options);
   }
 }
 
