@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repositoryRoot } from '@tessera/testing';
+import { repositoryRoot, sharedMaterial } from '@tessera/testing';
 
 export interface RecordedFrame {
   seq: number;
@@ -26,5 +26,5 @@ export function recordedFrames(file: string): RecordedFrame[] {
 
 /** The recordings live outside the repository in this workspace; TESSERA_SYNC_CONFORMANCE_DIR moves them. */
 export function conformanceDir(): string {
-  return process.env['TESSERA_SYNC_CONFORMANCE_DIR'] ?? join(repositoryRoot, '..', 'shared', 'conformance', 'sync');
+  return process.env['TESSERA_SYNC_CONFORMANCE_DIR'] ?? sharedMaterial('conformance/sync') ?? join(repositoryRoot, '..', 'shared', 'conformance', 'sync');
 }

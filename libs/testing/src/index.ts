@@ -4,3 +4,4 @@ export * from './free-port';
 export * from './nats-server';
 export * from './temp-dir';
 export * from './server-process';
+export * from './shared-material';
