@@ -402,6 +402,12 @@ class UserOperation {
     const cursor = this.collection.find(prepared.query, Object.keys(prepared.projection).length ? prepared.projection : undefined, { raw: true });
     if (options.sort) cursor.sort(options.sort);
     let skip = options.skip ?? 0;
+    // An exact pushdown matches only visible documents, so the store can skip and limit (decision 0012).
+    if (prepared.exact) {
+      if (skip > 0) cursor.skip(skip);
+      if (options.limit) cursor.limit(options.limit);
+      skip = 0;
+    }
     const out: Document[] = [];
     const sync = !this.access.rules.async;
     const accept = (decision: ReadDecision): boolean => {

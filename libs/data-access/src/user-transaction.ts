@@ -171,6 +171,8 @@ class TransactionOperation {
     const project = buildProjector(projection, query);
     const cursor = this.collection.find(prepared.query, Object.keys(prepared.projection).length ? prepared.projection : undefined, { session: this.session });
     if (sort) cursor.sort(sort);
+    // An exact pushdown matches only visible documents, so the store can stop at the limit.
+    if (prepared.exact && limit !== undefined && limit > 0) cursor.limit(limit);
     const out: Document[] = [];
     for (const stored of await cursor.toArray()) {
       const decision = await this.access.canRead(stored);
