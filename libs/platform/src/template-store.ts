@@ -1,5 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readDirectoryFiles as readAppDirectoryFiles } from '@tessera/app-config';
 import type { DeployedFiles } from './deployment-store';
 import { readJsonFile } from './json-file';
 
@@ -65,20 +66,14 @@ export class FileTemplateStore {
   }
 }
 
-/** Every file under `root` as relative POSIX path -> bytes; empty when `root` does not exist. */
+/** Every file under `root` as relative POSIX path -> bytes, in path order; empty when `root` does not exist. */
 export async function readDirectoryFiles(root: string): Promise<DeployedFiles> {
-  const files: DeployedFiles = new Map();
-  const walk = async (directory: string): Promise<void> => {
-    for (const entry of await readdir(directory, { withFileTypes: true })) {
-      const path = join(directory, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (entry.isFile()) files.set(relative(root, path).split(sep).join('/'), await readFile(path));
-    }
-  };
+  let files: DeployedFiles;
   try {
-    await walk(root);
+    files = await readAppDirectoryFiles(root);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return new Map();
   }
   return new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -1,8 +1,7 @@
 import { resolve } from 'node:path';
-import { loadValidApp, writeAppFiles } from '@tessera/app-config';
+import { loadValidApp, readDirectoryFiles, writeAppFiles } from '@tessera/app-config';
 import { type AppRegistry, type FileAdminUserStore, type FileDeploymentStore, type AppRecord } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
-import { readDirectoryFiles } from './read-directory';
 
 export interface BootstrapResult {
   groupId: string;
