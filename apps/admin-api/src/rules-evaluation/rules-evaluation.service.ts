@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { isDataSourceType } from '@tessera/app-config';
+import { isDataSourceType, type AppConfig } from '@tessera/app-config';
 import { Subjects } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
 import { decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
 import { DeployedApps } from '@tessera/platform';
-import { compilePartitionPermissions, compileRules, isRulesError, type DecisionTrace, type PartitionPermissionsConfig, type RuleFunctionCaller, type RuleSetConfig, type RuleUser } from '@tessera/rules';
+import { compileRules, evaluateRules, isRulesError, type CompiledRules, type DecisionTrace, type EvaluatedOperation as LibraryOperation, type PartitionPermissionsConfig, type RuleFunctionCaller, type RuleSetConfig, type RuleUser } from '@tessera/rules';
 
 export type EvaluatedOperation = 'read' | 'insert' | 'update' | 'delete' | 'sync_read' | 'sync_write';
 
@@ -43,6 +43,20 @@ export class RulesEvaluationError extends TesseraError {
 
 const operations = new Set<EvaluatedOperation>(['read', 'insert', 'update', 'delete', 'sync_read', 'sync_write']);
 
+/** The endpoint's operation names, as the rules library calls them. */
+const libraryOperation: Record<EvaluatedOperation, LibraryOperation> = {
+  read: 'read',
+  insert: 'insert',
+  update: 'update',
+  delete: 'delete',
+  sync_read: 'partitionRead',
+  sync_write: 'partitionWrite',
+};
+
+function isSync(operation: EvaluatedOperation): boolean {
+  return operation === 'sync_read' || operation === 'sync_write';
+}
+
 /**
  * Explains a rule decision: given a user, an operation and a document (or a partition), which role applied,
  * which expression decided and which fields were withheld. Uses the app's deployed rules or inline ones.
@@ -68,48 +82,37 @@ export class RulesEvaluationService {
       if (!response.ok) throw new RulesEvaluationError(`%function ${name} failed: ${response.error.message}`);
       return decodeEjson(response.result, { relaxed: true });
     };
-    const context = { user: request.user, callFunction, explain: true };
     try {
-      if (request.operation === 'sync_read' || request.operation === 'sync_write') {
-        const permissions = request.permissions ?? (deployed.config.sync?.partition?.permissions as PartitionPermissionsConfig | undefined);
-        if (!permissions) throw new RulesEvaluationError('the app has no partition-based sync permissions; give "permissions" inline');
-        const decision = await compilePartitionPermissions(permissions).evaluate({ ...context, partition: request.partition });
-        const allowed = request.operation === 'sync_read' ? decision.read : decision.write;
-        return { operation: request.operation, allowed, role: null, trace: decision.trace };
-      }
-      const rules = this.rulesFor(deployed.config, request);
-      const access = rules.forRequest(context);
-      const document = request.document ?? {};
-      switch (request.operation) {
-        case 'read': {
-          const decision = await access.canRead(document);
-          return { operation: 'read', allowed: decision.allowed, role: decision.role, document: decision.document ?? null, trace: decision.trace };
-        }
-        case 'insert':
-        case 'update':
-        case 'delete': {
-          const decision =
-            request.operation === 'insert'
-              ? await access.checkInsert(document)
-              : request.operation === 'update'
-                ? await access.checkUpdate(request.previous ?? document, document)
-                : await access.checkDelete(document);
-          return {
-            operation: request.operation,
-            allowed: decision.allowed,
-            role: decision.role,
-            ...(decision.error ? { error: decision.error.toBody() } : {}),
-            trace: decision.trace,
-          };
-        }
-      }
+      const result = await evaluateRules({
+        user: request.user,
+        callFunction,
+        operation: libraryOperation[request.operation],
+        document: request.document ?? {},
+        ...(request.operation === 'update' ? { preImage: request.previous ?? request.document ?? {} } : {}),
+        partition: request.partition,
+        ...(isSync(request.operation) ? { partitionPermissions: this.partitionPermissions(deployed.config, request) } : { rules: this.rulesFor(deployed.config, request) }),
+      });
+      return {
+        operation: request.operation,
+        allowed: result.allowed,
+        role: result.role,
+        ...(request.operation === 'read' ? { document: result.document ?? null } : {}),
+        ...(result.error ? { error: result.error } : {}),
+        trace: result.trace,
+      };
     } catch (error) {
       if (isRulesError(error)) return { operation: request.operation, allowed: false, role: null, error: error.toBody(), trace: undefined };
       throw error;
     }
   }
 
-  private rulesFor(config: Awaited<ReturnType<DeployedApps['byId']>>['config'], request: RulesEvaluationRequest) {
+  private partitionPermissions(config: AppConfig, request: RulesEvaluationRequest): PartitionPermissionsConfig {
+    const permissions = request.permissions ?? (config.sync?.partition?.permissions as PartitionPermissionsConfig | undefined);
+    if (!permissions) throw new RulesEvaluationError('the app has no partition-based sync permissions; give "permissions" inline');
+    return permissions;
+  }
+
+  private rulesFor(config: AppConfig, request: RulesEvaluationRequest): CompiledRules {
     if (request.rule) return compileRules(request.rule, request.default_rule);
     const namespace = request.namespace;
     if (!namespace) throw new RulesEvaluationError('give either "namespace" (deployed rules) or "rule" (inline)');
