@@ -65,14 +65,6 @@ export interface SnapshotCollection {
   docs: Document[];
 }
 
-export function frame(payload: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(HEADER + payload.length);
-  out.writeUInt32LE(payload.length, 0);
-  out.writeUInt32LE(crc32(payload), 4);
-  payload.copy(out, HEADER);
-  return out;
-}
-
 /** Valid frames from the start of `buf`; `end` of the last one is where the valid prefix stops. */
 export function* readFrames(buf: Buffer): Generator<{ payload: Buffer; end: number }> {
   let offset = 0;
@@ -87,9 +79,93 @@ export function* readFrames(buf: Buffer): Generator<{ payload: Buffer; end: numb
   }
 }
 
-function serialize(doc: Document): Buffer {
-  const bytes = BSON.serialize(doc, { ignoreUndefined: true, checkKeys: false });
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+function tooLarge(): DatastoreError {
+  return new DatastoreError('BadValue', 'document is larger than the maximum BSON size', { code: 10334 });
+}
+
+/** Buffers above this size (after a very large record) are not kept for reuse. */
+const KEEP_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A growable buffer that framed records are encoded into and written from. It is reused from one write
+ * to the next, so encoding a document costs one pass of the BSON serializer and one copy, and no
+ * allocation: at tens of thousands of documents a second the per-document buffers and the per-record
+ * concatenation were a large part of the insert cost (garbage collection included).
+ */
+export class RecordBuffer {
+  bytes: Buffer;
+  length = 0;
+  private frameStart = -1;
+
+  constructor(private readonly initialSize = 256 * 1024) {
+    this.bytes = Buffer.allocUnsafe(initialSize);
+  }
+
+  private ensure(extra: number): void {
+    const needed = this.length + extra;
+    if (needed <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(needed, this.bytes.length * 2));
+    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
+  }
+
+  /** Starts a frame: [length u32][crc32 u32], filled in by endFrame. */
+  beginFrame(): void {
+    this.ensure(HEADER);
+    this.frameStart = this.length;
+    this.length += HEADER;
+  }
+
+  endFrame(): void {
+    const start = this.frameStart;
+    const payload = this.bytes.subarray(start + HEADER, this.length);
+    this.bytes.writeUInt32LE(payload.length, start);
+    this.bytes.writeUInt32LE(crc32(payload), start + 4);
+    this.frameStart = -1;
+  }
+
+  /** Drops an unfinished frame (its record could not be encoded). */
+  abandonFrame(): void {
+    if (this.frameStart >= 0) this.length = this.frameStart;
+    this.frameStart = -1;
+  }
+
+  /**
+   * Appends one BSON document. `limited` are the user documents inside it: if one is over MongoDB's
+   * limit the append fails with code 10334 (nothing is appended). So does a document over the limit
+   * when not `allowLarge`.
+   */
+  appendDocument(doc: Document, limited: (Document | undefined)[] = [], allowLarge = true): void {
+    const start = this.length;
+    let end = -1;
+    try {
+      end = BSON.serializeWithBufferAndIndex(doc, this.bytes, { index: start, checkKeys: false, ignoreUndefined: true }) + 1;
+    } catch (error) {
+      // No room left here, or past the serializer's own buffer (which then reports no usable size).
+      if (!(error instanceof RangeError)) throw error;
+    }
+    if (end < 0 || end - start > MAX_BSON_SIZE) {
+      if (!allowLarge) throw tooLarge();
+      for (const part of limited) if (part && BSON.calculateObjectSize(part, { ignoreUndefined: true }) > MAX_BSON_SIZE) throw tooLarge();
+      // A legal but large record (an update's document and pre-image together): sized exactly, written again.
+      const size = BSON.calculateObjectSize(doc, { ignoreUndefined: true });
+      BSON.setInternalBufferSize(size);
+      this.ensure(size);
+      end = BSON.serializeWithBufferAndIndex(doc, this.bytes, { index: start, checkKeys: false, ignoreUndefined: true }) + 1;
+    }
+    this.length = end;
+  }
+
+  /** The encoded bytes (a view: valid until the next reset or append). */
+  view(): Buffer {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  reset(): void {
+    this.length = 0;
+    this.frameStart = -1;
+    if (this.bytes.length > KEEP_BYTES) this.bytes = Buffer.allocUnsafe(this.initialSize);
+  }
 }
 
 function documentsIn(payload: Buffer): Document[] {
@@ -106,24 +182,27 @@ function documentsIn(payload: Buffer): Document[] {
 /** MongoDB's largest document. */
 export const MAX_BSON_SIZE = 16 * 1024 * 1024;
 
-/** One framed commit record: a header document, then one document per operation. */
-export function encodeCommit(record: CommitRecord): Buffer {
-  const parts = [serialize({ s: record.seq, t: record.time, n: record.ops.length })];
-  let size = parts[0].length;
-  for (const op of record.ops) {
-    const part = serialize(op as unknown as Document);
-    if (part.length > MAX_BSON_SIZE && op.doc && BSON.calculateObjectSize(op.doc) > MAX_BSON_SIZE) {
-      throw new DatastoreError('BadValue', 'document is larger than the maximum BSON size', { code: 10334 });
-    }
-    parts.push(part);
-    size += part.length;
+/**
+ * Appends one framed commit record to `out`: a header document, then one document per operation. On
+ * failure (a document over the size limit) nothing is appended.
+ */
+export function encodeCommitInto(out: RecordBuffer, record: CommitRecord): void {
+  out.beginFrame();
+  try {
+    out.appendDocument({ s: record.seq, t: record.time, n: record.ops.length });
+    for (const op of record.ops) out.appendDocument(op as unknown as Document, [op.doc, op.pre]);
+    out.endFrame();
+  } catch (error) {
+    out.abandonFrame();
+    throw error;
   }
-  const out = Buffer.allocUnsafe(HEADER + size);
-  let offset = HEADER;
-  for (const part of parts) offset += part.copy(out, offset);
-  out.writeUInt32LE(size, 0);
-  out.writeUInt32LE(crc32(out.subarray(HEADER)), 4);
-  return out;
+}
+
+/** One framed commit record, as its own buffer. */
+export function encodeCommit(record: CommitRecord): Buffer {
+  const out = new RecordBuffer(64 * 1024);
+  encodeCommitInto(out, record);
+  return Buffer.from(out.view());
 }
 
 export function decodeCommit(payload: Buffer): CommitRecord {
@@ -145,7 +224,6 @@ function fsyncDir(dir: string): void {
 }
 
 interface Pending {
-  buf: Buffer;
   onDurable?: () => void;
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -155,6 +233,9 @@ export class LogFiles {
   private fd?: number;
   private activeStart = 1;
   activeSize = 0;
+  /** Records queued for the next write, and the buffer the write in flight (if any) goes from. */
+  private queued = new RecordBuffer();
+  private writing = new RecordBuffer();
   private pending: Pending[] = [];
   private flushing = false;
   private failure?: Error;
@@ -263,13 +344,28 @@ export class LogFiles {
     if (previous !== undefined) closeSync(previous);
   }
 
-  /** Queues a framed record (in call order); resolves once it is on disk. */
-  append(buf: Buffer, onDurable?: () => void): Promise<void> {
+  /**
+   * Encodes a commit record into the write queue (in call order) and resolves once it is on disk. An
+   * encoding failure (a document over the size limit) throws synchronously with nothing queued.
+   */
+  append(record: CommitRecord, onDurable?: () => void): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
+    encodeCommitInto(this.queued, record);
     return new Promise((resolve, reject) => {
-      this.pending.push({ buf, onDurable, resolve, reject });
+      this.pending.push({ onDurable, resolve, reject });
       if (!this.flushing) void this.flushLoop();
     });
+  }
+
+  /** Takes what is queued for writing: the pending records and their bytes (valid until the next take). */
+  private take(): { batch: Pending[]; data: Buffer } {
+    const batch = this.pending;
+    this.pending = [];
+    const full = this.queued;
+    this.queued = this.writing;
+    this.queued.reset();
+    this.writing = full;
+    return { batch, data: full.view() };
   }
 
   get idle(): boolean {
@@ -296,11 +392,10 @@ export class LogFiles {
     this.flushing = true;
     try {
       while (this.pending.length > 0) {
-        const batch = this.pending.splice(0);
+        const { batch, data } = this.take();
         try {
           const fd = this.fd;
           if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
-          const data = batch.length === 1 ? batch[0].buf : Buffer.concat(batch.map((p) => p.buf));
           let written = 0;
           while (written < data.length) written += (await writeAsync(fd, data, written, data.length - written, null)).bytesWritten;
           await datasyncAsync(fd);
@@ -318,15 +413,14 @@ export class LogFiles {
 
   /**
    * Writes whatever is queued synchronously, blocking the event loop, so that memory and disk agree when
-   * it returns (used just before a snapshot).
+   * it returns (used just before a snapshot, never while a write is in flight).
    */
   flushNow(): void {
-    const batch = this.pending.splice(0);
-    if (batch.length === 0) return;
+    if (this.pending.length === 0) return;
+    const { batch, data } = this.take();
     try {
       const fd = this.fd;
       if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
-      const data = Buffer.concat(batch.map((p) => p.buf));
       let written = 0;
       while (written < data.length) written += writeSync(fd, data, written, data.length - written);
       fdatasyncSync(fd);
@@ -353,19 +447,44 @@ export class LogFiles {
     const tmpPath = `${finalPath}.tmp`;
     const fd = openSync(tmpPath, 'w');
     let size = 0;
+    // Frames are gathered into one reused buffer and written a few megabytes at a time.
+    const out = new RecordBuffer(4 * 1024 * 1024);
+    const writeOut = () => {
+      const buf = out.view();
+      let off = 0;
+      while (off < buf.length) off += writeSync(fd, buf, off);
+      size += buf.length;
+      out.reset();
+    };
+    const writeDoc = (doc: Document, allowLarge = true) => {
+      out.beginFrame();
+      try {
+        out.appendDocument(doc, [], allowLarge);
+      } catch (error) {
+        out.abandonFrame();
+        throw error;
+      }
+      out.endFrame();
+      if (out.length >= 4 * 1024 * 1024) writeOut();
+    };
     try {
-      const writeDoc = (doc: Document) => {
-        const buf = frame(serialize(doc));
-        let off = 0;
-        while (off < buf.length) off += writeSync(fd, buf, off);
-        size += buf.length;
-      };
       writeDoc({ seq });
       for (const coll of collections) {
         writeDoc({ meta: true, d: coll.d, c: coll.c, view: coll.view, indexes: coll.indexes });
-        for (let i = 0; i < coll.docs.length; i += 500) writeDoc({ d: coll.d, c: coll.c, docs: coll.docs.slice(i, i + 500) });
+        // Up to 500 documents a frame, fewer where they are large, so no frame outgrows the BSON limit.
+        for (let i = 0, n = 500; i < coll.docs.length; i += n) {
+          for (n = Math.min(500, coll.docs.length - i); ; n = Math.ceil(n / 2)) {
+            try {
+              writeDoc({ d: coll.d, c: coll.c, docs: coll.docs.slice(i, i + n) }, n === 1);
+              break;
+            } catch (error) {
+              if (n === 1 || !(error instanceof DatastoreError)) throw error;
+            }
+          }
+        }
       }
       writeDoc({ end: true });
+      writeOut();
       fsyncSync(fd);
     } finally {
       closeSync(fd);

@@ -10,7 +10,7 @@ import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
 import { type Document, idKey } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
-import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection, encodeCommit } from './log-files';
+import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection } from './log-files';
 
 /** The changes of one statement or transaction, with what it takes to undo them. */
 export class WriteUnit {
@@ -329,20 +329,20 @@ export class ServiceStore {
     if (unit.ops.length === 0) return;
     if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
     const record: CommitRecord = { seq: this.seq + 1, time: Date.now(), ops: unit.ops.slice() };
-    let buf: Buffer;
+    let durable: Promise<void>;
     try {
-      buf = encodeCommit(record);
+      // Encoded into the write queue synchronously, in sequence order, with the change to memory.
+      durable = this.log.append(record, () => {
+        this.durableSeq = record.seq;
+        for (const listener of this.listeners) listener.commit(record);
+      });
     } catch (error) {
       // Nothing was logged: take the changes back out of memory too.
       this.rollback(unit);
       throw new DatastoreError('BadValue', 'document to write is larger than the maximum BSON size (16 MB)', { cause: error, code: 10334 });
     }
     this.seq = record.seq;
-    // Queued in sequence order, synchronously with the change to memory.
-    await this.log.append(buf, () => {
-      this.durableSeq = record.seq;
-      for (const listener of this.listeners) listener.commit(record);
-    });
+    await durable;
   }
 
   /**

@@ -24,6 +24,10 @@ function compareEntries(a: IndexEntry, b: IndexEntry): number {
   return compareValues(a.key, b.key) || a.rec.rid - b.rec.rid;
 }
 
+function entryVsKey(e: IndexEntry, key: unknown): number {
+  return compareValues(e.key, key);
+}
+
 export class IndexState {
   readonly fields: string[];
   private readonly parts: string[][];
@@ -95,16 +99,21 @@ export class IndexState {
 
   /** A record other than `self` already holding `key`, if the index is unique. */
   conflict(key: unknown, self: StoredRecord | undefined): StoredRecord | undefined {
-    for (const e of this.equal(key)) if (e.rec !== self) return e.rec;
+    const list = this.list;
+    const pos = list.lowerBoundKey(key, entryVsKey);
+    for (let e = list.at(pos); e !== undefined && compareValues(e.key, key) === 0; list.advance(pos), e = list.at(pos)) {
+      if (e.rec !== self) return e.rec;
+    }
     return undefined;
   }
 
   /** The entries whose key equals `key`. */
   equal(key: unknown): IndexEntry[] {
-    return this.list.takeWhile(
-      (e) => compareValues(e.key, key) < 0,
-      (e) => compareValues(e.key, key) === 0,
-    );
+    const out: IndexEntry[] = [];
+    const list = this.list;
+    const pos = list.lowerBoundKey(key, entryVsKey);
+    for (let e = list.at(pos); e !== undefined && compareValues(e.key, key) === 0; list.advance(pos), e = list.at(pos)) out.push(e);
+    return out;
   }
 }
 

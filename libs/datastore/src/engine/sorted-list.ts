@@ -32,26 +32,45 @@ export class SortedList<E> {
 
   insert(entry: E): void {
     this.count++;
-    if (this.chunks.length === 0) {
-      this.chunks.push([entry]);
+    const chunks = this.chunks;
+    if (chunks.length === 0) {
+      chunks.push([entry]);
       return;
     }
-    const ci = this.chunkFor((e) => this.compare(e, entry) <= 0);
-    const chunk = this.chunks[ci];
+    const compare = this.compare;
+    // Ascending keys (an _id counter, a timestamp) go after the last entry: one comparison, no search.
+    const lastChunk = chunks[chunks.length - 1];
+    let ci: number;
+    if (compare(lastChunk[lastChunk.length - 1], entry) <= 0) ci = chunks.length - 1;
+    else {
+      // The first chunk whose last entry sorts after `entry` (no closure: this runs per key per write).
+      let lo = 0;
+      let hi = chunks.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const chunk = chunks[mid];
+        if (compare(chunk[chunk.length - 1], entry) <= 0) lo = mid + 1;
+        else hi = mid;
+      }
+      ci = lo;
+    }
+    const chunk = chunks[ci];
     let lo = 0;
     let hi = chunk.length;
+    if (compare(chunk[hi - 1], entry) <= 0) lo = hi;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.compare(chunk[mid], entry) <= 0) lo = mid + 1;
+      if (compare(chunk[mid], entry) <= 0) lo = mid + 1;
       else hi = mid;
     }
-    chunk.splice(lo, 0, entry);
-    if (chunk.length > MAX_CHUNK) this.chunks.splice(ci, 1, chunk.slice(0, chunk.length >> 1), chunk.slice(chunk.length >> 1));
+    if (lo === chunk.length) chunk.push(entry);
+    else chunk.splice(lo, 0, entry);
+    if (chunk.length > MAX_CHUNK) chunks.splice(ci, 1, chunk.slice(0, chunk.length >> 1), chunk.slice(chunk.length >> 1));
   }
 
   /** Removes the entry comparing equal to `entry` (the comparator must identify entries uniquely). */
   remove(entry: E): boolean {
-    const pos = this.lowerBound((e) => this.compare(e, entry) < 0);
+    const pos = this.lowerBoundKey(entry, this.compare);
     if (pos.chunk >= this.chunks.length) return false;
     const chunk = this.chunks[pos.chunk];
     if (this.compare(chunk[pos.index], entry) !== 0) return false;
@@ -87,16 +106,43 @@ export class SortedList<E> {
     return { chunk: lo, index: a };
   }
 
-  private chunkFor(notAfter: (e: E) => boolean): number {
+  /**
+   * First position whose entry is not below `key` by `cmp` (entry vs key); like lowerBound without a
+   * closure per call, for the lookups every write makes.
+   */
+  lowerBoundKey<K>(key: K, cmp: (e: E, key: K) => number): Position {
     const chunks = this.chunks;
     let lo = 0;
-    let hi = chunks.length - 1;
+    let hi = chunks.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (notAfter(chunks[mid][chunks[mid].length - 1])) lo = mid + 1;
+      const chunk = chunks[mid];
+      if (cmp(chunk[chunk.length - 1], key) < 0) lo = mid + 1;
       else hi = mid;
     }
-    return lo;
+    if (lo === chunks.length) return { chunk: lo, index: 0 };
+    const chunk = chunks[lo];
+    let a = 0;
+    let b = chunk.length;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (cmp(chunk[mid], key) < 0) a = mid + 1;
+      else b = mid;
+    }
+    return { chunk: lo, index: a };
+  }
+
+  /** The entry at `pos`, or undefined past the end. */
+  at(pos: Position): E | undefined {
+    return this.chunks[pos.chunk]?.[pos.index];
+  }
+
+  /** Moves `pos` one entry forward in place. */
+  advance(pos: Position): void {
+    if (++pos.index >= this.chunks[pos.chunk].length) {
+      pos.chunk++;
+      pos.index = 0;
+    }
   }
 
   /** Entries from `from` onwards (or backwards from just before `from` when reverse). */
@@ -119,21 +165,6 @@ export class SortedList<E> {
       const chunk = chunks[c];
       for (; i >= 0; i--) yield chunk[i];
     }
-  }
-
-  /** Entries from the first one not `before`, as long as `keep` holds (no generator: point lookups are hot). */
-  takeWhile(before: (e: E) => boolean, keep: (e: E) => boolean): E[] {
-    const out: E[] = [];
-    const pos = this.lowerBound(before);
-    const chunks = this.chunks;
-    for (let c = pos.chunk, i = pos.index; c < chunks.length; c++, i = 0) {
-      const chunk = chunks[c];
-      for (; i < chunk.length; i++) {
-        if (!keep(chunk[i])) return out;
-        out.push(chunk[i]);
-      }
-    }
-    return out;
   }
 
   start(): Position {
