@@ -8,6 +8,11 @@ import { EJSON, Long, type Binary, type ObjectId, type Timestamp } from 'bson';
 
 export type Document = Record<string, unknown>;
 
+/** Own-property test for the for-in loops of hot paths (faster there than Object.hasOwn or Object.keys). */
+export function hasOwn(value: object, key: string): boolean {
+  return Object.prototype.hasOwnProperty.call(value, key);
+}
+
 interface BsonTagged {
   _bsontype: string;
 }
@@ -52,7 +57,9 @@ export function normalize(value: unknown): unknown {
     }
   }
   const out: Document = {};
-  for (const key of Object.keys(value)) {
+  // for-in over own keys visits Object.keys' order without allocating the key array (a hot path).
+  for (const key in value) {
+    if (!hasOwn(value, key)) continue;
     const v = (value as Document)[key];
     if (v !== undefined) setOwn(out, key, normalize(v));
   }
@@ -84,7 +91,7 @@ export function cloneValue<T>(value: T): T {
   if (value instanceof Date) return new Date(value.getTime()) as T;
   if (bsonType(value) !== undefined || value instanceof RegExp) return value;
   const out: Document = {};
-  for (const key of Object.keys(value)) setOwn(out, key, cloneValue((value as Document)[key]));
+  for (const key in value) if (hasOwn(value, key)) setOwn(out, key, cloneValue((value as Document)[key]));
   return out as T;
 }
 

@@ -32,7 +32,7 @@ import {
   type UpdateResult,
   type WatchOptions,
 } from '../api/data-source';
-import { cloneValue, collectPathValues, compareValues, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
+import { cloneValue, collectPathValues, compareValues, hasOwn, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
 import { type CollectionState, type StoredRecord } from '../engine/collection-state';
 import { compileFilter, runPipeline } from '../engine/mingo';
 import { buildProjector } from '../engine/projection';
@@ -58,7 +58,8 @@ function prepareInsert(doc: Document): Document {
   const id = doc._id === undefined ? new ObjectId() : normalize(doc._id);
   checkId(id);
   const out: Document = { _id: id };
-  for (const key of Object.keys(doc)) {
+  for (const key in doc) {
+    if (!hasOwn(doc, key)) continue;
     const value = doc[key];
     if (key !== '_id' && value !== undefined) out[key] = normalize(value);
   }

@@ -28,6 +28,7 @@ import { crc32 } from 'node:zlib';
 import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document } from '../bson/values';
+import { encodeDocument } from './bson-writer';
 
 const HEADER = 8;
 const writeAsync = promisify(write);
@@ -83,6 +84,9 @@ function tooLarge(): DatastoreError {
   return new DatastoreError('BadValue', 'document is larger than the maximum BSON size', { code: 10334 });
 }
 
+/** The bson package's own serialization buffer (17 MB) unless grown. */
+const BSON_BUFFER_SIZE = 17 * 1024 * 1024;
+
 /** Buffers above this size (after a very large record) are not kept for reuse. */
 const KEEP_BYTES = 8 * 1024 * 1024;
 
@@ -101,17 +105,18 @@ export class RecordBuffer {
     this.bytes = Buffer.allocUnsafe(initialSize);
   }
 
-  private ensure(extra: number): void {
-    const needed = this.length + extra;
+  /** Room for `extra` bytes after the first `used` (which are kept). */
+  ensure(used: number, extra: number): void {
+    const needed = used + extra;
     if (needed <= this.bytes.length) return;
     const grown = Buffer.allocUnsafe(Math.max(needed, this.bytes.length * 2));
-    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes.copy(grown, 0, 0, used);
     this.bytes = grown;
   }
 
   /** Starts a frame: [length u32][crc32 u32], filled in by endFrame. */
   beginFrame(): void {
-    this.ensure(HEADER);
+    this.ensure(this.length, HEADER);
     this.frameStart = this.length;
     this.length += HEADER;
   }
@@ -137,23 +142,33 @@ export class RecordBuffer {
    */
   appendDocument(doc: Document, limited: (Document | undefined)[] = [], allowLarge = true): void {
     const start = this.length;
-    let end = -1;
+    const end = encodeDocument(this, start, doc);
+    if (end >= 0) {
+      if (end - start > MAX_BSON_SIZE) this.checkLarge(limited, allowLarge);
+      this.length = end;
+      return;
+    }
+    // A value encodeDocument leaves to the bson package: sized first, so that both this buffer and the
+    // package's own (which silently misreports a document it cannot hold) are large enough.
+    const size = BSON.calculateObjectSize(doc, { ignoreUndefined: true });
+    if (size > MAX_BSON_SIZE) this.checkLarge(limited, allowLarge);
+    BSON.setInternalBufferSize(size);
+    this.ensure(start, size);
+    const options = { index: start, checkKeys: false, ignoreUndefined: true };
     try {
-      end = BSON.serializeWithBufferAndIndex(doc, this.bytes, { index: start, checkKeys: false, ignoreUndefined: true }) + 1;
+      this.length = BSON.serializeWithBufferAndIndex(doc, this.bytes, options) + 1;
     } catch (error) {
-      // No room left here, or past the serializer's own buffer (which then reports no usable size).
+      // calculateObjectSize undercounts a few values (a Map): room for all the serializer can hold.
       if (!(error instanceof RangeError)) throw error;
+      this.ensure(start, Math.max(2 * size, BSON_BUFFER_SIZE));
+      this.length = BSON.serializeWithBufferAndIndex(doc, this.bytes, options) + 1;
     }
-    if (end < 0 || end - start > MAX_BSON_SIZE) {
-      if (!allowLarge) throw tooLarge();
-      for (const part of limited) if (part && BSON.calculateObjectSize(part, { ignoreUndefined: true }) > MAX_BSON_SIZE) throw tooLarge();
-      // A legal but large record (an update's document and pre-image together): sized exactly, written again.
-      const size = BSON.calculateObjectSize(doc, { ignoreUndefined: true });
-      BSON.setInternalBufferSize(size);
-      this.ensure(size);
-      end = BSON.serializeWithBufferAndIndex(doc, this.bytes, { index: start, checkKeys: false, ignoreUndefined: true }) + 1;
-    }
-    this.length = end;
+  }
+
+  /** A record over the BSON limit is refused if not `allowLarge` or if a user document in it is over the limit. */
+  private checkLarge(limited: (Document | undefined)[], allowLarge: boolean): void {
+    if (!allowLarge) throw tooLarge();
+    for (const part of limited) if (part && BSON.calculateObjectSize(part, { ignoreUndefined: true }) > MAX_BSON_SIZE) throw tooLarge();
   }
 
   /** The encoded bytes (a view: valid until the next reset or append). */

@@ -24,6 +24,9 @@ function compareEntries(a: IndexEntry, b: IndexEntry): number {
   return compareValues(a.key, b.key) || a.rec.rid - b.rec.rid;
 }
 
+/** What IndexState.singleKey returns when a document has no key or several. */
+const NO_SINGLE_KEY: unique symbol = Symbol('no single key');
+
 function entryVsKey(e: IndexEntry, key: unknown): number {
   return compareValues(e.key, key);
 }
@@ -34,6 +37,8 @@ export class IndexState {
   readonly list = new SortedList<IndexEntry>(compareEntries);
   /** True once some document had an array under an indexed field: the index then can't give sort order. */
   multikey = false;
+  /** One field, not a dotted path. */
+  private readonly topLevel: boolean;
 
   constructor(
     readonly name: string,
@@ -43,6 +48,7 @@ export class IndexState {
   ) {
     this.fields = Object.keys(spec);
     this.parts = this.fields.map((f) => f.split('.'));
+    this.topLevel = this.parts.length === 1 && this.parts[0].length === 1;
   }
 
   get single(): string | undefined {
@@ -89,11 +95,38 @@ export class IndexState {
     return keys.filter((k, i) => i === 0 || compareValues(keys[i - 1], k) !== 0);
   }
 
-  add(rec: StoredRecord, keys = this.keysOf(rec.doc)): void {
+  /**
+   * The one key of `doc` when the index is on a single top-level field that holds no array (the usual
+   * case), without building the array keysOf returns; NO_SINGLE_KEY otherwise.
+   */
+  singleKey(doc: Document): unknown {
+    if (!this.topLevel) return NO_SINGLE_KEY;
+    const value = doc[this.fields[0]];
+    if (value === undefined) return this.sparse ? NO_SINGLE_KEY : null;
+    return Array.isArray(value) ? NO_SINGLE_KEY : value;
+  }
+
+  add(rec: StoredRecord, keys?: unknown[]): void {
+    if (keys === undefined) {
+      const key = this.singleKey(rec.doc);
+      if (key !== NO_SINGLE_KEY) {
+        this.list.insert({ key, rec });
+        return;
+      }
+      keys = this.keysOf(rec.doc);
+    }
     for (const key of keys) this.list.insert({ key, rec });
   }
 
-  remove(rec: StoredRecord, keys = this.keysOf(rec.doc)): void {
+  remove(rec: StoredRecord, keys?: unknown[]): void {
+    if (keys === undefined) {
+      const key = this.singleKey(rec.doc);
+      if (key !== NO_SINGLE_KEY) {
+        this.list.remove({ key, rec });
+        return;
+      }
+      keys = this.keysOf(rec.doc);
+    }
     for (const key of keys) this.list.remove({ key, rec });
   }
 
@@ -156,6 +189,11 @@ export class CollectionState {
     }
     for (const index of this.indexes.values()) {
       if (!index.unique || index.name === '_id_') continue;
+      const single = index.singleKey(doc);
+      if (single !== NO_SINGLE_KEY) {
+        if (index.conflict(single, self)) throw this.duplicateError(index, single);
+        continue;
+      }
       for (const key of index.keysOf(doc)) if (index.conflict(key, self)) throw this.duplicateError(index, key);
     }
   }
