@@ -1,7 +1,9 @@
 import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ResumeToken } from '../api/data-source';
+import { crc32 } from 'node:zlib';
+import { BSON, Long } from 'bson';
+import { type Document, type ResumeToken } from '../api/data-source';
 import { DatastoreError } from '../api/datastore.error';
 import { openEmbeddedClient } from './embedded-client';
 
@@ -78,6 +80,48 @@ describe('the embedded store on disk', () => {
     client = openEmbeddedClient(dir);
     expect((await client.db('app').collection('c').find({}).toArray()).map((d) => d._id)).toEqual([1, 2, 3, 4]);
     await client.close();
+  });
+
+  it('opens a log written by the previous encoder (the bson package serializing every record)', async () => {
+    // The record layout is unchanged: [length][crc32][header BSON][one BSON document per operation].
+    const bson = (doc: Document) => Buffer.from(BSON.serialize(doc, { ignoreUndefined: true, checkKeys: false }));
+    const record = (seq: number, ops: Document[]) => {
+      const payload = Buffer.concat([bson({ s: seq, t: 1_700_000_000_000 + seq, n: ops.length }), ...ops.map(bson)]);
+      const head = Buffer.alloc(8);
+      head.writeUInt32LE(payload.length, 0);
+      head.writeUInt32LE(crc32(payload), 4);
+      return Buffer.concat([head, payload]);
+    };
+    const when = new Date(1_700_000_000_000);
+    writeFileSync(
+      join(dir, 'wal-0000000000000001.log'),
+      Buffer.concat([
+        record(1, [{ k: 'cc', d: 'app', c: 'c' }]),
+        record(2, [{ k: 'ci', d: 'app', c: 'c', spec: { name: 'email_1', key: { email: 1 }, unique: true } }]),
+        record(3, [
+          { k: 'i', d: 'app', c: 'c', doc: { _id: 1, email: 'a@x', at: when, big: Long.fromString('9007199254740993') } },
+          { k: 'i', d: 'app', c: 'c', doc: { _id: 2, email: 'b@x', tags: ['x', 'y'] } },
+        ]),
+        record(4, [{ k: 'u', d: 'app', c: 'c', doc: { _id: 2, email: 'c@x', tags: ['x', 'y'] }, pre: { _id: 2, email: 'b@x', tags: ['x', 'y'] } }]),
+      ]),
+    );
+    const client = openEmbeddedClient(dir);
+    const coll = client.db('app').collection('c');
+    expect(await coll.find({}).toArray()).toEqual([
+      { _id: 1, email: 'a@x', at: when, big: Long.fromString('9007199254740993') },
+      { _id: 2, email: 'c@x', tags: ['x', 'y'] },
+    ]);
+    await expect(coll.insertOne({ _id: 3, email: 'a@x' })).rejects.toMatchObject({ code: 11000 });
+    const feed = coll.watch([], { resumeAfter: { _data: `${(3).toString(16).padStart(16, '0')}${(0).toString(16).padStart(8, '0')}` } });
+    expect(await feed.next()).toMatchObject({ operationType: 'insert', documentKey: { _id: 2 } });
+    expect(await feed.next()).toMatchObject({ operationType: 'update', updateDescription: { updatedFields: { email: 'c@x' } } });
+    await feed.close();
+    // New records follow the old ones in the same segment, and everything reads back after a restart.
+    await coll.insertOne({ _id: 4, email: 'd@x' });
+    await client.close();
+    const reopened = openEmbeddedClient(dir);
+    expect((await reopened.db('app').collection('c').find({}).toArray()).map((d) => d._id)).toEqual([1, 2, 4]);
+    await reopened.close();
   });
 
   it('snapshots and compacts the log, ignoring a half-written snapshot', async () => {
