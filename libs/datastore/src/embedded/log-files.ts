@@ -2,11 +2,13 @@
  * The files of one embedded service: write-ahead log segments (`wal-<first seq>.log`) and snapshots
  * (`snapshot-<seq>.snap`). Every record is framed as [length u32][crc32 u32][payload] with a BSON payload,
  * so a torn or corrupt tail is detected and cut off at recovery. Appends are group-committed: every write
- * queued while a flush runs goes out with the next write + fdatasync. Snapshots are written to a temporary
- * file, synced and renamed, so the directory always holds a readable state.
+ * queued while a flush runs goes out with the next synchronous write (O_DSYNC, or write + fdatasync).
+ * Records are encoded straight into a reused buffer (bson-writer.ts). Snapshots are written to a
+ * temporary file, synced and renamed, so the directory always holds a readable state.
  */
 import {
   closeSync,
+  constants as fsConstants,
   existsSync,
   fdatasync,
   fdatasyncSync,
@@ -33,6 +35,13 @@ import { encodeDocument } from './bson-writer';
 const HEADER = 8;
 const writeAsync = promisify(write);
 const datasyncAsync = promisify(fdatasync);
+/**
+ * Log segments are opened O_DSYNC where the platform has it: each write returns once its data is on
+ * disk (what a write followed by fdatasync guarantees), so a flush is one call on the thread pool
+ * instead of two, and does not wait for the busy main thread between the write and the sync.
+ */
+const DSYNC: number | undefined = fsConstants.O_DSYNC;
+const APPEND_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | (DSYNC ?? 0);
 const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false };
 
 export type LogOpKind = 'i' | 'u' | 'r' | 'd' | 'cc' | 'dc' | 'dd' | 'ci' | 'di';
@@ -340,7 +349,7 @@ export class LogFiles {
     const last = segments[segments.length - 1];
     if (last) {
       this.activeStart = last.start;
-      this.fd = openSync(last.path, 'a');
+      this.fd = openSync(last.path, APPEND_FLAGS, 0o644);
       this.activeSize = fstatSync(this.fd).size;
     } else {
       this.startSegment(nextSeq);
@@ -349,7 +358,7 @@ export class LogFiles {
 
   private startSegment(start: number): void {
     const path = join(this.dir, `wal-${pad(start)}.log`);
-    const fd = openSync(path, 'a');
+    const fd = openSync(path, APPEND_FLAGS, 0o644);
     fsyncSync(fd);
     fsyncDir(this.dir);
     const previous = this.fd;
@@ -413,7 +422,7 @@ export class LogFiles {
           if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
           let written = 0;
           while (written < data.length) written += (await writeAsync(fd, data, written, data.length - written, null)).bytesWritten;
-          await datasyncAsync(fd);
+          if (DSYNC === undefined) await datasyncAsync(fd);
           this.activeSize += data.length;
           this.settle(batch);
         } catch (error) {
@@ -438,7 +447,7 @@ export class LogFiles {
       if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
       let written = 0;
       while (written < data.length) written += writeSync(fd, data, written, data.length - written);
-      fdatasyncSync(fd);
+      if (DSYNC === undefined) fdatasyncSync(fd);
       this.activeSize += data.length;
       this.settle(batch);
     } catch (error) {
