@@ -147,6 +147,22 @@ describe('the embedded store on disk', () => {
     await client.close();
   });
 
+  it('snapshots documents too large to share a snapshot frame', async () => {
+    let client = openEmbeddedClient(dir);
+    const coll = client.db('app').collection('c');
+    // 24 documents of 1 MB: 500 of them would make one frame far over the BSON limit.
+    const big = (i: number) => ({ _id: i, blob: String(i % 10).repeat(1024 * 1024) });
+    for (let i = 0; i < 24; i += 6) await coll.insertMany(Array.from({ length: 6 }, (_, k) => big(i + k)));
+    await client.store.snapshot();
+    await client.close();
+    expect(readdirSync(dir).filter((f) => f.endsWith('.snap'))).toHaveLength(1);
+    client = openEmbeddedClient(dir);
+    const reopened = client.db('app').collection('c');
+    expect(await reopened.countDocuments({})).toBe(24);
+    expect(await reopened.findOne({ _id: 17 })).toEqual(big(17));
+    await client.close();
+  });
+
   it('takes a snapshot on demand while other writes are in flight', async () => {
     let client = openEmbeddedClient(dir);
     const coll = client.db('app').collection('c');
