@@ -101,9 +101,9 @@ const KEEP_BYTES = 8 * 1024 * 1024;
 
 /**
  * A growable buffer that framed records are encoded into and written from. It is reused from one write
- * to the next, so encoding a document costs one pass of the BSON serializer and one copy, and no
- * allocation: at tens of thousands of documents a second the per-document buffers and the per-record
- * concatenation were a large part of the insert cost (garbage collection included).
+ * to the next, and bson-writer.ts encodes straight into it, so a document costs one encoding pass and no
+ * allocation: at tens of thousands of documents a second the per-document buffers, their copies and the
+ * per-record concatenation were a large part of the insert cost (garbage collection included).
  */
 export class RecordBuffer {
   bytes: Buffer;
