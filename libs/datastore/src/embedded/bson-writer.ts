@@ -2,11 +2,11 @@
  * A BSON encoder for the write-ahead log's hot path: it writes the documents the embedded engine stores
  * (strings, numbers, booleans, null, dates, ObjectIds, arrays and plain objects) straight into the log's
  * buffer, producing the same bytes as `BSON.serialize` from the bson package. It exists because the
- * general serializer costs about half of a bulk insert: it serializes into its own buffer and copies
- * out, checks every key with a regular expression and tracks visited objects in a Set per call. Any
- * other value (Long, Decimal128, Binary, RegExp, Timestamp, a Map, an object with toBSON ...) makes it
- * report failure, and the caller serializes that document with the bson package instead, so the file
- * format is plain BSON either way and is read back by the bson package alone.
+ * general serializer was the largest single cost of a bulk insert (decision 0030): it serializes into its
+ * own buffer and copies out, checks every key with a regular expression and tracks visited objects in a
+ * Set per call. Any other value (Long, Decimal128, Binary, RegExp, Timestamp, a Map, an object with
+ * toBSON ...) makes it report failure, and the caller serializes that document with the bson package
+ * instead, so the file format is plain BSON either way and is read back by the bson package alone.
  */
 import { ObjectId } from 'bson';
 import { type Document, hasOwn, isPlainObject } from '../bson/values';
