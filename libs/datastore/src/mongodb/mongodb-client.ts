@@ -52,6 +52,8 @@ import {
 
 export interface MongoClientOptions {
   readPreference?: ReadPreferenceMode;
+  /** Sent in the connection handshake; the datastore service picks the embedded cluster by it. */
+  appName?: string;
 }
 
 function translate(error: unknown): never {
@@ -302,7 +304,7 @@ export class MongoDataSourceClient implements DataSourceClient {
   private readonly client: MongoClient;
 
   constructor(uri: string, options: MongoClientOptions = {}) {
-    this.client = new MongoClient(uri, options.readPreference ? { readPreference: options.readPreference } : {});
+    this.client = new MongoClient(uri, { ...(options.readPreference ? { readPreference: options.readPreference } : {}), ...(options.appName ? { appName: options.appName } : {}) });
   }
 
   admin(): AdminHandle {
