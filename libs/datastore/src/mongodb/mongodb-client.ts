@@ -13,6 +13,7 @@ import {
   MongoServerError,
   type ReadPreferenceMode,
 } from 'mongodb';
+import { ObjectId } from 'bson';
 import { LazyCursor } from '../api/cursor';
 import { DatastoreError, codeNameOf } from '../api/datastore.error';
 import {
@@ -67,6 +68,20 @@ function translate(error: unknown): never {
     throw out;
   }
   throw error;
+}
+
+/**
+ * A document to insert with its `_id` first, generated here when it has none. The driver would also
+ * replace an `_id: null` (which MongoDB stores as is), so it is told not to touch ids (forceServerObjectId).
+ */
+function withId(document: Document): Document {
+  const { _id, ...rest } = document;
+  return { _id: _id === undefined ? new ObjectId() : _id, ...rest };
+}
+
+/** Insert-one operations of a bulk write get their ids as insertOne does. */
+function withIds(operations: BulkWriteOperation[]): BulkWriteOperation[] {
+  return operations.map((operation) => ('insertOne' in operation && operation.insertOne?.document ? { insertOne: { document: withId(operation.insertOne.document) } } : operation));
 }
 
 async function guard<T>(work: () => Promise<T>): Promise<T> {
@@ -238,11 +253,11 @@ class MongoCollection implements CollectionHandle {
     return this.gate.run(() => this.inner.findOneAndDelete(query, { ...sessionOf(options), sort: options.sort, projection: options.projection, includeResultMetadata: false }));
   }
   async insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult> {
-    const r = await this.gate.run(() => this.inner.insertOne({ ...document }, sessionOf(options)));
+    const r = await this.gate.run(() => this.inner.insertOne(withId(document), { ...sessionOf(options), forceServerObjectId: true }));
     return { insertedId: r.insertedId };
   }
   async insertMany(documents: Document[], options: InsertManyOptions = {}): Promise<InsertManyResult> {
-    const r = await this.gate.run(() => this.inner.insertMany(documents.map((d) => ({ ...d })), { ...sessionOf(options), ordered: options.ordered ?? true }));
+    const r = await this.gate.run(() => this.inner.insertMany(documents.map(withId), { ...sessionOf(options), ordered: options.ordered ?? true, forceServerObjectId: true }));
     const ids = Object.entries(r.insertedIds).sort(([a], [b]) => Number(a) - Number(b)).map(([, id]) => id as unknown);
     return { insertedIds: ids, insertedCount: r.insertedCount };
   }
@@ -288,7 +303,7 @@ class MongoCollection implements CollectionHandle {
     return this.gate.run(() => this.inner.distinct(field, query, sessionOf(options)));
   }
   async bulkWrite(operations: BulkWriteOperation[], options: BulkWriteOptions = {}): Promise<BulkWriteResult> {
-    const r = await this.gate.run(() => this.inner.bulkWrite(operations, { ...sessionOf(options), ordered: options.ordered ?? true }));
+    const r = await this.gate.run(() => this.inner.bulkWrite(withIds(operations), { ...sessionOf(options), ordered: options.ordered ?? true, forceServerObjectId: true }));
     return {
       insertedCount: r.insertedCount,
       matchedCount: r.matchedCount,
