@@ -165,7 +165,7 @@ async function killCursors(call: Invocation): Promise<Document> {
   if (!Array.isArray(ids)) fail(14, 'TypeMismatch', "killCursors requires a 'cursors' array");
   const killed: unknown[] = [];
   const notFound: unknown[] = [];
-  for (const id of ids as (Long | number)[]) ((await call.server.cursors.remove(id)) ? killed : notFound).push(id);
+  for (const id of ids as (Long | number)[]) ((await call.server.cursors.remove(id)) ? killed : notFound).push(Long.fromNumber(Number(id)));
   return { cursorsKilled: killed, cursorsNotFound: notFound, cursorsAlive: [], cursorsUnknown: [], ok: 1 };
 }
 
