@@ -45,7 +45,7 @@ function readDocument(buf: Buffer, offset: number, end: number): { doc: Document
   if (offset + 5 > end) throw new ProtocolError('truncated BSON document');
   const size = buf.readInt32LE(offset);
   if (size < 5 || offset + size > end) throw new ProtocolError('BSON document overruns its section');
-  const doc = BSON.deserialize(buf.subarray(offset, offset + size), decodeOptions) as Document;
+  const doc = BSON.deserialize(buf.subarray(offset, offset + size), decodeOptions);
   return { doc, next: offset + size };
 }
 

@@ -55,6 +55,12 @@ function msgWithSequence(requestId: number, body: Document, id: string, docs: Do
   return Buffer.concat([header, payload]);
 }
 
+/** Test documents of any shape (ids of any type). */
+type AnyDoc = { _id: number | string } & Record<string, unknown>;
+
+/** The documentKey of a change event (drop events have none). */
+const keyOf = (event: unknown): unknown => (event as { documentKey?: unknown }).documentKey;
+
 function replyBody(reply: Buffer): Document {
   const header = readHeader(reply);
   if (header.opCode === OP_MSG) return BSON.deserialize(reply.subarray(HEADER_SIZE + 5));
@@ -113,8 +119,8 @@ describe('the datastore wire server', () => {
         expect(hello).toMatchObject({ isWritablePrimary: true, setName: 'tessera', primary: `127.0.0.1:${server.port}` });
         const description = (discovering as unknown as { topology: { description: { type: string } } }).topology.description;
         expect(description.type).toBe('ReplicaSetWithPrimary');
-        await discovering.db('d').collection('c').insertOne({ _id: 1 });
-        expect(await discovering.db('d').collection('c').findOne({})).toEqual({ _id: 1 });
+        await discovering.db('d').collection<AnyDoc>('c').insertOne({ _id: 1 });
+        expect(await discovering.db('d').collection<AnyDoc>('c').findOne({})).toEqual({ _id: 1 });
       } finally {
         await discovering.close();
       }
@@ -136,7 +142,7 @@ describe('the datastore wire server', () => {
       const { databases } = await admin.admin().listDatabases();
       expect(databases.map((d) => d.name)).toContain('shop');
       await expect(db.createCollection('orders')).rejects.toMatchObject({ code: 48, codeName: 'NamespaceExists' });
-      const orders = db.collection('orders');
+      const orders = db.collection<AnyDoc>('orders');
       expect(await orders.createIndexes([{ key: { total: -1 }, name: 'by_total' }, { key: { sku: 1 }, unique: true }])).toEqual(['by_total', 'sku_1']);
       expect((await orders.listIndexes().toArray()).map((i) => [i.name, i.unique ?? false])).toEqual([
         ['_id_', false],
@@ -149,7 +155,7 @@ describe('the datastore wire server', () => {
       await expect(orders.dropIndex('by_total')).rejects.toMatchObject({ code: 27, codeName: 'IndexNotFound' });
       await orders.dropIndexes();
       expect((await orders.listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
-      await expect(db.collection('missing').listIndexes().toArray()).rejects.toMatchObject({ code: 26 });
+      await expect(db.collection<AnyDoc>('missing').listIndexes().toArray()).rejects.toMatchObject({ code: 26 });
       expect(await db.dropCollection('orders')).toBe(true);
       await db.dropDatabase();
       expect((await admin.admin().listDatabases()).databases.map((d) => d.name)).not.toContain('shop');
@@ -167,8 +173,8 @@ describe('the datastore wire server', () => {
     it('reads OP_MSG document sequences and sends no reply to a moreToCome write', async () => {
       const reply = await exchange(server.port, msgWithSequence(3, { insert: 'seq', ordered: true, $db: 'raw' }, 'documents', [{ _id: 1 }, { _id: 2 }]));
       expect(replyBody(reply as Buffer)).toEqual({ n: 2, ok: 1 });
-      await client.db('raw').collection('seq').insertOne({ _id: 3 }, { writeConcern: { w: 0 } });
-      await eventually(async () => expect(await client.db('raw').collection('seq').countDocuments()).toBe(3));
+      await client.db('raw').collection<AnyDoc>('seq').insertOne({ _id: 3 }, { writeConcern: { w: 0 } });
+      await eventually(async () => expect(await client.db('raw').collection<AnyDoc>('seq').countDocuments()).toBe(3));
       const plain = await exchange(server.port, encodeMsg(4, 0, { count: 'seq', $db: 'raw' }));
       expect(replyBody(plain as Buffer)).toEqual({ n: 3, ok: 1 });
     });
@@ -176,7 +182,7 @@ describe('the datastore wire server', () => {
 
   describe('CRUD', () => {
     it('hands out a query in batches across getMore and closes the cursor when exhausted', async () => {
-      const items = client.db('d').collection('items');
+      const items = client.db('d').collection<AnyDoc>('items');
       await items.insertMany(Array.from({ length: 250 }, (_, i) => ({ _id: i, n: i % 7 })));
       commands = [];
       const docs = await items.find({ n: { $gte: 1 } }, { batchSize: 50, sort: { _id: -1 }, projection: { _id: 1 } }).toArray();
@@ -188,7 +194,7 @@ describe('the datastore wire server', () => {
     });
 
     it('kills a cursor and then reports it not found', async () => {
-      const items = client.db('d').collection('items');
+      const items = client.db('d').collection<AnyDoc>('items');
       await items.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i })));
       const cursor = items.find({}, { batchSize: 2 });
       expect((await cursor.next())?._id).toBe(0);
@@ -201,7 +207,7 @@ describe('the datastore wire server', () => {
     });
 
     it('reports write errors with MongoDB codes and the count of what was written', async () => {
-      const items = client.db('d').collection('items');
+      const items = client.db('d').collection<AnyDoc>('items');
       await items.insertOne({ _id: 1 });
       const ordered = await client.db('d').command({ insert: 'items', documents: [{ _id: 2 }, { _id: 1 }, { _id: 3 }] });
       expect(ordered).toMatchObject({ ok: 1, n: 1, writeErrors: [{ index: 1, code: 11000 }] });
@@ -216,7 +222,7 @@ describe('the datastore wire server', () => {
     });
 
     it('updates, upserts and deletes with MongoDB result counts', async () => {
-      const items = client.db('d').collection('items');
+      const items = client.db('d').collection<AnyDoc>('items');
       await items.insertMany([{ _id: 1, tags: [{ k: 'a', v: 1 }, { k: 'b', v: 2 }] }, { _id: 2, tags: [] }]);
       expect(await items.updateMany({}, { $set: { seen: true } })).toMatchObject({ matchedCount: 2, modifiedCount: 2 });
       expect(await items.updateOne({ _id: 1 }, { $set: { 'tags.$[t].v': 9 } }, { arrayFilters: [{ 't.k': 'b' }] })).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
@@ -225,7 +231,8 @@ describe('the datastore wire server', () => {
       expect(await items.replaceOne({ _id: 3 }, { r: 1 }, { upsert: true })).toMatchObject({ upsertedCount: 1, upsertedId: 3 });
       const raw = await client.db('d').command({ findAndModify: 'items', query: { _id: 4 }, update: { $set: { x: 1 } }, upsert: true, new: true });
       expect(raw).toMatchObject({ ok: 1, value: { _id: 4, x: 1 }, lastErrorObject: { n: 1, updatedExisting: false, upserted: 4 } });
-      expect(await items.findOneAndUpdate({ x: 1 }, { $inc: { x: 1 } }, { returnDocument: 'after', projection: { _id: 0 } })).toEqual({ x: 2 });
+      const counters = client.db('d').collection<{ _id: number; x: number }>('items');
+      expect(await counters.findOneAndUpdate({ x: 1 }, { $inc: { x: 1 } }, { returnDocument: 'after', projection: { _id: 0 } })).toEqual({ x: 2 });
       expect(await items.findOneAndDelete({}, { sort: { _id: -1 } })).toEqual({ _id: 4, x: 2 });
       expect(await items.countDocuments({ seen: true })).toBe(2);
       expect(await items.estimatedDocumentCount()).toBe(3);
@@ -238,26 +245,26 @@ describe('the datastore wire server', () => {
   describe('transactions', () => {
     it('commits writes to several collections at once and aborts them all', async () => {
       const db = client.db('bank');
-      await db.collection('accounts').insertMany([{ _id: 'a', balance: 10 }, { _id: 'b', balance: 0 }]);
+      await db.collection<{ _id: string; balance?: number }>('accounts').insertMany([{ _id: 'a', balance: 10 }, { _id: 'b', balance: 0 }]);
       const session = client.startSession();
       try {
         session.startTransaction();
-        await db.collection('accounts').updateOne({ _id: 'a' }, { $inc: { balance: -5 } }, { session });
-        await db.collection('accounts').updateOne({ _id: 'b' }, { $inc: { balance: 5 } }, { session });
-        await db.collection('log').insertOne({ moved: 5 }, { session });
+        await db.collection<{ _id: string; balance?: number }>('accounts').updateOne({ _id: 'a' }, { $inc: { balance: -5 } }, { session });
+        await db.collection<{ _id: string; balance?: number }>('accounts').updateOne({ _id: 'b' }, { $inc: { balance: 5 } }, { session });
+        await db.collection<{ moved: number }>('log').insertOne({ moved: 5 }, { session });
         // Inside the transaction its writes are visible; outside, not until it commits.
-        expect((await db.collection('accounts').findOne({ _id: 'a' }, { session }))?.balance).toBe(5);
-        expect((await db.collection('accounts').findOne({ _id: 'a' }))?.balance).toBe(10);
+        expect((await db.collection<{ _id: string; balance?: number }>('accounts').findOne({ _id: 'a' }, { session }))?.balance).toBe(5);
+        expect((await db.collection<{ _id: string; balance?: number }>('accounts').findOne({ _id: 'a' }))?.balance).toBe(10);
         await session.commitTransaction();
-        expect(await db.collection('accounts').find().sort({ _id: 1 }).toArray()).toEqual([{ _id: 'a', balance: 5 }, { _id: 'b', balance: 5 }]);
-        expect(await db.collection('log').countDocuments()).toBe(1);
+        expect(await db.collection<{ _id: string; balance?: number }>('accounts').find().sort({ _id: 1 }).toArray()).toEqual([{ _id: 'a', balance: 5 }, { _id: 'b', balance: 5 }]);
+        expect(await db.collection<{ moved: number }>('log').countDocuments()).toBe(1);
 
         session.startTransaction();
-        await db.collection('accounts').deleteMany({}, { session });
-        await db.collection('log').insertOne({ moved: 99 }, { session });
+        await db.collection<{ _id: string; balance?: number }>('accounts').deleteMany({}, { session });
+        await db.collection<{ moved: number }>('log').insertOne({ moved: 99 }, { session });
         await session.abortTransaction();
-        expect(await db.collection('accounts').countDocuments()).toBe(2);
-        expect(await db.collection('log').countDocuments()).toBe(1);
+        expect(await db.collection<{ _id: string; balance?: number }>('accounts').countDocuments()).toBe(2);
+        expect(await db.collection<{ moved: number }>('log').countDocuments()).toBe(1);
       } finally {
         await session.endSession();
       }
@@ -265,19 +272,19 @@ describe('the datastore wire server', () => {
 
     it('aborts a transaction whose write failed and refuses to commit it', async () => {
       const db = client.db('bank');
-      await db.collection('accounts').insertOne({ _id: 'a' });
+      await db.collection<{ _id: string; balance?: number }>('accounts').insertOne({ _id: 'a' });
       const session = client.startSession();
       try {
         session.startTransaction();
-        await db.collection('accounts').insertOne({ _id: 'b' }, { session });
-        await expect(db.collection('accounts').insertOne({ _id: 'a' }, { session })).rejects.toMatchObject({ code: 11000 });
+        await db.collection<{ _id: string; balance?: number }>('accounts').insertOne({ _id: 'b' }, { session });
+        await expect(db.collection<{ _id: string; balance?: number }>('accounts').insertOne({ _id: 'a' }, { session })).rejects.toMatchObject({ code: 11000 });
         await expect(session.commitTransaction()).rejects.toMatchObject({ code: 251, codeName: 'NoSuchTransaction' });
-        expect(await db.collection('accounts').countDocuments()).toBe(1);
+        expect(await db.collection<{ _id: string; balance?: number }>('accounts').countDocuments()).toBe(1);
         // The session stays usable for the next transaction, and withTransaction commits.
         await session.withTransaction(async () => {
-          await db.collection('accounts').insertOne({ _id: 'c' }, { session });
+          await db.collection<{ _id: string; balance?: number }>('accounts').insertOne({ _id: 'c' }, { session });
         });
-        expect(await db.collection('accounts').countDocuments()).toBe(2);
+        expect(await db.collection<{ _id: string; balance?: number }>('accounts').countDocuments()).toBe(2);
       } finally {
         await session.endSession();
       }
@@ -297,7 +304,7 @@ describe('the datastore wire server', () => {
 
   describe('change streams', () => {
     it('reports a collection stream with lookups and pre-images and resumes after a token', async () => {
-      const items = client.db('d').collection('items');
+      const items = client.db('d').collection<AnyDoc>('items');
       const stream = await opened(items.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable', maxAwaitTimeMS: 20 }));
       await items.insertOne({ _id: 1, a: 1 });
       await items.updateOne({ _id: 1 }, { $set: { a: 2 } });
@@ -321,12 +328,12 @@ describe('the datastore wire server', () => {
     it('watches a database and the whole cluster, filtered by the stream pipeline', async () => {
       const dbStream = await opened(client.db('d').watch([{ $match: { operationType: 'insert' } }], { maxAwaitTimeMS: 20 }));
       const clusterStream = await opened(client.watch([], { maxAwaitTimeMS: 20 }));
-      await client.db('d').collection('a').insertOne({ _id: 1 });
-      await client.db('d').collection('a').deleteOne({ _id: 1 });
-      await client.db('other').collection('b').insertOne({ _id: 2 });
-      await client.db('d').collection('c').insertOne({ _id: 3 });
-      expect((await dbStream.next()).documentKey).toEqual({ _id: 1 });
-      expect((await dbStream.next()).documentKey).toEqual({ _id: 3 });
+      await client.db('d').collection<AnyDoc>('a').insertOne({ _id: 1 });
+      await client.db('d').collection<AnyDoc>('a').deleteOne({ _id: 1 });
+      await client.db('other').collection<AnyDoc>('b').insertOne({ _id: 2 });
+      await client.db('d').collection<AnyDoc>('c').insertOne({ _id: 3 });
+      expect(keyOf(await dbStream.next())).toEqual({ _id: 1 });
+      expect(keyOf(await dbStream.next())).toEqual({ _id: 3 });
       const all = [await clusterStream.next(), await clusterStream.next(), await clusterStream.next(), await clusterStream.next()];
       expect(all.map((e) => [e.operationType, (e as { ns: { db: string } }).ns.db])).toEqual([
         ['insert', 'd'],
@@ -340,36 +347,36 @@ describe('the datastore wire server', () => {
     });
 
     it('waits up to maxAwaitTimeMS and advances the postBatchResumeToken while nothing happens', async () => {
-      const items = client.db('d').collection('items');
+      const items = client.db('d').collection<AnyDoc>('items');
       await items.insertOne({ _id: 0 });
       const stream = items.watch([], { maxAwaitTimeMS: 50 });
       expect(await stream.tryNext()).toBeNull();
       const idle = stream.resumeToken;
       expect(idle).toBeDefined();
-      await client.db('d').collection('elsewhere').insertOne({ _id: 1 });
+      await client.db('d').collection<AnyDoc>('elsewhere').insertOne({ _id: 1 });
       expect(await stream.tryNext()).toBeNull();
       expect(stream.resumeToken).not.toEqual(idle);
       // Resuming from the idle token sees only what came after it.
       await items.insertOne({ _id: 2 });
       const resumed = items.watch([], { resumeAfter: idle });
-      expect((await resumed.next()).documentKey).toEqual({ _id: 2 });
+      expect(keyOf(await resumed.next())).toEqual({ _id: 2 });
       await resumed.close();
-      expect((await stream.next()).documentKey).toEqual({ _id: 2 });
+      expect(keyOf(await stream.next())).toEqual({ _id: 2 });
       await stream.close();
     });
 
     it('resumes on its own when the server restarts, without losing or repeating an event', async () => {
-      const items = client.db('d').collection('items');
+      const items = client.db('d').collection<AnyDoc>('items');
       const stream = await opened(items.watch([], { maxAwaitTimeMS: 20 }));
       await items.insertOne({ _id: 1 });
-      expect((await stream.next()).documentKey).toEqual({ _id: 1 });
+      expect(keyOf(await stream.next())).toEqual({ _id: 1 });
       const port = server.port;
       await server.close();
       server = await WireServer.start({ clustersDir: dir.path, port });
       await items.insertOne({ _id: 2 });
       await items.insertOne({ _id: 3 });
-      expect((await stream.next()).documentKey).toEqual({ _id: 2 });
-      expect((await stream.next()).documentKey).toEqual({ _id: 3 });
+      expect(keyOf(await stream.next())).toEqual({ _id: 2 });
+      expect(keyOf(await stream.next())).toEqual({ _id: 3 });
       await stream.close();
     });
   });
@@ -379,10 +386,10 @@ describe('the datastore wire server', () => {
       const a = new MongoClient(server.uri(), { appName: 'ClusterA' });
       const b = new MongoClient(server.uri(), { appName: 'ClusterB' });
       try {
-        await a.db('app').collection('c').insertOne({ _id: 'a' });
-        await b.db('app').collection('c').insertOne({ _id: 'b' });
-        expect(await a.db('app').collection('c').find().toArray()).toEqual([{ _id: 'a' }]);
-        expect(await client.db('app').collection('c').countDocuments()).toBe(0);
+        await a.db('app').collection<AnyDoc>('c').insertOne({ _id: 'a' });
+        await b.db('app').collection<AnyDoc>('c').insertOne({ _id: 'b' });
+        expect(await a.db('app').collection<AnyDoc>('c').find().toArray()).toEqual([{ _id: 'a' }]);
+        expect(await client.db('app').collection<AnyDoc>('c').countDocuments()).toBe(0);
         expect(existsSync(join(dir.path, 'ClusterA'))).toBe(true);
         // A client of the same directory in this process sees the same store.
         const local = openEmbeddedClient(join(dir.path, 'ClusterB'));

@@ -151,7 +151,8 @@ export class WireServer {
       socket.destroy();
       return;
     }
-    const db = message.kind === 'msg' ? String(message.command.$db ?? '') : message.collection.replace(/\.\$cmd$/, '');
+    const named = message.command.$db;
+    const db = message.kind === 'msg' ? (typeof named === 'string' ? named : '') : message.collection.replace(/\.\$cmd$/, '');
     const context: CommandContext = { server: this, connection, db, command: message.command };
     const reply = await this.execute(context);
     if (message.kind === 'msg' && message.flags & MORE_TO_COME) return;
