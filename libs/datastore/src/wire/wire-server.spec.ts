@@ -397,6 +397,12 @@ describe('the datastore wire server', () => {
         expect(await a.db('app').collection<AnyDoc>('c').find().toArray()).toEqual([{ _id: 'a' }]);
         expect(await client.db('app').collection<AnyDoc>('c').countDocuments()).toBe(0);
         expect(existsSync(join(dir.path, 'ClusterA'))).toBe(true);
+        // A tool's appName (mongosh sends "mongosh 2.x") is no cluster name: it gets the default cluster.
+        const tool = new MongoClient(server.uri(), { appName: 'mongosh 2.3.1' });
+        await tool.db('app').collection<AnyDoc>('c').insertOne({ _id: 'tool' });
+        await tool.close();
+        expect(await client.db('app').collection<AnyDoc>('c').find().toArray()).toEqual([{ _id: 'tool' }]);
+        expect(existsSync(join(dir.path, 'default'))).toBe(true);
         // A client of the same directory in this process sees the same store.
         const local = openEmbeddedClient(join(dir.path, 'ClusterB'));
         expect(await local.db('app').collection('c').find({}).toArray()).toEqual([{ _id: 'b' }]);

@@ -31,8 +31,8 @@ export interface WireServerOptions {
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
-/** Cluster names the server accepts from a handshake: the same rule as cluster directories, no blanks. */
-const clusterNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
+const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
 export interface WireConnection {
   readonly id: number;
