@@ -1,28 +1,37 @@
 import { randomBytes } from 'node:crypto';
 import { makeTempDir, type NatsServerHandle, type ServerProcess, startNatsServer, startServerProcess } from '@tessera/testing';
 
-export type ServiceName = 'admin-api' | 'graphql-gateway' | 'function-runtime' | 'sync-service';
+export type ServiceName = 'admin-api' | 'graphql-gateway' | 'function-runtime' | 'sync-service' | 'datastore';
 
 export const adminPassword = 'distributed-admin-password';
 
 /**
  * A distributed Tessera on this machine: a real nats-server on a random port and each service as its own
  * `node apps/server/dist/main.js` process (TESSERA_MODE=distributed, one TESSERA_SERVICES each), sharing a
- * data directory and a signing key as replicas in a cluster share a volume and a Secret.
+ * signing key as replicas share a Secret. The `datastore` service starts first, in a data directory of its
+ * own, and every other process reaches all clusters (the app's and `tessera-platform`) through it by URI
+ * (`TESSERA_CLUSTER_URIS=*=mongodb://...`). The other processes still share one data directory for the
+ * platform state kept in files (app registry, deployments, administrators) until it moves into the
+ * `tessera-platform` datastore; no embedded cluster is opened there.
  */
 export class Cluster {
   readonly processes = new Map<ServerProcess, ServiceName>();
+  /** Connection string of the datastore service. */
+  datastoreUri = '';
+  private datastorePort = '';
 
   private constructor(
     readonly nats: NatsServerHandle,
     readonly dataDir: { path: string; remove(): void },
-    private readonly env: Record<string, string>,
+    readonly datastoreDir: { path: string; remove(): void },
+    private env: Record<string, string>,
   ) {}
 
   static async start(options: { runtimes?: number; env?: Record<string, string>; serviceEnv?: Partial<Record<ServiceName, Record<string, string>>> } = {}): Promise<Cluster> {
     const nats = await startNatsServer();
     const dataDir = makeTempDir('tessera-distributed-');
-    const cluster = new Cluster(nats, dataDir, {
+    const datastoreDir = makeTempDir('tessera-distributed-datastore-');
+    const cluster = new Cluster(nats, dataDir, datastoreDir, {
       TESSERA_MODE: 'distributed',
       NATS_URL: nats.url,
       TESSERA_DATA_DIR: dataDir.path,
@@ -33,6 +42,13 @@ export class Cluster {
     });
     const names: ServiceName[] = ['admin-api', 'graphql-gateway', 'sync-service', ...Array.from({ length: options.runtimes ?? 1 }, () => 'function-runtime' as const)];
     try {
+      // The datastore first (on a port of its choosing, read from its banner): the others connect to it.
+      const datastore = await cluster.startService('datastore', { TESSERA_DATA_DIR: datastoreDir.path, TESSERA_DATASTORE_PORT: '0', ...options.serviceEnv?.datastore });
+      const port = /mongodb:\/\/localhost:(\d+)/.exec(datastore.output())?.[1];
+      if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
+      cluster.datastorePort = port;
+      cluster.datastoreUri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
+      cluster.env.TESSERA_CLUSTER_URIS = `*=${cluster.datastoreUri}`;
       // The admin API bootstraps the data directory (first administrator); the others only read it.
       await cluster.startService('admin-api', options.serviceEnv?.['admin-api']);
       await Promise.all(names.slice(1).map((name) => cluster.startService(name, options.serviceEnv?.[name])));
@@ -47,6 +63,13 @@ export class Cluster {
     const started = await startServerProcess({ env: { ...this.env, TESSERA_SERVICES: name, ...env }, timeoutMs: 90_000 });
     this.processes.set(started, name);
     return started;
+  }
+
+  /** Stops the datastore service (SIGTERM) and starts it again on the same port and data directory; resolves with the exit code. */
+  async restartDatastore(): Promise<number | null> {
+    const code = await this.stopService(this.one('datastore'));
+    await this.startService('datastore', { TESSERA_DATA_DIR: this.datastoreDir.path, TESSERA_DATASTORE_PORT: this.datastorePort });
+    return code;
   }
 
   /** Stops one process with `signal` and forgets it; resolves with its exit code. */
@@ -70,6 +93,7 @@ export class Cluster {
     this.processes.clear();
     await this.nats.stop();
     this.dataDir.remove();
+    this.datastoreDir.remove();
   }
 }
 
