@@ -19,12 +19,24 @@ function isSimpleValue(value: unknown): boolean {
   return RANGE_RANKS.has(rank) || rank === 6;
 }
 
-/** Values a query compares against at a path: each reached value and, for arrays, their elements. */
+// A matcher runs once per stored document of a scan (a user's find runs the rules' pushed-down $or over
+// every document), so the paths below allocate nothing per call: loops instead of callbacks, one reused
+// array for the common single plain value, and primitive strings and numbers compared without the
+// general BSON comparison (same answers: equal strings, numbers with NaN equal to NaN and below all).
+const NONE: unknown[] = [];
+const ONE: unknown[] = [undefined];
+
+/**
+ * Values a query compares against at a path: each reached value and, for arrays, their elements. The
+ * result is only valid until the next call (field tests read it at once and never call back into here).
+ */
 function candidates(doc: Document, parts: string[]): unknown[] {
   if (parts.length === 1) {
     const v = doc[parts[0]];
-    if (v === undefined) return [];
-    return Array.isArray(v) ? [...(v as unknown[]), v] : [v];
+    if (v === undefined) return NONE;
+    if (Array.isArray(v)) return [...(v as unknown[]), v];
+    ONE[0] = v;
+    return ONE;
   }
   const out: unknown[] = [];
   for (const v of collectPathValues(doc, parts)) {
@@ -37,7 +49,34 @@ function candidates(doc: Document, parts: string[]): unknown[] {
 type FieldTest = (values: unknown[]) => boolean;
 
 function equalsAny(target: unknown): FieldTest {
-  return (values) => values.some((v) => valuesEqual(v, target));
+  if (typeof target === 'string') {
+    return (values) => {
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i];
+        if (typeof v === 'string' ? v === target : valuesEqual(v, target)) return true;
+      }
+      return false;
+    };
+  }
+  if (typeof target === 'number') {
+    const nan = Number.isNaN(target);
+    return (values) => {
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i];
+        if (typeof v === 'number' ? v === target || (nan && Number.isNaN(v)) : valuesEqual(v, target)) return true;
+      }
+      return false;
+    };
+  }
+  return (values) => {
+    for (let i = 0; i < values.length; i++) if (valuesEqual(values[i], target)) return true;
+    return false;
+  };
+}
+
+function equalsAnyOf(values: unknown[], list: unknown[]): boolean {
+  for (let i = 0; i < values.length; i++) for (let j = 0; j < list.length; j++) if (valuesEqual(values[i], list[j])) return true;
+  return false;
 }
 
 function rangeTest(op: string, bound: unknown): FieldTest | undefined {
@@ -45,7 +84,22 @@ function rangeTest(op: string, bound: unknown): FieldTest | undefined {
   if (!RANGE_RANKS.has(rank)) return undefined;
   const ok =
     op === '$gt' ? (c: number) => c > 0 : op === '$gte' ? (c: number) => c >= 0 : op === '$lt' ? (c: number) => c < 0 : (c: number) => c <= 0;
-  return (values) => values.some((v) => typeRank(v) === rank && ok(compareValues(v, bound)));
+  if (typeof bound === 'number' && !Number.isNaN(bound)) {
+    return (values) => {
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i];
+        if (typeof v === 'number') {
+          // NaN sorts below every other number.
+          if (ok(Number.isNaN(v) ? -1 : v < bound ? -1 : v > bound ? 1 : 0)) return true;
+        } else if (typeRank(v) === rank && ok(compareValues(v, bound))) return true;
+      }
+      return false;
+    };
+  }
+  return (values) => {
+    for (let i = 0; i < values.length; i++) if (typeRank(values[i]) === rank && ok(compareValues(values[i], bound))) return true;
+    return false;
+  };
 }
 
 function fieldTest(condition: unknown): FieldTest | undefined {
@@ -61,13 +115,16 @@ function fieldTest(condition: unknown): FieldTest | undefined {
         break;
       case '$ne':
         if (!isSimpleValue(arg)) return undefined;
-        tests.push((values) => !values.some((v) => valuesEqual(v, arg)));
+        {
+          const equals = equalsAny(arg);
+          tests.push((values) => !equals(values));
+        }
         break;
       case '$in':
       case '$nin': {
         if (!Array.isArray(arg) || !arg.every(isSimpleValue)) return undefined;
         const list = arg as unknown[];
-        const any: FieldTest = (values) => values.some((v) => list.some((t) => valuesEqual(v, t)));
+        const any: FieldTest = (values) => equalsAnyOf(values, list);
         tests.push(op === '$in' ? any : (values) => !any(values));
         break;
       }
@@ -87,7 +144,10 @@ function fieldTest(condition: unknown): FieldTest | undefined {
         return undefined;
     }
   }
-  return tests.length === 1 ? tests[0] : (values) => tests.every((t) => t(values));
+  return tests.length === 1 ? tests[0] : (values) => {
+    for (let i = 0; i < tests.length; i++) if (!tests[i](values)) return false;
+    return true;
+  };
 }
 
 const LOGICAL = new Set(['$and', '$or', '$nor']);
@@ -106,10 +166,27 @@ function branchMatchers(branches: unknown): Matcher[] | undefined {
   return out;
 }
 
+function allOf(matchers: Matcher[]): Matcher {
+  if (matchers.length === 1) return matchers[0];
+  return (doc) => {
+    for (let i = 0; i < matchers.length; i++) if (!matchers[i](doc)) return false;
+    return true;
+  };
+}
+
+function anyOf(matchers: Matcher[]): Matcher {
+  if (matchers.length === 1) return matchers[0];
+  return (doc) => {
+    for (let i = 0; i < matchers.length; i++) if (matchers[i](doc)) return true;
+    return false;
+  };
+}
+
 function logicalMatcher(op: string, branches: Matcher[]): Matcher {
-  if (op === '$and') return branches.length === 1 ? branches[0] : (doc) => branches.every((m) => m(doc));
-  if (op === '$or') return branches.length === 1 ? branches[0] : (doc) => branches.some((m) => m(doc));
-  return (doc) => !branches.some((m) => m(doc));
+  if (op === '$and') return allOf(branches);
+  if (op === '$or') return anyOf(branches);
+  const any = anyOf(branches);
+  return (doc) => !any(doc);
 }
 
 /** A matcher for `filter` when it stays within the fast subset, else undefined. */
@@ -130,8 +207,7 @@ export function fastMatcher(filter: Document): Matcher | undefined {
   }
   const fieldMatcher = matcherOfFields(fields);
   if (logical.length === 0) return fieldMatcher;
-  const all = fields.length > 0 ? [fieldMatcher, ...logical] : logical;
-  return all.length === 1 ? all[0] : (doc) => all.every((m) => m(doc));
+  return allOf(fields.length > 0 ? [fieldMatcher, ...logical] : logical);
 }
 
 function matcherOfFields(fields: { parts: string[]; test: FieldTest }[]): Matcher {
@@ -139,5 +215,8 @@ function matcherOfFields(fields: { parts: string[]; test: FieldTest }[]): Matche
     const [{ parts, test }] = fields;
     return (doc) => test(candidates(doc, parts));
   }
-  return (doc) => fields.every(({ parts, test }) => test(candidates(doc, parts)));
+  return (doc) => {
+    for (let i = 0; i < fields.length; i++) if (!fields[i].test(candidates(doc, fields[i].parts))) return false;
+    return true;
+  };
 }
