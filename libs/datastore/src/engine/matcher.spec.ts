@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { Query } from 'mingo';
-import { type Document } from '../bson/values';
+import { BSONSymbol, Double, Int32, Long } from 'bson';
+import { compareValues, type Document, typeRank, valuesEqual } from '../bson/values';
 import { fastMatcher } from './matcher';
 
 const mingoIds = (filter: Document, docs: Document[]) =>
@@ -89,6 +90,36 @@ describe('fast matcher agrees with mingo on random $and/$or/$nor filters', () =>
         expect(docs.filter((d) => m?.(d)).map((d) => d._id)).toEqual(mingoIds(f, docs));
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 500) },
+    );
+  });
+});
+
+describe('fast matcher: primitive strings and numbers against every kind of stored value', () => {
+  // The direct comparisons of primitives must answer what the general BSON comparison answers.
+  const stored = fc.oneof(
+    fc.double(),
+    fc.integer({ min: -3, max: 3 }),
+    fc.constantFrom(Number.NaN, -0, 0.5, 'a', 'b', '', true, null),
+    fc.integer({ min: -3, max: 3 }).map((n) => new Int32(n)),
+    fc.integer({ min: -3, max: 3 }).map((n) => Long.fromNumber(n)),
+    fc.double().map((n) => new Double(n)),
+    fc.constantFrom('a', 'b').map((s) => new BSONSymbol(s)),
+  );
+  const target = fc.oneof(fc.double(), fc.integer({ min: -3, max: 3 }), fc.constantFrom(Number.NaN, 0, 'a', 'b', ''));
+  const ops: Record<string, (c: number) => boolean> = { $gt: (c) => c > 0, $gte: (c) => c >= 0, $lt: (c) => c < 0, $lte: (c) => c <= 0 };
+
+  it('equality, $ne and ranges agree with compareValues', () => {
+    fc.assert(
+      fc.property(stored, target, (v, t) => {
+        const doc = { a: v };
+        expect(fastMatcher({ a: t })?.(doc)).toBe(valuesEqual(v, t));
+        expect(fastMatcher({ a: { $ne: t } })?.(doc)).toBe(!valuesEqual(v, t));
+        for (const [op, ok] of Object.entries(ops)) {
+          const m = fastMatcher({ a: { [op]: t } });
+          if (m) expect(m(doc)).toBe(typeRank(v) === typeRank(t) && ok(compareValues(v, t)));
+        }
+      }),
+      { numRuns: 2000 },
     );
   });
 });
