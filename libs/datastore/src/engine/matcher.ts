@@ -46,27 +46,42 @@ function candidates(doc: Document, parts: string[]): unknown[] {
   return out;
 }
 
-type FieldTest = (values: unknown[]) => boolean;
+/**
+ * A test of the values at a path. `direct`, when present, answers for a stored value that is a primitive
+ * string or number (no array to expand, no BSON wrapper), the common case, without building the values.
+ */
+type FieldTest = ((values: unknown[]) => boolean) & { direct?: (value: string | number) => boolean };
+
+function withDirect(test: (values: unknown[]) => boolean, direct: (value: string | number) => boolean): FieldTest {
+  return Object.assign(test, { direct });
+}
 
 function equalsAny(target: unknown): FieldTest {
   if (typeof target === 'string') {
-    return (values) => {
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i];
-        if (typeof v === 'string' ? v === target : valuesEqual(v, target)) return true;
-      }
-      return false;
-    };
+    return withDirect(
+      (values) => {
+        for (let i = 0; i < values.length; i++) {
+          const v = values[i];
+          if (typeof v === 'string' ? v === target : valuesEqual(v, target)) return true;
+        }
+        return false;
+      },
+      (v) => v === target,
+    );
   }
   if (typeof target === 'number') {
     const nan = Number.isNaN(target);
-    return (values) => {
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i];
-        if (typeof v === 'number' ? v === target || (nan && Number.isNaN(v)) : valuesEqual(v, target)) return true;
-      }
-      return false;
-    };
+    const same = (v: number): boolean => v === target || (nan && Number.isNaN(v));
+    return withDirect(
+      (values) => {
+        for (let i = 0; i < values.length; i++) {
+          const v = values[i];
+          if (typeof v === 'number' ? same(v) : valuesEqual(v, target)) return true;
+        }
+        return false;
+      },
+      (v) => typeof v === 'number' && same(v),
+    );
   }
   return (values) => {
     for (let i = 0; i < values.length; i++) if (valuesEqual(values[i], target)) return true;
@@ -85,16 +100,18 @@ function rangeTest(op: string, bound: unknown): FieldTest | undefined {
   const ok =
     op === '$gt' ? (c: number) => c > 0 : op === '$gte' ? (c: number) => c >= 0 : op === '$lt' ? (c: number) => c < 0 : (c: number) => c <= 0;
   if (typeof bound === 'number' && !Number.isNaN(bound)) {
-    return (values) => {
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i];
-        if (typeof v === 'number') {
-          // NaN sorts below every other number.
-          if (ok(Number.isNaN(v) ? -1 : v < bound ? -1 : v > bound ? 1 : 0)) return true;
-        } else if (typeRank(v) === rank && ok(compareValues(v, bound))) return true;
-      }
-      return false;
-    };
+    // NaN sorts below every other number.
+    const number = (v: number): boolean => ok(Number.isNaN(v) ? -1 : v < bound ? -1 : v > bound ? 1 : 0);
+    return withDirect(
+      (values) => {
+        for (let i = 0; i < values.length; i++) {
+          const v = values[i];
+          if (typeof v === 'number' ? number(v) : typeRank(v) === rank && ok(compareValues(v, bound))) return true;
+        }
+        return false;
+      },
+      (v) => typeof v === 'number' && number(v),
+    );
   }
   return (values) => {
     for (let i = 0; i < values.length; i++) if (typeRank(values[i]) === rank && ok(compareValues(values[i], bound))) return true;
@@ -117,7 +134,9 @@ function fieldTest(condition: unknown): FieldTest | undefined {
         if (!isSimpleValue(arg)) return undefined;
         {
           const equals = equalsAny(arg);
-          tests.push((values) => !equals(values));
+          const ne = (values: unknown[]): boolean => !equals(values);
+          const { direct } = equals;
+          tests.push(direct ? withDirect(ne, (v) => !direct(v)) : ne);
         }
         break;
       case '$in':
@@ -144,10 +163,17 @@ function fieldTest(condition: unknown): FieldTest | undefined {
         return undefined;
     }
   }
-  return tests.length === 1 ? tests[0] : (values) => {
+  if (tests.length === 1) return tests[0];
+  const all = (values: unknown[]): boolean => {
     for (let i = 0; i < tests.length; i++) if (!tests[i](values)) return false;
     return true;
   };
+  if (!tests.every((t) => t.direct)) return all;
+  const directs = tests.map((t) => t.direct as (value: string | number) => boolean);
+  return withDirect(all, (v) => {
+    for (let i = 0; i < directs.length; i++) if (!directs[i](v)) return false;
+    return true;
+  });
 }
 
 const LOGICAL = new Set(['$and', '$or', '$nor']);
@@ -211,12 +237,15 @@ export function fastMatcher(filter: Document): Matcher | undefined {
 }
 
 function matcherOfFields(fields: { parts: string[]; test: FieldTest }[]): Matcher {
-  if (fields.length === 1) {
-    const [{ parts, test }] = fields;
-    return (doc) => test(candidates(doc, parts));
-  }
+  return allOf(fields.map(({ parts, test }) => fieldMatcher(parts, test)));
+}
+
+function fieldMatcher(parts: string[], test: FieldTest): Matcher {
+  const { direct } = test;
+  if (parts.length !== 1 || !direct) return (doc) => test(candidates(doc, parts));
+  const key = parts[0];
   return (doc) => {
-    for (let i = 0; i < fields.length; i++) if (!fields[i].test(candidates(doc, fields[i].parts))) return false;
-    return true;
+    const v = doc[key];
+    return typeof v === 'string' || typeof v === 'number' ? direct(v) : test(candidates(doc, parts));
   };
 }
