@@ -3,8 +3,8 @@ import type { GraphQLResolveInfo } from 'graphql/index.js';
 import { RelationshipBatches } from './relationship-batches';
 
 // Prefetched relationships must answer exactly as the batch would, synchronously, and fail per parent.
-const toOne: FieldModel = { name: 'category', key: 'category', required: false, listDepth: 0, kind: 'relationship', relationship: { target: 'Category', sourceKey: 'category', foreignKey: 'code', isList: false } } as FieldModel;
-const toMany: FieldModel = { name: 'tags', key: 'tags', required: false, listDepth: 1, kind: 'relationship', relationship: { target: 'Tag', sourceKey: 'tags', foreignKey: 'code', isList: true } } as FieldModel;
+const toOne: FieldModel = { name: 'category', key: 'category', required: false, listDepth: 0, kind: 'relationship', relationship: { target: 'Category', foreignKey: 'code', foreignScalar: 'String', isList: false } };
+const toMany: FieldModel = { name: 'tags', key: 'tags', required: false, listDepth: 1, kind: 'relationship', relationship: { target: 'Tag', foreignKey: 'code', foreignScalar: 'String', isList: true } };
 const info = (key: string) => ({ path: { key, prev: { key: 0, prev: { key: 'items', prev: undefined } } } }) as unknown as GraphQLResolveInfo;
 
 describe('RelationshipBatches', () => {
