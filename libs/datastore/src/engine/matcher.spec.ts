@@ -122,4 +122,30 @@ describe('fast matcher: primitive strings and numbers against every kind of stor
       { numRuns: 2000 },
     );
   });
+
+  it('two bounds and nested $or/$nor agree with compareValues', () => {
+    const eq = (v: unknown, t: unknown) => v !== undefined && valuesEqual(v, t);
+    const inRange = (v: unknown, op: string, t: unknown) => v !== undefined && typeRank(v) === typeRank(t) && ops[op](compareValues(v, t));
+    fc.assert(
+      fc.property(stored, stored, target, target, fc.constantFrom(...Object.keys(ops)), fc.constantFrom(...Object.keys(ops)), (a, b, t1, t2, op1, op2) => {
+        const doc = { a, b };
+        const bounds = { [op1]: t1, [op2]: t2 };
+        const m = fastMatcher({ a: bounds });
+        if (m) expect(m(doc)).toBe(Object.entries(bounds).every(([op, t]) => inRange(a, op, t)));
+        expect(fastMatcher({ $or: [{ a: t1 }, { b: { [op2]: t2 } }] })?.(doc)).toBe(eq(a, t1) || inRange(b, op2, t2));
+        expect(fastMatcher({ $nor: [{ a: { $ne: t1 } }, { b: t2 }] })?.(doc)).toBe(!(!eq(a, t1) || eq(b, t2)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('answers filters of one shape with their own fields and values', () => {
+    const first = fastMatcher({ $or: [{ owner: 'u1' }, { stock: { $gte: 5 } }] });
+    const second = fastMatcher({ $or: [{ team: 'red' }, { price: { $gte: 100 } }] });
+    expect(first?.({ owner: 'u1', stock: 0 })).toBe(true);
+    expect(second?.({ owner: 'u1', stock: 0 })).toBe(false);
+    expect(second?.({ team: 'red' })).toBe(true);
+    expect(second?.({ price: 150 })).toBe(true);
+    expect(first?.({ price: 150 })).toBe(false);
+  });
 });
