@@ -109,6 +109,8 @@ interface Measurement {
   latencies: number[];
   p50: number;
   p99: number;
+  /** Process CPU time (user + system, µs) spent during the slices: server and load generator alike. */
+  cpuMicros: number;
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 3 });
@@ -127,7 +129,7 @@ function post(url: URL, body: string, headers: Record<string, string>): Promise<
 }
 
 function emptyMeasurement(): Measurement {
-  return { requests: 0, seconds: 0, latencies: [], p50: 0, p99: 0 };
+  return { requests: 0, seconds: 0, latencies: [], p50: 0, p99: 0, cpuMicros: 0 };
 }
 
 /** Adds `seconds` of closed-loop load with CONCURRENCY clients to `into`. */
@@ -136,6 +138,7 @@ async function measure(url: string, headers: Record<string, string>, seconds: nu
   const body = JSON.stringify({ query: QUERY });
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
+  const cpu = process.cpuUsage();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < deadline) {
@@ -148,6 +151,8 @@ async function measure(url: string, headers: Record<string, string>, seconds: nu
     }),
   );
   into.seconds += (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  into.cpuMicros += used.user + used.system;
 }
 
 function finish(m: Measurement): Measurement {
@@ -158,7 +163,7 @@ function finish(m: Measurement): Measurement {
 }
 
 function line(name: string, m: Measurement): string {
-  return `${name.padEnd(26)} ${(m.requests / m.seconds).toFixed(0).padStart(6)} req/s   p50 ${m.p50.toFixed(2)} ms   p99 ${m.p99.toFixed(2)} ms   (${m.requests} requests)`;
+  return `${name.padEnd(26)} ${(m.requests / m.seconds).toFixed(0).padStart(6)} req/s   p50 ${m.p50.toFixed(2)} ms   p99 ${m.p99.toFixed(2)} ms   cpu ${(m.cpuMicros / m.requests).toFixed(0)} µs/req   (${m.requests} requests)`;
 }
 
 async function main(): Promise<void> {
@@ -239,6 +244,9 @@ async function main(): Promise<void> {
   console.log(line('hand-written yoga (ceiling)', hand));
   console.log(`ratio read-all/ceiling: ${(openMeasure.requests / openMeasure.seconds / (hand.requests / hand.seconds)).toFixed(2)} (the endpoint without rule costs)`);
   const ratio = tessera.requests / tessera.seconds / (hand.requests / hand.seconds);
+  // One process serves all three and generates the load, so CPU per request compares the work done per
+  // request even when other load on the machine moves the wall-clock figures.
+  console.log(`cpu per request ceiling/tessera: ${(hand.cpuMicros / hand.requests / (tessera.cpuMicros / tessera.requests)).toFixed(2)}, ceiling/read-all: ${(hand.cpuMicros / hand.requests / (openMeasure.cpuMicros / openMeasure.requests)).toFixed(2)}`);
   console.log(`ratio tessera/ceiling: ${ratio.toFixed(2)} (target >= 0.70)`);
 
   agent.destroy();

@@ -149,6 +149,32 @@ describe('client GraphQL endpoint', () => {
       expect(host.calls[1].args).toEqual({ query: { code: { $in: ['tools', 'toys'] } } });
     });
 
+    it('reads a relationship once for a root field, through fragments and aliases, and not when a directive leaves it out', async () => {
+      host.calls.length = 0;
+      const result = await client.request<{ products: Array<{ category_code: { code: string }; cc: { label: string } }> }>(
+        `{ products(query: { stock_lt: 20 }) { ...codes cc: category_code { label } } } fragment codes on Product { category_code { code } }`,
+      );
+      expect(result.products).toHaveLength(20);
+      expect(result.products.every((p) => (p.category_code.code === 'tools' && p.cc.label === 'Tools') || (p.category_code.code === 'toys' && p.cc.label === 'Toys'))).toBe(true);
+      expect(host.calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories']);
+
+      host.calls.length = 0;
+      const skipped = await client.request<{ products: Array<{ name: string; category_code?: unknown }> }>(
+        `query ($with: Boolean!) { products(query: { stock_lt: 20 }) { name category_code @include(if: $with) { code } } }`,
+        { with: false },
+      );
+      expect(skipped.products.every((p) => p.category_code === undefined)).toBe(true);
+      expect(host.calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products']);
+
+      host.calls.length = 0;
+      const included = await client.request<{ products: Array<{ category_code: { code: string } }> }>(
+        `query ($with: Boolean!) { products(query: { stock_lt: 20 }) { category_code @include(if: $with) { code } } }`,
+        { with: true },
+      );
+      expect(included.products.every((p) => p.category_code.code === 'tools' || p.category_code.code === 'toys')).toBe(true);
+      expect(host.calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories']);
+    });
+
     it('links and creates related documents from relation inputs', async () => {
       const linked = await client.request<{ insertOneProduct: { name: string; category_code: { label: string } } }>(
         `mutation { insertOneProduct(data: { name: "linked", owner_id: "${owner.userId}", category_code: { link: "toys" } }) { name category_code { label } } }`,

@@ -420,14 +420,17 @@ class UserOperation {
       out.push(project ? project(decision.document) : decision.document);
       return options.limit !== undefined && options.limit > 0 && out.length >= options.limit;
     };
-    if (sync && !options.limit && skip === 0 && !prepared.trace) {
+    // Whole results are read at once only when the store applies the limit or there is none: otherwise a
+    // driver cursor must not fetch more than the documents needed to fill the limit.
+    const whole = prepared.exact || !options.limit;
+    if (sync && whole && skip === 0 && !prepared.trace) {
       // The common case: synchronous, and without a decision object per document (nothing to trace).
       const visible = this.access.visibleDocumentsSync(await cursor.toArray());
       return project ? visible.map((document) => project(document)) : visible;
     }
-    if (sync && !options.limit) {
-      // Still synchronous per document: no promise per decision.
-      for (const stored of await cursor.toArray()) accept(this.access.canReadSync(stored));
+    if (sync && whole) {
+      // Still synchronous per document: no promise per decision, nor per document read.
+      for (const stored of await cursor.toArray()) if (accept(this.access.canReadSync(stored))) break;
       return out;
     }
     for await (const stored of cursor) {

@@ -42,7 +42,7 @@ export class GraphqlApps {
     let schema;
     try {
       schema = buildGraphqlSchema<GraphqlRequestContext>(model, {
-        root: (plan, args, context) => this.executor.root(plan, args, context),
+        root: (plan, args, context, info) => this.executor.root(plan, args, context, info),
         relationship: (field, parent, context, info) => this.executor.relationship(field, parent, context, info),
         custom: (resolver, input, source, context) => this.executor.custom(resolver, input, source, context),
       });

@@ -18,7 +18,7 @@ import {
 import { decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
 import type { RuleUser } from '@tessera/rules';
 import { ObjectId } from 'bson';
-import type { ExecutionResult, GraphQLResolveInfo } from 'graphql/index.js';
+import { type ExecutionResult, type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql/index.js';
 import { GraphqlEndpointError, GraphqlErrorCode } from './graphql.error';
 import { RelationshipBatches } from './relationship-batches';
 
@@ -39,6 +39,35 @@ export interface GraphqlRequestContext {
    * the data-access operations run, and while a mutation operation runs, its one transaction.
    */
   state: { operations: number; transaction?: UserTransactionScope };
+}
+
+/** Selected relationship fields by the field node that selects them: documents are cached by yoga, so are these. */
+const selections = new WeakMap<FieldNode, FieldModel[]>();
+
+/** The relationship fields of `c` that the root field's selection set asks for without a directive. */
+function selectedRelationships(c: CollectionModel, info: GraphQLResolveInfo): FieldModel[] {
+  const cacheable = info.fieldNodes.length === 1;
+  const cached = cacheable ? selections.get(info.fieldNodes[0]) : undefined;
+  if (cached) return cached;
+  const relationships = new Map(c.fields.filter((field) => field.kind === 'relationship').map((field) => [field.name, field]));
+  const found = new Set<FieldModel>();
+  const visit = (set: SelectionSetNode | undefined): void => {
+    for (const selection of set?.selections ?? []) {
+      if (selection.directives?.length) continue;
+      if (selection.kind === Kind.FIELD) {
+        const field = relationships.get(selection.name.value);
+        if (field) found.add(field);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        visit(selection.selectionSet);
+      } else {
+        visit(info.fragments[selection.name.value]?.selectionSet);
+      }
+    }
+  };
+  if (relationships.size > 0) for (const node of info.fieldNodes) visit(node.selectionSet);
+  const fields = [...found];
+  if (cacheable) selections.set(info.fieldNodes[0], fields);
+  return fields;
 }
 
 /** Thrown inside the transaction to roll it back when any mutation of the operation failed. */
@@ -103,16 +132,21 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
     return context;
   }
 
-  async root(plan: RootFieldPlan, args: Record<string, unknown>, context: GraphqlRequestContext): Promise<unknown> {
+  async root(plan: RootFieldPlan, args: Record<string, unknown>, context: GraphqlRequestContext, info?: GraphQLResolveInfo): Promise<unknown> {
     const { collection: c, operation } = plan;
     const t = context.translator;
     switch (operation) {
-      case 'findOne':
-        return this.run(context, c, 'findOne', { query: await t.filter(c, args['query']) });
+      case 'findOne': {
+        const document = (await this.run(context, c, 'findOne', { query: await t.filter(c, args['query']) })) as Doc | null;
+        if (document && info) await this.prefetch(context, c, [document], info);
+        return document;
+      }
       case 'findMany': {
         const sort = t.sort(args['sortBy']);
         const limit = typeof args['limit'] === 'number' ? args['limit'] : 100;
-        return this.run(context, c, 'find', { query: await t.filter(c, args['query']), ...(sort ? { sort } : {}), ...(limit > 0 ? { limit } : {}) });
+        const documents = (await this.run(context, c, 'find', { query: await t.filter(c, args['query']), ...(sort ? { sort } : {}), ...(limit > 0 ? { limit } : {}) })) as Doc[];
+        if (info) await this.prefetch(context, c, documents, info);
+        return documents;
       }
       case 'insertOne': {
         const document = await t.document(c, args['data']);
@@ -145,7 +179,19 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
     }
   }
 
-  relationship(field: FieldModel, parent: Doc, context: GraphqlRequestContext, info: GraphQLResolveInfo): Promise<unknown> {
+  /**
+   * Reads the relationships the query selects on the documents a root query field found, one `$in` read
+   * each (in parallel), so that their resolvers answer without a promise per parent (see
+   * RelationshipBatches). Fields under a directive (`@skip`, `@include`) are left to the batches.
+   */
+  private async prefetch(context: GraphqlRequestContext, c: CollectionModel, documents: Doc[], info: GraphQLResolveInfo): Promise<void> {
+    if (documents.length === 0) return;
+    const fields = selectedRelationships(c, info);
+    if (fields.length === 0) return;
+    await Promise.all(fields.map((field) => context.batches.prefetch(field, documents)));
+  }
+
+  relationship(field: FieldModel, parent: Doc, context: GraphqlRequestContext, info: GraphQLResolveInfo): unknown {
     return context.batches.load(field, parent, info);
   }
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { Query } from 'mingo';
-import { type Document } from '../bson/values';
+import { BSONSymbol, Double, Int32, Long } from 'bson';
+import { compareValues, type Document, typeRank, valuesEqual } from '../bson/values';
 import { fastMatcher } from './matcher';
 
 const mingoIds = (filter: Document, docs: Document[]) =>
@@ -90,5 +91,61 @@ describe('fast matcher agrees with mingo on random $and/$or/$nor filters', () =>
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 500) },
     );
+  });
+});
+
+describe('fast matcher: primitive strings and numbers against every kind of stored value', () => {
+  // The direct comparisons of primitives must answer what the general BSON comparison answers.
+  const stored = fc.oneof(
+    fc.double(),
+    fc.integer({ min: -3, max: 3 }),
+    fc.constantFrom(Number.NaN, -0, 0.5, 'a', 'b', '', true, null),
+    fc.integer({ min: -3, max: 3 }).map((n) => new Int32(n)),
+    fc.integer({ min: -3, max: 3 }).map((n) => Long.fromNumber(n)),
+    fc.double().map((n) => new Double(n)),
+    fc.constantFrom('a', 'b').map((s) => new BSONSymbol(s)),
+  );
+  const target = fc.oneof(fc.double(), fc.integer({ min: -3, max: 3 }), fc.constantFrom(Number.NaN, 0, 'a', 'b', ''));
+  const ops: Record<string, (c: number) => boolean> = { $gt: (c) => c > 0, $gte: (c) => c >= 0, $lt: (c) => c < 0, $lte: (c) => c <= 0 };
+
+  it('equality, $ne and ranges agree with compareValues', () => {
+    fc.assert(
+      fc.property(stored, target, (v, t) => {
+        const doc = { a: v };
+        expect(fastMatcher({ a: t })?.(doc)).toBe(valuesEqual(v, t));
+        expect(fastMatcher({ a: { $ne: t } })?.(doc)).toBe(!valuesEqual(v, t));
+        for (const [op, ok] of Object.entries(ops)) {
+          const m = fastMatcher({ a: { [op]: t } });
+          if (m) expect(m(doc)).toBe(typeRank(v) === typeRank(t) && ok(compareValues(v, t)));
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('two bounds and nested $or/$nor agree with compareValues', () => {
+    const eq = (v: unknown, t: unknown) => v !== undefined && valuesEqual(v, t);
+    const inRange = (v: unknown, op: string, t: unknown) => v !== undefined && typeRank(v) === typeRank(t) && ops[op](compareValues(v, t));
+    fc.assert(
+      fc.property(stored, stored, target, target, fc.constantFrom(...Object.keys(ops)), fc.constantFrom(...Object.keys(ops)), (a, b, t1, t2, op1, op2) => {
+        const doc = { a, b };
+        const bounds = { [op1]: t1, [op2]: t2 };
+        const m = fastMatcher({ a: bounds });
+        if (m) expect(m(doc)).toBe(Object.entries(bounds).every(([op, t]) => inRange(a, op, t)));
+        expect(fastMatcher({ $or: [{ a: t1 }, { b: { [op2]: t2 } }] })?.(doc)).toBe(eq(a, t1) || inRange(b, op2, t2));
+        expect(fastMatcher({ $nor: [{ a: { $ne: t1 } }, { b: t2 }] })?.(doc)).toBe(!(!eq(a, t1) || eq(b, t2)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('answers filters of one shape with their own fields and values', () => {
+    const first = fastMatcher({ $or: [{ owner: 'u1' }, { stock: { $gte: 5 } }] });
+    const second = fastMatcher({ $or: [{ team: 'red' }, { price: { $gte: 100 } }] });
+    expect(first?.({ owner: 'u1', stock: 0 })).toBe(true);
+    expect(second?.({ owner: 'u1', stock: 0 })).toBe(false);
+    expect(second?.({ team: 'red' })).toBe(true);
+    expect(second?.({ price: 150 })).toBe(true);
+    expect(first?.({ price: 150 })).toBe(false);
   });
 });

@@ -124,8 +124,20 @@ describe('query pushdown', () => {
       { name: 'never', apply_when: {}, read: true },
     ]);
     expect(prepared.query).toEqual({ $or: [{ owner: 'alice' }, { team: { $in: ['red', 'green'] } }] });
-    // Two live alternatives ignore the order of roles: not exact.
+    // A role that applies to every document but never reads shadows the others: not exact.
     expect(prepared.exact).toBe(false);
+  });
+
+  it('is exact when every role but the last reads whatever it applies to', () => {
+    const ordered = [
+      { name: 'owner', apply_when: { owner: '%%user.id' }, read: true },
+      { name: 'public', apply_when: { visibility: 'public' }, fields: { secret: { read: false } }, additional_fields: { read: true } },
+    ];
+    const prepared = prepare([], {}, undefined, ordered);
+    expect(prepared).toMatchObject({ query: { $or: [{ owner: 'alice' }, { visibility: 'public' }] }, exact: true });
+    // A conditional read before the last role: the first role that applies may hide what a later one shows.
+    const conditional = prepare([], {}, undefined, [{ name: 'owner', apply_when: { owner: '%%user.id' }, read: { status: 'open' } }, ordered[1]]);
+    expect(conditional.exact).toBe(false);
   });
 
   it('is not exact when an earlier role that never reads may be chosen', () => {

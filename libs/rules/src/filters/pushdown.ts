@@ -244,6 +244,8 @@ export function translateExpression(source: unknown, ctx: EvaluationContext): Tr
  */
 export function readableCondition(roles: readonly CompiledRole[], ctx: EvaluationContext): Translation {
   const alternatives: Translation[] = [];
+  // Per alternative: whether its role, once it applies, reads every document (filters and level exactly true).
+  const readsAll: boolean[] = [];
   // A role that may apply but never reads hides the documents it is chosen for: still a superset, not exact.
   let shadows = false;
   const translate = (expression: { source: unknown } | undefined, fallback: Translation): Translation =>
@@ -260,13 +262,18 @@ export function readableCondition(roles: readonly CompiledRole[], ctx: Evaluatio
         ? exactly(true)
         : or([translate(role.read, exactly(false)), translate(role.write, exactly(false))]);
     const alternative = and([applies, documentFilters, level]);
+    const reads = and([documentFilters, level]);
     alternatives.push(alternative);
+    readsAll.push(reads.condition === true && reads.exact);
     if (alternative.condition === false && !(applies.condition === false && applies.exact)) shadows = true;
     // A role that applies to every document of this user shadows the roles after it.
     if (applies.condition === true && applies.exact) break;
   }
   const result = or(alternatives);
-  // Several alternatives ignore the order of roles: exact only with at most one live alternative.
-  const live = alternatives.filter((a) => a.condition !== false).length;
-  return live > 1 || shadows ? { condition: result.condition, exact: false } : result;
+  // Several alternatives ignore the order of roles, which matters only when a role chosen first may hide a
+  // document a later role would show. So the OR is exact when every live alternative but the last reads
+  // whatever it applies to: the first role that applies then shows the document, as a later one would.
+  const live = alternatives.flatMap((alternative, i) => (alternative.condition === false ? [] : [i]));
+  const orderFree = live.slice(0, -1).every((i) => readsAll[i]);
+  return !orderFree || shadows ? { condition: result.condition, exact: false } : result;
 }
