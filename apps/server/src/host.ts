@@ -5,10 +5,11 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
-import { AppRegistry, FileAdminUserStore, FileDeploymentStore } from '@tessera/platform';
+import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
 import { Logger } from 'nestjs-pino';
+import { type Observable } from 'rxjs';
 import { bootstrapPlatform, type BootstrapResult } from './bootstrap/platform-bootstrap';
 import { HostModule, messagingOptions } from './host.module';
 
@@ -40,11 +41,12 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   const handlers = createMessagingServer({ ...messagingOptions(settings), queue: settings.services.join('+') });
   app.connectMicroservice({ strategy: handlers }, { inheritAppConfig: true });
   app.get(TransportReadiness).watch('message handlers', handlers);
+  reconcileOnReconnect(handlers, app.get(DeploymentReconciler));
   await app.startAllMicroservices();
 
   // The admin API owns first-start work; other processes of a distributed deployment only read the state.
   const bootstrap = settings.services.includes('admin-api')
-    ? await bootstrapPlatform(settings, { admins: app.get(FileAdminUserStore), apps: app.get(AppRegistry), deployments: app.get(FileDeploymentStore) })
+    ? await bootstrapPlatform(settings, { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore) })
     : { groupId: '', adminUsername: settings.admin.username, apps: await app.get(AppRegistry).list() };
   await app.listen(settings.port, settings.host);
   const address = app.getHttpServer().address();
@@ -60,6 +62,21 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
       await app.close();
     },
   };
+}
+
+/**
+ * A deployment announced while this process's handler connection was down never reaches it: when the
+ * connection comes back, compare every cached app with its live deployment (decision 0021).
+ */
+function reconcileOnReconnect(handlers: { readonly status: Observable<string> }, reconciler: DeploymentReconciler): void {
+  let lost = false;
+  handlers.status.subscribe((status) => {
+    if (status !== 'connected') lost = true;
+    else if (lost) {
+      lost = false;
+      void reconciler.reconcile('message transport reconnected');
+    }
+  });
 }
 
 /**
