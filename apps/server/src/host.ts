@@ -10,7 +10,7 @@ import type { Settings } from '@tessera/settings';
 import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
 import { Logger } from 'nestjs-pino';
 import { type Observable } from 'rxjs';
-import { bootstrapPlatform, type BootstrapResult } from './bootstrap/platform-bootstrap';
+import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
 import { HostModule, messagingOptions } from './host.module';
 
 export interface RunningHost {
@@ -29,6 +29,9 @@ export const version: string = (JSON.parse(readFileSync(join(__dirname, '..', 'p
 
 /** Starts a Tessera process: the services the settings name, behind one HTTP edge. */
 export async function startHost(settings: Settings): Promise<RunningHost> {
+  // The admin API owns first-start work; other processes of a distributed deployment only read the state.
+  const firstStart = settings.services.includes('admin-api');
+  const example = firstStart ? await loadExampleApp(settings) : undefined;
   const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
   const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
@@ -44,9 +47,8 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   reconcileOnReconnect(handlers, app.get(DeploymentReconciler));
   await app.startAllMicroservices();
 
-  // The admin API owns first-start work; other processes of a distributed deployment only read the state.
-  const bootstrap = settings.services.includes('admin-api')
-    ? await bootstrapPlatform(settings, { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore) })
+  const bootstrap = firstStart
+    ? await bootstrapPlatform(settings, { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore) }, example)
     : { groupId: '', adminUsername: settings.admin.username, apps: await app.get(AppRegistry).list() };
   await app.listen(settings.port, settings.host);
   const address = app.getHttpServer().address();

@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadValidApp, readDirectoryFiles, writeAppFiles } from '@tessera/app-config';
+import { loadValidApp, readDirectoryFiles, writeAppFiles, type AppConfig } from '@tessera/app-config';
 import { AppRegistryError, AppRegistryErrorCode, importFilePlatformState, type AdminUserStore, type AppRecord, type AppRegistry, type DeploymentStore, type FileImportSummary, type PlatformDatabase } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 
@@ -15,6 +16,16 @@ export interface BootstrapResult {
 }
 
 /**
+ * The example app, read and validated before the process opens any state: an invalid example stops the
+ * start with every violation listed (AppConfigError) and nothing written. Undefined when none is
+ * configured or its directory does not exist (then only an empty platform, which needs it, fails).
+ */
+export async function loadExampleApp(settings: Settings): Promise<AppConfig | undefined> {
+  if (!settings.exampleAppDir || !existsSync(resolve(settings.exampleAppDir))) return undefined;
+  return loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app;
+}
+
+/**
  * First-start work: the state an earlier release kept in files moves into the platform database, then the
  * admin user and group, and on an empty platform the example app, created and deployed from
  * `examples/todo` so a newcomer sees a working app at once.
@@ -22,11 +33,11 @@ export interface BootstrapResult {
 export async function bootstrapPlatform(
   settings: Settings,
   stores: { db: PlatformDatabase; admins: AdminUserStore; apps: AppRegistry; deployments: DeploymentStore },
+  loadedExample: AppConfig | undefined,
 ): Promise<BootstrapResult> {
   const imported = await importFilePlatformState(settings.dataDir, stores.db);
   let apps = await stores.apps.list();
-  // An invalid example stops the start with every violation listed (AppConfigError) before any state is written.
-  const example = apps.length === 0 && settings.exampleAppDir ? loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app : undefined;
+  const example = apps.length === 0 && settings.exampleAppDir ? (loadedExample ?? loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app) : undefined;
   const admin = await stores.admins.bootstrap(settings.admin.username, settings.admin.password);
   let createdExample: AppRecord | undefined;
   if (example) {
