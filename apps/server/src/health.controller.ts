@@ -1,6 +1,16 @@
-import { Controller, Get, HttpException, Inject } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
+import { TesseraError } from '@tessera/domain';
 import { TransportReadiness } from '@tessera/messaging';
 import { SETTINGS, type Settings } from '@tessera/settings';
+
+/**
+ * 503 with the App Services error body, naming every connection that is down (an HttpException of 5xx
+ * would reach clients as an internal error through the exception filter).
+ */
+export class NotReadyError extends TesseraError {
+  readonly errorCode = 'ServiceUnavailable';
+  readonly httpStatus = 503;
+}
 
 /** Liveness and readiness probes for Kubernetes and load balancers. */
 @Controller()
@@ -19,7 +29,7 @@ export class HealthController {
   @Get('readyz')
   ready(): { status: 'ready'; mode: string; services: readonly string[] } {
     const problems = this.transport.problems();
-    if (problems.length > 0) throw new HttpException({ status: 'not ready', problems }, 503);
+    if (problems.length > 0) throw new NotReadyError(`not ready: ${problems.join('; ')}`);
     return { status: 'ready', mode: this.settings.mode, services: this.settings.services };
   }
 }
