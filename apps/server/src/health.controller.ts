@@ -1,7 +1,8 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, Optional } from '@nestjs/common';
 import { TesseraError } from '@tessera/domain';
 import { TransportReadiness } from '@tessera/messaging';
 import { SETTINGS, type Settings } from '@tessera/settings';
+import { DatastoreWireService } from './datastore-service';
 
 /**
  * 503 with the App Services error body, naming every connection that is down (an HttpException of 5xx
@@ -18,6 +19,7 @@ export class HealthController {
   constructor(
     @Inject(SETTINGS) private readonly settings: Settings,
     private readonly transport: TransportReadiness,
+    @Optional() private readonly datastore?: DatastoreWireService,
   ) {}
 
   @Get('healthz')
@@ -25,10 +27,11 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready while this process's message transport connections are up (503 while NATS is away). */
+  /** Ready while this process's message transport connections are up (503 while NATS is away) and, in the datastore service, while its wire server listens. */
   @Get('readyz')
   ready(): { status: 'ready'; mode: string; services: readonly string[] } {
     const problems = this.transport.problems();
+    if (this.datastore && !this.datastore.listening) problems.push('datastore wire server is not listening');
     if (problems.length > 0) throw new NotReadyError(`not ready: ${problems.join('; ')}`);
     return { status: 'ready', mode: this.settings.mode, services: this.settings.services };
   }

@@ -11,12 +11,15 @@ import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera
 import { Logger } from 'nestjs-pino';
 import { type Observable } from 'rxjs';
 import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
+import { DatastoreWireService } from './datastore-service';
 import { HostModule, messagingOptions } from './host.module';
 
 export interface RunningHost {
   /** Base URL of the HTTP edge, e.g. `http://localhost:8080`. */
   url: string;
   bootstrap: BootstrapResult;
+  /** Port of the datastore service's MongoDB wire server, when this process runs it. */
+  datastorePort: number | undefined;
   /** The Nest application (tests reach providers through it). */
   nest: NestFastifyApplication;
   close(): Promise<void>;
@@ -56,6 +59,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   return {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
+    datastorePort: settings.services.includes('datastore') ? app.get(DatastoreWireService).port : undefined,
     nest: app,
     // Message handlers first: they stop taking work and finish what they hold while the stores, sandboxes
     // and connections they use are still open (Nest's own close runs module destroy hooks before that).
@@ -68,7 +72,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
 
 /**
  * A deployment announced while this process's handler connection was down never reaches it: when the
- * connection comes back, compare every cached app with its live deployment (decision 0021).
+ * connection comes back, compare every cached app with its live deployment (decision 0022).
  */
 function reconcileOnReconnect(handlers: { readonly status: Observable<string> }, reconciler: DeploymentReconciler): void {
   let lost = false;

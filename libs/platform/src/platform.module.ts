@@ -13,7 +13,7 @@ import { SecretStore } from './secret-store';
 import { SigningKeyStore } from './signing-keys';
 import { SyncStateStore } from './sync-state-store';
 
-/** How often a distributed process compares its cached deployments with the live stamps (decision 0021). */
+/** How often a distributed process compares its cached deployments with the live stamps (decision 0022). */
 export const DEPLOYMENT_RECHECK_INTERVAL_MS = 15_000;
 
 /**
