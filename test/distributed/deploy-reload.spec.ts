@@ -5,7 +5,7 @@ import { adminPassword, anonymousLogin, callFunction, Cluster, distributedApp } 
 import { TcpProxy } from './tcp-proxy';
 
 // A push announced while one process is cut off from NATS never reaches that process (apps.deployment.changed
-// is a core NATS broadcast). Decision 0022: the process compares its cached deployments with the live
+// is a core NATS broadcast). Decision 0023: the process compares its cached deployments with the live
 // stamps in the platform database when its connection comes back, so it serves the new configuration.
 describe.skipIf(!findNatsServer())(`deploy reload after a missed announcement${findNatsServer() ? '' : ` (skipped: ${natsSkipReason})`}`, () => {
   let cluster: Cluster;

@@ -72,7 +72,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
 
 /**
  * A deployment announced while this process's handler connection was down never reaches it: when the
- * connection comes back, compare every cached app with its live deployment (decision 0022).
+ * connection comes back, compare every cached app with its live deployment (decision 0023).
  */
 function reconcileOnReconnect(handlers: { readonly status: Observable<string> }, reconciler: DeploymentReconciler): void {
   let lost = false;

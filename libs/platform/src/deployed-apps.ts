@@ -19,7 +19,7 @@ export class AppNotDeployedError extends TesseraError {
  * The live configuration of every app, parsed once per deployment and cached. Services call
  * `invalidate(appId)` when they hear `apps.deployment.changed`, so every replica reloads after a deploy;
  * `reconcile()` compares the cache with the live stamps in the platform database, so a replica that missed
- * the event (its connection was down, or the event was never sent) converges too (decision 0022).
+ * the event (its connection was down, or the event was never sent) converges too (decision 0023).
  */
 export class DeployedApps {
   private readonly cache = new Map<string, Promise<DeployedApp>>();

@@ -13,7 +13,7 @@ import { SecretStore } from './secret-store';
 import { SigningKeyStore } from './signing-keys';
 import { SyncStateStore } from './sync-state-store';
 
-/** How often a distributed process compares its cached deployments with the live stamps (decision 0022). */
+/** How often a distributed process compares its cached deployments with the live stamps (decision 0023). */
 export const DEPLOYMENT_RECHECK_INTERVAL_MS = 15_000;
 
 /**
