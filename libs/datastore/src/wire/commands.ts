@@ -138,8 +138,11 @@ async function cursorReply(call: Invocation, cursor: ServerCursor, batchSize: nu
 
 async function documentsReply(call: Invocation, ns: string, docs: Document[], batchSize: number | undefined, singleBatch = false): Promise<Document> {
   const cursor = new DocumentCursor(newCursorId(), ns, call.connection.cluster ?? call.server.defaultCluster, docs);
+  const first = await cursor.next(batchSize ?? defaultFirstBatch);
+  // Most results fit the first batch: only a cursor with more to hand out is registered.
+  if (first.exhausted || singleBatch) return { cursor: { id: Long.ZERO, ns, firstBatch: first.docs }, ok: 1 };
   call.server.cursors.add(cursor);
-  return cursorReply(call, cursor, batchSize ?? defaultFirstBatch, 'firstBatch', 0, !singleBatch);
+  return { cursor: { id: cursor.id, ns, firstBatch: first.docs }, ok: 1 };
 }
 
 async function getMore(call: Invocation): Promise<Document> {
