@@ -52,7 +52,9 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
 
   const bootstrap = firstStart
     ? await bootstrapPlatform(settings, { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore) }, example)
-    : { groupId: '', adminUsername: settings.admin.username, apps: await app.get(AppRegistry).list() };
+    : // The banner lists the apps a service serves; the datastore service serves the platform database
+      // itself (possibly mapped to its own URI, not listening yet), so it reads nothing at boot.
+      { groupId: '', adminUsername: settings.admin.username, apps: settings.services.every((service) => service === 'datastore') ? [] : await app.get(AppRegistry).list() };
   await app.listen(settings.port, settings.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
