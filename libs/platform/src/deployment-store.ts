@@ -37,7 +37,7 @@ export class DeploymentStore {
   async deploy(appId: string, files: DeployedFiles, meta: { origin: string; userId?: string }): Promise<DeploymentRecord> {
     const deployments = await this.db.collection('deployments');
     const encoded = encodeFiles(files);
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const latest = await deployments.find({ app_id: appId }, { version: 1 }).sort({ version: -1 }).limit(1).toArray();
       const record: DeploymentRecord = {
         _id: newObjectIdHex(),
@@ -51,7 +51,8 @@ export class DeploymentStore {
       try {
         await deployments.insertOne({ ...record, files: encoded });
       } catch (error) {
-        if (isDuplicateKey(error)) continue; // another replica took this version: take the next one
+        // Another replica took this version: take the next one (a bounded number of times, so a bug cannot spin).
+        if (isDuplicateKey(error) && attempt < 100) continue;
         throw error;
       }
       await this.publish(appId, record);

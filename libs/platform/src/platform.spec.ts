@@ -141,6 +141,8 @@ describe('platform stores in the platform database', () => {
       await secrets.create('s-other-app', 'apiKey', 'elsewhere');
       expect(await secrets.list('s-app')).toEqual([created, { _id: expect.any(String) as string, name: 'other' }]);
       await secrets.update('s-app', created._id, { value: 'rotated' });
+      await secrets.update('s-app', 'apiKey', {});
+      await expect(secrets.update('s-app', 'missing', {})).rejects.toMatchObject({ errorCode: 'SecretNotFound' });
       await expect(secrets.update('s-app', created._id, { name: 'other' })).rejects.toMatchObject({ errorCode: 'SecretAlreadyExists' });
       await new SecretStore(replica).upsert('s-app', { other: 'o2', added: 'new' });
       expect(await secrets.values('s-app')).toEqual({ apiKey: 'rotated', other: 'o2', added: 'new' });

@@ -58,9 +58,10 @@ export class SecretStore {
     const set: Document = {};
     if (change.name !== undefined) set['name'] = checkName(change.name);
     if (change.value !== undefined) set['value'] = stringValue(change.value);
+    const filter = { app_id: appId, $or: [{ _id: id }, { name: id }] };
     let matched: number;
     try {
-      matched = (await secrets.updateOne({ app_id: appId, $or: [{ _id: id }, { name: id }] }, { $set: set })).matchedCount;
+      matched = Object.keys(set).length === 0 ? await secrets.countDocuments(filter) : (await secrets.updateOne(filter, { $set: set })).matchedCount;
     } catch (error) {
       if (isDuplicateKey(error)) throw alreadyExists(String(set['name']));
       throw error;
