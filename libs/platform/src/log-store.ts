@@ -60,12 +60,25 @@ export const LOG_ENTRIES_KEPT_PER_APP = 10_000;
 /** Appends between two trims of an app's oldest entries, per process. */
 const trimEvery = 500;
 
+/** Entries written in one insert at most. */
+const batchLimit = 500;
+
+interface PendingAppend {
+  document: Document;
+  written: () => void;
+  failed: (error: unknown) => void;
+}
+
 /**
  * Logs in the platform database (`logs`, one document per entry: `app_id`, `at` = `started` as a date for
  * range queries, and the entry). Read newest first (by `_id`, an ObjectId hex that grows with time).
+ * Appends made while a write is in flight go together in the next insert: every function call appends
+ * an entry, and one round trip (and one commit) per entry would cost a distributed runtime half its calls.
  */
 export class DatastoreLogStore extends LogStore {
   private readonly appends = new Map<string, number>();
+  private pending: PendingAppend[] = [];
+  private writer?: Promise<void>;
 
   constructor(
     private readonly db: PlatformDatabase,
@@ -74,14 +87,41 @@ export class DatastoreLogStore extends LogStore {
     super();
   }
 
+  /** Resolves once the entry is stored. */
   async append(appId: string, entry: NewLogEntry): Promise<LogEntry> {
     const now = new Date().toISOString();
     const stored = withoutUndefined({ ...entry, _id: newObjectIdHex(), started: entry.started ?? now, completed: entry.completed ?? entry.started ?? now }) as LogEntry;
-    await (await this.db.collection('logs')).insertOne(logDocument(appId, stored));
+    const written = new Promise<void>((resolve, reject) => this.pending.push({ document: logDocument(appId, stored), written: resolve, failed: reject }));
+    this.writer ??= this.writePending();
+    await written;
     const count = (this.appends.get(appId) ?? 0) + 1;
     this.appends.set(appId, count % trimEvery);
     if (count >= trimEvery) await this.trim(appId);
     return stored;
+  }
+
+  /** Writes what is pending, a batch at a time, until nothing is; appends of the same tick join the first batch. */
+  private async writePending(): Promise<void> {
+    try {
+      await new Promise((resolve) => setImmediate(resolve));
+      const logs = await this.db.collection('logs');
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, batchLimit);
+        try {
+          await logs.insertMany(
+            batch.map((append) => append.document),
+            { ordered: false },
+          );
+          for (const append of batch) append.written();
+        } catch (error) {
+          for (const append of batch) append.failed(error);
+        }
+      }
+    } catch (error) {
+      for (const append of this.pending.splice(0)) append.failed(error);
+    } finally {
+      this.writer = undefined;
+    }
   }
 
   async list(appId: string, query: LogQuery = {}): Promise<LogEntry[]> {

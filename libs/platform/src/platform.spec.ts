@@ -177,6 +177,14 @@ describe('platform stores in the platform database', () => {
       expect(await logs.list('l-app', { limit: 1 })).toEqual([all[0]]);
     });
 
+    it('stores concurrent appends together, each resolved once stored', async () => {
+      const logs = new DatastoreLogStore(db);
+      const appended = await Promise.all(Array.from({ length: 40 }, (_, n) => logs.append('c-app', { type: 'FUNCTION', messages: [`m${n}`] })));
+      const listed = await new DatastoreLogStore(replica).list('c-app');
+      expect(listed.map((entry) => entry._id)).toEqual(appended.map((entry) => entry._id).reverse());
+      expect(listed[0].messages).toEqual(['m39']);
+    });
+
     it('keeps the newest entries of an app when it trims', async () => {
       const logs = new DatastoreLogStore(db, 3);
       for (let n = 1; n <= 5; n++) await logs.append('t-app', { type: 'FUNCTION', messages: [`m${n}`] });
