@@ -54,6 +54,7 @@ describe.skipIf(!findNatsServer())(`deploy reload after a missed announcement${f
       .filter((line) => line.includes('whose deployment changed'))
       .map((line) => JSON.parse(line) as { apps?: string[]; reason?: string });
     expect(reloads).toContainEqual(expect.objectContaining({ apps: [appId], reason: 'message transport reconnected' }));
-    expect(await ready(runtime)).toBe(200);
+    // Each of its connections (bus, handlers, durable events) reconnects on its own schedule.
+    await eventually(async () => expect(await ready(runtime)).toBe(200), { timeoutMs: 15_000, intervalMs: 200 });
   }, 90_000);
 });
