@@ -1,6 +1,6 @@
 import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { createDataSourceClient, type DataSourceClient } from '@tessera/datastore';
-import { makeTempDir } from '@tessera/testing';
+import { eventually, makeTempDir } from '@tessera/testing';
 import { AdminApiKeyStore } from './admin-api-keys';
 import { AdminUserStore } from './admin-users';
 import { AppRegistryError, DatastoreAppRegistry } from './app-registry';
@@ -10,6 +10,7 @@ import { DraftStore } from './draft-store';
 import { signJwt, verifyJwt } from './jwt';
 import { DatastoreLogStore } from './log-store';
 import { PlatformDatabase } from './platform-database';
+import { DeploymentReconciler } from './platform.module';
 import { SecretStore } from './secret-store';
 import { SigningKeyStore } from './signing-keys';
 import { SyncStateStore } from './sync-state-store';
@@ -111,6 +112,25 @@ describe('platform stores in the platform database', () => {
       await new DatastoreAppRegistry(replica).remove(app._id);
       expect(await deployed.reconcile()).toEqual([app._id]);
       await expect(deployed.byId(app._id)).rejects.toMatchObject({ errorCode: 'AppNotFound' });
+    });
+  });
+
+  describe('DeploymentReconciler', () => {
+    it('reloads, on its periodic check, an app deployed by another replica', async () => {
+      const registry = new DatastoreAppRegistry(db);
+      const app = await registry.create({ name: 'polled', groupId: 'g-poll' });
+      const config = (name: string) => writeAppFiles({ ...emptyApp('polled'), values: [{ name, value: 1 }] });
+      await new DeploymentStore(db).deploy(app._id, config('before'), { origin: 'test' });
+      const deployed = new DeployedApps(registry, new DeploymentStore(db));
+      const reconciler = new DeploymentReconciler(deployed, 50);
+      expect((await deployed.byId(app._id)).config.values.map((value) => value.name)).toEqual(['before']);
+      reconciler.onApplicationBootstrap();
+      try {
+        await new DeploymentStore(replica).deploy(app._id, config('after'), { origin: 'test' });
+        await eventually(async () => expect((await deployed.byId(app._id)).config.values.map((value) => value.name)).toEqual(['after']), { timeoutMs: 5_000 });
+      } finally {
+        reconciler.onApplicationShutdown();
+      }
     });
   });
 
