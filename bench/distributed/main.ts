@@ -99,14 +99,19 @@ async function standalone(): Promise<Result> {
 async function distributed(options: { label?: string; env?: Record<string, string>; replicas?: 1 | 2 } = {}): Promise<Result[]> {
   const nats = await startNatsServer();
   const dataDir = makeTempDir('tessera-bench-distributed-');
-  const env = { TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'), ...options.env };
+  const env: Record<string, string> = { TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'), ...options.env };
   const processes: ServerProcess[] = [];
-  const start = async (service: string): Promise<ServerProcess> => {
-    const started = await startServerProcess({ env: { ...env, TESSERA_SERVICES: service }, timeoutMs: 90_000 });
+  const start = async (service: string, extra: Record<string, string> = {}): Promise<ServerProcess> => {
+    const started = await startServerProcess({ env: { ...env, TESSERA_SERVICES: service, ...extra }, timeoutMs: 90_000 });
     processes.push(started);
     return started;
   };
   try {
+    // The datastore service holds every cluster (the platform's included); the other processes reach it by URI.
+    const datastore = await start('datastore', { TESSERA_DATASTORE_PORT: '0' });
+    const port = /mongodb:\/\/localhost:(\d+)/.exec(datastore.output())?.[1];
+    if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
+    env.TESSERA_CLUSTER_URIS = `*=mongodb://127.0.0.1:${port}/?directConnection=true`;
     const admin = await start('admin-api');
     const [gateway] = await Promise.all([start('graphql-gateway'), start('function-runtime')]);
     const clientAppId = await deployApp(admin.url);

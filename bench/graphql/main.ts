@@ -18,7 +18,7 @@ import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, DataSources, FileDeploymentStore, PlatformModule } from '@tessera/platform';
+import { AppRegistry, DataSources, DeploymentStore, PlatformModule } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { ObjectId } from 'bson';
 import { createSchema, createYoga } from 'graphql-yoga';
@@ -182,12 +182,12 @@ async function main(): Promise<void> {
 
   const config = benchApp();
   const record = await nest.get(AppRegistry).create({ name: 'graphqlbench', groupId: '000000000000000000000001' });
-  await nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'bench' });
+  await nest.get(DeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'bench' });
   const login = await post(new URL(`http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${record.client_app_id}/auth/providers/anon-user/login`), '{}', {});
   const { access_token: token, user_id: userId } = JSON.parse(login.text) as { access_token: string; user_id: string };
   // The same data under one role that reads everything: what the endpoint costs when rules cost nothing.
   const open = await nest.get(AppRegistry).create({ name: 'graphqlbenchopen', groupId: '000000000000000000000001' });
-  await nest.get(FileDeploymentStore).deploy(open._id, writeAppFiles(benchApp({ open: true })), { origin: 'bench' });
+  await nest.get(DeploymentStore).deploy(open._id, writeAppFiles(benchApp({ open: true })), { origin: 'bench' });
   const openLogin = JSON.parse((await post(new URL(`http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${open.client_app_id}/auth/providers/anon-user/login`), '{}', {})).text) as { access_token: string };
 
   const dataSources = nest.get(DataSources);

@@ -16,7 +16,7 @@ export class AdminSession {
     readonly groupId: string,
   ) {}
 
-  static async login(server: ServerProcess, username: string, password: string): Promise<AdminSession> {
+  static async login(server: Pick<ServerProcess, 'url'>, username: string, password: string): Promise<AdminSession> {
     const baseUrl = `${server.url}/api/admin/v3.0`;
     const login = await fetch(`${baseUrl}/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
     const { access_token: accessToken } = (await login.json()) as { access_token: string };

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { checkPartitionValue } from '@tessera/platform';
+import { checkPartitionValue, SyncStateStore } from '@tessera/platform';
+import { type RunningHost, startHost } from '@tessera/server';
+import { loadSettings } from '@tessera/settings';
 import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { AdminSession, canonicalJson } from './admin-session';
 
@@ -14,16 +14,17 @@ const enabledSync = (key: string, type = 'string', extra: Record<string, unknown
 // Row 5 of section 3 (a document moving between partitions) is runtime behaviour of the sync service.
 describe('admin API: sync configuration and its state machine', () => {
   const dataDir = makeTempDir('tessera-sync-');
-  let server: ServerProcess;
+  let host: RunningHost;
   let admin: AdminSession;
 
+  // In this process, so the test can read the sync state the admin API keeps in the platform database.
   beforeAll(async () => {
-    server = await startServerProcess({ env: { TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: 'sync-test-password' } });
-    admin = await AdminSession.login(server, 'admin', 'sync-test-password');
+    host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: 'sync-test-password', LOG_LEVEL: 'silent' }));
+    admin = await AdminSession.login(host, 'admin', 'sync-test-password');
   }, 60_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await host?.close();
     dataDir.remove();
   });
 
@@ -32,7 +33,7 @@ describe('admin API: sync configuration and its state machine', () => {
     return services.body.find((service) => service.name === name)!._id;
   };
   const patch = (appId: string, serviceId: string, body: unknown) => admin.request<ErrorBody & Record<string, unknown>>('PATCH', admin.app(appId, `/services/${serviceId}/config`), body);
-  const syncState = (appId: string): SyncState => JSON.parse(readFileSync(join(dataDir.path, 'platform', 'apps', appId, 'sync-state.json'), 'utf8')) as SyncState;
+  const syncState = (appId: string): Promise<SyncState> => host.nest.get(SyncStateStore).get(appId);
 
   /** An app whose sync was imported enabled with key owner_id (the import path keeps partition sync). */
   const importedSyncApp = async (name: string): Promise<{ appId: string; serviceId: string }> => {
@@ -60,7 +61,7 @@ describe('admin API: sync configuration and its state machine', () => {
     const { appId, serviceId } = await importedSyncApp('imported-sync');
     const config = await admin.request<{ sync: { state: string; partition: { key: string } } }>('GET', admin.app(appId, `/services/${serviceId}/config`));
     expect(config.body.sync).toMatchObject({ state: 'enabled', partition: { key: 'owner_id', type: 'string' } });
-    expect(syncState(appId)).toMatchObject({ everEnabled: true, enabled: true, resetEpoch: 0, partition: { key: 'owner_id', type: 'string' } });
+    expect(await syncState(appId)).toMatchObject({ everEnabled: true, enabled: true, resetEpoch: 0, partition: { key: 'owner_id', type: 'string' } });
     const data = await admin.request<{ service_id: string; partition_fields: { key: string; type: string }[] }>('GET', admin.app(appId, `/sync/data?service_id=${serviceId}`));
     expect(data.body).toEqual({ service_id: serviceId, partition_fields: [{ key: 'owner_id', type: 'string' }, { key: 'text', type: 'string' }] });
     expect((await admin.request('GET', admin.app(appId, '/sync/data'))).status).toBe(400);
@@ -98,19 +99,19 @@ describe('admin API: sync configuration and its state machine', () => {
     const disabled = terminated.body['sync'] as { state: string; last_disabled: number };
     expect(disabled.state).toBe('disabled');
     expect(disabled.last_disabled).toBeGreaterThanOrEqual(startedAt);
-    expect(syncState(appId)).toMatchObject({ enabled: false, lastDisabled: disabled.last_disabled, resetEpoch: 0 });
-    expect(syncState(appId).clientResetRequiredSince).toBeUndefined();
+    expect(await syncState(appId)).toMatchObject({ enabled: false, lastDisabled: disabled.last_disabled, resetEpoch: 0 });
+    expect((await syncState(appId)).clientResetRequiredSince).toBeUndefined();
 
     const reenabled = await patch(appId, serviceId, enabledSync('text'));
     expect(reenabled.status).toBe(200);
     expect(reenabled.body['sync']).toMatchObject({ state: 'enabled', partition: { key: 'text' } });
-    const state = syncState(appId);
+    const state = await syncState(appId);
     expect(state).toMatchObject({ enabled: true, resetEpoch: 1, partition: { key: 'text', type: 'string' } });
     expect(state.clientResetRequiredSince).toBeGreaterThanOrEqual(disabled.last_disabled);
 
     await patch(appId, serviceId, { sync: { state: 'disabled' } });
     expect((await patch(appId, serviceId, enabledSync('owner_id'))).status).toBe(200);
-    expect(syncState(appId).resetEpoch).toBe(2);
+    expect((await syncState(appId)).resetEpoch).toBe(2);
   });
 
   it('cycles sync on the bootstrapped example app, whose sync predates any recorded state', async () => {
@@ -120,12 +121,12 @@ describe('admin API: sync configuration and its state machine', () => {
     expect((await patch(todo._id, serviceId, { sync: { state: 'disabled' } })).status).toBe(200);
     const reenabled = await patch(todo._id, serviceId, enabledSync('owner_id', 'string', { database_name: 'todo' }));
     expect(reenabled.status, JSON.stringify(reenabled.body)).toBe(200);
-    expect(syncState(todo._id)).toMatchObject({ everEnabled: true, enabled: true, resetEpoch: 1, partition: { key: 'owner_id' } });
+    expect(await syncState(todo._id)).toMatchObject({ everEnabled: true, enabled: true, resetEpoch: 1, partition: { key: 'owner_id' } });
   });
 
   it('gives the spec 7 error for a partition value of the wrong type, from the sync state the admin API recorded', async () => {
     const { appId } = await importedSyncApp('bind-check');
-    const { partition } = syncState(appId);
+    const { partition } = await syncState(appId);
     expect(partition).toEqual({ key: 'owner_id', type: 'string' });
     expect(checkPartitionValue(partition!.type, '"user-1"')).toBeUndefined();
     expect(checkPartitionValue(partition!.type, '{"$oid":"65a000000000000000000001"}')).toEqual({

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FileLogStore, signJwt } from '@tessera/platform';
+import { deriveSigningKey, signJwt } from '@tessera/platform';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import * as Realm from 'realm-web';
 import { snapshot, startTessera, tessera } from './tessera-cli';
@@ -19,12 +19,14 @@ const write = (path: string, text: string): void => {
 // The built `tessera` binary, run as a subprocess against the built server, as a user or a CI job runs it.
 describe('tessera CLI against a running server', () => {
   const dataDir = makeTempDir('tessera-cli-data-');
+  // The server derives its keys from this master key, so the test can sign tokens as the server does.
+  const signingKey = Buffer.alloc(32, 21);
   const work = makeTempDir('tessera-cli-work-');
   let server: ServerProcess;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    server = await startServerProcess({ env: { TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: 'cli-test-password' } });
+    server = await startServerProcess({ env: { TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: 'cli-test-password', TESSERA_SIGNING_KEY: signingKey.toString('base64') } });
     env = { TESSERA_CONFIG_DIR: join(work.path, 'config') };
   }, 60_000);
 
@@ -186,18 +188,23 @@ describe('tessera CLI against a running server', () => {
   });
 
   it('lists logs and follows new ones with --tail', async () => {
-    const apps = JSON.parse((await tessera(['apps', 'list', '--json'], env)).stdout) as { _id: string; client_app_id: string; name: string }[];
-    const app = apps.find((candidate) => candidate.name === 'svc')!;
-    const logs = new FileLogStore(dataDir.path);
-    const empty = await tessera(['logs', 'list', '--remote', app.client_app_id, '--json'], env);
+    // The server's function runtime writes one FUNCTION entry per run: an app whose functions log and fail.
+    const local = join(work.path, 'logged');
+    expect((await tessera(['apps', 'create', '--name', 'logged', '--local', local], env)).code).toBe(0);
+    write(join(local, 'functions', 'say', 'config.json'), canonical({ name: 'say', private: false }));
+    write(join(local, 'functions', 'say', 'source.js'), "exports = () => { console.log('first entry'); };\n");
+    write(join(local, 'functions', 'fail', 'config.json'), canonical({ name: 'fail', private: false }));
+    write(join(local, 'functions', 'fail', 'source.js'), "exports = () => { throw new Error('boom'); };\n");
+    const pushed = await tessera(['push', '--local', local, '--yes'], env);
+    expect(pushed.code, pushed.stderr).toBe(0);
+    const empty = await tessera(['logs', 'list', '--remote', 'logged', '--json'], env);
     expect(JSON.parse(empty.stdout)).toEqual([]);
-    await logs.append(app._id, { type: 'FUNCTION', function_name: 'hello', messages: ['first entry'] });
-    const listed = await tessera(['logs', 'list', '--remote', app.client_app_id], env);
-    expect(listed.stdout).toContain('FUNCTION hello  first entry');
-    const tail = startTessera(['logs', 'list', '--remote', app.client_app_id, '--tail', '--poll-interval', '200'], env);
+    expect((await tessera(['function', 'run', '--remote', 'logged', '--name', 'say'], env)).code).toBe(0);
+    await eventually(async () => expect((await tessera(['logs', 'list', '--remote', 'logged'], env)).stdout).toContain('FUNCTION say  first entry'), { timeoutMs: 10_000 });
+    const tail = startTessera(['logs', 'list', '--remote', 'logged', '--tail', '--poll-interval', '200'], env);
     try {
       await eventually(() => expect(tail.stdout()).toContain('first entry'), { timeoutMs: 10_000 });
-      await logs.append(app._id, { type: 'FUNCTION', function_name: 'hello', messages: [], error: 'boom', error_code: 'FunctionExecutionError' });
+      await tessera(['function', 'run', '--remote', 'logged', '--name', 'fail'], env);
       await eventually(() => expect(tail.stdout()).toContain('error: boom (FunctionExecutionError)'), { timeoutMs: 10_000 });
       expect(tail.stdout().match(/first entry/g)).toHaveLength(1);
     } finally {
@@ -282,7 +289,7 @@ describe('tessera CLI against a running server', () => {
   });
 
   it('refreshes an expired access token from the profile, and rejects an expired CI token with exit 3', async () => {
-    const key = Buffer.from((JSON.parse(readFileSync(join(dataDir.path, 'platform', 'keys', 'admin.json'), 'utf8')) as { key: string }).key, 'base64');
+    const key = deriveSigningKey(signingKey, 'admin');
     const profilesPath = join(work.path, 'config', 'profiles.json');
     const profiles = JSON.parse(readFileSync(profilesPath, 'utf8')) as { profiles: { default: { accessToken: string } } };
     const claims = JSON.parse(Buffer.from(profiles.profiles.default.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };

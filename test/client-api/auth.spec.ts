@@ -1,7 +1,7 @@
-import { AppUserStore, FileSecretStore } from '@tessera/platform';
+import { AppUserStore, PlatformDatabase, SecretStore } from '@tessera/platform';
 import { SignJWT } from 'jose';
 import { type InProcessHost, startInProcessHost } from './in-process-host';
-import { appSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
+import { appSigningKey, testSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
 
 // Every provider's login and the session lifecycle, driven through the real realm-web 2.0.1 package.
 describe('client API auth with realm-web', () => {
@@ -19,7 +19,7 @@ describe('client API auth with realm-web', () => {
         if (payload.username === 'refuse-me') throw new Error('no such person');
         return { id: `ext-${payload.username}`, name: payload.username };
       },
-    });
+    }, { settings: { TESSERA_SIGNING_KEY: testSigningKey.toString('base64') } });
     ({ clientAppId, appId } = await host.createApp('authapp', (app) => {
       app.functions.push({ config: { name: 'echo' }, source: '' }, { config: { name: 'whoAmI' }, source: '' }, { config: { name: 'authenticate', private: true }, source: '' });
       app.authProviders.push(
@@ -40,7 +40,7 @@ describe('client API auth with realm-web', () => {
       );
       app.services.push({ config: { name: 'gcm', type: 'gcm', config: {} }, collectionRules: [], rules: [], webhooks: [] });
     }));
-    await new FileSecretStore(host.dataDir).create(appId, 'tokenKey', tokenSecret);
+    await new SecretStore(new PlatformDatabase(host.dataSources.platform())).create(appId, 'tokenKey', tokenSecret);
   });
 
   afterAll(async () => {
@@ -160,7 +160,7 @@ describe('client API auth with realm-web', () => {
   it('refreshes an expired access token and retries the call', async () => {
     const app = realmApp(host.url, clientAppId);
     const user = await app.logIn(Realm.Credentials.anonymous(false));
-    const expired = expiredCopy(user.accessToken!, appSigningKey(host.dataDir, appId));
+    const expired = expiredCopy(user.accessToken!, appSigningKey(appId));
     user.accessToken = expired;
     const response = await fetch(`${host.url}/api/client/v2.0/auth/profile`, { headers: { authorization: `Bearer ${expired}` } });
     expect(response.status).toBe(401);

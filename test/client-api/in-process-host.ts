@@ -7,7 +7,7 @@ import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@te
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { CommandHandler, connectMessaging, decodeEjson, encodeEjson, InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, DataSources, FileDeploymentStore, PlatformModule } from '@tessera/platform';
+import { AppRegistry, DataSources, DeploymentStore, PlatformModule } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 
@@ -71,7 +71,7 @@ export async function startInProcessHost(functions: Record<string, TestFunction>
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : 0;
   const registry = app.get(AppRegistry);
-  const deployments = app.get(FileDeploymentStore);
+  const deployments = app.get(DeploymentStore);
   return {
     url: `http://127.0.0.1:${port}`,
     dataDir: dir.path,

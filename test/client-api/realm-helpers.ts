@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { OutboxFileMailer, type OutgoingMail } from '@tessera/graphql-gateway';
-import { signJwt } from '@tessera/platform';
+import { deriveSigningKey, signJwt } from '@tessera/platform';
 import * as Realm from 'realm-web';
 
 /** The JSON payload of a JWT (no verification). */
@@ -13,10 +11,12 @@ export function claimsOf(token: string | null): Record<string, unknown> {
   return JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8')) as Record<string, unknown>;
 }
 
-/** The per-app signing key the server keeps in its data directory. */
-export function appSigningKey(dataDir: string, appId: string): Buffer {
-  const stored = JSON.parse(readFileSync(join(dataDir, 'platform', 'keys', `app-${appId}.json`), 'utf8')) as { key: string };
-  return Buffer.from(stored.key, 'base64');
+/** A master signing key for a test server (TESSERA_SIGNING_KEY), from which the test derives its keys. */
+export const testSigningKey = Buffer.alloc(32, 42);
+
+/** The per-app signing key of a server started with `testSigningKey`. */
+export function appSigningKey(appId: string): Buffer {
+  return deriveSigningKey(testSigningKey, `app-${appId}`);
 }
 
 /** The same access token, correctly signed, but expired a minute ago. */

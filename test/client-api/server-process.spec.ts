@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { SignJWT } from 'jose';
 import { AdminSession } from '../admin-api/admin-session';
-import { appSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
+import { appSigningKey, testSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
 
 const tokenSecret = 'e2e-custom-token-secret-0123456789';
 
@@ -38,7 +38,7 @@ describe('client API against the server process', () => {
   let api: string;
 
   beforeAll(async () => {
-    server = await startServerProcess({ env: { TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: 'admin-test-password', TESSERA_EXAMPLE_APP: '' } });
+    server = await startServerProcess({ env: { TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: 'admin-test-password', TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: testSigningKey.toString('base64') } });
     api = `${server.url}/api/client/v2.0`;
     const admin = await AdminSession.login(server, 'admin', 'admin-test-password');
     const created = await admin.createApp('e2e');
@@ -104,7 +104,7 @@ describe('client API against the server process', () => {
   it('refreshes an expired access token, logs out and deletes a user', async () => {
     const app = realmApp(server.url, clientAppId);
     const user = await app.logIn(Realm.Credentials.anonymous(false));
-    user.accessToken = expiredCopy(user.accessToken!, appSigningKey(dataDir.path, appId));
+    user.accessToken = expiredCopy(user.accessToken!, appSigningKey(appId));
     await user.refreshProfile();
     expect(claimsOf(user.accessToken)['exp']).toBeGreaterThan(Date.now() / 1000);
     const { refreshToken } = user;
@@ -216,7 +216,7 @@ describe('client API against the server process', () => {
     });
 
     it('refuses an expired access token with the message that makes clients refresh', async () => {
-      expect(await profileWith(expiredCopy(accessToken, appSigningKey(dataDir.path, appId)))).toEqual({ status: 401, type: 'application/json', body: { error: 'invalid session: access token expired', error_code: 'InvalidSession' } });
+      expect(await profileWith(expiredCopy(accessToken, appSigningKey(appId)))).toEqual({ status: 401, type: 'application/json', body: { error: 'invalid session: access token expired', error_code: 'InvalidSession' } });
     });
 
     it('refuses a refresh token where an access token is needed, and the reverse', async () => {

@@ -249,7 +249,8 @@ describe.skipIf(!kubectlInstalled)(`Kubernetes manifests (${kubectlInstalled ? '
     expect(devSecret).toHaveLength(1);
     expect(Object.keys(devSecret[0].data).sort()).toEqual(['TESSERA_ADMIN_PASSWORD', 'TESSERA_CLUSTER_URIS', 'TESSERA_SIGNING_KEY']);
     const uris = Buffer.from(devSecret[0].data.TESSERA_CLUSTER_URIS, 'base64').toString('utf8');
-    expect(uris).toMatch(/^mongodb-atlas=mongodb:\/\/mongodb-0\.mongodb:27017\//);
+    // Every cluster, the platform's own (tessera-platform) included, so the replicas share their state.
+    expect(uris).toMatch(/^\*=mongodb:\/\/mongodb-0\.mongodb:27017\//);
     expect(all(rendered.production, 'Secret')).toEqual([]);
     for (const service of allServiceNames) {
       const container = serverContainer(one<Workload>(rendered.production, 'Deployment', deploymentName(service)));

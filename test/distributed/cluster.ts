@@ -9,32 +9,31 @@ export const adminPassword = 'distributed-admin-password';
  * A distributed Tessera on this machine: a real nats-server on a random port and each service as its own
  * `node apps/server/dist/main.js` process (TESSERA_MODE=distributed, one TESSERA_SERVICES each), sharing a
  * signing key as replicas share a Secret. The `datastore` service starts first, in a data directory of its
- * own, and every other process reaches all clusters (the app's and `tessera-platform`) through it by URI
- * (`TESSERA_CLUSTER_URIS=*=mongodb://...`). The other processes still share one data directory for the
- * platform state kept in files (app registry, deployments, administrators) until it moves into the
- * `tessera-platform` datastore; no embedded cluster is opened there.
+ * own, and every other process reaches all clusters (the app's and `tessera-platform`, where the platform
+ * state lives) through it by URI (`TESSERA_CLUSTER_URIS=*=mongodb://...`). Every process has a data
+ * directory of its own, as pods without a shared volume: nothing is shared but NATS and the datastore.
  */
 export class Cluster {
   readonly processes = new Map<ServerProcess, ServiceName>();
+  /** The data directory each process was started with. */
+  readonly dataDirs = new Map<ServerProcess, string>();
   /** Connection string of the datastore service. */
   datastoreUri = '';
+  private readonly temporary: { remove(): void }[] = [];
   private datastorePort = '';
 
   private constructor(
     readonly nats: NatsServerHandle,
-    readonly dataDir: { path: string; remove(): void },
     readonly datastoreDir: { path: string; remove(): void },
     private env: Record<string, string>,
   ) {}
 
   static async start(options: { runtimes?: number; env?: Record<string, string>; serviceEnv?: Partial<Record<ServiceName, Record<string, string>>> } = {}): Promise<Cluster> {
     const nats = await startNatsServer();
-    const dataDir = makeTempDir('tessera-distributed-');
     const datastoreDir = makeTempDir('tessera-distributed-datastore-');
-    const cluster = new Cluster(nats, dataDir, datastoreDir, {
+    const cluster = new Cluster(nats, datastoreDir, {
       TESSERA_MODE: 'distributed',
       NATS_URL: nats.url,
-      TESSERA_DATA_DIR: dataDir.path,
       TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'),
       TESSERA_ADMIN_PASSWORD: adminPassword,
       TESSERA_EXAMPLE_APP: '',
@@ -49,7 +48,7 @@ export class Cluster {
       cluster.datastorePort = port;
       cluster.datastoreUri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
       cluster.env.TESSERA_CLUSTER_URIS = `*=${cluster.datastoreUri}`;
-      // The admin API bootstraps the data directory (first administrator); the others only read it.
+      // The admin API bootstraps the platform (first administrator); the others only read it.
       await cluster.startService('admin-api', options.serviceEnv?.['admin-api']);
       await Promise.all(names.slice(1).map((name) => cluster.startService(name, options.serviceEnv?.[name])));
     } catch (error) {
@@ -60,8 +59,11 @@ export class Cluster {
   }
 
   async startService(name: ServiceName, env: Record<string, string> = {}): Promise<ServerProcess> {
-    const started = await startServerProcess({ env: { ...this.env, TESSERA_SERVICES: name, ...env }, timeoutMs: 90_000 });
+    const dataDir = makeTempDir(`tessera-distributed-${name}-`);
+    this.temporary.push(dataDir);
+    const started = await startServerProcess({ env: { ...this.env, TESSERA_SERVICES: name, TESSERA_DATA_DIR: dataDir.path, ...env }, timeoutMs: 90_000 });
     this.processes.set(started, name);
+    this.dataDirs.set(started, env.TESSERA_DATA_DIR ?? dataDir.path);
     return started;
   }
 
@@ -92,7 +94,7 @@ export class Cluster {
     await Promise.all([...this.processes.keys()].map((process) => process.stop()));
     this.processes.clear();
     await this.nats.stop();
-    this.dataDir.remove();
+    for (const dir of this.temporary) dir.remove();
     this.datastoreDir.remove();
   }
 }

@@ -75,11 +75,16 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     expect((await notes(alice).find({})).map((note) => note.text)).toEqual(['alice edited']);
   });
 
-  it('keeps app data and the platform database in the datastore service: no other process opens an embedded cluster', async () => {
+  it('keeps app data and the platform database in the datastore service: no other process writes to its disk', async () => {
     // Written through the gateway above: app users and sessions (tessera-platform) and the notes (the app's cluster).
     expect(existsSync(join(cluster.datastoreDir.path, 'clusters', 'DistributedCluster'))).toBe(true);
     expect(existsSync(join(cluster.datastoreDir.path, 'clusters', 'tessera-platform'))).toBe(true);
-    expect(existsSync(join(cluster.dataDir.path, 'clusters'))).toBe(false);
+    // Every other process keeps nothing on its disk: no embedded cluster, no platform files.
+    for (const [process, service] of cluster.processes) {
+      if (service === 'datastore') continue;
+      expect(existsSync(join(cluster.dataDirs.get(process)!, 'clusters')), service).toBe(false);
+      expect(existsSync(join(cluster.dataDirs.get(process)!, 'platform')), service).toBe(false);
+    }
     // The same documents, read straight through the driver.
     const client = new MongoClient(cluster.datastoreUri, { appName: 'DistributedCluster' });
     try {

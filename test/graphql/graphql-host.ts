@@ -8,7 +8,7 @@ import { DataAccess, type DataAccessRequest } from '@tessera/data-access';
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { CommandHandler, connectMessaging, decodeEjson, encodeEjson, InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, DataSources, DeployedApps, FileDeploymentStore, PlatformModule } from '@tessera/platform';
+import { AppRegistry, DataSources, DeployedApps, DeploymentStore, PlatformModule } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 
@@ -78,7 +78,7 @@ export async function startGraphqlHost(functions: Record<string, TestFunction>):
     return execute(request);
   };
   const registry = app.get(AppRegistry);
-  const deployments = app.get(FileDeploymentStore);
+  const deployments = app.get(DeploymentStore);
   return {
     url,
     calls,

@@ -1,5 +1,5 @@
 import { emptyApp, writeAppFiles, type AppConfig } from '@tessera/app-config';
-import { AppRegistry, FileDeploymentStore } from '@tessera/platform';
+import { AppRegistry, DeploymentStore } from '@tessera/platform';
 // The real process host, so the tests also cover how it mounts the sync service.
 import { startHost } from '@tessera/server';
 import { loadSettings } from '@tessera/settings';
@@ -24,7 +24,7 @@ export async function startSyncHost(): Promise<SyncHost> {
       const record = await host.nest.get(AppRegistry).create({ name, groupId: '000000000000000000000001' });
       const config = emptyApp(name);
       configure(config);
-      await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'test' });
+      await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'test' });
       return record.client_app_id;
     },
     async login(clientAppId) {

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { FileAdminApiKeyStore, FileDraftStore, FileSecretStore, FileSyncStateStore, FileTemplateStore } from '@tessera/platform';
-import { SETTINGS, type Settings } from '@tessera/settings';
+import { FileTemplateStore } from '@tessera/platform';
+import { SETTINGS } from '@tessera/settings';
 import { AdminApiKeysController } from './admin-api-keys/admin-api-keys.controller';
 import { AppsController } from './apps/apps.controller';
 import { AppsService } from './apps/apps.service';
@@ -32,9 +32,7 @@ import { UsersController } from './users/users.controller';
 import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
 
-const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store, useFactory: (settings: Settings) => new store(settings.dataDir), inject: [SETTINGS] });
-
-/** The admin API v3.0. */
+/** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
 @Module({
   controllers: [
     ApiKeyLoginController,
@@ -68,10 +66,6 @@ const fromDataDir = <T>(store: new (dataDir: string) => T) => ({ provide: store,
     ServicesService,
     UsersService,
     RulesEvaluationService,
-    fromDataDir(FileSecretStore),
-    fromDataDir(FileAdminApiKeyStore),
-    fromDataDir(FileDraftStore),
-    fromDataDir(FileSyncStateStore),
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
   ],
 })

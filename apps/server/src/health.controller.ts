@@ -1,7 +1,17 @@
-import { Controller, Get, HttpException, Inject, Optional } from '@nestjs/common';
+import { Controller, Get, Inject, Optional } from '@nestjs/common';
+import { TesseraError } from '@tessera/domain';
 import { TransportReadiness } from '@tessera/messaging';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { DatastoreWireService } from './datastore-service';
+
+/**
+ * 503 with the App Services error body, naming every connection that is down (an HttpException of 5xx
+ * would reach clients as an internal error through the exception filter).
+ */
+export class NotReadyError extends TesseraError {
+  readonly errorCode = 'ServiceUnavailable';
+  readonly httpStatus = 503;
+}
 
 /** Liveness and readiness probes for Kubernetes and load balancers. */
 @Controller()
@@ -22,7 +32,7 @@ export class HealthController {
   ready(): { status: 'ready'; mode: string; services: readonly string[] } {
     const problems = this.transport.problems();
     if (this.datastore && !this.datastore.listening) problems.push('datastore wire server is not listening');
-    if (problems.length > 0) throw new HttpException({ status: 'not ready', problems }, 503);
+    if (problems.length > 0) throw new NotReadyError(`not ready: ${problems.join('; ')}`);
     return { status: 'ready', mode: this.settings.mode, services: this.settings.services };
   }
 }

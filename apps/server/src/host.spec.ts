@@ -1,7 +1,7 @@
 import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
 import { emptyApp, writeAppFiles } from '@tessera/app-config';
-import { AppRegistry, AppUserStore, DataSources, DeployedApps, FileDeploymentStore, LogStore } from '@tessera/platform';
+import { AppRegistry, AppUserStore, DataSources, DeployedApps, DeploymentStore, LogStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
 import { join } from 'node:path';
@@ -61,7 +61,7 @@ describe('standalone host', () => {
       { config: { name: 'quiet', private: false, disable_arg_logs: true }, source: 'exports = (x) => { console.log("quiet"); return x; };' },
     );
     const record = await host.nest.get(AppRegistry).create({ name: 'logged', groupId: host.bootstrap.groupId });
-    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
     const call = (functionName: string) =>
       bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName, args: ['s3cret'], caller: { type: 'system' }, metadata: { origin: 'admin' } });
     expect(await call('open')).toMatchObject({ ok: true, result: 's3cret' });
@@ -89,7 +89,7 @@ describe('standalone host', () => {
     const grace = await new AppUserStore(host.nest.get(DataSources).platform(), record._id).createUser('normal', { name: 'Grace' });
     const app = emptyApp('runas');
     app.functions.push({ config: { name: 'whoami', private: false, run_as_user_id: grace._id }, source: 'exports = () => ({ id: context.user.id, name: context.user.data.name });' });
-    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
     const result = await bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName: 'whoami', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } });
     expect(result).toMatchObject({ ok: true, result: { id: grace._id, name: 'Grace' } });
   });
@@ -118,13 +118,13 @@ describe('standalone host', () => {
       webhooks: [],
     });
     const record = await host.nest.get(AppRegistry).create({ name: 'ruled', groupId: host.bootstrap.groupId });
-    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
     const as = (functionName: string, id: string) => bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName, args: [], caller: { type: 'user', user: { id } }, metadata: { origin: 'client' } });
     expect(await as('seed', 'boss')).toMatchObject({ ok: true });
     expect(await as('list', 'boss')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
     expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [] });
     app.values[0].value = true;
-    await host.nest.get(FileDeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
     host.nest.get(DeployedApps).invalidate(record._id);
     expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
   });

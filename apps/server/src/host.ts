@@ -5,11 +5,12 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
-import { AppRegistry, FileAdminUserStore, FileDeploymentStore } from '@tessera/platform';
+import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
 import { Logger } from 'nestjs-pino';
-import { bootstrapPlatform, type BootstrapResult } from './bootstrap/platform-bootstrap';
+import { type Observable } from 'rxjs';
+import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
 import { DatastoreWireService } from './datastore-service';
 import { HostModule, messagingOptions } from './host.module';
 
@@ -31,6 +32,9 @@ export const version: string = (JSON.parse(readFileSync(join(__dirname, '..', 'p
 
 /** Starts a Tessera process: the services the settings name, behind one HTTP edge. */
 export async function startHost(settings: Settings): Promise<RunningHost> {
+  // The admin API owns first-start work; other processes of a distributed deployment only read the state.
+  const firstStart = settings.services.includes('admin-api');
+  const example = firstStart ? await loadExampleApp(settings) : undefined;
   const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
   const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
@@ -43,12 +47,14 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   const handlers = createMessagingServer({ ...messagingOptions(settings), queue: settings.services.join('+') });
   app.connectMicroservice({ strategy: handlers }, { inheritAppConfig: true });
   app.get(TransportReadiness).watch('message handlers', handlers);
+  reconcileOnReconnect(handlers, app.get(DeploymentReconciler));
   await app.startAllMicroservices();
 
-  // The admin API owns first-start work; other processes of a distributed deployment only read the state.
-  const bootstrap = settings.services.includes('admin-api')
-    ? await bootstrapPlatform(settings, { admins: app.get(FileAdminUserStore), apps: app.get(AppRegistry), deployments: app.get(FileDeploymentStore) })
-    : { groupId: '', adminUsername: settings.admin.username, apps: await app.get(AppRegistry).list() };
+  const bootstrap = firstStart
+    ? await bootstrapPlatform(settings, { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore) }, example)
+    : // The banner lists the apps a service serves; the datastore service serves the platform database
+      // itself (possibly mapped to its own URI, not listening yet), so it reads nothing at boot.
+      { groupId: '', adminUsername: settings.admin.username, apps: settings.services.every((service) => service === 'datastore') ? [] : await app.get(AppRegistry).list() };
   await app.listen(settings.port, settings.host);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
@@ -64,6 +70,21 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
       await app.close();
     },
   };
+}
+
+/**
+ * A deployment announced while this process's handler connection was down never reaches it: when the
+ * connection comes back, compare every cached app with its live deployment (decision 0023).
+ */
+function reconcileOnReconnect(handlers: { readonly status: Observable<string> }, reconciler: DeploymentReconciler): void {
+  let lost = false;
+  handlers.status.subscribe((status) => {
+    if (status !== 'connected') lost = true;
+    else if (lost) {
+      lost = false;
+      void reconciler.reconcile('message transport reconnected');
+    }
+  });
 }
 
 /**

@@ -1,6 +1,5 @@
-import { join } from 'node:path';
 import { newObjectIdHex } from './ids';
-import { readJsonFile, writeJsonFile } from './json-file';
+import { isDuplicateKey, type PlatformDatabase } from './platform-database';
 import { generatePassword, hashPassword, verifyPassword } from './passwords';
 
 export interface AdminUser {
@@ -12,13 +11,6 @@ export interface AdminUser {
   created: string;
 }
 
-interface AdminState {
-  groupId: string;
-  users: AdminUser[];
-  /** Live refresh-token sessions: session id -> admin user id. */
-  sessions?: Record<string, string>;
-}
-
 export interface AdminBootstrap {
   groupId: string;
   username: string;
@@ -27,50 +19,54 @@ export interface AdminBootstrap {
 }
 
 /**
- * Administrators of this server and the single group (project) their apps live in, kept in
- * `<dataDir>/platform/admin.json`. Passwords are stored as scrypt hashes only.
+ * Administrators of this server (`admin_users`, usernames unique), their refresh-token sessions
+ * (`admin_sessions`) and the single group (project) their apps live in (`meta`). Passwords are stored as
+ * scrypt hashes only.
  */
-export class FileAdminUserStore {
-  private state: Promise<AdminState | undefined> | undefined;
-
-  constructor(private readonly dataDir: string) {}
-
-  private get path(): string {
-    return join(this.dataDir, 'platform', 'admin.json');
-  }
-
-  private read(): Promise<AdminState | undefined> {
-    const state = this.state ?? readJsonFile<AdminState>(this.path);
-    this.state = state;
-    return state;
-  }
-
-  private async write(state: AdminState): Promise<void> {
-    await writeJsonFile(this.path, state);
-    this.state = Promise.resolve(state);
-  }
+export class AdminUserStore {
+  constructor(private readonly db: PlatformDatabase) {}
 
   /**
    * Makes sure the group and the named admin exist. A configured password replaces the stored one; with
-   * none configured, a first start generates one and returns it so the caller can print it once.
+   * none configured, a first start generates one and returns it so the caller can print it once. Two
+   * processes bootstrapping at once agree on one group and one admin: the unique keys pick the winner, and
+   * only the winner reports a generated password.
    */
   async bootstrap(username: string, configuredPassword: string | undefined): Promise<AdminBootstrap> {
-    const state: AdminState = (await this.read()) ?? { groupId: newObjectIdHex(), users: [] };
-    const existing = state.users.find((user) => user.username === username);
-    let generatedPassword: string | undefined;
+    const groupId = await this.ensureGroup();
+    const users = await this.db.collection('admin_users');
+    const existing = (await users.findOne({ username })) as AdminUser | null;
     if (!existing) {
-      const password = configuredPassword ?? (generatedPassword = generatePassword());
-      state.users.push({ _id: newObjectIdHex(), username, passwordHash: await hashPassword(password), groupIds: [state.groupId], created: new Date().toISOString() });
-      await this.write(state);
-    } else if (configuredPassword && !(await verifyPassword(configuredPassword, existing.passwordHash))) {
-      existing.passwordHash = await hashPassword(configuredPassword);
-      await this.write(state);
+      const generatedPassword = configuredPassword === undefined ? generatePassword() : undefined;
+      const user: AdminUser = { _id: newObjectIdHex(), username, passwordHash: await hashPassword(configuredPassword ?? generatedPassword!), groupIds: [groupId], created: new Date().toISOString() };
+      try {
+        await users.insertOne({ ...user });
+        return generatedPassword ? { groupId, username, generatedPassword } : { groupId, username };
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return this.bootstrap(username, configuredPassword);
+      }
     }
-    return generatedPassword ? { groupId: state.groupId, username, generatedPassword } : { groupId: state.groupId, username };
+    if (configuredPassword && !(await verifyPassword(configuredPassword, existing.passwordHash))) {
+      await users.updateOne({ _id: existing._id }, { $set: { passwordHash: await hashPassword(configuredPassword) } });
+    }
+    return { groupId, username };
+  }
+
+  private async ensureGroup(): Promise<string> {
+    const meta = await this.db.collection('meta');
+    const existing = await meta.findOne({ _id: 'group' });
+    if (existing) return String(existing['group_id']);
+    try {
+      await meta.insertOne({ _id: 'group', group_id: newObjectIdHex() });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    return String((await meta.findOne({ _id: 'group' }))?.['group_id']);
   }
 
   async authenticate(username: string, password: string): Promise<AdminUser | undefined> {
-    const user = (await this.read())?.users.find((candidate) => candidate.username === username);
+    const user = (await (await this.db.collection('admin_users')).findOne({ username })) as AdminUser | null;
     if (!user) {
       // Spend the same time as a real check so a wrong username cannot be told from a wrong password.
       await verifyPassword(password, 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=');
@@ -81,34 +77,26 @@ export class FileAdminUserStore {
 
   /** Records a refresh-token session; the refresh token carries its id. */
   async openSession(userId: string): Promise<string> {
-    const state = await this.read();
-    if (!state) throw new Error('admin store is not bootstrapped');
     const sessionId = newObjectIdHex();
-    state.sessions = { ...state.sessions, [sessionId]: userId };
-    await this.write(state);
+    await (await this.db.collection('admin_sessions')).insertOne({ _id: sessionId, user_id: userId, created: new Date() });
     return sessionId;
   }
 
   async sessionUser(sessionId: string): Promise<AdminUser | undefined> {
-    const state = await this.read();
-    const userId = state?.sessions?.[sessionId];
-    return userId ? state.users.find((user) => user._id === userId) : undefined;
+    const session = await (await this.db.collection('admin_sessions')).findOne({ _id: sessionId });
+    return session ? this.get(String(session['user_id'])) : undefined;
   }
 
   async closeSession(sessionId: string): Promise<boolean> {
-    const state = await this.read();
-    if (!state?.sessions?.[sessionId]) return false;
-    const { [sessionId]: _closed, ...rest } = state.sessions;
-    state.sessions = rest;
-    await this.write(state);
-    return true;
+    return (await (await this.db.collection('admin_sessions')).deleteOne({ _id: sessionId })).deletedCount > 0;
   }
 
   async get(id: string): Promise<AdminUser | undefined> {
-    return (await this.read())?.users.find((user) => user._id === id);
+    return ((await (await this.db.collection('admin_users')).findOne({ _id: id })) as AdminUser | null) ?? undefined;
   }
 
   async groupId(): Promise<string | undefined> {
-    return (await this.read())?.groupId;
+    const group = await (await this.db.collection('meta')).findOne({ _id: 'group' });
+    return group ? String(group['group_id']) : undefined;
   }
 }

@@ -1,8 +1,6 @@
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { CodedError } from '@tessera/domain';
 import { newClientAppId, newObjectIdHex } from './ids';
-import { readJsonFile, writeJsonFile } from './json-file';
+import { isDuplicateKey, type PlatformDatabase } from './platform-database';
 
 /** An app as the admin API lists it (App Services' `AppInstance`). */
 export interface AppRecord {
@@ -59,34 +57,19 @@ export abstract class AppRegistry {
 }
 
 /**
- * App registry kept as one JSON file per app under `<dataDir>/platform/apps/<_id>/app.json`, written
- * atomically. Lookups by client app id go through an in-memory index rebuilt from disk on a miss, so an
- * app created by another process sharing the data directory is found too.
+ * The app registry in the platform database (`apps`). Unique indexes on the client app id and on the name
+ * within a group decide between two replicas creating the same app at once: the second one gets `AppExists`.
  */
-export class FileAppRegistry extends AppRegistry {
-  private readonly byClientId = new Map<string, string>();
-
-  constructor(private readonly dataDir: string) {
+export class DatastoreAppRegistry extends AppRegistry {
+  constructor(private readonly db: PlatformDatabase) {
     super();
-  }
-
-  private get root(): string {
-    return join(this.dataDir, 'platform', 'apps');
-  }
-
-  private recordPath(id: string): string {
-    return join(this.root, id, 'app.json');
   }
 
   async create(app: NewApp): Promise<AppRecord> {
     const now = Math.floor(Date.now() / 1000);
-    const clientAppId = app.clientAppId ?? newClientAppId(app.name);
-    if (app.clientAppId && (await this.findByClientAppId(clientAppId))) {
-      throw new AppRegistryError(AppRegistryErrorCode.AppExists, `an app with client app id '${clientAppId}' already exists`);
-    }
     const record: AppRecord = {
       _id: newObjectIdHex(),
-      client_app_id: clientAppId,
+      client_app_id: app.clientAppId ?? newClientAppId(app.name),
       name: app.name,
       group_id: app.groupId,
       domain_id: newObjectIdHex(),
@@ -99,56 +82,40 @@ export class FileAppRegistry extends AppRegistry {
       last_used: now,
       last_modified: now,
     };
-    await writeJsonFile(this.recordPath(record._id), record);
-    this.byClientId.set(record.client_app_id, record._id);
+    try {
+      await (await this.db.collection('apps')).insertOne({ ...record });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      const sameClientId = await (await this.db.collection('apps')).findOne({ client_app_id: record.client_app_id });
+      throw new AppRegistryError(
+        AppRegistryErrorCode.AppExists,
+        sameClientId ? `an app with client app id '${record.client_app_id}' already exists` : `an app named "${record.name}" already exists in this group`,
+      );
+    }
     return record;
   }
 
   async list(groupId?: string): Promise<AppRecord[]> {
-    const records: AppRecord[] = [];
-    for (const id of await this.ids()) {
-      const record = await readJsonFile<AppRecord>(this.recordPath(id));
-      if (record && (!groupId || record.group_id === groupId)) records.push(record);
-    }
+    const records = (await (await this.db.collection('apps')).find(groupId ? { group_id: groupId } : {}).toArray()) as unknown as AppRecord[];
     return records.sort((a, b) => a.name.localeCompare(b.name) || a._id.localeCompare(b._id));
   }
 
   async get(id: string): Promise<AppRecord> {
-    const record = /^[0-9a-f]{24}$/.test(id) ? await readJsonFile<AppRecord>(this.recordPath(id)) : undefined;
+    const record = (await (await this.db.collection('apps')).findOne({ _id: id })) as AppRecord | null;
     if (!record) throw new AppRegistryError(AppRegistryErrorCode.AppNotFound, `app not found: '${id}'`);
     return record;
   }
 
   async getByClientAppId(clientAppId: string): Promise<AppRecord> {
-    const record = await this.findByClientAppId(clientAppId);
+    const record = (await (await this.db.collection('apps')).findOne({ client_app_id: clientAppId })) as AppRecord | null;
     if (!record) throw new AppRegistryError(AppRegistryErrorCode.AppNotFound, `cannot find app using Client App ID '${clientAppId}'`);
     return record;
   }
 
+  /** Removes the app, then everything the platform keeps for it (a crash in between leaves only unreachable leftovers). */
   async remove(id: string): Promise<void> {
     const record = await this.get(id);
-    await rm(join(this.root, id), { recursive: true, force: true });
-    this.byClientId.delete(record.client_app_id);
-  }
-
-  private async findByClientAppId(clientAppId: string): Promise<AppRecord | undefined> {
-    const known = this.byClientId.get(clientAppId);
-    if (known) {
-      const record = await readJsonFile<AppRecord>(this.recordPath(known));
-      if (record) return record;
-      this.byClientId.delete(clientAppId);
-    }
-    for (const record of await this.list()) this.byClientId.set(record.client_app_id, record._id);
-    const id = this.byClientId.get(clientAppId);
-    return id ? readJsonFile<AppRecord>(this.recordPath(id)) : undefined;
-  }
-
-  private async ids(): Promise<string[]> {
-    try {
-      return (await readdir(this.root)).filter((name) => /^[0-9a-f]{24}$/.test(name));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
+    await (await this.db.collection('apps')).deleteOne({ _id: record._id });
+    await this.db.removeApp(record._id);
   }
 }

@@ -3,7 +3,7 @@ import { createDataSourceClient, type DataSourceClient, type ReadPreference } fr
 import { TesseraError } from '@tessera/domain';
 import type { Settings } from '@tessera/settings';
 
-/** Cluster name of the platform's own database: app users, sessions, API keys, logs. */
+/** Cluster name of the platform's own databases: its state (`platform`, see PlatformDatabase) and each app's users (`app-<id>`). */
 export const PLATFORM_CLUSTER = 'tessera-platform';
 
 export class ServiceNotFoundError extends TesseraError {

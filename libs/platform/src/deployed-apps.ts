@@ -1,7 +1,7 @@
 import { emptyApp, readAppFiles, type AppConfig } from '@tessera/app-config';
 import { TesseraError } from '@tessera/domain';
 import { type AppRegistry, type AppRecord } from './app-registry';
-import { type FileDeploymentStore, type DeploymentRecord } from './deployment-store';
+import { type DeploymentRecord, type DeploymentStore } from './deployment-store';
 
 /** An app with the configuration it runs with. */
 export interface DeployedApp {
@@ -17,7 +17,9 @@ export class AppNotDeployedError extends TesseraError {
 
 /**
  * The live configuration of every app, parsed once per deployment and cached. Services call
- * `invalidate(appId)` when they hear `apps.deployment.changed`, so every replica reloads after a deploy.
+ * `invalidate(appId)` when they hear `apps.deployment.changed`, so every replica reloads after a deploy;
+ * `reconcile()` compares the cache with the live stamps in the platform database, so a replica that missed
+ * the event (its connection was down, or the event was never sent) converges too (decision 0023).
  */
 export class DeployedApps {
   private readonly cache = new Map<string, Promise<DeployedApp>>();
@@ -25,7 +27,7 @@ export class DeployedApps {
 
   constructor(
     private readonly apps: AppRegistry,
-    private readonly deployments: FileDeploymentStore,
+    private readonly deployments: DeploymentStore,
   ) {}
 
   async byClientAppId(clientAppId: string): Promise<DeployedApp> {
@@ -49,6 +51,23 @@ export class DeployedApps {
   invalidate(appId: string): void {
     this.cache.delete(appId);
     for (const [clientId, id] of this.clientIds) if (id === appId) this.clientIds.delete(clientId);
+  }
+
+  /**
+   * Drops every cached app whose live deployment is no longer the one cached (deployed again, or removed).
+   * One indexed read of the cached apps' stamps; returns the ids it dropped.
+   */
+  async reconcile(): Promise<string[]> {
+    const cached: [string, DeployedApp][] = [];
+    for (const [appId, entry] of this.cache) {
+      const loaded = await entry.catch(() => undefined);
+      if (loaded && this.cache.get(appId) === entry) cached.push([appId, loaded]);
+    }
+    if (cached.length === 0) return [];
+    const stamps = await this.deployments.liveStamps(cached.map(([appId]) => appId));
+    const stale = cached.filter(([appId, loaded]) => stamps.get(appId)?.deploymentId !== loaded.deployment?._id).map(([appId]) => appId);
+    for (const appId of stale) this.invalidate(appId);
+    return stale;
   }
 
   private async load(appId: string): Promise<DeployedApp> {

@@ -1,7 +1,6 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { Document } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
-import { readJsonFile, writeJsonFile } from './json-file';
+import { decodeFiles, encodeFiles, isDuplicateKey, type PlatformDatabase } from './platform-database';
 
 /** An app directory as relative POSIX paths to bytes. */
 export type DeployedFiles = Map<string, Uint8Array>;
@@ -17,76 +16,86 @@ export interface DeploymentRecord {
   user_id?: string;
 }
 
-interface StoredDeployment extends DeploymentRecord {
-  files: Record<string, string>;
+/** What every replica compares with the deployment it caches: the live deployment of an app. */
+export interface LiveStamp {
+  deploymentId: string;
+  version: number;
 }
 
-/**
- * The configuration each app runs with: every deployment is kept whole (the app directory's files) in
- * `<dataDir>/platform/apps/<appId>/deployments/<version>.json`, and the highest version is live. Files are
- * written atomically, so a crash during a deploy leaves the previous version live.
- */
-export class FileDeploymentStore {
-  constructor(private readonly dataDir: string) {}
+const recordFields: Document = { files: 0 };
 
-  private directory(appId: string): string {
-    return join(this.dataDir, 'platform', 'apps', appId, 'deployments');
-  }
+/**
+ * The configuration each app runs with, in the platform database: every deployment is kept whole (the app
+ * directory's files) in `deployments`, one document each, and `live_deployments` names the app's live one,
+ * the highest version deployed. The deployment is written first and the live stamp after it, so a crash in
+ * between leaves the previous version live. A unique index on (app, version) gives two replicas deploying
+ * at once distinct versions.
+ */
+export class DeploymentStore {
+  constructor(private readonly db: PlatformDatabase) {}
 
   async deploy(appId: string, files: DeployedFiles, meta: { origin: string; userId?: string }): Promise<DeploymentRecord> {
-    const latest = await this.latestVersion(appId);
-    const record: DeploymentRecord = {
-      _id: newObjectIdHex(),
-      app_id: appId,
-      version: latest + 1,
-      deployed_at: Math.floor(Date.now() / 1000),
-      origin: meta.origin,
-      status: 'successful',
-      ...(meta.userId ? { user_id: meta.userId } : {}),
-    };
-    const encoded: Record<string, string> = {};
-    for (const [path, bytes] of [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) encoded[path] = Buffer.from(bytes).toString('base64');
-    const stored: StoredDeployment = { ...record, files: encoded };
-    await writeJsonFile(join(this.directory(appId), `${String(record.version).padStart(8, '0')}.json`), stored);
-    return record;
+    const deployments = await this.db.collection('deployments');
+    const encoded = encodeFiles(files);
+    for (let attempt = 1; ; attempt++) {
+      const latest = await deployments.find({ app_id: appId }, { version: 1 }).sort({ version: -1 }).limit(1).toArray();
+      const record: DeploymentRecord = {
+        _id: newObjectIdHex(),
+        app_id: appId,
+        version: Number(latest[0]?.['version'] ?? 0) + 1,
+        deployed_at: Math.floor(Date.now() / 1000),
+        origin: meta.origin,
+        status: 'successful',
+        ...(meta.userId ? { user_id: meta.userId } : {}),
+      };
+      try {
+        await deployments.insertOne({ ...record, files: encoded });
+      } catch (error) {
+        // Another replica took this version: take the next one (a bounded number of times, so a bug cannot spin).
+        if (isDuplicateKey(error) && attempt < 100) continue;
+        throw error;
+      }
+      await this.publish(appId, record);
+      return record;
+    }
+  }
+
+  /** Moves the live stamp forward, never back (a slower replica's older version must not win). */
+  private async publish(appId: string, record: DeploymentRecord): Promise<void> {
+    const live = await this.db.collection('live_deployments');
+    try {
+      await live.updateOne({ _id: appId, version: { $lt: record.version } }, { $set: { version: record.version, deployment_id: record._id } }, { upsert: true });
+    } catch (error) {
+      // The upsert collided with the app's stamp, which names a newer version already.
+      if (!isDuplicateKey(error)) throw error;
+    }
   }
 
   /** The live deployment with its files, or undefined when the app was never deployed. */
   async current(appId: string): Promise<{ record: DeploymentRecord; files: DeployedFiles } | undefined> {
-    const version = await this.latestVersion(appId);
-    if (version === 0) return undefined;
-    const stored = await readJsonFile<StoredDeployment>(join(this.directory(appId), `${String(version).padStart(8, '0')}.json`));
+    const stamp = (await this.liveStamps([appId])).get(appId);
+    if (!stamp) return undefined;
+    const stored = await (await this.db.collection('deployments')).findOne({ _id: stamp.deploymentId });
     if (!stored) return undefined;
     const { files, ...record } = stored;
-    return { record, files: new Map(Object.entries(files).map(([path, base64]) => [path, Buffer.from(base64, 'base64')])) };
+    return { record: record as unknown as DeploymentRecord, files: decodeFiles(files) };
   }
 
+  /** The live deployment of each of these apps that has one: one small indexed read, cheap to poll. */
+  async liveStamps(appIds: readonly string[]): Promise<Map<string, LiveStamp>> {
+    const stamps = new Map<string, LiveStamp>();
+    if (appIds.length === 0) return stamps;
+    const found = await (await this.db.collection('live_deployments')).find({ _id: { $in: [...appIds] } }).toArray();
+    for (const stamp of found) stamps.set(String(stamp['_id']), { deploymentId: String(stamp['deployment_id']), version: Number(stamp['version']) });
+    return stamps;
+  }
+
+  /** Every deployment of the app, newest first, without files. */
   async list(appId: string): Promise<DeploymentRecord[]> {
-    const records: DeploymentRecord[] = [];
-    for (const version of await this.versions(appId)) {
-      const stored = await readJsonFile<StoredDeployment>(join(this.directory(appId), `${String(version).padStart(8, '0')}.json`));
-      if (stored) {
-        const { files: _files, ...record } = stored;
-        records.push(record);
-      }
-    }
-    return records.reverse();
-  }
-
-  private async latestVersion(appId: string): Promise<number> {
-    const versions = await this.versions(appId);
-    return versions.length ? versions[versions.length - 1] : 0;
-  }
-
-  private async versions(appId: string): Promise<number[]> {
-    try {
-      return (await readdir(this.directory(appId)))
-        .filter((name) => /^\d{8}\.json$/.test(name))
-        .map((name) => Number(name.slice(0, 8)))
-        .sort((a, b) => a - b);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
+    const stamp = (await this.liveStamps([appId])).get(appId);
+    if (!stamp) return [];
+    // A deployment above the live one is a deploy that did not finish: not part of the history.
+    const found = await (await this.db.collection('deployments')).find({ app_id: appId, version: { $lte: stamp.version } }, recordFields).sort({ version: -1 }).toArray();
+    return found as unknown as DeploymentRecord[];
   }
 }

@@ -1,9 +1,8 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { Document } from '@tessera/datastore';
 import { TesseraError } from '@tessera/domain';
 import type { DeployedFiles } from './deployment-store';
 import { newObjectIdHex } from './ids';
-import { readJsonFile, writeJsonFile } from './json-file';
+import { decodeFiles, encodeFiles, isDuplicateKey, type PlatformDatabase } from './platform-database';
 
 export interface DraftRecord {
   _id: string;
@@ -11,11 +10,6 @@ export interface DraftRecord {
   app: { _id: string };
   /** Seconds since the epoch. */
   created: number;
-}
-
-interface StoredDraft extends DraftRecord {
-  /** The staged app directory (base64 per file), or absent while nothing was staged. */
-  files?: Record<string, string>;
 }
 
 export enum DraftStoreErrorCode {
@@ -35,53 +29,55 @@ export class DraftStoreError extends TesseraError {
 }
 
 /**
- * The one pending draft an app may have (`<dataDir>/platform/apps/<appId>/draft.json`): imports made
- * while a draft is open are staged here and go live together when the draft is deployed.
+ * The one pending draft an app may have (`drafts`, unique per app): imports made while a draft is open are
+ * staged here and go live together when the draft is deployed.
  */
-export class FileDraftStore {
-  constructor(private readonly dataDir: string) {}
-
-  private path(appId: string): string {
-    return join(this.dataDir, 'platform', 'apps', appId, 'draft.json');
-  }
+export class DraftStore {
+  constructor(private readonly db: PlatformDatabase) {}
 
   async create(appId: string, userId: string): Promise<DraftRecord> {
-    if (await this.get(appId)) throw new DraftStoreError(DraftStoreErrorCode.DraftAlreadyExists, 'a draft already exists for this app');
-    const draft: StoredDraft = { _id: newObjectIdHex(), user_id: userId, app: { _id: appId }, created: Math.floor(Date.now() / 1000) };
-    await writeJsonFile(this.path(appId), draft);
-    return strip(draft);
+    const draft: DraftRecord = { _id: newObjectIdHex(), user_id: userId, app: { _id: appId }, created: Math.floor(Date.now() / 1000) };
+    try {
+      await (await this.db.collection('drafts')).insertOne({ _id: draft._id, app_id: appId, user_id: userId, created: draft.created });
+    } catch (error) {
+      if (isDuplicateKey(error)) throw new DraftStoreError(DraftStoreErrorCode.DraftAlreadyExists, 'a draft already exists for this app');
+      throw error;
+    }
+    return draft;
   }
 
   async get(appId: string): Promise<DraftRecord | undefined> {
-    const draft = await readJsonFile<StoredDraft>(this.path(appId));
-    return draft ? strip(draft) : undefined;
+    const stored = await (await this.db.collection('drafts')).findOne({ app_id: appId }, { files: 0 });
+    return stored ? toRecord(stored) : undefined;
   }
 
   /** The staged files of the app's draft, or undefined when nothing was staged. */
   async files(appId: string, draftId: string): Promise<DeployedFiles | undefined> {
     const draft = await this.require(appId, draftId);
-    return draft.files ? new Map(Object.entries(draft.files).map(([path, base64]) => [path, Buffer.from(base64, 'base64')])) : undefined;
+    return draft['files'] ? decodeFiles(draft['files']) : undefined;
   }
 
   async stage(appId: string, draftId: string, files: DeployedFiles): Promise<void> {
-    const draft = await this.require(appId, draftId);
-    draft.files = Object.fromEntries([...files].map(([path, bytes]) => [path, Buffer.from(bytes).toString('base64')]));
-    await writeJsonFile(this.path(appId), draft);
+    const staged = await (await this.db.collection('drafts')).updateOne({ _id: draftId, app_id: appId }, { $set: { files: encodeFiles(files) } });
+    if (staged.matchedCount === 0) throw notFound(draftId);
   }
 
   async remove(appId: string, draftId: string): Promise<void> {
-    await this.require(appId, draftId);
-    await rm(this.path(appId), { force: true });
+    const removed = await (await this.db.collection('drafts')).deleteOne({ _id: draftId, app_id: appId });
+    if (removed.deletedCount === 0) throw notFound(draftId);
   }
 
-  private async require(appId: string, draftId: string): Promise<StoredDraft> {
-    const draft = await readJsonFile<StoredDraft>(this.path(appId));
-    if (!draft || draft._id !== draftId) throw new DraftStoreError(DraftStoreErrorCode.DraftNotFound, `draft not found: '${draftId}'`);
+  private async require(appId: string, draftId: string): Promise<Document> {
+    const draft = await (await this.db.collection('drafts')).findOne({ _id: draftId, app_id: appId });
+    if (!draft) throw notFound(draftId);
     return draft;
   }
 }
 
-function strip(draft: StoredDraft): DraftRecord {
-  const { files: _files, ...record } = draft;
-  return record;
+function notFound(draftId: string): DraftStoreError {
+  return new DraftStoreError(DraftStoreErrorCode.DraftNotFound, `draft not found: '${draftId}'`);
+}
+
+function toRecord(stored: Document): DraftRecord {
+  return { _id: String(stored['_id']), user_id: String(stored['user_id']), app: { _id: String(stored['app_id']) }, created: Number(stored['created']) };
 }

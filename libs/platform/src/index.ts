@@ -1,4 +1,5 @@
-// Platform state shared by every service: the app registry, administrators and signing keys.
+// Platform state shared by every service, kept in the platform database: the app registry, deployments,
+// drafts, administrators, secrets, sync state, logs and signing keys.
 export * from './admin-users';
 export * from './app-registry';
 export * from './deployment-store';
@@ -8,6 +9,8 @@ export * from './jwt';
 export * from './passwords';
 export * from './signing-keys';
 export * from './platform.module';
+export * from './platform-database';
+export * from './file-import';
 export * from './deployed-apps';
 export * from './secret-store';
 export * from './draft-store';

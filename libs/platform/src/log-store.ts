@@ -1,6 +1,6 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import type { Document } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
+import { type PlatformDatabase, withoutUndefined } from './platform-database';
 
 /** One application log entry, in the admin API's shape (`GET .../logs` returns `{ logs: [...] }`). */
 export interface LogEntry {
@@ -48,49 +48,99 @@ export abstract class LogStore {
   abstract list(appId: string, query?: LogQuery): Promise<LogEntry[]>;
 }
 
-/** Logs as JSON lines in `<dataDir>/platform/apps/<appId>/logs.jsonl`, appended, read newest first. */
-export class FileLogStore extends LogStore {
-  constructor(private readonly dataDir: string) {
+/** How an entry is stored: `at` (its start as a date) serves the date range of a query. */
+export function logDocument(appId: string, entry: Document): Document {
+  const { _id, ...fields } = entry;
+  const at = new Date(String(fields['started']));
+  return { _id, app_id: appId, at: Number.isNaN(at.getTime()) ? new Date() : at, entry: fields };
+}
+
+/** Entries kept per app: the oldest go once an app has more (the platform database is not a log archive). */
+export const LOG_ENTRIES_KEPT_PER_APP = 10_000;
+/** Appends between two trims of an app's oldest entries, per process. */
+const trimEvery = 500;
+
+/** Entries written in one insert at most. */
+const batchLimit = 500;
+
+interface PendingAppend {
+  document: Document;
+  written: () => void;
+  failed: (error: unknown) => void;
+}
+
+/**
+ * Logs in the platform database (`logs`, one document per entry: `app_id`, `at` = `started` as a date for
+ * range queries, and the entry). Read newest first (by `_id`, an ObjectId hex that grows with time).
+ * Appends made while a write is in flight go together in the next insert: every function call appends
+ * an entry, and one round trip (and one commit) per entry would cost a distributed runtime half its calls.
+ */
+export class DatastoreLogStore extends LogStore {
+  private readonly appends = new Map<string, number>();
+  private pending: PendingAppend[] = [];
+  private writer?: Promise<void>;
+
+  constructor(
+    private readonly db: PlatformDatabase,
+    private readonly keptPerApp = LOG_ENTRIES_KEPT_PER_APP,
+  ) {
     super();
   }
 
-  private path(appId: string): string {
-    return join(this.dataDir, 'platform', 'apps', appId, 'logs.jsonl');
-  }
-
+  /** Resolves once the entry is stored. */
   async append(appId: string, entry: NewLogEntry): Promise<LogEntry> {
     const now = new Date().toISOString();
-    const stored: LogEntry = { ...entry, _id: newObjectIdHex(), started: entry.started ?? now, completed: entry.completed ?? entry.started ?? now };
-    await mkdir(dirname(this.path(appId)), { recursive: true });
-    await appendFile(this.path(appId), `${JSON.stringify(stored)}\n`);
+    const stored = withoutUndefined({ ...entry, _id: newObjectIdHex(), started: entry.started ?? now, completed: entry.completed ?? entry.started ?? now }) as LogEntry;
+    const written = new Promise<void>((resolve, reject) => this.pending.push({ document: logDocument(appId, stored), written: resolve, failed: reject }));
+    this.writer ??= this.writePending();
+    await written;
+    const count = (this.appends.get(appId) ?? 0) + 1;
+    this.appends.set(appId, count % trimEvery);
+    if (count >= trimEvery) await this.trim(appId);
     return stored;
   }
 
-  async list(appId: string, query: LogQuery = {}): Promise<LogEntry[]> {
-    let text: string;
+  /** Writes what is pending, a batch at a time, until nothing is; appends of the same tick join the first batch. */
+  private async writePending(): Promise<void> {
     try {
-      text = await readFile(this.path(appId), 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
-    const entries: LogEntry[] = [];
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      try {
-        entries.push(JSON.parse(line) as LogEntry);
-      } catch {
-        // a torn last line from a crash mid-append: skip it
+      await new Promise((resolve) => setImmediate(resolve));
+      const logs = await this.db.collection('logs');
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0, batchLimit);
+        try {
+          await logs.insertMany(
+            batch.map((append) => append.document),
+            { ordered: false },
+          );
+          for (const append of batch) append.written();
+        } catch (error) {
+          for (const append of batch) append.failed(error);
+        }
       }
+    } catch (error) {
+      for (const append of this.pending.splice(0)) append.failed(error);
+    } finally {
+      this.writer = undefined;
     }
-    const start = query.start?.getTime();
-    const end = query.end?.getTime();
-    return entries
-      .filter((entry) => !query.types?.length || query.types.includes(entry.type))
-      .filter((entry) => !query.errorsOnly || entry.error !== undefined)
-      .filter((entry) => start === undefined || Date.parse(entry.started) >= start)
-      .filter((entry) => end === undefined || Date.parse(entry.started) <= end)
-      .reverse()
-      .slice(0, query.limit ?? 100);
+  }
+
+  async list(appId: string, query: LogQuery = {}): Promise<LogEntry[]> {
+    const filter: Document = { app_id: appId };
+    if (query.types?.length) filter['entry.type'] = { $in: [...query.types] };
+    if (query.errorsOnly) filter['entry.error'] = { $exists: true };
+    if (query.start || query.end) filter['at'] = { ...(query.start ? { $gte: query.start } : {}), ...(query.end ? { $lte: query.end } : {}) };
+    const found = await (await this.db.collection('logs'))
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(query.limit ?? 100)
+      .toArray();
+    return found.map((stored) => ({ ...(stored['entry'] as Omit<LogEntry, '_id'>), _id: String(stored['_id']) }) as LogEntry);
+  }
+
+  /** Drops the app's entries older than the newest `keptPerApp`. */
+  async trim(appId: string): Promise<void> {
+    const logs = await this.db.collection('logs');
+    const [oldestKept] = await logs.find({ app_id: appId }, { _id: 1 }).sort({ _id: -1 }).skip(this.keptPerApp - 1).limit(1).toArray();
+    if (oldestKept) await logs.deleteMany({ app_id: appId, _id: { $lt: oldestKept['_id'] } });
   }
 }

@@ -1,12 +1,62 @@
-import { type DynamicModule, Global, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { type DynamicModule, Global, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { SETTINGS, type Settings } from '@tessera/settings';
-import { FileAdminUserStore } from './admin-users';
-import { AppRegistry, FileAppRegistry } from './app-registry';
+import { AdminApiKeyStore } from './admin-api-keys';
+import { AdminUserStore } from './admin-users';
+import { AppRegistry, DatastoreAppRegistry } from './app-registry';
 import { DataSources } from './data-sources';
 import { DeployedApps } from './deployed-apps';
-import { FileDeploymentStore } from './deployment-store';
-import { FileLogStore, LogStore } from './log-store';
+import { DeploymentStore } from './deployment-store';
+import { DraftStore } from './draft-store';
+import { DatastoreLogStore, LogStore } from './log-store';
+import { PlatformDatabase } from './platform-database';
+import { SecretStore } from './secret-store';
 import { SigningKeyStore } from './signing-keys';
+import { SyncStateStore } from './sync-state-store';
+
+/** How often a distributed process compares its cached deployments with the live stamps (decision 0023). */
+export const DEPLOYMENT_RECHECK_INTERVAL_MS = 15_000;
+
+/**
+ * Keeps this process's deployed configuration converging on the live one: `reconcile()` on demand (the host
+ * calls it when its broker connection comes back) and, in distributed mode, every few seconds, for an
+ * `apps.deployment.changed` that never reached this process.
+ */
+@Injectable()
+export class DeploymentReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('DeployedApps');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+
+  constructor(
+    private readonly apps: DeployedApps,
+    private readonly intervalMs: number | undefined,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.intervalMs) return;
+    this.timer = setInterval(() => void this.reconcile('periodic check'), this.intervalMs);
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Reloads every cached app whose live deployment changed; one check at a time, failures only logged. */
+  reconcile(reason: string): Promise<void> {
+    this.running ??= (async () => {
+      try {
+        const reloaded = await this.apps.reconcile();
+        if (reloaded.length > 0) this.logger.log({ apps: reloaded, reason }, `reloading ${reloaded.length} app(s) whose deployment changed`);
+      } catch (error) {
+        this.logger.warn({ err: error, reason }, 'could not compare cached deployments with the live ones');
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+}
 
 /** Closes the data-source clients (flushing embedded logs) when the process shuts down. */
 @Injectable()
@@ -18,27 +68,56 @@ class DataSourcesLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** Provides the settings and the platform stores to every service module of a process. */
+/**
+ * Provides the settings and the platform stores to every service module of a process. Every store keeps
+ * its state in the platform cluster (`tessera-platform`), so every process of a distributed deployment
+ * sees the same apps, deployments, administrators, secrets, logs and keys.
+ */
 @Global()
 @Module({})
 export class PlatformModule {
-  static forRoot(settings: Settings): DynamicModule {
-    const apps = new FileAppRegistry(settings.dataDir);
-    const deployments = new FileDeploymentStore(settings.dataDir);
+  static forRoot(settings: Settings, options: { deploymentRecheckIntervalMs?: number } = {}): DynamicModule {
+    const dataSources = new DataSources(settings);
+    const db = new PlatformDatabase(dataSources.platform());
+    const apps = new DatastoreAppRegistry(db);
+    const deployments = new DeploymentStore(db);
+    const deployedApps = new DeployedApps(apps, deployments);
+    const recheck = options.deploymentRecheckIntervalMs ?? (settings.mode === 'distributed' ? DEPLOYMENT_RECHECK_INTERVAL_MS : undefined);
     return {
       module: PlatformModule,
       providers: [
         { provide: SETTINGS, useValue: settings },
+        { provide: DataSources, useValue: dataSources },
+        { provide: PlatformDatabase, useValue: db },
         { provide: AppRegistry, useValue: apps },
-        { provide: FileDeploymentStore, useValue: deployments },
-        { provide: DeployedApps, useValue: new DeployedApps(apps, deployments) },
-        { provide: DataSources, useValue: new DataSources(settings) },
-        { provide: LogStore, useValue: new FileLogStore(settings.dataDir) },
+        { provide: DeploymentStore, useValue: deployments },
+        { provide: DeployedApps, useValue: deployedApps },
+        { provide: DeploymentReconciler, useValue: new DeploymentReconciler(deployedApps, recheck) },
+        { provide: LogStore, useValue: new DatastoreLogStore(db) },
+        { provide: AdminUserStore, useValue: new AdminUserStore(db) },
+        { provide: AdminApiKeyStore, useValue: new AdminApiKeyStore(db) },
+        { provide: DraftStore, useValue: new DraftStore(db) },
+        { provide: SecretStore, useValue: new SecretStore(db) },
+        { provide: SyncStateStore, useValue: new SyncStateStore(db) },
+        { provide: SigningKeyStore, useValue: new SigningKeyStore(db, settings.signingKey) },
         DataSourcesLifecycle,
-        { provide: FileAdminUserStore, useValue: new FileAdminUserStore(settings.dataDir) },
-        { provide: SigningKeyStore, useValue: new SigningKeyStore(settings.dataDir, settings.signingKey) },
       ],
-      exports: [SETTINGS, AppRegistry, FileDeploymentStore, DeployedApps, DataSources, LogStore, FileAdminUserStore, SigningKeyStore],
+      exports: [
+        SETTINGS,
+        DataSources,
+        PlatformDatabase,
+        AppRegistry,
+        DeploymentStore,
+        DeployedApps,
+        DeploymentReconciler,
+        LogStore,
+        AdminUserStore,
+        AdminApiKeyStore,
+        DraftStore,
+        SecretStore,
+        SyncStateStore,
+        SigningKeyStore,
+      ],
     };
   }
 }

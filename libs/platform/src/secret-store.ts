@@ -1,16 +1,12 @@
-import { join } from 'node:path';
+import type { Document } from '@tessera/datastore';
 import { TesseraError } from '@tessera/domain';
 import { newObjectIdHex } from './ids';
-import { readJsonFile, writeJsonFile } from './json-file';
+import { isDuplicateKey, type PlatformDatabase } from './platform-database';
 
 /** A secret as the admin API lists it: never with its value. */
 export interface SecretSummary {
   _id: string;
   name: string;
-}
-
-interface StoredSecret extends SecretSummary {
-  value: string;
 }
 
 export enum SecretStoreErrorCode {
@@ -33,69 +29,68 @@ export class SecretStoreError extends TesseraError {
 const secretName = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * Secret values of each app, kept apart from its configuration in `<dataDir>/platform/apps/<appId>/secrets.json`
- * (mode 0600). The configuration only names secrets; values leave this store only towards the services
- * that use them (`values()`), never through a listing.
+ * Secret values of each app (`secrets`, names unique per app), kept apart from its configuration. The
+ * configuration only names secrets; values leave this store only towards the services that use them
+ * (`values()`), never through a listing.
  */
-export class FileSecretStore {
-  constructor(private readonly dataDir: string) {}
-
-  private path(appId: string): string {
-    return join(this.dataDir, 'platform', 'apps', appId, 'secrets.json');
-  }
-
-  private async read(appId: string): Promise<StoredSecret[]> {
-    return (await readJsonFile<StoredSecret[]>(this.path(appId))) ?? [];
-  }
+export class SecretStore {
+  constructor(private readonly db: PlatformDatabase) {}
 
   async list(appId: string): Promise<SecretSummary[]> {
-    return (await this.read(appId)).map(({ _id, name }) => ({ _id, name })).sort((a, b) => (a.name < b.name ? -1 : 1));
+    const found = await (await this.db.collection('secrets')).find({ app_id: appId }, { name: 1 }).sort({ name: 1 }).toArray();
+    return found.map((secret) => ({ _id: String(secret['_id']), name: String(secret['name']) }));
   }
 
   async create(appId: string, name: unknown, value: unknown): Promise<SecretSummary> {
     const checkedName = checkName(name);
-    const secrets = await this.read(appId);
-    if (secrets.some((secret) => secret.name === checkedName)) throw new SecretStoreError(SecretStoreErrorCode.SecretAlreadyExists, `secret already exists with name '${checkedName}'`);
-    const secret: StoredSecret = { _id: newObjectIdHex(), name: checkedName, value: stringValue(value) };
-    await writeJsonFile(this.path(appId), [...secrets, secret]);
-    return { _id: secret._id, name: secret.name };
+    const secret = { _id: newObjectIdHex(), name: checkedName };
+    try {
+      await (await this.db.collection('secrets')).insertOne({ ...secret, app_id: appId, value: stringValue(value) });
+    } catch (error) {
+      if (isDuplicateKey(error)) throw alreadyExists(checkedName);
+      throw error;
+    }
+    return secret;
   }
 
   async update(appId: string, id: string, change: { name?: unknown; value?: unknown }): Promise<void> {
-    const secrets = await this.read(appId);
-    const secret = secrets.find((candidate) => candidate._id === id || candidate.name === id);
-    if (!secret) throw new SecretStoreError(SecretStoreErrorCode.SecretNotFound, `secret not found: '${id}'`);
-    if (change.name !== undefined) {
-      const name = checkName(change.name);
-      if (secrets.some((other) => other !== secret && other.name === name)) throw new SecretStoreError(SecretStoreErrorCode.SecretAlreadyExists, `secret already exists with name '${name}'`);
-      secret.name = name;
+    const secrets = await this.db.collection('secrets');
+    const set: Document = {};
+    if (change.name !== undefined) set['name'] = checkName(change.name);
+    if (change.value !== undefined) set['value'] = stringValue(change.value);
+    const filter = { app_id: appId, $or: [{ _id: id }, { name: id }] };
+    let matched: number;
+    try {
+      matched = Object.keys(set).length === 0 ? await secrets.countDocuments(filter) : (await secrets.updateOne(filter, { $set: set })).matchedCount;
+    } catch (error) {
+      if (isDuplicateKey(error)) throw alreadyExists(String(set['name']));
+      throw error;
     }
-    if (change.value !== undefined) secret.value = stringValue(change.value);
-    await writeJsonFile(this.path(appId), secrets);
+    if (matched === 0) throw new SecretStoreError(SecretStoreErrorCode.SecretNotFound, `secret not found: '${id}'`);
   }
 
   /** Creates or replaces secrets by name (a push carrying secrets.json). */
   async upsert(appId: string, values: Record<string, string>): Promise<void> {
-    const secrets = await this.read(appId);
+    const secrets = await this.db.collection('secrets');
     for (const [name, value] of Object.entries(values)) {
-      const existing = secrets.find((secret) => secret.name === checkName(name));
-      if (existing) existing.value = value;
-      else secrets.push({ _id: newObjectIdHex(), name, value });
+      await secrets.updateOne({ app_id: appId, name: checkName(name) }, { $set: { value }, $setOnInsert: { _id: newObjectIdHex() } }, { upsert: true });
     }
-    await writeJsonFile(this.path(appId), secrets);
   }
 
   async remove(appId: string, id: string): Promise<void> {
-    const secrets = await this.read(appId);
-    const remaining = secrets.filter((secret) => secret._id !== id && secret.name !== id);
-    if (remaining.length === secrets.length) throw new SecretStoreError(SecretStoreErrorCode.SecretNotFound, `secret not found: '${id}'`);
-    await writeJsonFile(this.path(appId), remaining);
+    const removed = await (await this.db.collection('secrets')).deleteOne({ app_id: appId, $or: [{ _id: id }, { name: id }] });
+    if (removed.deletedCount === 0) throw new SecretStoreError(SecretStoreErrorCode.SecretNotFound, `secret not found: '${id}'`);
   }
 
   /** Secret name -> value, for the services that resolve `secret_config` and `from_secret` values. */
   async values(appId: string): Promise<Record<string, string>> {
-    return Object.fromEntries((await this.read(appId)).map((secret) => [secret.name, secret.value]));
+    const found = await (await this.db.collection('secrets')).find({ app_id: appId }).toArray();
+    return Object.fromEntries(found.map((secret) => [String(secret['name']), String(secret['value'])]));
   }
+}
+
+function alreadyExists(name: string): SecretStoreError {
+  return new SecretStoreError(SecretStoreErrorCode.SecretAlreadyExists, `secret already exists with name '${name}'`);
 }
 
 function checkName(name: unknown): string {

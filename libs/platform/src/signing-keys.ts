@@ -1,20 +1,26 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { readJsonFile, writeJsonFile } from './json-file';
+import { Binary } from 'bson';
+import { bytesOf, isDuplicateKey, type PlatformDatabase } from './platform-database';
+
+/** The key of one purpose derived from the master key (HKDF-SHA256, the purpose as `info`). */
+export function deriveSigningKey(masterKey: Buffer, name: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', masterKey, 'tessera-signing-keys', name, 32));
+}
 
 /**
- * HMAC signing keys kept in the data directory (`platform/keys/<name>.json`, mode 0600), created on first
- * use. One key per purpose (`admin`, or `app-<id>` for an app's user tokens), so a key can be rotated or
- * revoked without touching the others.
+ * HMAC signing keys, one per purpose (`admin`, or `app-<id>` for an app's user tokens), so a key can be
+ * rotated or revoked without touching the others.
  *
- * With a master key (TESSERA_SIGNING_KEY, shared by every replica of a distributed deployment) no file is
- * read or written: each purpose's key is derived from the master key with HKDF-SHA256, the purpose as `info`.
+ * With a master key (TESSERA_SIGNING_KEY, shared by every replica of a distributed deployment) nothing is
+ * stored: each purpose's key is derived from the master key with HKDF-SHA256, the purpose as `info`.
+ * Without one, a random key is created on first use and kept in the platform database (`signing_keys`);
+ * replicas creating the same key at once agree on the first one written.
  */
 export class SigningKeyStore {
   private readonly cache = new Map<string, Promise<Buffer>>();
 
   constructor(
-    private readonly dataDir: string,
+    private readonly db: PlatformDatabase,
     private readonly masterKey?: Buffer,
   ) {}
 
@@ -30,12 +36,17 @@ export class SigningKeyStore {
 
   private async load(name: string): Promise<Buffer> {
     if (!/^[a-z0-9-]+$/.test(name)) throw new Error(`invalid key name '${name}'`);
-    if (this.masterKey) return Buffer.from(hkdfSync('sha256', this.masterKey, 'tessera-signing-keys', name, 32));
-    const path = join(this.dataDir, 'platform', 'keys', `${name}.json`);
-    const stored = await readJsonFile<{ key: string }>(path);
-    if (stored) return Buffer.from(stored.key, 'base64');
-    const key = randomBytes(32);
-    await writeJsonFile(path, { key: key.toString('base64'), created: new Date().toISOString() });
-    return key;
+    if (this.masterKey) return deriveSigningKey(this.masterKey, name);
+    const keys = await this.db.collection('signing_keys');
+    const stored = await keys.findOne({ _id: name });
+    if (stored) return Buffer.from(bytesOf(stored['key']));
+    try {
+      await keys.insertOne({ _id: name, key: new Binary(randomBytes(32)), created: new Date() });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    const created = await keys.findOne({ _id: name });
+    if (!created) throw new Error(`signing key '${name}' vanished while it was created`);
+    return Buffer.from(bytesOf(created['key']));
   }
 }

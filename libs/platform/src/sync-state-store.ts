@@ -1,5 +1,4 @@
-import { join } from 'node:path';
-import { readJsonFile, writeJsonFile } from './json-file';
+import { type PlatformDatabase, withoutUndefined } from './platform-database';
 
 /**
  * What the platform remembers about an app's sync across deployments. The admin API writes it when a
@@ -22,19 +21,18 @@ export interface SyncState {
 
 export const initialSyncState: SyncState = { everEnabled: false, enabled: false, resetEpoch: 0 };
 
-/** `<dataDir>/platform/apps/<appId>/sync-state.json`. */
-export class FileSyncStateStore {
-  constructor(private readonly dataDir: string) {}
-
-  private path(appId: string): string {
-    return join(this.dataDir, 'platform', 'apps', appId, 'sync-state.json');
-  }
+/** The sync state of each app in `sync_states` (`_id` = app id). */
+export class SyncStateStore {
+  constructor(private readonly db: PlatformDatabase) {}
 
   async get(appId: string): Promise<SyncState> {
-    return (await readJsonFile<SyncState>(this.path(appId))) ?? { ...initialSyncState };
+    const stored = await (await this.db.collection('sync_states')).findOne({ _id: appId });
+    if (!stored) return { ...initialSyncState };
+    const { _id: _app, ...state } = stored;
+    return state as unknown as SyncState;
   }
 
   async save(appId: string, state: SyncState): Promise<void> {
-    await writeJsonFile(this.path(appId), state);
+    await (await this.db.collection('sync_states')).replaceOne({ _id: appId }, withoutUndefined(state), { upsert: true });
   }
 }

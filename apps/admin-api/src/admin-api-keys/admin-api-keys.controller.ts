@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
-import { FileAdminApiKeyStore, type AdminApiKey } from '@tessera/platform';
+import { AdminApiKeyStore, type AdminApiKey } from '@tessera/platform';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 
 /** `/api/admin/v3.0/admin_api_keys`: the calling admin's API key pairs, for non-interactive logins (CI). */
 @Controller('api/admin/v3.0/admin_api_keys')
 @UseGuards(AdminAuthGuard)
 export class AdminApiKeysController {
-  constructor(private readonly apiKeys: FileAdminApiKeyStore) {}
+  constructor(private readonly apiKeys: AdminApiKeyStore) {}
 
   @Get()
   list(@Req() request: AdminRequest): Promise<AdminApiKey[]> {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isDataSourceType, readAppFiles, writeAppFiles, emptyApp, type AppConfig, type ServiceConfig } from '@tessera/app-config';
-import { AppRegistry, FileTemplateStore, type AppRecord } from '@tessera/platform';
+import { AppRegistry, AppRegistryError, AppRegistryErrorCode, FileTemplateStore, type AppRecord, type NewApp } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 import { locateSync, isSyncEnabled } from '../deploy/sync-transition';
@@ -62,7 +62,7 @@ export class AppsService {
       if (typeof value === 'string' && value) app.settings[field] = value;
     }
 
-    const record = await this.apps.create({
+    const record = await this.createRecord(name, {
       name,
       groupId,
       ...(typeof request.location === 'string' && request.location ? { location: request.location } : {}),
@@ -79,6 +79,16 @@ export class AppsService {
       throw error;
     }
     return record;
+  }
+
+  /** The registry's unique name index settles two admins (or replicas) creating the same name at once. */
+  private async createRecord(name: string, app: NewApp): Promise<AppRecord> {
+    try {
+      return await this.apps.create(app);
+    } catch (error) {
+      if (error instanceof AppRegistryError && error.errorCode === AppRegistryErrorCode.AppExists) throw new AdminApiError(AdminApiErrorCode.AppAlreadyExists, `an app named "${name}" already exists in this group`);
+      throw error;
+    }
   }
 
   async remove(groupId: string, appId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { FileAdminUserStore, SigningKeyStore, signJwt, verifyJwt, type AdminUser } from '@tessera/platform';
+import { AdminUserStore, SigningKeyStore, signJwt, verifyJwt, type AdminUser } from '@tessera/platform';
 import { AdminAuthError, AdminAuthErrorCode } from './admin-auth.exception';
 
 const accessTokenSeconds = 30 * 60;
@@ -16,7 +16,7 @@ export interface AdminTokens {
 @Injectable()
 export class AdminAuthService {
   constructor(
-    private readonly users: FileAdminUserStore,
+    private readonly users: AdminUserStore,
     private readonly keys: SigningKeyStore,
   ) {}
 

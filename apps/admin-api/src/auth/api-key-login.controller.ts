@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { FileAdminApiKeyStore, FileAdminUserStore, SigningKeyStore, signJwt } from '@tessera/platform';
+import { AdminApiKeyStore, AdminUserStore, SigningKeyStore, signJwt } from '@tessera/platform';
 import { AdminAuthError, AdminAuthErrorCode } from './admin-auth.exception';
 import type { AdminTokens } from './admin-auth.service';
 
@@ -14,8 +14,8 @@ const refreshTokenSeconds = 60 * 24 * 60 * 60;
 @Controller('api/admin/v3.0/auth/providers/mongodb-cloud')
 export class ApiKeyLoginController {
   constructor(
-    private readonly apiKeys: FileAdminApiKeyStore,
-    private readonly users: FileAdminUserStore,
+    private readonly apiKeys: AdminApiKeyStore,
+    private readonly users: AdminUserStore,
     private readonly keys: SigningKeyStore,
   ) {}
 

@@ -13,9 +13,9 @@ import {
 } from '@tessera/app-config';
 import {
   AppRegistry,
-  FileDeploymentStore,
-  FileSecretStore,
-  FileSyncStateStore,
+  DeploymentStore,
+  SecretStore,
+  SyncStateStore,
   type AppRecord,
   type DeploymentRecord,
   type SyncState,
@@ -53,9 +53,9 @@ export class AppStateService {
 
   constructor(
     private readonly apps: AppRegistry,
-    private readonly deployments: FileDeploymentStore,
-    private readonly secrets: FileSecretStore,
-    private readonly syncStates: FileSyncStateStore,
+    private readonly deployments: DeploymentStore,
+    private readonly secrets: SecretStore,
+    private readonly syncStates: SyncStateStore,
     @Inject(SETTINGS) private readonly settings: Settings,
     @Optional() private readonly bus?: MessageBus,
   ) {}

@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
-import { FileDraftStore, type DraftRecord } from '@tessera/platform';
+import { DraftStore, type DraftRecord } from '@tessera/platform';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AppStateService } from '../deploy/app-state.service';
@@ -11,7 +11,7 @@ import { toDeployment } from '../import-export/import-export.controller';
 @UseGuards(AdminAuthGuard)
 export class DraftsController {
   constructor(
-    private readonly drafts: FileDraftStore,
+    private readonly drafts: DraftStore,
     private readonly state: AppStateService,
     private readonly importExport: ImportExportService,
   ) {}

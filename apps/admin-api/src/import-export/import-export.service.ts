@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { readAppFiles, type AppFiles } from '@tessera/app-config';
-import { FileDeploymentStore, FileDraftStore, type AppRecord, type DeploymentRecord } from '@tessera/platform';
+import { DeploymentStore, DraftStore, type AppRecord, type DeploymentRecord } from '@tessera/platform';
 import { AppStateService } from '../deploy/app-state.service';
 import { appDataToFiles } from './app-data';
 import { writeExportFiles } from './export-layout';
@@ -13,8 +13,8 @@ import { writeExportFiles } from './export-layout';
 export class ImportExportService {
   constructor(
     private readonly state: AppStateService,
-    private readonly drafts: FileDraftStore,
-    private readonly deployments: FileDeploymentStore,
+    private readonly drafts: DraftStore,
+    private readonly deployments: DeploymentStore,
   ) {}
 
   async exportFiles(record: AppRecord, sourceControl: boolean): Promise<AppFiles> {

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
-import { FileSecretStore, type SecretSummary } from '@tessera/platform';
+import { SecretStore, type SecretSummary } from '@tessera/platform';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AppStateService } from '../deploy/app-state.service';
@@ -11,7 +11,7 @@ type SecretBody = { name?: unknown; value?: unknown } | undefined;
 @UseGuards(AdminAuthGuard)
 export class SecretsController {
   constructor(
-    private readonly secrets: FileSecretStore,
+    private readonly secrets: SecretStore,
     private readonly state: AppStateService,
   ) {}
 

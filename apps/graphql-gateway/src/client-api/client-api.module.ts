@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DataSources, FileSecretStore } from '@tessera/platform';
+import { DataSources } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { ApiKeysService } from './auth/api-keys.service';
 import { ApiKeysController, AuthController, UserpassController } from './auth/auth.controller';
@@ -38,7 +38,6 @@ import { PushController } from './push/push.controller';
     LenientJsonBodyParser,
     ClientApiCors,
     { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
-    { provide: FileSecretStore, useFactory: (settings: Settings) => new FileSecretStore(settings.dataDir), inject: [SETTINGS] },
     { provide: RemoteDataAccess, useFactory: (dataSources: DataSources, dataAccess: DataAccess) => new RulesRemoteDataAccess(dataSources, dataAccess), inject: [DataSources, DataAccess] },
     { provide: Mailer, useFactory: (settings: Settings) => new OutboxFileMailer(settings.dataDir), inject: [SETTINGS] },
   ],

@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadValidApp, readDirectoryFiles, writeAppFiles } from '@tessera/app-config';
-import { type AppRegistry, type FileAdminUserStore, type FileDeploymentStore, type AppRecord } from '@tessera/platform';
+import { loadValidApp, readDirectoryFiles, writeAppFiles, type AppConfig } from '@tessera/app-config';
+import { AppRegistryError, AppRegistryErrorCode, importFilePlatformState, type AdminUserStore, type AppRecord, type AppRegistry, type DeploymentStore, type FileImportSummary, type PlatformDatabase } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 
 export interface BootstrapResult {
@@ -9,32 +10,52 @@ export interface BootstrapResult {
   generatedAdminPassword?: string;
   /** The example app, when this start created it. */
   createdExample?: AppRecord;
+  /** What this start imported from the files an earlier release kept the platform state in. */
+  imported?: FileImportSummary;
   apps: AppRecord[];
 }
 
 /**
- * First-start work: the admin user and group, and on an empty data directory the example app, created
- * and deployed from `examples/todo` so a newcomer sees a working app at once.
+ * The example app, read and validated before the process opens any state: an invalid example stops the
+ * start with every violation listed (AppConfigError) and nothing written. Undefined when none is
+ * configured or its directory does not exist (then only an empty platform, which needs it, fails).
+ */
+export async function loadExampleApp(settings: Settings): Promise<AppConfig | undefined> {
+  if (!settings.exampleAppDir || !existsSync(resolve(settings.exampleAppDir))) return undefined;
+  return loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app;
+}
+
+/**
+ * First-start work: the state an earlier release kept in files moves into the platform database, then the
+ * admin user and group, and on an empty platform the example app, created and deployed from
+ * `examples/todo` so a newcomer sees a working app at once.
  */
 export async function bootstrapPlatform(
   settings: Settings,
-  stores: { admins: FileAdminUserStore; apps: AppRegistry; deployments: FileDeploymentStore },
+  stores: { db: PlatformDatabase; admins: AdminUserStore; apps: AppRegistry; deployments: DeploymentStore },
+  loadedExample: AppConfig | undefined,
 ): Promise<BootstrapResult> {
+  const imported = await importFilePlatformState(settings.dataDir, stores.db);
   let apps = await stores.apps.list();
-  // An invalid example stops the start with every violation listed (AppConfigError) before any state is written.
-  const example = apps.length === 0 && settings.exampleAppDir ? loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app : undefined;
+  const example = apps.length === 0 && settings.exampleAppDir ? (loadedExample ?? loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app) : undefined;
   const admin = await stores.admins.bootstrap(settings.admin.username, settings.admin.password);
   let createdExample: AppRecord | undefined;
   if (example) {
-    createdExample = await stores.apps.create({ name: example.settings.name, groupId: admin.groupId });
-    await stores.deployments.deploy(createdExample._id, writeAppFiles(example), { origin: 'example' });
-    apps = [createdExample];
+    try {
+      createdExample = await stores.apps.create({ name: example.settings.name, groupId: admin.groupId });
+      await stores.deployments.deploy(createdExample._id, writeAppFiles(example), { origin: 'example' });
+    } catch (error) {
+      // Another admin API replica starting at the same time created it.
+      if (!(error instanceof AppRegistryError && error.errorCode === AppRegistryErrorCode.AppExists)) throw error;
+    }
+    apps = await stores.apps.list();
   }
   return {
     groupId: admin.groupId,
     adminUsername: admin.username,
     ...(admin.generatedPassword ? { generatedAdminPassword: admin.generatedPassword } : {}),
     ...(createdExample ? { createdExample } : {}),
+    ...(imported ? { imported } : {}),
     apps,
   };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
-import { FileSecretStore, newObjectIdHex, verifyPassword } from '@tessera/platform';
+import { SecretStore, newObjectIdHex, verifyPassword } from '@tessera/platform';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
@@ -25,7 +25,7 @@ export class ProviderLogins {
   private readonly jwks = new Map<string, JWTVerifyGetKey>();
 
   constructor(
-    private readonly secrets: FileSecretStore,
+    private readonly secrets: SecretStore,
     private readonly functions: FunctionInvoker,
     private readonly limiter: LoginRateLimiter,
   ) {}
