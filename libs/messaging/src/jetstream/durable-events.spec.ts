@@ -5,7 +5,7 @@ import { type DurableEventContext, JetStreamEvents } from './durable-events';
 const stream = 'DATASTORE_CHANGES';
 
 function change(n: number): DocumentChanged {
-  return { service: 'mongodb-atlas', db: 'shop', coll: 'items', operationType: 'insert', documentKey: { _id: { $numberInt: String(n) } }, resumeToken: { n: { $numberInt: String(n) } } };
+  return { appId: 'app-1', service: 'mongodb-atlas', cluster: 'Cluster0', db: 'shop', coll: 'items', operationType: 'insert', documentKey: { _id: { $numberInt: String(n) } }, resumeToken: { n: { $numberInt: String(n) } } };
 }
 
 /** Which events a consumer group handled, by replica, with every delivery counted. */
