@@ -13,3 +13,8 @@ export * from './ports/values.port';
 export * from './ports/http.port';
 export * from './testing/in-memory-ports';
 export * from './service/function-runtime-service.module';
+export * from './change-events/change-event-codec';
+export * from './change-events/change-positions';
+export * from './change-events/change-publisher';
+export * from './triggers/database-trigger';
+export * from './triggers/database-trigger.consumer';
