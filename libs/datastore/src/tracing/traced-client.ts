@@ -37,8 +37,6 @@ import {
   type WatchOptions,
 } from '../api/data-source';
 
-const tracer = trace.getTracer('@tessera/datastore');
-
 interface Target {
   engine: 'embedded' | 'mongodb';
   cluster: string;
@@ -66,7 +64,8 @@ function startSpan(target: Target, operation: string): Span {
     attributes['db.collection.name'] = target.collection;
     attributes['db.mongodb.collection'] = target.collection;
   }
-  return tracer.startSpan(target.collection !== undefined ? `${operation} ${target.db}.${target.collection}` : `${operation} ${target.db}`, { kind: SpanKind.CLIENT, attributes });
+  // Looked up per span (only when tracing is on): a provider registered later, or again, is always the one used.
+  return trace.getTracer('@tessera/datastore').startSpan(target.collection !== undefined ? `${operation} ${target.db}.${target.collection}` : `${operation} ${target.db}`, { kind: SpanKind.CLIENT, attributes });
 }
 
 function fail(span: Span, error: unknown): void {
