@@ -138,8 +138,9 @@ export class ChangePublisher implements OnApplicationBootstrap, OnApplicationShu
   ) {}
 
   onApplicationBootstrap(): void {
-    this.schedule(() => this.reconcileAll());
-    this.timer = setInterval(() => this.schedule(() => this.reconcileAll()), RECONCILE_EVERY_MS);
+    // schedule() never rejects: a failed reconciliation is logged and retried at the next tick.
+    void this.schedule(() => this.reconcileAll());
+    this.timer = setInterval(() => void this.schedule(() => this.reconcileAll()), RECONCILE_EVERY_MS);
     this.timer.unref();
   }
 

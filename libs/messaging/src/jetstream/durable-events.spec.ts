@@ -1,6 +1,7 @@
 import { type DocumentChanged, Subjects } from '@tessera/contracts';
 import { eventually, findNatsServer, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
-import { type DurableEventContext, JetStreamEvents } from './durable-events';
+import { JetStreamEvents } from './durable-events';
+import { type DurableEventContext } from './durable-events.port';
 
 const stream = 'DATASTORE_CHANGES';
 

@@ -18,7 +18,7 @@ import {
 } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { TransportError } from '../errors';
-import { buildMessageContext, fromNatsHeaders, type MessageContext } from '../message-context';
+import { buildMessageContext, fromNatsHeaders } from '../message-context';
 import { traced } from '../trace-context';
 import { type DurableConsumerOptions, type DurableEventContext, DurableEvents, type DurablePublishOptions, type DurableSubscription, type EventStreamConfig } from './durable-events.port';
 
