@@ -89,9 +89,9 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
   }, 60_000);
 
   afterAll(async () => {
-    await publisher?.onApplicationShutdown();
+    await publisher?.onModuleDestroy();
     for (const replica of replicas) {
-      await replica.consumer.onApplicationShutdown();
+      await replica.consumer.onModuleDestroy();
       await replica.events.close();
       replica.runtime.close();
     }
@@ -133,7 +133,7 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
     const [first, second] = replicas;
     const orders = dataSources.forCluster('ChangeCluster').db('shop').collection('orders');
     const before = (await handledBy(first)).length + (await handledBy(second)).length;
-    await publisher.onApplicationShutdown();
+    await publisher.onModuleDestroy();
     // Changes while no publisher runs.
     for (let n = 1; n <= 5; n++) await orders.insertOne({ _id: `late-${n}` });
     publisher = new ChangePublisher(new FileAppRegistry(dir.path), deployed, dataSources, publisherEvents, loadSettings({ TESSERA_DATA_DIR: dir.path }));

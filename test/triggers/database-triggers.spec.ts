@@ -132,6 +132,8 @@ describe('database triggers (standalone)', () => {
     const before = await items.insertOne({ summary: 'before restart' });
     const markers = await collection('markers');
     await eventually(async () => expect(await markers.findOne({ _id: before.insertedId })).not.toBeNull());
+    // Stopped while changes are on their way to the triggers: each fires once, before or after the restart.
+    const inFlight = await items.insertMany([{ summary: 'in flight 1' }, { summary: 'in flight 2' }, { summary: 'in flight 3' }]);
     await host.close();
 
     // Another writer changes the cluster while the host is down.
@@ -143,7 +145,7 @@ describe('database triggers (standalone)', () => {
     host = await start();
     const after = await (await collection('items')).insertOne({ summary: 'after restart' });
     const fresh = await collection('markers');
-    for (const id of [...whileDown, after.insertedId]) {
+    for (const id of [...inFlight.insertedIds, ...whileDown, after.insertedId]) {
       await eventually(async () => expect(await fresh.findOne({ _id: id })).toMatchObject({ fired: 1, ops: ['insert'] }), { timeoutMs: 20_000 });
     }
     // Nothing handled before the restart ran again.

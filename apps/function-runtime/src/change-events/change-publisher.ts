@@ -6,7 +6,7 @@
  * the last change the stream stored (its position, kept in the platform database), so a restart misses
  * nothing and what it publishes again is dropped as a duplicate. It must not interpret changes: consumers do.
  */
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { isDataSourceType, isFederatedType, type AppConfig } from '@tessera/app-config';
 import { Subjects } from '@tessera/contracts';
 import { type ChangeStream, type DataSourceClient, isDatastoreError, type ResumeToken } from '@tessera/datastore';
@@ -122,12 +122,13 @@ class Feed {
 }
 
 @Injectable()
-export class ChangePublisher implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly feeds = new Map<string, Feed>();
   private timer?: NodeJS.Timeout;
   private reconciling: Promise<void> = Promise.resolve();
   private closed = false;
   private notice = false;
+  private stopping?: Promise<void>;
 
   constructor(
     private readonly registry: AppRegistry,
@@ -144,7 +145,17 @@ export class ChangePublisher implements OnApplicationBootstrap, OnApplicationShu
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops every feed once its change in hand is published and saves the positions. It runs before the
+   * runtime's own teardown (this module is destroyed before the runtime module it imports), while the trigger
+   * consumer still handles what was published (see DatabaseTriggerConsumer).
+   */
+  onModuleDestroy(): Promise<void> {
+    this.stopping ??= this.stopFeeds();
+    return this.stopping;
+  }
+
+  private async stopFeeds(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     await this.reconciling;

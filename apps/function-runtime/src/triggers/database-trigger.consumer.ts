@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { type DocumentChanged, Subjects } from '@tessera/contracts';
 import { DATASTORE_CHANGES_STREAM, type DurableEventContext, DurableEvents, type DurableSubscription } from '@tessera/messaging';
 import { AppNotDeployedError, AppRegistryError, AppRegistryErrorCode, DeployedApps } from '@tessera/platform';
+import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService } from '../function-runtime.service';
 import { databaseTriggers, triggerEventFor } from './database-trigger';
 
@@ -18,13 +19,14 @@ const logger = new Logger('DatabaseTriggers');
  * to reach the app's configuration makes the event come again.
  */
 @Injectable()
-export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnApplicationShutdown {
+export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnModuleDestroy {
   private subscription?: DurableSubscription;
 
   constructor(
     @Inject(DurableEvents) private readonly events: DurableEvents,
     private readonly deployed: DeployedApps,
     private readonly runtime: FunctionRuntimeService,
+    @Optional() private readonly publisher?: ChangePublisher,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -38,7 +40,13 @@ export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnApplic
     });
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops consuming after this process's publisher stopped, so what it published last is handled first
+   * (in standalone mode the in-process stream does not outlive the process), and before the runtime's
+   * sandboxes are torn down.
+   */
+  async onModuleDestroy(): Promise<void> {
+    await this.publisher?.onModuleDestroy();
     await this.subscription?.stop();
   }
 

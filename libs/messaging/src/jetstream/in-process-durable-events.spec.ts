@@ -44,10 +44,27 @@ describe('in-process durable events', () => {
     };
     await events.consume({ stream, durable: 'shared', subject, handler: handler('a') });
     await events.consume({ stream, durable: 'shared', subject, handler: handler('b') });
-    for (const n of range(1, 40)) await events.publish(subject, change(n), { messageId: `m-${n}` });
+    await Promise.all(range(1, 40).map((n) => events.publish(subject, change(n), { messageId: `m-${n}` })));
     await eventually(() => expect([...byMember.values()].flat().sort((x, y) => x - y)).toEqual(range(1, 40)));
     expect(byMember.get('a')?.length).toBeGreaterThan(0);
     expect(byMember.get('b')?.length).toBeGreaterThan(0);
+  });
+
+  it('resolves a publish once every consuming group finished the event, so a saved position never passes an unhandled one', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const handled: number[] = [];
+    await events.consume({ stream, durable: 'slow', subject, handler: async (event) => {
+      await gate;
+      handled.push(numberOf(event));
+    } });
+    let published = false;
+    const publishing = events.publish(subject, change(1), { messageId: 'm-1' }).then(() => (published = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(published).toBe(false);
+    release();
+    await publishing;
+    expect(handled).toEqual([1]);
   });
 
   it('resumes a stopped group where it stopped, and a second group gets every event too', async () => {
@@ -78,8 +95,7 @@ describe('in-process durable events', () => {
         if (numberOf(event) !== 2) throw new Error('not yet');
       },
     });
-    await events.publish(subject, change(1), { messageId: 'm-1' });
-    await events.publish(subject, change(2), { messageId: 'm-2' });
+    await Promise.all([events.publish(subject, change(1), { messageId: 'm-1' }), events.publish(subject, change(2), { messageId: 'm-2' })]);
     await eventually(() => expect(deliveries).toEqual([[1, 1], [2, 1], [1, 2]]), { timeoutMs: 5_000 });
     // Given up: nothing waits for a retry, so no third delivery can come.
     await eventually(() => expect(events.lag(stream, 'retry')).toEqual({ pending: 0, retrying: 0 }), { timeoutMs: 5_000 });

@@ -16,6 +16,8 @@ interface StoredEvent {
   messageId: string;
   headers: Record<string, string>;
   storedAt: number;
+  /** Groups with live members when it was published that have not finished it, and the publish waiting for them. */
+  settling?: { groups: Set<GroupState>; resolve: () => void };
 }
 
 interface StreamState {
@@ -53,10 +55,11 @@ const MAX_RETAINED = 10_000;
 /**
  * The in-process stream of standalone mode, with JetStream's semantics at the `DurableEvents` interface:
  * duplicate ids dropped within the window, durable consumer groups whose members share events and whose
- * position outlives them, acknowledgement after the handler, redelivery after a failure. It lives in memory:
- * a process that stops loses events no group finished (the publisher resumes from its own saved position,
- * see the change publisher). Events every group finished are dropped, others after `maxAgeMs` or beyond
- * 10,000 retained.
+ * position outlives them, acknowledgement after the handler, redelivery after a failure. It lives in memory,
+ * so memory is not where an event is safe: `publish` resolves once every group with live members finished
+ * the event (a publisher that saves its position after publishing, as the change publisher does, then never
+ * saves past an event a consumer has not handled, and a restart re-publishes it). Events every group
+ * finished are dropped, others after `maxAgeMs` or beyond 10,000 retained.
  */
 export class InProcessDurableEvents extends DurableEvents {
   private readonly streams = new Map<string, StreamState>();
@@ -84,10 +87,14 @@ export class InProcessDurableEvents extends DurableEvents {
     if (trace.isSpanContextValid(span.spanContext())) propagation.inject(trace.setSpan(otelContext.active(), span), headers);
     span.end();
     const sequence = stream.nextSequence++;
-    stream.events.push({ sequence, subject, data: JSON.stringify(event), messageId, headers, storedAt: now });
+    const stored: StoredEvent = { sequence, subject, data: JSON.stringify(event), messageId, headers, storedAt: now };
+    const waitFor = new Set([...stream.groups.values()].filter((group) => group.subject === subject && group.members.size > 0));
+    const settled = waitFor.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (stored.settling = { groups: waitFor, resolve }));
+    stream.events.push(stored);
     stream.recentIds.set(messageId, now);
     this.trim(stream, now);
-    for (const group of stream.groups.values()) if (group.subject === subject) wakeAll(group);
+    for (const group of waitFor) wakeAll(group);
+    await settled;
     return { sequence, duplicate: false };
   }
 
@@ -113,6 +120,8 @@ export class InProcessDurableEvents extends DurableEvents {
         member.wake?.();
         await loop;
         held.members.delete(member);
+        // A group nobody consumes now keeps its events for later; publishers stop waiting for it.
+        if (held.members.size === 0) for (const event of stream.events) settle(event, held);
       },
     };
     this.subscriptions.add(subscription);
@@ -205,6 +214,8 @@ export class InProcessDurableEvents extends DurableEvents {
 
   /** Marks an event done for a group and drops events every group is done with. */
   private finish(stream: StreamState, group: GroupState, sequence: number): void {
+    const event = this.find(stream, sequence);
+    if (event) settle(event, group);
     group.deliveries.delete(sequence);
     group.done.add(sequence);
     while (group.done.delete(group.ackFloor + 1)) group.ackFloor++;
@@ -220,7 +231,7 @@ export class InProcessDurableEvents extends DurableEvents {
       if (event.sequence <= floor || now - event.storedAt > maxAge || stream.events.length - drop > MAX_RETAINED) drop++;
       else break;
     }
-    if (drop > 0) stream.events.splice(0, drop);
+    if (drop > 0) for (const dropped of stream.events.splice(0, drop)) dropped.settling?.resolve();
   }
 
   private expireIds(stream: StreamState, now: number): void {
@@ -235,4 +246,11 @@ export class InProcessDurableEvents extends DurableEvents {
 
 function wakeAll(group: GroupState): void {
   for (const member of group.members) member.wake?.();
+}
+
+function settle(event: StoredEvent, group: GroupState): void {
+  if (!event.settling?.groups.delete(group) || event.settling.groups.size > 0) return;
+  const { resolve } = event.settling;
+  event.settling = undefined;
+  resolve();
 }
