@@ -14,6 +14,10 @@ for (const group of ['libs', 'apps']) {
   }
 }
 
+// One copy of bson: the driver require()s its CommonJS build, so tests import that one too, or values the
+// driver makes (an inserted ObjectId) would be instances of a second, ESM copy's classes.
+alias['bson'] = resolve(root, 'node_modules/bson/lib/bson.cjs');
+
 export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
   resolve: { alias },

@@ -1,28 +1,36 @@
 import { randomBytes } from 'node:crypto';
 import { makeTempDir, type NatsServerHandle, type ServerProcess, startNatsServer, startServerProcess } from '@tessera/testing';
 
-export type ServiceName = 'admin-api' | 'graphql-gateway' | 'function-runtime' | 'sync-service';
+export type ServiceName = 'admin-api' | 'graphql-gateway' | 'function-runtime' | 'sync-service' | 'datastore';
 
 export const adminPassword = 'distributed-admin-password';
 
 /**
  * A distributed Tessera on this machine: a real nats-server on a random port and each service as its own
  * `node apps/server/dist/main.js` process (TESSERA_MODE=distributed, one TESSERA_SERVICES each), sharing a
- * data directory and a signing key as replicas in a cluster share a volume and a Secret.
+ * signing key as replicas share a Secret. The `datastore` service starts first, in a data directory of its
+ * own, and every other process reaches all clusters (the app's and `tessera-platform`) through it by URI
+ * (`TESSERA_CLUSTER_URIS=*=mongodb://...`). The other processes still share one data directory for the
+ * platform state kept in files (app registry, deployments, administrators) until it moves into the
+ * `tessera-platform` datastore; no embedded cluster is opened there.
  */
 export class Cluster {
   readonly processes = new Map<ServerProcess, ServiceName>();
+  /** Connection string of the datastore service. */
+  datastoreUri = '';
 
   private constructor(
     readonly nats: NatsServerHandle,
     readonly dataDir: { path: string; remove(): void },
-    private readonly env: Record<string, string>,
+    readonly datastoreDir: { path: string; remove(): void },
+    private env: Record<string, string>,
   ) {}
 
   static async start(options: { runtimes?: number; env?: Record<string, string>; serviceEnv?: Partial<Record<ServiceName, Record<string, string>>> } = {}): Promise<Cluster> {
     const nats = await startNatsServer();
     const dataDir = makeTempDir('tessera-distributed-');
-    const cluster = new Cluster(nats, dataDir, {
+    const datastoreDir = makeTempDir('tessera-distributed-datastore-');
+    const cluster = new Cluster(nats, dataDir, datastoreDir, {
       TESSERA_MODE: 'distributed',
       NATS_URL: nats.url,
       TESSERA_DATA_DIR: dataDir.path,
@@ -33,6 +41,12 @@ export class Cluster {
     });
     const names: ServiceName[] = ['admin-api', 'graphql-gateway', 'sync-service', ...Array.from({ length: options.runtimes ?? 1 }, () => 'function-runtime' as const)];
     try {
+      // The datastore first (on a port of its choosing, read from its banner): the others connect to it.
+      const datastore = await cluster.startService('datastore', { TESSERA_DATA_DIR: datastoreDir.path, TESSERA_DATASTORE_PORT: '0', ...options.serviceEnv?.datastore });
+      const port = /mongodb:\/\/localhost:(\d+)/.exec(datastore.output())?.[1];
+      if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
+      cluster.datastoreUri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
+      cluster.env.TESSERA_CLUSTER_URIS = `*=${cluster.datastoreUri}`;
       // The admin API bootstraps the data directory (first administrator); the others only read it.
       await cluster.startService('admin-api', options.serviceEnv?.['admin-api']);
       await Promise.all(names.slice(1).map((name) => cluster.startService(name, options.serviceEnv?.[name])));
@@ -70,6 +84,7 @@ export class Cluster {
     this.processes.clear();
     await this.nats.stop();
     this.dataDir.remove();
+    this.datastoreDir.remove();
   }
 }
 

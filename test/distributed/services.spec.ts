@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Subjects } from '@tessera/contracts';
 import { JetStreamEvents } from '@tessera/messaging';
 import { eventually, findNatsServer, natsSkipReason } from '@tessera/testing';
 import { AdminSession, zipText } from '../admin-api/admin-session';
+import { MongoClient } from 'mongodb';
 import * as Realm from 'realm-web';
 import { adminPassword, anonymousLogin, callFunction, Cluster, distributedApp, postJson } from './cluster';
 import { type CollectedSpan, OtlpCollector } from './otlp-collector';
 
 const realmApp = (url: string, id: string): Realm.App => new Realm.App({ id, baseUrl: url });
 
-// The four services as separate processes over a real NATS server, driven as clients drive standalone mode:
+// The four services and the datastore as separate processes over a real NATS server, driven as clients drive standalone mode:
 // realm-web login and function calls through the gateway (gateway -> NATS -> function runtime), CRUD under
 // rules, a GraphQL query, and admin pushes that every replica reloads. Skips when nats-server is missing
 // (natsSkipReason).
@@ -70,6 +73,20 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     expect((await notes(alice).updateOne({ text: 'alice was here' }, { $set: { text: 'alice edited' } })).modifiedCount).toBe(1);
     expect((await notes(bob).deleteMany({})).deletedCount).toBe(1);
     expect((await notes(alice).find({})).map((note) => note.text)).toEqual(['alice edited']);
+  });
+
+  it('keeps app data and the platform database in the datastore service: no other process opens an embedded cluster', async () => {
+    // Written through the gateway above: app users and sessions (tessera-platform) and the notes (the app's cluster).
+    expect(existsSync(join(cluster.datastoreDir.path, 'clusters', 'DistributedCluster'))).toBe(true);
+    expect(existsSync(join(cluster.datastoreDir.path, 'clusters', 'tessera-platform'))).toBe(true);
+    expect(existsSync(join(cluster.dataDir.path, 'clusters'))).toBe(false);
+    // The same documents, read straight through the driver.
+    const client = new MongoClient(cluster.datastoreUri, { appName: 'DistributedCluster' });
+    try {
+      expect(await client.db('shop').collection('notes').countDocuments({ text: 'alice edited' })).toBe(1);
+    } finally {
+      await client.close();
+    }
   });
 
   it('answers a GraphQL query generated from the pushed schema', async () => {
@@ -134,7 +151,7 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     const dataEdge = dataSpans.find((span) => span.parentSpanId === testSpan);
     expect(dataEdge?.service).toBe('tessera-graphql-gateway');
 
-    // An admin push fans out as apps.deployment.changed to every process: one trace across all four.
+    // An admin push fans out as apps.deployment.changed to every process: one trace across all five.
     const pushTrace = randomBytes(16).toString('hex');
     const pushed = await fetch(`${admin.baseUrl}${admin.app(appId, '/push')}`, {
       method: 'PATCH',
@@ -142,7 +159,7 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
       body: Buffer.from(zipText(distributedApp('dist', 'hola'))),
     });
     expect(pushed.status).toBe(204);
-    const services = ['tessera-admin-api', 'tessera-graphql-gateway', 'tessera-function-runtime', 'tessera-sync-service'];
+    const services = ['tessera-admin-api', 'tessera-graphql-gateway', 'tessera-function-runtime', 'tessera-sync-service', 'tessera-datastore'];
     await eventually(() => expect(new Set(collector.trace(pushTrace).map((span) => span.service))).toEqual(new Set(services)), { timeoutMs: 15_000 });
     expectLinked(collector.trace(pushTrace), testSpan);
   });

@@ -8,6 +8,7 @@ import { SyncServiceModule } from '@tessera/sync-service';
 import type { ServiceName, Settings } from '@tessera/settings';
 import { traceLogFields } from '@tessera/telemetry';
 import { LoggerModule } from 'nestjs-pino';
+import { DatastoreServiceModule } from './datastore-service';
 import { HealthController } from './health.controller';
 import { PlatformEventsHandler } from './platform-events.handler';
 
@@ -16,6 +17,7 @@ const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> =
   'graphql-gateway': GraphqlGatewayModule,
   'function-runtime': FunctionRuntimeServiceModule,
   'sync-service': SyncServiceModule,
+  datastore: DatastoreServiceModule,
 };
 
 /** The root module of a Tessera process: the platform, logging, and the services this process runs. */

@@ -10,12 +10,15 @@ import type { Settings } from '@tessera/settings';
 import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
 import { Logger } from 'nestjs-pino';
 import { bootstrapPlatform, type BootstrapResult } from './bootstrap/platform-bootstrap';
+import { DatastoreWireService } from './datastore-service';
 import { HostModule, messagingOptions } from './host.module';
 
 export interface RunningHost {
   /** Base URL of the HTTP edge, e.g. `http://localhost:8080`. */
   url: string;
   bootstrap: BootstrapResult;
+  /** Port of the datastore service's MongoDB wire server, when this process runs it. */
+  datastorePort: number | undefined;
   /** The Nest application (tests reach providers through it). */
   nest: NestFastifyApplication;
   close(): Promise<void>;
@@ -52,6 +55,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   return {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
+    datastorePort: settings.services.includes('datastore') ? app.get(DatastoreWireService).port : undefined,
     nest: app,
     // Message handlers first: they stop taking work and finish what they hold while the stores, sandboxes
     // and connections they use are still open (Nest's own close runs module destroy hooks before that).

@@ -22,6 +22,7 @@ async function main(): Promise<void> {
     '',
     `Tessera is running (${settings.mode}) at ${host.url}`,
     `  data directory: ${settings.dataDir}`,
+    ...(host.datastorePort !== undefined ? [`  datastore (MongoDB wire protocol): mongodb://localhost:${host.datastorePort}/?directConnection=true`] : []),
     ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${host.url}/api/client/v2.0/app/${app.client_app_id}/location`),
     ...(settings.services.includes('admin-api') ? adminLines(host.url, bootstrap) : []),
     '',

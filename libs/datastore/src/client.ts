@@ -1,7 +1,9 @@
 /**
  * Cluster mapping: a data-source service's `clusterName` resolves to MongoDB when the server settings map
- * that name to a URI, else to an embedded database under `<dataDir>/clusters/<clusterName>`, so an
- * imported app runs without any database set up.
+ * that name (or `*`, every other name) to a URI, else to an embedded database under
+ * `<dataDir>/clusters/<clusterName>`, so an imported app runs without any database set up. The MongoDB
+ * client names itself after the cluster (`appName`, unless the URI sets one): Tessera's datastore service
+ * serves each connection the embedded cluster of that name.
  */
 import { join } from 'node:path';
 import { type DataSourceClient } from './api/data-source';
@@ -37,8 +39,10 @@ export function createDataSourceClient(options: DataSourceClientOptions): DataSo
   if (!clusterName || /[/\\]|^\.\.?$/.test(clusterName)) {
     throw new DatastoreError('BadValue', `Invalid cluster name '${clusterName}' for service '${options.serviceName ?? ''}'`);
   }
-  const uri = options.clusterUris?.[clusterName];
+  const uri = options.clusterUris?.[clusterName] ?? options.clusterUris?.['*'];
   // Both engines behind the same spans: a request's trace shows its data access whichever engine serves it.
-  const client = uri ? new MongoDataSourceClient(uri, { readPreference: options.readPreference }) : openEmbeddedClient(embeddedClusterDir(options.dataDir, clusterName), options.embedded);
+  const client = uri
+    ? new MongoDataSourceClient(uri, { readPreference: options.readPreference, ...(/[?&]appname=/i.test(uri) ? {} : { appName: clusterName }) })
+    : openEmbeddedClient(embeddedClusterDir(options.dataDir, clusterName), options.embedded);
   return traceDataSource(client, clusterName);
 }

@@ -11,3 +11,4 @@ export { compareValues, normalize, cloneValue, idKey } from './bson/values';
 export { applyUpdate, upsertBase, checkUpdate as checkUpdateDocument, checkReplacement, type UpdateContext } from './engine/update';
 export { buildProjector, type Projector } from './engine/projection';
 export { runPipeline, compileFilter as compileDocumentFilter, type Matcher } from './engine/mingo';
+export { WireServer, type WireServerOptions } from './wire/wire-server';

@@ -24,6 +24,22 @@ describe('loadSettings', () => {
     expect(loadSettings({ TESSERA_CLUSTER_URIS: '{"Cluster0":"mongodb://a"}' }).clusterUris).toEqual({ Cluster0: 'mongodb://a' });
   });
 
+  it('accepts a * entry for every other cluster and refuses what is not a MongoDB URI', () => {
+    expect(loadSettings({ TESSERA_CLUSTER_URIS: '*=mongodb://datastore:27017/?directConnection=true' }).clusterUris).toEqual({ '*': 'mongodb://datastore:27017/?directConnection=true' });
+    expect(() => loadSettings({ TESSERA_CLUSTER_URIS: 'Cluster0=http://a' })).toThrow(/TESSERA_CLUSTER_URIS: cluster "Cluster0": expected a mongodb:\/\/ or mongodb\+srv:\/\/ URI/);
+    expect(() => loadSettings({ TESSERA_CLUSTER_URIS: '{"../x":"mongodb://a"}' })).toThrow(/invalid cluster name/);
+    expect(() => loadSettings({ TESSERA_CLUSTER_URIS: '{"a":1}' })).toThrow(/expected a JSON object/);
+  });
+
+  it('runs the datastore service only where a process names it, on TESSERA_DATASTORE_PORT', () => {
+    expect(loadSettings({}).services).not.toContain('datastore');
+    expect(loadSettings({}).datastorePort).toBe(27017);
+    const settings = loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'datastore', TESSERA_DATASTORE_PORT: '27999' });
+    expect(settings.services).toEqual(['datastore']);
+    expect(settings.datastorePort).toBe(27999);
+    expect(() => loadSettings({ TESSERA_DATASTORE_PORT: '70000' })).toThrow(/TESSERA_DATASTORE_PORT/);
+  });
+
   it('runs only the named services in distributed mode', () => {
     expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'admin-api,function-runtime' }).services).toEqual(['admin-api', 'function-runtime']);
   });

@@ -5,35 +5,55 @@
  */
 import { z } from 'zod';
 
-const serviceNames = ['admin-api', 'graphql-gateway', 'function-runtime', 'sync-service'] as const;
+const appServiceNames = ['admin-api', 'graphql-gateway', 'function-runtime', 'sync-service'] as const;
+/** `datastore` (the MongoDB wire server over the embedded engine) runs only where a process names it. */
+const serviceNames = [...appServiceNames, 'datastore'] as const;
 export type ServiceName = (typeof serviceNames)[number];
-export const allServiceNames: readonly ServiceName[] = serviceNames;
+/** The services standalone mode runs, and a distributed process without TESSERA_SERVICES. */
+export const allServiceNames: readonly ServiceName[] = appServiceNames;
 
 const port = z.coerce.number().int().min(0).max(65_535);
 
-/** `name=uri` pairs separated by commas, or a JSON object `{ "<clusterName>": "<uri>" }`. */
+/**
+ * `name=uri` pairs separated by commas, or a JSON object `{ "<clusterName>": "<uri>" }`. The name `*` maps
+ * every cluster without an entry of its own (a distributed deployment's one datastore service).
+ */
 const clusterUris = z.string().transform((raw, ctx): Record<string, string> => {
   const text = raw.trim();
   if (!text) return {};
+  let map: Record<string, string> = {};
   if (text.startsWith('{')) {
+    let parsed: unknown;
     try {
-      const parsed: unknown = JSON.parse(text);
-      const result = z.record(z.string(), z.string()).safeParse(parsed);
-      if (result.success) return result.data;
+      parsed = JSON.parse(text);
     } catch {
       // reported below
     }
-    ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'expected a JSON object of cluster name to MongoDB URI' });
-    return z.NEVER;
-  }
-  const map: Record<string, string> = {};
-  for (const pair of text.split(',')) {
-    const at = pair.indexOf('=');
-    if (at <= 0) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected name=uri, got "${pair}"` });
+    const result = z.record(z.string(), z.string()).safeParse(parsed);
+    if (!result.success) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'expected a JSON object of cluster name to MongoDB URI' });
       return z.NEVER;
     }
-    map[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+    map = result.data;
+  } else {
+    for (const pair of text.split(',')) {
+      const at = pair.indexOf('=');
+      if (at <= 0) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: `expected name=uri, got "${pair}"` });
+        return z.NEVER;
+      }
+      map[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+    }
+  }
+  for (const [name, uri] of Object.entries(map)) {
+    if (!name || /[/\\]|^\.\.?$/.test(name)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `invalid cluster name "${name}"` });
+      return z.NEVER;
+    }
+    if (!/^mongodb(\+srv)?:\/\/[^/?#]+/.test(uri)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `cluster "${name}": expected a mongodb:// or mongodb+srv:// URI, got "${uri}"` });
+      return z.NEVER;
+    }
   }
   return map;
 });
@@ -62,6 +82,7 @@ const environmentSchema = z.object({
       return names as ServiceName[];
     }),
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  TESSERA_DATASTORE_PORT: port.default(27017),
   TESSERA_CLUSTER_URIS: clusterUris.default(''),
   TESSERA_ADMIN_USERNAME: z.string().min(1).default('admin'),
   TESSERA_ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
@@ -100,8 +121,10 @@ export interface Settings {
   /** In distributed mode, the services this process runs. Standalone runs all of them. */
   services: readonly ServiceName[];
   natsUrl: string;
-  /** `config.clusterName` -> MongoDB URI. Names without an entry get an embedded database. */
+  /** `config.clusterName` -> MongoDB URI (`*`: every other name). Names without an entry get an embedded database. */
   clusterUris: Record<string, string>;
+  /** TCP port of the `datastore` service's MongoDB wire server (on `host`). */
+  datastorePort: number;
   admin: { username: string; password: string | undefined };
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
@@ -149,6 +172,7 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     services,
     natsUrl: env.NATS_URL,
     clusterUris: env.TESSERA_CLUSTER_URIS,
+    datastorePort: env.TESSERA_DATASTORE_PORT,
     admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,

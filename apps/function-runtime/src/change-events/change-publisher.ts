@@ -234,10 +234,11 @@ export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy 
    */
   private reachable(cluster: string): boolean {
     if (this.settings.mode === 'standalone') return true;
-    const mapped = Boolean(this.settings.clusterUris[cluster]) && Boolean(this.settings.clusterUris[PLATFORM_CLUSTER]);
+    const uris = this.settings.clusterUris;
+    const mapped = Boolean(uris[cluster] ?? uris['*']) && Boolean(uris[PLATFORM_CLUSTER] ?? uris['*']);
     if (!mapped && !this.notice) {
       this.notice = true;
-      logger.log(`change events: cluster ${cluster} is embedded in a shared data directory; map it and ${PLATFORM_CLUSTER} to MongoDB (TESSERA_CLUSTER_URIS) for its changes to be published`);
+      logger.log(`change events: cluster ${cluster} is embedded in a shared data directory; map it and ${PLATFORM_CLUSTER} to MongoDB or the datastore service (TESSERA_CLUSTER_URIS) for its changes to be published`);
     }
     return mapped;
   }

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sharedMaterial, sharedMaterialSkipReason } from '@tessera/testing';
-import { embeddedTarget, mongodbTarget } from './targets';
+import { embeddedTarget, mongodbTarget, wireTarget } from './targets';
 import { formatResult, match, runConformance, summarize } from './unified-runner';
 
 const suite = sharedMaterial('conformance/crud') ?? '';
@@ -17,6 +17,18 @@ describe.skipIf(!suite)(`the unified-format CRUD conformance suite${suite ? '' :
     expect(summary.passed).toBeGreaterThanOrEqual(90);
     for (const skipped of results.filter((r) => r.status === 'skipped')) expect(skipped.reason).toBeTruthy();
   });
+
+  it('passes every applicable case through the driver against the datastore wire server', async () => {
+    const target = await wireTarget();
+    try {
+      const results = await runConformance(suite, target);
+      const failures = results.filter((r) => r.status === 'failed').map(formatResult);
+      expect(failures).toEqual([]);
+      expect(summarize(results).passed).toBeGreaterThanOrEqual(90);
+    } finally {
+      await target.close();
+    }
+  }, 180_000);
 
   it('reports a case whose expected outcome the engine does not produce as failed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-conformance-broken-'));

@@ -1,12 +1,12 @@
 /**
  * `npm run conformance:crud -- [directory]`: runs MongoDB's unified-format CRUD tests against the embedded
- * engine (and MongoDB when MONGODB_URI is set), prints every case and `N passed, N failed, N skipped`,
- * and exits non-zero when a case fails.
+ * engine, through the driver against the datastore wire server (and against MongoDB when MONGODB_URI is
+ * set), prints every case and `N passed, N failed, N skipped`, and exits non-zero when a case fails.
  */
 import { resolve } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { type ConformanceTarget, formatResult, runConformance, summarize } from './unified-runner';
-import { embeddedTarget, mongodbTarget } from './targets';
+import { embeddedTarget, mongodbTarget, wireTarget } from './targets';
 
 async function mongoTarget(uri: string): Promise<ConformanceTarget> {
   const client = new MongoClient(uri);
@@ -22,7 +22,8 @@ async function mongoTarget(uri: string): Promise<ConformanceTarget> {
 
 async function main(): Promise<number> {
   const dir = resolve(process.cwd(), process.argv[2] ?? '../shared/conformance/crud');
-  const targets: ConformanceTarget[] = [embeddedTarget()];
+  const wire = await wireTarget();
+  const targets: ConformanceTarget[] = [embeddedTarget(), wire];
   const uri = process.env.MONGODB_URI;
   if (uri) targets.push(await mongoTarget(uri));
   else console.log('MongoDB: not run (set MONGODB_URI to run the suite against a MongoDB deployment too)');
@@ -35,6 +36,7 @@ async function main(): Promise<number> {
     failed += summary.failed;
     console.log(`${target.name}: ${summary.line}`);
   }
+  await wire.close();
   return failed > 0 ? 1 : 0;
 }
 

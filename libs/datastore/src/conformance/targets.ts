@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { type DataSourceClient } from '../api/data-source';
 import { openEmbeddedClient } from '../embedded/embedded-client';
 import { MongoDataSourceClient } from '../mongodb/mongodb-client';
+import { WireServer } from '../wire/wire-server';
 import { type ConformanceTarget } from './unified-runner';
 
 /** The embedded engine behaves as a single MongoDB 7.0 server. */
@@ -40,6 +41,23 @@ export function mongodbTarget(uri: string, serverVersion: string, topology: Conf
     },
     async dispose(client) {
       await client.close();
+    },
+  };
+}
+
+/**
+ * The MongoDB engine (driver) against Tessera's datastore wire server, started in this process over a
+ * fresh data directory; `close()` stops it. It answers as a one-member replica set of MongoDB 7.0.
+ */
+export async function wireTarget(): Promise<ConformanceTarget & { close(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-conformance-wire-'));
+  const server = await WireServer.start({ clustersDir: dir });
+  return {
+    ...mongodbTarget(server.uri(), '7.0.0', 'replicaset'),
+    name: 'wire',
+    async close() {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

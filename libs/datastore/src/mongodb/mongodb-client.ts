@@ -13,6 +13,7 @@ import {
   MongoServerError,
   type ReadPreferenceMode,
 } from 'mongodb';
+import { ObjectId } from 'bson';
 import { LazyCursor } from '../api/cursor';
 import { DatastoreError, codeNameOf } from '../api/datastore.error';
 import {
@@ -52,6 +53,8 @@ import {
 
 export interface MongoClientOptions {
   readPreference?: ReadPreferenceMode;
+  /** Sent in the connection handshake; the datastore service picks the embedded cluster by it. */
+  appName?: string;
 }
 
 function translate(error: unknown): never {
@@ -67,11 +70,45 @@ function translate(error: unknown): never {
   throw error;
 }
 
+/**
+ * A document to insert with its `_id` first, generated here when it has none. The driver would also
+ * replace an `_id: null` (which MongoDB stores as is), so it is told not to touch ids (forceServerObjectId).
+ */
+function withId(document: Document): Document {
+  const { _id, ...rest } = document;
+  return { _id: _id === undefined ? new ObjectId() : _id, ...rest };
+}
+
+/** Insert-one operations of a bulk write get their ids as insertOne does. */
+function withIds(operations: BulkWriteOperation[]): BulkWriteOperation[] {
+  return operations.map((operation) => ('insertOne' in operation && operation.insertOne?.document ? { insertOne: { document: withId(operation.insertOne.document) } } : operation));
+}
+
 async function guard<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     translate(error);
+  }
+}
+
+/**
+ * Orders a client's operations after the change streams opened before them. `watch()` answers at once but
+ * the driver would open the server-side stream only when first read, missing the writes made meanwhile;
+ * the embedded engine watches from the call. So each stream is opened right away, and operations issued
+ * after `watch()` wait for that, as the engine's contract (and its callers) expect.
+ */
+class StartGate {
+  private readonly pending = new Set<Promise<unknown>>();
+
+  track(start: Promise<unknown>): void {
+    this.pending.add(start);
+    void start.finally(() => this.pending.delete(start));
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.pending.size > 0) await Promise.all([...this.pending]);
+    return guard(work);
   }
 }
 
@@ -114,15 +151,42 @@ function sessionOf(options: SessionOption | undefined): { session?: ClientSessio
   return session instanceof MongoSession ? { session: session.inner } : {};
 }
 
+/** The driver's (internal) eager start of a change stream's cursor: the one its unified test runner uses. */
+interface StartableCursor {
+  cursorInit?: () => Promise<void>;
+}
+
 class MongoChangeStream implements ChangeStream {
-  constructor(private readonly inner: DriverChangeStream) {}
+  /** Resolves once the server-side stream is open: undefined, or the error opening it failed with. */
+  private readonly started: Promise<unknown>;
+
+  constructor(
+    private readonly inner: DriverChangeStream,
+    gate: StartGate,
+  ) {
+    const cursor = (inner as unknown as { cursor?: StartableCursor }).cursor;
+    this.started = cursor?.cursorInit
+      ? cursor.cursorInit().then(
+          () => undefined,
+          (error: unknown) => error ?? new Error('the change stream failed to open'),
+        )
+      : Promise.resolve(undefined);
+    gate.track(this.started);
+  }
+
+  private async open(): Promise<void> {
+    const failure = await this.started;
+    if (failure) translate(failure);
+  }
   get resumeToken(): ResumeToken | undefined {
     return this.inner.resumeToken as ResumeToken | undefined;
   }
   async next(): Promise<ChangeEvent> {
+    await this.open();
     return guard(async () => (await this.inner.next()) as unknown as ChangeEvent);
   }
   async tryNext(): Promise<ChangeEvent | null> {
+    await this.open();
     return guard(async () => (await this.inner.tryNext()) as unknown as ChangeEvent | null);
   }
   async close(): Promise<void> {
@@ -134,7 +198,10 @@ class MongoChangeStream implements ChangeStream {
 }
 
 class MongoCollection implements CollectionHandle {
-  constructor(private readonly inner: Collection) {}
+  constructor(
+    private readonly inner: Collection,
+    private readonly gate: StartGate,
+  ) {}
   get collectionName(): string {
     return this.inner.collectionName;
   }
@@ -146,7 +213,7 @@ class MongoCollection implements CollectionHandle {
     const state = { sort: options.sort, skip: options.skip, limit: options.limit, projection: projection ?? options.projection };
     return new LazyCursor(
       (s) =>
-        guard(() =>
+        this.gate.run(() =>
           this.inner
             .find(query, { ...sessionOf(options), projection: s.projection, sort: s.sort, skip: s.skip, limit: s.limit })
             .toArray(),
@@ -155,10 +222,10 @@ class MongoCollection implements CollectionHandle {
     );
   }
   async findOne(query: Document = {}, projection?: Document, options: FindOneOptions = {}): Promise<Document | null> {
-    return guard(() => this.inner.findOne(query, { ...sessionOf(options), projection: projection ?? options.projection, sort: options.sort, skip: options.skip }));
+    return this.gate.run(() => this.inner.findOne(query, { ...sessionOf(options), projection: projection ?? options.projection, sort: options.sort, skip: options.skip }));
   }
   async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
-    return guard(() =>
+    return this.gate.run(() =>
       this.inner.findOneAndUpdate(query, update, {
         ...sessionOf(options),
         upsert: options.upsert,
@@ -171,7 +238,7 @@ class MongoCollection implements CollectionHandle {
     );
   }
   async findOneAndReplace(query: Document, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
-    return guard(() =>
+    return this.gate.run(() =>
       this.inner.findOneAndReplace(query, replacement, {
         ...sessionOf(options),
         upsert: options.upsert,
@@ -183,14 +250,14 @@ class MongoCollection implements CollectionHandle {
     );
   }
   async findOneAndDelete(query: Document, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
-    return guard(() => this.inner.findOneAndDelete(query, { ...sessionOf(options), sort: options.sort, projection: options.projection, includeResultMetadata: false }));
+    return this.gate.run(() => this.inner.findOneAndDelete(query, { ...sessionOf(options), sort: options.sort, projection: options.projection, includeResultMetadata: false }));
   }
   async insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult> {
-    const r = await guard(() => this.inner.insertOne({ ...document }, sessionOf(options)));
+    const r = await this.gate.run(() => this.inner.insertOne(withId(document), { ...sessionOf(options), forceServerObjectId: true }));
     return { insertedId: r.insertedId };
   }
   async insertMany(documents: Document[], options: InsertManyOptions = {}): Promise<InsertManyResult> {
-    const r = await guard(() => this.inner.insertMany(documents.map((d) => ({ ...d })), { ...sessionOf(options), ordered: options.ordered ?? true }));
+    const r = await this.gate.run(() => this.inner.insertMany(documents.map(withId), { ...sessionOf(options), ordered: options.ordered ?? true, forceServerObjectId: true }));
     const ids = Object.entries(r.insertedIds).sort(([a], [b]) => Number(a) - Number(b)).map(([, id]) => id as unknown);
     return { insertedIds: ids, insertedCount: r.insertedCount };
   }
@@ -200,25 +267,25 @@ class MongoCollection implements CollectionHandle {
     return out;
   }
   async updateOne(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
-    return MongoCollection.updateResult(await guard(() => this.inner.updateOne(query, update, { ...sessionOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters })));
+    return MongoCollection.updateResult(await this.gate.run(() => this.inner.updateOne(query, update, { ...sessionOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters })));
   }
   async updateMany(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
-    return MongoCollection.updateResult(await guard(() => this.inner.updateMany(query, update, { ...sessionOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters })));
+    return MongoCollection.updateResult(await this.gate.run(() => this.inner.updateMany(query, update, { ...sessionOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters })));
   }
   async replaceOne(query: Document, replacement: Document, options: ReplaceOptions = {}): Promise<UpdateResult> {
-    return MongoCollection.updateResult(await guard(() => this.inner.replaceOne(query, replacement, { ...sessionOf(options), upsert: options.upsert })));
+    return MongoCollection.updateResult(await this.gate.run(() => this.inner.replaceOne(query, replacement, { ...sessionOf(options), upsert: options.upsert })));
   }
   async deleteOne(query: Document, options?: SessionOption): Promise<DeleteResult> {
-    const r = await guard(() => this.inner.deleteOne(query, sessionOf(options)));
+    const r = await this.gate.run(() => this.inner.deleteOne(query, sessionOf(options)));
     return { deletedCount: r.deletedCount };
   }
   async deleteMany(query: Document, options?: SessionOption): Promise<DeleteResult> {
-    const r = await guard(() => this.inner.deleteMany(query, sessionOf(options)));
+    const r = await this.gate.run(() => this.inner.deleteMany(query, sessionOf(options)));
     return { deletedCount: r.deletedCount };
   }
   aggregate(pipeline: Document[], options?: SessionOption): AggregateCursor {
     return new LazyCursor(
-      (s) => guard(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, sessionOf(options)).toArray()),
+      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, sessionOf(options)).toArray()),
       {},
       'aggregate',
     );
@@ -227,16 +294,16 @@ class MongoCollection implements CollectionHandle {
     return this.countDocuments(query, options);
   }
   async countDocuments(query: Document = {}, options: CountOptions = {}): Promise<number> {
-    return guard(() => this.inner.countDocuments(query, { ...sessionOf(options), skip: options.skip, limit: options.limit }));
+    return this.gate.run(() => this.inner.countDocuments(query, { ...sessionOf(options), skip: options.skip, limit: options.limit }));
   }
   async estimatedDocumentCount(): Promise<number> {
-    return guard(() => this.inner.estimatedDocumentCount());
+    return this.gate.run(() => this.inner.estimatedDocumentCount());
   }
   async distinct(field: string, query: Document = {}, options?: SessionOption): Promise<unknown[]> {
-    return guard(() => this.inner.distinct(field, query, sessionOf(options)));
+    return this.gate.run(() => this.inner.distinct(field, query, sessionOf(options)));
   }
   async bulkWrite(operations: BulkWriteOperation[], options: BulkWriteOptions = {}): Promise<BulkWriteResult> {
-    const r = await guard(() => this.inner.bulkWrite(operations, { ...sessionOf(options), ordered: options.ordered ?? true }));
+    const r = await this.gate.run(() => this.inner.bulkWrite(withIds(operations), { ...sessionOf(options), ordered: options.ordered ?? true, forceServerObjectId: true }));
     return {
       insertedCount: r.insertedCount,
       matchedCount: r.matchedCount,
@@ -248,79 +315,87 @@ class MongoCollection implements CollectionHandle {
     };
   }
   async createIndex(keys: Record<string, SortDirection>, options: IndexOptions = {}): Promise<string> {
-    return guard(() => this.inner.createIndex(keys, options));
+    return this.gate.run(() => this.inner.createIndex(keys, options));
   }
   async dropIndex(name: string): Promise<void> {
-    await guard(() => this.inner.dropIndex(name));
+    await this.gate.run(() => this.inner.dropIndex(name));
   }
   async listIndexes(): Promise<IndexDescription[]> {
-    const indexes = await guard(() => this.inner.listIndexes().toArray());
+    // MongoDB refuses to list the indexes of a missing collection (26); the embedded engine lists none.
+    const indexes = await this.gate.run(() => this.inner.listIndexes().toArray()).catch((error: unknown) => {
+      if (error instanceof DatastoreError && error.code === 26) return [];
+      throw error;
+    });
     return (indexes as { name: string; key: Document; unique?: boolean; sparse?: boolean }[]).map((i) => ({ name: String(i.name), key: i.key as Record<string, SortDirection>, ...(i.unique ? { unique: true } : {}), ...(i.sparse ? { sparse: true } : {}) }));
   }
   async drop(): Promise<boolean> {
-    return guard(() => this.inner.drop());
+    return this.gate.run(() => this.inner.drop());
   }
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
-    return new MongoChangeStream(this.inner.watch(pipeline, options));
+    return new MongoChangeStream(this.inner.watch(pipeline, options), this.gate);
   }
 }
 
 class MongoDatabase implements DatabaseHandle {
-  constructor(private readonly inner: Db) {}
+  constructor(
+    private readonly inner: Db,
+    private readonly gate: StartGate,
+  ) {}
   get databaseName(): string {
     return this.inner.databaseName;
   }
   async getCollectionNames(): Promise<string[]> {
-    const list = await guard(() => this.inner.listCollections({}, { nameOnly: true }).toArray());
+    const list = await this.gate.run(() => this.inner.listCollections({}, { nameOnly: true }).toArray());
     return list.map((c) => c.name);
   }
   collection(name: string): CollectionHandle {
-    return new MongoCollection(this.inner.collection(name));
+    return new MongoCollection(this.inner.collection(name), this.gate);
   }
   async createCollection(name: string, options: CreateCollectionOptions = {}): Promise<CollectionHandle> {
-    await guard(() => this.inner.createCollection(name, options.viewOn ? { viewOn: options.viewOn, pipeline: options.pipeline ?? [] } : {}));
+    await this.gate.run(() => this.inner.createCollection(name, options.viewOn ? { viewOn: options.viewOn, pipeline: options.pipeline ?? [] } : {}));
     return this.collection(name);
   }
   async dropCollection(name: string): Promise<boolean> {
     try {
-      return await this.inner.dropCollection(name);
+      return await this.gate.run(() => this.inner.dropCollection(name));
     } catch (error) {
-      if (error instanceof MongoServerError && error.code === 26) return false;
-      translate(error);
+      if (error instanceof DatastoreError && error.code === 26) return false;
+      throw error;
     }
   }
   async dropDatabase(): Promise<void> {
-    await guard(() => this.inner.dropDatabase());
+    await this.gate.run(() => this.inner.dropDatabase());
   }
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
-    return new MongoChangeStream(this.inner.watch(pipeline, options));
+    return new MongoChangeStream(this.inner.watch(pipeline, options), this.gate);
   }
 }
 
 export class MongoDataSourceClient implements DataSourceClient {
   readonly engine = 'mongodb' as const;
   private readonly client: MongoClient;
+  private readonly gate = new StartGate();
 
   constructor(uri: string, options: MongoClientOptions = {}) {
-    this.client = new MongoClient(uri, options.readPreference ? { readPreference: options.readPreference } : {});
+    this.client = new MongoClient(uri, { ...(options.readPreference ? { readPreference: options.readPreference } : {}), ...(options.appName ? { appName: options.appName } : {}) });
   }
 
   admin(): AdminHandle {
     return {
       getDBNames: async () => {
-        const r = await guard(() => this.client.db('admin').admin().listDatabases({ nameOnly: true }));
+        const r = await this.gate.run(() => this.client.db('admin').admin().listDatabases({ nameOnly: true }));
         return r.databases.map((d) => d.name);
       },
     };
   }
   db(name: string): DatabaseHandle {
-    return new MongoDatabase(this.client.db(name));
+    return new MongoDatabase(this.client.db(name), this.gate);
   }
   startSession(): DataSession {
     return new MongoSession(this.client.startSession());
   }
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
-    return new MongoChangeStream(this.client.watch(pipeline, options));
+    return new MongoChangeStream(this.client.watch(pipeline, options), this.gate);
   }
   async close(): Promise<void> {
     await this.client.close();

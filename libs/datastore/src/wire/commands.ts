@@ -1,0 +1,602 @@
+/**
+ * The database commands the wire server answers, each mapped onto the embedded engine's data-access API
+ * (no second query engine): handshake and topology, catalog (databases, collections, indexes), CRUD with
+ * server-side cursors, sessions and transactions, and change streams. Replies follow MongoDB's shapes:
+ * write failures as `writeErrors`, command failures as `{ok: 0, errmsg, code, codeName}`.
+ */
+import { Long, ObjectId } from 'bson';
+import {
+  type BulkWriteOperation,
+  type BulkWriteResult,
+  type DataSession,
+  type Document,
+  type SortSpec,
+  type WatchOptions,
+} from '../api/data-source';
+import { DatastoreError, type WriteErrorDetail } from '../api/datastore.error';
+import { isPlainObject } from '../bson/values';
+import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
+import { type EmbeddedClient } from '../embedded/embedded-client';
+import { compileFilter } from '../engine/mingo';
+import { ChangeStreamCursor, DocumentCursor, newCursorId, type ServerCursor } from './cursors';
+import { WireCommandError } from './errors';
+import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
+import { sessionKey } from './sessions';
+import { type WireConnection, type WireServer } from './wire-server';
+
+export { WireCommandError };
+
+export interface CommandContext {
+  server: WireServer;
+  connection: WireConnection;
+  db: string;
+  command: Document;
+}
+
+interface Invocation extends CommandContext {
+  name: string;
+  client: EmbeddedClient;
+  session?: DataSession;
+  sessionKey?: string;
+}
+
+/** The server's version as far as drivers are concerned: MongoDB 7.0 (wire version 21). */
+const serverVersion = '7.0.0';
+const maxWireVersion = 21;
+const defaultFirstBatch = 101;
+const electionId = new ObjectId('7fffffff0000000000000001');
+
+type Handler = (call: Invocation) => Promise<Document> | Document;
+
+function fail(code: number, codeName: string, message: string): never {
+  throw new WireCommandError(code, codeName, message);
+}
+
+function collectionName(call: Invocation): string {
+  const name = call.command[call.name];
+  if (typeof name !== 'string' || name.length === 0) fail(73, 'InvalidNamespace', `collection name must be a non-empty string for ${call.name}`);
+  return name;
+}
+
+function collection(call: Invocation) {
+  return call.client.db(call.db).collection(collectionName(call));
+}
+
+function documentField(command: Document, field: string): Document | undefined {
+  const value = command[field];
+  if (value === undefined || value === null) return undefined;
+  if (!isPlainObject(value)) fail(14, 'TypeMismatch', `'${field}' must be a document`);
+  return value;
+}
+
+function numberField(command: Document, field: string): number | undefined {
+  const value = command[field];
+  if (value === undefined || value === null) return undefined;
+  const n = value instanceof Long ? value.toNumber() : value;
+  if (typeof n !== 'number' || !Number.isFinite(n)) fail(14, 'TypeMismatch', `'${field}' must be a number`);
+  return n;
+}
+
+/** Options the embedded engine cannot honour are refused rather than silently ignored. */
+function refuse(command: Document, fields: string[]): void {
+  for (const field of fields) {
+    if (command[field] !== undefined) fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore`);
+  }
+}
+
+function sessionOption(call: Invocation): { session?: DataSession } {
+  return call.session ? { session: call.session } : {};
+}
+
+// ---- handshake and server information ----
+
+function hello(call: Invocation): Document {
+  const { connection, server } = call;
+  if (call.name === 'hello' || call.name === 'isMaster' || call.name === 'ismaster') {
+    // The handshake names the cluster this connection serves (see WireServer.clusterOf).
+    connection.cluster ??= server.clusterOf(call.command);
+  }
+  const legacy = call.name !== 'hello';
+  return {
+    helloOk: true,
+    ...(legacy ? { ismaster: true } : { isWritablePrimary: true }),
+    secondary: false,
+    setName: server.replicaSetName,
+    setVersion: 1,
+    electionId,
+    hosts: [connection.me],
+    primary: connection.me,
+    me: connection.me,
+    maxBsonObjectSize: MAX_BSON_SIZE,
+    maxMessageSizeBytes: MAX_MESSAGE_SIZE,
+    maxWriteBatchSize: 100_000,
+    localTime: new Date(),
+    logicalSessionTimeoutMinutes: 30,
+    connectionId: connection.id,
+    minWireVersion: 0,
+    maxWireVersion,
+    readOnly: false,
+    ok: 1,
+  };
+}
+
+function buildInfo(): Document {
+  return { version: serverVersion, versionArray: [7, 0, 0, 0], gitVersion: 'tessera-datastore', modules: [], bits: 64, maxBsonObjectSize: MAX_BSON_SIZE, storageEngines: ['tessera-embedded'], ok: 1 };
+}
+
+// ---- cursors ----
+
+async function cursorReply(call: Invocation, cursor: ServerCursor, batchSize: number | undefined, field: 'firstBatch' | 'nextBatch', waitMs = 0, keepOpen = true): Promise<Document> {
+  const batch = await cursor.next(batchSize, waitMs);
+  const exhausted = batch.exhausted || !keepOpen;
+  if (exhausted) await call.server.cursors.remove(cursor.id);
+  else cursor.lastUsed = Date.now();
+  const reply: Document = { id: exhausted ? Long.ZERO : cursor.id, ns: cursor.ns, [field]: batch.docs };
+  if (batch.postBatchResumeToken) reply.postBatchResumeToken = batch.postBatchResumeToken;
+  return { cursor: reply, ok: 1 };
+}
+
+async function documentsReply(call: Invocation, ns: string, docs: Document[], batchSize: number | undefined, singleBatch = false): Promise<Document> {
+  const cursor = new DocumentCursor(newCursorId(), ns, call.connection.cluster ?? call.server.defaultCluster, docs);
+  call.server.cursors.add(cursor);
+  return cursorReply(call, cursor, batchSize ?? defaultFirstBatch, 'firstBatch', 0, !singleBatch);
+}
+
+async function getMore(call: Invocation): Promise<Document> {
+  const id = call.command.getMore;
+  if (!(id instanceof Long) && typeof id !== 'number') fail(14, 'TypeMismatch', 'getMore requires a cursor id');
+  const cursor = call.server.cursors.get(id);
+  if (!cursor || cursor.cluster !== (call.connection.cluster ?? call.server.defaultCluster)) fail(43, 'CursorNotFound', `cursor id ${String(id)} not found`);
+  const expected = `${call.db}.${String(call.command.collection)}`;
+  if (cursor.ns !== expected && !cursor.ns.endsWith('.$cmd.aggregate')) fail(13, 'Unauthorized', `Requested getMore on namespace '${expected}', but cursor belongs to a different namespace ${cursor.ns}`);
+  if (cursor.busy) fail(292, 'CursorInUse', `cursor id ${String(id)} is already in use`);
+  cursor.busy = true;
+  try {
+    // An awaitData (change stream) cursor waits up to maxTimeMS, 1 s by default, for the next change.
+    const waitMs = cursor instanceof ChangeStreamCursor ? (numberField(call.command, 'maxTimeMS') ?? 1000) : 0;
+    return await cursorReply(call, cursor, numberField(call.command, 'batchSize'), 'nextBatch', waitMs);
+  } finally {
+    cursor.busy = false;
+  }
+}
+
+async function killCursors(call: Invocation): Promise<Document> {
+  const ids = call.command.cursors;
+  if (!Array.isArray(ids)) fail(14, 'TypeMismatch', "killCursors requires a 'cursors' array");
+  const killed: unknown[] = [];
+  const notFound: unknown[] = [];
+  for (const id of ids as (Long | number)[]) ((await call.server.cursors.remove(id)) ? killed : notFound).push(Long.fromNumber(Number(id)));
+  return { cursorsKilled: killed, cursorsNotFound: notFound, cursorsAlive: [], cursorsUnknown: [], ok: 1 };
+}
+
+// ---- reads ----
+
+async function find(call: Invocation): Promise<Document> {
+  const { command } = call;
+  refuse(command, ['collation', 'let', 'tailable', 'min', 'max', 'returnKey', 'showRecordId']);
+  const limitField = numberField(command, 'limit') ?? 0;
+  const singleBatch = command.singleBatch === true || limitField < 0;
+  const limit = Math.abs(limitField);
+  const skip = numberField(command, 'skip');
+  if (skip !== undefined && skip < 0) fail(51024, 'BadValue', 'skip must be a non-negative number');
+  const docs = await collection(call)
+    .find(documentField(command, 'filter') ?? {}, documentField(command, 'projection'), {
+      sort: documentField(command, 'sort') as SortSpec | undefined,
+      skip,
+      limit: limit || undefined,
+      ...sessionOption(call),
+    })
+    .toArray();
+  const batchSize = numberField(command, 'batchSize');
+  return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize ?? (limit ? Math.min(limit, defaultFirstBatch) : undefined), singleBatch);
+}
+
+async function count(call: Invocation): Promise<Document> {
+  const { command } = call;
+  refuse(command, ['collation']);
+  const limit = numberField(command, 'limit');
+  const n = await collection(call).countDocuments(documentField(command, 'query') ?? {}, { skip: numberField(command, 'skip'), limit: limit ? Math.abs(limit) : undefined, ...sessionOption(call) });
+  return { n, ok: 1 };
+}
+
+async function distinct(call: Invocation): Promise<Document> {
+  const { command } = call;
+  refuse(command, ['collation']);
+  if (typeof command.key !== 'string') fail(14, 'TypeMismatch', "distinct requires a string 'key'");
+  const values = await collection(call).distinct(command.key, documentField(command, 'query') ?? {}, sessionOption(call));
+  return { values, ok: 1 };
+}
+
+async function aggregate(call: Invocation): Promise<Document> {
+  const { command } = call;
+  refuse(command, ['collation', 'let', 'explain']);
+  const pipeline = command.pipeline;
+  if (!Array.isArray(pipeline)) fail(14, 'TypeMismatch', "aggregate requires a 'pipeline' array");
+  const cursorOptions = documentField(command, 'cursor');
+  const batchSize = cursorOptions ? numberField(cursorOptions, 'batchSize') : undefined;
+  const first = pipeline[0] as Document | undefined;
+  if (first && isPlainObject(first) && '$changeStream' in first) return changeStream(call, first.$changeStream as Document, pipeline.slice(1) as Document[], batchSize);
+  if (command.aggregate === 1) fail(73, 'InvalidNamespace', "aggregate: 1 is only supported with a leading $changeStream stage");
+  for (const stage of pipeline as Document[]) {
+    if (isPlainObject(stage) && '$changeStream' in stage) fail(40602, 'Location40602', '$changeStream is only valid as the first stage in a pipeline');
+  }
+  const docs = await collection(call).aggregate(pipeline as Document[], sessionOption(call)).toArray();
+  return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize);
+}
+
+async function changeStream(call: Invocation, spec: Document, rest: Document[], batchSize: number | undefined): Promise<Document> {
+  if (!isPlainObject(spec)) fail(14, 'TypeMismatch', '$changeStream requires a document');
+  if (call.session) fail(263, 'OperationNotSupportedInTransaction', 'Operation not permitted in transaction :: caused by :: Cannot run $changeStream in a transaction');
+  const options: WatchOptions = {};
+  if (spec.fullDocument !== undefined) options.fullDocument = spec.fullDocument as WatchOptions['fullDocument'];
+  if (spec.fullDocumentBeforeChange !== undefined) options.fullDocumentBeforeChange = spec.fullDocumentBeforeChange as WatchOptions['fullDocumentBeforeChange'];
+  if (spec.resumeAfter !== undefined) options.resumeAfter = spec.resumeAfter as WatchOptions['resumeAfter'];
+  if (spec.startAfter !== undefined) options.startAfter = spec.startAfter as WatchOptions['startAfter'];
+  if (spec.startAtOperationTime !== undefined) {
+    // Event times carry the commit's sequence number as the Timestamp's increment.
+    const increment = Number((spec.startAtOperationTime as { i?: number; low?: number }).i ?? 0);
+    options.resumeAfter ??= encodeToken(Math.max(0, increment - 1), 0xffffffff);
+  }
+  let scope: { db?: string; coll?: string };
+  let ns: string;
+  if (call.command.aggregate === 1) {
+    if (call.db === 'admin') {
+      if (spec.allChangesForCluster !== true) fail(73, 'InvalidNamespace', "$changeStream may not be opened on the internal admin database unless allChangesForCluster is true");
+      scope = {};
+    } else {
+      scope = { db: call.db };
+    }
+    ns = `${call.db}.$cmd.aggregate`;
+  } else {
+    scope = { db: call.db, coll: collectionName(call) };
+    ns = `${call.db}.${collectionName(call)}`;
+  }
+  const client = call.client;
+  const stream = new EmbeddedChangeStream(client.store, scope, rest, options);
+  const cursor = new ChangeStreamCursor(newCursorId(), ns, call.connection.cluster ?? call.server.defaultCluster, stream, client.store);
+  call.server.cursors.add(cursor);
+  try {
+    return await cursorReply(call, cursor, batchSize, 'firstBatch');
+  } catch (error) {
+    await call.server.cursors.remove(cursor.id);
+    throw error;
+  }
+}
+
+// ---- writes ----
+
+function writeErrorsReply(n: number, writeErrors: WriteErrorDetail[], extra: Document = {}): Document {
+  const reply: Document = { n, ...extra };
+  if (writeErrors.length > 0) reply.writeErrors = writeErrors.map((e) => ({ index: e.index, code: e.code, errmsg: e.errmsg }));
+  reply.ok = 1;
+  return reply;
+}
+
+function statements(command: Document, field: string): Document[] {
+  const list = command[field];
+  if (!Array.isArray(list)) fail(14, 'TypeMismatch', `'${field}' must be an array`);
+  if (list.length === 0) fail(16, 'InvalidLength', `Write batch sizes must be between 1 and 100000. Got 0 operations.`);
+  for (const item of list) if (!isPlainObject(item)) fail(14, 'TypeMismatch', `every entry of '${field}' must be a document`);
+  return list as Document[];
+}
+
+function isDetailed(error: unknown): error is DatastoreError & { writeErrors: WriteErrorDetail[] } {
+  return error instanceof DatastoreError && Array.isArray(error.writeErrors);
+}
+
+function writeErrorOf(error: unknown, index: number): WriteErrorDetail {
+  if (error instanceof DatastoreError) return { index, code: error.code, errmsg: error.message };
+  if (error instanceof WireCommandError) return { index, code: error.code, errmsg: error.message };
+  throw error;
+}
+
+async function insert(call: Invocation): Promise<Document> {
+  const docs = statements(call.command, 'documents');
+  const ordered = call.command.ordered !== false;
+  const coll = collection(call);
+  try {
+    const result = await coll.insertMany(docs, { ordered, ...sessionOption(call) });
+    return writeErrorsReply(result.insertedCount, []);
+  } catch (error) {
+    if (isDetailed(error)) return writeErrorsReply((error.result as BulkWriteResult | undefined)?.insertedCount ?? 0, error.writeErrors);
+    // A document refused before anything was written (e.g. an array _id): insert one by one so the
+    // others are written as MongoDB would, and the refused one is reported at its index.
+    if (!(error instanceof DatastoreError) || call.session) throw error;
+  }
+  let n = 0;
+  const writeErrors: WriteErrorDetail[] = [];
+  for (let i = 0; i < docs.length; i++) {
+    try {
+      await coll.insertOne(docs[i]);
+      n++;
+    } catch (error) {
+      writeErrors.push(writeErrorOf(error, i));
+      if (ordered) break;
+    }
+  }
+  return writeErrorsReply(n, writeErrors);
+}
+
+function isReplacement(u: unknown): u is Document {
+  return isPlainObject(u) && !Object.keys(u).some((key) => key.startsWith('$'));
+}
+
+function updateOperation(statement: Document): BulkWriteOperation {
+  refuse(statement, ['collation', 'c', 'sort']);
+  const filter = (statement.q ?? {}) as Document;
+  const u = statement.u;
+  const upsert = statement.upsert === true;
+  const arrayFilters = statement.arrayFilters as Document[] | undefined;
+  if (isReplacement(u)) {
+    if (statement.multi === true) fail(9, 'FailedToParse', 'multi update is not supported for replacement-style update');
+    return { replaceOne: { filter, replacement: u, upsert } };
+  }
+  if (!isPlainObject(u) && !Array.isArray(u)) fail(9, 'FailedToParse', 'Update argument must be either an object or an array');
+  const spec = { filter, update: u as Document | Document[], upsert, ...(arrayFilters ? { arrayFilters } : {}) };
+  return statement.multi === true ? { updateMany: spec } : { updateOne: spec };
+}
+
+function deleteOperation(statement: Document): BulkWriteOperation {
+  refuse(statement, ['collation']);
+  const limit = Number(statement.limit ?? 0);
+  if (limit !== 0 && limit !== 1) fail(9, 'FailedToParse', `The limit field in delete objects must be 0 or 1. Got ${limit}`);
+  const filter = (statement.q ?? {}) as Document;
+  return limit === 1 ? { deleteOne: { filter } } : { deleteMany: { filter } };
+}
+
+/**
+ * Runs write statements as one bulk write of the embedded engine (one commit); when a statement is refused
+ * before anything is written, runs them one at a time so the others still apply and the refusal is
+ * reported at its own index.
+ */
+async function runStatements(call: Invocation, list: Document[], toOperation: (statement: Document) => BulkWriteOperation): Promise<{ result: BulkWriteResult; writeErrors: WriteErrorDetail[] }> {
+  const ordered = call.command.ordered !== false;
+  const coll = collection(call);
+  let operations: BulkWriteOperation[] | undefined;
+  try {
+    operations = list.map(toOperation);
+    return { result: await coll.bulkWrite(operations, { ordered, ...sessionOption(call) }), writeErrors: [] };
+  } catch (error) {
+    if (isDetailed(error) && error.result) return { result: error.result as BulkWriteResult, writeErrors: error.writeErrors };
+    if (!(error instanceof DatastoreError || error instanceof WireCommandError) || call.session) throw error;
+  }
+  const total: BulkWriteResult = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
+  const writeErrors: WriteErrorDetail[] = [];
+  for (let i = 0; i < list.length; i++) {
+    try {
+      const r = await coll.bulkWrite([toOperation(list[i])]);
+      total.matchedCount += r.matchedCount;
+      total.modifiedCount += r.modifiedCount;
+      total.deletedCount += r.deletedCount;
+      total.upsertedCount += r.upsertedCount;
+      if (r.upsertedCount) total.upsertedIds[i] = r.upsertedIds[0];
+    } catch (error) {
+      writeErrors.push(isDetailed(error) ? { ...error.writeErrors[0], index: i } : writeErrorOf(error, i));
+      if (ordered) break;
+    }
+  }
+  return { result: total, writeErrors };
+}
+
+async function update(call: Invocation): Promise<Document> {
+  const list = statements(call.command, 'updates');
+  const { result, writeErrors } = await runStatements(call, list, updateOperation);
+  const upserted = Object.entries(result.upsertedIds).map(([index, _id]) => ({ index: Number(index), _id }));
+  return writeErrorsReply(result.matchedCount + result.upsertedCount, writeErrors, { nModified: result.modifiedCount, ...(upserted.length ? { upserted } : {}) });
+}
+
+async function remove(call: Invocation): Promise<Document> {
+  const list = statements(call.command, 'deletes');
+  const { result, writeErrors } = await runStatements(call, list, deleteOperation);
+  return writeErrorsReply(result.deletedCount, writeErrors);
+}
+
+async function findAndModify(call: Invocation): Promise<Document> {
+  const { command } = call;
+  refuse(command, ['collation', 'let', 'hint']);
+  const coll = collection(call);
+  const query = documentField(command, 'query') ?? {};
+  const sort = documentField(command, 'sort') as SortSpec | undefined;
+  const projection = documentField(command, 'fields');
+  const session = sessionOption(call);
+  if (command.remove === true) {
+    if (command.update !== undefined) fail(9, 'FailedToParse', 'Cannot specify both an update and remove=true');
+    if (command.new === true) fail(9, 'FailedToParse', 'Cannot specify both new=true and remove=true; \'remove\' always returns the deleted document');
+    const value = await coll.findOneAndDelete(query, { sort, projection, ...session });
+    return { lastErrorObject: { n: value ? 1 : 0 }, value, ok: 1 };
+  }
+  const u = command.update;
+  if (u === undefined) fail(9, 'FailedToParse', 'Either an update or remove=true must be specified');
+  const upsert = command.upsert === true;
+  const returnNewDocument = command.new === true;
+  // Whether a document matched decides lastErrorObject.updatedExisting; only an upsert needs asking.
+  const existed = upsert ? (await coll.findOne(query, { _id: 1 }, { sort, ...session })) !== null : true;
+  const options = { upsert, returnNewDocument, sort, projection, arrayFilters: command.arrayFilters as Document[] | undefined, ...session };
+  const value = isReplacement(u) ? await coll.findOneAndReplace(query, u, options) : await coll.findOneAndUpdate(query, u as Document | Document[], options);
+  const upserted = upsert && !existed;
+  const lastErrorObject: Document = { n: value !== null || upserted ? 1 : 0, updatedExisting: !upserted && value !== null };
+  if (upserted && value && '_id' in value) lastErrorObject.upserted = value._id;
+  return { lastErrorObject, value, ok: 1 };
+}
+
+// ---- catalog ----
+
+async function listDatabases(call: Invocation): Promise<Document> {
+  const names = await call.client.admin().getDBNames();
+  const filter = documentField(call.command, 'filter');
+  const matches = filter ? compileFilter(filter) : undefined;
+  const databases = names.map((name) => (call.command.nameOnly === true ? { name } : { name, sizeOnDisk: 0, empty: false })).filter((d) => !matches || matches(d));
+  return call.command.nameOnly === true ? { databases, ok: 1 } : { databases, totalSize: 0, totalSizeMb: 0, ok: 1 };
+}
+
+async function listCollections(call: Invocation): Promise<Document> {
+  const names = await call.client.db(call.db).getCollectionNames();
+  const filter = documentField(call.command, 'filter');
+  const matches = filter ? compileFilter(filter) : undefined;
+  const infos = names.map((name) => {
+    const view = call.client.store.collection(call.db, name)?.view;
+    const info: Document = view
+      ? { name, type: 'view', options: { viewOn: view.viewOn, pipeline: view.pipeline }, info: { readOnly: true } }
+      : { name, type: 'collection', options: {}, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } };
+    return info;
+  });
+  const selected = infos.filter((info) => !matches || matches(info)).map((info) => (call.command.nameOnly === true ? { name: info.name, type: info.type } : info));
+  const cursorOptions = documentField(call.command, 'cursor');
+  return documentsReply(call, `${call.db}.$cmd.listCollections`, selected, cursorOptions ? numberField(cursorOptions, 'batchSize') : undefined);
+}
+
+async function create(call: Invocation): Promise<Document> {
+  const { command } = call;
+  refuse(command, ['capped', 'timeseries', 'clusteredIndex', 'collation', 'validator', 'changeStreamPreAndPostImages', 'expireAfterSeconds']);
+  const viewOn = command.viewOn;
+  if (viewOn !== undefined && typeof viewOn !== 'string') fail(14, 'TypeMismatch', "'viewOn' must be a string");
+  await call.client.db(call.db).createCollection(collectionName(call), viewOn ? { viewOn, pipeline: (command.pipeline as Document[] | undefined) ?? [] } : {});
+  return { ok: 1 };
+}
+
+async function drop(call: Invocation): Promise<Document> {
+  const name = collectionName(call);
+  const state = call.client.store.collection(call.db, name);
+  const nIndexesWas = state?.indexes.size ?? 0;
+  // MongoDB 7.0 answers ok for a collection that does not exist.
+  await call.client.db(call.db).dropCollection(name);
+  return { nIndexesWas, ns: `${call.db}.${name}`, ok: 1 };
+}
+
+async function dropDatabase(call: Invocation): Promise<Document> {
+  await call.client.db(call.db).dropDatabase();
+  return { dropped: call.db, ok: 1 };
+}
+
+const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background']);
+
+async function createIndexes(call: Invocation): Promise<Document> {
+  const indexes = call.command.indexes;
+  if (!Array.isArray(indexes) || indexes.length === 0) fail(2, 'BadValue', "createIndexes requires a non-empty 'indexes' array");
+  const name = collectionName(call);
+  const existed = call.client.store.collection(call.db, name) !== undefined;
+  const numIndexesBefore = call.client.store.collection(call.db, name)?.indexes.size ?? 1;
+  const coll = collection(call);
+  for (const spec of indexes as Document[]) {
+    if (!isPlainObject(spec) || !isPlainObject(spec.key)) fail(9, 'FailedToParse', "every index needs a 'key' document");
+    for (const option of Object.keys(spec)) {
+      if (!supportedIndexOptions.has(option)) fail(197, 'InvalidIndexSpecificationOption', `The index option '${option}' is not supported by the Tessera datastore`);
+    }
+    if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
+    await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true });
+  }
+  const numIndexesAfter = call.client.store.collection(call.db, name)?.indexes.size ?? numIndexesBefore;
+  return { createdCollectionAutomatically: !existed, numIndexesBefore, numIndexesAfter, ok: 1 };
+}
+
+async function listIndexes(call: Invocation): Promise<Document> {
+  const name = collectionName(call);
+  if (!call.client.store.collection(call.db, name)) fail(26, 'NamespaceNotFound', `ns does not exist: ${call.db}.${name}`);
+  const indexes = (await collection(call).listIndexes()).map((index) => ({ v: 2, ...index }));
+  const cursorOptions = documentField(call.command, 'cursor');
+  return documentsReply(call, `${call.db}.$cmd.listIndexes.${name}`, indexes, cursorOptions ? numberField(cursorOptions, 'batchSize') : undefined);
+}
+
+async function dropIndexes(call: Invocation): Promise<Document> {
+  const name = collectionName(call);
+  const state = call.client.store.collection(call.db, name);
+  if (!state) fail(26, 'NamespaceNotFound', `ns not found ${call.db}.${name}`);
+  const nIndexesWas = state.indexes.size;
+  const coll = collection(call);
+  const current = await coll.listIndexes();
+  const which = call.command.index;
+  let names: string[];
+  if (which === '*') names = current.map((i) => i.name).filter((n) => n !== '_id_');
+  else if (typeof which === 'string') names = [which];
+  else if (Array.isArray(which)) names = which.map(String);
+  else if (isPlainObject(which)) {
+    const found = current.find((i) => JSON.stringify(i.key) === JSON.stringify(which));
+    if (!found) fail(27, 'IndexNotFound', `can't find index with key: ${JSON.stringify(which)}`);
+    names = [found.name];
+  } else fail(14, 'TypeMismatch', "dropIndexes requires 'index'");
+  for (const index of names) {
+    if (index === '_id_') fail(72, 'InvalidOptions', 'cannot drop _id index');
+    if (!current.some((i) => i.name === index)) fail(27, 'IndexNotFound', `index not found with name [${index}]`);
+  }
+  for (const index of names) await coll.dropIndex(index);
+  return { nIndexesWas, ok: 1 };
+}
+
+// ---- sessions and transactions ----
+
+async function endSessions(call: Invocation): Promise<Document> {
+  const list = call.command[call.name];
+  if (Array.isArray(list)) {
+    for (const lsid of list) {
+      const key = sessionKey(call.connection.cluster ?? call.server.defaultCluster, lsid);
+      if (key) await call.server.sessions.end(key);
+    }
+  }
+  return { ok: 1 };
+}
+
+async function commitTransaction(call: Invocation): Promise<Document> {
+  await call.server.sessions.commit(call.sessionKey, call.command);
+  return { ok: 1 };
+}
+
+async function abortTransaction(call: Invocation): Promise<Document> {
+  await call.server.sessions.abort(call.sessionKey, call.command);
+  return { ok: 1 };
+}
+
+const handlers: Record<string, Handler> = {
+  hello,
+  isMaster: hello,
+  ismaster: hello,
+  ping: () => ({ ok: 1 }),
+  buildInfo,
+  buildinfo: buildInfo,
+  getParameter: (call) => (call.command.featureCompatibilityVersion ? { featureCompatibilityVersion: { version: '7.0' }, ok: 1 } : { ok: 1 }),
+  whatsmyuri: (call) => ({ you: call.connection.me, ok: 1 }),
+  connectionStatus: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
+  hostInfo: () => ({ system: { currentTime: new Date() }, os: {}, extra: {}, ok: 1 }),
+  endSessions,
+  killCursors,
+  getMore,
+  listDatabases,
+  listCollections,
+  create,
+  drop,
+  dropDatabase,
+  createIndexes,
+  listIndexes,
+  dropIndexes,
+  find,
+  insert,
+  update,
+  delete: remove,
+  findAndModify,
+  findandmodify: findAndModify,
+  aggregate,
+  count,
+  distinct,
+  commitTransaction,
+  abortTransaction,
+};
+
+/** Commands allowed inside a multi-document transaction (the rest are refused there, as MongoDB does). */
+const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'count', 'distinct', 'killCursors']);
+
+/** Runs one command and answers its reply document (errors are thrown; the server turns them into replies). */
+export async function runCommand(context: CommandContext): Promise<Document> {
+  const name = Object.keys(context.command)[0];
+  const handler = name === undefined ? undefined : handlers[name];
+  if (!handler || name === undefined) fail(59, 'CommandNotFound', `no such command: '${name ?? ''}'`);
+  if (!context.db && name !== 'hello' && name !== 'isMaster' && name !== 'ismaster') fail(73, 'InvalidNamespace', "the command names no database ($db)");
+  const { server, connection, command } = context;
+  const cluster = connection.cluster ?? (name === 'hello' || name === 'isMaster' || name === 'ismaster' ? server.clusterOf(command) : server.defaultCluster);
+  const client = server.clientFor(cluster);
+  const key = sessionKey(cluster, command.lsid);
+  const call: Invocation = { ...context, name, client, sessionKey: key };
+  if (name !== 'commitTransaction' && name !== 'abortTransaction') {
+    if (command.autocommit === false && !transactional.has(name)) fail(263, 'OperationNotSupportedInTransaction', `Cannot run '${name}' in a multi-document transaction.`);
+    call.session = await server.sessions.forCommand(client, key, command);
+  }
+  return handler(call);
+}

@@ -1,0 +1,145 @@
+/**
+ * MongoDB wire-protocol framing: the 16-byte message header, OP_MSG (kind 0 body and kind 1 document
+ * sequences, optional trailing checksum), and the legacy OP_QUERY / OP_REPLY pair drivers still use for the
+ * first `hello` of a connection. Written from the protocol's public description; only what the datastore
+ * server needs.
+ */
+import { BSON } from 'bson';
+import { type Document } from '../api/data-source';
+
+export const OP_REPLY = 1;
+export const OP_QUERY = 2004;
+export const OP_COMPRESSED = 2012;
+export const OP_MSG = 2013;
+
+/** OP_MSG flag bits. */
+export const CHECKSUM_PRESENT = 1 << 0;
+export const MORE_TO_COME = 1 << 1;
+
+export const HEADER_SIZE = 16;
+/** Largest message the server accepts and advertises (`maxMessageSizeBytes`). */
+export const MAX_MESSAGE_SIZE = 48_000_000;
+export const MAX_BSON_SIZE = 16 * 1024 * 1024;
+
+export interface MessageHeader {
+  length: number;
+  requestId: number;
+  responseTo: number;
+  opCode: number;
+}
+
+export type IncomingMessage =
+  | { kind: 'msg'; header: MessageHeader; flags: number; command: Document }
+  | { kind: 'query'; header: MessageHeader; collection: string; command: Document };
+
+export class ProtocolError extends Error {}
+
+// Values decoded the way the embedded engine keeps them: numbers as JS numbers, Longs only when unsafe.
+const decodeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: false } as const;
+
+export function readHeader(buf: Buffer, offset = 0): MessageHeader {
+  return { length: buf.readInt32LE(offset), requestId: buf.readInt32LE(offset + 4), responseTo: buf.readInt32LE(offset + 8), opCode: buf.readInt32LE(offset + 12) };
+}
+
+function readDocument(buf: Buffer, offset: number, end: number): { doc: Document; next: number } {
+  if (offset + 5 > end) throw new ProtocolError('truncated BSON document');
+  const size = buf.readInt32LE(offset);
+  if (size < 5 || offset + size > end) throw new ProtocolError('BSON document overruns its section');
+  const doc = BSON.deserialize(buf.subarray(offset, offset + size), decodeOptions);
+  return { doc, next: offset + size };
+}
+
+function readCString(buf: Buffer, offset: number, end: number): { value: string; next: number } {
+  const zero = buf.indexOf(0, offset);
+  if (zero < 0 || zero >= end) throw new ProtocolError('unterminated string');
+  return { value: buf.toString('utf8', offset, zero), next: zero + 1 };
+}
+
+/**
+ * Decodes one complete message (`buf` holds exactly it). An OP_MSG's document sequences become array
+ * fields of its body, as the protocol defines them to be equivalent.
+ */
+export function decodeMessage(buf: Buffer): IncomingMessage {
+  const header = readHeader(buf);
+  if (header.opCode === OP_MSG) {
+    const flags = buf.readUInt32LE(HEADER_SIZE);
+    // Bits 0-15 are required to be understood: only checksumPresent and moreToCome are defined.
+    if ((flags & 0xffff) & ~(CHECKSUM_PRESENT | MORE_TO_COME)) throw new ProtocolError(`unsupported OP_MSG flag bits ${flags.toString(16)}`);
+    const end = flags & CHECKSUM_PRESENT ? buf.length - 4 : buf.length;
+    let offset = HEADER_SIZE + 4;
+    let body: Document | undefined;
+    const sequences: [string, Document[]][] = [];
+    while (offset < end) {
+      const kind = buf[offset++];
+      if (kind === 0) {
+        if (body) throw new ProtocolError('OP_MSG holds more than one body section');
+        const read = readDocument(buf, offset, end);
+        body = read.doc;
+        offset = read.next;
+      } else if (kind === 1) {
+        const size = buf.readInt32LE(offset);
+        const sectionEnd = offset + size;
+        if (size < 5 || sectionEnd > end) throw new ProtocolError('document sequence overruns the message');
+        const id = readCString(buf, offset + 4, sectionEnd);
+        const docs: Document[] = [];
+        let at = id.next;
+        while (at < sectionEnd) {
+          const read = readDocument(buf, at, sectionEnd);
+          docs.push(read.doc);
+          at = read.next;
+        }
+        sequences.push([id.value, docs]);
+        offset = sectionEnd;
+      } else {
+        throw new ProtocolError(`unknown OP_MSG section kind ${kind}`);
+      }
+    }
+    if (!body) throw new ProtocolError('OP_MSG without a body section');
+    for (const [name, docs] of sequences) {
+      if (name in body) throw new ProtocolError(`field '${name}' is both in the body and a document sequence`);
+      body[name] = docs;
+    }
+    return { kind: 'msg', header, flags, command: body };
+  }
+  if (header.opCode === OP_QUERY) {
+    let offset = HEADER_SIZE + 4; // flags
+    const name = readCString(buf, offset, buf.length);
+    offset = name.next + 8; // numberToSkip, numberToReturn
+    const { doc } = readDocument(buf, offset, buf.length);
+    // Legacy commands may wrap the command in `$query` beside read preference modifiers.
+    const command = doc.$query && typeof doc.$query === 'object' ? (doc.$query as Document) : doc;
+    return { kind: 'query', header, collection: name.value, command };
+  }
+  throw new ProtocolError(`unsupported opCode ${header.opCode}`);
+}
+
+function header(length: number, requestId: number, responseTo: number, opCode: number): Buffer {
+  const out = Buffer.allocUnsafe(HEADER_SIZE);
+  out.writeInt32LE(length, 0);
+  out.writeInt32LE(requestId, 4);
+  out.writeInt32LE(responseTo, 8);
+  out.writeInt32LE(opCode, 12);
+  return out;
+}
+
+/** An OP_MSG with a single body section. */
+export function encodeMsg(requestId: number, responseTo: number, body: Document, flags = 0): Buffer {
+  const bson = BSON.serialize(body, { ignoreUndefined: true });
+  const length = HEADER_SIZE + 4 + 1 + bson.length;
+  const flagAndKind = Buffer.alloc(5);
+  flagAndKind.writeUInt32LE(flags, 0);
+  flagAndKind[4] = 0;
+  return Buffer.concat([header(length, requestId, responseTo, OP_MSG), flagAndKind, bson], length);
+}
+
+/** An OP_REPLY carrying one document (the answer to a legacy OP_QUERY command). */
+export function encodeReply(requestId: number, responseTo: number, doc: Document): Buffer {
+  const bson = BSON.serialize(doc, { ignoreUndefined: true });
+  const fixed = Buffer.alloc(20);
+  fixed.writeInt32LE(0, 0); // responseFlags
+  fixed.writeBigInt64LE(0n, 4); // cursorID
+  fixed.writeInt32LE(0, 12); // startingFrom
+  fixed.writeInt32LE(1, 16); // numberReturned
+  const length = HEADER_SIZE + fixed.length + bson.length;
+  return Buffer.concat([header(length, requestId, responseTo, OP_REPLY), fixed, bson], length);
+}

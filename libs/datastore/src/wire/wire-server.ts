@@ -1,0 +1,196 @@
+/**
+ * The datastore wire server: a TCP server speaking the MongoDB wire protocol in front of the embedded
+ * engine, so the official driver (and the MongoDB adapter built on it) can use embedded clusters from other
+ * processes. It answers as the primary of a one-member replica set. Each connection serves the embedded
+ * cluster its handshake names (the driver's `appName`), stored where standalone mode keeps it
+ * (`<clustersDir>/<cluster>`), so one data directory works either way.
+ */
+import { randomInt } from 'node:crypto';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { type Document } from '../api/data-source';
+import { DatastoreError } from '../api/datastore.error';
+import { type EmbeddedClient, openEmbeddedClient } from '../embedded/embedded-client';
+import { type ServiceStoreOptions } from '../embedded/service-store';
+import { type CommandContext, runCommand } from './commands';
+import { CursorRegistry } from './cursors';
+import { WireCommandError } from './errors';
+import { decodeMessage, encodeMsg, encodeReply, HEADER_SIZE, MAX_MESSAGE_SIZE, MORE_TO_COME, ProtocolError } from './protocol';
+import { SessionRegistry } from './sessions';
+
+export interface WireServerOptions {
+  /** Where the embedded clusters live: cluster `name` is the store in `<clustersDir>/<name>`. */
+  clustersDir: string;
+  /** The cluster of connections whose handshake names none (or no valid one). */
+  defaultCluster?: string;
+  port?: number;
+  host?: string;
+  embedded?: ServiceStoreOptions;
+  /** Replica set name reported in `hello`. */
+  replicaSetName?: string;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+/** Cluster names the server accepts from a handshake: the same rule as cluster directories, no blanks. */
+const clusterNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export interface WireConnection {
+  readonly id: number;
+  /** `host:port` the client reached this server at (reported as `me` and the replica set's host). */
+  readonly me: string;
+  cluster?: string;
+}
+
+export class WireServer {
+  private readonly clients = new Map<string, EmbeddedClient>();
+  private readonly sockets = new Set<Socket>();
+  readonly cursors = new CursorRegistry();
+  readonly sessions = new SessionRegistry();
+  private nextConnectionId = 1;
+  private requestId = randomInt(1, 1_000_000);
+  private closing = false;
+  private readonly sweeper: NodeJS.Timeout;
+  readonly replicaSetName: string;
+  readonly defaultCluster: string;
+
+  private constructor(
+    private readonly server: Server,
+    private readonly options: WireServerOptions,
+  ) {
+    this.replicaSetName = options.replicaSetName ?? 'tessera';
+    this.defaultCluster = options.defaultCluster ?? 'default';
+    // Idle cursors and sessions are dropped as MongoDB does (10 and 30 minutes).
+    this.sweeper = setInterval(() => {
+      this.cursors.sweep(10 * 60_000);
+      void this.sessions.sweep(30 * 60_000);
+    }, 60_000);
+    this.sweeper.unref();
+  }
+
+  static async start(options: WireServerOptions): Promise<WireServer> {
+    const server = createServer();
+    const wire = new WireServer(server, options);
+    server.on('connection', (socket) => wire.accept(socket));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return wire;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** A connection string for this server (`directConnection`: the driver keeps to this address). */
+  uri(host = '127.0.0.1'): string {
+    return `mongodb://${host}:${this.port}/?directConnection=true`;
+  }
+
+  get listening(): boolean {
+    return this.server.listening && !this.closing;
+  }
+
+  /** The embedded client of a cluster, opened on first use and kept until the server closes. */
+  clientFor(cluster: string): EmbeddedClient {
+    let client = this.clients.get(cluster);
+    if (!client) {
+      client = openEmbeddedClient(join(this.options.clustersDir, cluster), this.options.embedded);
+      this.clients.set(cluster, client);
+    }
+    return client;
+  }
+
+  clusterOf(handshake: Document): string {
+    const client = handshake.client as Document | undefined;
+    const application = client?.application as Document | undefined;
+    const name = application?.name;
+    return typeof name === 'string' && clusterNamePattern.test(name) ? name : this.defaultCluster;
+  }
+
+  private accept(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
+    this.sockets.add(socket);
+    socket.setNoDelay(true);
+    const local = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+    const connection: WireConnection = { id: this.nextConnectionId++, me: `${local.includes(':') ? `[${local}]` : local}:${socket.localPort ?? this.port}` };
+    let buffered: Buffer = Buffer.alloc(0);
+    let chain = Promise.resolve();
+    socket.on('data', (chunk: Buffer) => {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 4) {
+        const length = buffered.readInt32LE(0);
+        if (length < HEADER_SIZE || length > MAX_MESSAGE_SIZE) {
+          this.options.log?.('warn', `wire connection ${connection.id}: message length ${length} out of range; closing`);
+          socket.destroy();
+          return;
+        }
+        if (buffered.length < length) break;
+        const message = buffered.subarray(0, length);
+        buffered = buffered.subarray(length);
+        // One request at a time per connection, in order, as drivers expect.
+        chain = chain.then(() => this.handle(socket, connection, message));
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => this.sockets.delete(socket));
+  }
+
+  private async handle(socket: Socket, connection: WireConnection, raw: Buffer): Promise<void> {
+    let message;
+    try {
+      message = decodeMessage(raw);
+    } catch (error) {
+      this.options.log?.('warn', `wire connection ${connection.id}: ${error instanceof Error ? error.message : String(error)}; closing`);
+      socket.destroy();
+      return;
+    }
+    const named = message.command.$db;
+    const db = message.kind === 'msg' ? (typeof named === 'string' ? named : '') : message.collection.replace(/\.\$cmd$/, '');
+    const context: CommandContext = { server: this, connection, db, command: message.command };
+    const reply = await this.execute(context);
+    if (message.kind === 'msg' && message.flags & MORE_TO_COME) return;
+    if (socket.destroyed) return;
+    const requestId = (this.requestId = (this.requestId + 1) % 0x7fffffff);
+    socket.write(message.kind === 'msg' ? encodeMsg(requestId, message.header.requestId, reply) : encodeReply(requestId, message.header.requestId, reply));
+  }
+
+  private async execute(context: CommandContext): Promise<Document> {
+    try {
+      return await runCommand(context);
+    } catch (error) {
+      return errorReply(error, this.options.log);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.sweeper);
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      for (const socket of this.sockets) socket.destroy();
+    });
+    await this.cursors.closeAll();
+    await this.sessions.closeAll();
+    for (const client of this.clients.values()) await client.close();
+    this.clients.clear();
+  }
+}
+
+/** A command failure as MongoDB answers it: `{ok: 0, errmsg, code, codeName}` (plus error labels). */
+export function errorReply(error: unknown, log?: WireServerOptions['log']): Document {
+  if (error instanceof WireCommandError) {
+    return { ok: 0, errmsg: error.message, code: error.code, codeName: error.codeName, ...(error.labels.length ? { errorLabels: error.labels } : {}) };
+  }
+  if (error instanceof DatastoreError) return { ok: 0, errmsg: error.message, code: error.code, codeName: error.codeName };
+  if (error instanceof ProtocolError) return { ok: 0, errmsg: error.message, code: 9, codeName: 'FailedToParse' };
+  log?.('error', `wire command failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  return { ok: 0, errmsg: error instanceof Error ? error.message : String(error), code: 1, codeName: 'InternalError' };
+}
