@@ -35,8 +35,9 @@ export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnModule
       durable: TRIGGERS_CONSUMER,
       subject: Subjects.DatastoreDocumentChanged,
       handler: (change, context) => this.handle(change, context),
-      // Past the longest function run, so a slow trigger is not handed to another replica meanwhile.
-      ackWaitMs: 330_000,
+      // A running trigger keeps its event by reporting progress; an event whose replica died (or whose
+      // delivery a broker restart lost) goes to another replica after this long.
+      ackWaitMs: 15_000,
     });
   }
 

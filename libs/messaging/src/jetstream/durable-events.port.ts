@@ -38,7 +38,10 @@ export interface DurableConsumerOptions<S extends EventSubject> {
   durable: string;
   subject: S;
   handler: (payload: EventPayload<S>, context: DurableEventContext) => Promise<void> | void;
-  /** An event not acknowledged within this time is delivered again (default 30 s). */
+  /**
+   * An event not acknowledged within this time is delivered again (default 30 s). A handler still running
+   * keeps its event (JetStream: the consumer reports progress every third of it).
+   */
   ackWaitMs?: number;
   /** Deliveries before an event that keeps failing is given up (default 5). */
   maxDeliver?: number;

@@ -152,12 +152,18 @@ export class JetStreamEvents extends DurableEvents {
       await this.acknowledge(message, options.ackWaitMs ?? 30_000);
       return;
     }
+    // A handler may run longer than the ack wait (a slow trigger function): tell the server it is still in
+    // progress, so the event is not handed to another replica meanwhile; a replica that dies stops telling it.
+    const ackWaitMs = options.ackWaitMs ?? 30_000;
+    const progress = setInterval(() => message.working(), Math.max(500, Math.floor(ackWaitMs / 3)));
     try {
       await traced(options.subject, 'process', SpanKind.CONSUMER, context, () => options.handler(payload, context));
     } catch (error) {
       logger.error(`handler of ${options.subject} failed (sequence ${message.seq}, delivery ${context.deliveryCount}, correlation id ${context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
       message.nak(1_000);
       return;
+    } finally {
+      clearInterval(progress);
     }
     if (context.messageId) {
       recent.add(context.messageId);
