@@ -77,12 +77,16 @@ class Feed {
   private async follow(): Promise<void> {
     const from = this.published ?? (await this.positions.get(this.key));
     if (this.stopped) return;
+    logger.log(`following the changes of ${this.key} ${from ? `after ${from._data}` : 'from now'}`);
     // Updates carry the document after them (looked up) and, where the source keeps it, before them.
     this.stream = this.client.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable', ...(from ? { resumeAfter: from } : {}) });
     try {
       for await (const event of this.stream) {
         const payload = toDocumentChanged(this.source, event);
-        if (payload) await this.events.publish(Subjects.DatastoreDocumentChanged, payload, { messageId: changeMessageId(this.source, event._id), retryForMs: PUBLISH_RETRY_MS });
+        if (payload) {
+          const stored = await this.events.publish(Subjects.DatastoreDocumentChanged, payload, { messageId: changeMessageId(this.source, event._id), retryForMs: PUBLISH_RETRY_MS });
+          logger.debug(`published ${this.key} ${event._id._data} (${stored.duplicate ? 'duplicate' : `sequence ${stored.sequence}`})`);
+        }
         this.published = event._id;
         await this.savePosition(false);
       }
