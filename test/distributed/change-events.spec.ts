@@ -9,6 +9,7 @@ import {
   InMemoryExecutionLogStore,
   InMemoryValues,
   TRIGGERS_CONSUMER,
+  TriggerClaims,
 } from '@tessera/function-runtime';
 import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
 import { DataSources, DeployedApps, FileAppRegistry, FileDeploymentStore } from '@tessera/platform';
@@ -52,7 +53,8 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
       options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 },
     });
     const events = await connect();
-    const consumer = new DatabaseTriggerConsumer(events, deployed, runtime);
+    // Replicas share the claims of trigger runs in the platform database, as runtime processes do.
+    const consumer = new DatabaseTriggerConsumer(events, deployed, runtime, new TriggerClaims(dataSources, loadSettings({ TESSERA_DATA_DIR: dir.path })));
     await consumer.onApplicationBootstrap();
     const replica = { events, consumer, runtime, logs };
     replicas.push(replica);

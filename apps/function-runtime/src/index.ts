@@ -18,3 +18,4 @@ export * from './change-events/change-positions';
 export * from './change-events/change-publisher';
 export * from './triggers/database-trigger';
 export * from './triggers/database-trigger.consumer';
+export * from './triggers/trigger-claims';

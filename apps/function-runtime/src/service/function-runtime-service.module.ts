@@ -7,6 +7,7 @@ import { FetchHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
 import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
+import { TriggerClaims } from '../triggers/trigger-claims';
 import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
 
 /**
@@ -34,6 +35,6 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     }),
   ],
   controllers: [FunctionsExecutionHandler],
-  providers: [ChangePublisher, DatabaseTriggerConsumer],
+  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerConsumer],
 })
 export class FunctionRuntimeServiceModule {}

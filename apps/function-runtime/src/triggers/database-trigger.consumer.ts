@@ -5,6 +5,7 @@ import { AppNotDeployedError, AppRegistryError, AppRegistryErrorCode, DeployedAp
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService } from '../function-runtime.service';
 import { databaseTriggers, triggerEventFor } from './database-trigger';
+import { TriggerClaims } from './trigger-claims';
 
 /** The durable consumer (queue group) of the function runtime's replicas: each change goes to one of them. */
 export const TRIGGERS_CONSUMER = 'function-runtime-triggers';
@@ -16,7 +17,8 @@ const logger = new Logger('DatabaseTriggers');
  * replica, so each change is handled by one replica, and a restarted replica resumes where the group stopped.
  * Each matching trigger's function runs as system with the change event as its argument; the run is logged
  * as the trigger's (`DB_TRIGGER`). A failing function is logged and not retried (as App Services); a failure
- * to reach the app's configuration makes the event come again.
+ * to reach the app's configuration makes the event come again. Each run is claimed first (TriggerClaims), so
+ * a change that reaches a second replica after a broker restart does not run twice.
  */
 @Injectable()
 export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnModuleDestroy {
@@ -26,6 +28,7 @@ export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnModule
     @Inject(DurableEvents) private readonly events: DurableEvents,
     private readonly deployed: DeployedApps,
     private readonly runtime: FunctionRuntimeService,
+    @Optional() private readonly claims?: TriggerClaims,
     @Optional() private readonly publisher?: ChangePublisher,
   ) {}
 
@@ -63,6 +66,8 @@ export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnModule
     for (const trigger of triggers) {
       const event = triggerEventFor(trigger, change);
       if (!event) continue;
+      // Another replica already ran it (the event came again after a broker restart): once is enough.
+      if (context.messageId && this.claims && !(await this.claims.claim(`${change.appId}/${trigger.name}/${context.messageId}`))) continue;
       try {
         await this.runtime.execute({
           appId: change.appId,
