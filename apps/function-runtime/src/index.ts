@@ -19,3 +19,5 @@ export * from './change-events/change-publisher';
 export * from './triggers/database-trigger';
 export * from './triggers/database-trigger.consumer';
 export * from './triggers/trigger-claims';
+export * from './triggers/cron';
+export * from './triggers/scheduled-triggers';

@@ -7,6 +7,7 @@ import { FetchHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
 import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
+import { ScheduledTriggers } from '../triggers/scheduled-triggers';
 import { TriggerClaims } from '../triggers/trigger-claims';
 import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
 
@@ -35,6 +36,6 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     }),
   ],
   controllers: [FunctionsExecutionHandler],
-  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerConsumer],
+  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerConsumer, ScheduledTriggers],
 })
 export class FunctionRuntimeServiceModule {}
