@@ -18,6 +18,7 @@ export class Cluster {
   readonly processes = new Map<ServerProcess, ServiceName>();
   /** Connection string of the datastore service. */
   datastoreUri = '';
+  private datastorePort = '';
 
   private constructor(
     readonly nats: NatsServerHandle,
@@ -45,6 +46,7 @@ export class Cluster {
       const datastore = await cluster.startService('datastore', { TESSERA_DATA_DIR: datastoreDir.path, TESSERA_DATASTORE_PORT: '0', ...options.serviceEnv?.datastore });
       const port = /mongodb:\/\/localhost:(\d+)/.exec(datastore.output())?.[1];
       if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
+      cluster.datastorePort = port;
       cluster.datastoreUri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
       cluster.env.TESSERA_CLUSTER_URIS = `*=${cluster.datastoreUri}`;
       // The admin API bootstraps the data directory (first administrator); the others only read it.
@@ -61,6 +63,13 @@ export class Cluster {
     const started = await startServerProcess({ env: { ...this.env, TESSERA_SERVICES: name, ...env }, timeoutMs: 90_000 });
     this.processes.set(started, name);
     return started;
+  }
+
+  /** Stops the datastore service (SIGTERM) and starts it again on the same port and data directory; resolves with the exit code. */
+  async restartDatastore(): Promise<number | null> {
+    const code = await this.stopService(this.one('datastore'));
+    await this.startService('datastore', { TESSERA_DATA_DIR: this.datastoreDir.path, TESSERA_DATASTORE_PORT: this.datastorePort });
+    return code;
   }
 
   /** Stops one process with `signal` and forgets it; resolves with its exit code. */

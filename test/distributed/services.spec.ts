@@ -256,6 +256,17 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
       await eventually(async () => expect((await callFunction(gateway, clientAppId, user.access_token, 'greet', ['ada'])).body).toEqual({ greeting: 'salut, ada' }), { timeoutMs: 10_000 });
     }, 60_000);
 
+    it('keeps serving data after the datastore service restarts: clients reconnect, nothing acknowledged is lost', async () => {
+      const gateway = cluster.one('graphql-gateway').url;
+      const user = await realmApp(gateway, clientAppId).logIn(Realm.Credentials.anonymous(false));
+      const notes = user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: unknown; owner_id: string; text: string }>('notes');
+      await notes.insertOne({ owner_id: user.id, text: 'before the restart' });
+      expect(await cluster.restartDatastore()).toBe(0);
+      await notes.insertOne({ owner_id: user.id, text: 'after the restart' });
+      expect((await notes.find({})).map((note) => note.text)).toEqual(['before the restart', 'after the restart']);
+      expect((await sum(gateway, (await anonymousLogin(gateway, clientAppId)).access_token)).status).toBe(200);
+    }, 60_000);
+
     it('keeps client sessions across a gateway restart: tokens verify with the shared key', async () => {
       const old = cluster.one('graphql-gateway');
       const user = await anonymousLogin(old.url, clientAppId);

@@ -138,8 +138,12 @@ async function cursorReply(call: Invocation, cursor: ServerCursor, batchSize: nu
 
 async function documentsReply(call: Invocation, ns: string, docs: Document[], batchSize: number | undefined, singleBatch = false): Promise<Document> {
   const cursor = new DocumentCursor(newCursorId(), ns, call.connection.cluster ?? call.server.defaultCluster, docs);
+  // batchSize 0 asks for a cursor and no documents yet.
+  const first = batchSize === 0 && !singleBatch ? { docs: [], exhausted: false } : await cursor.next(batchSize ?? defaultFirstBatch);
+  // Most results fit the first batch: only a cursor with more to hand out is registered.
+  if (first.exhausted || singleBatch) return { cursor: { id: Long.ZERO, ns, firstBatch: first.docs }, ok: 1 };
   call.server.cursors.add(cursor);
-  return cursorReply(call, cursor, batchSize ?? defaultFirstBatch, 'firstBatch', 0, !singleBatch);
+  return { cursor: { id: cursor.id, ns, firstBatch: first.docs }, ok: 1 };
 }
 
 async function getMore(call: Invocation): Promise<Document> {
@@ -290,11 +294,21 @@ function writeErrorOf(error: unknown, index: number): WriteErrorDetail {
   throw error;
 }
 
+/**
+ * Gives documents without an `_id` one here, as MongoDB's server does, so that running the batch again one
+ * document at a time (below) cannot insert a document twice.
+ */
+function withIds(docs: Document[]): Document[] {
+  return docs.map((doc) => (doc._id === undefined ? { _id: new ObjectId(), ...doc } : doc));
+}
+
 async function insert(call: Invocation): Promise<Document> {
-  const docs = statements(call.command, 'documents');
+  const docs = withIds(statements(call.command, 'documents'));
   const ordered = call.command.ordered !== false;
   const coll = collection(call);
   try {
+    // Errors escaping the bulk insert were raised before anything was written, or are reported per
+    // document by the fallback (ids are fixed, so what was written already comes back as a duplicate).
     const result = await coll.insertMany(docs, { ordered, ...sessionOption(call) });
     return writeErrorsReply(result.insertedCount, []);
   } catch (error) {

@@ -189,6 +189,11 @@ describe('the datastore wire server', () => {
       expect(docs.length).toBe(214);
       expect(docs[0]).toEqual({ _id: 249 });
       expect(commands.map((c) => c.commandName)).toEqual(['find', 'getMore', 'getMore', 'getMore', 'getMore']);
+      const empty = await client.db('d').command({ aggregate: 'items', pipeline: [{ $match: { n: 0 } }], cursor: { batchSize: 0 } });
+      expect((empty.cursor as Document).firstBatch).toEqual([]);
+      const rest = await client.db('d').command({ getMore: (empty.cursor as Document).id as Long, collection: 'items' });
+      expect(((rest.cursor as Document).nextBatch as Document[]).length).toBe(36);
+      expect(Number((rest.cursor as Document).id)).toBe(0);
       expect(server.cursors.size).toBe(0);
       expect(await items.find({}, { skip: 240, limit: 5, sort: { _id: 1 } }).toArray()).toEqual([240, 241, 242, 243, 244].map((i) => ({ _id: i, n: i % 7 })));
     });
@@ -211,8 +216,9 @@ describe('the datastore wire server', () => {
       await items.insertOne({ _id: 1 });
       const ordered = await client.db('d').command({ insert: 'items', documents: [{ _id: 2 }, { _id: 1 }, { _id: 3 }] });
       expect(ordered).toMatchObject({ ok: 1, n: 1, writeErrors: [{ index: 1, code: 11000 }] });
-      const unordered = await client.db('d').command({ insert: 'items', documents: [{ _id: 4 }, { _id: 1 }, { _id: [1] }, { _id: 5 }], ordered: false });
-      expect(unordered).toMatchObject({ ok: 1, n: 2, writeErrors: [{ index: 1, code: 11000 }, { index: 2, code: 2 }] });
+      const unordered = await client.db('d').command({ insert: 'items', documents: [{ _id: 4 }, { _id: 1 }, { _id: [1] }, { _id: 5 }, { noId: true }], ordered: false });
+      expect(unordered).toMatchObject({ ok: 1, n: 3, writeErrors: [{ index: 1, code: 11000 }, { index: 2, code: 2 }] });
+      expect(await items.countDocuments({ noId: true })).toBe(1);
       const updated = await client.db('d').command({ update: 'items', updates: [{ q: { _id: 4 }, u: { $set: { a: 1 } } }, { q: { _id: 5 }, u: { $bogus: { a: 1 } } }, { q: { _id: 9 }, u: { $set: { b: 1 } }, upsert: true }], ordered: false });
       expect(updated).toMatchObject({ ok: 1, n: 2, nModified: 1, upserted: [{ index: 2, _id: 9 }] });
       expect((updated.writeErrors as Document[]).map((e) => e.index)).toEqual([1]);
@@ -391,6 +397,12 @@ describe('the datastore wire server', () => {
         expect(await a.db('app').collection<AnyDoc>('c').find().toArray()).toEqual([{ _id: 'a' }]);
         expect(await client.db('app').collection<AnyDoc>('c').countDocuments()).toBe(0);
         expect(existsSync(join(dir.path, 'ClusterA'))).toBe(true);
+        // A tool's appName (mongosh sends "mongosh 2.x") is no cluster name: it gets the default cluster.
+        const tool = new MongoClient(server.uri(), { appName: 'mongosh 2.3.1' });
+        await tool.db('app').collection<AnyDoc>('c').insertOne({ _id: 'tool' });
+        await tool.close();
+        expect(await client.db('app').collection<AnyDoc>('c').find().toArray()).toEqual([{ _id: 'tool' }]);
+        expect(existsSync(join(dir.path, 'default'))).toBe(true);
         // A client of the same directory in this process sees the same store.
         const local = openEmbeddedClient(join(dir.path, 'ClusterB'));
         expect(await local.db('app').collection('c').find({}).toArray()).toEqual([{ _id: 'b' }]);

@@ -31,8 +31,8 @@ export interface WireServerOptions {
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
-/** Cluster names the server accepts from a handshake: the same rule as cluster directories, no blanks. */
-const clusterNamePattern = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
+const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
 export interface WireConnection {
   readonly id: number;
@@ -142,23 +142,30 @@ export class WireServer {
     socket.on('close', () => this.sockets.delete(socket));
   }
 
+  /** Answers one message. Never throws: a failure it cannot answer closes the connection. */
   private async handle(socket: Socket, connection: WireConnection, raw: Buffer): Promise<void> {
-    let message;
     try {
-      message = decodeMessage(raw);
+      const message = decodeMessage(raw);
+      const named = message.command.$db;
+      const db = message.kind === 'msg' ? (typeof named === 'string' ? named : '') : message.collection.replace(/\.\$cmd$/, '');
+      const context: CommandContext = { server: this, connection, db, command: message.command };
+      const reply = await this.execute(context);
+      if (message.kind === 'msg' && message.flags & MORE_TO_COME) return;
+      if (socket.destroyed) return;
+      const requestId = (this.requestId = (this.requestId + 1) % 0x7fffffff);
+      const encode = (body: Document) => (message.kind === 'msg' ? encodeMsg(requestId, message.header.requestId, body) : encodeReply(requestId, message.header.requestId, body));
+      let bytes: Buffer;
+      try {
+        bytes = encode(reply);
+      } catch (error) {
+        // A reply that cannot be encoded (larger than BSON allows) is answered with the failure instead.
+        bytes = encode(errorReply(new WireCommandError(10334, 'BSONObjectTooLarge', `reply cannot be encoded: ${error instanceof Error ? error.message : String(error)}`)));
+      }
+      socket.write(bytes);
     } catch (error) {
       this.options.log?.('warn', `wire connection ${connection.id}: ${error instanceof Error ? error.message : String(error)}; closing`);
       socket.destroy();
-      return;
     }
-    const named = message.command.$db;
-    const db = message.kind === 'msg' ? (typeof named === 'string' ? named : '') : message.collection.replace(/\.\$cmd$/, '');
-    const context: CommandContext = { server: this, connection, db, command: message.command };
-    const reply = await this.execute(context);
-    if (message.kind === 'msg' && message.flags & MORE_TO_COME) return;
-    if (socket.destroyed) return;
-    const requestId = (this.requestId = (this.requestId + 1) % 0x7fffffff);
-    socket.write(message.kind === 'msg' ? encodeMsg(requestId, message.header.requestId, reply) : encodeReply(requestId, message.header.requestId, reply));
   }
 
   private async execute(context: CommandContext): Promise<Document> {
