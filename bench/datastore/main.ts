@@ -14,7 +14,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Query } from 'mingo';
 import { update as mingoUpdate } from 'mingo/updater';
-import { openEmbeddedClient, type Document } from '@tessera/datastore';
+import { openEmbeddedClient, traceDataSource, type Document } from '@tessera/datastore';
 
 const COUNT = 100_000;
 const BATCH = 1_000;
@@ -191,6 +191,17 @@ async function main(): Promise<void> {
   const pointEmail = await measure(1500, 1000, (i) => coll.findOne({ email: `user${(i * 7919) % COUNT}@example.com` }));
   const pointEmailBase = await measure(1500, 20, (i) => new Query({ email: `user${(i * 7919) % COUNT}@example.com` }).find(array).next());
   report('point query findOne({email}) (unique index)', 'ops/s', pointEmail, pointEmailBase);
+
+  // The span layer every product client goes through (createDataSourceClient), with no tracer registered,
+  // against the bare client: alternated three times so load changes hit both alike.
+  const tracedColl = traceDataSource(client, 'bench').db('bench').collection('people');
+  const spanRuns: string[] = [];
+  for (let round = 0; round < 3; round++) {
+    const bare = await measure(700, 1000, (i) => coll.findOne({ _id: (i * 7919) % COUNT }));
+    const wrapped = await measure(700, 1000, (i) => tracedColl.findOne({ _id: (i * 7919) % COUNT }));
+    spanRuns.push(`${(wrapped.cpu / bare.cpu).toFixed(3)}`);
+  }
+  console.log(`${'point query, span layer / bare (per CPU-second)'.padEnd(46)} ${spanRuns.join(', ')}`);
 
   // Range query with sort and limit on an indexed field.
   const range = await measure(1500, 200, () => {

@@ -7,12 +7,19 @@ export interface CollectedSpan {
   parentSpanId: string | undefined;
   name: string;
   kind: number;
+  /** String, integer and boolean attributes. */
+  attributes: Record<string, string | number | boolean>;
+}
+
+interface OtlpAttribute {
+  key: string;
+  value?: { stringValue?: string; intValue?: number | string; boolValue?: boolean; doubleValue?: number };
 }
 
 interface OtlpJson {
   resourceSpans?: {
     resource?: { attributes?: { key: string; value?: { stringValue?: string } }[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number }[] }[];
+    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: OtlpAttribute[] }[] }[];
   }[];
 }
 
@@ -59,11 +66,20 @@ export class OtlpCollector {
       const service = resource.resource?.attributes?.find((attribute) => attribute.key === 'service.name')?.value?.stringValue ?? '';
       for (const scope of resource.scopeSpans ?? []) {
         for (const span of scope.spans ?? []) {
-          this.spans.push({ service, traceId: hex(span.traceId), spanId: hex(span.spanId), parentSpanId: span.parentSpanId ? hex(span.parentSpanId) : undefined, name: span.name, kind: span.kind ?? 0 });
+          this.spans.push({ service, traceId: hex(span.traceId), spanId: hex(span.spanId), parentSpanId: span.parentSpanId ? hex(span.parentSpanId) : undefined, name: span.name, kind: span.kind ?? 0, attributes: attributesOf(span.attributes) });
         }
       }
     }
   }
+}
+
+function attributesOf(list: OtlpAttribute[] | undefined): CollectedSpan['attributes'] {
+  const out: CollectedSpan['attributes'] = {};
+  for (const { key, value } of list ?? []) {
+    const scalar = value?.stringValue ?? value?.boolValue ?? value?.doubleValue ?? (value?.intValue !== undefined ? Number(value.intValue) : undefined);
+    if (scalar !== undefined) out[key] = scalar;
+  }
+  return out;
 }
 
 /** OTLP/JSON ids are hex; tolerate base64 (the protobuf-JSON mapping) too. */

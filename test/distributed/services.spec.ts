@@ -137,6 +137,25 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
       .map((line) => JSON.parse(line) as { msg?: string; trace_id?: string; span_id?: string });
     expect(logged).toContainEqual(expect.objectContaining({ trace_id: callTrace, span_id: handler?.spanId, msg: expect.stringMatching(/^handled functions\.execution\.run in \d+ ms/) as unknown }));
 
+    // Data access reaches the datastore inside the request's trace: a CLIENT span per operation under the edge.
+    const dataTrace = randomBytes(16).toString('hex');
+    const inserted = await postJson(
+      `${gateway}/api/client/v2.0/app/${clientAppId}/functions/call`,
+      { service: 'mongodb-atlas', name: 'insertOne', arguments: [{ database: 'shop', collection: 'notes', document: { owner_id: user.user_id, text: 'traced' } }] },
+      { authorization: `Bearer ${user.access_token}`, traceparent: `00-${dataTrace}-${testSpan}-01` },
+    );
+    expect(inserted.status).toBe(200);
+    const dataSpans = await eventually(() => {
+      const spans = collector.trace(dataTrace);
+      expect(spans.find((span) => span.name === 'insertOne shop.notes')).toBeDefined();
+      return spans;
+    }, { timeoutMs: 15_000 });
+    expectLinked(dataSpans, testSpan);
+    const insert = dataSpans.find((span) => span.name === 'insertOne shop.notes')!;
+    expect(insert).toMatchObject({ service: 'tessera-graphql-gateway', kind: 3, attributes: { 'db.system': 'mongodb', 'db.name': 'shop', 'db.collection.name': 'notes', 'db.mongodb.collection': 'notes', 'db.operation.name': 'insertOne' } });
+    const dataEdge = dataSpans.find((span) => span.parentSpanId === testSpan);
+    expect(dataEdge?.service).toBe('tessera-graphql-gateway');
+
     // An admin push fans out as apps.deployment.changed to every process: one trace across all five.
     const pushTrace = randomBytes(16).toString('hex');
     const pushed = await fetch(`${admin.baseUrl}${admin.app(appId, '/push')}`, {
@@ -220,9 +239,11 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
       // The services created the DATASTORE_CHANGES stream at boot; a trigger-like consumer group reads it.
       const events = await JetStreamEvents.connect({ url: cluster.nats.url, connection: { reconnectTimeWait: 100 } });
       const handled: string[] = [];
-      const change = (n: number) => ({ service: 'mongodb-atlas', db: 'shop', coll: 'notes', operationType: 'insert' as const, documentKey: { _id: `note-${n}` }, resumeToken: { n: `${n}` } });
+      // Synthetic changes of an app that does not exist (the runtimes' triggers skip them); the stream also
+      // carries the real changes the runtimes publish, which this consumer group leaves aside.
+      const change = (n: number) => ({ appId: 'e2e-synthetic', service: 'mongodb-atlas', cluster: 'Cluster0', db: 'shop', coll: 'notes', operationType: 'insert' as const, documentKey: { _id: `note-${n}` }, resumeToken: { n: `${n}` } });
       try {
-        await events.consume({ stream: 'DATASTORE_CHANGES', durable: 'e2e-triggers', subject: Subjects.DatastoreDocumentChanged, handler: (event) => void handled.push(event.documentKey['_id'] as string) });
+        await events.consume({ stream: 'DATASTORE_CHANGES', durable: 'e2e-triggers', subject: Subjects.DatastoreDocumentChanged, handler: (event) => void (event.appId === 'e2e-synthetic' && handled.push(event.documentKey['_id'] as string)) });
         for (const n of [1, 2, 3, 4, 5]) await events.publish(Subjects.DatastoreDocumentChanged, change(n), { messageId: `note-${n}`, retryForMs: 1_000 });
         await cluster.nats.restart();
         for (const n of [6, 7, 8, 9, 10]) await events.publish(Subjects.DatastoreDocumentChanged, change(n), { messageId: `note-${n}`, retryForMs: 20_000 });

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { EJSON } from 'bson';
 import { assertValidFunctionConfig, hasCanEvaluate, runAsMode, type FunctionConfig } from './config/function-config';
-import type { CallOrigin, ExecutionLogEntry, ExecutionLogStore } from './execution-logs/execution-log.store';
+import type { CallOrigin, ExecutionLogEntry, ExecutionLogStore, TriggerRun } from './execution-logs/execution-log.store';
 import { FunctionRuntimeError, FunctionRuntimeErrorCode } from './function-runtime.error';
 import {
   DEFAULT_FUNCTION_RUNTIME_OPTIONS,
@@ -55,6 +55,8 @@ export interface ExecuteFunctionRequest {
   request?: FunctionRequestInfo;
   /** Correlation id of the request, kept in the execution log. */
   correlationId?: string;
+  /** The trigger that fired the call (origin `trigger`): the run is logged as that trigger's run. */
+  trigger?: TriggerRun;
 }
 
 /** The outcome of a successful call. `result` is parsed from `resultEjson` on first use only. */
@@ -424,6 +426,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       memoryBytes: 0,
       logs: entry.logs,
       argumentsOmitted: omitArgs,
+      ...(entry.request.trigger ? { trigger: entry.request.trigger } : {}),
       ...(omitArgs || entry.argsEjson === undefined ? {} : { arguments: entry.argsEjson }),
       ...(entry.error ? { error: { code: entry.error.errorCode, message: entry.error.message } } : {}),
     };

@@ -42,8 +42,8 @@ export class HostModule {
             quietReqLogger: true,
           },
         }),
-        // Distributed: durable events (document changes) through JetStream streams, created at boot.
-        ...(settings.mode === 'distributed' ? [DurableEventsModule.forRoot({ url: settings.natsUrl, name: `tessera-${settings.services.join('+')}-events` })] : []),
+        // Durable events (document changes): JetStream streams created at boot, or the in-process stream.
+        settings.mode === 'distributed' ? DurableEventsModule.forRoot({ url: settings.natsUrl, name: `tessera-${settings.services.join('+')}-events` }) : DurableEventsModule.inProcess(),
         ...services,
       ],
     };

@@ -101,7 +101,9 @@ describe('parse helpers', () => {
 
   it('validates change events, including the operation type', () => {
     const change = {
+      appId: 'app-1',
       service: 'mongodb-atlas',
+      cluster: 'Cluster0',
       db: 'todo',
       coll: 'items',
       operationType: 'update',

@@ -11,6 +11,7 @@ import { DatastoreError } from './api/datastore.error';
 import { openEmbeddedClient } from './embedded/embedded-client';
 import { type ServiceStoreOptions } from './embedded/service-store';
 import { MongoDataSourceClient } from './mongodb/mongodb-client';
+import { traceDataSource } from './tracing/traced-client';
 
 export type ReadPreference = 'primary' | 'primaryPreferred' | 'secondary' | 'secondaryPreferred' | 'nearest';
 
@@ -39,6 +40,9 @@ export function createDataSourceClient(options: DataSourceClientOptions): DataSo
     throw new DatastoreError('BadValue', `Invalid cluster name '${clusterName}' for service '${options.serviceName ?? ''}'`);
   }
   const uri = options.clusterUris?.[clusterName] ?? options.clusterUris?.['*'];
-  if (uri) return new MongoDataSourceClient(uri, { readPreference: options.readPreference, ...(/[?&]appname=/i.test(uri) ? {} : { appName: clusterName }) });
-  return openEmbeddedClient(embeddedClusterDir(options.dataDir, clusterName), options.embedded);
+  // Both engines behind the same spans: a request's trace shows its data access whichever engine serves it.
+  const client = uri
+    ? new MongoDataSourceClient(uri, { readPreference: options.readPreference, ...(/[?&]appname=/i.test(uri) ? {} : { appName: clusterName }) })
+    : openEmbeddedClient(embeddedClusterDir(options.dataDir, clusterName), options.embedded);
+  return traceDataSource(client, clusterName);
 }

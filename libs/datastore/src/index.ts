@@ -4,6 +4,7 @@ export { DatastoreError, DatastoreErrorCode, isDatastoreError, codeNameOf, type 
 export { createDataSourceClient, embeddedClusterDir, type DataSourceClientOptions, type ReadPreference } from './client';
 export { openEmbeddedClient, EmbeddedClient } from './embedded/embedded-client';
 export { type ServiceStoreOptions } from './embedded/service-store';
+export { traceDataSource } from './tracing/traced-client';
 export { MongoDataSourceClient, type MongoClientOptions } from './mongodb/mongodb-client';
 export { compareValues, normalize, cloneValue, idKey } from './bson/values';
 // Document-level helpers the rules layer (libs/data-access) uses to evaluate writes and reads in memory.

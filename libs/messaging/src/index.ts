@@ -15,5 +15,7 @@ export * from './nats/nats.client';
 export * from './nats/nats.server';
 export * from './outbound-message';
 export * from './jetstream/durable-events';
+export * from './jetstream/durable-events.port';
+export * from './jetstream/in-process-durable-events';
 export * from './jetstream/durable-events.module';
 export * from './readiness';

@@ -273,7 +273,9 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
     );
     try {
       const change: DocumentChanged = {
+        appId: 'app-1',
         service: 'mongodb-atlas',
+        cluster: 'Cluster0',
         db: 'todo',
         coll: 'items',
         operationType: 'insert',

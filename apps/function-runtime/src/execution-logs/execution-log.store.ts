@@ -22,6 +22,16 @@ export interface ExecutionLogEntry {
   /** Canonical EJSON of the arguments; absent when the function sets disable_arg_logs. */
   arguments?: string;
   argumentsOmitted: boolean;
+  /** Set when a trigger fired the call. */
+  trigger?: TriggerRun;
+}
+
+/** Which trigger a call ran for; App Services logs such a call as a run of the trigger (`DB_TRIGGER`, `SCHEDULED_TRIGGER`). */
+export interface TriggerRun {
+  name: string;
+  id?: string;
+  /** `DATABASE` or `SCHEDULED`. */
+  type: string;
 }
 
 /** Where a call came from; `client` and `http` calls are the only ones subject to `private` and `can_evaluate`. */

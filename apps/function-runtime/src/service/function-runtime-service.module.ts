@@ -1,15 +1,20 @@
 import { Module } from '@nestjs/common';
 import { DataAccess, DataAccessModule } from '@tessera/data-access';
 import { DataSources, DeployedApps, LogStore } from '@tessera/platform';
+import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeModule } from '../function-runtime.module';
 import { FetchHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
+import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
+import { ScheduledTriggers } from '../triggers/scheduled-triggers';
+import { TriggerClaims } from '../triggers/trigger-claims';
 import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
 
 /**
  * The function runtime as a service of the host: the engine wired to the platform (deployed functions,
- * values, data access under rules) and answering `functions.execution.run` on the transport.
+ * values, data access under rules) and answering `functions.execution.run` on the transport; the change
+ * publisher (linked data sources' changes onto the durable stream) and the database triggers consuming it.
  */
 @Module({
   imports: [
@@ -31,5 +36,6 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     }),
   ],
   controllers: [FunctionsExecutionHandler],
+  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerConsumer, ScheduledTriggers],
 })
 export class FunctionRuntimeServiceModule {}

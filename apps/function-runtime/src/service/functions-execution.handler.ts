@@ -3,6 +3,7 @@ import { type CommandRequest, type CommandResponseInput, type EventPayload, Subj
 import { isTesseraError } from '@tessera/domain';
 import { CommandHandler, EventHandler } from '@tessera/messaging';
 import { EJSON } from 'bson';
+import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
 import type { CallOrigin } from '../execution-logs/execution-log.store';
 
@@ -19,7 +20,10 @@ const origins: Record<CommandRequest<typeof Subjects.FunctionsExecutionRun>['met
 /** The runtime's edge on the transport: one command, and the deployment event that retires sandboxes. */
 @Controller()
 export class FunctionsExecutionHandler {
-  constructor(private readonly runtime: FunctionRuntimeService) {}
+  constructor(
+    private readonly runtime: FunctionRuntimeService,
+    private readonly changes: ChangePublisher,
+  ) {}
 
   @CommandHandler(Subjects.FunctionsExecutionRun)
   async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
@@ -62,8 +66,10 @@ export class FunctionsExecutionHandler {
   }
 
   @EventHandler(Subjects.AppsDeploymentChanged)
-  deploymentChanged(event: EventPayload<typeof Subjects.AppsDeploymentChanged>): void {
-    // The host's platform handler reloads the deployed configuration; here the warm sandboxes retire.
+  async deploymentChanged(event: EventPayload<typeof Subjects.AppsDeploymentChanged>): Promise<void> {
+    // The host's platform handler reloads the deployed configuration; here the warm sandboxes retire and
+    // the change publisher follows the data sources the app links now.
     this.runtime.invalidate(event.appId);
+    await this.changes.refresh(event.appId);
   }
 }

@@ -11,7 +11,8 @@ export class PlatformExecutionLogStore implements ExecutionLogStore {
   async append(entry: ExecutionLogEntry): Promise<void> {
     const completed = new Date(entry.startedAt.getTime() + entry.durationMs);
     await this.logs.append(entry.appId, {
-      type: 'FUNCTION',
+      type: entry.trigger ? triggerLogType(entry.trigger.type) : 'FUNCTION',
+      ...(entry.trigger ? { trigger_name: entry.trigger.name, ...(entry.trigger.id ? { trigger_id: entry.trigger.id } : {}), event_subscription_name: entry.trigger.name } : {}),
       messages: entry.logs,
       started: entry.startedAt.toISOString(),
       completed: completed.toISOString(),
@@ -32,6 +33,11 @@ export class PlatformExecutionLogStore implements ExecutionLogStore {
     const entries = await this.logs.list(query.appId, { types: ['FUNCTION'], limit: query.limit ?? 100 });
     return entries.filter((entry) => !query.functionName || entry.function_name === query.functionName).map((entry) => toExecution(query.appId, entry));
   }
+}
+
+/** The log type App Services gives a trigger's run. */
+function triggerLogType(type: string): string {
+  return type === 'SCHEDULED' ? 'SCHEDULED_TRIGGER' : type === 'AUTHENTICATION' ? 'AUTH_TRIGGER' : 'DB_TRIGGER';
 }
 
 function toExecution(appId: string, entry: LogEntry): ExecutionLogEntry {

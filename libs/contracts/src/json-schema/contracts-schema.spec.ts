@@ -38,8 +38,8 @@ describe('contracts JSON Schema', () => {
       [`${Subjects.FunctionsExecutionRun}.response`, { ok: false }],
       [`${Subjects.AppsDeploymentChanged}.payload`, { appId: 'a', deploymentId: 'd', version: 3 }],
       [`${Subjects.AppsDeploymentChanged}.payload`, { appId: 'a', deploymentId: 'd', version: 1.5 }],
-      [`${Subjects.DatastoreDocumentChanged}.payload`, { service: 's', db: 'd', coll: 'c', operationType: 'delete', documentKey: { _id: 1 }, resumeToken: { _data: 'x' } }],
-      [`${Subjects.DatastoreDocumentChanged}.payload`, { service: 's', db: 'd', coll: 'c', operationType: 'drop', documentKey: { _id: 1 }, resumeToken: 'x' }],
+      [`${Subjects.DatastoreDocumentChanged}.payload`, { appId: 'a', service: 's', cluster: 'k', db: 'd', coll: 'c', operationType: 'delete', documentKey: { _id: 1 }, resumeToken: { _data: 'x' } }],
+      [`${Subjects.DatastoreDocumentChanged}.payload`, { appId: 'a', service: 's', cluster: 'k', db: 'd', coll: 'c', operationType: 'drop', documentKey: { _id: 1 }, resumeToken: 'x' }],
       [`${Subjects.SystemHealthPing}.request`, { sentAt: '2026-01-01T00:00:00Z' }],
       [`${Subjects.SystemHealthPing}.response`, { service: 'x', instanceId: '' }],
     ];

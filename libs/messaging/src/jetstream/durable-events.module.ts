@@ -1,10 +1,15 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Subjects } from '@tessera/contracts';
 import { type ConnectionOptions } from 'nats';
-import { type EventStreamConfig, JetStreamEvents } from './durable-events';
+import { JetStreamEvents } from './durable-events';
+import { DurableEvents, type EventStreamConfig } from './durable-events.port';
+import { InProcessDurableEvents } from './in-process-durable-events';
 
-/** The platform's durable event streams: document changes, consumed by triggers and other durable consumers. */
-export const durableStreams: readonly EventStreamConfig[] = [{ name: 'DATASTORE_CHANGES', subjects: [Subjects.DatastoreDocumentChanged] }];
+/** The stream of document changes, consumed by triggers (and any other durable consumer). */
+export const DATASTORE_CHANGES_STREAM = 'DATASTORE_CHANGES';
+
+/** The platform's durable event streams, created or updated at boot. */
+export const durableStreams: readonly EventStreamConfig[] = [{ name: DATASTORE_CHANGES_STREAM, subjects: [Subjects.DatastoreDocumentChanged] }];
 
 export interface DurableEventsOptions {
   url: string | string[];
@@ -16,7 +21,7 @@ export interface DurableEventsOptions {
 
 @Injectable()
 class DurableEventsLifecycle implements OnApplicationShutdown {
-  constructor(@Inject(JetStreamEvents) private readonly events: JetStreamEvents) {}
+  constructor(@Inject(DurableEvents) private readonly events: DurableEvents) {}
 
   async onApplicationShutdown(): Promise<void> {
     await this.events.close();
@@ -24,11 +29,12 @@ class DurableEventsLifecycle implements OnApplicationShutdown {
 }
 
 /**
- * Provides JetStreamEvents (distributed mode): connects at boot, makes sure the streams exist, and on
- * shutdown stops its consumers (finishing the event in hand) and drains the connection. Global.
+ * Provides `DurableEvents` (and, over NATS, `JetStreamEvents`): connects at boot, makes sure the streams
+ * exist, and on shutdown stops its consumers (finishing the event in hand) and releases the transport. Global.
  */
 @Module({})
 export class DurableEventsModule {
+  /** Distributed mode: JetStream streams on the NATS server. */
   static forRoot(options: DurableEventsOptions): DynamicModule {
     return {
       module: DurableEventsModule,
@@ -42,9 +48,30 @@ export class DurableEventsModule {
             return events;
           },
         },
+        { provide: DurableEvents, useExisting: JetStreamEvents },
         DurableEventsLifecycle,
       ],
-      exports: [JetStreamEvents],
+      exports: [JetStreamEvents, DurableEvents],
+    };
+  }
+
+  /** Standalone mode: the same streams in this process's memory. */
+  static inProcess(options: { streams?: readonly EventStreamConfig[] } = {}): DynamicModule {
+    return {
+      module: DurableEventsModule,
+      global: true,
+      providers: [
+        {
+          provide: DurableEvents,
+          useFactory: async (): Promise<DurableEvents> => {
+            const events = new InProcessDurableEvents();
+            for (const stream of options.streams ?? durableStreams) await events.ensureStream(stream);
+            return events;
+          },
+        },
+        DurableEventsLifecycle,
+      ],
+      exports: [DurableEvents],
     };
   }
 }

@@ -1,11 +1,12 @@
 import { type DocumentChanged, Subjects } from '@tessera/contracts';
 import { eventually, findNatsServer, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
-import { type DurableEventContext, JetStreamEvents } from './durable-events';
+import { JetStreamEvents } from './durable-events';
+import { type DurableEventContext } from './durable-events.port';
 
 const stream = 'DATASTORE_CHANGES';
 
 function change(n: number): DocumentChanged {
-  return { service: 'mongodb-atlas', db: 'shop', coll: 'items', operationType: 'insert', documentKey: { _id: { $numberInt: String(n) } }, resumeToken: { n: { $numberInt: String(n) } } };
+  return { appId: 'app-1', service: 'mongodb-atlas', cluster: 'Cluster0', db: 'shop', coll: 'items', operationType: 'insert', documentKey: { _id: { $numberInt: String(n) } }, resumeToken: { n: { $numberInt: String(n) } } };
 }
 
 /** Which events a consumer group handled, by replica, with every delivery counted. */
@@ -97,6 +98,31 @@ describe.skipIf(!findNatsServer())(`durable events over JetStream${findNatsServe
     await eventually(() => expect(handled.sorted()).toEqual(range(1, 20)));
     expect(handled.byReplica.get('restarted')).toEqual(range(11, 20));
   });
+
+  it('keeps an event with the replica whose handler outlasts the ack wait: no second replica gets it', async () => {
+    await restartFresh();
+    const publisher = await connectClient();
+    await publisher.ensureStream({ name: 'SLOW', subjects: [Subjects.DatastoreDocumentChanged] });
+    const deliveries: Array<[string, number]> = [];
+    for (const replica of ['a', 'b']) {
+      const client = await connectClient();
+      await client.consume({
+        stream: 'SLOW',
+        durable: 'slow',
+        subject: Subjects.DatastoreDocumentChanged,
+        ackWaitMs: 1_000,
+        handler: async (_event, context) => {
+          deliveries.push([replica, context.deliveryCount]);
+          // Three ack waits long: only the progress reports keep the event here.
+          await new Promise((resolve) => setTimeout(resolve, 3_000));
+        },
+      });
+    }
+    await publisher.publish(Subjects.DatastoreDocumentChanged, change(1), { messageId: 'change-1' });
+    await eventually(async () => expect(await publisher.lag('SLOW', 'slow')).toMatchObject({ pending: 0, ackPending: 0 }), { timeoutMs: 15_000, intervalMs: 200 });
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]?.[1]).toBe(1);
+  }, 30_000);
 
   it('loses no event and handles none twice in a consumer when the NATS server restarts mid-stream', async () => {
     await restartFresh();

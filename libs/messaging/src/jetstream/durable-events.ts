@@ -18,58 +18,9 @@ import {
 } from 'nats';
 import { randomUUID } from 'node:crypto';
 import { TransportError } from '../errors';
-import { buildMessageContext, fromNatsHeaders, type MessageContext } from '../message-context';
+import { buildMessageContext, fromNatsHeaders } from '../message-context';
 import { traced } from '../trace-context';
-
-export interface EventStreamConfig {
-  /** Stream name (upper case by convention), e.g. `DATASTORE_CHANGES`. */
-  name: string;
-  subjects: readonly EventSubject[];
-  /** How long events are kept (default 24 h): a consumer down for longer misses older ones. */
-  maxAgeMs?: number;
-  /** Window in which a re-published message id is recognised and dropped (default 2 min). */
-  duplicateWindowMs?: number;
-}
-
-export interface DurablePublishOptions {
-  /** Idempotency key (Nats-Msg-Id): publishing the same id twice within the window stores it once. Generated when absent. */
-  messageId?: string;
-  headers?: Readonly<Record<string, string>>;
-  /** How long to keep retrying while the server is unreachable (default 10 s). */
-  retryForMs?: number;
-}
-
-/** What a durable event handler learns besides the payload. */
-export interface DurableEventContext extends MessageContext {
-  /** The publisher's idempotency key. */
-  readonly messageId: string;
-  /** Position in the stream. */
-  readonly sequence: number;
-  /** 1 on first delivery; more when a replica died or failed before acknowledging it. */
-  readonly deliveryCount: number;
-}
-
-export interface DurableConsumerOptions<S extends EventSubject> {
-  stream: string;
-  /**
-   * Durable consumer name: the "queue group". Every replica of a service consuming with the same name shares
-   * the stream's events (each event to one of them); the server remembers how far the group got.
-   */
-  durable: string;
-  subject: S;
-  handler: (payload: EventPayload<S>, context: DurableEventContext) => Promise<void> | void;
-  /** An event not acknowledged within this time is delivered again (default 30 s). */
-  ackWaitMs?: number;
-  /** Deliveries before an event that keeps failing is given up (default 5). */
-  maxDeliver?: number;
-  /** Events pulled per batch by this replica (default 32). */
-  batch?: number;
-}
-
-export interface DurableSubscription {
-  /** Stops pulling and waits for the event being handled; the durable consumer (and its position) stays. */
-  stop(): Promise<void>;
-}
+import { type DurableConsumerOptions, type DurableEventContext, DurableEvents, type DurablePublishOptions, type DurableSubscription, type EventStreamConfig } from './durable-events.port';
 
 const logger = new Logger('DurableEvents');
 
@@ -82,7 +33,7 @@ const logger = new Logger('DurableEvents');
  * again; the replica that handled it recognises the message id and only acknowledges. Across replicas the
  * guarantee stays at-least-once: `deliveryCount` and `messageId` let a handler be idempotent.
  */
-export class JetStreamEvents {
+export class JetStreamEvents extends DurableEvents {
   private readonly subscriptions = new Set<DurableSubscription>();
   /** Message ids this process handled lately, by consumer: a redelivery of one (its ack lost in a broker restart) is acknowledged, not handled again. */
   private readonly recentlyHandled = new Map<string, Set<string>>();
@@ -91,7 +42,9 @@ export class JetStreamEvents {
     readonly connection: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
-  ) {}
+  ) {
+    super();
+  }
 
   static async connect(options: { url: string | string[]; name?: string; connection?: Omit<ConnectionOptions, 'servers' | 'name'> }): Promise<JetStreamEvents> {
     const connection = await connect({ maxReconnectAttempts: -1, reconnectTimeWait: 1_000, ...options.connection, servers: options.url, name: options.name });
@@ -199,12 +152,18 @@ export class JetStreamEvents {
       await this.acknowledge(message, options.ackWaitMs ?? 30_000);
       return;
     }
+    // A handler may run longer than the ack wait (a slow trigger function): tell the server it is still in
+    // progress, so the event is not handed to another replica meanwhile; a replica that dies stops telling it.
+    const ackWaitMs = options.ackWaitMs ?? 30_000;
+    const progress = setInterval(() => message.working(), Math.max(500, Math.floor(ackWaitMs / 3)));
     try {
       await traced(options.subject, 'process', SpanKind.CONSUMER, context, () => options.handler(payload, context));
     } catch (error) {
       logger.error(`handler of ${options.subject} failed (sequence ${message.seq}, delivery ${context.deliveryCount}, correlation id ${context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
       message.nak(1_000);
       return;
+    } finally {
+      clearInterval(progress);
     }
     if (context.messageId) {
       recent.add(context.messageId);

@@ -1,0 +1,259 @@
+/**
+ * The change publisher: follows the change feed of every data source a deployed app links and publishes
+ * each document change as `datastore.document.changed` on the durable stream, for triggers (and any other
+ * durable consumer). It runs in every function-runtime replica; replicas publish the same changes with the
+ * same message id (`<app>/<service>/<resume token>`), which the stream stores once. Each feed resumes after
+ * the last change the stream stored (its position, kept in the platform database), so a restart misses
+ * nothing and what it publishes again is dropped as a duplicate. It must not interpret changes: consumers do.
+ */
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { isDataSourceType, isFederatedType, type AppConfig } from '@tessera/app-config';
+import { Subjects } from '@tessera/contracts';
+import { type ChangeStream, type DataSourceClient, isDatastoreError, type ResumeToken } from '@tessera/datastore';
+import { DurableEvents } from '@tessera/messaging';
+import { AppRegistry, DataSources, DeployedApps, PLATFORM_CLUSTER } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
+import { changeMessageId, type ChangeSource, toDocumentChanged } from './change-event-codec';
+import { ChangePositions } from './change-positions';
+
+/** How often a feed saves its position at most: what a crash makes it publish again (deduplicated by id). */
+const SAVE_EVERY_MS = 500;
+/** How often every app's feeds are checked against its deployment (a missed deploy event, a failed feed). */
+const RECONCILE_EVERY_MS = 15_000;
+/** How long a publish retries while the stream is unreachable before the feed starts over from its position. */
+const PUBLISH_RETRY_MS = 60_000;
+
+const logger = new Logger('ChangePublisher');
+
+/** One linked data source's feed: watch, publish in order, save the position. */
+class Feed {
+  private stopped = false;
+  private stream?: ChangeStream;
+  private published?: ResumeToken;
+  private saved?: string;
+  private saving?: Promise<void>;
+  private lastSave = 0;
+  private readonly done: Promise<void>;
+
+  constructor(
+    readonly key: string,
+    readonly source: ChangeSource,
+    private readonly client: DataSourceClient,
+    private readonly events: DurableEvents,
+    private readonly positions: ChangePositions,
+  ) {
+    this.done = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.stream?.close();
+    await this.done;
+    await this.savePosition(true);
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        await this.follow();
+        failures = 0;
+      } catch (error) {
+        if (this.stopped) return;
+        if (isDatastoreError(error) && error.codeName === 'ChangeStreamHistoryLost') {
+          // The feed no longer holds our position: start from now, and say what was lost.
+          logger.error(`change feed of ${this.key}: the saved position is gone from the feed's history; changes since it are not published`);
+          this.published = undefined;
+          await this.positions.forget(this.key).catch(() => undefined);
+        } else {
+          failures++;
+          logger.warn(`change feed of ${this.key} failed (${error instanceof Error ? error.message : String(error)}); resuming from its position`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * 2 ** Math.min(failures, 5))));
+      }
+    }
+  }
+
+  private async follow(): Promise<void> {
+    const from = this.published ?? (await this.positions.get(this.key));
+    if (this.stopped) return;
+    logger.log(`following the changes of ${this.key} ${from ? `after ${from._data}` : 'from now'}`);
+    // Updates carry the document after them (looked up) and, where the source keeps it, before them.
+    this.stream = this.client.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable', ...(from ? { resumeAfter: from } : {}) });
+    try {
+      for await (const event of this.stream) {
+        const payload = toDocumentChanged(this.source, event);
+        if (payload) {
+          const stored = await this.events.publish(Subjects.DatastoreDocumentChanged, payload, { messageId: changeMessageId(this.source, event._id), retryForMs: PUBLISH_RETRY_MS });
+          logger.debug(`published ${this.key} ${event._id._data} (${stored.duplicate ? 'duplicate' : `sequence ${stored.sequence}`})`);
+        }
+        this.published = event._id;
+        await this.savePosition(false);
+      }
+    } finally {
+      await this.stream.close().catch(() => undefined);
+    }
+  }
+
+  /** Saves the position at most every SAVE_EVERY_MS (always when `final`), in the background otherwise. */
+  private async savePosition(final: boolean): Promise<void> {
+    const token = this.published;
+    if (!token || token._data === this.saved) return;
+    if (!final && (this.saving || Date.now() - this.lastSave < SAVE_EVERY_MS)) {
+      if (!this.saving) this.saving = this.delayedSave();
+      return;
+    }
+    await this.saving;
+    await this.write(token);
+  }
+
+  private async delayedSave(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, SAVE_EVERY_MS - (Date.now() - this.lastSave))));
+    const token = this.published;
+    if (token) await this.write(token);
+    this.saving = undefined;
+  }
+
+  private async write(token: ResumeToken): Promise<void> {
+    this.lastSave = Date.now();
+    try {
+      await this.positions.save(this.key, token);
+      this.saved = token._data;
+    } catch (error) {
+      logger.warn(`could not save the position of ${this.key}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
+
+@Injectable()
+export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly feeds = new Map<string, Feed>();
+  private timer?: NodeJS.Timeout;
+  private reconciling: Promise<void> = Promise.resolve();
+  private closed = false;
+  private notice = false;
+  private stopping?: Promise<void>;
+
+  constructor(
+    private readonly registry: AppRegistry,
+    private readonly deployed: DeployedApps,
+    private readonly dataSources: DataSources,
+    @Inject(DurableEvents) private readonly events: DurableEvents,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    // schedule() never rejects: a failed reconciliation is logged and retried at the next tick.
+    void this.schedule(() => this.reconcileAll());
+    this.timer = setInterval(() => void this.schedule(() => this.reconcileAll()), RECONCILE_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Stops every feed once its change in hand is published and saves the positions. It runs before the
+   * runtime's own teardown (this module is destroyed before the runtime module it imports), while the trigger
+   * consumer still handles what was published (see DatabaseTriggerConsumer).
+   */
+  onModuleDestroy(): Promise<void> {
+    this.stopping ??= this.stopFeeds();
+    return this.stopping;
+  }
+
+  private async stopFeeds(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.reconciling;
+    await Promise.all([...this.feeds.values()].map((feed) => feed.stop()));
+    this.feeds.clear();
+  }
+
+  /** Follows the app's data sources as deployed now (call it when the app was deployed or removed). */
+  refresh(appId: string): Promise<void> {
+    return this.schedule(() => this.reconcileApp(appId));
+  }
+
+  /** The feeds followed now, by `<app>/<service>` (for tests and diagnostics). */
+  get following(): string[] {
+    return [...this.feeds.keys()];
+  }
+
+  /** Reconciliations run one at a time, so two never start the same feed. */
+  private schedule(work: () => Promise<void>): Promise<void> {
+    this.reconciling = this.reconciling.then(async () => {
+      if (this.closed) return;
+      try {
+        await work();
+      } catch (error) {
+        logger.warn(`could not reconcile change feeds: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    });
+    return this.reconciling;
+  }
+
+  private async reconcileAll(): Promise<void> {
+    const apps = await this.registry.list();
+    const ids = new Set(apps.map((app) => app._id));
+    for (const [key, feed] of this.feeds) if (!ids.has(feed.source.appId)) await this.stopFeed(key);
+    for (const app of apps) await this.reconcileApp(app._id);
+  }
+
+  private async reconcileApp(appId: string): Promise<void> {
+    // Read fresh, and leave nothing cached: the deployment event may reach this handler before the platform
+    // handler that reloads the app, and a version this background reader loaded must not be what the
+    // process's function calls then keep serving after a push whose event went to another replica.
+    this.deployed.invalidate(appId);
+    let config: AppConfig | undefined;
+    try {
+      config = (await this.deployed.byId(appId)).config;
+    } catch {
+      config = undefined; // removed
+    } finally {
+      this.deployed.invalidate(appId);
+    }
+    const wanted = new Map<string, ChangeSource>();
+    for (const source of config ? this.linkedSources(appId, config) : []) wanted.set(`${appId}/${source.service}`, source);
+    for (const [key, feed] of this.feeds) {
+      if (feed.source.appId !== appId) continue;
+      const next = wanted.get(key);
+      if (!next || next.cluster !== feed.source.cluster) await this.stopFeed(key);
+    }
+    for (const [key, source] of wanted) {
+      if (this.feeds.has(key) || this.closed) continue;
+      const client = this.dataSources.forService(config as AppConfig, source.service).client;
+      this.feeds.set(key, new Feed(key, source, client, this.events, new ChangePositions(this.dataSources.platform())));
+    }
+  }
+
+  private linkedSources(appId: string, config: AppConfig): ChangeSource[] {
+    const sources: ChangeSource[] = [];
+    for (const service of config.services) {
+      if (!isDataSourceType(service.config.type) || isFederatedType(service.config.type)) continue;
+      const cluster = String(service.config.config?.['clusterName'] ?? service.config.name);
+      if (!this.reachable(cluster)) continue;
+      sources.push({ appId, service: service.config.name, cluster });
+    }
+    return sources;
+  }
+
+  /**
+   * Standalone mode opens every cluster in this process. In distributed mode an embedded cluster belongs to
+   * the process that opened its directory first, so only clusters mapped to MongoDB (and a mapped platform
+   * database for positions) are followed here.
+   */
+  private reachable(cluster: string): boolean {
+    if (this.settings.mode === 'standalone') return true;
+    const uris = this.settings.clusterUris;
+    const mapped = Boolean(uris[cluster] ?? uris['*']) && Boolean(uris[PLATFORM_CLUSTER] ?? uris['*']);
+    if (!mapped && !this.notice) {
+      this.notice = true;
+      logger.log(`change events: cluster ${cluster} is embedded in a shared data directory; map it and ${PLATFORM_CLUSTER} to MongoDB or the datastore service (TESSERA_CLUSTER_URIS) for its changes to be published`);
+    }
+    return mapped;
+  }
+
+  private async stopFeed(key: string): Promise<void> {
+    const feed = this.feeds.get(key);
+    this.feeds.delete(key);
+    await feed?.stop();
+  }
+}

@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { isDatastoreError } from '@tessera/datastore';
+import { DataSources, PLATFORM_CLUSTER } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
+
+/** How long a claim is kept: the stream's retention, past which no event comes again. */
+const KEEP_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * One run per trigger and change across replicas: before a replica runs a trigger for a change it claims
+ * `<trigger>/<message id>` in the platform database; a replica that gets the same change again (an
+ * acknowledgement lost in a broker restart, delivered to another replica) finds the claim and skips it.
+ * A replica that dies between its claim and the end of the run loses that run (at most once) instead of
+ * having it run twice. Without a platform database this process may open (distributed mode with an
+ * embedded `tessera-platform`) every claim succeeds and the stream's guarantees alone apply.
+ */
+@Injectable()
+export class TriggerClaims {
+  private readonly enabled: boolean;
+  private lastSweep = Date.now();
+
+  constructor(
+    private readonly dataSources: DataSources,
+    @Inject(SETTINGS) settings: Settings,
+  ) {
+    this.enabled = settings.mode === 'standalone' || Boolean(settings.clusterUris[PLATFORM_CLUSTER] ?? settings.clusterUris['*']);
+  }
+
+  private get collection() {
+    return this.dataSources.platform().db('platform').collection('trigger_claims');
+  }
+
+  /** True when this replica may run it: nobody claimed it before. */
+  async claim(key: string): Promise<boolean> {
+    if (!this.enabled) return true;
+    await this.sweep();
+    try {
+      await this.collection.insertOne({ _id: key, at: new Date() });
+      return true;
+    } catch (error) {
+      if ((isDatastoreError(error) && error.codeName === 'DuplicateKey') || (error as { code?: unknown } | null)?.code === 11000) return false;
+      throw error;
+    }
+  }
+
+  private async sweep(): Promise<void> {
+    if (Date.now() - this.lastSweep < 60 * 60 * 1000) return;
+    this.lastSweep = Date.now();
+    await this.collection.deleteMany({ at: { $lt: new Date(Date.now() - KEEP_MS) } }).catch(() => undefined);
+  }
+}

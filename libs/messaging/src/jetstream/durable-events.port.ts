@@ -1,0 +1,73 @@
+import { type EventPayload, type EventPayloadInput, type EventSubject } from '@tessera/contracts';
+import { type MessageContext } from '../message-context';
+
+export interface EventStreamConfig {
+  /** Stream name (upper case by convention), e.g. `DATASTORE_CHANGES`. */
+  name: string;
+  subjects: readonly EventSubject[];
+  /** How long events are kept (default 24 h): a consumer down for longer misses older ones. */
+  maxAgeMs?: number;
+  /** Window in which a re-published message id is recognised and dropped (default 2 min). */
+  duplicateWindowMs?: number;
+}
+
+export interface DurablePublishOptions {
+  /** Idempotency key (Nats-Msg-Id): publishing the same id twice within the window stores it once. Generated when absent. */
+  messageId?: string;
+  headers?: Readonly<Record<string, string>>;
+  /** How long to keep retrying while the server is unreachable (default 10 s). */
+  retryForMs?: number;
+}
+
+/** What a durable event handler learns besides the payload. */
+export interface DurableEventContext extends MessageContext {
+  /** The publisher's idempotency key. */
+  readonly messageId: string;
+  /** Position in the stream. */
+  readonly sequence: number;
+  /** 1 on first delivery; more when a replica died or failed before acknowledging it. */
+  readonly deliveryCount: number;
+}
+
+export interface DurableConsumerOptions<S extends EventSubject> {
+  stream: string;
+  /**
+   * Durable consumer name: the "queue group". Every replica of a service consuming with the same name shares
+   * the stream's events (each event to one of them); the server remembers how far the group got.
+   */
+  durable: string;
+  subject: S;
+  handler: (payload: EventPayload<S>, context: DurableEventContext) => Promise<void> | void;
+  /**
+   * An event not acknowledged within this time is delivered again (default 30 s). A handler still running
+   * keeps its event (JetStream: the consumer reports progress every third of it).
+   */
+  ackWaitMs?: number;
+  /** Deliveries before an event that keeps failing is given up (default 5). */
+  maxDeliver?: number;
+  /** Events pulled per batch by this replica (default 32). */
+  batch?: number;
+}
+
+export interface DurableSubscription {
+  /** Stops pulling and waits for the event being handled; the durable consumer (and its position) stays. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Durable events as services use them, whatever carries them: JetStream in distributed mode, the in-process
+ * stream in standalone mode. Same semantics at this interface: publishing an id twice within the duplicate
+ * window stores it once; a durable consumer name is a queue group whose members share the events, each
+ * acknowledged after its handler and redelivered (1 s later, at most `maxDeliver` times) when the handler
+ * throws; the group's position outlives a member's `stop()`. Injectable by this class.
+ */
+export abstract class DurableEvents {
+  /** Creates the stream, or updates its subjects and limits. */
+  abstract ensureStream(config: EventStreamConfig): Promise<void>;
+  /** Appends an event; resolves once the stream stored it (`duplicate` when its id was already there). */
+  abstract publish<S extends EventSubject>(subject: S, payload: EventPayloadInput<S>, options?: DurablePublishOptions): Promise<{ sequence: number; duplicate: boolean }>;
+  /** Joins (creating if needed) a durable consumer and handles its events until stopped. */
+  abstract consume<S extends EventSubject>(options: DurableConsumerOptions<S>): Promise<DurableSubscription>;
+  /** Stops every consumer of this process (finishing the event in hand) and releases the transport. */
+  abstract close(): Promise<void>;
+}

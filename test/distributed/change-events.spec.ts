@@ -1,0 +1,153 @@
+import { emptyApp, writeAppFiles } from '@tessera/app-config';
+import {
+  ChangePublisher,
+  DatabaseTriggerConsumer,
+  FetchHttpPort,
+  FunctionRuntimeService,
+  InMemoryAppFunctions,
+  InMemoryDataAccess,
+  InMemoryExecutionLogStore,
+  InMemoryValues,
+  TRIGGERS_CONSUMER,
+  TriggerClaims,
+} from '@tessera/function-runtime';
+import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
+import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
+import { loadSettings } from '@tessera/settings';
+import { eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
+
+// The function a trigger runs: it logs the key of the changed document, and the test counts those lines.
+const handleChange = `exports = (changeEvent) => { console.log('handled ' + changeEvent.documentKey._id + ' ' + changeEvent.operationType); };`;
+
+/** A function-runtime replica as far as triggers go: its own NATS connection, runtime and execution log. */
+interface Replica {
+  events: JetStreamEvents;
+  consumer: DatabaseTriggerConsumer;
+  runtime: FunctionRuntimeService;
+  logs: InMemoryExecutionLogStore;
+}
+
+// Change events through a real nats-server with JetStream: the change publisher follows an app's linked
+// cluster and publishes every change; two runtime replicas share the trigger consumer group. The NATS server
+// restarts in the middle of a stream of writes. (The processes of test/distributed share one embedded data
+// directory, which only one process may open, so this runs the publisher and two consumers in this process;
+// with clusters on a shared datastore the same parts run in the runtime processes.)
+describe.skipIf(!findNatsServer())(`change events and database triggers over JetStream${findNatsServer() ? '' : ` (skipped: ${natsSkipReason})`}`, () => {
+  const dir = makeTempDir('tessera-change-events-');
+  let nats: NatsServerHandle;
+  let appId: string;
+  let dataSources: DataSources;
+  let deployed: DeployedApps;
+  let registry: DatastoreAppRegistry;
+  let publisher: ChangePublisher;
+  let publisherEvents: JetStreamEvents;
+  const replicas: Replica[] = [];
+
+  const connect = () => JetStreamEvents.connect({ url: nats.url, connection: { reconnectTimeWait: 100 } });
+
+  async function startReplica(): Promise<Replica> {
+    const functions = new InMemoryAppFunctions();
+    functions.deploy(appId, { handleChange: { source: handleChange, config: { private: true } } });
+    const logs = new InMemoryExecutionLogStore(10_000);
+    const runtime = new FunctionRuntimeService({
+      dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new FetchHttpPort(5_000), logs },
+      options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 },
+    });
+    const events = await connect();
+    // Replicas share the claims of trigger runs in the platform database, as runtime processes do.
+    const consumer = new DatabaseTriggerConsumer(events, deployed, runtime, new TriggerClaims(dataSources, loadSettings({ TESSERA_DATA_DIR: dir.path })));
+    await consumer.onApplicationBootstrap();
+    const replica = { events, consumer, runtime, logs };
+    replicas.push(replica);
+    return replica;
+  }
+
+  /** Every `handled <id> <op>` line the replicas' trigger runs logged, by replica. */
+  async function handledBy(replica: Replica): Promise<string[]> {
+    const runs = await replica.logs.list({ appId, limit: 10_000 });
+    return runs.filter((run) => run.trigger?.name === 'countChanges').flatMap((run) => run.logs).map((line) => line.replace(/^handled /, ''));
+  }
+
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    const settings = loadSettings({ TESSERA_DATA_DIR: dir.path });
+    dataSources = new DataSources(settings);
+    const platform = new PlatformDatabase(dataSources.platform());
+    registry = new DatastoreAppRegistry(platform);
+    const deployments = new DeploymentStore(platform);
+    deployed = new DeployedApps(registry, deployments);
+    const record = await registry.create({ name: 'changes', groupId: '000000000000000000000001' });
+    appId = record._id;
+    const app = emptyApp('changes');
+    app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ChangeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
+    app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });
+    app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'] } });
+    await deployments.deploy(appId, writeAppFiles(app), { origin: 'test' });
+
+    publisherEvents = await connect();
+    for (const stream of durableStreams) await publisherEvents.ensureStream(stream);
+    // This process opens the embedded cluster itself, as a standalone process does.
+    publisher = new ChangePublisher(registry, deployed, dataSources, publisherEvents, settings);
+    publisher.onApplicationBootstrap();
+    await eventually(() => expect(publisher.following).toEqual([`${appId}/mongodb-atlas`]));
+  }, 60_000);
+
+  afterAll(async () => {
+    await publisher?.onModuleDestroy();
+    for (const replica of replicas) {
+      await replica.consumer.onModuleDestroy();
+      await replica.events.close();
+      replica.runtime.close();
+    }
+    await publisherEvents?.close();
+    await dataSources?.closeAll();
+    await nats?.stop();
+    dir.remove();
+  });
+
+  it('handles every change exactly once across two runtime replicas while the NATS server restarts mid-stream', async () => {
+    const [first, second] = [await startReplica(), await startReplica()];
+    const orders = dataSources.forCluster('ChangeCluster').db('shop').collection('orders');
+    const total = 60;
+    for (let n = 1; n <= total; n++) {
+      await orders.insertOne({ _id: `order-${n}`, n });
+      if (n % 3 === 0) await orders.updateOne({ _id: `order-${n}` }, { $set: { paid: true } });
+      // The restart lands while changes are being published and handled.
+      if (n === 20) await nats.restart();
+    }
+    const expected = Array.from({ length: total }, (_, index) => index + 1).flatMap((n) => [`order-${n} insert`, ...(n % 3 === 0 ? [`order-${n} update`] : [])]);
+    const handled = await eventually(
+      async () => {
+        const all = [...(await handledBy(first)), ...(await handledBy(second))];
+        expect(all.length).toBeGreaterThanOrEqual(expected.length);
+        return all;
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    // Exactly once per change: no change lost, none handled twice (counted per document key and operation).
+    expect([...handled].sort()).toEqual([...expected].sort());
+    await eventually(async () => expect(await first.events.lag(DATASTORE_CHANGES_STREAM, TRIGGERS_CONSUMER)).toMatchObject({ pending: 0, ackPending: 0 }), { timeoutMs: 20_000 });
+    expect([...handled].sort()).toEqual([...expected].sort());
+    // The two replicas shared the work.
+    expect((await handledBy(first)).length).toBeGreaterThan(0);
+    expect((await handledBy(second)).length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('resumes the publisher after a restart from the position it saved: no change missed, none published twice', async () => {
+    const [first, second] = replicas;
+    const orders = dataSources.forCluster('ChangeCluster').db('shop').collection('orders');
+    const before = (await handledBy(first)).length + (await handledBy(second)).length;
+    await publisher.onModuleDestroy();
+    // Changes while no publisher runs.
+    for (let n = 1; n <= 5; n++) await orders.insertOne({ _id: `late-${n}` });
+    publisher = new ChangePublisher(registry, deployed, dataSources, publisherEvents, loadSettings({ TESSERA_DATA_DIR: dir.path }));
+    publisher.onApplicationBootstrap();
+    await orders.insertOne({ _id: 'late-6' });
+    const late = Array.from({ length: 6 }, (_, index) => `late-${index + 1} insert`);
+    await eventually(async () => {
+      const all = [...(await handledBy(first)), ...(await handledBy(second))];
+      expect(all.filter((line) => line.startsWith('late-')).sort()).toEqual(late);
+      expect(all).toHaveLength(before + 6);
+    }, { timeoutMs: 30_000, intervalMs: 250 });
+  }, 60_000);
+});
