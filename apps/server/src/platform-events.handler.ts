@@ -8,7 +8,7 @@ import { DeployedApps } from '@tessera/platform';
 export class PlatformEventsHandler {
   constructor(private readonly apps: DeployedApps) {}
 
-  @EventHandler(Subjects.AppsDeploymentChanged)
+  @EventHandler(Subjects.AppsDeploymentChanged, { broadcast: true })
   deploymentChanged(event: EventPayload<typeof Subjects.AppsDeploymentChanged>): void {
     this.apps.invalidate(event.appId);
   }

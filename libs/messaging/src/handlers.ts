@@ -20,6 +20,17 @@ import { traced } from './trace-context';
 export interface HandlerOptions {
   /** Queue group for this handler only; by default the one the microservice was connected with. */
   queue?: string;
+  /**
+   * Every replica handles every message (no queue group): for events that change what each process holds
+   * in memory, such as a deployment its caches must drop. Work that must happen once stays in a group.
+   */
+  broadcast?: boolean;
+}
+
+/** The queue group a handler subscribes in: none when it takes broadcasts, else its own or the server's. */
+export function handlerQueue(extras: unknown, serverQueue: string | undefined): string | undefined {
+  const options = extras as HandlerOptions | undefined;
+  return options?.broadcast ? undefined : (options?.queue ?? serverQueue);
 }
 
 type CommandMethod<S extends CommandSubject> = (payload: CommandRequest<S>, context: MessageContext) => Promise<CommandResponseInput<S>> | CommandResponseInput<S>;

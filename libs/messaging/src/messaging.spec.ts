@@ -91,7 +91,20 @@ class SyncHandlers {
   }
 }
 
-function serviceModule(controller: typeof RuntimeHandlers | typeof SyncHandlers, replica: Replica): DynamicModule {
+/** A handler every replica runs for every event, as each process drops its caches on a deployment. */
+@Controller()
+class CacheHandlers {
+  constructor(@Inject(REPLICA) private readonly replica: Replica) {}
+
+  @EventHandler(Subjects.AppsDeploymentChanged, { broadcast: true })
+  async deployed(event: AppDeploymentChanged): Promise<void> {
+    this.replica.recorder.deployments.push({ group: this.replica.group, replica: this.replica.id, event });
+  }
+}
+
+type HandlersClass = typeof RuntimeHandlers | typeof SyncHandlers | typeof CacheHandlers;
+
+function serviceModule(controller: HandlersClass, replica: Replica): DynamicModule {
   @Module({})
   class ServiceModule {}
   return { module: ServiceModule, controllers: [controller], providers: [{ provide: REPLICA, useValue: replica }] };
@@ -122,6 +135,7 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
   let recorder: Recorder;
   let runtimeReplicas: INestMicroservice[] = [];
   let syncReplica: INestMicroservice;
+  let cacheReplicas: INestMicroservice[] = [];
   let caller: INestApplicationContext;
   let bus: MessageBus;
 
@@ -133,13 +147,14 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
       options = { transport: 'in-process', bus: new InProcessBus(), defaultTimeoutMs: 5_000 };
     }
     recorder = new Recorder();
-    const start = async (controller: typeof RuntimeHandlers | typeof SyncHandlers, group: string, id: string): Promise<INestMicroservice> => {
+    const start = async (controller: HandlersClass, group: string, id: string): Promise<INestMicroservice> => {
       const app = await NestFactory.createMicroservice(serviceModule(controller, { group, id, recorder }), { ...microserviceOptions({ ...options, queue: group }), logger: false, abortOnError: false });
       await app.listen();
       return app;
     };
     runtimeReplicas = [await start(RuntimeHandlers, 'test-runtime', 'r1'), await start(RuntimeHandlers, 'test-runtime', 'r2')];
     syncReplica = await start(SyncHandlers, 'test-sync', 's1');
+    cacheReplicas = [await start(CacheHandlers, 'test-cache', 'c1'), await start(CacheHandlers, 'test-cache', 'c2')];
     caller = await NestFactory.createApplicationContext({ module: CallerModule, imports: [MessagingModule.forRoot(options)] }, { logger: false, abortOnError: false });
     bus = caller.get(MessageBus);
   });
@@ -147,7 +162,7 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
   afterAll(async () => {
     recorder?.open();
     await caller?.close();
-    for (const app of [...runtimeReplicas, syncReplica]) await app?.close();
+    for (const app of [...runtimeReplicas, syncReplica, ...cacheReplicas]) await app?.close();
     await nats?.stop();
   });
 
@@ -196,6 +211,15 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
     for (const group of ['test-runtime', 'test-sync']) expect(mine(group).map((entry) => entry.event.deploymentId).sort()).toEqual([...ids].sort());
     const runtimeReplicasUsed = new Set(mine('test-runtime').map((entry) => entry.replica));
     expect(runtimeReplicasUsed).toEqual(new Set(['r1', 'r2']));
+  });
+
+  it('delivers a broadcast event to every replica of a group, once each', async () => {
+    const ids = Array.from({ length: 10 }, (_, index) => `broadcast-${transport}-${index}`);
+    for (const [index, deploymentId] of ids.entries()) await bus.emit(Subjects.AppsDeploymentChanged, { appId: 'app-1', deploymentId, version: index });
+    const seenBy = (replica: string) => recorder.deployments.filter((entry) => entry.replica === replica && ids.includes(entry.event.deploymentId));
+    await eventually(() => seenBy('c1').length >= 10 && seenBy('c2').length >= 10, { timeoutMs: 5_000 });
+    await bus.request(Subjects.SystemHealthPing, {});
+    for (const replica of ['c1', 'c2']) expect(seenBy(replica).map((entry) => entry.event.deploymentId).sort()).toEqual([...ids].sort());
   });
 
   it('times out with MessagingTimeoutError when the handler does not answer in time', async () => {
@@ -248,7 +272,8 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
     const client = caller.get<ClientProxy>(MESSAGING_CLIENT);
     await lastValueFrom(client.emit(Subjects.AppsDeploymentChanged, new OutboundMessage({ appId: 'app-1', deploymentId: 'bad', version: 'seven' }, {})), { defaultValue: undefined });
     await bus.emit(Subjects.AppsDeploymentChanged, { appId: 'app-1', deploymentId: `after-bad-${transport}`, version: 8 });
-    await eventually(() => recorder.deployments.filter((entry) => entry.event.deploymentId === `after-bad-${transport}`).length === 2, { timeoutMs: 5_000 });
+    // One runtime replica, the sync replica, and both broadcast replicas.
+    await eventually(() => recorder.deployments.filter((entry) => entry.event.deploymentId === `after-bad-${transport}`).length === 4, { timeoutMs: 5_000 });
     expect(recorder.deployments.some((entry) => entry.event.deploymentId === 'bad')).toBe(false);
   });
 

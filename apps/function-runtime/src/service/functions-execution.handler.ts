@@ -65,7 +65,7 @@ export class FunctionsExecutionHandler {
     }
   }
 
-  @EventHandler(Subjects.AppsDeploymentChanged)
+  @EventHandler(Subjects.AppsDeploymentChanged, { broadcast: true })
   async deploymentChanged(event: EventPayload<typeof Subjects.AppsDeploymentChanged>): Promise<void> {
     // The host's platform handler reloads the deployed configuration; here the warm sandboxes retire and
     // the change publisher follows the data sources the app links now.

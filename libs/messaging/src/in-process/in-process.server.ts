@@ -1,5 +1,6 @@
 import { type CustomTransportStrategy, type MessageHandler, Server, type WritePacket } from '@nestjs/microservices';
 import { drain } from '../drain';
+import { handlerQueue } from '../handlers';
 import { type BusDelivery, InProcessBus } from './in-process-bus';
 import { InProcessContext } from './in-process.context';
 
@@ -37,8 +38,7 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
 
   listen(callback: (error?: unknown) => void): void {
     for (const [pattern, handler] of this.messageHandlers) {
-      const extras = handler.extras as { queue?: string } | undefined;
-      const queue = extras?.queue ?? this.options.queue;
+      const queue = handlerQueue(handler.extras, this.options.queue);
       this.unsubscribers.push(this.bus.subscribe(pattern, (delivery) => this.track(this.handleDelivery(pattern, handler, delivery)), { queue }));
     }
     this._status$.next('connected');

@@ -1,6 +1,7 @@
 import { type NatsOptions, ServerNats } from '@nestjs/microservices';
 import { type Msg, type NatsConnection, type Subscription } from 'nats';
 import { drain } from '../drain';
+import { handlerQueue } from '../handlers';
 
 export type NatsServerOptions = Required<NatsOptions>['options'] & {
   /** Queue group every handler joins unless its decorator names another: the service's name. */
@@ -26,8 +27,7 @@ export class TesseraNatsServer extends ServerNats {
 
   override bindEvents(client: NatsConnection): void {
     for (const [channel, handler] of this.messageHandlers) {
-      const extras = handler.extras as { queue?: string } | undefined;
-      const queue = extras?.queue ?? this.serverOptions.queue;
+      const queue = handlerQueue(handler.extras, this.serverOptions.queue);
       const subscription = client.subscribe(channel, {
         queue,
         callback: (error, message) => {
