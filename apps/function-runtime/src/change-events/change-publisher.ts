@@ -169,6 +169,8 @@ export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy 
 
   /** Follows the app's data sources as deployed now (call it when the app was deployed or removed). */
   refresh(appId: string): Promise<void> {
+    // This handler may hear the deployment before the host's platform handler drops the cached app.
+    this.deployed.invalidate(appId);
     return this.schedule(() => this.reconcileApp(appId));
   }
 
@@ -198,17 +200,11 @@ export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   private async reconcileApp(appId: string): Promise<void> {
-    // Read fresh, and leave nothing cached: the deployment event may reach this handler before the platform
-    // handler that reloads the app, and a version this background reader loaded must not be what the
-    // process's function calls then keep serving after a push whose event went to another replica.
-    this.deployed.invalidate(appId);
     let config: AppConfig | undefined;
     try {
       config = (await this.deployed.byId(appId)).config;
     } catch {
       config = undefined; // removed
-    } finally {
-      this.deployed.invalidate(appId);
     }
     const wanted = new Map<string, ChangeSource>();
     for (const source of config ? this.linkedSources(appId, config) : []) wanted.set(`${appId}/${source.service}`, source);

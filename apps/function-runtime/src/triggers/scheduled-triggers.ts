@@ -80,13 +80,11 @@ export class ScheduledTriggers implements OnApplicationBootstrap, OnModuleDestro
     for (const record of await this.registry.list()) {
       let config: AppConfig;
       try {
-        // Read fresh and leave nothing cached (see ChangePublisher.reconcileApp).
-        this.deployed.invalidate(record._id);
+        // The process's cached configuration: deployments reach every replica (a broadcast, and the
+        // reconciliation of decision 0023), so it is the live one.
         config = (await this.deployed.byId(record._id)).config;
       } catch {
         continue;
-      } finally {
-        this.deployed.invalidate(record._id);
       }
       for (const trigger of config.triggers) {
         if (trigger.type !== 'SCHEDULED' || trigger.disabled === true) continue;
