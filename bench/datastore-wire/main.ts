@@ -9,14 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { type Document, openEmbeddedClient, WireServer } from '@tessera/datastore';
+import { fmt, measureConcurrent, type Rate, timed } from '../support/rates';
 
 const COUNT = 20_000;
 const BATCH = 1_000;
-
-interface Rate {
-  wall: number;
-  cpu: number;
-}
 
 /** A uniform view of the two clients for the operations measured. */
 interface Target {
@@ -30,33 +26,6 @@ function makeDoc(i: number): Document {
   return { _id: i, email: `user${i}@example.com`, age: i % 90, score: (i * 7919) % 1000, bio: `${'lorem ipsum dolor sit amet '.repeat(32)}${i}`.slice(0, 850) };
 }
 
-async function timed(count: () => number, work: () => Promise<void>): Promise<Rate> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await work();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { wall: count() / seconds, cpu: count() / ((used.user + used.system) / 1e6) };
-}
-
-/** Runs `op` with `window` calls in flight until `budgetMs` elapsed. */
-async function measure(budgetMs: number, window: number, op: (i: number) => Promise<unknown>): Promise<Rate> {
-  let n = 0;
-  const start = Date.now();
-  return timed(
-    () => n,
-    async () => {
-      while (Date.now() - start < budgetMs) {
-        const batch: Promise<unknown>[] = [];
-        for (let k = 0; k < window; k++) batch.push(op(n++));
-        await Promise.all(batch);
-      }
-    },
-  );
-}
-
-const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
-
 async function run(target: Target): Promise<Record<string, Rate>> {
   const docs = Array.from({ length: COUNT }, (_, i) => makeDoc(i));
   const rates: Record<string, Rate> = {};
@@ -66,10 +35,10 @@ async function run(target: Target): Promise<Record<string, Rate>> {
       for (let i = 0; i < COUNT; i += BATCH) await target.insertMany(docs.slice(i, i + BATCH));
     },
   );
-  rates['point query findOne({_id}) ops/s'] = await measure(1500, 1, (i) => target.findOne({ _id: (i * 7919) % COUNT }));
-  rates['point query, 16 in flight ops/s'] = await measure(1500, 16, (i) => target.findOne({ _id: (i * 7919) % COUNT }));
-  rates['range query (age, sort score, limit 20) ops/s'] = await measure(1500, 1, (i) => target.find({ age: { $gte: i % 80, $lt: (i % 80) + 5 } }, { score: -1 }, 20));
-  rates['update by _id ($inc), 16 in flight ops/s'] = await measure(1500, 16, (i) => target.updateOne({ _id: (i * 7919) % COUNT }, { $inc: { score: 1 } }));
+  rates['point query findOne({_id}) ops/s'] = await measureConcurrent(1500, 1, (i) => target.findOne({ _id: (i * 7919) % COUNT }));
+  rates['point query, 16 in flight ops/s'] = await measureConcurrent(1500, 16, (i) => target.findOne({ _id: (i * 7919) % COUNT }));
+  rates['range query (age, sort score, limit 20) ops/s'] = await measureConcurrent(1500, 1, (i) => target.find({ age: { $gte: i % 80, $lt: (i % 80) + 5 } }, { score: -1 }, 20));
+  rates['update by _id ($inc), 16 in flight ops/s'] = await measureConcurrent(1500, 16, (i) => target.updateOne({ _id: (i * 7919) % COUNT }, { $inc: { score: 1 } }));
   return rates;
 }
 

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Query } from 'mingo';
 import { update as mingoUpdate } from 'mingo/updater';
 import { openEmbeddedClient, traceDataSource, type Document } from '@tessera/datastore';
+import { fmt, measure, measureConcurrent, type Rate, timed } from '../support/rates';
 
 const COUNT = 100_000;
 const BATCH = 1_000;
@@ -32,49 +33,6 @@ function makeDoc(i: number): Document {
     createdAt: new Date(1_700_000_000_000 + i * 1000),
     bio: `${'lorem ipsum dolor sit amet '.repeat(32)}${i}`.slice(0, 850),
   };
-}
-
-/** Wall-clock rate, and the rate per second of CPU this process used (the machine may be shared). */
-interface Rate {
-  wall: number;
-  cpu: number;
-}
-
-async function timed(count: () => number, work: () => Promise<void>): Promise<Rate> {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  await work();
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const used = process.cpuUsage(cpu);
-  return { wall: count() / seconds, cpu: count() / ((used.user + used.system) / 1e6) };
-}
-
-/** Runs `op` until `budgetMs` elapsed (at least `minOps` times). */
-async function measure(budgetMs: number, minOps: number, op: (i: number) => unknown): Promise<Rate> {
-  let n = 0;
-  const start = Date.now();
-  return timed(
-    () => n,
-    async () => {
-      while (Date.now() - start < budgetMs || n < minOps) await op(n++);
-    },
-  );
-}
-
-/** Like measure, with `window` operations in flight at a time (writes share fsyncs: group commit). */
-async function measureConcurrent(budgetMs: number, window: number, op: (i: number) => Promise<unknown>): Promise<Rate> {
-  let n = 0;
-  const start = Date.now();
-  return timed(
-    () => n,
-    async () => {
-      while (Date.now() - start < budgetMs) {
-        const batch: Promise<unknown>[] = [];
-        for (let k = 0; k < window; k++) batch.push(op(n++));
-        await Promise.all(batch);
-      }
-    },
-  );
 }
 
 const PINNED = 'TESSERA_BENCH_PINNED_CPU';
@@ -119,10 +77,6 @@ async function runPinned(): Promise<boolean> {
   if (run.error) return false;
   process.exitCode = run.status ?? 1;
   return true;
-}
-
-function fmt(n: number): string {
-  return Math.round(n).toLocaleString('en-US');
 }
 
 function random(n: number): number {
