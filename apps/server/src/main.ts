@@ -3,6 +3,15 @@ import { startTracing, type Tracing } from '@tessera/telemetry';
 import type { BootstrapResult } from './bootstrap/platform-bootstrap';
 import { startHost, version } from './host';
 
+/**
+ * Where clients reach the client API: this process when it serves it, else the public URL (the gateway's,
+ * in distributed mode), else a placeholder that says which service to ask.
+ */
+function clientApiUrl(settings: Settings, hostUrl: string): string {
+  if (settings.services.includes('graphql-gateway')) return settings.publicUrl ?? hostUrl;
+  return settings.publicUrl ?? '<graphql-gateway URL>';
+}
+
 /** Entry point of `npm start` (standalone) and of each service process (distributed). */
 async function main(): Promise<void> {
   let settings;
@@ -26,7 +35,7 @@ async function main(): Promise<void> {
       ? [`  imported the platform state of an earlier release (${bootstrap.imported.apps} app(s), ${bootstrap.imported.deployments} deployment(s), ${bootstrap.imported.logEntries} log entries); the files moved to ${bootstrap.imported.movedTo}`]
       : []),
     ...(host.datastorePort !== undefined ? [`  datastore (MongoDB wire protocol): mongodb://localhost:${host.datastorePort}/?directConnection=true`] : []),
-    ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${host.url}/api/client/v2.0/app/${app.client_app_id}/location`),
+    ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${clientApiUrl(settings, host.url)}/api/client/v2.0/app/${app.client_app_id}/location`),
     ...(settings.services.includes('admin-api') ? adminLines(host.url, bootstrap) : []),
     '',
   ];
