@@ -417,6 +417,12 @@ export class LogFiles {
     try {
       while (this.pending.length > 0) {
         const { batch, data } = this.take();
+        if (this.failure) {
+          // Queued behind a write that failed: on disk they would follow a torn frame, which recovery
+          // stops at, so acknowledging them would lose them.
+          this.settle(batch, this.failure);
+          continue;
+        }
         try {
           const fd = this.fd;
           if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
@@ -442,6 +448,10 @@ export class LogFiles {
   flushNow(): void {
     if (this.pending.length === 0) return;
     const { batch, data } = this.take();
+    if (this.failure) {
+      this.settle(batch, this.failure);
+      throw this.failure;
+    }
     try {
       const fd = this.fd;
       if (fd === undefined) throw new DatastoreError('InternalError', 'the write-ahead log is closed');
