@@ -1,4 +1,4 @@
-import * as fs from 'node:fs';
+import type * as fs from 'node:fs';
 import { makeTempDir } from '@tessera/testing';
 import { LogFiles } from './log-files';
 

@@ -3,6 +3,7 @@ import { Query } from 'mingo';
 import { BSONSymbol, Double, Int32, Long } from 'bson';
 import { compareValues, type Document, typeRank, valuesEqual } from '../bson/values';
 import { fastMatcher } from './matcher';
+import { compileFilter } from './mingo';
 
 const mingoIds = (filter: Document, docs: Document[]) =>
   new Query(filter)
@@ -51,6 +52,19 @@ describe('fast matcher: $and, $or and $nor', () => {
     expect(fastMatcher({ $or: [{ a: 1 }, { $expr: { $eq: ['$a', 1] } }] })).toBeUndefined();
     expect(fastMatcher({ $or: [{ a: null }] })).toBeUndefined();
     expect(fastMatcher({ $and: [{ a: 1 }], $where: 'true' })).toBeUndefined();
+  });
+
+  it('leaves very large or deeply nested filters to mingo instead of compiling them', () => {
+    const branches = (n: number) => Array.from({ length: n }, (_, i) => ({ owner_id: `u${i}` }));
+    expect(fastMatcher({ $or: branches(64) })).toBeDefined();
+    expect(fastMatcher({ $or: branches(100_000) })).toBeUndefined();
+    let nested: Record<string, unknown> = { a: 1 };
+    for (let i = 0; i < 40; i++) nested = { $and: [nested] };
+    expect(fastMatcher(nested)).toBeUndefined();
+    // Mingo still answers them.
+    const matcher = compileFilter({ $or: branches(100_000) });
+    expect(matcher({ owner_id: 'u99999' })).toBe(true);
+    expect(matcher({ owner_id: 'nobody' })).toBe(false);
   });
 });
 

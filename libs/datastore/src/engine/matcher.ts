@@ -174,6 +174,13 @@ type Factory = (tests: FieldTest[], collect: typeof candidates, paths: string[][
 
 const factories = new Map<string, Factory>();
 const MAX_SHAPES = 256;
+/**
+ * Larger or deeper filters are left to mingo: compiling one costs time and memory in proportion to its
+ * size, and a filter can come from an untrusted client (a 16 MB `$or` would hold the event loop for
+ * seconds and stay cached). Rules' pushed-down filters and hand-written queries stay far below these.
+ */
+const MAX_COMPILED_FIELDS = 64;
+const MAX_COMPILED_DEPTH = 16;
 
 /** A matcher for `filter` when it stays within the fast subset, else undefined. */
 export function fastMatcher(filter: Document): Matcher | undefined {
@@ -191,9 +198,11 @@ export function fastMatcher(filter: Document): Matcher | undefined {
 }
 
 /** The expression for a filter document (`doc` is the stored document), or undefined outside the subset. */
-function emitFilter(filter: Document, compilation: Compilation): string | undefined {
+function emitFilter(filter: Document, compilation: Compilation, depth = 0): string | undefined {
+  if (depth > MAX_COMPILED_DEPTH) return undefined;
   const clauses: string[] = [];
   for (const [key, condition] of Object.entries(filter)) {
+    if (compilation.tests.length >= MAX_COMPILED_FIELDS) return undefined;
     if (key.startsWith('$')) {
       if (!LOGICAL.has(key)) return undefined;
       // An empty or non-array operand is a BadValue error: mingo reports it.
@@ -201,7 +210,7 @@ function emitFilter(filter: Document, compilation: Compilation): string | undefi
       const branches: string[] = [];
       for (const branch of condition as unknown[]) {
         if (!isPlainObject(branch)) return undefined;
-        const code = emitFilter(branch, compilation);
+        const code = emitFilter(branch, compilation, depth + 1);
         if (code === undefined) return undefined;
         branches.push(code);
       }
