@@ -153,4 +153,23 @@ describe('database triggers (standalone)', () => {
     const all = await fresh.find({});
     expect(all.every((marker) => marker['fired'] === (marker['ops'] as string[]).length)).toBe(true);
   });
+
+  it('follows a service relinked to another cluster: its changes fire the triggers once', async () => {
+    const config = emptyApp('shop');
+    shopApp(config);
+    const service = config.services[0].config;
+    service.config = { ...service.config, clusterName: 'OtherCluster' };
+    const deployed = await host.nest.get(DeploymentStore).deploy(appId, writeAppFiles(config), { origin: 'test' });
+    await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId, deploymentId: deployed._id, version: deployed.version });
+    const items = await collection('items');
+    // The new cluster's feed is followed once the deployment is reloaded.
+    const first = await eventually(async () => {
+      const { insertedId } = await items.insertOne({ summary: 'on the other cluster' });
+      await eventually(async () => expect(await (await collection('markers')).findOne({ _id: insertedId })).not.toBeNull(), { timeoutMs: 2_000 });
+      return insertedId;
+    }, { timeoutMs: 20_000 });
+    const second = await items.insertOne({ summary: 'second on the other cluster' });
+    await eventually(async () => expect(await (await collection('markers')).findOne({ _id: second.insertedId })).toMatchObject({ fired: 1, ops: ['insert'] }));
+    expect(await (await collection('markers')).findOne({ _id: first })).toMatchObject({ fired: 1 });
+  });
 });

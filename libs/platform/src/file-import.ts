@@ -80,7 +80,14 @@ export async function importFilePlatformState(dataDir: string, db: PlatformDatab
 
   const movedTo = join(dataDir, 'platform-imported', new Date().toISOString().replace(/[:.]/g, '-'));
   await mkdir(movedTo, { recursive: true });
-  for (const name of present) await rename(join(root, name), join(movedTo, name));
+  for (const name of present) {
+    try {
+      await rename(join(root, name), join(movedTo, name));
+    } catch (error) {
+      // Another replica sharing this directory imported (by upsert, the same state) and moved it first.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
   return { movedTo, ...summary };
 }
 

@@ -45,6 +45,14 @@ class Feed {
     this.done = this.run();
   }
 
+  /**
+   * Positions are kept per cluster too: a service relinked to another cluster (or a store made anew) starts
+   * from now, never after a token of a feed it does not follow.
+   */
+  private get positionKey(): string {
+    return `${this.key}@${this.source.cluster}`;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     await this.stream?.close();
@@ -64,7 +72,7 @@ class Feed {
           // The feed no longer holds our position: start from now, and say what was lost.
           logger.error(`change feed of ${this.key}: the saved position is gone from the feed's history; changes since it are not published`);
           this.published = undefined;
-          await this.positions.forget(this.key).catch(() => undefined);
+          await this.positions.forget(this.positionKey).catch(() => undefined);
         } else {
           failures++;
           logger.warn(`change feed of ${this.key} failed (${error instanceof Error ? error.message : String(error)}); resuming from its position`);
@@ -75,7 +83,7 @@ class Feed {
   }
 
   private async follow(): Promise<void> {
-    const from = this.published ?? (await this.positions.get(this.key));
+    const from = this.published ?? (await this.positions.get(this.positionKey));
     if (this.stopped) return;
     logger.log(`following the changes of ${this.key} ${from ? `after ${from._data}` : 'from now'}`);
     // Updates carry the document after them (looked up) and, where the source keeps it, before them.
@@ -117,7 +125,7 @@ class Feed {
   private async write(token: ResumeToken): Promise<void> {
     this.lastSave = Date.now();
     try {
-      await this.positions.save(this.key, token);
+      await this.positions.save(this.positionKey, token);
       this.saved = token._data;
     } catch (error) {
       logger.warn(`could not save the position of ${this.key}: ${error instanceof Error ? error.message : String(error)}`);
