@@ -67,4 +67,24 @@ describe('scheduled triggers', () => {
     const [entry] = (await replicas[0].logs.list({ appId })).concat(await replicas[1].logs.list({ appId }));
     expect(entry).toMatchObject({ functionName: 'tick', runAsId: 'system', origin: 'trigger', logs: ['tick'], trigger: { name: 'everyFiveMinutes', type: 'SCHEDULED' } });
   });
+
+  it('loses only the firing it could not claim and keeps its schedule', async () => {
+    const functions = new InMemoryAppFunctions();
+    functions.deploy(appId, { tick: { source: 'exports = () => { console.log("tick"); };', config: { private: true } } });
+    const logs = new InMemoryExecutionLogStore(100);
+    const runtime = new FunctionRuntimeService({ dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new FetchHttpPort(5_000), logs }, options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 } });
+    let reachable = false;
+    // The platform database is unreachable for the first firing (the claim cannot be made), then back.
+    const claims = { claim: async () => (reachable ? true : Promise.reject(new Error('platform database unreachable'))) } as unknown as TriggerClaims;
+    const scheduler = new ScheduledTriggers(registry, deployed, runtime, claims);
+    try {
+      await scheduler.tick(new Date('2026-03-02T10:01:00Z'));
+      await scheduler.tick(new Date('2026-03-02T10:05:00Z'));
+      reachable = true;
+      await scheduler.tick(new Date('2026-03-02T10:10:00Z'));
+      await eventually(async () => expect((await logs.list({ appId })).map((run) => run.trigger?.name)).toEqual(['everyFiveMinutes']));
+    } finally {
+      runtime.close();
+    }
+  });
 });

@@ -33,6 +33,7 @@ export class ScheduledTriggers implements OnApplicationBootstrap, OnModuleDestro
   private scheduled = new Map<string, Scheduled>();
   private timer?: NodeJS.Timeout;
   private lastReload = 0;
+  private readonly running = new Set<Promise<void>>();
   private ticking: Promise<void> = Promise.resolve();
 
   constructor(
@@ -43,8 +44,13 @@ export class ScheduledTriggers implements OnApplicationBootstrap, OnModuleDestro
   ) {}
 
   onApplicationBootstrap(): void {
+    // The timer waits for the reload and the claims of one tick before the next, not for the functions it
+    // started: a slow function must not hold back every other app's schedule.
     this.timer = setInterval(() => {
-      this.ticking = this.ticking.then(() => this.tick(new Date())).catch((error: unknown) => logger.warn(`scheduled triggers: ${error instanceof Error ? error.message : String(error)}`));
+      this.ticking = this.ticking
+        .then(() => this.startDue(new Date()))
+        .then(() => undefined)
+        .catch((error: unknown) => logger.warn(`scheduled triggers: ${error instanceof Error ? error.message : String(error)}`));
     }, TICK_MS);
     this.timer.unref();
   }
@@ -52,24 +58,45 @@ export class ScheduledTriggers implements OnApplicationBootstrap, OnModuleDestro
   async onModuleDestroy(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.ticking;
+    await Promise.all(this.running);
   }
 
-  /** Fires what is due at `now` (the timer calls it every second; tests call it with their own clock). */
+  /** Fires what is due at `now` and waits for those runs (tests call it with their own clock). */
   async tick(now: Date): Promise<void> {
+    await Promise.all(await this.startDue(now));
+  }
+
+  /** Starts every firing due at `now`, each on its own; resolves with the runs once they are started. */
+  private async startDue(now: Date): Promise<Promise<void>[]> {
     if (now.getTime() - this.lastReload >= RELOAD_EVERY_MS) await this.reload(now);
+    const runs: Promise<void>[] = [];
     for (const entry of this.scheduled.values()) {
       if (!entry.next || entry.next > now) continue;
       const firing = entry.next;
       // The next firing after now: a replica that was away does not fire what it missed.
       entry.next = entry.schedule.nextAfter(now);
+      const run = this.fire(entry, firing);
+      this.running.add(run);
+      void run.finally(() => this.running.delete(run));
+      runs.push(run);
+    }
+    return runs;
+  }
+
+  /** One firing: claimed by one replica, then run; never rejects (failures are logged). */
+  private async fire(entry: Scheduled, firing: Date): Promise<void> {
+    try {
       const claimed = this.claims ? await this.claims.claim(`${entry.appId}/${entry.name}/${firing.toISOString()}`) : true;
-      if (!claimed) continue;
-      try {
-        await this.runtime.execute({ appId: entry.appId, name: entry.functionName, arguments: [], caller: { kind: 'system' }, origin: 'trigger', trigger: { name: entry.name, ...(entry.id ? { id: entry.id } : {}), type: 'SCHEDULED' } });
-      } catch (error) {
-        // Recorded in the app's logs by the runtime as a failed run of the trigger.
-        logger.debug(`scheduled trigger ${entry.name} of app ${entry.appId} failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
+      if (!claimed) return;
+    } catch (error) {
+      logger.warn(`scheduled trigger ${entry.name} of app ${entry.appId}: could not claim its ${firing.toISOString()} firing: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    try {
+      await this.runtime.execute({ appId: entry.appId, name: entry.functionName, arguments: [], caller: { kind: 'system' }, origin: 'trigger', trigger: { name: entry.name, ...(entry.id ? { id: entry.id } : {}), type: 'SCHEDULED' } });
+    } catch (error) {
+      // Recorded in the app's logs by the runtime as a failed run of the trigger.
+      logger.debug(`scheduled trigger ${entry.name} of app ${entry.appId} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
