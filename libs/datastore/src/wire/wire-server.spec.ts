@@ -6,7 +6,7 @@ import { BSON, type Document, Long, ObjectId } from 'bson';
 import { type ChangeStreamDocument, type CommandStartedEvent, MongoClient, MongoServerError } from 'mongodb';
 import { createDataSourceClient } from '../client';
 import { openEmbeddedClient } from '../embedded/embedded-client';
-import { encodeMsg, HEADER_SIZE, OP_MSG, OP_QUERY, OP_REPLY, readHeader } from './protocol';
+import { encodeMsg, HEADER_SIZE, MAX_MESSAGE_SIZE, MessageReader, OP_MSG, OP_QUERY, OP_REPLY, readHeader } from './protocol';
 import { WireServer } from './wire-server';
 
 /** Sends raw bytes and resolves with the first complete reply (or null when the server closes the connection). */
@@ -168,6 +168,66 @@ describe('the datastore wire server', () => {
       garbage.writeInt32LE(3, 0);
       expect(await exchange(server.port, garbage)).toBeNull();
       expect(await client.db('admin').command({ ping: 1 })).toEqual({ ok: 1 });
+    });
+
+    it('joins a large message sent in small chunks once, not on every chunk', async () => {
+      const message = encodeMsg(7, 0, { ping: 1, pad: 'x'.repeat(4 * 1024 * 1024), $db: 'admin' });
+      let copied = 0;
+      const concat = Buffer.concat.bind(Buffer);
+      const spy = vi.spyOn(Buffer, 'concat').mockImplementation((list, totalLength) => {
+        const joined = concat(list, totalLength);
+        copied += joined.length;
+        return joined;
+      });
+      try {
+        const socket = connect(server.port, '127.0.0.1');
+        socket.setNoDelay(true);
+        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        const reply = new Promise<Buffer>((resolve) => {
+          let data = Buffer.alloc(0);
+          socket.on('data', (chunk: Buffer) => {
+            data = concat([data, chunk]);
+            if (data.length >= 4 && data.length >= data.readInt32LE(0)) resolve(data);
+          });
+        });
+        for (let at = 0; at < message.length; at += 16 * 1024) {
+          await new Promise<void>((resolve, reject) => socket.write(message.subarray(at, at + 16 * 1024), (error) => (error ? reject(error) : resolve())));
+        }
+        expect(replyBody(await reply)).toEqual({ ok: 1 });
+        socket.destroy();
+      } finally {
+        spy.mockRestore();
+      }
+      // One join of the message (the 16 KB slices arrive as hundreds of chunks; joining each copied gigabytes).
+      expect(copied).toBeLessThan(2 * message.length);
+    });
+
+    it('refuses a message announced beyond the size limit as soon as its header arrives', async () => {
+      const header = Buffer.alloc(HEADER_SIZE);
+      header.writeInt32LE(MAX_MESSAGE_SIZE + 1, 0);
+      header.writeInt32LE(OP_MSG, 12);
+      // Only the header is sent: the connection closes without the server waiting for (or buffering) a body.
+      expect(await exchange(server.port, header)).toBeNull();
+      const reader = new MessageReader();
+      reader.push(header.subarray(0, 2));
+      expect(reader.next()).toBeUndefined();
+      reader.push(header.subarray(2, 4));
+      expect(() => reader.next()).toThrow(/message length 48000001 out of range/);
+    });
+
+    it('cuts messages out of chunks that split and join them anywhere', () => {
+      const messages = [1, 2, 3].map((n) => encodeMsg(n, 0, { ping: 1, n, $db: 'admin' }));
+      const stream = Buffer.concat(messages);
+      for (const size of [1, 3, 7, stream.length]) {
+        const reader = new MessageReader();
+        const out: Buffer[] = [];
+        for (let at = 0; at < stream.length; at += size) {
+          reader.push(stream.subarray(at, at + size));
+          for (let message = reader.next(); message; message = reader.next()) out.push(message);
+        }
+        expect(out).toEqual(messages);
+        expect(reader.buffered).toBe(0);
+      }
     });
 
     it('reads OP_MSG document sequences and sends no reply to a moreToCome write', async () => {

@@ -15,7 +15,7 @@ import { type ServiceStoreOptions } from '../embedded/service-store';
 import { type CommandContext, runCommand } from './commands';
 import { CursorRegistry } from './cursors';
 import { WireCommandError } from './errors';
-import { decodeMessage, encodeMsg, encodeReply, HEADER_SIZE, MAX_MESSAGE_SIZE, MORE_TO_COME, ProtocolError } from './protocol';
+import { decodeMessage, encodeMsg, encodeReply, MAX_MESSAGE_SIZE, MessageReader, MORE_TO_COME, ProtocolError } from './protocol';
 import { SessionRegistry } from './sessions';
 
 export interface WireServerOptions {
@@ -120,22 +120,23 @@ export class WireServer {
     socket.setNoDelay(true);
     const local = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
     const connection: WireConnection = { id: this.nextConnectionId++, me: `${local.includes(':') ? `[${local}]` : local}:${socket.localPort ?? this.port}` };
-    let buffered: Buffer = Buffer.alloc(0);
+    const reader = new MessageReader(MAX_MESSAGE_SIZE);
     let chain = Promise.resolve();
     socket.on('data', (chunk: Buffer) => {
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      while (buffered.length >= 4) {
-        const length = buffered.readInt32LE(0);
-        if (length < HEADER_SIZE || length > MAX_MESSAGE_SIZE) {
-          this.options.log?.('warn', `wire connection ${connection.id}: message length ${length} out of range; closing`);
+      reader.push(chunk);
+      for (;;) {
+        let message: Buffer | undefined;
+        try {
+          message = reader.next();
+        } catch (error) {
+          this.options.log?.('warn', `wire connection ${connection.id}: ${error instanceof Error ? error.message : String(error)}; closing`);
           socket.destroy();
           return;
         }
-        if (buffered.length < length) break;
-        const message = buffered.subarray(0, length);
-        buffered = buffered.subarray(length);
+        if (!message) break;
+        const request = message;
         // One request at a time per connection, in order, as drivers expect.
-        chain = chain.then(() => this.handle(socket, connection, message));
+        chain = chain.then(() => this.handle(socket, connection, request));
       }
     });
     socket.on('error', () => socket.destroy());
