@@ -600,7 +600,8 @@ const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 
 /** Runs one command and answers its reply document (errors are thrown; the server turns them into replies). */
 export async function runCommand(context: CommandContext): Promise<Document> {
   const name = Object.keys(context.command)[0];
-  const handler = name === undefined ? undefined : handlers[name];
+  // Own properties only: `constructor`, `toString` and the like are not commands.
+  const handler = name !== undefined && Object.hasOwn(handlers, name) ? handlers[name] : undefined;
   if (!handler || name === undefined) fail(59, 'CommandNotFound', `no such command: '${name ?? ''}'`);
   if (!context.db && name !== 'hello' && name !== 'isMaster' && name !== 'ismaster') fail(73, 'InvalidNamespace', "the command names no database ($db)");
   const { server, connection, command } = context;

@@ -163,6 +163,11 @@ describe('the datastore wire server', () => {
 
     it('refuses an unknown command and a malformed message clearly', async () => {
       await expect(client.db('admin').command({ frobnicate: 1 })).rejects.toMatchObject({ code: 59, codeName: 'CommandNotFound', message: "no such command: 'frobnicate'" });
+      // Names of Object.prototype's members are no commands either.
+      for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__']) {
+        const reply = await exchange(server.port, encodeMsg(9, 0, { [name]: 1, $db: 'admin' }));
+        expect(replyBody(reply as Buffer)).toEqual({ ok: 0, code: 59, codeName: 'CommandNotFound', errmsg: `no such command: '${name}'` });
+      }
       // A message whose declared length is below the header size closes the connection, nothing else.
       const garbage = Buffer.alloc(16);
       garbage.writeInt32LE(3, 0);
