@@ -497,4 +497,46 @@ describe('the datastore wire server', () => {
       expect(error).toBeInstanceOf(MongoServerError);
     });
   });
+
+  describe('idle sweeps', () => {
+    it('logs a cursor and a session that fail to close, instead of rejecting unhandled from the timer', async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      const logged: string[] = [];
+      vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+      const swept = await WireServer.start({ clustersDir: dir.path, log: (level, message) => logged.push(`${level}: ${message}`) });
+      try {
+        swept.cursors.add({
+          id: Long.fromNumber(77),
+          ns: 'd.c',
+          cluster: 'default',
+          lastUsed: Date.now(),
+          busy: false,
+          next: () => Promise.resolve({ docs: [], exhausted: true }),
+          close: () => Promise.reject(new Error('cursor close failed')),
+        });
+        const session = { startTransaction: () => undefined, endSession: () => Promise.reject(new Error('session end failed')) };
+        const embedded = { startSession: () => session } as unknown as Parameters<WireServer['sessions']['forCommand']>[0];
+        await swept.sessions.forCommand(embedded, 'default:01', { autocommit: false, txnNumber: 1, startTransaction: true });
+        // Past both idle limits (10 and 30 minutes): the minute timer sweeps them.
+        await vi.advanceTimersByTimeAsync(31 * 60_000);
+      } finally {
+        vi.useRealTimers();
+      }
+      try {
+        await eventually(() => {
+          expect(logged.some((line) => line.startsWith('error: closing an idle cursor failed: Error: cursor close failed'))).toBe(true);
+          expect(logged.some((line) => line.startsWith('error: closing an idle session failed: Error: session end failed'))).toBe(true);
+        });
+        expect(swept.cursors.size).toBe(0);
+        // Let any stray rejection surface before checking there was none.
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        await swept.close();
+      }
+    });
+  });
 });

@@ -60,10 +60,7 @@ export class WireServer {
     this.replicaSetName = options.replicaSetName ?? 'tessera';
     this.defaultCluster = options.defaultCluster ?? 'default';
     // Idle cursors and sessions are dropped as MongoDB does (10 and 30 minutes).
-    this.sweeper = setInterval(() => {
-      this.cursors.sweep(10 * 60_000);
-      void this.sessions.sweep(30 * 60_000);
-    }, 60_000);
+    this.sweeper = setInterval(() => void this.sweep(), 60_000);
     this.sweeper.unref();
   }
 
@@ -109,6 +106,21 @@ export class WireServer {
     const application = client?.application as Document | undefined;
     const name = application?.name;
     return typeof name === 'string' && clusterNamePattern.test(name) ? name : this.defaultCluster;
+  }
+
+  /**
+   * Drops idle cursors and sessions. Never rejects (it runs from a timer, where a rejection would be
+   * unhandled and end the process): a close that fails is logged and the rest still close.
+   */
+  async sweep(): Promise<void> {
+    const report = (what: string) => (error: unknown) =>
+      this.options.log?.('error', `closing an idle ${what} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    try {
+      await this.cursors.sweep(10 * 60_000, report('cursor'));
+      await this.sessions.sweep(30 * 60_000, report('session'));
+    } catch (error) {
+      report('cursor or session')(error);
+    }
   }
 
   private accept(socket: Socket): void {
