@@ -263,6 +263,25 @@ describe('the datastore wire server', () => {
       expect(await items.find({}, { skip: 240, limit: 5, sort: { _id: 1 } }).toArray()).toEqual([240, 241, 242, 243, 244].map((i) => ({ _id: i, n: i % 7 })));
     });
 
+    it('refuses a negative batchSize and a maxTimeMS that is not an integer from 0 to 2^31-1, as MongoDB does', async () => {
+      const db = client.db('d');
+      await db.collection<AnyDoc>('items').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }]);
+      const negative = { code: 51024, codeName: 'Location51024', message: "BSON field 'batchSize' value must be >= 0, actual value '-1'" };
+      await expect(db.command({ find: 'items', batchSize: -1 })).rejects.toMatchObject(negative);
+      await expect(db.command({ aggregate: 'items', pipeline: [], cursor: { batchSize: -1 } })).rejects.toMatchObject(negative);
+      const opened = await db.command({ find: 'items', batchSize: 1 });
+      const id = (opened.cursor as Document).id as Long;
+      await expect(db.command({ getMore: id, collection: 'items', batchSize: -1 })).rejects.toMatchObject(negative);
+      // The refused getMore left the cursor as it was.
+      expect(((await db.command({ getMore: id, collection: 'items', batchSize: 5 })).cursor as Document).nextBatch).toEqual([{ _id: 2 }, { _id: 3 }]);
+
+      await expect(db.command({ find: 'items', maxTimeMS: -1 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: "BSON field 'maxTimeMS' value must be >= 0, actual value '-1'" });
+      await expect(db.command({ ping: 1, maxTimeMS: 1.5 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: 'maxTimeMS has non-integral value' });
+      await expect(db.command({ count: 'items', maxTimeMS: 2 ** 31 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: "BSON field 'maxTimeMS' value must be <= 2147483647, actual value '2147483648'" });
+      expect(await db.command({ count: 'items', maxTimeMS: 2 ** 31 - 1 })).toEqual({ n: 3, ok: 1 });
+      expect(await db.command({ find: 'items', batchSize: 0, maxTimeMS: 0 })).toMatchObject({ cursor: { firstBatch: [] }, ok: 1 });
+    });
+
     it('kills a cursor and then reports it not found', async () => {
       const items = client.db('d').collection<AnyDoc>('items');
       await items.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: i })));
