@@ -517,6 +517,57 @@ describe('the datastore wire server', () => {
     });
   });
 
+  describe('flow control', () => {
+    it('stops reading from a client that pipelines requests and never reads, and keeps serving the others', async () => {
+      const limited = await WireServer.start({ clustersDir: dir.path, maxPendingRequests: 4, maxReplyBufferBytes: 256 * 1024 });
+      const other = new MongoClient(limited.uri(), { serverSelectionTimeoutMS: 5000 });
+      const greedy = connect(limited.port, '127.0.0.1');
+      greedy.pause();
+      const connected = new Promise<void>((resolve) => greedy.once('connect', () => resolve()));
+      try {
+        const big = other.db('d').collection<AnyDoc>('big');
+        await big.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, pad: 'x'.repeat(20_000) })));
+        // 300 finds of ~400 KB replies each (120 MB unbounded), sent at once; the client never reads a reply.
+        await connected;
+        const finds = Buffer.concat(Array.from({ length: 300 }, (_, i) => encodeMsg(i + 1, 0, { find: 'big', $db: 'd' })));
+        greedy.write(finds);
+        const ownLoad = () => limited.connectionLoads().find((load) => load.bufferedReplyBytes > 0 || load.readingPaused);
+        const paused = await eventually(() => {
+          const load = ownLoad();
+          expect(load?.readingPaused).toBe(true);
+          return load as NonNullable<ReturnType<typeof ownLoad>>;
+        });
+        const bound = (load: NonNullable<ReturnType<typeof ownLoad>>) => {
+          expect(load.pendingRequests).toBeLessThanOrEqual(4);
+          // The limit plus the one reply written past it.
+          expect(load.bufferedReplyBytes).toBeLessThan(256 * 1024 + 500 * 1024);
+          expect(load.bufferedRequestBytes).toBeLessThanOrEqual(finds.length);
+        };
+        bound(paused);
+        // Other connections are served meanwhile, and the stuck one stays within its bounds.
+        expect(await big.countDocuments()).toBe(20);
+        expect(await big.find({}, { projection: { _id: 1 } }).toArray()).toHaveLength(20);
+        const later = ownLoad();
+        expect(later?.readingPaused).toBe(true);
+        bound(later as NonNullable<typeof later>);
+        // A client that starts reading gets every reply, in order.
+        const replies = new MessageReader();
+        const ids: number[] = [];
+        greedy.on('data', (chunk: Buffer) => {
+          replies.push(chunk);
+          for (let reply = replies.next(); reply; reply = replies.next()) ids.push(readHeader(reply).responseTo);
+        });
+        greedy.resume();
+        await eventually(() => expect(ids).toHaveLength(300), { timeoutMs: 30_000 });
+        expect(ids).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+      } finally {
+        greedy.destroy();
+        await other.close();
+        await limited.close();
+      }
+    }, 60_000);
+  });
+
   describe('idle sweeps', () => {
     it('logs a cursor and a session that fail to close, instead of rejecting unhandled from the timer', async () => {
       const unhandled: unknown[] = [];
