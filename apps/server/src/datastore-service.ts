@@ -18,10 +18,11 @@ export class DatastoreWireService implements OnApplicationBootstrap, OnApplicati
       // The clusters live where standalone mode keeps them, so one data directory serves either mode.
       clustersDir: embeddedClusterDir(this.settings.dataDir, ''),
       port: this.settings.datastorePort,
-      host: this.settings.host,
+      // Not settings.host: the wire server has no authentication, so it listens on loopback unless told.
+      host: this.settings.datastoreHost,
       log: (level, message) => this.logger[level === 'info' ? 'log' : level](message),
     });
-    this.logger.log(`MongoDB wire server listening on ${this.settings.host}:${this.server.port}`);
+    this.logger.log(`MongoDB wire server listening on ${this.settings.datastoreHost}:${this.server.port}`);
   }
 
   /** Port the wire server listens on (undefined until it started). */

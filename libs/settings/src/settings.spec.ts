@@ -40,6 +40,16 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ TESSERA_DATASTORE_PORT: '70000' })).toThrow(/TESSERA_DATASTORE_PORT/);
   });
 
+  it('binds the unauthenticated datastore wire server to loopback unless TESSERA_DATASTORE_HOST says otherwise', () => {
+    // HOST (the HTTP edge) does not widen it.
+    expect(loadSettings({ HOST: '0.0.0.0' }).datastoreHost).toBe('127.0.0.1');
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: '0.0.0.0' }).datastoreHost).toBe('0.0.0.0');
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: '::' }).datastoreHost).toBe('::');
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: 'datastore.tessera.svc' }).datastoreHost).toBe('datastore.tessera.svc');
+    expect(() => loadSettings({ TESSERA_DATASTORE_HOST: 'not a host' })).toThrow(/TESSERA_DATASTORE_HOST: expected an IP address or a host name/);
+    expect(() => loadSettings({ TESSERA_DATASTORE_HOST: 'http://x' })).toThrow(/TESSERA_DATASTORE_HOST/);
+  });
+
   it('runs only the named services in distributed mode', () => {
     expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'admin-api,function-runtime' }).services).toEqual(['admin-api', 'function-runtime']);
   });

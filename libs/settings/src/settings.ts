@@ -3,6 +3,7 @@
  * reads process.env: the process entry point passes its environment here and hands the result down.
  * A bad setting stops the process with a message naming the setting.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const appServiceNames = ['admin-api', 'graphql-gateway', 'function-runtime', 'sync-service'] as const;
@@ -58,6 +59,14 @@ const clusterUris = z.string().transform((raw, ctx): Record<string, string> => {
   return map;
 });
 
+/** An interface to listen on: an IPv4 or IPv6 address, or a host name. */
+const listenHost = z
+  .string()
+  .trim()
+  .refine((value) => isIP(value) !== 0 || /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(value), {
+    message: 'expected an IP address or a host name',
+  });
+
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
@@ -83,6 +92,8 @@ const environmentSchema = z.object({
     }),
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
   TESSERA_DATASTORE_PORT: port.default(27017),
+  // The wire server has no authentication: loopback unless the deployment says otherwise (a pod: 0.0.0.0).
+  TESSERA_DATASTORE_HOST: listenHost.default('127.0.0.1'),
   TESSERA_CLUSTER_URIS: clusterUris.default(''),
   TESSERA_ADMIN_USERNAME: z.string().min(1).default('admin'),
   TESSERA_ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
@@ -123,8 +134,10 @@ export interface Settings {
   natsUrl: string;
   /** `config.clusterName` -> MongoDB URI (`*`: every other name). Names without an entry get an embedded database. */
   clusterUris: Record<string, string>;
-  /** TCP port of the `datastore` service's MongoDB wire server (on `host`). */
+  /** TCP port of the `datastore` service's MongoDB wire server (on `datastoreHost`). */
   datastorePort: number;
+  /** Interface of the `datastore` service's MongoDB wire server; loopback by default, as it has no authentication. */
+  datastoreHost: string;
   admin: { username: string; password: string | undefined };
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
@@ -173,6 +186,7 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     natsUrl: env.NATS_URL,
     clusterUris: env.TESSERA_CLUSTER_URIS,
     datastorePort: env.TESSERA_DATASTORE_PORT,
+    datastoreHost: env.TESSERA_DATASTORE_HOST,
     admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,

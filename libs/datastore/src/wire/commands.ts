@@ -77,6 +77,25 @@ function numberField(command: Document, field: string): number | undefined {
   return n;
 }
 
+/** A cursor's `batchSize`: absent, or a number of at least 0 (refused as MongoDB refuses it otherwise). */
+function batchSizeField(options: Document): number | undefined {
+  const n = numberField(options, 'batchSize');
+  if (n !== undefined && n < 0) fail(51024, 'Location51024', `BSON field 'batchSize' value must be >= 0, actual value '${n}'`);
+  return n;
+}
+
+/** Largest `maxTimeMS` MongoDB accepts; beyond it Node's timers would also fire at once instead of late. */
+const maxTimeMSLimit = 2 ** 31 - 1;
+
+/** Any command's `maxTimeMS`: absent, or an integer from 0 to 2^31-1 (BadValue otherwise, as MongoDB answers). */
+function checkMaxTimeMS(command: Document): void {
+  const n = numberField(command, 'maxTimeMS');
+  if (n === undefined) return;
+  if (n < 0) fail(2, 'BadValue', `BSON field 'maxTimeMS' value must be >= 0, actual value '${Math.floor(n)}'`);
+  if (!Number.isInteger(n)) fail(2, 'BadValue', 'maxTimeMS has non-integral value');
+  if (n > maxTimeMSLimit) fail(2, 'BadValue', `BSON field 'maxTimeMS' value must be <= ${maxTimeMSLimit}, actual value '${n}'`);
+}
+
 /** Options the embedded engine cannot honour are refused rather than silently ignored. */
 function refuse(command: Document, fields: string[]): void {
   for (const field of fields) {
@@ -153,12 +172,13 @@ async function getMore(call: Invocation): Promise<Document> {
   if (!cursor || cursor.cluster !== (call.connection.cluster ?? call.server.defaultCluster)) fail(43, 'CursorNotFound', `cursor id ${String(id)} not found`);
   const expected = `${call.db}.${String(call.command.collection)}`;
   if (cursor.ns !== expected && !cursor.ns.endsWith('.$cmd.aggregate')) fail(13, 'Unauthorized', `Requested getMore on namespace '${expected}', but cursor belongs to a different namespace ${cursor.ns}`);
+  const batchSize = batchSizeField(call.command);
   if (cursor.busy) fail(292, 'CursorInUse', `cursor id ${String(id)} is already in use`);
   cursor.busy = true;
   try {
     // An awaitData (change stream) cursor waits up to maxTimeMS, 1 s by default, for the next change.
     const waitMs = cursor instanceof ChangeStreamCursor ? (numberField(call.command, 'maxTimeMS') ?? 1000) : 0;
-    return await cursorReply(call, cursor, numberField(call.command, 'batchSize'), 'nextBatch', waitMs);
+    return await cursorReply(call, cursor, batchSize, 'nextBatch', waitMs);
   } finally {
     cursor.busy = false;
   }
@@ -183,6 +203,7 @@ async function find(call: Invocation): Promise<Document> {
   const limit = Math.abs(limitField);
   const skip = numberField(command, 'skip');
   if (skip !== undefined && skip < 0) fail(51024, 'BadValue', 'skip must be a non-negative number');
+  const batchSize = batchSizeField(command);
   const docs = await collection(call)
     .find(documentField(command, 'filter') ?? {}, documentField(command, 'projection'), {
       sort: documentField(command, 'sort') as SortSpec | undefined,
@@ -191,7 +212,6 @@ async function find(call: Invocation): Promise<Document> {
       ...sessionOption(call),
     })
     .toArray();
-  const batchSize = numberField(command, 'batchSize');
   return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize ?? (limit ? Math.min(limit, defaultFirstBatch) : undefined), singleBatch);
 }
 
@@ -217,7 +237,7 @@ async function aggregate(call: Invocation): Promise<Document> {
   const pipeline = command.pipeline;
   if (!Array.isArray(pipeline)) fail(14, 'TypeMismatch', "aggregate requires a 'pipeline' array");
   const cursorOptions = documentField(command, 'cursor');
-  const batchSize = cursorOptions ? numberField(cursorOptions, 'batchSize') : undefined;
+  const batchSize = cursorOptions ? batchSizeField(cursorOptions) : undefined;
   const first = pipeline[0] as Document | undefined;
   if (first && isPlainObject(first) && '$changeStream' in first) return changeStream(call, first.$changeStream as Document, pipeline.slice(1) as Document[], batchSize);
   if (command.aggregate === 1) fail(73, 'InvalidNamespace', "aggregate: 1 is only supported with a leading $changeStream stage");
@@ -456,7 +476,7 @@ async function listCollections(call: Invocation): Promise<Document> {
   });
   const selected = infos.filter((info) => !matches || matches(info)).map((info) => (call.command.nameOnly === true ? { name: info.name, type: info.type } : info));
   const cursorOptions = documentField(call.command, 'cursor');
-  return documentsReply(call, `${call.db}.$cmd.listCollections`, selected, cursorOptions ? numberField(cursorOptions, 'batchSize') : undefined);
+  return documentsReply(call, `${call.db}.$cmd.listCollections`, selected, cursorOptions ? batchSizeField(cursorOptions) : undefined);
 }
 
 async function create(call: Invocation): Promise<Document> {
@@ -508,7 +528,7 @@ async function listIndexes(call: Invocation): Promise<Document> {
   if (!call.client.store.collection(call.db, name)) fail(26, 'NamespaceNotFound', `ns does not exist: ${call.db}.${name}`);
   const indexes = (await collection(call).listIndexes()).map((index) => ({ v: 2, ...index }));
   const cursorOptions = documentField(call.command, 'cursor');
-  return documentsReply(call, `${call.db}.$cmd.listIndexes.${name}`, indexes, cursorOptions ? numberField(cursorOptions, 'batchSize') : undefined);
+  return documentsReply(call, `${call.db}.$cmd.listIndexes.${name}`, indexes, cursorOptions ? batchSizeField(cursorOptions) : undefined);
 }
 
 async function dropIndexes(call: Invocation): Promise<Document> {
@@ -600,8 +620,10 @@ const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 
 /** Runs one command and answers its reply document (errors are thrown; the server turns them into replies). */
 export async function runCommand(context: CommandContext): Promise<Document> {
   const name = Object.keys(context.command)[0];
-  const handler = name === undefined ? undefined : handlers[name];
+  // Own properties only: `constructor`, `toString` and the like are not commands.
+  const handler = name !== undefined && Object.hasOwn(handlers, name) ? handlers[name] : undefined;
   if (!handler || name === undefined) fail(59, 'CommandNotFound', `no such command: '${name ?? ''}'`);
+  checkMaxTimeMS(context.command);
   if (!context.db && name !== 'hello' && name !== 'isMaster' && name !== 'ismaster') fail(73, 'InvalidNamespace', "the command names no database ($db)");
   const { server, connection, command } = context;
   const cluster = connection.cluster ?? (name === 'hello' || name === 'isMaster' || name === 'ismaster' ? server.clusterOf(command) : server.defaultCluster);

@@ -166,11 +166,11 @@ export class CursorRegistry {
     return this.cursors.size;
   }
 
-  sweep(idleMs: number): void {
+  /** Closes cursors idle longer than `idleMs`. Never rejects: a cursor that fails to close goes to `onError`. */
+  async sweep(idleMs: number, onError: (error: unknown) => void): Promise<void> {
     const now = Date.now();
-    for (const cursor of this.cursors.values()) {
-      if (!cursor.busy && now - cursor.lastUsed > idleMs) void this.remove(cursor.id);
-    }
+    const idle = [...this.cursors.values()].filter((cursor) => !cursor.busy && now - cursor.lastUsed > idleMs);
+    await Promise.all(idle.map((cursor) => this.remove(cursor.id).catch(onError)));
   }
 
   async closeAll(): Promise<void> {

@@ -143,3 +143,63 @@ export function encodeReply(requestId: number, responseTo: number, doc: Document
   const length = HEADER_SIZE + fixed.length + bson.length;
   return Buffer.concat([header(length, requestId, responseTo, OP_REPLY), fixed, bson], length);
 }
+
+/**
+ * Cuts a connection's byte stream into whole messages. Chunks are kept as they arrive and joined once per
+ * message, when its announced length is in: joining on every chunk copied a large message quadratically.
+ */
+export class MessageReader {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+
+  constructor(private readonly maxMessageSize = MAX_MESSAGE_SIZE) {}
+
+  /** Bytes received and not yet handed out as a message. */
+  get buffered(): number {
+    return this.bytes;
+  }
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+  }
+
+  /**
+   * The next complete message, or undefined until more bytes arrive. Throws ProtocolError as soon as a
+   * header announces a length out of range, before any of its body is waited for.
+   */
+  next(): Buffer | undefined {
+    if (this.bytes < 4) return undefined;
+    const length = this.announcedLength();
+    if (length < HEADER_SIZE || length > this.maxMessageSize) throw new ProtocolError(`message length ${length} out of range`);
+    if (this.bytes < length) return undefined;
+    const first = this.chunks[0];
+    let message: Buffer;
+    if (first.length >= length) {
+      message = first.subarray(0, length);
+    } else {
+      const whole = Buffer.concat(this.chunks, this.bytes);
+      message = whole.subarray(0, length);
+      this.chunks = [whole];
+    }
+    const rest = this.chunks[0].subarray(length);
+    if (rest.length) this.chunks[0] = rest;
+    else this.chunks.shift();
+    this.bytes -= length;
+    return message;
+  }
+
+  /** The first four bytes, which may span chunks. */
+  private announcedLength(): number {
+    const first = this.chunks[0];
+    if (first.length >= 4) return first.readInt32LE(0);
+    const head = Buffer.alloc(4);
+    let filled = 0;
+    for (const chunk of this.chunks) {
+      filled += chunk.copy(head, filled, 0, Math.min(chunk.length, 4 - filled));
+      if (filled === 4) break;
+    }
+    return head.readInt32LE(0);
+  }
+}

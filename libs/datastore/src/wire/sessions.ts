@@ -101,9 +101,11 @@ export class SessionRegistry {
     await entry.session?.endSession();
   }
 
-  async sweep(idleMs: number): Promise<void> {
+  /** Ends sessions idle longer than `idleMs`. Never rejects: one that fails to end goes to `onError`, the rest still end. */
+  async sweep(idleMs: number, onError: (error: unknown) => void): Promise<void> {
     const now = Date.now();
-    for (const [key, entry] of this.sessions) if (now - entry.lastUsed > idleMs) await this.end(key);
+    const idle = [...this.sessions].filter(([, entry]) => now - entry.lastUsed > idleMs).map(([key]) => key);
+    for (const key of idle) await this.end(key).catch(onError);
   }
 
   async closeAll(): Promise<void> {

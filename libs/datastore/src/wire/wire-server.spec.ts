@@ -6,7 +6,7 @@ import { BSON, type Document, Long, ObjectId } from 'bson';
 import { type ChangeStreamDocument, type CommandStartedEvent, MongoClient, MongoServerError } from 'mongodb';
 import { createDataSourceClient } from '../client';
 import { openEmbeddedClient } from '../embedded/embedded-client';
-import { encodeMsg, HEADER_SIZE, OP_MSG, OP_QUERY, OP_REPLY, readHeader } from './protocol';
+import { encodeMsg, HEADER_SIZE, MAX_MESSAGE_SIZE, MessageReader, OP_MSG, OP_QUERY, OP_REPLY, readHeader } from './protocol';
 import { WireServer } from './wire-server';
 
 /** Sends raw bytes and resolves with the first complete reply (or null when the server closes the connection). */
@@ -163,11 +163,76 @@ describe('the datastore wire server', () => {
 
     it('refuses an unknown command and a malformed message clearly', async () => {
       await expect(client.db('admin').command({ frobnicate: 1 })).rejects.toMatchObject({ code: 59, codeName: 'CommandNotFound', message: "no such command: 'frobnicate'" });
+      // Names of Object.prototype's members are no commands either.
+      for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__']) {
+        const reply = await exchange(server.port, encodeMsg(9, 0, { [name]: 1, $db: 'admin' }));
+        expect(replyBody(reply as Buffer)).toEqual({ ok: 0, code: 59, codeName: 'CommandNotFound', errmsg: `no such command: '${name}'` });
+      }
       // A message whose declared length is below the header size closes the connection, nothing else.
       const garbage = Buffer.alloc(16);
       garbage.writeInt32LE(3, 0);
       expect(await exchange(server.port, garbage)).toBeNull();
       expect(await client.db('admin').command({ ping: 1 })).toEqual({ ok: 1 });
+    });
+
+    it('joins a large message sent in small chunks once, not on every chunk', async () => {
+      const message = encodeMsg(7, 0, { ping: 1, pad: 'x'.repeat(4 * 1024 * 1024), $db: 'admin' });
+      let copied = 0;
+      const concat = Buffer.concat.bind(Buffer);
+      const spy = vi.spyOn(Buffer, 'concat').mockImplementation((list, totalLength) => {
+        const joined = concat(list, totalLength);
+        copied += joined.length;
+        return joined;
+      });
+      try {
+        const socket = connect(server.port, '127.0.0.1');
+        socket.setNoDelay(true);
+        await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+        const reply = new Promise<Buffer>((resolve) => {
+          let data = Buffer.alloc(0);
+          socket.on('data', (chunk: Buffer) => {
+            data = concat([data, chunk]);
+            if (data.length >= 4 && data.length >= data.readInt32LE(0)) resolve(data);
+          });
+        });
+        for (let at = 0; at < message.length; at += 16 * 1024) {
+          await new Promise<void>((resolve, reject) => socket.write(message.subarray(at, at + 16 * 1024), (error) => (error ? reject(error) : resolve())));
+        }
+        expect(replyBody(await reply)).toEqual({ ok: 1 });
+        socket.destroy();
+      } finally {
+        spy.mockRestore();
+      }
+      // One join of the message (the 16 KB slices arrive as hundreds of chunks; joining each copied gigabytes).
+      expect(copied).toBeLessThan(2 * message.length);
+    });
+
+    it('refuses a message announced beyond the size limit as soon as its header arrives', async () => {
+      const header = Buffer.alloc(HEADER_SIZE);
+      header.writeInt32LE(MAX_MESSAGE_SIZE + 1, 0);
+      header.writeInt32LE(OP_MSG, 12);
+      // Only the header is sent: the connection closes without the server waiting for (or buffering) a body.
+      expect(await exchange(server.port, header)).toBeNull();
+      const reader = new MessageReader();
+      reader.push(header.subarray(0, 2));
+      expect(reader.next()).toBeUndefined();
+      reader.push(header.subarray(2, 4));
+      expect(() => reader.next()).toThrow(/message length 48000001 out of range/);
+    });
+
+    it('cuts messages out of chunks that split and join them anywhere', () => {
+      const messages = [1, 2, 3].map((n) => encodeMsg(n, 0, { ping: 1, n, $db: 'admin' }));
+      const stream = Buffer.concat(messages);
+      for (const size of [1, 3, 7, stream.length]) {
+        const reader = new MessageReader();
+        const out: Buffer[] = [];
+        for (let at = 0; at < stream.length; at += size) {
+          reader.push(stream.subarray(at, at + size));
+          for (let message = reader.next(); message; message = reader.next()) out.push(message);
+        }
+        expect(out).toEqual(messages);
+        expect(reader.buffered).toBe(0);
+      }
     });
 
     it('reads OP_MSG document sequences and sends no reply to a moreToCome write', async () => {
@@ -196,6 +261,25 @@ describe('the datastore wire server', () => {
       expect(Number((rest.cursor as Document).id)).toBe(0);
       expect(server.cursors.size).toBe(0);
       expect(await items.find({}, { skip: 240, limit: 5, sort: { _id: 1 } }).toArray()).toEqual([240, 241, 242, 243, 244].map((i) => ({ _id: i, n: i % 7 })));
+    });
+
+    it('refuses a negative batchSize and a maxTimeMS that is not an integer from 0 to 2^31-1, as MongoDB does', async () => {
+      const db = client.db('d');
+      await db.collection<AnyDoc>('items').insertMany([{ _id: 1 }, { _id: 2 }, { _id: 3 }]);
+      const negative = { code: 51024, codeName: 'Location51024', message: "BSON field 'batchSize' value must be >= 0, actual value '-1'" };
+      await expect(db.command({ find: 'items', batchSize: -1 })).rejects.toMatchObject(negative);
+      await expect(db.command({ aggregate: 'items', pipeline: [], cursor: { batchSize: -1 } })).rejects.toMatchObject(negative);
+      const opened = await db.command({ find: 'items', batchSize: 1 });
+      const id = (opened.cursor as Document).id as Long;
+      await expect(db.command({ getMore: id, collection: 'items', batchSize: -1 })).rejects.toMatchObject(negative);
+      // The refused getMore left the cursor as it was.
+      expect(((await db.command({ getMore: id, collection: 'items', batchSize: 5 })).cursor as Document).nextBatch).toEqual([{ _id: 2 }, { _id: 3 }]);
+
+      await expect(db.command({ find: 'items', maxTimeMS: -1 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: "BSON field 'maxTimeMS' value must be >= 0, actual value '-1'" });
+      await expect(db.command({ ping: 1, maxTimeMS: 1.5 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: 'maxTimeMS has non-integral value' });
+      await expect(db.command({ count: 'items', maxTimeMS: 2 ** 31 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: "BSON field 'maxTimeMS' value must be <= 2147483647, actual value '2147483648'" });
+      expect(await db.command({ count: 'items', maxTimeMS: 2 ** 31 - 1 })).toEqual({ n: 3, ok: 1 });
+      expect(await db.command({ find: 'items', batchSize: 0, maxTimeMS: 0 })).toMatchObject({ cursor: { firstBatch: [] }, ok: 1 });
     });
 
     it('kills a cursor and then reports it not found', async () => {
@@ -430,6 +514,99 @@ describe('the datastore wire server', () => {
     it('leaves a thrown MongoServerError type for command failures', async () => {
       const error: unknown = await client.db('d').command({ getMore: Long.fromNumber(12345), collection: 'x' }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(MongoServerError);
+    });
+  });
+
+  describe('flow control', () => {
+    it('stops reading from a client that pipelines requests and never reads, and keeps serving the others', async () => {
+      const limited = await WireServer.start({ clustersDir: dir.path, maxPendingRequests: 4, maxReplyBufferBytes: 256 * 1024 });
+      const other = new MongoClient(limited.uri(), { serverSelectionTimeoutMS: 5000 });
+      const greedy = connect(limited.port, '127.0.0.1');
+      greedy.pause();
+      const connected = new Promise<void>((resolve) => greedy.once('connect', () => resolve()));
+      try {
+        const big = other.db('d').collection<AnyDoc>('big');
+        await big.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: i, pad: 'x'.repeat(20_000) })));
+        // 300 finds of ~400 KB replies each (120 MB unbounded), sent at once; the client never reads a reply.
+        await connected;
+        const finds = Buffer.concat(Array.from({ length: 300 }, (_, i) => encodeMsg(i + 1, 0, { find: 'big', $db: 'd' })));
+        greedy.write(finds);
+        const ownLoad = () => limited.connectionLoads().find((load) => load.bufferedReplyBytes > 0 || load.readingPaused);
+        const paused = await eventually(() => {
+          const load = ownLoad();
+          expect(load?.readingPaused).toBe(true);
+          return load as NonNullable<ReturnType<typeof ownLoad>>;
+        });
+        const bound = (load: NonNullable<ReturnType<typeof ownLoad>>) => {
+          expect(load.pendingRequests).toBeLessThanOrEqual(4);
+          // The limit plus the one reply written past it.
+          expect(load.bufferedReplyBytes).toBeLessThan(256 * 1024 + 500 * 1024);
+          expect(load.bufferedRequestBytes).toBeLessThanOrEqual(finds.length);
+        };
+        bound(paused);
+        // Other connections are served meanwhile, and the stuck one stays within its bounds.
+        expect(await big.countDocuments()).toBe(20);
+        expect(await big.find({}, { projection: { _id: 1 } }).toArray()).toHaveLength(20);
+        const later = ownLoad();
+        expect(later?.readingPaused).toBe(true);
+        bound(later as NonNullable<typeof later>);
+        // A client that starts reading gets every reply, in order.
+        const replies = new MessageReader();
+        const ids: number[] = [];
+        greedy.on('data', (chunk: Buffer) => {
+          replies.push(chunk);
+          for (let reply = replies.next(); reply; reply = replies.next()) ids.push(readHeader(reply).responseTo);
+        });
+        greedy.resume();
+        await eventually(() => expect(ids).toHaveLength(300), { timeoutMs: 30_000 });
+        expect(ids).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+      } finally {
+        greedy.destroy();
+        await other.close();
+        await limited.close();
+      }
+    }, 60_000);
+  });
+
+  describe('idle sweeps', () => {
+    it('logs a cursor and a session that fail to close, instead of rejecting unhandled from the timer', async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      const logged: string[] = [];
+      vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+      const swept = await WireServer.start({ clustersDir: dir.path, log: (level, message) => logged.push(`${level}: ${message}`) });
+      try {
+        swept.cursors.add({
+          id: Long.fromNumber(77),
+          ns: 'd.c',
+          cluster: 'default',
+          lastUsed: Date.now(),
+          busy: false,
+          next: () => Promise.resolve({ docs: [], exhausted: true }),
+          close: () => Promise.reject(new Error('cursor close failed')),
+        });
+        const session = { startTransaction: () => undefined, endSession: () => Promise.reject(new Error('session end failed')) };
+        const embedded = { startSession: () => session } as unknown as Parameters<WireServer['sessions']['forCommand']>[0];
+        await swept.sessions.forCommand(embedded, 'default:01', { autocommit: false, txnNumber: 1, startTransaction: true });
+        // Past both idle limits (10 and 30 minutes): the minute timer sweeps them.
+        await vi.advanceTimersByTimeAsync(31 * 60_000);
+      } finally {
+        vi.useRealTimers();
+      }
+      try {
+        await eventually(() => {
+          expect(logged.some((line) => line.startsWith('error: closing an idle cursor failed: Error: cursor close failed'))).toBe(true);
+          expect(logged.some((line) => line.startsWith('error: closing an idle session failed: Error: session end failed'))).toBe(true);
+        });
+        expect(swept.cursors.size).toBe(0);
+        // Let any stray rejection surface before checking there was none.
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        await swept.close();
+      }
     });
   });
 });

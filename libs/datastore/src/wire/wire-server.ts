@@ -15,7 +15,7 @@ import { type ServiceStoreOptions } from '../embedded/service-store';
 import { type CommandContext, runCommand } from './commands';
 import { CursorRegistry } from './cursors';
 import { WireCommandError } from './errors';
-import { decodeMessage, encodeMsg, encodeReply, HEADER_SIZE, MAX_MESSAGE_SIZE, MORE_TO_COME, ProtocolError } from './protocol';
+import { decodeMessage, encodeMsg, encodeReply, MAX_MESSAGE_SIZE, MessageReader, MORE_TO_COME, ProtocolError } from './protocol';
 import { SessionRegistry } from './sessions';
 
 export interface WireServerOptions {
@@ -29,6 +29,26 @@ export interface WireServerOptions {
   /** Replica set name reported in `hello`. */
   replicaSetName?: string;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /**
+   * Flow control of one connection: requests read and not yet answered (default 64), and reply bytes the
+   * client has not taken yet (default 32 MiB). Past either, the server stops reading from that connection
+   * until it catches up, so a client that pipelines requests and never reads cannot grow its memory.
+   */
+  maxPendingRequests?: number;
+  maxReplyBufferBytes?: number;
+}
+
+/** What one connection holds in the server's memory (flow control; observability). */
+export interface WireConnectionLoad {
+  id: number;
+  /** Requests read off the socket and not answered yet. */
+  pendingRequests: number;
+  /** Bytes of requests received and not yet read off as messages. */
+  bufferedRequestBytes: number;
+  /** Reply bytes written and not yet taken by the client. */
+  bufferedReplyBytes: number;
+  /** Reading from the socket is paused until the connection catches up. */
+  readingPaused: boolean;
 }
 
 /** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
@@ -44,6 +64,7 @@ export interface WireConnection {
 export class WireServer {
   private readonly clients = new Map<string, EmbeddedClient>();
   private readonly sockets = new Set<Socket>();
+  private readonly loads = new Map<Socket, () => WireConnectionLoad>();
   readonly cursors = new CursorRegistry();
   readonly sessions = new SessionRegistry();
   private nextConnectionId = 1;
@@ -60,10 +81,7 @@ export class WireServer {
     this.replicaSetName = options.replicaSetName ?? 'tessera';
     this.defaultCluster = options.defaultCluster ?? 'default';
     // Idle cursors and sessions are dropped as MongoDB does (10 and 30 minutes).
-    this.sweeper = setInterval(() => {
-      this.cursors.sweep(10 * 60_000);
-      void this.sessions.sweep(30 * 60_000);
-    }, 60_000);
+    this.sweeper = setInterval(() => void this.sweep(), 60_000);
     this.sweeper.unref();
   }
 
@@ -111,6 +129,21 @@ export class WireServer {
     return typeof name === 'string' && clusterNamePattern.test(name) ? name : this.defaultCluster;
   }
 
+  /**
+   * Drops idle cursors and sessions. Never rejects (it runs from a timer, where a rejection would be
+   * unhandled and end the process): a close that fails is logged and the rest still close.
+   */
+  async sweep(): Promise<void> {
+    const report = (what: string) => (error: unknown) =>
+      this.options.log?.('error', `closing an idle ${what} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    try {
+      await this.cursors.sweep(10 * 60_000, report('cursor'));
+      await this.sessions.sweep(30 * 60_000, report('session'));
+    } catch (error) {
+      report('cursor or session')(error);
+    }
+  }
+
   private accept(socket: Socket): void {
     if (this.closing) {
       socket.destroy();
@@ -120,26 +153,79 @@ export class WireServer {
     socket.setNoDelay(true);
     const local = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
     const connection: WireConnection = { id: this.nextConnectionId++, me: `${local.includes(':') ? `[${local}]` : local}:${socket.localPort ?? this.port}` };
-    let buffered: Buffer = Buffer.alloc(0);
+    const reader = new MessageReader(MAX_MESSAGE_SIZE);
+    const maxPending = this.options.maxPendingRequests ?? 64;
+    const maxReplyBuffer = this.options.maxReplyBufferBytes ?? 32 * 1024 * 1024;
+    let pending = 0;
     let chain = Promise.resolve();
-    socket.on('data', (chunk: Buffer) => {
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      while (buffered.length >= 4) {
-        const length = buffered.readInt32LE(0);
-        if (length < HEADER_SIZE || length > MAX_MESSAGE_SIZE) {
-          this.options.log?.('warn', `wire connection ${connection.id}: message length ${length} out of range; closing`);
+    // Reading stops while the client is behind (too many requests queued, or replies it has not taken).
+    const flow = () => {
+      if (socket.destroyed) return;
+      const behind = pending >= maxPending || socket.writableLength > maxReplyBuffer;
+      if (behind && !socket.isPaused()) socket.pause();
+      else if (!behind && socket.isPaused()) socket.resume();
+    };
+    const pump = () => {
+      // Messages past the cap stay in the reader (at most what one read brought) until the queue shortens.
+      while (pending < maxPending) {
+        let message: Buffer | undefined;
+        try {
+          message = reader.next();
+        } catch (error) {
+          this.options.log?.('warn', `wire connection ${connection.id}: ${error instanceof Error ? error.message : String(error)}; closing`);
           socket.destroy();
           return;
         }
-        if (buffered.length < length) break;
-        const message = buffered.subarray(0, length);
-        buffered = buffered.subarray(length);
-        // One request at a time per connection, in order, as drivers expect.
-        chain = chain.then(() => this.handle(socket, connection, message));
+        if (!message) break;
+        const request = message;
+        pending++;
+        // One request at a time per connection, in order, as drivers expect; none while replies pile up.
+        chain = chain
+          .then(() => this.drained(socket, maxReplyBuffer))
+          .then(() => this.handle(socket, connection, request))
+          .finally(() => {
+            pending--;
+            pump();
+          });
       }
+      flow();
+    };
+    socket.on('data', (chunk: Buffer) => {
+      reader.push(chunk);
+      pump();
     });
+    socket.on('drain', flow);
+    this.loads.set(socket, () => ({
+      id: connection.id,
+      pendingRequests: pending,
+      bufferedRequestBytes: reader.buffered,
+      bufferedReplyBytes: socket.writableLength,
+      readingPaused: socket.isPaused(),
+    }));
     socket.on('error', () => socket.destroy());
-    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('close', () => {
+      this.sockets.delete(socket);
+      this.loads.delete(socket);
+    });
+  }
+
+  /** Each open connection's load. */
+  connectionLoads(): WireConnectionLoad[] {
+    return [...this.loads.values()].map((load) => load());
+  }
+
+  /** Resolves once the socket's unsent replies are at most `limit` bytes (or it closed). */
+  private drained(socket: Socket, limit: number): Promise<void> {
+    if (socket.destroyed || socket.writableLength <= limit) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      socket.on('drain', done);
+      socket.on('close', done);
+    });
   }
 
   /** Answers one message. Never throws: a failure it cannot answer closes the connection. */
