@@ -109,7 +109,7 @@ async function distributed(options: { label?: string; env?: Record<string, strin
   try {
     // The datastore service holds every cluster (the platform's included); the other processes reach it by URI.
     const datastore = await start('datastore', { TESSERA_DATASTORE_PORT: '0' });
-    const port = /mongodb:\/\/localhost:(\d+)/.exec(datastore.output())?.[1];
+    const port = /datastore \(MongoDB wire protocol\): mongodb:\/\/[^/]*:(\d+)\//.exec(datastore.output())?.[1];
     if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
     env.TESSERA_CLUSTER_URIS = `*=mongodb://127.0.0.1:${port}/?directConnection=true`;
     const admin = await start('admin-api');

@@ -43,7 +43,7 @@ export class Cluster {
     try {
       // The datastore first (on a port of its choosing, read from its banner): the others connect to it.
       const datastore = await cluster.startService('datastore', { TESSERA_DATA_DIR: datastoreDir.path, TESSERA_DATASTORE_PORT: '0', ...options.serviceEnv?.datastore });
-      const port = /mongodb:\/\/localhost:(\d+)/.exec(datastore.output())?.[1];
+      const port = /datastore \(MongoDB wire protocol\): mongodb:\/\/[^/]*:(\d+)\//.exec(datastore.output())?.[1];
       if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
       cluster.datastorePort = port;
       cluster.datastoreUri = `mongodb://127.0.0.1:${port}/?directConnection=true`;

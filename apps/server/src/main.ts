@@ -12,6 +12,12 @@ function clientApiUrl(settings: Settings, hostUrl: string): string {
   return settings.publicUrl ?? '<graphql-gateway URL>';
 }
 
+/** The wire server's address as a client writes it: a wildcard bind is reached on loopback here. */
+function datastoreAddress(bindHost: string): string {
+  if (bindHost === '0.0.0.0' || bindHost === '::') return 'localhost';
+  return bindHost.includes(':') ? `[${bindHost}]` : bindHost;
+}
+
 /** Entry point of `npm start` (standalone) and of each service process (distributed). */
 async function main(): Promise<void> {
   let settings;
@@ -34,7 +40,7 @@ async function main(): Promise<void> {
     ...(bootstrap.imported
       ? [`  imported the platform state of an earlier release (${bootstrap.imported.apps} app(s), ${bootstrap.imported.deployments} deployment(s), ${bootstrap.imported.logEntries} log entries); the files moved to ${bootstrap.imported.movedTo}`]
       : []),
-    ...(host.datastorePort !== undefined ? [`  datastore (MongoDB wire protocol): mongodb://localhost:${host.datastorePort}/?directConnection=true`] : []),
+    ...(host.datastorePort !== undefined ? [`  datastore (MongoDB wire protocol): mongodb://${datastoreAddress(settings.datastoreHost)}:${host.datastorePort}/?directConnection=true`] : []),
     ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${clientApiUrl(settings, host.url)}/api/client/v2.0/app/${app.client_app_id}/location`),
     ...(settings.services.includes('admin-api') ? adminLines(host.url, bootstrap) : []),
     '',
