@@ -85,25 +85,7 @@ export class SortedList<E> {
    * A position past the end has chunk === chunks.length.
    */
   lowerBound(before: (e: E) => boolean): Position {
-    const chunks = this.chunks;
-    let lo = 0;
-    let hi = chunks.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const last = chunks[mid][chunks[mid].length - 1];
-      if (before(last)) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo === chunks.length) return { chunk: lo, index: 0 };
-    const chunk = chunks[lo];
-    let a = 0;
-    let b = chunk.length;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (before(chunk[mid])) a = mid + 1;
-      else b = mid;
-    }
-    return { chunk: lo, index: a };
+    return this.lowerBoundKey(before, byPredicate);
   }
 
   /**
@@ -174,4 +156,9 @@ export class SortedList<E> {
   end(): Position {
     return { chunk: this.chunks.length, index: 0 };
   }
+}
+
+/** `lowerBound`'s predicate as a comparison: entries it calls "before" sort below the key. */
+function byPredicate<E>(entry: E, before: (e: E) => boolean): number {
+  return before(entry) ? -1 : 0;
 }
