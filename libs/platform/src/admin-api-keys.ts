@@ -1,7 +1,8 @@
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { randomBytes } from 'node:crypto';
 import { TesseraError } from '@tessera/domain';
 import { newObjectIdHex } from './ids';
-import { isDuplicateKey, type PlatformDatabase } from './platform-database';
+import { type PlatformDatabase } from './platform-database';
 import { hashPassword, verifyPassword } from './passwords';
 
 /** An admin API key as listed: the private half is shown once, at creation, and stored only as a hash. */
@@ -51,7 +52,7 @@ export class AdminApiKeyStore {
     try {
       await (await this.db.collection('admin_api_keys')).insertOne({ ...key });
     } catch (error) {
-      if (isDuplicateKey(error)) throw new AdminApiKeyError(AdminApiKeyErrorCode.APIKeyAlreadyExists, `an API key named "${name}" already exists`);
+      if (isDuplicateKeyError(error)) throw new AdminApiKeyError(AdminApiKeyErrorCode.APIKeyAlreadyExists, `an API key named "${name}" already exists`);
       throw error;
     }
     return { ...summary(key), private_key: privateKey };

@@ -1,5 +1,6 @@
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
-import { isDuplicateKey, type PlatformDatabase } from './platform-database';
+import { type PlatformDatabase } from './platform-database';
 import { generatePassword, hashPassword, verifyPassword } from './passwords';
 
 export interface AdminUser {
@@ -43,7 +44,7 @@ export class AdminUserStore {
         await users.insertOne({ ...user });
         return generatedPassword ? { groupId, username, generatedPassword } : { groupId, username };
       } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
+        if (!isDuplicateKeyError(error)) throw error;
         return this.bootstrap(username, configuredPassword);
       }
     }
@@ -60,7 +61,7 @@ export class AdminUserStore {
     try {
       await meta.insertOne({ _id: 'group', group_id: newObjectIdHex() });
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     }
     return String((await meta.findOne({ _id: 'group' }))?.['group_id']);
   }

@@ -1,6 +1,7 @@
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { CodedError } from '@tessera/domain';
 import { newClientAppId, newObjectIdHex } from './ids';
-import { isDuplicateKey, type PlatformDatabase } from './platform-database';
+import { type PlatformDatabase } from './platform-database';
 
 /** An app as the admin API lists it (App Services' `AppInstance`). */
 export interface AppRecord {
@@ -85,7 +86,7 @@ export class DatastoreAppRegistry extends AppRegistry {
     try {
       await (await this.db.collection('apps')).insertOne({ ...record });
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
       const sameClientId = await (await this.db.collection('apps')).findOne({ client_app_id: record.client_app_id });
       throw new AppRegistryError(
         AppRegistryErrorCode.AppExists,

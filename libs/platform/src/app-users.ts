@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { CollectionHandle, DataSourceClient, Document } from '@tessera/datastore';
-import { isDatastoreError } from '@tessera/datastore';
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
 
 /** One way a user logs in: `id` is the identity's id within its provider (an email, a key id, a `sub`). */
@@ -143,7 +143,7 @@ export class AppUserStore {
     try {
       await this.identities.insertOne({ _id: identityKey(identity.provider_type, identity.id), userId });
     } catch (error) {
-      if (isDatastoreError(error) && error.codeName === 'DuplicateKey') return false;
+      if (isDuplicateKeyError(error)) return false;
       throw error;
     }
     await this.users.updateOne({ _id: userId }, { $push: { identities: identity } });
@@ -214,7 +214,7 @@ export class AppUserStore {
       await this.accounts.insertOne({ _id: email, passwordHash, confirmed: false, createdAt: new Date() });
       return true;
     } catch (error) {
-      if (isDatastoreError(error) && error.codeName === 'DuplicateKey') return false;
+      if (isDuplicateKeyError(error)) return false;
       throw error;
     }
   }
@@ -258,7 +258,7 @@ export class AppUserStore {
       await this.apiKeys.insertOne(record as unknown as Document);
       return record;
     } catch (error) {
-      if (isDatastoreError(error) && error.codeName === 'DuplicateKey') return null;
+      if (isDuplicateKeyError(error)) return null;
       throw error;
     }
   }

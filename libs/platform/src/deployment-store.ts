@@ -1,6 +1,6 @@
-import type { Document } from '@tessera/datastore';
+import { type Document, isDuplicateKeyError } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
-import { decodeFiles, encodeFiles, isDuplicateKey, type PlatformDatabase } from './platform-database';
+import { decodeFiles, encodeFiles, type PlatformDatabase } from './platform-database';
 
 /** An app directory as relative POSIX paths to bytes. */
 export type DeployedFiles = Map<string, Uint8Array>;
@@ -52,7 +52,7 @@ export class DeploymentStore {
         await deployments.insertOne({ ...record, files: encoded });
       } catch (error) {
         // Another replica took this version: take the next one (a bounded number of times, so a bug cannot spin).
-        if (isDuplicateKey(error) && attempt < 100) continue;
+        if (isDuplicateKeyError(error) && attempt < 100) continue;
         throw error;
       }
       await this.publish(appId, record);
@@ -67,7 +67,7 @@ export class DeploymentStore {
       await live.updateOne({ _id: appId, version: { $lt: record.version } }, { $set: { version: record.version, deployment_id: record._id } }, { upsert: true });
     } catch (error) {
       // The upsert collided with the app's stamp, which names a newer version already.
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     }
   }
 

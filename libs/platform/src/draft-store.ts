@@ -1,8 +1,8 @@
-import type { Document } from '@tessera/datastore';
+import { type Document, isDuplicateKeyError } from '@tessera/datastore';
 import { TesseraError } from '@tessera/domain';
 import type { DeployedFiles } from './deployment-store';
 import { newObjectIdHex } from './ids';
-import { decodeFiles, encodeFiles, isDuplicateKey, type PlatformDatabase } from './platform-database';
+import { decodeFiles, encodeFiles, type PlatformDatabase } from './platform-database';
 
 export interface DraftRecord {
   _id: string;
@@ -40,7 +40,7 @@ export class DraftStore {
     try {
       await (await this.db.collection('drafts')).insertOne({ _id: draft._id, app_id: appId, user_id: userId, created: draft.created });
     } catch (error) {
-      if (isDuplicateKey(error)) throw new DraftStoreError(DraftStoreErrorCode.DraftAlreadyExists, 'a draft already exists for this app');
+      if (isDuplicateKeyError(error)) throw new DraftStoreError(DraftStoreErrorCode.DraftAlreadyExists, 'a draft already exists for this app');
       throw error;
     }
     return draft;

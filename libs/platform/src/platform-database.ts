@@ -1,5 +1,5 @@
 import { Binary } from 'bson';
-import { type CollectionHandle, type DataSourceClient, type Document, isDatastoreError, type SortDirection } from '@tessera/datastore';
+import { type CollectionHandle, type DataSourceClient, type Document, type SortDirection } from '@tessera/datastore';
 
 /**
  * The platform's own state in the platform cluster (`tessera-platform`, database `platform`): the embedded
@@ -72,9 +72,6 @@ export class PlatformDatabase {
   }
 }
 
-export function isDuplicateKey(error: unknown): boolean {
-  return isDatastoreError(error) && error.codeName === 'DuplicateKey';
-}
 
 /** App directories are kept as `[{ path, data }]`: paths hold dots, which field names should not. */
 export interface StoredFile {

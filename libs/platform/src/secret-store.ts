@@ -1,7 +1,7 @@
-import type { Document } from '@tessera/datastore';
+import { type Document, isDuplicateKeyError } from '@tessera/datastore';
 import { TesseraError } from '@tessera/domain';
 import { newObjectIdHex } from './ids';
-import { isDuplicateKey, type PlatformDatabase } from './platform-database';
+import { type PlatformDatabase } from './platform-database';
 
 /** A secret as the admin API lists it: never with its value. */
 export interface SecretSummary {
@@ -47,7 +47,7 @@ export class SecretStore {
     try {
       await (await this.db.collection('secrets')).insertOne({ ...secret, app_id: appId, value: stringValue(value) });
     } catch (error) {
-      if (isDuplicateKey(error)) throw alreadyExists(checkedName);
+      if (isDuplicateKeyError(error)) throw alreadyExists(checkedName);
       throw error;
     }
     return secret;
@@ -63,7 +63,7 @@ export class SecretStore {
     try {
       matched = Object.keys(set).length === 0 ? await secrets.countDocuments(filter) : (await secrets.updateOne(filter, { $set: set })).matchedCount;
     } catch (error) {
-      if (isDuplicateKey(error)) throw alreadyExists(String(set['name']));
+      if (isDuplicateKeyError(error)) throw alreadyExists(String(set['name']));
       throw error;
     }
     if (matched === 0) throw new SecretStoreError(SecretStoreErrorCode.SecretNotFound, `secret not found: '${id}'`);

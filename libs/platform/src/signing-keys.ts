@@ -1,6 +1,7 @@
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { Binary } from 'bson';
-import { bytesOf, isDuplicateKey, type PlatformDatabase } from './platform-database';
+import { bytesOf, type PlatformDatabase } from './platform-database';
 
 /** The key of one purpose derived from the master key (HKDF-SHA256, the purpose as `info`). */
 export function deriveSigningKey(masterKey: Buffer, name: string): Buffer {
@@ -43,7 +44,7 @@ export class SigningKeyStore {
     try {
       await keys.insertOne({ _id: name, key: new Binary(randomBytes(32)), created: new Date() });
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     }
     const created = await keys.findOne({ _id: name });
     if (!created) throw new Error(`signing key '${name}' vanished while it was created`);

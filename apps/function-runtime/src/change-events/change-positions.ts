@@ -1,4 +1,4 @@
-import { type DataSourceClient, isDatastoreError, type ResumeToken } from '@tessera/datastore';
+import { type DataSourceClient, isDuplicateKeyError, type ResumeToken } from '@tessera/datastore';
 
 /**
  * Where each change feed's publisher got to: the resume token of the last change the stream stored, per app
@@ -26,15 +26,11 @@ export class ChangePositions {
       await this.collection.updateOne({ _id: key, 'token._data': { $lt: token._data } }, { $set: { token: { _data: token._data }, savedAt: new Date() } }, { upsert: true });
     } catch (error) {
       // The upsert met the position saved by a replica that is ahead: nothing to do.
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     }
   }
 
   async forget(key: string): Promise<void> {
     await this.collection.deleteOne({ _id: key });
   }
-}
-
-function isDuplicateKey(error: unknown): boolean {
-  return (isDatastoreError(error) && error.codeName === 'DuplicateKey') || (typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000);
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isDatastoreError } from '@tessera/datastore';
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { DataSources, PLATFORM_CLUSTER } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 
@@ -38,7 +38,7 @@ export class TriggerClaims {
       await this.collection.insertOne({ _id: key, at: new Date() });
       return true;
     } catch (error) {
-      if ((isDatastoreError(error) && error.codeName === 'DuplicateKey') || (error as { code?: unknown } | null)?.code === 11000) return false;
+      if (isDuplicateKeyError(error)) return false;
       throw error;
     }
   }

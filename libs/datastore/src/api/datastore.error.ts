@@ -68,6 +68,11 @@ export function isDatastoreError(value: unknown): value is DatastoreError {
   return value instanceof DatastoreError;
 }
 
+/** A write refused by a unique index (E11000), from either engine: both throw DatastoreError. */
+export function isDuplicateKeyError(value: unknown): boolean {
+  return isDatastoreError(value) && value.codeName === 'DuplicateKey';
+}
+
 /** The code name for a MongoDB error number (InternalError for numbers this module does not name). */
 export function codeNameOf(code: number | undefined): DatastoreErrorCodeName {
   const entry = Object.entries(DatastoreErrorCode).find(([, value]) => value === code);

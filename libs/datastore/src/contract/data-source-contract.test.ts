@@ -5,7 +5,7 @@
  */
 import { Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
 import { type DataSourceClient, type Document } from '../api/data-source';
-import { DatastoreError } from '../api/datastore.error';
+import { DatastoreError, isDuplicateKeyError } from '../api/datastore.error';
 
 export interface ContractTarget {
   open(): Promise<DataSourceClient>;
@@ -190,6 +190,7 @@ export function dataSourceContract(target: ContractTarget): void {
       await coll().insertOne({ _id: 1 });
       const error = await errorOf(coll().insertOne({ _id: 1 }));
       expect(error.code).toBe(11000);
+      expect(isDuplicateKeyError(error)).toBe(true);
       expect(error.errorCode).toBe('MongoDBError');
       expect(error.message).toBe(`E11000 duplicate key error collection: ${dbName}.items index: _id_ dup key: { _id: 1 }`);
     });
