@@ -4,7 +4,6 @@ export * from './admin-users';
 export * from './app-registry';
 export * from './deployment-store';
 export * from './ids';
-export * from './json-file';
 export * from './jwt';
 export * from './passwords';
 export * from './signing-keys';
