@@ -1,7 +1,7 @@
 import { BSON, Binary, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
 import { type Document } from '../bson/values';
 import { encodeDocument } from './bson-writer';
-import { MAX_BSON_SIZE, RecordBuffer, decodeCommit, encodeCommit } from './log-files';
+import { MAX_BSON_SIZE, RecordBuffer, decodeCommit, encodeCommitInto } from './log-files';
 
 /** What the log writes for `doc`, through the fast writer or (for other values) the bson package. */
 function logged(doc: Document): Buffer {
@@ -108,8 +108,9 @@ describe('the log BSON writer', () => {
     // An update of a 10 MB document logs the document and its pre-image: a 20 MB record, both legal.
     const doc = { _id: 1, s: 'y'.repeat(10 * 1024 * 1024), n: Long.fromString('9007199254740993') };
     const pre = { _id: 1, s: 'z'.repeat(10 * 1024 * 1024) };
-    const record = encodeCommit({ seq: 7, time: 1, ops: [{ k: 'u', d: 'db', c: 'c', doc, pre }] });
-    const decoded = decodeCommit(record.subarray(8));
+    const framed = new RecordBuffer(64 * 1024);
+    encodeCommitInto(framed, { seq: 7, time: 1, ops: [{ k: 'u', d: 'db', c: 'c', doc, pre }] });
+    const decoded = decodeCommit(framed.view().subarray(8));
     expect(decoded.seq).toBe(7);
     expect((decoded.ops[0].doc as Document).s).toBe(doc.s);
     expect((decoded.ops[0].pre as Document).s).toBe(pre.s);

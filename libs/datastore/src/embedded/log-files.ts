@@ -222,13 +222,6 @@ export function encodeCommitInto(out: RecordBuffer, record: CommitRecord): void 
   }
 }
 
-/** One framed commit record, as its own buffer. */
-export function encodeCommit(record: CommitRecord): Buffer {
-  const out = new RecordBuffer(64 * 1024);
-  encodeCommitInto(out, record);
-  return Buffer.from(out.view());
-}
-
 export function decodeCommit(payload: Buffer): CommitRecord {
   const [header, ...ops] = documentsIn(payload);
   return { seq: Number(header.s), time: Number(header.t), ops: ops as unknown as LogOp[] };
