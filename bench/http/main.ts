@@ -1,0 +1,278 @@
+/**
+ * HTTP benchmark: Tessera's client API as users reach it, over real HTTP with 20 keep-alive connections,
+ * beside a bare `node:http` server answering a small JSON body (the floor) in the same run. The server
+ * under test is the built standalone server (`apps/server/dist/main.js`) in its own process, as `npm start`
+ * runs it, so its CPU per request is read from /proc and the load generator's own CPU does not count.
+ *
+ * Measured, each as req/s, p50, p99, server CPU per request and ratio to the floor:
+ * - `functions/call` of a trivial function;
+ * - a function returning 20 of the caller's documents (rules apply: the function runs as the caller);
+ * - remote data access `find` of 20 documents under rules (what realm-web's `collection.find` sends);
+ * - a GraphQL list of 20 documents.
+ * Before those, seeding through a function's `insertMany` of 10,000 documents gives documents/s.
+ * Goals (issue 15): trivial >= 15% of the floor, 20 documents >= 6%, find and GraphQL >= 10%,
+ * insertMany >= 20,000 documents/s. The last line gives the ratios.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
+const SEED = 10_000;
+const repoRoot = resolve(__dirname, '..', '..', '..'); // bench/dist/http
+
+interface Result {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuMsPerRequest: number;
+  errors: number;
+}
+
+interface Target {
+  port: number;
+  pid: number;
+}
+
+function writeJson(path: string, value: unknown): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The app under test, in the current configuration layout: anonymous login, three functions, one ruled collection. */
+function writeBenchApp(dir: string): void {
+  writeJson(join(dir, 'config.json'), { config_version: 20210101, name: 'httpbench', location: 'US-VA', deployment_model: 'GLOBAL' });
+  writeJson(join(dir, 'auth_providers', 'anon-user.json'), { name: 'anon-user', type: 'anon-user', disabled: false });
+  const functions: Record<string, string> = {
+    trivial: 'exports = function () { return { ok: true }; };',
+    myDocs: `exports = function () {
+  return context.services.get('mongodb-atlas').db('bench').collection('items').find({ owner_id: context.user.id }).limit(20).toArray();
+};`,
+    seed: `exports = async function (n) {
+  const docs = [];
+  for (let i = 0; i < n; i++) docs.push({ owner_id: context.user.id, name: 'item ' + i, n: i, visibility: i % 2 ? 'public' : 'private' });
+  const result = await context.services.get('mongodb-atlas').db('bench').collection('items').insertMany(docs);
+  return result.insertedIds.length;
+};`,
+  };
+  for (const [name, source] of Object.entries(functions)) {
+    writeJson(join(dir, 'functions', name, 'config.json'), { name, private: false });
+    writeFileSync(join(dir, 'functions', name, 'source.js'), `${source}\n`);
+  }
+  writeJson(join(dir, 'services', 'mongodb-atlas', 'config.json'), { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } });
+  writeJson(join(dir, 'services', 'mongodb-atlas', 'rules', 'bench.items.json'), {
+    database: 'bench',
+    collection: 'items',
+    filters: [],
+    roles: [
+      { name: 'owner', apply_when: { owner_id: '%%user.id' }, read: true, write: true, insert: true, delete: true, search: true },
+      { name: 'public', apply_when: { visibility: 'public' }, fields: { owner_id: { read: false } }, additional_fields: { read: true }, search: true },
+    ],
+    schema: {
+      title: 'Item',
+      bsonType: 'object',
+      properties: { _id: { bsonType: 'objectId' }, owner_id: { bsonType: 'string' }, name: { bsonType: 'string' }, n: { bsonType: 'int' }, visibility: { bsonType: 'string' } },
+    },
+  });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Starts a child process and resolves once its stdout matched `ready`; the match is returned. */
+async function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`process did not start within 60 s:\n${out.slice(-2000)}\n${err.slice(-2000)}`)), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = out.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout?.removeAllListeners('data');
+        child.stdout?.resume();
+        done({ child, match });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`process exited with ${code}:\n${out.slice(-2000)}\n${err.slice(-2000)}`));
+    });
+  });
+}
+
+/** CPU time (user + system) of a process in milliseconds, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  token?: string;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+
+function send(port: number, call: Call): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const headers: Record<string, string> = {};
+    if (call.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(call.body));
+    }
+    if (call.token) headers['authorization'] = `Bearer ${call.token}`;
+    const req = request({ host: '127.0.0.1', port, method: call.method, path: call.path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end(call.body);
+  });
+}
+
+async function expectOk(port: number, call: Call, check: (body: string) => boolean, what: string): Promise<void> {
+  const { status, body } = await send(port, call);
+  if (status !== 200 || !check(body)) throw new Error(`${what}: unexpected answer ${status} ${body.slice(0, 300)}`);
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+}
+
+/** Runs `CONNECTIONS` request loops for `seconds` (after a one-second warm-up) and measures the server's CPU. */
+async function load(name: string, target: Target, call: Call, seconds = SECONDS): Promise<Result> {
+  const run = async (ms: number, latencies: number[] | undefined): Promise<number> => {
+    let errors = 0;
+    const until = Date.now() + ms;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (Date.now() < until) {
+          const start = process.hrtime.bigint();
+          const { status } = await send(target.port, call);
+          if (status !== 200) errors++;
+          latencies?.push(Number(process.hrtime.bigint() - start) / 1e6);
+        }
+      }),
+    );
+    return errors;
+  };
+  await run(1_000, undefined);
+  const latencies: number[] = [];
+  const cpuBefore = cpuMs(target.pid);
+  const start = Date.now();
+  const errors = await run(seconds * 1_000, latencies);
+  const elapsed = (Date.now() - start) / 1_000;
+  const cpu = cpuMs(target.pid) - cpuBefore;
+  latencies.sort((a, b) => a - b);
+  return { name, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuMsPerRequest: cpu / latencies.length, errors };
+}
+
+const FLOOR_SERVER = `
+const http = require('node:http');
+const body = JSON.stringify({ ok: true });
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body));
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => console.log('listening on ' + server.address().port));
+`;
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), 'tessera-bench-http-'));
+  const children: ChildProcess[] = [];
+  try {
+    const appDir = join(work, 'app');
+    writeBenchApp(appDir);
+
+    const floorProcess = await startProcess(['-e', FLOOR_SERVER], { ...process.env }, /listening on (\d+)/);
+    children.push(floorProcess.child);
+    const floor: Target = { port: Number(floorProcess.match[1]), pid: floorProcess.child.pid ?? 0 };
+
+    const port = await freePort();
+    const server = await startProcess(
+      ['--no-node-snapshot', 'apps/server/dist/main.js'],
+      { ...process.env, PORT: String(port), TESSERA_DATA_DIR: join(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+      /app "httpbench": app id (\S+)/,
+    );
+    children.push(server.child);
+    const appId = server.match[1] ?? '';
+    const tessera: Target = { port, pid: server.child.pid ?? 0 };
+    const base = `/api/client/v2.0/app/${appId}`;
+
+    const login = await send(port, { method: 'POST', path: `${base}/auth/providers/anon-user/login`, body: '{}' });
+    if (login.status !== 200) throw new Error(`anonymous login failed: ${login.status} ${login.body}`);
+    const token = (JSON.parse(login.body) as { access_token: string }).access_token;
+
+    const seedStart = process.hrtime.bigint();
+    await expectOk(port, { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'seed', arguments: [SEED] }) }, (body) => body.includes(String(SEED)), 'seed');
+    const seedSeconds = Number(process.hrtime.bigint() - seedStart) / 1e9;
+    const insertRate = SEED / seedSeconds;
+
+    const calls: Record<string, Call> = {
+      trivial: { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'trivial', arguments: [] }) },
+      docs: { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'myDocs', arguments: [] }) },
+      find: {
+        method: 'POST',
+        path: `${base}/functions/call`,
+        token,
+        body: JSON.stringify({ name: 'find', service: 'mongodb-atlas', arguments: [{ database: 'bench', collection: 'items', query: {}, limit: { $numberInt: '20' } }] }),
+      },
+      graphql: { method: 'POST', path: `${base}/graphql`, token, body: JSON.stringify({ query: '{ items(limit: 20) { _id name n visibility } }' }) },
+    };
+    const twenty = (body: string): boolean => (body.match(/"name"/g) ?? []).length === 20;
+    await expectOk(port, calls['trivial'], (body) => body.includes('"ok":true'), 'trivial function');
+    await expectOk(port, calls['docs'], twenty, '20-document function');
+    await expectOk(port, calls['find'], twenty, 'find');
+    await expectOk(port, calls['graphql'], twenty, 'GraphQL list');
+
+    const results: Result[] = [await load('floor: bare node:http', floor, { method: 'GET', path: '/' })];
+    results.push(await load('functions/call, trivial function', tessera, calls['trivial']));
+    results.push(await load('function returning 20 documents', tessera, calls['docs']));
+    results.push(await load('remote data access find of 20', tessera, calls['find']));
+    results.push(await load('GraphQL list of 20', tessera, calls['graphql']));
+
+    const floorRps = results[0]?.rps ?? 1;
+    console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+    console.log(`seed: insertMany of ${SEED.toLocaleString('en-US')} documents in one function call: ${Math.round(insertRate).toLocaleString('en-US')} documents/s (goal >= 20,000)`);
+    for (const r of results) {
+      console.log(
+        `${r.name.padEnd(36)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  ` +
+          `cpu ${r.cpuMsPerRequest.toFixed(3)} ms/req  ${((100 * r.rps) / floorRps).toFixed(1).padStart(5)}% of floor${r.errors ? `  ERRORS ${r.errors}` : ''}`,
+      );
+    }
+    const ratio = (i: number): string => ((results[i]?.rps ?? 0) / floorRps).toFixed(3);
+    console.log(`ratio to floor: trivial ${ratio(1)} (goal 0.15), 20 documents ${ratio(2)} (goal 0.06), find ${ratio(3)} (goal 0.10), graphql ${ratio(4)} (goal 0.10)`);
+  } finally {
+    agent.destroy();
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
