@@ -189,6 +189,16 @@ async function load(name: string, target: Target, call: Call, seconds = SECONDS)
   return { name, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuMsPerRequest: cpu / latencies.length, errors };
 }
 
+/** SIGTERM, then SIGKILL after 10 s: a clean exit lets `--cpu-prof` in NODE_OPTIONS write its profile. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
 const FLOOR_SERVER = `
 const http = require('node:http');
 const body = JSON.stringify({ ok: true });
@@ -213,7 +223,8 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     const server = await startProcess(
-      ['--no-node-snapshot', 'apps/server/dist/main.js'],
+      // BENCH_PROFILE=<dir> writes a CPU profile of the server (open it in Chrome's DevTools).
+      ['--no-node-snapshot', ...(process.env['BENCH_PROFILE'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env['BENCH_PROFILE'])}`] : []), 'apps/server/dist/main.js'],
       { ...process.env, PORT: String(port), TESSERA_DATA_DIR: join(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
       /app "httpbench": app id (\S+)/,
     );
@@ -248,11 +259,16 @@ async function main(): Promise<void> {
     await expectOk(port, calls['find'], twenty, 'find');
     await expectOk(port, calls['graphql'], twenty, 'GraphQL list');
 
+    // BENCH_CASES=trivial,docs runs only those cases after the floor (for profiling one path).
+    const only = process.env['BENCH_CASES']?.split(',');
+    const cases: [string, string][] = [
+      ['trivial', 'functions/call, trivial function'],
+      ['docs', 'function returning 20 documents'],
+      ['find', 'remote data access find of 20'],
+      ['graphql', 'GraphQL list of 20'],
+    ];
     const results: Result[] = [await load('floor: bare node:http', floor, { method: 'GET', path: '/' })];
-    results.push(await load('functions/call, trivial function', tessera, calls['trivial']));
-    results.push(await load('function returning 20 documents', tessera, calls['docs']));
-    results.push(await load('remote data access find of 20', tessera, calls['find']));
-    results.push(await load('GraphQL list of 20', tessera, calls['graphql']));
+    for (const [key, name] of cases) if (!only || only.includes(key)) results.push(await load(name, tessera, calls[key]));
 
     const floorRps = results[0]?.rps ?? 1;
     console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
@@ -263,11 +279,14 @@ async function main(): Promise<void> {
           `cpu ${r.cpuMsPerRequest.toFixed(3)} ms/req  ${((100 * r.rps) / floorRps).toFixed(1).padStart(5)}% of floor${r.errors ? `  ERRORS ${r.errors}` : ''}`,
       );
     }
-    const ratio = (i: number): string => ((results[i]?.rps ?? 0) / floorRps).toFixed(3);
-    console.log(`ratio to floor: trivial ${ratio(1)} (goal 0.15), 20 documents ${ratio(2)} (goal 0.06), find ${ratio(3)} (goal 0.10), graphql ${ratio(4)} (goal 0.10)`);
+    const goals: Record<string, number> = { trivial: 0.15, docs: 0.06, find: 0.1, graphql: 0.1 };
+    const ratios = cases
+      .filter(([key]) => !only || only.includes(key))
+      .map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)} (goal ${goals[key]})`);
+    console.log(`ratio to floor: ${ratios.join(', ')}`);
   } finally {
     agent.destroy();
-    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(children.map(stop));
     rmSync(work, { recursive: true, force: true });
   }
 }

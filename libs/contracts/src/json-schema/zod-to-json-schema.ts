@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ZodEjsonValue } from '../schemas/ejson.schema';
 
 /**
  * A small zod (v3) to JSON Schema (draft-07) converter covering exactly the zod types the contracts use.
@@ -47,6 +48,7 @@ function convert(schema: z.ZodTypeAny, options: ConvertOptions): JsonSchema {
   if (schema instanceof z.ZodUnion) return { anyOf: (schema.options as z.ZodTypeAny[]).map(recurse) };
   if (schema instanceof z.ZodEffects) return recurse(schema.innerType() as z.ZodTypeAny);
   if (schema instanceof z.ZodLazy) return recurse(schema.schema as z.ZodTypeAny);
+  if (schema instanceof ZodEjsonValue) return convert(schema.structure, options);
   throw new Error(`zodToJsonSchema: unsupported zod type ${schema.constructor.name}; extend the converter`);
 }
 
