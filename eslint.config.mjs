@@ -11,17 +11,25 @@ const infrastructure = ['@nestjs/*', 'nats', 'mongodb', 'fastify', 'graphql-yoga
  * Dependency constraints between projects. Specs may also import the shared test helpers (type:testing);
  * production code may not.
  */
-function boundaries(forSpecs) {
+const serviceApps = ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service'];
+
+function boundaries(forSpecs, allow = []) {
   const testing = forSpecs ? ['type:testing'] : [];
+  // The process host (type:host) runs the four service apps (type:service) in one process (standalone) or
+  // one of them (distributed): it is the one place that imports them (docs/decisions/0002-process-host.md).
+  // No service app imports another, and no library imports an app. End-to-end specs and benches (type:app)
+  // may start services or the whole host in-process.
+  // Nx refuses every import of an application project unless `allow` names it, and an allowed import skips
+  // the tag checks; so only the host's own files and the specs get the list (see the overrides below).
+  const services = forSpecs ? ['type:service', 'type:host'] : [];
   return {
     enforceBuildableLibDependency: false,
+    allow,
     allowCircularSelfDependency: false,
-    // The process host runs the four services in one process (standalone) or one of them (distributed):
-    // it is the one place that imports service apps. See docs/decisions/0002-process-host.md.
-    // Specs may also start the whole host in-process.
-    allow: ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service', ...(forSpecs ? ['@tessera/server'] : [])],
     depConstraints: [
-      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:app', 'type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
+      { sourceTag: 'type:host', onlyDependOnLibsWithTags: ['type:service', 'type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
+      { sourceTag: 'type:service', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...services, ...testing] },
       { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
       { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:domain', 'type:contracts', 'type:util', ...testing] },
       { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts', 'type:domain', 'type:util', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
@@ -29,6 +37,7 @@ function boundaries(forSpecs) {
       // A pure library may use the domain's plain types and errors (TesseraError): see docs/decisions/0011.
       { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util', 'type:domain', ...testing], bannedExternalImports: forSpecs ? [] : infrastructure },
       { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:testing', 'type:data-access', 'type:domain', 'type:contracts', 'type:util'] },
+      { sourceTag: 'scope:host', onlyDependOnLibsWithTags: ['scope:host', 'scope:shared', 'scope:admin', 'scope:gateway', 'scope:runtime', 'scope:sync'] },
       { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
       { sourceTag: 'scope:admin', onlyDependOnLibsWithTags: ['scope:admin', 'scope:shared'] },
       { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
@@ -62,9 +71,13 @@ export default tseslint.config(
     },
   },
   {
+    files: ['apps/server/src/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, serviceApps)] },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
-      '@nx/enforce-module-boundaries': ['error', boundaries(true)],
+      '@nx/enforce-module-boundaries': ['error', boundaries(true, [...serviceApps, '@tessera/server'])],
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',

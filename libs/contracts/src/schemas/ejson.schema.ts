@@ -45,7 +45,10 @@ function findProblem(value: unknown, depth: number): Problem | undefined {
       }
       return undefined;
     }
-    default:
+    case 'undefined':
+    case 'bigint':
+    case 'function':
+    case 'symbol':
       return { path: [], message: `expected a JSON value, received ${typeof value}` };
   }
 }

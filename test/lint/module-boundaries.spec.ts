@@ -1,0 +1,68 @@
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import nx from '@nx/eslint-plugin';
+import { ESLint, type Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The module-boundary rule as eslint.config.mjs configures it for each file, applied to probe sources placed
+ * in the projects: only the process host may import the service apps; no library, and no service app, may.
+ */
+const root = resolve(__dirname, '../..');
+const rule = '@nx/enforce-module-boundaries';
+let repoLinter: ESLint;
+
+async function boundaryErrors(file: string, source: string): Promise<string[]> {
+  const filePath = resolve(root, file);
+  const config = (await repoLinter.calculateConfigForFile(filePath)) as Linter.Config;
+  const setting = config.rules?.[rule];
+  expect(setting, `${file} has no ${rule} setting`).toBeDefined();
+  // Only the boundary rule, with the options the repository gives this file, and no type information (the
+  // probe is not part of the TypeScript program).
+  const probe = new ESLint({
+    cwd: root,
+    overrideConfigFile: true,
+    overrideConfig: { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser }, plugins: { '@nx': nx as never }, rules: { [rule]: setting as Linter.RuleEntry } },
+  });
+  const [result] = await probe.lintText(source, { filePath });
+  return (result?.messages ?? []).filter((message) => message.ruleId === rule).map((message) => message.message);
+}
+
+describe('module boundaries', () => {
+  beforeAll(() => {
+    // The rule reads the project graph Nx caches; `npm run lint` makes it the same way.
+    execFileSync(process.execPath, [resolve(root, 'node_modules/nx/bin/nx.js'), 'show', 'projects'], { cwd: root, stdio: 'ignore' });
+    repoLinter = new ESLint({ cwd: root });
+  }, 120_000);
+
+  it('refuses a library that imports a service app', async () => {
+    expect(await boundaryErrors('libs/domain/src/boundary-probe.ts', "import { AdminApiModule } from '@tessera/admin-api';\nexport const probe = AdminApiModule;\n")).not.toEqual([]);
+    expect(await boundaryErrors('libs/data-access/src/boundary-probe.ts', "import { SyncServiceModule } from '@tessera/sync-service';\nexport const probe = SyncServiceModule;\n")).not.toEqual([]);
+  });
+
+  it('refuses a service app that imports another service app', async () => {
+    expect(await boundaryErrors('apps/graphql-gateway/src/boundary-probe.ts', "import { FunctionRuntimeModule } from '@tessera/function-runtime';\nexport const probe = FunctionRuntimeModule;\n")).not.toEqual([]);
+    expect(await boundaryErrors('apps/admin-api/src/boundary-probe.ts', "import { GraphqlGatewayModule } from '@tessera/graphql-gateway';\nexport const probe = GraphqlGatewayModule;\n")).not.toEqual([]);
+  });
+
+  it('refuses the CLI that imports a service app or the host', async () => {
+    expect(await boundaryErrors('apps/cli/src/boundary-probe.ts', "import { AdminApiModule } from '@tessera/admin-api';\nexport const probe = AdminApiModule;\n")).not.toEqual([]);
+  });
+
+  it('lets the process host import every service app', async () => {
+    const source = [
+      "import { AdminApiModule } from '@tessera/admin-api';",
+      "import { FunctionRuntimeModule } from '@tessera/function-runtime';",
+      "import { GraphqlGatewayModule } from '@tessera/graphql-gateway';",
+      "import { SyncServiceModule } from '@tessera/sync-service';",
+      'export const probe = [AdminApiModule, FunctionRuntimeModule, GraphqlGatewayModule, SyncServiceModule];',
+      '',
+    ].join('\n');
+    expect(await boundaryErrors('apps/server/src/boundary-probe.ts', source)).toEqual([]);
+  });
+
+  it('still refuses a pure library that imports a framework', async () => {
+    expect(await boundaryErrors('libs/rules/src/boundary-probe.ts', "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n")).not.toEqual([]);
+  });
+});
