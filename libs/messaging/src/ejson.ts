@@ -48,13 +48,16 @@ export function keepRegexOperators(json: unknown, depth = 0): unknown {
   }
   const source = out ?? object;
   const pattern = source['$regex'];
-  if (typeof pattern !== 'string' || !Object.keys(source).some((key) => key !== '$regex' && key !== '$options')) return source;
+  if (typeof pattern !== 'string') return source;
   const options = source['$options'];
   if (options !== undefined && typeof options !== 'string') return source;
+  // Options bson refuses stay beside the pattern, for the query engine to answer with MongoDB's error.
+  const keepOptions = options !== undefined && !/^[imxlsu]*$/.test(options);
+  if (!keepOptions && !Object.keys(source).some((key) => key !== '$regex' && key !== '$options')) return source;
   const rewritten: Record<string, unknown> = {};
   for (const key of Object.keys(source)) {
-    if (key === '$options') continue;
-    const value = key === '$regex' ? { $regularExpression: { pattern, options: options ?? '' } } : source[key];
+    if (key === '$options' && !keepOptions) continue;
+    const value = key === '$regex' ? { $regularExpression: { pattern, options: keepOptions ? '' : (options ?? '') } } : source[key];
     Object.defineProperty(rewritten, key, { value, enumerable: true, writable: true, configurable: true });
   }
   return rewritten;
