@@ -4,7 +4,7 @@
  */
 import 'mingo/init/system';
 import { Aggregator, Query } from 'mingo';
-import { $in as mingoIn } from 'mingo/operators/query';
+import { $in as mingoIn, $type as mingoType } from 'mingo/operators/query';
 import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expression';
 import { ComputeOptions, type CollectionResolver, type Options, initOptions } from 'mingo/core';
 import { DatastoreError } from '../api/datastore.error';
@@ -40,7 +40,7 @@ OPTIONS.context.addPipelineOps({
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
 // pipeline's $match gets the same preparation as find.
-OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never) as never);
+OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as never) as never);
 OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never) as never);
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {

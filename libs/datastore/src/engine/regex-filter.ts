@@ -151,6 +151,10 @@ function regexOperator(name: string): QueryOperator {
   };
 }
 
+function isRegexType(type: unknown): boolean {
+  return type === 'regex' || type === 11 || (typeof type === 'object' && type !== null && Number(type) === 11);
+}
+
 function isCondition(value: unknown): value is RegexCondition {
   return value instanceof RegexCondition;
 }
@@ -159,7 +163,7 @@ function isCondition(value: unknown): value is RegexCondition {
  * The query operators to register with mingo: the two internal ones, and `$in`/`$nin` that test their
  * compiled regex members by regex and leave the other members to mingo's own operator.
  */
-export function regexQueryOperators(builtinIn: QueryOperator): Record<string, QueryOperator> {
+export function regexQueryOperators(builtinIn: QueryOperator, builtinType: QueryOperator): Record<string, QueryOperator> {
   const $in: QueryOperator = (selector, value, options) => {
     if (!Array.isArray(value) || !value.some(isCondition)) return builtinIn(selector, value, options);
     const regexes = value.filter(isCondition);
@@ -174,6 +178,14 @@ export function regexQueryOperators(builtinIn: QueryOperator): Record<string, Qu
     $nin: (selector, value, options) => {
       const test = $in(selector, value, options);
       return (doc) => !test(doc);
+    },
+    // mingo's $type knows only RegExp as the regex type; stored regexes are BSON regexes.
+    $type: (selector, value, options) => {
+      const types = Array.isArray(value) ? (value as unknown[]) : [value];
+      if (!types.some(isRegexType)) return builtinType(selector, value, options);
+      const rest = types.filter((type) => !isRegexType(type));
+      const base = rest.length > 0 ? builtinType(selector, rest, options) : () => false;
+      return (doc) => base(doc) || valuesAt(doc, selector).some(isRegexValue);
     },
   };
 }
