@@ -1,4 +1,4 @@
-import { Int32, Long, ObjectId } from 'bson';
+import { BSONRegExp, Int32, Long, ObjectId } from 'bson';
 import { type InProcessHost, startInProcessHost } from './in-process-host';
 import { failureOf, Realm, realmApp } from './realm-helpers';
 
@@ -108,6 +108,55 @@ describe('client API functions and remote data access with realm-web', () => {
     expect(await items.deleteOne({ name: 'kiwi' })).toEqual({ deletedCount: 1 });
     expect(await items.deleteMany({ qty: { $lt: 4 } })).toEqual({ deletedCount: 2 });
     expect(await items.count()).toBe(2);
+  });
+
+  it('searches with $regex in every spelling realm-web sends (it answered [] to every regex)', async () => {
+    const user = await login();
+    const people = user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: string; name?: string; tags?: string[]; pattern?: unknown }>('people');
+    await people.insertMany([{ _id: 'p1', name: 'Ann' }, { _id: 'p2', name: 'bob' }, { _id: 'p3', name: 'carol', tags: ['x', 'annex'] }, { _id: 'p4', pattern: /^a/i }]);
+    const ids = (docs: { _id: string }[]) => docs.map((doc) => doc._id);
+    expect(ids(await people.find({ name: { $regex: 'b' } }))).toEqual(['p2']);
+    expect(ids(await people.find({ name: { $regex: '^a', $options: 'i' } }))).toEqual(['p1']);
+    expect(ids(await people.find({ name: /^C/i }))).toEqual(['p3']);
+    expect(ids(await people.find({ name: { $regex: /^C/, $options: 'i' } }))).toEqual(['p3']);
+    expect(ids(await people.find({ name: { $regex: 'o', $nin: ['bob'] } }))).toEqual(['p3']);
+    expect(ids(await people.find({ tags: { $in: [/^an/] } }))).toEqual(['p3']);
+    expect(ids(await people.find({ name: { $not: /^b/ } }))).toEqual(['p1', 'p3', 'p4']);
+    expect(ids(await people.find({ name: { $regex: ' c a r o l  # spelled out', $options: 'x' } }))).toEqual(['p3']);
+    expect(await people.count({ name: { $regex: '^[ab]', $options: 'i' } })).toBe(2);
+    expect(await people.deleteMany({ name: { $regex: /^b/ } })).toEqual({ deletedCount: 1 });
+    expect(await people.count()).toBe(3);
+  });
+
+  it('returns a stored regex as a BSON regex value and takes one as a query value', async () => {
+    const user = await login();
+    const patterns = user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: string; rule: unknown }>('patterns');
+    await patterns.insertOne({ _id: 'r1', rule: /^a.c$/im });
+    const found = await patterns.findOne({ _id: 'r1' });
+    // realm-web decodes with its own copy of bson: a BSONRegExp, but not this module's class.
+    expect((found?.rule as BSONRegExp)._bsontype).toBe('BSONRegExp');
+    expect(found?.rule).toMatchObject({ pattern: '^a.c$', options: 'im' });
+    expect(await patterns.count({ rule: { $eq: /^a.c$/im } })).toBe(1);
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'findOne', service: 'mongodb-atlas', arguments: [{ database: 'shop', collection: 'patterns', query: { _id: 'r1' } }] }),
+    });
+    expect(await response.json()).toEqual({ _id: 'r1', rule: { $regularExpression: { pattern: '^a.c$', options: 'im' } } });
+  });
+
+  it('answers an invalid regex with 400 and the App Services error body', async () => {
+    const user = await login();
+    const people = user.mongoClient('mongodb-atlas').db('shop').collection('people');
+    expect(await failureOf(people.find({ name: { $regex: '(' } }))).toMatchObject({ statusCode: 400, error: expect.stringMatching(/^Regular expression is invalid/) });
+    expect(await failureOf(people.find({ name: { $regex: 'a', $options: 'q' } }))).toMatchObject({ statusCode: 400, error: 'invalid flag in regex options: q' });
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'deleteMany', service: 'mongodb-atlas', arguments: [{ database: 'shop', collection: 'people', query: { name: { $regex: '[' } } }] }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: expect.stringMatching(/^Regular expression is invalid/), error_code: expect.any(String) });
   });
 
   it('runs findOneAndUpdate, findOneAndReplace and findOneAndDelete (sent by realm-web as findOneAndReplace)', async () => {

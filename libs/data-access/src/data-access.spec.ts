@@ -2,7 +2,7 @@ import { emptyApp, type AppConfig } from '@tessera/app-config';
 import { DataSources } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
-import { Int32, Long, ObjectId } from 'bson';
+import { BSONRegExp, Int32, Long, ObjectId } from 'bson';
 import { DataAccess, type DataAccessCaller, type DataAccessRequest } from './data-access.service';
 
 const alice: DataAccessCaller = { kind: 'user', user: { id: 'alice' } };
@@ -189,7 +189,6 @@ describe('DataAccess', () => {
 
   it('refuses restricted selectors, stages, listings and federated sources to users only', async () => {
     await expect(call(alice, 'find', { query: { $where: 'true' } })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
-    await expect(call(alice, 'find', { query: { summary: { $regex: '^a' } } })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
     await expect(call(alice, 'aggregate', { pipeline: [{ $lookup: { from: 'users', localField: 'owner_id', foreignField: '_id', as: 'u' } }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
     await expect(call(alice, 'getDBNames')).rejects.toMatchObject({ errorCode: 'ExecutionPermissionDenied' });
     expect(await call(system, 'getDBNames')).toContain('todo');
@@ -197,6 +196,14 @@ describe('DataAccess', () => {
     await expect(call(alice, 'find', {}, { service: 'lake' })).rejects.toMatchObject({ errorCode: 'ExecutionPermissionDenied' });
     await expect(call(alice, 'explode', {})).rejects.toMatchObject({ errorCode: 'ServiceCommandNotFound' });
     await expect(call(alice, 'find', {}, { service: 'nope' })).rejects.toMatchObject({ errorCode: 'ServiceNotFound' });
+  });
+
+  it('lets users search with a regex, in any spelling, within the documents they may read', async () => {
+    const ids = async (query: Record<string, unknown>) => ((await call(alice, 'find', { query })) as { _id: unknown }[]).map((doc) => doc._id);
+    expect(await ids({ summary: { $regex: '^a' } })).toEqual([1, 2]);
+    expect(await ids({ summary: new BSONRegExp('^B', 'i') })).toEqual([3]);
+    expect(await ids({ summary: { $regex: /^[ab]/, $nin: ['a2'] } })).toEqual([1, 3]);
+    await expect(call(alice, 'find', { query: { summary: { $regex: '(' } } })).rejects.toMatchObject({ code: 51091, httpStatus: 400 });
   });
 
   it('fails with NoMatchingRuleFound on a collection without rules', async () => {

@@ -3,13 +3,14 @@ import { DataAccessError, DataAccessErrorCode } from './data-access.error';
 /**
  * Spec 4.4 rule 1: evaluation, geospatial and bitwise selectors only in system functions. Stages that read
  * or write other collections would bypass the rules of those collections, so users may not run them.
+ * `$regex` is not among them: SDK clients search with it (realm-web's `find({f: {$regex: ..}})`), and a
+ * regex reaches this check as a BSON regex value, which no key test could tell from `{f: /x/}` anyway.
  */
 const restrictedSelectors = new Set([
   // evaluation
   '$expr',
   '$jsonSchema',
   '$mod',
-  '$regex',
   '$text',
   '$where',
   '$function',

@@ -557,10 +557,13 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
   }
   // Buffers and typed arrays travel as BSON Binary, as App Services stored and returned them (EJSON would
   // otherwise write them as objects keyed by index). Objects without byte arrays are returned as they are.
+  // A RegExp leaves as the BSON regex it stands for (bson's EJSON would refuse the flags g, y and d,
+  // which have no meaning in a query or a stored value).
   function bytesToBinary(value, depth) {
     if (value === null || typeof value !== 'object') return value;
     if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return new BSON.Binary(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
     if (value instanceof ArrayBuffer) return new BSON.Binary(new Uint8Array(value));
+    if (value instanceof RegExp) return new BSON.BSONRegExp(value.source, value.flags.replace(/[^imsu]/g, ''));
     if (depth > 200) return value;
     if (Array.isArray(value)) {
       let out = null;
@@ -589,6 +592,29 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
   function toEjsonText(value) {
     return EJSON.stringify(bytesToBinary(value === undefined ? null : value, 0), { relaxed: false });
   }
+  // Regex values reach a function as JavaScript RegExp objects; a BSON regex JavaScript cannot hold (the
+  // options x or l, PCRE-only syntax) stays a BSON.BSONRegExp. Only freshly parsed values come here.
+  function regexesToRegExp(value, depth) {
+    if (value === null || typeof value !== 'object' || depth > 200) return value;
+    if (value._bsontype === 'BSONRegExp') {
+      if (/^[imsu]*$/.test(value.options)) {
+        try { return new RegExp(value.pattern, value.options); } catch { return value; }
+      }
+      return value;
+    }
+    if (value._bsontype !== undefined) return value;
+    const proto = Object.getPrototypeOf(value);
+    if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return value;
+    for (const key of Object.keys(value)) {
+      const item = value[key];
+      const converted = regexesToRegExp(item, depth + 1);
+      if (converted !== item) Object.defineProperty(value, key, { value: converted, enumerable: true, writable: true, configurable: true });
+    }
+    return value;
+  }
+  function fromEjsonText(text) {
+    return regexesToRegExp(EJSON.parse(text), 0);
+  }
 
   function hostOp(call, frameId, op, payload) {
     if (call.ended) return Promise.reject(new Error('the function call has already ended'));
@@ -606,7 +632,7 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
     if (entry.call.ended) return;
     if (ok) {
       let value;
-      try { value = EJSON.parse(text); } catch (error) { entry.reject(error); return; }
+      try { value = fromEjsonText(text); } catch (error) { entry.reject(error); return; }
       entry.resolve(value);
     } else entry.reject(errorFromHost(text));
   }
@@ -920,7 +946,7 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
   }
   async function executeNested(call, frame, name, args) {
     // Arguments are copied, as they would be between two separate calls.
-    const copied = EJSON.parse(EJSON.stringify(args, { relaxed: false }));
+    const copied = fromEjsonText(toEjsonText(args));
     const prepared = await hostOp(call, frame.id, 'fn.prepare', { name });
     return invoke(call, prepared.frame, prepared.fn, copied);
   }
@@ -1054,7 +1080,7 @@ export const PRELUDE_SCRIPT = String.raw`// The sandbox side of the function run
     currentCall = call;
     let outcome;
     try {
-      const args = EJSON.parse(request.args);
+      const args = fromEjsonText(request.args);
       const result = await invoke(call, request.frame, request.fn, args);
       const text = toEjsonText(result);
       if (text.length > request.limits.maxResultBytes) {

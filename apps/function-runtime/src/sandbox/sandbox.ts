@@ -11,6 +11,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { EJSON } from 'bson';
+import { parseEjson } from '@tessera/messaging';
 import ivm from 'isolated-vm';
 import { POLYFILLS_SCRIPT, PRELUDE_SCRIPT } from './sandbox-scripts';
 
@@ -243,7 +244,7 @@ export class Sandbox {
     }
     call.inFlight++;
     try {
-      const parsed = EJSON.parse(payload, { relaxed: true }) as unknown;
+      const parsed = parseEjson(payload, { relaxed: true });
       work = op === 'timer' ? this.sleep(call, parsed) : call.handler(op, frameId, parsed);
     } catch (error) {
       work = Promise.reject(error instanceof Error ? error : new Error(String(error)));

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
-import { CommandHandler, EventHandler } from '@tessera/messaging';
+import { CommandHandler, EventHandler, keepRegexOperators } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
@@ -31,7 +31,7 @@ export class FunctionsExecutionHandler {
     const execute: ExecuteFunctionRequest = {
       appId: request.appId,
       name: request.functionName,
-      arguments: request.args.map((arg): unknown => EJSON.deserialize(arg as never, { relaxed: false })),
+      arguments: request.args.map((arg): unknown => EJSON.deserialize(keepRegexOperators(arg) as never, { relaxed: false })),
       caller:
         request.caller.type === 'system'
           ? { kind: 'system' }

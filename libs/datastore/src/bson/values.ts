@@ -5,6 +5,7 @@
  * order used by sorts and indexes, and canonical keys for `_id` lookups. No I/O here.
  */
 import { EJSON, Long, type Binary, type ObjectId, type Timestamp } from 'bson';
+import { toBsonRegExp } from './regex';
 
 export type Document = Record<string, unknown>;
 
@@ -43,7 +44,8 @@ export function normalize(value: unknown): unknown {
     return out;
   }
   if (value instanceof Date) return new Date(value.getTime());
-  if (value instanceof RegExp) return value;
+  // One stored form for regex values, the BSON one: it keeps PCRE options (x, s) a RegExp cannot hold.
+  if (value instanceof RegExp) return toBsonRegExp(value);
   const tag = bsonType(value);
   if (tag !== undefined) {
     switch (tag) {
@@ -234,9 +236,11 @@ export function compareValues(a: unknown, b: unknown): number {
     case 10:
       return (a as Timestamp).compare(b as Timestamp);
     case 11: {
-      const x = String(a);
-      const y = String(b);
-      return x < y ? -1 : x > y ? 1 : 0;
+      // By pattern, then options (MongoDB's order for regex values).
+      const x = toBsonRegExp(a as RegExp);
+      const y = toBsonRegExp(b as RegExp);
+      if (x.pattern !== y.pattern) return x.pattern < y.pattern ? -1 : 1;
+      return x.options < y.options ? -1 : x.options > y.options ? 1 : 0;
     }
     default:
       return 0;

@@ -3,7 +3,7 @@
  * it against the embedded engine and `mongodb.spec.ts` against MongoDB (when MONGODB_URI is set). Named
  * `.test.ts` so that vitest does not run it on its own and the build leaves it out.
  */
-import { Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
+import { BSONRegExp, Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
 import { type DataSourceClient, type Document } from '../api/data-source';
 import { DatastoreError, isDuplicateKeyError } from '../api/datastore.error';
 
@@ -176,6 +176,105 @@ export function dataSourceContract(target: ContractTarget): void {
       await coll().insertOne({ _id: 1 });
       const error = await errorOf(coll().insertOne({ _id: new Double(1) }));
       expect(error.code).toBe(11000);
+    });
+  });
+
+  describe('regular expressions', () => {
+    beforeEach(async () => {
+      await coll().insertMany([
+        { _id: 1, name: 'Ann', tags: ['alpha', 'Beta'] },
+        { _id: 2, name: 'bob\nANN' },
+        { _id: 3, name: 'carol', tags: ['gamma'] },
+        { _id: 4, name: 42 },
+        { _id: 5, name: new BSONRegExp('^a', 'i') },
+        { _id: 6 },
+      ]);
+    });
+    const ids = async (filter: Document): Promise<unknown[]> => (await coll().find(filter).toArray()).map((d) => d._id);
+
+    it('matches strings by a regex literal, a BSON regex and $regex with a string or a regex', async () => {
+      expect(await ids({ name: /^c/ })).toEqual([3]);
+      expect(await ids({ name: new BSONRegExp('^c', '') })).toEqual([3]);
+      expect(await ids({ name: { $regex: /^c/ } })).toEqual([3]);
+      expect(await ids({ name: { $regex: '^c' } })).toEqual([3]);
+      expect(await ids({ name: { $regex: 'ANN$' } })).toEqual([2]);
+    });
+
+    it('applies the options i, m, s and x, from $options or from the regex', async () => {
+      expect(await ids({ name: { $regex: '^ann', $options: 'i' } })).toEqual([1]);
+      expect(await ids({ name: { $regex: /^ann/, $options: 'im' } })).toEqual([1, 2]);
+      expect(await ids({ name: /^ann$/im })).toEqual([1, 2]);
+      expect(await ids({ name: { $regex: 'bob.ANN' } })).toEqual([]);
+      expect(await ids({ name: { $regex: 'bob.ANN', $options: 's' } })).toEqual([2]);
+      expect(await ids({ name: { $regex: '^ c a r  # the start\n o l $', $options: 'x' } })).toEqual([3]);
+      expect(await ids({ name: { $regex: '^carol$', $options: 'u' } })).toEqual([3]);
+    });
+
+    it('matches an array when any string element matches, and never numbers or missing fields', async () => {
+      expect(await ids({ tags: /^b/i })).toEqual([1]);
+      expect(await ids({ tags: { $regex: 'amm' } })).toEqual([3]);
+      expect(await ids({ name: /42/ })).toEqual([]);
+      expect(await ids({ name: /.*/ })).toEqual([1, 2, 3]);
+    });
+
+    it('matches a stored regex equal to the query regex, and $eq matches only that', async () => {
+      expect(await ids({ name: /^a/i })).toEqual([1, 5]);
+      expect(await ids({ name: { $eq: /^a/i } })).toEqual([5]);
+      expect(await ids({ name: { $eq: /^a/ } })).toEqual([]);
+      const stored = (await coll().findOne({ _id: 5 })) as Document;
+      expect(stored.name).toBeInstanceOf(BSONRegExp);
+      expect(stored.name).toMatchObject({ pattern: '^a', options: 'i' });
+    });
+
+    it('keeps PCRE options a JavaScript RegExp cannot hold in a stored regex', async () => {
+      await coll().insertOne({ _id: 7, r: new BSONRegExp('a b # comment', 'sx') });
+      expect(((await coll().findOne({ _id: 7 })) as Document).r).toMatchObject({ pattern: 'a b # comment', options: 'sx' });
+    });
+
+    it('tests regexes inside $in, $nin, $not, $all, $elemMatch and $or', async () => {
+      expect(await ids({ name: { $in: [/^c/, 42] } })).toEqual([3, 4]);
+      expect(await ids({ name: { $nin: [/^c/, 42] } })).toEqual([1, 2, 5, 6]);
+      expect(await ids({ name: { $not: /^c/ } })).toEqual([1, 2, 4, 5, 6]);
+      expect(await ids({ name: { $not: { $regex: '^C', $options: 'i' } } })).toEqual([1, 2, 4, 5, 6]);
+      expect(await ids({ tags: { $all: [/^a/, /^B/] } })).toEqual([1]);
+      expect(await ids({ tags: { $elemMatch: { $regex: '^g' } } })).toEqual([3]);
+      expect(await ids({ $or: [{ name: /^b/ }, { tags: /^g/ }] })).toEqual([2, 3]);
+      expect(await coll().countDocuments({ name: { $regex: '^c' } })).toBe(1);
+    });
+
+    it('uses regexes in aggregation $match and $regexMatch', async () => {
+      expect((await coll().aggregate([{ $match: { name: { $regex: '^ann', $options: 'i' } } }]).toArray()).map((d) => d._id)).toEqual([1]);
+      const matched = await coll()
+        .aggregate([{ $match: { _id: { $lte: 3 } } }, { $project: { m: { $regexMatch: { input: '$name', regex: 'c a', options: 'x' } } } }])
+        .toArray();
+      expect(matched.map((d) => d.m)).toEqual([false, false, true]);
+    });
+
+    it('never uses an index as if a regex were an equality', async () => {
+      await coll().createIndex({ name: 1 });
+      expect(await ids({ name: /^c/ })).toEqual([3]);
+      expect(await ids({ name: new BSONRegExp('arol', '') })).toEqual([3]);
+      expect(await ids({ name: { $in: [/^C/i, 'bob'] } })).toEqual([3]);
+    });
+
+    it('deletes and updates only the documents a regex matches', async () => {
+      expect((await coll().deleteMany({ name: { $regex: /^c/ } })).deletedCount).toBe(1);
+      expect((await coll().updateMany({ name: { $regex: 'ann', $options: 'i' } }, { $set: { hit: true } })).modifiedCount).toBe(2);
+      expect(await ids({})).toEqual([1, 2, 4, 5, 6]);
+      expect(await ids({ hit: true })).toEqual([1, 2]);
+    });
+
+    it('refuses an invalid pattern, unknown options, options given twice and $options alone', async () => {
+      const invalid = await errorOf(coll().find({ name: { $regex: '(' } }).toArray());
+      expect(invalid.codeName).toBe('BadValue');
+      expect(invalid.code).toBe(51091);
+      expect(invalid.message).toMatch(/Regular expression is invalid/);
+      expect(invalid.httpStatus).toBe(400);
+      expect((await errorOf(coll().find({ name: { $regex: 'a', $options: 'z' } }).toArray())).code).toBe(51108);
+      expect((await errorOf(coll().find({ name: { $regex: /a/i, $options: 'm' } }).toArray())).message).toMatch(/options set in both \$regex and \$options/);
+      expect((await errorOf(coll().find({ name: { $options: 'i' } }).toArray())).message).toMatch(/\$options needs a \$regex/);
+      expect((await errorOf(coll().deleteMany({ name: { $regex: '[' } }))).code).toBe(51091);
+      expect(await coll().countDocuments({})).toBe(6);
     });
   });
 

@@ -2,6 +2,7 @@
  * The data-access API over the embedded engine for one collection. Reads run synchronously against the
  * in-memory state; writes run inside a WriteUnit of the service store and resolve once durable.
  */
+import { isRegexValue } from '../bson/regex';
 import { ObjectId } from 'bson';
 import { LazyCursor, type CursorState } from '../api/cursor';
 import { DatastoreError, type WriteErrorDetail } from '../api/datastore.error';
@@ -68,7 +69,7 @@ function prepareInsert(doc: Document): Document {
 
 function checkId(id: unknown): void {
   if (Array.isArray(id)) throw new DatastoreError('BadValue', "can't use an array for _id");
-  if (id instanceof RegExp) throw new DatastoreError('BadValue', "can't use a regex for _id");
+  if (isRegexValue(id)) throw new DatastoreError('BadValue', "can't use a regex for _id");
 }
 
 function withIdFirst(doc: Document, id: unknown): Document {

@@ -42,7 +42,8 @@ const datasyncAsync = promisify(fdatasync);
  */
 const DSYNC: number | undefined = fsConstants.O_DSYNC;
 const APPEND_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | (DSYNC ?? 0);
-const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false };
+// bsonRegExp: a stored regex is read back as the BSON value it was (a RegExp cannot hold PCRE options or syntax).
+const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: true };
 
 export type LogOpKind = 'i' | 'u' | 'r' | 'd' | 'cc' | 'dc' | 'dd' | 'ci' | 'di';
 

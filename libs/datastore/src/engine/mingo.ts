@@ -4,12 +4,15 @@
  */
 import 'mingo/init/system';
 import { Aggregator, Query } from 'mingo';
+import { $in as mingoIn, $type as mingoType } from 'mingo/operators/query';
+import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expression';
 import { ComputeOptions, type CollectionResolver, type Options, initOptions } from 'mingo/core';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
 import { type Document } from '../bson/values';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
+import { prepareFilter, regexExpressionOperators, regexQueryOperators } from './regex-filter';
 
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
@@ -35,6 +38,17 @@ OPTIONS.context.addPipelineOps({
   $sort: (collection: Iterator, spec: unknown) => collection.transform((docs) => sortDocuments(docs as Document[], checkSort(spec) ?? {})),
 });
 
+// Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
+// pipeline's $match gets the same preparation as find.
+OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as never) as never);
+OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never) as never);
+OPTIONS.context.addPipelineOps({
+  $match: (collection: Iterator, expr: unknown, options: Options) => {
+    const query = new Query(prepareFilter(expr as Document), options);
+    return collection.filter((doc) => query.test(doc as Document));
+  },
+});
+
 function optionsWith(resolver: CollectionResolver | undefined): Options {
   return resolver ? ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), collectionResolver: resolver })) : OPTIONS;
 }
@@ -48,7 +62,7 @@ export function compileFilter(filter: Document | undefined): Matcher {
   if (fast) return fast;
   let query: Query;
   try {
-    query = new Query(filter, OPTIONS);
+    query = new Query(prepareFilter(filter), OPTIONS);
   } catch (error) {
     translate(error);
   }
@@ -74,7 +88,7 @@ export function runPipeline(docs: Iterable<Document>, pipeline: Document[], reso
 export function compileProjection(projection: Document, filter: Document | undefined): (doc: Document) => Document {
   let query: Query;
   try {
-    query = new Query(filter ?? {}, OPTIONS);
+    query = new Query(prepareFilter(filter ?? {}), OPTIONS);
   } catch (error) {
     translate(error);
   }
@@ -90,7 +104,7 @@ export function compileProjection(projection: Document, filter: Document | undef
 /** A mingo Query with the shared options (array filters, $pull conditions). */
 export function mingoQuery(condition: Document): Query {
   try {
-    return new Query(condition, OPTIONS);
+    return new Query(prepareFilter(condition), OPTIONS);
   } catch (error) {
     translate(error);
   }

@@ -7,6 +7,7 @@
 import { type SortSpec } from '../api/data-source';
 import { MaxKey } from 'bson';
 import { type Document, compareValues, isPlainObject, typeRank } from '../bson/values';
+import { isRegexValue } from '../bson/regex';
 import { type CollectionState, type IndexEntry, type IndexState, type StoredRecord } from './collection-state';
 import { compileFilter } from './mingo';
 import { sortDocuments } from './sort';
@@ -37,8 +38,13 @@ function isOperatorObject(value: unknown): value is Document {
   return keys.length > 0 && keys[0].startsWith('$');
 }
 
+/**
+ * A value an equality can look up in an index. Never a regex: `{f: /x/}` matches strings by pattern (a
+ * BSON regex from EJSON or the wire is the same condition as a RegExp literal), and `$eq: /x/` matches only
+ * stored regex values, which a scan finds as well.
+ */
 function isPointValue(value: unknown): boolean {
-  return !(value instanceof RegExp) && !(isPlainObject(value) && (value as { _bsontype?: unknown })._bsontype === undefined && Object.keys(value).some((k) => k.startsWith('$')));
+  return !isRegexValue(value) && !(isPlainObject(value) && (value as { _bsontype?: unknown })._bsontype === undefined && Object.keys(value).some((k) => k.startsWith('$')));
 }
 
 /** The $or operands ANDed at the top of a filter (including inside $and). */
@@ -63,15 +69,15 @@ function fieldConditions(filter: Document, out: [string, unknown][] = []): [stri
 
 function boundsFor(condition: unknown): { bounds: Bounds; score: number } | undefined {
   if (!isOperatorObject(condition)) {
-    if (condition instanceof RegExp) return undefined;
+    if (isRegexValue(condition)) return undefined;
     return { bounds: { kind: 'points', values: [condition] }, score: 2 };
   }
-  if ('$eq' in condition && isPointValue(condition.$eq) && !(condition.$eq instanceof RegExp)) {
+  if ('$eq' in condition && isPointValue(condition.$eq)) {
     return { bounds: { kind: 'points', values: [condition.$eq] }, score: 2 };
   }
   if ('$in' in condition && Array.isArray(condition.$in)) {
     const values = condition.$in as unknown[];
-    if (values.every((v) => !(v instanceof RegExp) && isPointValue(v))) return { bounds: { kind: 'points', values }, score: 3 };
+    if (values.every(isPointValue)) return { bounds: { kind: 'points', values }, score: 3 };
   }
   const range: Range = { loInc: false, hiInc: false, rank: -1 };
   for (const [op, value] of Object.entries(condition)) {
@@ -95,7 +101,7 @@ function boundsFor(condition: unknown): { bounds: Bounds; score: number } | unde
 }
 
 function isPlainPoint(value: unknown): boolean {
-  return value !== undefined && !Array.isArray(value) && !(value instanceof RegExp) && !isOperatorObject(value) && !isPlainObject(value);
+  return value !== undefined && !Array.isArray(value) && !isRegexValue(value) && !isOperatorObject(value) && !isPlainObject(value);
 }
 
 /** A compound index whose leading fields all have equality conditions: a point, or a prefix range. */
@@ -236,7 +242,7 @@ function isExact(filter: Document, candidate: Candidate): boolean {
   const condition = filter[keys[0]];
   if (candidate.bounds.kind === 'points') {
     const values = candidate.bounds.values;
-    const plain = (v: unknown) => v !== null && v !== undefined && !Array.isArray(v) && !isPlainObject(v) && !(v instanceof RegExp);
+    const plain = (v: unknown) => v !== null && v !== undefined && !Array.isArray(v) && !isPlainObject(v) && !isRegexValue(v);
     if (!values.every(plain)) return false;
     return !isOperatorObject(condition) || Object.keys(condition).length === 1;
   }
@@ -256,7 +262,7 @@ function exactIdLookup(filter: Document): unknown {
   const keys = Object.keys(filter);
   if (keys.length !== 1 || keys[0] !== '_id') return undefined;
   const value = filter._id;
-  if (value === null || value === undefined || Array.isArray(value) || value instanceof RegExp) return undefined;
+  if (value === null || value === undefined || Array.isArray(value) || isRegexValue(value)) return undefined;
   if (isPlainObject(value)) return undefined;
   return value;
 }

@@ -57,11 +57,18 @@ export interface MongoClientOptions {
   appName?: string;
 }
 
+/**
+ * MongoDB's errors for a malformed regex in a query (invalid pattern, options in both places, unknown
+ * option, null bytes) carry location codes with no name: they are bad input, as BadValue is.
+ */
+const REGEX_ERROR_CODES = new Set([51091, 51074, 51075, 51108, 51109, 51110]);
+
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
   if (error instanceof MongoError) {
     const code = typeof error.code === 'number' ? error.code : undefined;
-    const out = new DatastoreError(codeNameOf(code), error.message, { cause: error, code, clientError: !(error instanceof MongoServerError) });
+    const codeName = code !== undefined && REGEX_ERROR_CODES.has(code) ? 'BadValue' : codeNameOf(code);
+    const out = new DatastoreError(codeName, error.message, { cause: error, code, clientError: !(error instanceof MongoServerError) });
     const details = error as MongoError & { writeErrors?: unknown; result?: unknown };
     if (Array.isArray(details.writeErrors)) out.writeErrors = (details.writeErrors as { index: number; code: number; errmsg?: string }[]).map((e) => ({ index: e.index, code: e.code, errmsg: e.errmsg ?? '' }));
     if (details.result !== undefined) out.result = details.result;
@@ -377,7 +384,9 @@ export class MongoDataSourceClient implements DataSourceClient {
   private readonly gate = new StartGate();
 
   constructor(uri: string, options: MongoClientOptions = {}) {
-    this.client = new MongoClient(uri, { ...(options.readPreference ? { readPreference: options.readPreference } : {}), ...(options.appName ? { appName: options.appName } : {}) });
+    // bsonRegExp: stored regexes come back as BSON regexes, as the embedded engine gives them (a RegExp
+    // would lose PCRE options such as x and s).
+    this.client = new MongoClient(uri, { bsonRegExp: true, ...(options.readPreference ? { readPreference: options.readPreference } : {}), ...(options.appName ? { appName: options.appName } : {}) });
   }
 
   admin(): AdminHandle {

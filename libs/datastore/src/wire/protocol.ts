@@ -35,7 +35,8 @@ export type IncomingMessage =
 export class ProtocolError extends Error {}
 
 // Values decoded the way the embedded engine keeps them: numbers as JS numbers, Longs only when unsafe.
-const decodeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: false } as const;
+// Regex values stay BSON regexes: a RegExp cannot hold PCRE options or syntax (and bson maps `s` to `g`).
+const decodeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: true } as const;
 
 export function readHeader(buf: Buffer, offset = 0): MessageHeader {
   return { length: buf.readInt32LE(offset), requestId: buf.readInt32LE(offset + 4), responseTo: buf.readInt32LE(offset + 8), opCode: buf.readInt32LE(offset + 12) };

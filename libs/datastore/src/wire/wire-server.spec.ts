@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir, eventually } from '@tessera/testing';
-import { BSON, type Document, Long, ObjectId } from 'bson';
+import { BSON, BSONRegExp, type Document, Long, ObjectId } from 'bson';
 import { type ChangeStreamDocument, type CommandStartedEvent, MongoClient, MongoServerError } from 'mongodb';
 import { createDataSourceClient } from '../client';
 import { openEmbeddedClient } from '../embedded/embedded-client';
@@ -261,6 +261,34 @@ describe('the datastore wire server', () => {
       expect(Number((rest.cursor as Document).id)).toBe(0);
       expect(server.cursors.size).toBe(0);
       expect(await items.find({}, { skip: 240, limit: 5, sort: { _id: 1 } }).toArray()).toEqual([240, 241, 242, 243, 244].map((i) => ({ _id: i, n: i % 7 })));
+    });
+
+    it('matches regexes sent by the official driver, and answers an invalid one with MongoDB error 51091', async () => {
+      const items = client.db('d').collection<AnyDoc>('names');
+      await items.insertMany([{ _id: 1, name: 'Ann' }, { _id: 2, name: 'bob\nann' }, { _id: 3, name: ['x', 'carol'] }, { _id: 4, name: 7 }]);
+      const ids = async (filter: Document) => (await items.find(filter).toArray()).map((doc) => doc._id);
+      expect(await ids({ name: /^ann$/im })).toEqual([1, 2]);
+      expect(await ids({ name: { $regex: '^ c a r', $options: 'x' } })).toEqual([3]);
+      expect(await ids({ name: new BSONRegExp('bob.ann', 's') })).toEqual([2]);
+      expect(await ids({ name: { $in: [/^A/, 7] } })).toEqual([1, 4]);
+      expect((await items.deleteMany({ name: { $regex: /^b/ } })).deletedCount).toBe(1);
+      await expect(items.find({ name: { $regex: '(' } }).toArray()).rejects.toMatchObject({ code: 51091, codeName: 'Location51091', message: expect.stringMatching(/^Regular expression is invalid/) });
+      await expect(items.find({ name: { $regex: 'a', $options: 'q' } }).toArray()).rejects.toMatchObject({ code: 51108, codeName: 'Location51108' });
+      expect(await items.countDocuments()).toBe(3);
+    });
+
+    it('stores a regex value with PCRE options and returns it to the driver unchanged', async () => {
+      const raw = new MongoClient(server.uri(), { bsonRegExp: true, serverSelectionTimeoutMS: 5000 });
+      try {
+        const rules = raw.db('d').collection<AnyDoc>('rules');
+        await rules.insertOne({ _id: 1, rule: new BSONRegExp('a b # spaced', 'ix') });
+        expect((await rules.findOne({ _id: 1 }))?.rule).toEqual(new BSONRegExp('a b # spaced', 'ix'));
+        expect(await rules.countDocuments({ rule: { $eq: new BSONRegExp('a b # spaced', 'ix') } })).toBe(1);
+      } finally {
+        await raw.close();
+      }
+      // The driver's default decodes a regex into a RegExp (without the options JavaScript lacks).
+      expect((await client.db('d').collection<AnyDoc>('rules').findOne({ _id: 1 }))?.rule).toBeInstanceOf(RegExp);
     });
 
     it('refuses a negative batchSize and a maxTimeMS that is not an integer from 0 to 2^31-1, as MongoDB does', async () => {

@@ -9,7 +9,7 @@ import { randomInt } from 'node:crypto';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { type Document } from '../api/data-source';
-import { DatastoreError } from '../api/datastore.error';
+import { DatastoreError, DatastoreErrorCode } from '../api/datastore.error';
 import { type EmbeddedClient, openEmbeddedClient } from '../embedded/embedded-client';
 import { type ServiceStoreOptions } from '../embedded/service-store';
 import { type CommandContext, runCommand } from './commands';
@@ -282,7 +282,11 @@ export function errorReply(error: unknown, log?: WireServerOptions['log']): Docu
   if (error instanceof WireCommandError) {
     return { ok: 0, errmsg: error.message, code: error.code, codeName: error.codeName, ...(error.labels.length ? { errorLabels: error.labels } : {}) };
   }
-  if (error instanceof DatastoreError) return { ok: 0, errmsg: error.message, code: error.code, codeName: error.codeName };
+  if (error instanceof DatastoreError) {
+    // A numbered error without a name of its own (a regex's 51091, for one) is `Location<code>` in MongoDB.
+    const codeName = DatastoreErrorCode[error.codeName] === error.code ? error.codeName : `Location${error.code}`;
+    return { ok: 0, errmsg: error.message, code: error.code, codeName };
+  }
   if (error instanceof ProtocolError) return { ok: 0, errmsg: error.message, code: 9, codeName: 'FailedToParse' };
   log?.('error', `wire command failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   return { ok: 0, errmsg: error instanceof Error ? error.message : String(error), code: 1, codeName: 'InternalError' };
