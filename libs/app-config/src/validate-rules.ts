@@ -5,7 +5,7 @@
 // misspelt `raed` silently grants nothing). It must not be stricter than App Services: every member App
 // Services wrote in any export generation stays accepted.
 
-import { compileExpression, compileRules, compileValue, isRulesError, type ExpressionKind, type RuleSetConfig } from '@tessera/rules';
+import { compileExpression, compileRules, compileValue, isRulesError, type ExpressionKind } from '@tessera/rules';
 import { isPlainObject, jsonPath, type JsonObject } from './json';
 
 export interface RuleFinding {
@@ -117,8 +117,8 @@ export function checkRuleSet(rule: JsonObject): RuleFinding[] {
  */
 export function compileFinding(rule: JsonObject, isDefault: boolean): RuleFinding | undefined {
   try {
-    if (isDefault) compileRules(undefined, rule as RuleSetConfig);
-    else compileRules(rule as RuleSetConfig, undefined);
+    if (isDefault) compileRules(undefined, rule);
+    else compileRules(rule, undefined);
     return undefined;
   } catch (error) {
     if (!isRulesError(error)) throw error;

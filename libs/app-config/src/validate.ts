@@ -345,7 +345,7 @@ function checkService(c: Checker, s: AppService, app: AppConfig, secretNames: Se
       if (typeof ro[key] !== 'string' || ro[key] === '') c.report(ro, rfile, key, `rule.${key}.required`, `${key} is required in a collection rule`);
     }
     // Both become directories of an export (data_sources/<service>/<database>/<collection>/).
-    if (typeof ro.database === 'string' && /[/\\. "$\u0000]/.test(ro.database)) {
+    if (typeof ro.database === 'string' && (/[/\\. "$]/.test(ro.database) || ro.database.includes('\u0000'))) {
       c.report(ro, rfile, 'database', 'rule.database.name', `database name ${JSON.stringify(ro.database)} may not contain / \\ . space " $ or NUL (MongoDB database names)`);
     }
     c.pathName(ro, rfile, ro.collection, 'rule.collection.name', 'collection name', false, 'collection');
