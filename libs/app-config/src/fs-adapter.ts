@@ -6,6 +6,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { type AppConfig, type AppFiles } from './model';
 import { readAppFiles, type LoadedApp } from './read/read-app';
 import { writeAppFiles } from './write';
+import { assertSafeRelativePaths } from './safe-names';
 
 /** Every regular file under `dir`, keyed by its POSIX path relative to `dir`. */
 export async function readDirectoryFiles(dir: string): Promise<AppFiles> {
@@ -23,6 +24,7 @@ export async function readDirectoryFiles(dir: string): Promise<AppFiles> {
 }
 
 export async function writeDirectoryFiles(files: AppFiles, dir: string): Promise<void> {
+  assertSafeRelativePaths(files.keys());
   for (const [path, bytes] of files) {
     const full = join(dir, ...path.split('/'));
     await mkdir(dirname(full), { recursive: true });

@@ -12,3 +12,4 @@ export { loadApp, loadValidApp, type CheckedApp, type LoadOptions } from './load
 export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectoryFiles } from './fs-adapter';
 export { layoutPaths } from './paths';
 export { toAppData, fromAppData } from './app-data';
+export { pathNameProblem, isSafeRelativePath, assertSafeRelativePaths, UnsafePathError } from './safe-names';

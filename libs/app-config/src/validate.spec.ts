@@ -58,6 +58,9 @@ const cases: Case[] = [
   { name: 'a function with an empty source.js', change: (f) => put(f, 'functions/sum/source.js', '  \n'), file: 'functions/sum/source.js', path: '', rule: 'function.source.missing' },
   { name: 'two functions with one name', change: (f) => { put(f, 'functions/sum2/config.json', { name: 'sum' }); put(f, 'functions/sum2/source.js', 'exports = () => 2;\n'); }, file: 'functions/sum2/config.json', path: 'name', rule: 'function.name.unique' },
   { name: 'a function without a name', change: (f) => editJson(f, 'functions/sum/config.json', (d) => delete d.name), file: 'functions/sum/config.json', path: 'name', rule: 'function.name.required' },
+  { name: 'a function name that climbs out of functions/', change: (f) => editJson(f, 'functions/sum/config.json', (d) => (d.name = '../../evil')), file: 'functions/sum/config.json', path: 'name', rule: 'function.name.path' },
+  { name: 'a function name with a backslash', change: (f) => editJson(f, 'functions/sum/config.json', (d) => (d.name = 'a\\b')), file: 'functions/sum/config.json', path: 'name', rule: 'function.name.path' },
+  { name: 'a function whose source does not compile', change: (f) => put(f, 'functions/sum/source.js', 'exports = function (a, b) {\n  return a +;\n};\n'), file: 'functions/sum/source.js', path: '', rule: 'function.source.syntax' },
   { name: 'a function whose private flag is a string', change: (f) => editJson(f, 'functions/sum/config.json', (d) => (d.private = 'yes')), file: 'functions/sum/config.json', path: 'private', rule: 'field.type' },
   // services (2.5, 2.8, 8)
   { name: 'a service name with a space', change: (f) => http(f, { name: 'my http' }), file: 'services/http/config.json', path: 'name', rule: 'service.name.charset' },
@@ -86,14 +89,30 @@ const cases: Case[] = [
   { name: 'a filter name of 101 characters', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: long(101) }])), file: ITEMS, path: 'filters[0].name', rule: 'filter.name.length' },
   { name: 'two filters with one name', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f' }, { name: 'f' }])), file: ITEMS, path: 'filters[1].name', rule: 'filter.name.unique' },
   { name: 'a projection mixing inclusion and exclusion', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f', projection: { summary: 1, owner_id: 0 } }])), file: ITEMS, path: 'filters[0].projection', rule: 'filter.projection.mixed' },
-  { name: 'an inclusive and an exclusive filter projection', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'a', projection: { summary: 1, _id: 0 } }, { name: 'b', projection: { owner_id: 0 } }])), file: ITEMS, path: 'filters[1].projection', rule: 'filter.projection.inconsistent' },
   { name: 'a filter apply_when using a document expansion', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f', apply_when: { '%%root.owner_id': '%%user.id' } }])), file: ITEMS, path: 'filters[0].apply_when', rule: 'filter.apply_when.document_expansion' },
+  // rule expressions and members: refused at the gate, not by every later data call (issue 14, item 7)
+  { name: 'a role member that does not exist', change: (f) => editJson(f, ITEMS, (d) => (d.roles[0].raed = true)), file: ITEMS, path: 'roles[0].raed', rule: 'role.field.unknown' },
+  { name: 'a filter member that does not exist', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f', query: {}, apply: {} }])), file: ITEMS, path: 'filters[0].apply', rule: 'filter.field.unknown' },
+  { name: 'a field permission member that does not exist', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].fields = { summary: { read: true, hidden: true } })), file: ITEMS, path: 'roles[1].fields.summary.hidden', rule: 'role.field.unknown' },
+  { name: 'an unknown operator in apply_when', change: (f) => editJson(f, ITEMS, (d) => (d.roles[0].apply_when = { owner_id: { $foo: 1 } })), file: ITEMS, path: 'roles[0].apply_when.owner_id.$foo', rule: 'rule.expression.invalid' },
+  { name: 'an unknown expansion in read', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].read = { '%%usr.id': 'x' })), file: ITEMS, path: 'roles[1].read.%%usr.id', rule: 'rule.expression.invalid' },
+  { name: 'an expression that is a string in write', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].write = 'yes')), file: ITEMS, path: 'roles[1].write', rule: 'rule.expression.invalid' },
+  { name: 'an unknown operator in insert', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].insert = { '%%user.id': { '%notAnOperator': 1 } })), file: ITEMS, path: 'roles[1].insert.%%user.id.%notAnOperator', rule: 'rule.expression.invalid' },
+  { name: 'a bad expression in delete', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].delete = { owner_id: { $in: 3 } })), file: ITEMS, path: 'roles[1].delete.owner_id.$in', rule: 'rule.expression.invalid' },
+  { name: 'a bad expression in document_filters.write', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].document_filters = { read: true, write: { '%%partition': 'x' } })), file: ITEMS, path: 'roles[1].document_filters.write.%%partition', rule: 'rule.expression.invalid' },
+  { name: 'a bad expression in a field permission', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].fields = { summary: { fields: { text: { read: { $eq: 1 } } } } })), file: ITEMS, path: 'roles[1].fields.summary.fields.text.read.$eq', rule: 'rule.expression.invalid' },
+  { name: 'a bad expression in additional_fields', change: (f) => editJson(f, ITEMS, (d) => (d.roles[1].additional_fields = { read: { '%function': 'nope' } })), file: ITEMS, path: 'roles[1].additional_fields.read.%function', rule: 'rule.expression.invalid' },
+  { name: 'a filter query using a document expansion', change: (f) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'f', query: { owner_id: '%%root.owner_id' } }])), file: ITEMS, path: 'filters[0].query.owner_id', rule: 'rule.expression.invalid' },
+  { name: 'an unknown operator in a default rule', change: (f) => put(f, 'services/mongodb-atlas/default_rule.json', { roles: [{ name: 'all', apply_when: { '%%user.id': { $regex: 'x' } }, read: true }] }), file: 'services/mongodb-atlas/default_rule.json', path: 'roles[0].apply_when.%%user.id.$regex', rule: 'rule.expression.invalid' },
+  { name: 'an unknown operator in a sync permission', change: (f) => editJson(f, SYNC, (d) => (d.partition.permissions.write = { '%%partition': { $like: '%%user.id' } })), file: SYNC, path: 'partition.permissions.write.%%partition.$like', rule: 'rule.expression.invalid' },
+  { name: 'a document expansion in a sync permission', change: (f) => editJson(f, SYNC, (d) => (d.partition.permissions.read = { '%%root.owner_id': '%%user.id' })), file: SYNC, path: 'partition.permissions.read.%%root.owner_id', rule: 'rule.expression.invalid' },
+  { name: 'a collection name that climbs out of its directory', change: (f) => editJson(f, USERS, (d) => (d.collection = '..')), file: USERS, path: 'collection', rule: 'rule.collection.name' },
+  { name: 'a database name with a slash', change: (f) => editJson(f, USERS, (d) => (d.database = 'a/b')), file: USERS, path: 'database', rule: 'rule.database.name' },
   { name: 'a collection rule without a collection', change: (f) => editJson(f, USERS, (d) => delete d.collection), file: USERS, path: 'collection', rule: 'rule.collection.required' },
   { name: 'two rules for one collection', change: (f) => put(f, 'services/mongodb-atlas/rules/copy.json', { database: 'todo', collection: 'users', roles: [] }), file: USERS, path: 'collection', rule: 'rule.namespace.unique' },
   // schemas and relationships (2.7)
   { name: 'an unknown field type', change: (f) => editJson(f, ITEMS, (d) => (d.schema.properties.summary.bsonType = 'text')), file: ITEMS, path: 'schema.properties.summary.bsonType', rule: 'schema.bsonType.unknown' },
   { name: 'a collection schema that is not an object schema', change: (f) => editJson(f, USERS, (d) => (d.schema = { bsonType: 'array', properties: { _partition: { bsonType: 'string' } } })), file: USERS, path: 'schema.bsonType', rule: 'schema.root.object' },
-  { name: 'a required property missing from properties', change: (f) => editJson(f, ITEMS, (d) => d.schema.required.push('title')), file: ITEMS, path: 'schema.required[4]', rule: 'schema.required.unknown_property' },
   { name: 'a relationship ref of the wrong form', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.ref = 'todo.lists')), file: ITEMS, path: 'relationships.list_id.ref', rule: 'relationship.ref.format' },
   { name: 'a relationship to an unknown service', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.ref = '#/relationship/other/todo/lists')), file: ITEMS, path: 'relationships.list_id.ref', rule: 'relationship.ref.service' },
   { name: 'a relationship to a collection without schema', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.ref = '#/relationship/mongodb-atlas/todo/users')), file: ITEMS, path: 'relationships.list_id.ref', rule: 'relationship.ref.target' },
@@ -124,6 +143,7 @@ const cases: Case[] = [
   { name: 'a webhook with an unknown HTTP method', change: (f) => { http(f); hook(f, { options: { httpMethod: 'FETCH' } }); }, file: 'services/http/incoming_webhooks/hook/config.json', path: 'options.httpMethod', rule: 'webhook.http_method.value' },
   { name: 'a webhook with an unknown validation method', change: (f) => { http(f); hook(f, { options: { validationMethod: 'TRUST_ME' } }); }, file: 'services/http/incoming_webhooks/hook/config.json', path: 'options.validationMethod', rule: 'webhook.validation_method.value' },
   { name: 'a webhook without source.js', change: (f) => { http(f); hook(f, { respond_result: true }, null); }, file: 'services/http/incoming_webhooks/hook/source.js', path: '', rule: 'webhook.source.missing' },
+  { name: 'a webhook whose source does not compile', change: (f) => { http(f); hook(f, {}, 'exports = function( {'); }, file: 'services/http/incoming_webhooks/hook/source.js', path: '', rule: 'webhook.source.syntax' },
   { name: 'a service rule name with a slash', change: (f) => { http(f); put(f, 'services/http/rules/get.json', { name: 'get/all', actions: ['get'], when: {} }); }, file: 'services/http/rules/get.json', path: 'name', rule: 'service_rule.name.charset' },
   { name: 'a service rule whose actions are not a list', change: (f) => { http(f); put(f, 'services/http/rules/get.json', { name: 'get', actions: 'get' }); }, file: 'services/http/rules/get.json', path: 'actions', rule: 'service_rule.actions.type' },
   // triggers (2.9)
@@ -138,13 +158,17 @@ const cases: Case[] = [
   { name: 'two values with one name', change: (f) => put(f, 'values/greeting2.json', { name: 'greeting', value: 'Hi' }), file: 'values/greeting2.json', path: 'name', rule: 'value.name.unique' },
   { name: 'a value from a missing secret', change: (f) => put(f, 'values/apiKey.json', { name: 'apiKey', from_secret: true, value: 'apiKeySecret' }), file: 'values/apiKey.json', path: 'value', rule: 'value.secret.missing' },
   { name: 'a value that is a number', change: (f) => put(f, 'values/answer.json', { name: 'answer', value: 42 }), file: 'values/answer.json', path: 'value', rule: 'value.value.type' },
+  { name: 'a value name with a slash', change: (f) => put(f, 'values/up.json', { name: '../up', value: 'x' }), file: 'values/up.json', path: 'name', rule: 'value.name.path' },
   { name: 'a value without a value', change: (f) => put(f, 'values/empty.json', { name: 'empty' }), file: 'values/empty.json', path: 'value', rule: 'value.value.required' },
   { name: 'a secret whose value is not a string', change: (f) => put(f, 'secrets.json', { apiKey: 42 }), file: 'secrets.json', path: 'apiKey', rule: 'secrets.value.type' },
   // hosting (2.10)
   { name: 'a hosting path without a leading slash', change: (f) => hosting(f, [{ path: '/index.html', attrs: [] }, { path: 'about.html', attrs: [] }]), file: 'hosting/metadata.json', path: '[1].path', rule: 'hosting.path.format' },
+  { name: 'a hosting path that climbs out of hosting/files', change: (f) => hosting(f, [{ path: '/../../config.json', attrs: [] }]), file: 'hosting/metadata.json', path: '[0].path', rule: 'hosting.path.format' },
   { name: 'hosting metadata for a missing file', change: (f) => hosting(f, [{ path: '/gone.html', attrs: [] }]), file: 'hosting/metadata.json', path: '[0].path', rule: 'hosting.file.missing' },
   { name: 'a hosting attribute without a value', change: (f) => hosting(f, [{ path: '/index.html', attrs: [{ name: 'Cache-Control' }] }]), file: 'hosting/metadata.json', path: '[0].attrs[0]', rule: 'hosting.attr.shape' },
   // GraphQL custom resolvers
+  { name: 'a custom resolver field name that is not a GraphQL name', change: (f) => put(f, 'graphql/custom_resolvers/query_total.json', { on_type: 'Query', field_name: '../total', function_name: 'sum' }), file: 'graphql/custom_resolvers/query_total.json', path: 'field_name', rule: 'graphql.resolver.name' },
+  { name: 'an auth provider name with a slash', change: (f) => editJson(f, 'auth_providers/anon-user.json', (d) => (d.name = 'anon/../user')), file: 'auth_providers/anon-user.json', path: 'name', rule: 'auth_provider.name.path' },
   { name: 'a custom resolver naming a missing function', change: (f) => put(f, 'graphql/custom_resolvers/query_total.json', { on_type: 'Query', field_name: 'total', function_name: 'nope' }), file: 'graphql/custom_resolvers/query_total.json', path: 'function_name', rule: 'graphql.resolver.function' },
 ];
 
@@ -199,6 +223,28 @@ describe('validateApp', () => {
     put(files, 'values/apiKey.json', { name: 'apiKey', from_secret: true, value: 'apiKeySecret' });
     editJson(files, ATLAS, (d) => (d.type = 'datastore-cluster'));
     editJson(files, ITEMS, (d) => (d.schema.properties._partition.bsonType = ['string', 'null']));
+    expect(loadApp(files).violations).toEqual([]);
+  });
+
+  // What App Services deployed must import (issue 14, item 17): each of these was refused once.
+  it.each([
+    ['a collection schema without a root bsonType', (f: AppFiles) => editJson(f, LISTS, (d) => delete d.schema.bsonType)],
+    ['a collection schema whose root says type: object', (f: AppFiles) => editJson(f, LISTS, (d) => { delete d.schema.bsonType; d.schema.type = 'object'; })],
+    ['filters whose projections differ in kind (the query fails only if both apply)', (f: AppFiles) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'a', projection: { summary: 1, _id: 0 } }, { name: 'b', projection: { owner_id: 0 } }]))],
+    ['a required name without a property', (f: AppFiles) => editJson(f, ITEMS, (d) => d.schema.required.push('title'))],
+    ['a Stitch-era webhook that runs as the authenticated user', (f: AppFiles) => { http(f); hook(f, { run_as_authed_user: true }); }],
+    ['an empty custom domain', (f: AppFiles) => editJson(f, 'config.json', (d) => (d.hosting = { enabled: false, custom_domain: '' }))],
+    ['every role and filter member App Services wrote', (f: AppFiles) => editJson(f, ITEMS, (d) => {
+      d.roles[0] = { id: 'r1', name: 'owner', apply_when: { owner_id: '%%user.id' }, document_filters: { read: { owner_id: '%%user.id' }, write: { owner_id: '%%user.id' } }, read: true, write: true, insert: { '%%root.shared': { $exists: false } }, delete: true, search: true, fields: { summary: { read: true, write: false, fields: {} } }, additional_fields: { read: true, write: false } };
+      d.filters = [{ name: 'mine', apply_when: { '%%user.data.email': { $exists: true } }, query: { owner_id: '%%user.id' }, projection: { owner_id: 1 } }];
+    })],
+    ['expressions with %function, %stringToOid, %or, %%values and %%environment', (f: AppFiles) => editJson(f, ITEMS, (d) => {
+      d.roles[1].apply_when = { '%or': [{ '%%true': { '%function': { name: 'sum', arguments: [1, 2] } } }, { list_id: { '%stringToOid': '%%user.custom_data.list' } }, { '%%values.flag': true }, { '%%environment.tag': { $in: ['dev', 'qa'] } }] };
+    })],
+    ['a function in a folder', (f: AppFiles) => { put(f, 'functions/utils/format/config.json', { name: 'utils/format' }); put(f, 'functions/utils/format/source.js', 'exports = (x) => `${x}`;\n'); }],
+  ])('accepts %s', (_name, change) => {
+    const files = exampleTodo();
+    change(files);
     expect(loadApp(files).violations).toEqual([]);
   });
 

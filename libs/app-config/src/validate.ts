@@ -15,6 +15,9 @@ import { type FileLocator } from './origins';
 import { layoutPaths as at } from './paths';
 import { resolverKey } from './normalize';
 import { sortViolations, type ConfigViolation } from './violations';
+import { checkRuleSet, compileFinding, expressionFinding } from './validate-rules';
+import { functionSyntaxError } from './function-source';
+import { isSafeRelativePath, pathNameProblem } from './safe-names';
 
 export interface ValidateOptions {
   /** Maps a model object to the file it came from; LoadedApp.fileOf. Defaults to current-layout paths. */
@@ -57,6 +60,8 @@ const VALIDATION_METHODS = ['NO_VALIDATION', 'SECRET_AS_QUERY_PARAM', 'VERIFY_PA
 const WEBHOOK_FIELDS = [
   'id', 'name', 'private', 'can_evaluate', 'disable_arg_logs', 'run_as_system', 'run_as_user_id',
   'run_as_user_id_script_source', 'respond_result', 'options', 'fetch_custom_user_data', 'create_user_on_auth',
+  // Stitch-era webhooks ("run as the authenticated user"), still in old exports.
+  'run_as_authed_user',
 ];
 const WEBHOOK_OPTION_FIELDS = ['httpMethod', 'validationMethod', 'secret'];
 
@@ -84,9 +89,13 @@ class Checker {
 
   /** Reports against a model object; `file` is its current-layout file, used when no origin is known. */
   report(resource: object, file: string, path: string, rule: string, message: string): void {
-    const located = this.fileOf?.(resource, path);
-    const where = located ?? (path === '#source' ? { file, path: '' } : { file, path });
+    const where = this.locate(resource, file, path);
     this.violations.push({ file: where.file, path: where.path, rule, message });
+  }
+
+  locate(resource: object, file: string, path: string): { file: string; path: string } {
+    const located = this.fileOf?.(resource, path);
+    return located ?? (path === '#source' ? { file, path: '' } : { file, path });
   }
 
   type(resource: object, file: string, obj: JsonObject, key: string, kind: Kind, base = ''): boolean {
@@ -95,6 +104,20 @@ class Checker {
     if (kindMatches(value, kind)) return true;
     this.report(resource, file, jsonPath(base, key), 'field.type', `${key} must be ${kind === 'array' || kind === 'object' ? 'an' : 'a'} ${kind}`);
     return false;
+  }
+
+  /** A name that becomes a file or directory name (see safe-names.ts). */
+  pathName(resource: object, file: string, value: unknown, rule: string, what: string, nested = false, path = 'name'): void {
+    if (typeof value !== 'string' || value === '') return; // the required and type rules report these
+    const problem = pathNameProblem(value, nested);
+    if (problem) this.report(resource, file, path, rule, `${what} ${JSON.stringify(value)} ${problem}`);
+  }
+
+  /** A source that the function runtime could not compile. */
+  source(resource: object, file: string, source: unknown, rule: string, what: string): void {
+    if (typeof source !== 'string' || source.trim() === '') return;
+    const error = functionSyntaxError(source);
+    if (error) this.report(resource, file, '#source', rule, `${what} does not compile: ${error}`);
   }
 
   /** name rules: required, length, charset (spec 8). */
@@ -181,7 +204,7 @@ function checkSettings(c: Checker, app: AppConfig, servicesByName: Map<string, A
     c.type(s, file, s.hosting, 'enabled', 'boolean', 'hosting');
     for (const key of ['custom_domain', 'app_default_domain']) {
       const v = s.hosting[key];
-      if (v !== undefined && (typeof v !== 'string' || !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i.test(v))) {
+      if (v !== undefined && v !== '' && (typeof v !== 'string' || !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i.test(v))) {
         c.report(s, file, `hosting.${key}`, 'app.hosting.domain', `${key} must be a domain name`);
       }
     }
@@ -250,6 +273,7 @@ function checkAuthProviders(c: Checker, app: AppConfig, secretNames: Set<string>
     const o = p as JsonObject;
     const file = at.authProvider(p);
     if (typeof o.name !== 'string' || o.name === '') c.report(o, file, 'name', 'auth_provider.name.required', 'auth provider name is required');
+    c.pathName(o, file, o.name, 'auth_provider.name.path', 'auth provider name');
     if (typeof o.type !== 'string' || o.type === '') c.report(o, file, 'type', 'auth_provider.type.required', 'auth provider type is required');
     c.type(o, file, o, 'id', 'string');
     c.type(o, file, o, 'disabled', 'boolean');
@@ -276,10 +300,13 @@ function checkFunctions(c: Checker, app: AppConfig): void {
     const o = f.config as JsonObject;
     const file = `${at.functionDir(f)}/config.json`;
     if (typeof o.name !== 'string' || o.name === '') c.report(o, file, 'name', 'function.name.required', 'function name is required');
+    // Function names may nest in folders ("utils/format"), so "/" is allowed between segments.
+    c.pathName(o, file, o.name, 'function.name.path', 'function name', true);
     for (const [key, kind] of FUNCTION_TYPES) c.type(o, file, o, key, kind);
     if (typeof f.source !== 'string' || f.source.trim() === '') {
       c.report(o, `${at.functionDir(f)}/source.js`, '#source', 'function.source.missing', `function "${String(o.name)}" has no source`);
     }
+    c.source(o, `${at.functionDir(f)}/source.js`, f.source, 'function.source.syntax', `function "${String(o.name)}"`);
   }
   unique(c, app.functions.map((f) => ({ resource: f.config, file: `${at.functionDir(f)}/config.json`, name: f.config.name })), 'function.name.unique', 'function');
 }
@@ -304,7 +331,7 @@ function checkService(c: Checker, s: AppService, app: AppConfig, secretNames: Se
     const rfile = `${at.serviceDir(s)}/default_rule.json`;
     if (!dataSource) c.report(r, rfile, '', 'rule.service_type', 'only data-source services take a default rule');
     else if (federated) reportFederatedRules(c, r, rfile);
-    else checkRolesAndFilters(c, r, rfile);
+    else checkRolesAndFilters(c, r, rfile, true);
   }
   const namespaces = new Set<string>();
   for (const r of s.collectionRules) {
@@ -317,6 +344,11 @@ function checkService(c: Checker, s: AppService, app: AppConfig, secretNames: Se
     for (const key of ['database', 'collection']) {
       if (typeof ro[key] !== 'string' || ro[key] === '') c.report(ro, rfile, key, `rule.${key}.required`, `${key} is required in a collection rule`);
     }
+    // Both become directories of an export (data_sources/<service>/<database>/<collection>/).
+    if (typeof ro.database === 'string' && (/[/\\. "$]/.test(ro.database) || ro.database.includes('\u0000'))) {
+      c.report(ro, rfile, 'database', 'rule.database.name', `database name ${JSON.stringify(ro.database)} may not contain / \\ . space " $ or NUL (MongoDB database names)`);
+    }
+    c.pathName(ro, rfile, ro.collection, 'rule.collection.name', 'collection name', false, 'collection');
     const ns = `${String(ro.database)}.${String(ro.collection)}`;
     if (namespaces.has(ns)) c.report(ro, rfile, 'collection', 'rule.namespace.unique', `collection ${ns} has more than one rule`);
     namespaces.add(ns);
@@ -326,7 +358,7 @@ function checkService(c: Checker, s: AppService, app: AppConfig, secretNames: Se
       if (ro.relationships !== undefined) c.report(ro, rfile, 'relationships', 'datasource.federated.relationships', 'federated data sources take no relationships');
       continue;
     }
-    checkRolesAndFilters(c, ro, rfile);
+    checkRolesAndFilters(c, ro, rfile, false);
     if (ro.schema !== undefined) checkSchema(c, ro, rfile, ro.schema, 'schema', true);
     if (ro.relationships !== undefined) checkRelationships(c, r, rfile, servicesByName, isSynced(app, s));
   }
@@ -376,7 +408,23 @@ function reportFederatedRules(c: Checker, r: JsonObject, file: string): void {
   }
 }
 
-function checkRolesAndFilters(c: Checker, r: JsonObject, file: string): void {
+function checkRolesAndFilters(c: Checker, r: JsonObject, file: string, isDefault: boolean): void {
+  const before = c.violations.length;
+  checkRoleAndFilterShapes(c, r, file);
+  // An expression the shape checks already refused (a filter's apply_when reading %%root) is not named twice.
+  const reported = c.violations.slice(before).map((v) => v.path);
+  for (const finding of checkRuleSet(r)) {
+    const located = c.locate(r, file, finding.path).path;
+    if (reported.some((p) => p !== '' && (located === p || located.startsWith(`${p}.`) || located.startsWith(`${p}[`)))) continue;
+    c.report(r, file, finding.path, finding.rule, finding.message);
+  }
+  if (c.violations.length === before) {
+    const finding = compileFinding(r, isDefault);
+    if (finding) c.report(r, file, finding.path, finding.rule, finding.message);
+  }
+}
+
+function checkRoleAndFilterShapes(c: Checker, r: JsonObject, file: string): void {
   if (c.type(r, file, r, 'roles', 'array') && Array.isArray(r.roles)) {
     const names = new Set<string>();
     r.roles.forEach((role, i) => {
@@ -395,7 +443,6 @@ function checkRolesAndFilters(c: Checker, r: JsonObject, file: string): void {
   }
   if (c.type(r, file, r, 'filters', 'array') && Array.isArray(r.filters)) {
     const names = new Set<string>();
-    const modes: Array<{ i: number; mode: 'inclusive' | 'exclusive' }> = [];
     r.filters.forEach((filter, i) => {
       const base = `filters[${i}]`;
       if (!isPlainObject(filter)) {
@@ -406,18 +453,12 @@ function checkRolesAndFilters(c: Checker, r: JsonObject, file: string): void {
       c.type(r, file, filter, 'query', 'object', base);
       const expansion = findExpansion(filter.apply_when, DOCUMENT_EXPANSIONS);
       if (expansion) c.report(r, file, `${base}.apply_when`, 'filter.apply_when.document_expansion', `a filter's apply_when is evaluated before documents are read and cannot use ${expansion}`);
+      // Filters whose projections differ in kind are accepted, as App Services accepts them: the query
+      // fails only when both apply to the same request (spec 7), which the data path reports then.
       if (c.type(r, file, filter, 'projection', 'object', base) && isPlainObject(filter.projection)) {
-        const mode = projectionMode(filter.projection);
-        if (mode === 'mixed') c.report(r, file, `${base}.projection`, 'filter.projection.mixed', 'a projection must be all inclusive or all exclusive');
-        else if (mode) modes.push({ i, mode });
+        if (projectionMode(filter.projection) === 'mixed') c.report(r, file, `${base}.projection`, 'filter.projection.mixed', 'a projection must be all inclusive or all exclusive');
       }
     });
-    const first = modes[0];
-    for (const m of modes) {
-      if (m.mode !== first.mode) {
-        c.report(r, file, `filters[${m.i}].projection`, 'filter.projection.inconsistent', `filter projections must all be inclusive or all exclusive; filters[${first.i}] is ${first.mode}, this one is ${m.mode}`);
-      }
-    }
   }
 }
 
@@ -482,7 +523,10 @@ function checkSchema(c: Checker, r: JsonObject, file: string, schema: unknown, p
     return;
   }
   const bt = schema.bsonType;
-  if (root && bt !== 'object') c.report(r, file, `${path}.bsonType`, 'schema.root.object', 'the schema of a collection must have bsonType "object"');
+  // A root without bsonType is an object schema: App Services deployed such schemas (realm-cli apps kept
+  // them for years) and treated the root as an object. Only a root that names another type is refused.
+  const rootType = bt ?? schema.type;
+  if (root && rootType !== undefined && rootType !== 'object') c.report(r, file, `${path}.bsonType`, 'schema.root.object', 'the schema of a collection must have bsonType "object"');
   if (bt !== undefined) {
     const types = Array.isArray(bt) ? bt : [bt];
     if (types.length === 0 || types.some((t) => typeof t !== 'string')) c.report(r, file, `${path}.bsonType`, 'field.type', 'bsonType must be a type name or a list of them');
@@ -499,15 +543,10 @@ function checkSchema(c: Checker, r: JsonObject, file: string, schema: unknown, p
     if (Array.isArray(schema.items)) schema.items.forEach((sub, i) => checkSchema(c, r, file, sub, `${path}.items[${i}]`, false));
     else checkSchema(c, r, file, schema.items, `${path}.items`, false);
   }
-  if (schema.required !== undefined) {
-    if (!Array.isArray(schema.required) || schema.required.some((n) => typeof n !== 'string')) {
-      c.report(r, file, `${path}.required`, 'field.type', 'required must be an array of property names');
-    } else if (isPlainObject(schema.properties)) {
-      const props = schema.properties;
-      (schema.required as string[]).forEach((n, i) => {
-        if (!(n in props)) c.report(r, file, `${path}.required[${i}]`, 'schema.required.unknown_property', `required property "${n}" is not in properties`);
-      });
-    }
+  // A required name without a property is valid JSON Schema (the document must hold the field, of any
+  // type) and App Services accepted it, so it is not refused.
+  if (schema.required !== undefined && (!Array.isArray(schema.required) || schema.required.some((n) => typeof n !== 'string'))) {
+    c.report(r, file, `${path}.required`, 'field.type', 'required must be an array of property names');
   }
 }
 
@@ -595,6 +634,7 @@ function checkRelationships(c: Checker, rule: CollectionRule, file: string, serv
 function checkWebhook(c: Checker, s: AppService, o: JsonObject, source: string, file: string, sourceFile: string, dataSource: boolean): void {
   if (dataSource) c.report(o, file, '', 'webhook.service_type', `service "${String(s.config.name)}" is a data source and takes no incoming webhooks`);
   if (typeof o.name !== 'string' || o.name === '') c.report(o, file, 'name', 'webhook.name.required', 'incoming webhook name is required');
+  c.pathName(o, file, o.name, 'webhook.name.path', 'incoming webhook name');
   for (const key of Object.keys(o)) {
     if (!WEBHOOK_FIELDS.includes(key)) c.report(o, file, jsonPath('', key), 'webhook.field.unknown', `"${key}" is not an incoming webhook field`);
   }
@@ -614,6 +654,7 @@ function checkWebhook(c: Checker, s: AppService, o: JsonObject, source: string, 
     c.type(o, file, opts, 'secret', 'string', 'options');
   }
   if (typeof source !== 'string' || source.trim() === '') c.report(o, sourceFile, '#source', 'webhook.source.missing', `incoming webhook "${String(o.name)}" has no source`);
+  c.source(o, sourceFile, source, 'webhook.source.syntax', `incoming webhook "${String(o.name)}"`);
 }
 
 // ---- triggers (2.9), values (2.11), hosting (2.10) ------------------------------------------------------
@@ -650,6 +691,7 @@ function checkValues(c: Checker, app: AppConfig, secretNames: Set<string>): void
     const o = v as JsonObject;
     const file = at.value(v);
     if (typeof o.name !== 'string' || o.name === '') c.report(o, file, 'name', 'value.name.required', 'value name is required');
+    c.pathName(o, file, o.name, 'value.name.path', 'value name');
     c.type(o, file, o, 'from_secret', 'boolean');
     if (!('value' in o)) {
       c.report(o, file, 'value', 'value.value.required', 'a value needs a value');
@@ -670,8 +712,8 @@ function checkHosting(c: Checker, app: AppConfig): void {
   const seen = new Set<string>();
   list.forEach((item, i) => {
     const o = item as JsonObject;
-    if (typeof o.path !== 'string' || !o.path.startsWith('/')) {
-      c.report(list, file, `[${i}].path`, 'hosting.path.format', 'path must be a resource path starting with /');
+    if (typeof o.path !== 'string' || !o.path.startsWith('/') || !isSafeRelativePath(o.path.slice(1))) {
+      c.report(list, file, `[${i}].path`, 'hosting.path.format', 'path must be a resource path starting with / (no "." or ".." segments, no empty segments)');
     } else {
       if (seen.has(o.path)) c.report(list, file, `[${i}].path`, 'hosting.path.unique', `${o.path} is listed more than once`);
       seen.add(o.path);
@@ -793,6 +835,13 @@ function checkSyncSite(c: Checker, site: SyncSite): void {
   }
   c.type(resource, file, p, 'required', 'boolean', join(base, 'partition'));
   if (p.permissions !== undefined && !isPlainObject(p.permissions)) c.report(resource, file, join(base, 'partition.permissions'), 'field.type', 'permissions must be an object with read and write');
+  else if (isPlainObject(p.permissions)) {
+    for (const kind of ['read', 'write']) {
+      if (p.permissions[kind] === undefined) continue;
+      const finding = expressionFinding(p.permissions[kind], join(base, `partition.permissions.${kind}`), 'partition');
+      if (finding) c.report(resource, file, finding.path, finding.rule, finding.message);
+    }
+  }
   if (typeof key !== 'string' || key === '' || !site.service) return;
   checkPartitionKeyInSchemas(c, site.service, key, spec);
 }
@@ -853,6 +902,10 @@ function checkGraphql(c: Checker, app: AppConfig, functionNames: Set<unknown>): 
     const file = at.resolver(resolverKey(r));
     for (const key of ['on_type', 'field_name', 'function_name']) {
       if (typeof o[key] !== 'string' || o[key] === '') c.report(o, file, key, 'graphql.resolver.required', `${key} is required in a custom resolver`);
+    }
+    // Both are GraphQL names, and both name the resolver's file in an export.
+    for (const key of ['on_type', 'field_name']) {
+      if (typeof o[key] === 'string' && o[key] !== '' && !/^[_A-Za-z][_0-9A-Za-z]*$/.test(o[key])) c.report(o, file, key, 'graphql.resolver.name', `${key} "${o[key]}" is not a GraphQL name`);
     }
     if (typeof o.function_name === 'string' && o.function_name !== '' && !functionNames.has(o.function_name)) {
       c.report(o, file, 'function_name', 'graphql.resolver.function', `function "${o.function_name}" does not exist`);

@@ -28,7 +28,7 @@ import {
   isInputType,
   isOutputType,
 } from 'graphql/index.js';
-import { bsonTypeOf, type CollectionModel, type CustomResolverModel, type FieldModel, type GraphqlModel, type ObjectModel, type ScalarName, scalarOf, typeNameOf } from './model';
+import { bsonTypeOf, type CollectionModel, type CustomResolverModel, fieldNameOf, type FieldModel, type GraphqlModel, type ObjectModel, type ScalarName, scalarOf, typeNameOf } from './model';
 import { singularize, upperFirst } from './inflection';
 import { DateTimeScalar, DecimalScalar, LongScalar, ObjectIdScalar } from './scalars';
 
@@ -127,7 +127,9 @@ class SchemaBuilder<Context> {
     return new GraphQLSchema({
       query: new GraphQLObjectType({ name: 'Query', fields: query }),
       ...(Object.keys(mutation).length > 0 ? { mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }) } : {}),
-      types: [ObjectIdScalar, DateTimeScalar, LongScalar, DecimalScalar, ...this.payloadTypes()],
+      // Decimal is not listed: App Services' schemas carry it only where a field uses it (then the
+      // field brings it in); ObjectId, DateTime and Long are always there.
+      types: [ObjectIdScalar, DateTimeScalar, LongScalar, ...this.payloadTypes()],
     });
   }
 
@@ -347,8 +349,8 @@ class SchemaBuilder<Context> {
   }
 
   private customField(resolver: CustomResolverModel): GraphQLFieldConfig<unknown, Context> {
-    const type = resolver.payload ? this.resolverType(resolver.payload, 'payload') : this.defaultPayloadType();
-    const input = resolver.input ? this.resolverType(resolver.input, 'input') : undefined;
+    const type = resolver.payload ? this.resolverType(resolver.payload, 'payload', resolver) : this.defaultPayloadType();
+    const input = resolver.input ? this.resolverType(resolver.input, 'input', resolver) : undefined;
     if (!isOutputType(type)) throw new Error(`custom resolver ${resolver.onType}.${resolver.fieldName}: payload type ${String(type)} is not an output type`);
     if (input !== undefined && !isInputType(input)) throw new Error(`custom resolver ${resolver.onType}.${resolver.fieldName}: input type ${String(input)} is not an input type`);
     const resolvers = this.resolvers;
@@ -373,7 +375,7 @@ class SchemaBuilder<Context> {
     return this.defaultPayload;
   }
 
-  private resolverType(part: NonNullable<CustomResolverModel['input']>, role: 'input' | 'payload'): AnyType {
+  private resolverType(part: NonNullable<CustomResolverModel['input']>, role: 'input' | 'payload', resolver: CustomResolverModel): AnyType {
     const { format, type } = part;
     switch (format) {
       case 'scalar':
@@ -390,7 +392,7 @@ class SchemaBuilder<Context> {
       }
       case 'custom': {
         if (typeof type !== 'object') throw new Error('a custom input or payload type needs a JSON schema');
-        return this.customSchemaType(type, role);
+        return this.customSchemaType(type, role, resolver);
       }
     }
   }
@@ -408,8 +410,10 @@ class SchemaBuilder<Context> {
     throw new Error(`custom resolver names unknown generated type '${name}'`);
   }
 
-  private customSchemaType(schema: JsonSchema, role: 'input' | 'payload'): AnyType {
-    const title = typeNameOf(schema.title ?? (role === 'input' ? 'Input' : 'Payload'));
+  private customSchemaType(schema: JsonSchema, role: 'input' | 'payload', resolver: CustomResolverModel): AnyType {
+    // An untitled custom type is named after its resolver (`<FieldName>Payload`, `<FieldName>Input`),
+    // so two resolvers' untitled types never share one name.
+    const title = typeNameOf(schema.title ?? `${upperFirst(resolver.fieldName)}${role === 'input' ? 'Input' : 'Payload'}`);
     if (bsonTypeOf(schema) === 'array' && schema.items) {
       const itemName = `${title}Item`;
       return listOf(this.customElement(schema.items, itemName, title, role), 1);
@@ -417,7 +421,12 @@ class SchemaBuilder<Context> {
     return this.customElement(schema, title, title, role);
   }
 
-  /** A type of a custom schema: `name` for itself, `prefix` + field name for the object types it nests. */
+  /**
+   * A type of a custom schema: `name` for itself; an object type it nests is named after the whole path
+   * to it, `prefix` + each property's name (`StepsPayloadAuthorAddress` for `author.address`), array
+   * levels adding nothing. Property names become GraphQL names as document fields do (each word
+   * capitalised: `alleged deployer of AI system` -> `AllegedDeployerOfAISystem`).
+   */
   private customElement(schema: JsonSchema, name: string, prefix: string, role: 'input' | 'payload'): AnyType {
     let element = schema;
     let depth = 0;
@@ -432,14 +441,15 @@ class SchemaBuilder<Context> {
     if (existing) return listOf(existing as GraphQLInputObjectType | GraphQLObjectType, depth);
     const required = new Set(element.required ?? []);
     const properties = element.properties;
-    const fieldsOf = (): Record<string, { type: GraphQLInputType & GraphQLOutputType }> => {
-      const fields: Record<string, { type: GraphQLInputType & GraphQLOutputType }> = {};
+    const fieldsOf = (): Record<string, { type: GraphQLInputType & GraphQLOutputType; resolve?: (source: unknown) => unknown }> => {
+      const fields: Record<string, { type: GraphQLInputType & GraphQLOutputType; resolve?: (source: unknown) => unknown }> = {};
       for (const key of Object.keys(properties).sort()) {
-        const fieldName = key.replace(/[^_0-9A-Za-z]/g, '');
-        if (!fieldName || key.startsWith('__')) continue;
+        const fieldName = fieldNameOf(key);
+        if (fieldName === undefined || fields[fieldName] !== undefined) continue;
         const nestedName = prefix + upperFirst(singularize(fieldName));
-        const type = this.customElement(properties[key], nestedName, prefix, role) as GraphQLInputType & GraphQLOutputType;
-        fields[fieldName] = { type: nonNullIf(type, required.has(key)) };
+        const type = this.customElement(properties[key], nestedName, nestedName, role) as GraphQLInputType & GraphQLOutputType;
+        // A payload property whose name had to change is read from the key the function returned.
+        fields[fieldName] = { type: nonNullIf(type, required.has(key)), ...(role === 'payload' && fieldName !== key ? { resolve: (source: unknown) => (source as Record<string, unknown> | null)?.[key] } : {}) };
       }
       return fields;
     };

@@ -120,4 +120,54 @@ describe('App Services names', () => {
     app.graphql.customResolvers = [{ on_type: 'Query', field_name: 'x', function_name: 'f', payload_type: 'Nope', payload_type_format: 'generated' }];
     expect(() => buildGraphqlSchema(buildGraphqlModel(app))).toThrow(/unknown generated type 'Nope'/);
   });
+
+  // As App Services generated them (issue 14, item 17): the whole path, each property's words capitalised.
+  it('names the nested object types of a custom payload after the whole path to them', () => {
+    const app = appWith([{ collection: 'notes', schema: { title: 'note', properties: { text: { bsonType: 'string' } } } }]);
+    const payload = {
+      title: 'IncidentReportPayload',
+      bsonType: 'object',
+      properties: {
+        summary: { bsonType: 'string' },
+        findings: {
+          bsonType: 'array',
+          items: {
+            bsonType: 'object',
+            properties: {
+              'alleged deployer of AI system': { bsonType: 'object', properties: { 'legal name': { bsonType: 'string' }, address: { bsonType: 'object', properties: { city: { bsonType: 'string' } } } } },
+            },
+          },
+        },
+      },
+    };
+    app.graphql = { customResolvers: [{ on_type: 'Query', field_name: 'incidentReport', function_name: 'f', payload_type: payload, payload_type_format: 'custom' }] };
+    const schema = lexicographicSortSchema(buildGraphqlSchema(buildGraphqlModel(app)));
+    const names = Object.keys(schema.getTypeMap()).filter((name) => name.startsWith('IncidentReport'));
+    expect(names.sort()).toEqual([
+      'IncidentReportPayload',
+      'IncidentReportPayloadFinding',
+      'IncidentReportPayloadFindingAllegedDeployerOfAISystem',
+      'IncidentReportPayloadFindingAllegedDeployerOfAISystemAddress',
+    ]);
+    expect(printType(schema.getType('IncidentReportPayloadFinding') as GraphQLNamedType)).toBe(
+      'type IncidentReportPayloadFinding {\n  AllegedDeployerOfAISystem: IncidentReportPayloadFindingAllegedDeployerOfAISystem\n}',
+    );
+    expect(printType(schema.getType('IncidentReportPayloadFindingAllegedDeployerOfAISystem') as GraphQLNamedType)).toContain('LegalName: String');
+  });
+
+  it('names an untitled custom payload after its resolver and adds no unused Decimal scalar', () => {
+    const app = appWith([{ collection: 'notes', schema: { title: 'note', properties: { text: { bsonType: 'string' } } } }]);
+    app.graphql = {
+      customResolvers: [
+        { on_type: 'Query', field_name: 'stats', function_name: 'f', payload_type: { bsonType: 'object', properties: { n: { bsonType: 'int' } } }, payload_type_format: 'custom' },
+        { on_type: 'Query', field_name: 'totals', function_name: 'f', payload_type: { bsonType: 'object', properties: { sum: { bsonType: 'double' } } }, payload_type_format: 'custom' },
+      ],
+    };
+    const schema = buildGraphqlSchema(buildGraphqlModel(app));
+    expect(schema.getType('StatsPayload')).toBeDefined();
+    expect(schema.getType('TotalsPayload')).toBeDefined();
+    expect(schema.getType('Decimal')).toBeUndefined();
+    const withDecimal = appWith([{ collection: 'prices', schema: { title: 'price', properties: { exact: { bsonType: 'decimal' } } } }]);
+    expect(buildGraphqlSchema(buildGraphqlModel(withDecimal)).getType('Decimal')).toBeDefined();
+  });
 });
