@@ -4,7 +4,8 @@
  * given to the store (a listener runs in the store's commit path: a bad filter there must never fail a
  * write). Each event then passes the rules as the user, and only then the user's filter:
  *
- * - insert, replace, update: shown only when the user may read the document after the change;
+ * - insert, replace, update: shown only when the user may read the document after the change (an
+ *   update only when it changed something the user may read);
  *   `fullDocument` is the visible document, `updatedFields` keeps only the paths visible in it (with
  *   their visible values, so withheld subfields of an embedded document are gone too), `removedFields`
  *   only the paths the user could read before the change, `fullDocumentBeforeChange` (when asked for) the
@@ -144,7 +145,12 @@ export class UserChangeFeed implements AsyncIterable<ChangeEvent> {
         this.lastKnown.remember(id);
         const shown: ChangeEvent = { ...event, fullDocument: visible, fullDocumentBeforeChange: undefined };
         const visiblePre = pre ? ((await this.access.canRead(pre as RuleDocument)).document ?? undefined) : undefined;
-        if (event.updateDescription) shown.updateDescription = this.visibleUpdate(event.updateDescription, visible, pre ? (visiblePre ?? null) : undefined);
+        if (event.updateDescription) {
+          const description = this.visibleUpdate(event.updateDescription, visible, pre ? (visiblePre ?? null) : undefined);
+          // An update that changed only withheld fields is not shown: its mere arrival would tell that they changed.
+          if (Object.keys(description.updatedFields).length === 0 && description.removedFields.length === 0 && description.truncatedArrays.length === 0) return undefined;
+          shown.updateDescription = description;
+        }
         if (this.withPreImage && pre) shown.fullDocumentBeforeChange = visiblePre ?? null;
         return this.passes(shown);
       }
