@@ -125,11 +125,9 @@ export class DataAccess {
     const target = this.target(scoped);
     // Change events are the stream's own copies: the rules need not copy what they let through.
     const access = this.accessFor(scoped, request.caller, target, false);
-    // Pre-images decide deletes and removed fields; the embedded engine keeps them for every change.
-    const preImages = target.linked.client.engine === 'embedded';
-    return new UserChangeFeed(access, request.args as WatchArguments, () =>
-      target.collection.watch([], { fullDocument: 'updateLookup', ...(preImages ? { fullDocumentBeforeChange: 'whenAvailable' as const } : {}) }),
-    );
+    // Pre-images decide deletes and removed fields: the embedded engine keeps them for every change,
+    // MongoDB where the collection has changeStreamPreAndPostImages (else watch-events.ts falls back).
+    return new UserChangeFeed(access, request.args as WatchArguments, () => target.collection.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' }));
   }
 
 
