@@ -8,15 +8,26 @@
  * calls and federated sources refused. This module must not know about HTTP or the sandbox.
  */
 import type { AppConfig } from '@tessera/app-config';
-import { applyUpdate, buildProjector, checkReplacement, cloneValue, checkUpdateDocument, runPipeline, upsertBase, type CollectionHandle, type DataSession, type Document, type SortSpec } from '@tessera/datastore';
+import { applyUpdate, buildProjector, type ChangeEvent, checkReplacement, cloneValue, checkUpdateDocument, runPipeline, upsertBase, type CollectionHandle, type DataSession, type Document, type SortSpec } from '@tessera/datastore';
 import type { DataSources, LinkedDataSource } from '@tessera/platform';
 import type { DecisionTrace, ReadDecision, RuleFunctionCaller, RuleUser, RulesAccess } from '@tessera/rules';
 import { Int32, Long, ObjectId } from 'bson';
 import { DataAccessError, DataAccessErrorCode } from './data-access.error';
 import { deploymentKey, NamespaceRulesCache } from './namespace-rules';
-import { assertUserPipeline, assertUserQuery } from './restrictions';
+import { arrayFilterPaths, pipelinePaths, projectionPaths, queryPaths, sortPaths, updatePaths } from './field-references';
+import { UserChangeFeed, type WatchArguments } from './watch-events';
+import { assertReadablePaths, assertUserPipeline, assertUserQuery } from './restrictions';
 
-export type DataAccessCaller = { kind: 'system' } | { kind: 'user'; user: RuleUser; request?: Record<string, unknown> };
+export type UserCaller = { kind: 'user'; user: RuleUser; request?: Record<string, unknown> };
+export type DataAccessCaller = { kind: 'system' } | UserCaller;
+
+/** One operation of a transaction (DataAccess.transaction): the action, its namespace and arguments. */
+export interface ScopedOperation {
+  action: string;
+  database: string;
+  collection: string;
+  args: Document;
+}
 
 export interface DataAccessApp {
   /** The app's `_id`. */
@@ -50,6 +61,13 @@ export interface DataAccessOptions {
   onTrace?: (trace: DecisionTrace, request: { app: string; namespace: string; action: string; user?: string }) => void;
 }
 
+interface Target {
+  linked: LinkedDataSource;
+  database: string;
+  collectionName: string;
+  collection: CollectionHandle;
+}
+
 const readActions = new Set(['find', 'findOne', 'aggregate', 'count', 'countDocuments', 'distinct']);
 
 export class DataAccess {
@@ -62,37 +80,94 @@ export class DataAccess {
   ) {}
 
   async execute(request: DataAccessRequest): Promise<unknown> {
-    const linked = this.dataSources.forService(request.app.config, request.service);
     const { action, caller } = request;
     if (action === 'getDBNames' || action === 'getCollectionNames') {
+      const linked = this.dataSources.forService(request.app.config, request.service);
       if (caller.kind !== 'system') throw new DataAccessError(DataAccessErrorCode.SystemOnly, `${action} is only available in a system function`);
       return action === 'getDBNames' ? linked.client.admin().getDBNames() : linked.client.db(this.require(request.database, 'database')).getCollectionNames();
     }
-    if (linked.federated && caller.kind !== 'system') {
+    const target = this.target(request);
+    if (caller.kind === 'system') return this.asSystem(target.collection, action, request.args);
+    if (!readActions.has(action) && !writeActions.has(action)) throw unknownAction(action);
+    return this.userOperation(request, caller, target).run(action, request.args);
+  }
+
+  /**
+   * Runs `body` in ONE transaction on the request's data-source service as the user: every operation
+   * `body` executes goes through the same rule-enforced path as `execute` (UserOperation, with its traces
+   * and skip handling) inside the transaction's session, so later operations see earlier ones, and a
+   * refused write or any failure rolls back everything.
+   */
+  async transaction<T>(scope: Omit<DataAccessRequest, 'action' | 'args' | 'database' | 'collection'> & { caller: UserCaller }, body: (execute: (operation: ScopedOperation) => Promise<unknown>) => Promise<T>): Promise<T> {
+    const linked = this.linked(scope);
+    const session = linked.client.startSession();
+    try {
+      return await session.withTransaction((s) =>
+        body((operation) => {
+          const request: DataAccessRequest = { ...scope, ...operation };
+          if (!readActions.has(operation.action) && !writeActions.has(operation.action)) throw unknownAction(operation.action);
+          return this.userOperation(request, scope.caller, this.target(request), s).run(operation.action, operation.args);
+        }),
+      );
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  /**
+   * Opens a change stream on the request's collection for a user (`args`: `filter` or `ids`). The filter
+   * is checked before the stream opens, as a query is (restricted selectors, unknown operators, withheld
+   * fields): a bad filter is the caller's 400, never a failure inside the store's commit path. Every event
+   * passes the read rules as that user (watch-events.ts) before the filter sees it.
+   */
+  watch(request: Omit<DataAccessRequest, 'action'> & { caller: UserCaller }): AsyncIterable<ChangeEvent> {
+    const scoped: DataAccessRequest = { ...request, action: 'watch' };
+    const target = this.target(scoped);
+    // Change events are the stream's own copies: the rules need not copy what they let through.
+    const access = this.accessFor(scoped, request.caller, target, false);
+    // Pre-images decide deletes and removed fields: the embedded engine keeps them for every change,
+    // MongoDB where the collection has changeStreamPreAndPostImages (else watch-events.ts falls back).
+    return new UserChangeFeed(access, request.args as WatchArguments, () => target.collection.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' }));
+  }
+
+
+  private linked(request: Pick<DataAccessRequest, 'app' | 'service' | 'caller'>): LinkedDataSource {
+    const linked = this.dataSources.forService(request.app.config, request.service);
+    if (linked.federated && request.caller.kind !== 'system') {
       throw new DataAccessError(DataAccessErrorCode.SystemOnly, `federated data source '${request.service}' is only accessible from a system function`);
     }
+    return linked;
+  }
+
+  private target(request: DataAccessRequest): Target {
+    const linked = this.linked(request);
     const database = this.require(request.database ?? request.args['database'], 'database');
     const collectionName = this.require(request.collection ?? request.args['collection'], 'collection');
-    const collection = linked.client.db(database).collection(collectionName);
-    if (caller.kind === 'system') return this.asSystem(collection, action, request.args);
-    const compiled = this.rules.rulesFor(deploymentKey(request.app.id, request.app.deploymentId, request.app.config), linked.service, database, collectionName);
+    return { linked, database, collectionName, collection: linked.client.db(database).collection(collectionName) };
+  }
+
+  private accessFor(request: DataAccessRequest, caller: UserCaller, target: Target, copy: boolean): RulesAccess {
+    const compiled = this.rules.rulesFor(deploymentKey(request.app.id, request.app.deploymentId, request.app.config), target.linked.service, target.database, target.collectionName);
     const callFunction = request.callFunction ?? this.functionCallerFor(request.app.id);
-    const access = compiled.forRequest({
+    return compiled.forRequest({
       user: caller.user,
       request: caller.request,
       values: request.values ?? this.valuesOf(request.app),
       environment: request.environment,
       ...(callFunction ? { callFunction } : {}),
       explain: this.options.onTrace !== undefined,
-      // Reads take the store's own documents (see readVisible): the rules copy what they let through.
-      copy: readActions.has(action) ? cloneValue : undefined,
+      copy: copy ? cloneValue : undefined,
     });
-    const operation = new UserOperation(linked, collection, access, (trace) =>
-      this.options.onTrace?.(trace, { app: request.app.id, namespace: `${database}.${collectionName}`, action, user: caller.user.id }),
-    );
-    if (!readActions.has(action) && !writeActions.has(action)) throw unknownAction(action);
-    return operation.run(action, request.args);
   }
+
+  private userOperation(request: DataAccessRequest, caller: UserCaller, target: Target, session?: DataSession): UserOperation {
+    // Reads take the store's own documents (see readVisible): the rules copy what they let through.
+    const access = this.accessFor(request, caller, target, readActions.has(request.action));
+    return new UserOperation(target.linked, target.collection, access, session, (trace) =>
+      this.options.onTrace?.(trace, { app: request.app.id, namespace: `${target.database}.${target.collectionName}`, action: request.action, user: caller.user.id }),
+    );
+  }
+
 
   /** `%%values` of the app: plain values by name (values from secrets are not exposed to rules). */
   private valuesOf(app: DataAccessApp): Record<string, unknown> {
@@ -270,6 +345,8 @@ class UserOperation {
     private readonly linked: LinkedDataSource,
     private readonly collection: CollectionHandle,
     private readonly access: RulesAccess,
+    /** The caller's transaction, when the operation is one of several (DataAccess.transaction). */
+    private readonly session: DataSession | undefined,
     private readonly trace: (trace: DecisionTrace) => void,
   ) {}
 
@@ -278,11 +355,12 @@ class UserOperation {
     switch (action) {
       case 'find': {
         const query = this.userQuery(a, 'query');
-        return this.readVisible(query, { sort: a.sort(), skip: a.optionalNumber('skip'), limit: a.optionalNumber('limit'), projection: a.optionalDocument('project') ?? a.optionalDocument('projection') });
+        const options = { sort: this.userSort(a), skip: a.optionalNumber('skip'), limit: a.optionalNumber('limit'), projection: this.userProjection(a.optionalDocument('project') ?? a.optionalDocument('projection')) };
+        return this.readVisible(query, options);
       }
       case 'findOne': {
         const query = this.userQuery(a, 'query');
-        return (await this.readVisible(query, { sort: a.sort(), limit: 1, projection: a.optionalDocument('project') ?? a.optionalDocument('projection') }))[0] ?? null;
+        return (await this.readVisible(query, { sort: this.userSort(a), limit: 1, projection: this.userProjection(a.optionalDocument('project') ?? a.optionalDocument('projection')) }))[0] ?? null;
       }
       case 'count':
       case 'countDocuments': {
@@ -291,23 +369,25 @@ class UserOperation {
       }
       case 'distinct': {
         const field = a.field();
+        this.readableOnly([field], 'distinct');
         const visible = await this.readVisible(this.userQuery(a, 'query'), {});
         return runPipeline(visible, [{ $project: { v: `$${field}` } }, { $unwind: '$v' }, { $group: { _id: '$v' } }, { $sort: { _id: 1 } }]).map((group) => group['_id']);
       }
       case 'aggregate': {
         const pipeline = a.pipeline();
         assertUserPipeline(pipeline);
+        this.readableOnly(pipelinePaths(pipeline), 'an aggregation pipeline');
         return runPipeline(await this.readVisible({}, {}), pipeline);
       }
       case 'insertOne': {
         const document = withId(a.document('document'));
         await this.checked(await this.access.checkInsert(document));
-        return { insertedId: (await this.collection.insertOne(document)).insertedId };
+        return { insertedId: (await this.collection.insertOne(document, { session: this.session })).insertedId };
       }
       case 'insertMany': {
         const documents = a.documents('documents').map(withId);
         for (const document of documents) await this.checked(await this.access.checkInsert(document));
-        return { insertedIds: (await this.collection.insertMany(documents, { ordered: args['ordered'] !== false })).insertedIds };
+        return { insertedIds: (await this.collection.insertMany(documents, { ordered: args['ordered'] !== false, session: this.session })).insertedIds };
       }
       case 'updateOne':
       case 'updateMany': {
@@ -315,6 +395,7 @@ class UserOperation {
         const update = a.update();
         checkUpdateDocument(update);
         const arrayFilters = a.arrayFilters();
+        this.readableOnly([...updatePaths(update), ...arrayFilterPaths(arrayFilters, update)], 'an update');
         const outcome = await this.updateMatching(query, action === 'updateOne' ? 1 : undefined, undefined, update, arrayFilters, args['upsert'] === true);
         return updateResult(outcome.matched, outcome.modified, outcome.upsertedId);
       }
@@ -333,7 +414,8 @@ class UserOperation {
         const query = this.userQuery(a, 'filter');
         const update = a.update();
         checkUpdateDocument(update);
-        const options = a.modifyOptions();
+        this.readableOnly(updatePaths(update), 'an update');
+        const options = this.userModifyOptions(a);
         const outcome = await this.updateMatching(query, 1, options.sort, update, undefined, options.upsert);
         const document = options.returnNewDocument ? outcome.post[0] : outcome.pre[0];
         return document ? this.visible(document, options.projection) : null;
@@ -343,7 +425,7 @@ class UserOperation {
         const query = this.userQuery(a, 'filter');
         const replacement = a.document('update');
         checkReplacement(replacement);
-        const options = a.modifyOptions();
+        const options = this.userModifyOptions(a);
         const result = await this.transaction(async (session) => {
           const [pre] = await this.visibleTargets(query, 1, options.sort, session);
           if (!pre) {
@@ -371,6 +453,7 @@ class UserOperation {
   private async findOneAndDelete(a: Args): Promise<Document | null> {
     const query = this.userQuery(a, 'filter');
     const options = a.deleteOptions();
+    this.readableOnly(sortPaths(options.sort), 'a sort');
     const pre = await this.transaction(async (session) => {
       const [target] = await this.visibleTargets(query, 1, options.sort, session);
       if (!target) return undefined;
@@ -384,8 +467,36 @@ class UserOperation {
   private userQuery(a: Args, key: string): Document {
     const query = a.query(key);
     assertUserQuery(query, 'a query');
+    this.readableOnly(queryPaths(query), 'a query');
     return query;
   }
+
+  private userSort(a: Args): SortSpec | undefined {
+    const sort = a.sort();
+    this.readableOnly(sortPaths(sort), 'a sort');
+    return sort;
+  }
+
+  private userProjection(projection: Document | undefined): Document | undefined {
+    this.readableOnly(projectionPaths(projection), 'a projection');
+    return projection;
+  }
+
+  private userModifyOptions(a: Args): ReturnType<Args['modifyOptions']> {
+    const options = a.modifyOptions();
+    this.readableOnly(sortPaths(options.sort), 'a sort');
+    this.readableOnly(projectionPaths(options.projection), 'a projection');
+    return options;
+  }
+
+  /**
+   * Refuses a request that filters, sorts, groups or computes on a field the user may not read in every
+   * document it can see: its answers would reveal the withheld value (decision 0014).
+   */
+  private readableOnly(paths: readonly string[], where: string): void {
+    assertReadablePaths(this.access, paths, where);
+  }
+
 
   /**
    * Visible documents matching `query`, in store order, after rules and then the caller's projection.
@@ -399,7 +510,7 @@ class UserOperation {
     if (prepared.trace) this.trace(prepared.trace);
     if (prepared.matchesNothing) return [];
     const project = buildProjector(options.projection, query);
-    const cursor = this.collection.find(prepared.query, Object.keys(prepared.projection).length ? prepared.projection : undefined, { raw: true });
+    const cursor = this.collection.find(prepared.query, Object.keys(prepared.projection).length ? prepared.projection : undefined, { raw: true, session: this.session });
     if (options.sort) cursor.sort(options.sort);
     let skip = options.skip ?? 0;
     // An exact pushdown matches only visible documents, so the store can skip and limit (decision 0012).
@@ -497,8 +608,9 @@ class UserOperation {
     if (!decision.allowed) throw decision.error ?? new DataAccessError(DataAccessErrorCode.InvalidParameter, 'write not permitted');
   }
 
-  /** Runs `body` atomically: a refused write anywhere in it changes nothing. */
+  /** Runs `body` atomically: a refused write anywhere in it changes nothing. Inside a caller's transaction, in that one. */
   private async transaction<T>(body: (session: DataSession) => Promise<T>): Promise<T> {
+    if (this.session) return body(this.session);
     const session = this.linked.client.startSession();
     try {
       return await session.withTransaction(body);

@@ -4,4 +4,6 @@ export * from './data-access.service';
 export * from './namespace-rules';
 export * from './restrictions';
 export * from './user-transaction';
+export * from './field-references';
+export { UserChangeFeed, checkWatchFilter, type WatchArguments } from './watch-events';
 export * from './data-access.module';

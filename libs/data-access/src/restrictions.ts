@@ -1,4 +1,6 @@
+import type { RulesAccess } from '@tessera/rules';
 import { DataAccessError, DataAccessErrorCode } from './data-access.error';
+import { normalizePath } from './field-references';
 
 /**
  * Spec 4.4 rule 1: evaluation, geospatial and bitwise selectors only in system functions. Stages that read
@@ -63,5 +65,18 @@ export function assertUserPipeline(pipeline: unknown[]): void {
       if (restrictedStages.has(name)) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `aggregation stage ${name} is only allowed in a system function`);
     }
     assertUserQuery(stage, 'an aggregation pipeline');
+  }
+}
+
+/**
+ * Refuses a user's request that filters, sorts, groups or computes on a field the user may not read in
+ * every document it can see: its answers would reveal the withheld value, though the value itself never
+ * comes back (docs/decisions/0014-rules-withheld-fields-in-queries.md).
+ */
+export function assertReadablePaths(access: Pick<RulesAccess, 'canReadPath'>, paths: readonly string[], where: string): void {
+  for (const path of paths) {
+    const field = normalizePath(path);
+    if (field === '' || access.canReadPath(field)) continue;
+    throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `field '${field}' cannot be used in ${where}: the user does not have read permission for it`);
   }
 }

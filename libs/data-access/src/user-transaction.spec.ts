@@ -2,6 +2,7 @@ import { emptyApp } from '@tessera/app-config';
 import { DataSources } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
+import { DataAccess } from './data-access.service';
 import { UserTransactions } from './user-transaction';
 
 describe('UserTransactions', () => {
@@ -26,7 +27,7 @@ describe('UserTransactions', () => {
   });
   const app = { id: 'tx', deploymentId: 'd1', config };
   const items = () => dataSources.forService(config, 'mongodb-atlas').client.db('db').collection('items');
-  const transactions = new UserTransactions(dataSources);
+  const transactions = new UserTransactions(new DataAccess(dataSources));
   const alice = { id: 'alice' };
 
   afterAll(() => dir.remove());

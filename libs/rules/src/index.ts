@@ -36,6 +36,7 @@ export {
   type WriteDecision,
   type PreparedQuery,
 } from './roles/compiled-rules';
+export { type PathReadability, pathReadability } from './roles/readable-paths';
 export { type CompiledRole, type CompiledFieldRule, type RoleLabels } from './roles/compiled-role';
 export { type WriteOperation, type WriteOutcome } from './roles/flows';
 export { type MongoQuery, type MongoProjection, andQueries, mergeProjections } from './filters/filters';

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
-import { UserTransactions } from '@tessera/data-access';
-import { DataSources } from '@tessera/platform';
+import { DataAccess, UserTransactions } from '@tessera/data-access';
 import { GraphqlApps } from './graphql-apps.service';
 import { ClientApiGraphqlAuthenticator, GraphqlAuthenticator } from './graphql-authenticator';
 import { GraphqlController } from './graphql.controller';
@@ -16,7 +15,7 @@ import { GraphqlExecutor } from './graphql-executor';
   providers: [
     GraphqlApps,
     GraphqlExecutor,
-    { provide: UserTransactions, useFactory: (dataSources: DataSources) => new UserTransactions(dataSources), inject: [DataSources] },
+    { provide: UserTransactions, useFactory: (dataAccess: DataAccess) => new UserTransactions(dataAccess), inject: [DataAccess] },
     { provide: GraphqlAuthenticator, useClass: ClientApiGraphqlAuthenticator },
   ],
 })

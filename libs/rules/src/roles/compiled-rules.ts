@@ -13,6 +13,7 @@ import { readableCondition } from '../filters/pushdown';
 import { type CompiledFieldRule, compileRole, type CompiledRole } from './compiled-role';
 import { type ApplyWhenCache, ownedCopy, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
 import { buildReadPlan, type ReadPlan, readWithPlan, visibleWithPlan } from './read-plan';
+import { type PathReadability, pathReadability } from './readable-paths';
 import { type RuleSetConfig } from './rule-config';
 import { type Evaluator, type Flow, runAsync, runSync, syncEvaluator } from './steps';
 
@@ -207,6 +208,7 @@ export class RulesAccess {
   private readonly copy: ((value: unknown) => unknown) | undefined;
   private readonly cache: ApplyWhenCache = [];
   private readPlan: ReadPlan | undefined;
+  private paths: PathReadability | undefined;
 
   constructor(
     readonly rules: CompiledRules,
@@ -342,6 +344,14 @@ export class RulesAccess {
       if (decision.document) out.push(decision.document);
     }
     return out;
+  }
+
+  /**
+   * Whether the user may read the dotted `path` in every document it can see, decided from the request
+   * alone and conservatively (readable-paths.ts). A query may only filter, sort or group on such paths.
+   */
+  canReadPath(path: string): boolean {
+    return (this.paths ??= pathReadability(this.rules.roles, this.base, this.cache)).readable(path);
   }
 
   // ---- writes ----

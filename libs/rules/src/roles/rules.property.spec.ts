@@ -127,6 +127,25 @@ describe('rules properties', () => {
     );
   });
 
+  it('lets a query use only paths that no visible document withholds', () => {
+    // canReadPath is what data access checks before a user filters, sorts or groups on a field: when it
+    // says yes, every document the user can see shows that path exactly as stored.
+    const paths = ['owner', 'team', 'status', 'n', 'title', 'meta', 'meta.x', 'meta.y'];
+    fc.assert(
+      fc.property(rolesArb, userArb, fc.array(docArb, { maxLength: 5 }), (roles, user, docs) => {
+        const access = compileRules({ roles }).forRequest({ user });
+        for (const path of paths) {
+          if (!access.canReadPath(path)) continue;
+          for (const doc of docs) {
+            const visible = access.canReadSync(doc).document;
+            if (visible) expect(valueAt(visible, path), `${path} of ${JSON.stringify(doc)}`).toEqual(valueAt(doc, path));
+          }
+        }
+      }),
+      runs,
+    );
+  });
+
   it('never shows a field without read permission', () => {
     fc.assert(
       fc.property(rolesArb, userArb, docArb, (roles, user, doc) => {
