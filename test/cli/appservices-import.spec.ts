@@ -60,6 +60,10 @@ describe('moving an App Services CLI export to Tessera', () => {
     await notes.insertOne({ owner_id: user.id, title: 'first light', shared: false });
     await expect(notes.insertOne({ owner_id: 'someone-else', title: 'forged' })).rejects.toBeDefined();
     await eventually(async () => expect((await notes.find({})).map((n) => n.title)).toEqual(['first light']), { timeoutMs: 10_000 });
+    // Rules see %%environment too: this role applies only in production, with production's values.
+    const announcements = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id?: unknown; text: string }>('announcements');
+    await announcements.insertOne({ text: 'open for notes' });
+    expect((await announcements.find({})).map((a) => a.text)).toEqual(['open for notes']);
   });
 
   it('pulls back in the current layout, with templates resolved and the defaulted config written out', async () => {

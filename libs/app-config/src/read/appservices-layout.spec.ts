@@ -63,13 +63,13 @@ describe('the App Services CLI layout (root_config.json)', () => {
     const atlas = app.services.find((s) => s.config.name === 'mongodb-atlas')!;
     const dir = 'data_sources/mongodb-atlas/fieldnotes';
     expect(atlas.defaultRule).toEqual(jsonOf(files, 'data_sources/mongodb-atlas/default_rule.json'));
-    expect(atlas.collectionRules.map((r) => `${r.database}.${r.collection}`)).toEqual(['fieldnotes.notes', 'fieldnotes.profiles']);
-    expect(atlas.collectionRules[0]).toMatchObject({
+    expect(atlas.collectionRules.map((r) => `${r.database}.${r.collection}`)).toEqual(['fieldnotes.announcements', 'fieldnotes.notes', 'fieldnotes.profiles']);
+    expect(atlas.collectionRules[1]).toMatchObject({
       ...(jsonOf(files, `${dir}/notes/rules.json`) as object),
       schema: jsonOf(files, `${dir}/notes/schema.json`),
       relationships: jsonOf(files, `${dir}/notes/relationships.json`),
     });
-    expect(atlas.collectionRules[1].schema).toEqual(jsonOf(files, `${dir}/profiles/schema.json`));
+    expect(atlas.collectionRules[2].schema).toEqual(jsonOf(files, `${dir}/profiles/schema.json`));
     expect(app.triggers.map((t) => [t.name, t.event_processors])).toEqual([['noteInserted', { FUNCTION: { config: { function_name: 'triggers/countNotes' } } }]]);
     expect(app.graphql?.customResolvers[0]).toMatchObject({ on_type: 'Query', field_name: 'noteSummary', function_name: 'notes/summarize' });
     expect(app.sync).toMatchObject({ type: 'flexible', state: 'disabled', queryable_fields_names: ['owner_id'] });
