@@ -37,6 +37,7 @@ export async function appDirectory(dir: string): Promise<string> {
   const root = resolve(dir);
   if (await exists(join(root, 'config.json'))) return root;
   if (await exists(join(root, 'realm_config.json'))) return root;
+  if (await exists(join(root, 'root_config.json'))) return root;
   if (await exists(join(root, 'backend', 'config.json'))) return join(root, 'backend');
   return root;
 }

@@ -1,10 +1,12 @@
 // Public entry of @tessera/app-config: the app configuration model (spec 2.1-2.12 and 8), its readers for
-// the current, legacy and 20210101-export layouts, a deterministic writer and the validator.
+// the current, legacy, 20210101-export and App Services CLI (root_config.json) layouts, a deterministic writer and the validator.
 export * from './model';
 export { type JsonObject, parseJson, stringifyJson } from './json';
 export { type ConfigViolation, AppConfigError, AppConfigErrorCode, formatViolations } from './violations';
 export { type FileLocator, type Location } from './origins';
 export { readAppFiles, detectLayout, type LoadedApp } from './read/read-app';
+export { appEnvironment, ENVIRONMENT_NAMES, type AppEnvironment } from './read/environment';
+export { defaultFunctionConfig } from './read/sections';
 export { writeAppFiles } from './write';
 export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES } from './validate';
 export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';

@@ -10,6 +10,8 @@ export interface CheckedApp {
   layout: AppLayout;
   /** Read problems and validation violations together, sorted by file and path. */
   violations: ConfigViolation[];
+  /** What was accepted as App Services accepts it but is worth telling (a function given the default config). */
+  warnings: ConfigViolation[];
 }
 
 export type LoadOptions = Omit<ValidateOptions, 'fileOf'>;
@@ -24,7 +26,7 @@ export function loadApp(files: AppFiles, options: LoadOptions = {}): CheckedApp 
     seen.add(key);
     return true;
   });
-  return { app: loaded.app, layout: loaded.layout, violations: sortViolations(violations) };
+  return { app: loaded.app, layout: loaded.layout, violations: sortViolations(violations), warnings: sortViolations(loaded.warnings) };
 }
 
 /** Reads and validates; throws AppConfigError listing every violation when there is any. */

@@ -11,7 +11,11 @@ export type AppFiles = Map<string, Uint8Array>;
 /** The configuration version this library writes. */
 export const CONFIG_VERSION = 20210101;
 
-export type AppLayout = 'current' | 'legacy' | 'export-20210101';
+/**
+ * 'current' is Tessera's own; 'legacy' has data_sources/ beside it; 'export-20210101' is realm-cli's pull and
+ * the export (realm_config.json); 'appservices' is the App Services CLI's pull and the last export (root_config.json).
+ */
+export type AppLayout = 'current' | 'legacy' | 'export-20210101' | 'appservices';
 
 /** config.json (spec 2.2). `config_version` is not kept: the writer sets it. */
 export interface AppSettings {

@@ -7,7 +7,7 @@
  * post-image inside a transaction and refused with App Services' errors, restricted selectors, admin
  * calls and federated sources refused. This module must not know about HTTP or the sandbox.
  */
-import type { AppConfig } from '@tessera/app-config';
+import { appEnvironment, type AppConfig } from '@tessera/app-config';
 import { applyUpdate, buildProjector, type ChangeEvent, checkReplacement, cloneValue, checkUpdateDocument, runPipeline, upsertBase, type CollectionHandle, type DataSession, type Document, type SortSpec } from '@tessera/datastore';
 import type { DataSources, LinkedDataSource } from '@tessera/platform';
 import type { DecisionTrace, ReadDecision, RuleFunctionCaller, RuleUser, RulesAccess } from '@tessera/rules';
@@ -73,6 +73,7 @@ const readActions = new Set(['find', 'findOne', 'aggregate', 'count', 'countDocu
 export class DataAccess {
   private readonly rules = new NamespaceRulesCache();
   private readonly values = new Map<string, Record<string, unknown>>();
+  private readonly environments = new Map<string, { tag: string; values: Record<string, unknown> }>();
 
   constructor(
     private readonly dataSources: DataSources,
@@ -153,7 +154,7 @@ export class DataAccess {
       user: caller.user,
       request: caller.request,
       values: request.values ?? this.valuesOf(request.app),
-      environment: request.environment,
+      environment: request.environment ?? this.environmentOf(request.app),
       ...(callFunction ? { callFunction } : {}),
       explain: this.options.onTrace !== undefined,
       copy: copy ? cloneValue : undefined,
@@ -180,6 +181,18 @@ export class DataAccess {
       this.values.set(key, values);
     }
     return values;
+  }
+
+  /** `%%environment` of the app: the selected environment's tag and values. */
+  private environmentOf(app: DataAccessApp): { tag: string; values: Record<string, unknown> } {
+    const key = deploymentKey(app.id, app.deploymentId, app.config);
+    let environment = this.environments.get(key);
+    if (!environment) {
+      environment = appEnvironment(app.config);
+      if (this.environments.size > 256) this.environments.clear();
+      this.environments.set(key, environment);
+    }
+    return environment;
   }
 
   private functionCallerFor(appId: string): RuleFunctionCaller | undefined {

@@ -35,6 +35,8 @@ export interface PreparedDeployment {
   files: AppFiles;
   /** One string per changed file (see diffAppFiles). */
   diff: string[];
+  /** Accepted as App Services accepts it, worth telling the user (a function given the default config). */
+  warnings: ConfigViolation[];
   /** Secret values carried by the incoming files (secrets.json), stored apart from the configuration. */
   secretValues: Record<string, string>;
   syncState: SyncState;
@@ -114,7 +116,7 @@ export class AppStateService {
     if (!transition.ok) throw new AdminApiError(AdminApiErrorCode[transition.code], transition.message, transition.violations);
 
     const files = writeAppFiles(app);
-    return { record, app, files, diff: diffAppFiles(previousFiles, files), secretValues, syncState: transition.state, syncChanged: transition.event !== 'none' };
+    return { record, app, files, diff: diffAppFiles(previousFiles, files), warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none' };
   }
 
   /** Makes a prepared configuration live. */

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Patch, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { ConfigViolation } from '@tessera/app-config';
 import type { FastifyReply } from 'fastify';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
@@ -38,17 +39,17 @@ export class ImportExportController {
 
   /**
    * Replaces the app's configuration with a zipped app directory in any layout. `dry_run=true` answers
-   * 200 with the diff and changes nothing; otherwise 204 once the new configuration is live.
+   * 200 with the diff and the warnings and changes nothing; otherwise 204 once the new configuration is live.
    */
   @Patch('push')
-  async push(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('dry_run') dryRun: string | undefined, @Body() body: unknown): Promise<{ diffs: string[] } | undefined> {
+  async push(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('dry_run') dryRun: string | undefined, @Body() body: unknown): Promise<{ diffs: string[]; warnings: ConfigViolation[] } | undefined> {
     requireGroup(request, groupId);
     const record = await this.state.app(groupId, appId);
     if (!Buffer.isBuffer(body)) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'push takes a zip of the app directory with Content-Type: application/zip');
     const files = unzipFiles(body);
     if (dryRun === 'true') {
       void reply.status(200);
-      return { diffs: await this.service.diff(record, files) };
+      return this.service.preview(record, files);
     }
     await this.service.push(record, files, request.admin?._id);
     void reply.status(204);

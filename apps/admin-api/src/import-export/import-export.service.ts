@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { readAppFiles, type AppFiles } from '@tessera/app-config';
+import { readAppFiles, type AppFiles, type ConfigViolation } from '@tessera/app-config';
 import { DeploymentStore, DraftStore, type AppRecord, type DeploymentRecord } from '@tessera/platform';
 import { AppStateService } from '../deploy/app-state.service';
 import { appDataToFiles } from './app-data';
@@ -27,7 +27,13 @@ export class ImportExportService {
 
   /** The diff a push of these files would make; throws with every violation when they are invalid. */
   async diff(record: AppRecord, files: AppFiles): Promise<string[]> {
-    return (await this.state.prepare(record, files, 'import')).diff;
+    return (await this.preview(record, files)).diffs;
+  }
+
+  /** The diff a push would make and the warnings it would give (a function given the default config). */
+  async preview(record: AppRecord, files: AppFiles): Promise<{ diffs: string[]; warnings: ConfigViolation[] }> {
+    const prepared = await this.state.prepare(record, files, 'import');
+    return { diffs: prepared.diff, warnings: prepared.warnings };
   }
 
   async push(record: AppRecord, files: AppFiles, userId: string | undefined): Promise<DeploymentRecord> {

@@ -51,7 +51,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
 
   program
     .command('push')
-    .description('deploy a local app directory (any layout: current, legacy or export) to the server')
+    .description('deploy a local app directory (any layout: current, legacy, realm-cli or App Services CLI export) to the server')
     .option('--remote <app id>', 'the app to push to (default: app_id in config.json)')
     .option('--local <directory>', 'the app directory (default: .)')
     .option('--dry-run', 'show what would change and change nothing')
@@ -59,13 +59,13 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .action(async (options: PushOptions) => {
       const ctx = context();
       const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
-      const diffs = await dryRun(client, groupId, app, archive, ctx);
+      const { diffs, warnings } = await dryRun(client, groupId, app, archive, ctx);
       if (diffs.length === 0) {
-        ctx.output.result({ app_id: app.client_app_id, diffs, deployed: false }, `App ${app.client_app_id} is up to date: nothing to push`);
+        ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: false }, `App ${app.client_app_id} is up to date: nothing to push`);
         return;
       }
       if (options.dryRun) {
-        ctx.output.result({ app_id: app.client_app_id, diffs, deployed: false }, () => `${diffs.join('\n')}\n\nDry run: ${diffs.length} file(s) would change; nothing was deployed`);
+        ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: false }, () => `${diffs.join('\n')}\n\nDry run: ${diffs.length} file(s) would change; nothing was deployed`);
         return;
       }
       ctx.output.info(diffs.join('\n'));
@@ -73,7 +73,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       ctx.output.info(`Uploading ${formatBytes(archive.length)}...`);
       await client.request('PATCH', `/groups/${groupId}/apps/${app._id}/push`, { zip: archive, expect: [204] });
       const [deployment] = (await client.request<{ _id: string; version: number }[]>('GET', `/groups/${groupId}/apps/${app._id}/deployments`)).body;
-      ctx.output.result({ app_id: app.client_app_id, diffs, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment?._id ?? 'unknown'})`);
+      ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment?._id ?? 'unknown'})`);
     });
 
   program
@@ -84,7 +84,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .action(async (options: PushOptions) => {
       const ctx = context();
       const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
-      const diffs = await dryRun(client, groupId, app, archive, ctx);
+      const { diffs } = await dryRun(client, groupId, app, archive, ctx);
       ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`));
     });
 }
@@ -98,7 +98,18 @@ async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{
   return { client, app, groupId, archive: zip(files) };
 }
 
-async function dryRun(client: AdminClient, groupId: string, app: RemoteApp, archive: Uint8Array, ctx: CliContext): Promise<string[]> {
+interface PushWarning {
+  file: string;
+  path: string;
+  rule: string;
+  message: string;
+}
+
+/** The server's diff and warnings (what it accepted but had to complete, such as a function's default config), printed as they come. */
+async function dryRun(client: AdminClient, groupId: string, app: RemoteApp, archive: Uint8Array, ctx: CliContext): Promise<{ diffs: string[]; warnings: PushWarning[] }> {
   ctx.output.info(`Comparing with ${app.client_app_id} (${formatBytes(archive.length)})...`);
-  return (await client.request<{ diffs: string[] }>('PATCH', `/groups/${groupId}/apps/${app._id}/push?dry_run=true`, { zip: archive, expect: [200] })).body.diffs;
+  const body = (await client.request<{ diffs: string[]; warnings?: PushWarning[] }>('PATCH', `/groups/${groupId}/apps/${app._id}/push?dry_run=true`, { zip: archive, expect: [200] })).body;
+  const warnings = body.warnings ?? [];
+  for (const w of warnings) ctx.output.info(`Warning: ${w.file}${w.path ? ` at ${w.path}` : ''}: ${w.message} (${w.rule})`);
+  return { diffs: body.diffs, warnings };
 }

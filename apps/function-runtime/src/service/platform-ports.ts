@@ -2,6 +2,7 @@
  * The runtime's ports backed by the platform: deployed functions and values from the live deployment,
  * data access through @tessera/data-access (rules for user callers), can_evaluate through @tessera/rules.
  */
+import { appEnvironment } from '@tessera/app-config';
 import type { DataAccess } from '@tessera/data-access';
 import { AppUserStore, type DataSources, type DeployedApps } from '@tessera/platform';
 import { evaluateExpression } from '@tessera/rules';
@@ -38,7 +39,8 @@ export class DeployedValuesPort implements ValuesPort {
     for (const value of config.values) {
       values[value.name] = value.from_secret ? secrets.values?.[String(value.value)] : value.value;
     }
-    return { values, environment: { tag: '', values: {} } };
+    // context.environment: the tag config.json selects and that environment's values (environments/<tag>.json).
+    return { values, environment: appEnvironment(config) };
   }
 }
 

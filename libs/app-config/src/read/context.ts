@@ -8,8 +8,13 @@ import { type ConfigViolation } from '../violations';
 
 export class ReadContext {
   readonly violations: ConfigViolation[] = [];
+  /** What was accepted as App Services accepts it but deserves the user's attention (a defaulted function config). */
+  readonly warnings: ConfigViolation[] = [];
   readonly origins = new OriginMap();
+  /** Applied to every parsed JSON file: resolves `%(%%environment...)` templates. */
+  expand?: (value: unknown, path: string) => unknown;
   private readonly consumed = new Set<string>();
+  private readonly renamed = new Map<string, string>();
 
   constructor(readonly files: AppFiles) {}
 
@@ -39,11 +44,30 @@ export class ReadContext {
     this.violations.push({ file, path, rule, message });
   }
 
+  warn(file: string, path: string, rule: string, message: string): void {
+    this.warnings.push({ file, path, rule, message });
+  }
+
   /** Parses a JSON file; a syntax error becomes a violation and the result is undefined. */
   json(path: string): unknown {
     const text = this.text(path);
     if (text === undefined) return undefined;
     const parsed = parseJson(text);
+    if (!parsed.ok) {
+      this.report(path, '', 'json.syntax', parsed.message);
+      return undefined;
+    }
+    return this.expand ? this.expand(parsed.value, path) : parsed.value;
+  }
+
+  /**
+   * Parses a JSON file that is kept verbatim (not consumed): a syntax error is reported, the result is
+   * undefined when the file is absent or broken. No template expansion: the file is not rewritten.
+   */
+  peek(path: string): unknown {
+    const bytes = this.files.get(path);
+    if (bytes === undefined) return undefined;
+    const parsed = parseJson(bytesToText(bytes));
     if (!parsed.ok) {
       this.report(path, '', 'json.syntax', parsed.message);
       return undefined;
@@ -74,10 +98,14 @@ export class ReadContext {
   /** Files no reader consumed, to be kept verbatim. */
   leftovers(): AppFiles {
     const out: AppFiles = new Map();
-    for (const [path, bytes] of [...this.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (!this.consumed.has(path)) out.set(path, bytes);
-    }
+    const kept = [...this.files].filter(([path]) => !this.consumed.has(path)).map(([path, bytes]): [string, Uint8Array] => [this.renamed.get(path) ?? path, bytes]);
+    for (const [path, bytes] of kept.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) out.set(path, bytes);
     return out;
+  }
+
+  /** Keeps an unconsumed file under another path (where the model's writers look for it). */
+  rename(from: string, to: string): void {
+    this.renamed.set(from, to);
   }
 
   consume(path: string): void {

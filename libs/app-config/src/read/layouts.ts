@@ -17,6 +17,7 @@ import { normalizeApp } from '../normalize';
 import { type Origin } from '../origins';
 import { childDirectories, type ReadContext } from './context';
 import {
+  defaultedFunction,
   readAuthProvidersDir,
   readFunctionsDir,
   readGraphql,
@@ -131,14 +132,33 @@ function readCollectionDir(ctx: ReadContext, dir: string, db: string, coll: stri
 
 /** An App Services export (config_version 20210101), as realm-cli pulls it or the admin API exports it. */
 export function readExportLayout(ctx: ReadContext): AppConfig {
-  const realmConfig = readSettingsFile(ctx, 'realm_config.json') ?? {};
+  return readExportTree(ctx, 'realm_config.json');
+}
+
+/**
+ * The App Services CLI's pull and the last export: the 20210101 tree with root_config.json (name,
+ * deployment_model, provider_region, environment, allowed_request_origins) at its root and the custom
+ * endpoints in https_endpoints/. The endpoint files are kept where the 20210101 export keeps them
+ * (http_endpoints/), so every later write and export finds them in one place.
+ */
+export function readAppServicesLayout(ctx: ReadContext): AppConfig {
+  const app = readExportTree(ctx, 'root_config.json');
+  for (const name of ['config.json', 'data_api_config.json']) {
+    const from = `https_endpoints/${name}`;
+    if (ctx.has(from) && !ctx.has(`http_endpoints/${name}`)) ctx.rename(from, `http_endpoints/${name}`);
+  }
+  return app;
+}
+
+function readExportTree(ctx: ReadContext, rootFile: string): AppConfig {
+  const realmConfig = readSettingsFile(ctx, rootFile) ?? {};
   const settings: AppSettings = { ...(realmConfig as Partial<AppSettings>), name: realmConfig.name as string };
   delete settings.config_version;
   const redirects: NonNullable<Origin['redirects']> = [];
   if ('allowed_request_origins' in realmConfig) {
     settings.security = { allowed_request_origins: realmConfig.allowed_request_origins as string[] };
     delete settings.allowed_request_origins;
-    redirects.push({ from: 'security.allowed_request_origins', file: 'realm_config.json', prefix: 'allowed_request_origins' });
+    redirects.push({ from: 'security.allowed_request_origins', file: rootFile, prefix: 'allowed_request_origins' });
   }
   let customUserDataServiceName: string | undefined;
   if (ctx.has('auth/custom_user_data.json')) {
@@ -160,7 +180,7 @@ export function readExportLayout(ctx: ReadContext): AppConfig {
       redirects.push({ from: 'hosting', file: 'hosting/config.json', prefix: '' });
     }
   }
-  ctx.origins.set(settings, { file: 'realm_config.json', prefix: '', redirects });
+  ctx.origins.set(settings, { file: rootFile, prefix: '', redirects });
 
   const app: AppConfig = {
     settings,
@@ -179,6 +199,7 @@ export function readExportLayout(ctx: ReadContext): AppConfig {
   if (sync) app.sync = sync;
   const graphql = readGraphql(ctx);
   if (graphql) app.graphql = graphql;
+  checkEndpoints(ctx, app);
 
   // The export names the custom-user-data service; the current layout holds its id.
   if (customUserDataServiceName !== undefined && settings.custom_user_data_config) {
@@ -187,6 +208,33 @@ export function readExportLayout(ctx: ReadContext): AppConfig {
     if (svc && typeof svc.config.id === 'string') settings.custom_user_data_config.mongo_service_id = svc.config.id;
   }
   return app;
+}
+
+/**
+ * The custom HTTPS endpoints and the Data API settings are kept as files (Tessera does not serve them),
+ * but a file App Services would refuse is refused here too: bad JSON, the wrong shape, an endpoint
+ * whose function does not exist.
+ */
+function checkEndpoints(ctx: ReadContext, app: AppConfig): void {
+  const functions = new Set(app.functions.map((f) => f.config.name));
+  for (const dir of ['https_endpoints/', 'http_endpoints/']) {
+    const endpointsPath = `${dir}config.json`;
+    const endpoints = ctx.peek(endpointsPath);
+    if (endpoints !== undefined) {
+      if (!Array.isArray(endpoints)) ctx.report(endpointsPath, '', 'file.shape', 'the endpoint configuration must be an array of endpoints');
+      else {
+        endpoints.forEach((endpoint: unknown, i) => {
+          if (!isPlainObject(endpoint)) ctx.report(endpointsPath, `[${i}]`, 'file.shape', 'each endpoint must be an object');
+          else if (typeof endpoint.function_name !== 'string' || !functions.has(endpoint.function_name)) {
+            ctx.report(endpointsPath, `[${i}].function_name`, 'endpoint.function.missing', `endpoint ${String(endpoint.http_method ?? '')} ${String(endpoint.route ?? '')} names function ${JSON.stringify(endpoint.function_name)}, which this app does not define`);
+          }
+        });
+      }
+    }
+    const dataApiPath = `${dir}data_api_config.json`;
+    const dataApi = ctx.peek(dataApiPath);
+    if (dataApi !== undefined && !isPlainObject(dataApi)) ctx.report(dataApiPath, '', 'file.shape', 'the Data API configuration must be an object');
+  }
 }
 
 function readExportProviders(ctx: ReadContext): AuthProvider[] {
@@ -207,13 +255,17 @@ function readExportProviders(ctx: ReadContext): AuthProvider[] {
   return out;
 }
 
-/** functions/config.json (an array of function configs) and functions/<name>.js. */
+/**
+ * functions/config.json (the manifest: one config per function) and functions/<name>.js, where a name may
+ * hold '/' (functions/utils/format.js is "utils/format"). A source without a manifest entry gets the
+ * default config, as App Services does on import, with a warning.
+ */
 function readExportFunctions(ctx: ReadContext): AppFunction[] {
   const path = 'functions/config.json';
-  if (!ctx.has(path)) return [];
-  const list = ctx.array(path);
-  if (!list) return [];
   const out: AppFunction[] = [];
+  const list = ctx.has(path) ? ctx.array(path) : [];
+  if (!list) return out; // a broken manifest is reported; defaulting every function would hide that
+  const listed = new Set<string>();
   list.forEach((item, i) => {
     if (!isPlainObject(item)) {
       ctx.report(path, `[${i}]`, 'file.shape', 'each function config must be an object');
@@ -221,11 +273,22 @@ function readExportFunctions(ctx: ReadContext): AppFunction[] {
     }
     const config = item as FunctionConfig;
     const sourcePath = `functions/${typeof config.name === 'string' ? config.name : `#${i}`}.js`;
+    listed.add(sourcePath);
     const source = ctx.text(sourcePath);
     ctx.origins.set(config, { file: path, prefix: `[${i}]`, sourceFile: sourcePath });
     out.push({ config, source: source ?? '' });
   });
+  for (const sourcePath of ctx.under('functions/')) {
+    if (!sourcePath.endsWith('.js') || listed.has(sourcePath) || !isFunctionSource(sourcePath)) continue;
+    const name = sourcePath.slice('functions/'.length, -'.js'.length);
+    out.push(defaultedFunction(ctx, name, sourcePath, path));
+  }
   return out;
+}
+
+/** Dependencies and dot-files under functions/ are not functions. */
+function isFunctionSource(path: string): boolean {
+  return path.split('/').every((segment) => segment !== 'node_modules' && !segment.startsWith('.'));
 }
 
 /** http_endpoints/<svc>/ holds older third-party HTTP services with webhooks: same shape as services/. */

@@ -7,21 +7,33 @@ import { normalizeApp } from '../normalize';
 import { type FileLocator } from '../origins';
 import { type ConfigViolation } from '../violations';
 import { ReadContext } from './context';
-import { readCurrentLayout, readExportLayout, readLegacyLayout } from './layouts';
+import { expandEnvironment, selectEnvironment } from './environment';
+import { readAppServicesLayout, readCurrentLayout, readExportLayout, readLegacyLayout } from './layouts';
 
 export interface LoadedApp {
   app: AppConfig;
   layout: AppLayout;
   /** Problems met while reading (syntax, shapes, missing files); run validateApp for the rest. */
   violations: ConfigViolation[];
+  /** Accepted as App Services accepts it, worth telling the user (a function given the default config). */
+  warnings: ConfigViolation[];
   /** Maps a model object back to the file it was read from (pass it to validateApp). */
   fileOf: FileLocator;
 }
 
-const ROOT_MARKERS = ['realm_config.json', 'config.json'];
+const ROOT_MARKERS = ['root_config.json', 'realm_config.json', 'config.json'];
+
+/** The file holding an app's own settings in each layout. */
+const SETTINGS_FILE: Record<AppLayout, string> = {
+  current: 'config.json',
+  legacy: 'config.json',
+  'export-20210101': 'realm_config.json',
+  appservices: 'root_config.json',
+};
 
 /** Which layout a file map is in. */
 export function detectLayout(files: AppFiles): AppLayout {
+  if (files.has('root_config.json')) return 'appservices';
   if (files.has('realm_config.json')) return 'export-20210101';
   for (const path of files.keys()) if (path.startsWith('data_sources/')) return 'legacy';
   return 'current';
@@ -48,6 +60,8 @@ function normalizePaths(files: AppFiles): AppFiles {
     const clean = p.replace(/\\/g, '/').replace(/^\.\//, '').replace(/^\/+/, '');
     if (clean === '' || clean.endsWith('/')) continue; // directory entries of a zip
     if (clean.split('/').some((seg) => seg === '..' || seg === '.DS_Store')) continue;
+    // The App Services CLI's record of the cloud app it pulled from: meaningless here.
+    if (clean.startsWith('.mdb/')) continue;
     out.set(clean, b);
   }
   return stripCommonRoot(out);
@@ -58,6 +72,9 @@ export function readAppFiles(input: AppFiles): LoadedApp {
   const files = normalizePaths(input);
   const layout = detectLayout(files);
   const ctx = new ReadContext(files);
+  const { environment, violations } = selectEnvironment(files, SETTINGS_FILE[layout]);
+  ctx.violations.push(...violations);
+  ctx.expand = (value, path) => expandEnvironment(value, environment, path, (v) => ctx.violations.push(v));
   let app: AppConfig;
   switch (layout) {
     case 'current':
@@ -69,8 +86,11 @@ export function readAppFiles(input: AppFiles): LoadedApp {
     case 'export-20210101':
       app = readExportLayout(ctx);
       break;
+    case 'appservices':
+      app = readAppServicesLayout(ctx);
+      break;
   }
   app.extraFiles = ctx.leftovers();
   normalizeApp(app);
-  return { app, layout, violations: ctx.violations, fileOf: ctx.origins.locate };
+  return { app, layout, violations: ctx.violations, warnings: ctx.warnings, fileOf: ctx.origins.locate };
 }

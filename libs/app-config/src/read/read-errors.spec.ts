@@ -46,10 +46,15 @@ describe('reading a broken app directory', () => {
     ]);
   });
 
-  it('reports a source.js without config.json', () => {
+  it('gives a source.js without config.json the default function config, with a warning, as App Services does', () => {
     const files = exampleTodo();
-    put(files, 'functions/orphan/source.js', 'exports = () => 0;\n');
-    expect(summary(files)).toEqual(['functions/orphan/config.json||function.config.missing']);
+    put(files, 'functions/tools/orphan/source.js', 'exports = () => 0;\n');
+    const { violations, warnings, app } = loadApp(files);
+    expect(violations).toEqual([]);
+    expect(warnings.map(({ file, rule }) => `${file}|${rule}`)).toEqual(['functions/tools/orphan/source.js|function.config.default']);
+    expect(warnings[0].message).toContain('functions/tools/orphan/config.json');
+    const orphan = app.functions.find((f) => f.config.name === 'tools/orphan');
+    expect(orphan).toMatchObject({ config: { name: 'tools/orphan', private: false, run_as_system: false }, source: 'exports = () => 0;\n' });
   });
 
   it('reports a file of the wrong shape', () => {

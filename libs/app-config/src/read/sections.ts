@@ -62,12 +62,33 @@ export function readFunctionsDir(ctx: ReadContext, dir = 'functions/'): AppFunct
   for (const path of paths) {
     if (!path.endsWith('/source.js') || path.includes('/node_modules/')) continue;
     const fnDir = path.slice(0, -'source.js'.length);
-    if (!configDirs.has(fnDir)) {
-      ctx.report(`${fnDir}config.json`, '', 'function.config.missing', `${path} has no config.json next to it`);
-      ctx.consume(path);
-    }
+    if (configDirs.has(fnDir) || fnDir === dir) continue;
+    out.push(defaultedFunction(ctx, fnDir.slice(dir.length, -1), path, `${fnDir}config.json`));
   }
   return out;
+}
+
+/**
+ * What App Services gives a function whose source has no configuration on import (docs-app-services,
+ * function configuration files): callable by clients, running as the calling user, arguments logged,
+ * no can_evaluate (every authenticated call may run it).
+ */
+export function defaultFunctionConfig(name: string): FunctionConfig {
+  return { name, private: false, run_as_system: false };
+}
+
+/** A function read from a source file alone, with the default config and a warning naming where its config belongs. */
+export function defaultedFunction(ctx: ReadContext, name: string, sourcePath: string, configFile: string): AppFunction {
+  const config = defaultFunctionConfig(name);
+  const source = ctx.text(sourcePath) ?? '';
+  ctx.origins.set(config, { file: sourcePath, prefix: '', sourceFile: sourcePath });
+  ctx.warn(
+    sourcePath,
+    '',
+    'function.config.default',
+    `function "${name}" has no configuration in ${configFile}: added with the default one (private: false, run_as_system: false), as App Services does on import`,
+  );
+  return { config, source };
 }
 
 export function readServicesDir(ctx: ReadContext, dir = 'services/'): AppService[] {

@@ -1,0 +1,1 @@
+exports = (name) => `${context.environment.values.greeting}, ${name ?? "stranger"}! (${context.environment.tag})`;

@@ -1,0 +1,1 @@
+exports = (text) => text.charAt(0).toUpperCase() + text.slice(1);
