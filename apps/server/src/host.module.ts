@@ -8,6 +8,7 @@ import { SyncServiceModule } from '@tessera/sync-service';
 import type { ServiceName, Settings } from '@tessera/settings';
 import { traceLogFields } from '@tessera/telemetry';
 import { LoggerModule } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { DatastoreServiceModule } from './datastore-service';
 import { HealthController } from './health.controller';
 import { PlatformEventsHandler } from './platform-events.handler';
@@ -23,7 +24,16 @@ const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> =
 /** The root module of a Tessera process: the platform, logging, and the services this process runs. */
 @Module({})
 export class HostModule {
-  static forRoot(settings: Settings, version: string): DynamicModule {
+  static forRoot(settings: Settings, version: string, logStream?: DestinationStream): DynamicModule {
+    const logging = {
+      level: settings.logLevel,
+      // Every line logged while a traced request or message is handled names its trace and span.
+      mixin: traceLogFields,
+      base: { service: settings.mode === 'standalone' ? 'tessera' : settings.services.join('+'), version },
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.apiKey', '*.key'], censor: '[redacted]' },
+      autoLogging: false,
+      quietReqLogger: true,
+    };
     const services = settings.services.map((name) => serviceModules[name]).filter((module) => module !== undefined);
     return {
       module: HostModule,
@@ -31,17 +41,7 @@ export class HostModule {
       imports: [
         PlatformModule.forRoot(settings),
         MessagingModule.forRoot(messagingOptions(settings)),
-        LoggerModule.forRoot({
-          pinoHttp: {
-            level: settings.logLevel,
-            // Every line logged while a traced request or message is handled names its trace and span.
-            mixin: traceLogFields,
-            base: { service: settings.mode === 'standalone' ? 'tessera' : settings.services.join('+'), version },
-            redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.apiKey', '*.key'], censor: '[redacted]' },
-            autoLogging: false,
-            quietReqLogger: true,
-          },
-        }),
+        LoggerModule.forRoot({ pinoHttp: logStream ? [logging, logStream] : logging }),
         // Durable events (document changes): JetStream streams created at boot, or the in-process stream.
         settings.mode === 'distributed' ? DurableEventsModule.forRoot({ url: settings.natsUrl, name: `tessera-${settings.services.join('+')}-events` }) : DurableEventsModule.inProcess(),
         ...services,

@@ -13,6 +13,8 @@ import { type Observable } from 'rxjs';
 import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
 import { DatastoreWireService } from './datastore-service';
 import { HostModule, messagingOptions } from './host.module';
+import { HostLogger } from './logging/host-logger';
+import { createLogOutput } from './logging/log-output';
 
 export interface RunningHost {
   /** Base URL of the HTTP edge, e.g. `http://localhost:8080`. */
@@ -20,6 +22,8 @@ export interface RunningHost {
   bootstrap: BootstrapResult;
   /** Port of the datastore service's MongoDB wire server, when this process runs it. */
   datastorePort: number | undefined;
+  /** Writes plain text to the process's output after every log line written so far (the start banner). */
+  print(text: string): void;
   /** The Nest application (tests reach providers through it). */
   nest: NestFastifyApplication;
   close(): Promise<void>;
@@ -36,8 +40,9 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   const firstStart = settings.services.includes('admin-api');
   const example = firstStart ? await loadExampleApp(settings) : undefined;
   const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
-  const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version), adapter, { bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  const output = createLogOutput({ pretty: process.stdout.isTTY === true });
+  const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version, output.stream), adapter, { bufferLogs: true });
+  app.useLogger(new HostLogger(app.get(Logger)));
   app.useGlobalFilters(new AppServicesExceptionFilter());
   // No enableShutdownHooks(): the entry point owns the signals and closes the app exactly once.
   installAppServicesContentType(app.getHttpAdapter().getInstance());
@@ -62,6 +67,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
     datastorePort: settings.services.includes('datastore') ? app.get(DatastoreWireService).port : undefined,
+    print: output.print,
     nest: app,
     // Message handlers first: they stop taking work and finish what they hold while the stores, sandboxes
     // and connections they use are still open (Nest's own close runs module destroy hooks before that).

@@ -45,7 +45,8 @@ async function main(): Promise<void> {
     ...(settings.services.includes('admin-api') ? adminLines(host.url, bootstrap) : []),
     '',
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  // Last, after the start-up log, so that a newcomer finds the URL and the password where the output ends.
+  host.print(`${lines.join('\n')}\n`);
   // SIGTERM (Kubernetes) or SIGINT: close the app once (HTTP stops accepting, message handlers drain,
   // connections close), flush the spans, exit 0. A second signal while draining exits at once.
   let stopping = false;

@@ -5,6 +5,7 @@ import {
   emptyApp,
   formatViolations,
   readAppFiles,
+  stringifyJson,
   validateApp,
   writeAppFiles,
   type AppConfig,
@@ -26,6 +27,8 @@ import { diffAppFiles } from '../common/file-diff';
 import { checkSyncSource, locateSync, planSyncTransition } from './sync-transition';
 
 /** Where a deployment came from: app creation, an import or push of files, or an edit through an endpoint. */
+const SETTINGS_FILE = 'config.json';
+
 export type DeployOrigin = 'create' | 'import' | 'edit';
 
 export interface PreparedDeployment {
@@ -72,7 +75,7 @@ export class AppStateService {
   /** The live files: the current deployment, or an empty app when there is none yet. */
   async liveFiles(record: AppRecord): Promise<AppFiles> {
     const current = await this.deployments.current(record._id);
-    if (current) return current.files;
+    if (current) return withClientAppId(current.files, record.client_app_id);
     const app = emptyApp(record.name);
     app.settings.app_id = record.client_app_id;
     return writeAppFiles(app);
@@ -171,6 +174,24 @@ export class AppStateService {
     });
     return run;
   }
+}
+
+/**
+ * Every push writes the app's client id into config.json (prepare), but the example app deployed at first
+ * start by an earlier release was stored without it: give those files the id a push would write, so that a
+ * pull then a push (or a diff) finds no change.
+ */
+function withClientAppId(files: AppFiles, clientAppId: string): AppFiles {
+  const config = files.get(SETTINGS_FILE);
+  if (!config) return files;
+  let settings: Record<string, unknown>;
+  try {
+    settings = JSON.parse(new TextDecoder().decode(config)) as Record<string, unknown>;
+  } catch {
+    return files;
+  }
+  if (settings['app_id'] === clientAppId) return files;
+  return new Map(files).set(SETTINGS_FILE, new TextEncoder().encode(stringifyJson({ ...settings, app_id: clientAppId })));
 }
 
 function dedupe(violations: ConfigViolation[]): ConfigViolation[] {

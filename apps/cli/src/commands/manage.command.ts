@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
+import { relaxedEjson } from '../ejson-output';
 import { localAppId } from '../local-files';
 import { table } from './apps.command';
 
@@ -37,7 +38,8 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       const query = options.user ? `user_id=${encodeURIComponent(options.user)}` : 'run_as_system=true';
-      const result = (await client.request<{ result: unknown; logs?: string[]; error_logs?: string[] }>('POST', `/groups/${groupId}/apps/${app._id}/debug/execute_function?${query}`, { json: { name: options.name, arguments: args }, expect: [200] })).body;
+      const answer = (await client.request<{ result: unknown; logs?: string[]; error_logs?: string[] }>('POST', `/groups/${groupId}/apps/${app._id}/debug/execute_function?${query}`, { json: { name: options.name, arguments: args }, expect: [200] })).body;
+      const result = { ...answer, result: relaxedEjson(answer.result) };
       ctx.output.result(result, () => [...(result.logs ?? []).map((line) => `log: ${line}`), `result: ${JSON.stringify(result.result)}`].join('\n'));
     });
 

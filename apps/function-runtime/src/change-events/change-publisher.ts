@@ -85,7 +85,9 @@ class Feed {
   private async follow(): Promise<void> {
     const from = this.published ?? (await this.positions.get(this.positionKey));
     if (this.stopped) return;
-    logger.log(`following the changes of ${this.key} ${from ? `after ${from._data}` : 'from now'}`);
+    // A feed that resumes says where (a restart must not lose changes); a new one has nothing to report.
+    if (from) logger.log(`following the changes of ${this.key} after ${from._data}`);
+    else logger.debug(`following the changes of ${this.key} from now`);
     // Updates carry the document after them (looked up) and, where the source keeps it, before them.
     this.stream = this.client.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable', ...(from ? { resumeAfter: from } : {}) });
     try {

@@ -43,7 +43,8 @@ export async function bootstrapPlatform(
   if (example) {
     try {
       createdExample = await stores.apps.create({ name: example.settings.name, groupId: admin.groupId });
-      await stores.deployments.deploy(createdExample._id, writeAppFiles(example), { origin: 'example' });
+      // As every push does, so that the first pull then push of the example finds nothing to change.
+      await stores.deployments.deploy(createdExample._id, writeAppFiles({ ...example, settings: { ...example.settings, app_id: createdExample.client_app_id } }), { origin: 'example' });
     } catch (error) {
       // Another admin API replica starting at the same time created it.
       if (!(error instanceof AppRegistryError && error.errorCode === AppRegistryErrorCode.AppExists)) throw error;

@@ -1,0 +1,40 @@
+/**
+ * The Nest logger of a Tessera process: nestjs-pino's, with the framework's start-up chatter (a line per
+ * module, controller and route: about 160 lines) moved from info to debug, so that at the default level a
+ * start shows what the services say and the banner. It must not change what the services log.
+ */
+import type { LoggerService } from '@nestjs/common';
+import type { Logger } from 'nestjs-pino';
+
+/** Nest's own contexts that report wiring, not events: modules loaded, routes mapped, app started. */
+const frameworkContexts = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestMicroservice']);
+
+export class HostLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, ...optionalParams: unknown[]): void {
+    const context = optionalParams.at(-1);
+    if (typeof context === 'string' && frameworkContexts.has(context)) this.logger.debug(message, ...optionalParams);
+    else this.logger.log(message, ...optionalParams);
+  }
+
+  error(message: unknown, ...optionalParams: unknown[]): void {
+    this.logger.error(message, ...optionalParams);
+  }
+
+  warn(message: unknown, ...optionalParams: unknown[]): void {
+    this.logger.warn(message, ...optionalParams);
+  }
+
+  debug(message: unknown, ...optionalParams: unknown[]): void {
+    this.logger.debug(message, ...optionalParams);
+  }
+
+  verbose(message: unknown, ...optionalParams: unknown[]): void {
+    this.logger.verbose(message, ...optionalParams);
+  }
+
+  fatal(message: unknown, ...optionalParams: unknown[]): void {
+    this.logger.fatal(message, ...optionalParams);
+  }
+}
