@@ -2,7 +2,7 @@
 // (DataAccess.execute) and an operation inside a transaction (UserTransactions). Random rule sets, users,
 // documents and operations; the oracle for reads is the rules library itself (canRead on each stored
 // document), independent of the data-access path. Both entry points must agree on every outcome.
-import { emptyApp } from '@tessera/app-config';
+import { emptyApp, type Role } from '@tessera/app-config';
 import { DataSources } from '@tessera/platform';
 import { compileRules, type RoleConfig, type RuleUser } from '@tessera/rules';
 import { loadSettings } from '@tessera/settings';
@@ -78,7 +78,8 @@ describe('rules through both entry points', () => {
     const config = emptyApp('one-path');
     config.services.push({
       config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
-      collectionRules: [{ database: 'db', collection: 'c', roles }],
+      // The property generates roles as the rules library reads them; search is only ever a boolean here.
+      collectionRules: [{ database: 'db', collection: 'c', roles: roles as Role[] }],
       rules: [],
       webhooks: [],
     });
