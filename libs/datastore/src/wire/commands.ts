@@ -18,16 +18,32 @@ import { isPlainObject } from '../bson/values';
 import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
 import { compileFilter } from '../engine/mingo';
-import { ChangeStreamCursor, DocumentCursor, newCursorId, type ServerCursor } from './cursors';
+import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, type ServerCursor } from './cursors';
 import { WireCommandError } from './errors';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
-import { sessionKey } from './sessions';
-import { type WireConnection, type WireServer } from './wire-server';
+import { sessionKey, type SessionRegistry } from './sessions';
 
 export { WireCommandError };
 
+export interface WireConnection {
+  readonly id: number;
+  /** `host:port` the client reached this server at (reported as `me` and the replica set's host). */
+  readonly me: string;
+  cluster?: string;
+}
+
+/** What a command sees of the wire server (the server implements it; commands never import the server). */
+export interface CommandServer {
+  readonly cursors: CursorRegistry;
+  readonly sessions: SessionRegistry;
+  readonly replicaSetName: string;
+  readonly defaultCluster: string;
+  clientFor(cluster: string): EmbeddedClient;
+  clusterOf(handshake: Document): string;
+}
+
 export interface CommandContext {
-  server: WireServer;
+  server: CommandServer;
   connection: WireConnection;
   db: string;
   command: Document;

@@ -12,7 +12,7 @@ import { type Document } from '../api/data-source';
 import { DatastoreError, DatastoreErrorCode } from '../api/datastore.error';
 import { type EmbeddedClient, openEmbeddedClient } from '../embedded/embedded-client';
 import { type ServiceStoreOptions } from '../embedded/service-store';
-import { type CommandContext, runCommand } from './commands';
+import { type CommandContext, type CommandServer, runCommand, type WireConnection } from './commands';
 import { CursorRegistry } from './cursors';
 import { WireCommandError } from './errors';
 import { decodeMessage, encodeMsg, encodeReply, MAX_MESSAGE_SIZE, MessageReader, MORE_TO_COME, ProtocolError } from './protocol';
@@ -54,14 +54,7 @@ export interface WireConnectionLoad {
 /** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
 const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
-export interface WireConnection {
-  readonly id: number;
-  /** `host:port` the client reached this server at (reported as `me` and the replica set's host). */
-  readonly me: string;
-  cluster?: string;
-}
-
-export class WireServer {
+export class WireServer implements CommandServer {
   private readonly clients = new Map<string, EmbeddedClient>();
   private readonly sockets = new Set<Socket>();
   private readonly loads = new Map<Socket, () => WireConnectionLoad>();

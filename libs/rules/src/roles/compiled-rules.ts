@@ -12,10 +12,13 @@ import { andQueries, applyFilterSet, compileFilter, type CompiledFilter, mergePr
 import { readableCondition } from '../filters/pushdown';
 import { type CompiledFieldRule, compileRole, type CompiledRole } from './compiled-role';
 import { type ApplyWhenCache, ownedCopy, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
+import { type Decision, type ReadDecision, type WriteDecision } from './decisions';
 import { buildReadPlan, type ReadPlan, readWithPlan, visibleWithPlan } from './read-plan';
 import { type PathReadability, pathReadability } from './readable-paths';
 import { type RuleSetConfig } from './rule-config';
 import { type Evaluator, type Flow, runAsync, runSync, syncEvaluator } from './steps';
+
+export type { Decision, ReadDecision, WriteDecision } from './decisions';
 
 export interface RequestOptions {
   /** Build a trace for every decision of this request. Off by default, and then free. */
@@ -30,23 +33,6 @@ export interface RequestOptions {
 }
 
 export type RequestContext = Omit<EvaluationContext, 'root' | 'prevRoot' | 'this' | 'prev'> & RequestOptions;
-
-export interface Decision {
-  allowed: boolean;
-  /** The role that applied, or null when none did. */
-  role: string | null;
-  trace?: DecisionTrace;
-}
-
-export interface ReadDecision extends Decision {
-  /** The visible document: the stored one, or a copy without the fields the user may not read. */
-  document?: RuleDocument;
-}
-
-export interface WriteDecision extends Decision {
-  /** For a refused write: App Services' error (`SchemaValidationFailedWrite`, `insert not permitted`). */
-  error?: RulesError;
-}
 
 export interface PreparedQuery {
   /** The request query ANDed with the applying filters' queries and the roles' pushdown. */

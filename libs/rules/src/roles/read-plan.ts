@@ -14,7 +14,7 @@ import { type CompiledExpression, usesDocument } from '../expressions/compile';
 import { type EvaluationContext } from '../expressions/context';
 import { type RuleDocument } from '../expressions/values';
 import { type CompiledRole, type StaticFieldPlan } from './compiled-role';
-import { type ReadDecision } from './compiled-rules';
+import { type ReadDecision } from './decisions';
 import { type ApplyWhenCache, documentFiltersAllowRead, ownedCopy, readAs, staticVisibleFields } from './flows';
 import { syncEvaluator } from './steps';
 
