@@ -12,7 +12,7 @@ import { andQueries, applyFilterSet, compileFilter, type CompiledFilter, mergePr
 import { readableCondition } from '../filters/pushdown';
 import { type CompiledFieldRule, compileRole, type CompiledRole } from './compiled-role';
 import { type ApplyWhenCache, ownedCopy, readDocument, selectRole, type WriteOperation, writeDocument } from './flows';
-import { type Decision, type ReadDecision, type WriteDecision } from './decisions';
+import { type ReadDecision, type WriteDecision } from './decisions';
 import { buildReadPlan, type ReadPlan, readWithPlan, visibleWithPlan } from './read-plan';
 import { type PathReadability, pathReadability } from './readable-paths';
 import { type RuleSetConfig } from './rule-config';
