@@ -61,7 +61,8 @@ function fruitApp(app: AppConfig): void {
     rules: [],
     webhooks: [],
   });
-  for (const [name, source] of Object.entries(functions)) app.functions.push({ config: { name, private: false }, source });
+  // purge runs as system, as the function that emptied a collection did (system functions may always use $regex).
+  for (const [name, source] of Object.entries(functions)) app.functions.push({ config: { name, private: false, ...(name === 'purge' ? { run_as_system: true } : {}) }, source });
 }
 
 // Regular expressions inside functions: a RegExp crosses the sandbox boundary as the BSON regex it stands

@@ -1,4 +1,4 @@
-import { BSONRegExp, Int32, Long, ObjectId } from 'bson';
+import { type BSONRegExp, Int32, Long, ObjectId } from 'bson';
 import { type InProcessHost, startInProcessHost } from './in-process-host';
 import { failureOf, Realm, realmApp } from './realm-helpers';
 

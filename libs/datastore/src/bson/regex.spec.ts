@@ -53,6 +53,15 @@ describe('query regexes in MongoDB dialect', () => {
     expect(test('[]a]', '', ']')).toBe(true);
     expect(test('\\x{41}', '', 'A')).toBe(true);
     expect(test('a\\-b\\@', '', 'a-b@')).toBe(true);
+    expect(test('a\\Nb', '', 'a\nb')).toBe(false);
+    expect(test('a\\hb', '', 'a\tb')).toBe(true);
+    expect(test('a[\\h]b', '', 'a b')).toBe(true);
+    expect(test('a\\vb', '', 'a\rb')).toBe(true);
+    expect(test('a\\Rb', '', 'a\r\nb')).toBe(true);
+  });
+
+  it('refuses escapes PCRE does not know rather than reading them as letters', () => {
+    for (const pattern of ['\\y', '[\\q]', '\\i']) expect(() => compileRegex(pattern, ''), pattern).toThrow(expect.objectContaining({ code: 51091 }));
   });
 
   it('refuses what it cannot translate faithfully, and invalid patterns, as MongoDB error 51091', () => {

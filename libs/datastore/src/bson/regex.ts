@@ -116,6 +116,13 @@ const POSIX_CLASSES: Record<string, string> = {
   graph: '!-~',
 };
 
+/** PCRE's horizontal and vertical whitespace (`\\h`, `\\v`), as class contents. */
+const HORIZONTAL = '\\t \\u00a0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000';
+const VERTICAL = '\\n\\x0b\\f\\r\\x85\\u2028\\u2029';
+
+/** Letter escapes PCRE and JavaScript read alike (anything else PCRE knows is translated or refused). */
+const JS_LETTER_ESCAPES = new Set([...'dDwWsSbBnrtfcxpPku']);
+
 /** Characters with a meaning in a JavaScript pattern outside a class (kept escaped). */
 const SYNTAX = new Set([...'^$\\.*+?()[]{}|/']);
 
@@ -261,7 +268,17 @@ function escape(next: string): string {
     case 'Z':
       return '(?=\\n?(?![\\s\\S]))';
     case 'h':
-      return '[\\t \\u00a0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000]';
+      return `[${HORIZONTAL}]`;
+    case 'H':
+      return `[^${HORIZONTAL}]`;
+    case 'v':
+      return `[${VERTICAL}]`;
+    case 'V':
+      return `[^${VERTICAL}]`;
+    case 'R':
+      return `(?:\\r\\n|[${VERTICAL}])`;
+    case 'N':
+      return '[^\\n]';
     case 'e':
       return '\\x1b';
     case 'a':
@@ -274,7 +291,8 @@ function escape(next: string): string {
     default:
       break;
   }
-  if (/[A-Za-z0-9]/.test(next)) return `\\${next}`;
+  if (/[0-9]/.test(next) || JS_LETTER_ESCAPES.has(next)) return `\\${next}`;
+  if (/[A-Za-z]/.test(next)) throw invalid(`unrecognized character follows \\: \\${next}`);
   if (SYNTAX.has(next)) return `\\${next}`;
   return /[\s#]/.test(next) ? literalChar(next) : next;
 }
@@ -290,6 +308,9 @@ function classEscape(next: string | undefined): string {
   if (next === undefined) throw invalid('\\ at end of pattern');
   if (next === 'e') return '\\x1b';
   if (next === 'a') return '\\x07';
+  if (next === 'h') return HORIZONTAL;
+  if (next === 'v') return VERTICAL;
+  if (/[A-Za-z]/.test(next) && !JS_LETTER_ESCAPES.has(next)) throw invalid(`unrecognized character follows \\: \\${next}`);
   if (/[A-Za-z0-9]/.test(next) || next === ']' || next === '\\' || next === '-' || next === '^' || next === '[') return `\\${next}`;
   return next;
 }

@@ -40,8 +40,8 @@ OPTIONS.context.addPipelineOps({
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
 // pipeline's $match gets the same preparation as find.
-OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as never) as never);
-OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never) as never);
+OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as never));
+OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never));
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {
     const query = new Query(prepareFilter(expr as Document), options);

@@ -64,7 +64,7 @@ function prepareCondition(condition: unknown): unknown {
         const options = condition.$options;
         if (options !== undefined && typeof options !== 'string') throw badValue('$options has to be a string');
         if (typeof arg !== 'string' && !isRegexValue(arg)) throw badValue('$regex has to be a string');
-        setField(out, REGEX_MATCH, compileRegexValue(arg, options as string | undefined));
+        setField(out, REGEX_MATCH, compileRegexValue(arg, options));
         changed = true;
         continue;
       }
@@ -205,7 +205,7 @@ export function regexExpressionOperators(builtins: Record<'$regexMatch' | '$rege
       const { regex, options: flags } = expr;
       const literalFlags = flags === undefined || typeof flags === 'string';
       if (literalFlags && (isRegexValue(regex) || typeof regex === 'string')) {
-        const compiled = compileRegexValue(regex, flags as string | undefined).regex;
+        const compiled = compileRegexValue(regex, flags).regex;
         const rest: Document = { ...expr, regex: compiled };
         delete rest.options;
         return builtin(obj, rest, options);
