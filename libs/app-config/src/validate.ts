@@ -709,6 +709,9 @@ function checkHosting(c: Checker, app: AppConfig): void {
   if (!app.hosting) return;
   const list = app.hosting.metadata;
   const file = at.hostingMetadata;
+  for (const path of app.hosting.files.keys()) {
+    if (!path.startsWith('/') || !isSafeRelativePath(path.slice(1))) c.report(list, `hosting/files${path}`, '', 'hosting.path.format', `hosted file ${JSON.stringify(path)} would be written outside hosting/files`);
+  }
   const seen = new Set<string>();
   list.forEach((item, i) => {
     const o = item as JsonObject;
