@@ -1,7 +1,9 @@
-import { zipSync } from 'fflate';
+import { unzipSync, zipSync } from 'fflate';
 import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
-import { unzipSync } from 'fflate';
 import { AdminSession } from './admin-session';
+
+// Generous per-test time for a loaded machine.
+const HTTP_TIMEOUT = 60_000;
 
 type Refusal = { error: string; error_code: string; violations?: { file: string; path: string; rule: string }[] };
 
@@ -35,13 +37,13 @@ describe('admin API: names that become paths, and function sources', () => {
     const before = await admin.pull(appId);
     refused(await admin.request('POST', admin.app(appId, '/functions'), { name, source: 'exports = () => 1;' }), 'function.name.path');
     expect(await admin.pull(appId)).toEqual(before);
-  });
+  }, HTTP_TIMEOUT);
 
   it('accepts a function in a folder, as App Services does', async () => {
     const created = await admin.request<{ _id: string; name: string }>('POST', admin.app(appId, '/functions'), { name: 'utils/format', source: 'exports = (x) => `${x}!`;' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.name).toBe('utils/format');
-  });
+  }, HTTP_TIMEOUT);
 
   it('refuses a function whose source does not compile, at create and at update, naming the line', async () => {
     const create = await admin.request<Refusal>('POST', admin.app(appId, '/functions'), { name: 'broken', source: 'exports = function (a) {\n  return a +;\n};' });
@@ -56,7 +58,7 @@ describe('admin API: names that become paths, and function sources', () => {
     refused(await admin.request('PUT', admin.app(appId, `/functions/${hello._id}`), { name: '../hello' }), 'function.name.path');
     expect((await admin.request<{ source: string; name: string }>('GET', admin.app(appId, `/functions/${hello._id}`))).body).toMatchObject({ name: 'hello', source: original });
     expect((await admin.request('PUT', admin.app(appId, `/functions/${hello._id}`), { source: 'exports = () => "hi";' })).status).toBe(204);
-  });
+  }, HTTP_TIMEOUT);
 
   it('refuses values, auth providers, services, triggers, rules and webhooks whose names would climb out of their directory', async () => {
     refused(await admin.request('POST', admin.app(appId, '/values'), { name: '../../greeting', value: 'x' }), 'value.name.path');
@@ -67,7 +69,7 @@ describe('admin API: names that become paths, and function sources', () => {
     const atlas = services.find((service) => service.name === 'mongodb-atlas')!;
     refused(await admin.request('POST', admin.app(appId, `/services/${atlas._id}/rules`), { database: '..', collection: 'x', roles: [] }), 'rule.database.name');
     refused(await admin.request('POST', admin.app(appId, `/services/${atlas._id}/rules`), { database: 'app', collection: '../../x', roles: [] }), 'rule.collection.name');
-  });
+  }, HTTP_TIMEOUT);
 
   it('refuses a rule whose expression does not compile with 400 naming the path', async () => {
     const services = (await admin.request<{ _id: string; name: string }[]>('GET', admin.app(appId, '/services'))).body;
@@ -76,7 +78,7 @@ describe('admin API: names that become paths, and function sources', () => {
     refused(response, 'rule.expression.invalid');
     expect(response.body.violations).toMatchObject([{ path: 'roles[0].apply_when.owner.$foo', rule: 'rule.expression.invalid' }]);
     expect(response.body.error).toContain('unknown operator $foo');
-  });
+  }, HTTP_TIMEOUT);
 
   it('exports an archive whose every entry stays inside it', async () => {
     const response = await admin.request('GET', admin.app(appId, '/export'));
@@ -86,7 +88,7 @@ describe('admin API: names that become paths, and function sources', () => {
     for (const path of paths) {
       expect(path.startsWith('/') || path.split('/').some((segment) => segment === '..' || segment === '.')).toBe(false);
     }
-  });
+  }, HTTP_TIMEOUT);
 
   it('refuses an imported or pushed zip holding an entry outside the app directory', async () => {
     const files = await admin.pull(appId);
@@ -97,5 +99,5 @@ describe('admin API: names that become paths, and function sources', () => {
     expect(push.body).toMatchObject({ error_code: 'BadRequest' });
     expect(push.body.error).toContain('../../outside.js');
     expect(await admin.pull(appId)).toEqual(files);
-  });
+  }, HTTP_TIMEOUT);
 });

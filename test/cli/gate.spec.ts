@@ -4,6 +4,9 @@ import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/te
 import { AdminSession } from '../admin-api/admin-session';
 import { snapshot, tessera } from './tessera-cli';
 
+// Each step is a CLI subprocess: generous per-test time for a loaded machine.
+const CLI_TIMEOUT = 180_000;
+
 const json = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
 function writeTree(root: string, files: Record<string, string>): void {
@@ -104,7 +107,7 @@ describe('tessera push through the validation gate', () => {
     expect(text).toContain('type IncidentReportPayloadFinding {\n  AllegedDeployerOfAISystem: IncidentReportPayloadFindingAllegedDeployerOfAISystem\n}');
     expect(text).toContain('type IncidentReportPayloadFindingAllegedDeployerOfAISystem {');
     expect(text).not.toContain('scalar Decimal');
-  });
+  }, CLI_TIMEOUT);
 
   it.each([
     ['an unknown operator in a role', (r: Record<string, unknown>) => ((r['roles'] as Record<string, unknown>[])[0]['write'] = { customer_id: { $foo: 1 } }), 'roles[0].write.customer_id.$foo', 'rule.expression.invalid'],
@@ -125,7 +128,7 @@ describe('tessera push through the validation gate', () => {
     expect(push.stderr).toContain(`${rulesPath} at ${path}:`);
     expect(push.stderr).toContain(`(${rule})`);
     if (before) expect(await deployed()).toEqual(before);
-  });
+  }, CLI_TIMEOUT);
 
   it('refuses a Sync permission that does not compile, in the current layout too', async () => {
     const dir = join(work.path, 'current');
@@ -138,7 +141,7 @@ describe('tessera push through the validation gate', () => {
     expect(push.code).toBe(5);
     const error = JSON.parse(push.stderr) as { violations: { file: string; path: string; rule: string }[] };
     expect(error.violations).toEqual(expect.arrayContaining([{ file: 'sync/config.json', path: 'partition.permissions.write.%%partition.$like', rule: 'rule.expression.invalid', message: expect.stringContaining('$like') as unknown }]));
-  });
+  }, CLI_TIMEOUT);
 
   it('refuses a function named ../../evil and a function that does not compile', async () => {
     const files = realmCliExport();
@@ -148,5 +151,5 @@ describe('tessera push through the validation gate', () => {
     expect(push.code).toBe(5);
     expect(push.stderr).toContain('(function.name.path)');
     expect(push.stderr).toMatch(/functions\/broken\.js: function "broken" does not compile: .*line 2.*\(function\.source\.syntax\)/);
-  });
+  }, CLI_TIMEOUT);
 });

@@ -157,7 +157,6 @@ const cases: Case[] = [
   // values and secrets (2.11)
   { name: 'two values with one name', change: (f) => put(f, 'values/greeting2.json', { name: 'greeting', value: 'Hi' }), file: 'values/greeting2.json', path: 'name', rule: 'value.name.unique' },
   { name: 'a value from a missing secret', change: (f) => put(f, 'values/apiKey.json', { name: 'apiKey', from_secret: true, value: 'apiKeySecret' }), file: 'values/apiKey.json', path: 'value', rule: 'value.secret.missing' },
-  { name: 'a value that is a number', change: (f) => put(f, 'values/answer.json', { name: 'answer', value: 42 }), file: 'values/answer.json', path: 'value', rule: 'value.value.type' },
   { name: 'a value name with a slash', change: (f) => put(f, 'values/up.json', { name: '../up', value: 'x' }), file: 'values/up.json', path: 'name', rule: 'value.name.path' },
   { name: 'a value without a value', change: (f) => put(f, 'values/empty.json', { name: 'empty' }), file: 'values/empty.json', path: 'value', rule: 'value.value.required' },
   { name: 'a secret whose value is not a string', change: (f) => put(f, 'secrets.json', { apiKey: 42 }), file: 'secrets.json', path: 'apiKey', rule: 'secrets.value.type' },
@@ -233,6 +232,7 @@ describe('validateApp', () => {
     ['filters whose projections differ in kind (the query fails only if both apply)', (f: AppFiles) => editJson(f, ITEMS, (d) => (d.filters = [{ name: 'a', projection: { summary: 1, _id: 0 } }, { name: 'b', projection: { owner_id: 0 } }]))],
     ['a required name without a property', (f: AppFiles) => editJson(f, ITEMS, (d) => d.schema.required.push('title'))],
     ['a Stitch-era webhook that runs as the authenticated user', (f: AppFiles) => { http(f); hook(f, { run_as_authed_user: true }); }],
+    ['a value that is a number', (f: AppFiles) => put(f, 'values/answer.json', { name: 'answer', value: 42 })],
     ['an empty custom domain', (f: AppFiles) => editJson(f, 'config.json', (d) => (d.hosting = { enabled: false, custom_domain: '' }))],
     ['every role and filter member App Services wrote', (f: AppFiles) => editJson(f, ITEMS, (d) => {
       d.roles[0] = { id: 'r1', name: 'owner', apply_when: { owner_id: '%%user.id' }, document_filters: { read: { owner_id: '%%user.id' }, write: { owner_id: '%%user.id' } }, read: true, write: true, insert: { '%%root.shared': { $exists: false } }, delete: true, search: true, fields: { summary: { read: true, write: false, fields: {} } }, additional_fields: { read: true, write: false } };

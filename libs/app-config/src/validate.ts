@@ -698,9 +698,9 @@ function checkValues(c: Checker, app: AppConfig, secretNames: Set<string>): void
     } else if (o.from_secret === true) {
       if (typeof o.value !== 'string') c.report(o, file, 'value', 'value.secret.type', 'a value from a secret holds the secret name as a string');
       else if (!secretNames.has(o.value)) c.report(o, file, 'value', 'value.secret.missing', `secret "${o.value}" does not exist`);
-    } else if (typeof o.value !== 'string' && !Array.isArray(o.value) && !isPlainObject(o.value)) {
-      c.report(o, file, 'value', 'value.value.type', 'a value must be a string, an array or an object');
     }
+    // A plain value may hold any JSON value: App Services documents "any" (a string, number, array or
+    // object), so a number is not refused.
   }
   unique(c, app.values.map((v) => ({ resource: v, file: at.value(v), name: v.name })), 'value.name.unique', 'value');
 }
@@ -709,6 +709,9 @@ function checkHosting(c: Checker, app: AppConfig): void {
   if (!app.hosting) return;
   const list = app.hosting.metadata;
   const file = at.hostingMetadata;
+  for (const path of app.hosting.files.keys()) {
+    if (!path.startsWith('/') || !isSafeRelativePath(path.slice(1))) c.report(list, `hosting/files${path}`, '', 'hosting.path.format', `hosted file ${JSON.stringify(path)} would be written outside hosting/files`);
+  }
   const seen = new Set<string>();
   list.forEach((item, i) => {
     const o = item as JsonObject;

@@ -1,5 +1,5 @@
 import { emptyApp, type AppConfig } from '@tessera/app-config';
-import { lexicographicSortSchema, printType, type GraphQLNamedType } from 'graphql/index.js';
+import { graphql, lexicographicSortSchema, printType, type GraphQLNamedType } from 'graphql/index.js';
 import { buildGraphqlSchema } from './build-schema';
 import { pluralize, singularize } from './inflection';
 import { buildGraphqlModel, fieldNameOf, typeNameOf } from './model';
@@ -153,6 +153,19 @@ describe('App Services names', () => {
       'type IncidentReportPayloadFinding {\n  AllegedDeployerOfAISystem: IncidentReportPayloadFindingAllegedDeployerOfAISystem\n}',
     );
     expect(printType(schema.getType('IncidentReportPayloadFindingAllegedDeployerOfAISystem') as GraphQLNamedType)).toContain('LegalName: String');
+  });
+
+  it('reads a renamed payload property from the key the function returned', async () => {
+    const app = appWith([{ collection: 'notes', schema: { title: 'note', properties: { text: { bsonType: 'string' } } } }]);
+    const payload = { title: 'CasePayload', bsonType: 'object', properties: { 'alleged deployer of AI system': { bsonType: 'object', properties: { 'legal name': { bsonType: 'string' } } } } };
+    app.graphql = { customResolvers: [{ on_type: 'Query', field_name: 'case', function_name: 'f', payload_type: payload, payload_type_format: 'custom' }] };
+    const schema = buildGraphqlSchema(buildGraphqlModel(app), {
+      root: () => null,
+      relationship: () => null,
+      custom: () => ({ 'alleged deployer of AI system': { 'legal name': 'Acme' } }),
+    });
+    const result = await graphql({ schema, source: '{ case { AllegedDeployerOfAISystem { LegalName } } }' });
+    expect(result).toEqual({ data: { case: { AllegedDeployerOfAISystem: { LegalName: 'Acme' } } } });
   });
 
   it('names an untitled custom payload after its resolver and adds no unused Decimal scalar', () => {
