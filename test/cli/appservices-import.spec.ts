@@ -56,12 +56,12 @@ describe('moving an App Services CLI export to Tessera', () => {
     // Private functions of the manifest stay private.
     await expect(user.functions.callFunction('notes/format/title', 'x')).rejects.toThrow(/private/i);
     // The data source's rules came from data_sources/<service>/<db>/<collection>/rules.json.
-    const notes = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id?: unknown; owner_id: string; title: string; shared?: boolean }>('notes');
+    const notes = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id: unknown; owner_id: string; title: string; shared?: boolean }>('notes');
     await notes.insertOne({ owner_id: user.id, title: 'first light', shared: false });
     await expect(notes.insertOne({ owner_id: 'someone-else', title: 'forged' })).rejects.toBeDefined();
     await eventually(async () => expect((await notes.find({})).map((n) => n.title)).toEqual(['first light']), { timeoutMs: 10_000 });
     // Rules see %%environment too: this role applies only in production, with production's values.
-    const announcements = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id?: unknown; text: string }>('announcements');
+    const announcements = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id: unknown; text: string }>('announcements');
     await announcements.insertOne({ text: 'open for notes' });
     expect((await announcements.find({})).map((a) => a.text)).toEqual(['open for notes']);
   });
