@@ -112,6 +112,11 @@ describe('the App Services CLI layout (root_config.json)', () => {
       'https_endpoints/config.json|[0].function_name|endpoint.function.missing',
       'https_endpoints/data_api_config.json||file.shape',
     ]);
+    // The same check after the move to the current layout, where pull leaves them.
+    const converted = writeAppFiles(readAppFiles(appservicesFiles()).app);
+    converted.delete('functions/endpoints/listNotes/config.json');
+    converted.delete('functions/endpoints/listNotes/source.js');
+    expect(summary(loadApp(converted).violations)).toEqual(['http_endpoints/config.json|[0].function_name|endpoint.function.missing']);
   });
 
   it('writes the current layout, which reads back with no violation and no warning and rewrites byte-identically', () => {

@@ -56,6 +56,7 @@ export function readCurrentLayout(ctx: ReadContext): AppConfig {
   if (sync) app.sync = sync;
   const graphql = readGraphql(ctx);
   if (graphql) app.graphql = graphql;
+  checkEndpoints(ctx, app);
   return app;
 }
 
@@ -215,7 +216,7 @@ function readExportTree(ctx: ReadContext, rootFile: string): AppConfig {
  * but a file App Services would refuse is refused here too: bad JSON, the wrong shape, an endpoint
  * whose function does not exist.
  */
-function checkEndpoints(ctx: ReadContext, app: AppConfig): void {
+function checkEndpoints(ctx: ReadContext, app: Pick<AppConfig, 'functions'>): void {
   const functions = new Set(app.functions.map((f) => f.config.name));
   for (const dir of ['https_endpoints/', 'http_endpoints/']) {
     const endpointsPath = `${dir}config.json`;
