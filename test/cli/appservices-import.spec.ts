@@ -9,6 +9,8 @@ import { snapshot, tessera } from './tessera-cli';
 // data_sources/ with rules, schemas and relationships, a trigger, a custom resolver, flexible sync,
 // and the CLI's .mdb/ metadata. Pushed with the tessera CLI, run as a subprocess.
 const FIXTURE = join(repositoryRoot, 'libs', 'app-config', 'src', '__fixtures__', 'appservices');
+// Each step starts the CLI several times; on a loaded machine one start can take seconds.
+const CLI_TIMEOUT_MS = 120_000;
 
 describe('moving an App Services CLI export to Tessera', () => {
   const dataDir = makeTempDir('tessera-appservices-data-');
@@ -25,7 +27,7 @@ describe('moving an App Services CLI export to Tessera', () => {
     const created = await tessera(['apps', 'create', '--name', 'fieldnotes', '--local', join(work.path, 'empty'), '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     appId = (JSON.parse(created.stdout) as { client_app_id: string }).client_app_id;
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await server?.stop();
@@ -44,7 +46,7 @@ describe('moving an App Services CLI export to Tessera', () => {
     const again = await tessera(['push', '--remote', appId, '--local', local, '--yes'], env);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('nothing to push');
-  });
+  }, CLI_TIMEOUT_MS);
 
   it('serves its functions to clients: nested names, the defaulted one, and the selected environment', async () => {
     const app = new Realm.App({ id: appId, baseUrl: server.url });
@@ -64,7 +66,7 @@ describe('moving an App Services CLI export to Tessera', () => {
     const announcements = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id: unknown; text: string }>('announcements');
     await announcements.insertOne({ text: 'open for notes' });
     expect((await announcements.find({})).map((a) => a.text)).toEqual(['open for notes']);
-  });
+  }, CLI_TIMEOUT_MS);
 
   it('pulls back in the current layout, with templates resolved and the defaulted config written out', async () => {
     const back = join(work.path, 'fieldnotes-current');
@@ -89,5 +91,5 @@ describe('moving an App Services CLI export to Tessera', () => {
     expect(json('services/mongodb-atlas/config.json')).toMatchObject({ config: { clusterName: 'fieldnotes-prod' } });
     expect(json('config.json')).toMatchObject({ app_id: appId, environment: 'production', provider_region: 'aws-eu-west-1' });
     expect(json('services/mongodb-atlas/rules/fieldnotes.notes.json')).toMatchObject({ schema: { title: 'Note' }, relationships: { author: { foreign_key: '_id' } } });
-  });
+  }, CLI_TIMEOUT_MS);
 });

@@ -30,6 +30,27 @@ describe('realm-cli AppData and the export layout', () => {
     expect(writeAppFiles(imported)).toEqual(writeAppFiles(app));
   });
 
+  it('imports an App Services CLI body: provider_region, environment templates resolved, endpoints kept', () => {
+    const endpoint = { route: '/total', http_method: 'POST', function_name: 'total', validation_method: 'NO_VALIDATION', respond_result: true };
+    const { app, violations } = readAppFiles(
+      appDataToFiles({
+        name: 'shop',
+        provider_region: 'aws-us-east-1',
+        environment: 'testing',
+        environments: { testing: { values: { cluster: 'shop-test' } } },
+        functions: { config: [{ name: 'total', private: false }], sources: { 'total.js': 'exports = (a, b) => a + b;\n' } },
+        data_sources: [{ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: '%(%%environment.values.cluster)' } } }],
+        endpoints: [endpoint],
+        data_api_config: { disabled: true, versions: ['v1'] },
+      }),
+    );
+    expect(violations).toEqual([]);
+    expect(app.settings).toMatchObject({ provider_region: 'aws-us-east-1', environment: 'testing' });
+    expect(app.services[0].config.config?.clusterName).toBe('shop-test');
+    expect(JSON.parse(new TextDecoder().decode(app.extraFiles.get('http_endpoints/config.json')))).toEqual([endpoint]);
+    expect(app.extraFiles.has('http_endpoints/data_api_config.json')).toBe(true);
+  });
+
   it('refuses an import body that is not an object', () => {
     expect(() => appDataToFiles([1, 2])).toThrow('the import body must be a JSON object');
   });

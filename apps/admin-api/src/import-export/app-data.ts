@@ -37,7 +37,7 @@ export function appDataToFiles(data: unknown): AppFiles {
   const text = (path: string, value: unknown): void => void files.set(path, encoder.encode(typeof value === 'string' ? value : ''));
 
   const realmConfig: Json = {};
-  for (const key of ['config_version', 'app_id', 'name', 'location', 'deployment_model', 'environment', 'allowed_request_origins']) {
+  for (const key of ['config_version', 'app_id', 'name', 'location', 'provider_region', 'deployment_model', 'environment', 'allowed_request_origins']) {
     if (data[key] !== undefined && data[key] !== '') realmConfig[key] = data[key];
   }
   json('realm_config.json', realmConfig);
@@ -86,6 +86,10 @@ export function appDataToFiles(data: unknown): AppFiles {
   if (sync && isObject(sync['config']) && !isDefault(sync['config'], defaultSyncConfig)) json('sync/config.json', sync['config']);
   if (isObject(data['environments'])) for (const [name, environment] of Object.entries(data['environments'])) json(`environments/${name}.json`, environment);
   for (const forwarder of list(data['log_forwarders'])) json(`log_forwarders/${nameOf(forwarder, 'forwarder')}.json`, forwarder);
+  // The custom HTTPS endpoints and the Data API settings (kept as files; see @tessera/app-config).
+  const endpoints = isObject(data['endpoints']) ? data['endpoints']['config'] : data['endpoints'];
+  if (Array.isArray(endpoints) && endpoints.length) json('http_endpoints/config.json', endpoints);
+  if (isObject(data['data_api_config'])) json('http_endpoints/data_api_config.json', data['data_api_config']);
   return files;
 }
 

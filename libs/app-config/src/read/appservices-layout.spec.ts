@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { appEnvironment, loadApp, readAppFiles, stableId, writeAppFiles, type AppFiles } from '../index';
+import { appEnvironment, fromAppData, loadApp, readAppFiles, stableId, writeAppFiles, type AppFiles } from '../index';
 import { editJson, jsonOf, put, readDirSync, text } from '../__fixtures__/app-files';
 
 // An app as the App Services CLI (`appservices pull`) and the last export wrote it: root_config.json,
@@ -112,6 +112,11 @@ describe('the App Services CLI layout (root_config.json)', () => {
       'https_endpoints/config.json|[0].function_name|endpoint.function.missing',
       'https_endpoints/data_api_config.json||file.shape',
     ]);
+    // The same check after the move to the current layout, where pull leaves them.
+    const converted = writeAppFiles(readAppFiles(appservicesFiles()).app);
+    converted.delete('functions/endpoints/listNotes/config.json');
+    converted.delete('functions/endpoints/listNotes/source.js');
+    expect(summary(loadApp(converted).violations)).toEqual(['http_endpoints/config.json|[0].function_name|endpoint.function.missing']);
   });
 
   it('writes the current layout, which reads back with no violation and no warning and rewrites byte-identically', () => {
@@ -128,6 +133,34 @@ describe('the App Services CLI layout (root_config.json)', () => {
       tag: 'production',
       values: { clusterName: 'fieldnotes-prod', siteUrl: 'https://fieldnotes.example.org', greeting: 'Welcome' },
     });
+  });
+
+  it('reads partition-based sync from sync/config.json', () => {
+    const files = appservicesFiles();
+    put(files, 'sync/config.json', {
+      type: 'partition',
+      state: 'enabled',
+      development_mode_enabled: false,
+      service_name: 'mongodb-atlas',
+      database_name: 'fieldnotes',
+      partition: { key: 'owner_id', type: 'string', permissions: { read: true, write: { '%%user.id': '%%partition' } } },
+    });
+    const { app, violations } = loadApp(files);
+    expect(violations).toEqual([]);
+    expect(app.sync).toMatchObject({ type: 'partition', partition: { key: 'owner_id', type: 'string' } });
+  });
+
+  it('resolves templates in an AppData import body (what realm-cli and the App Services CLI push) the same way', () => {
+    const loaded = fromAppData({
+      name: 'fieldnotes',
+      environment: 'qa',
+      environments: { qa: { values: { clusterName: 'fieldnotes-qa' } }, production: { values: { clusterName: 'fieldnotes-prod' } } },
+      data_sources: [{ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: '%(%%environment.values.clusterName)' } } }],
+      values: [{ name: 'stage', value: 'running in %(%%environment.tag)' }],
+    });
+    expect(loaded.violations).toEqual([]);
+    expect(loaded.app.services[0].config.config?.clusterName).toBe('fieldnotes-qa');
+    expect(loaded.app.values[0].value).toBe('running in qa');
   });
 
   it('finds the app inside a zip-style top-level directory', () => {

@@ -2,7 +2,7 @@
 // 'current' (spec 2.1), 'legacy' (data sources under data_sources/ with per-collection rules.json,
 // schema.json and relationships.json) and 'export-20210101' (an App Services export or realm-cli pull).
 
-import { isPlainObject, jsonPath, type JsonObject } from '../json';
+import { isPlainObject, jsonPath, show, type JsonObject } from '../json';
 import {
   type AppConfig,
   type AppFunction,
@@ -56,6 +56,7 @@ export function readCurrentLayout(ctx: ReadContext): AppConfig {
   if (sync) app.sync = sync;
   const graphql = readGraphql(ctx);
   if (graphql) app.graphql = graphql;
+  checkEndpoints(ctx, app);
   return app;
 }
 
@@ -215,7 +216,7 @@ function readExportTree(ctx: ReadContext, rootFile: string): AppConfig {
  * but a file App Services would refuse is refused here too: bad JSON, the wrong shape, an endpoint
  * whose function does not exist.
  */
-function checkEndpoints(ctx: ReadContext, app: AppConfig): void {
+function checkEndpoints(ctx: ReadContext, app: Pick<AppConfig, 'functions'>): void {
   const functions = new Set(app.functions.map((f) => f.config.name));
   for (const dir of ['https_endpoints/', 'http_endpoints/']) {
     const endpointsPath = `${dir}config.json`;
@@ -226,7 +227,7 @@ function checkEndpoints(ctx: ReadContext, app: AppConfig): void {
         endpoints.forEach((endpoint: unknown, i) => {
           if (!isPlainObject(endpoint)) ctx.report(endpointsPath, `[${i}]`, 'file.shape', 'each endpoint must be an object');
           else if (typeof endpoint.function_name !== 'string' || !functions.has(endpoint.function_name)) {
-            ctx.report(endpointsPath, `[${i}].function_name`, 'endpoint.function.missing', `endpoint ${String(endpoint.http_method ?? '')} ${String(endpoint.route ?? '')} names function ${JSON.stringify(endpoint.function_name)}, which this app does not define`);
+            ctx.report(endpointsPath, `[${i}].function_name`, 'endpoint.function.missing', `endpoint ${show(endpoint.http_method ?? '')} ${show(endpoint.route ?? '')} names function "${show(endpoint.function_name)}", which this app does not define`);
           }
         });
       }
