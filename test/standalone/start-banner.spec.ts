@@ -41,7 +41,7 @@ describe('the start banner on a fresh data directory', () => {
 
   it('ends the output with the banner in plain text, after every log line, with few start-up lines', async () => {
     // Serving requests proves start-up is over; nothing logged before the banner may come after it.
-    const appId = /app id (\S+)/.exec(server.stdout())![1]!;
+    const appId = /app id (\S+)/.exec(server.stdout())![1];
     expect((await fetch(`${server.url}/api/client/v2.0/app/${appId}/location`)).status).toBe(200);
     const { log, banner } = splitOutput(server.stdout());
     expect(banner[0]).toBe(`Tessera is running (standalone) at http://localhost:${server.port}`);
