@@ -67,7 +67,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
     datastorePort: settings.services.includes('datastore') ? app.get(DatastoreWireService).port : undefined,
-    print: output.print,
+    print: (text) => output.print(text),
     nest: app,
     // Message handlers first: they stop taking work and finish what they hold while the stores, sandboxes
     // and connections they use are still open (Nest's own close runs module destroy hooks before that).

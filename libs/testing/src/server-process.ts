@@ -9,6 +9,8 @@ export interface ServerProcess {
   port: number;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
+  /** What the process wrote to stdout alone so far (the log and the banner, without stderr). */
+  stdout(): string;
   /** Milliseconds from spawn until the process printed that it is running. */
   readyAfterMs: number;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -29,7 +31,11 @@ export async function startServerProcess(options: { env?: Record<string, string>
     detached: true,
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    stdout += chunk.toString();
+  });
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
@@ -51,6 +57,7 @@ export async function startServerProcess(options: { env?: Record<string, string>
     url: `http://127.0.0.1:${port}`,
     port,
     output: () => output,
+    stdout: () => stdout,
     readyAfterMs,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) killGroup(child, signal);
