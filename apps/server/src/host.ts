@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Logger as NestLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { configureEmbeddedDatastore } from '@tessera/datastore';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
 import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase } from '@tessera/platform';
@@ -33,6 +35,7 @@ export const version: string = (JSON.parse(readFileSync(join(__dirname, '..', 'p
 /** Starts a Tessera process: the services the settings name, behind one HTTP edge. */
 export async function startHost(settings: Settings): Promise<RunningHost> {
   // The admin API owns first-start work; other processes of a distributed deployment only read the state.
+  configureDatastore(settings);
   const firstStart = settings.services.includes('admin-api');
   const example = firstStart ? await loadExampleApp(settings) : undefined;
   const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
@@ -70,6 +73,14 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
       await app.close();
     },
   };
+}
+
+/** The embedded datastore's recovery steps and failures go to this process's log, before any store opens. */
+function configureDatastore(settings: Settings): void {
+  const logger = new NestLogger('datastore');
+  configureEmbeddedDatastore({
+    log: (level, message) => (level === 'info' ? logger.log(message) : logger[level](message)),
+  });
 }
 
 /**

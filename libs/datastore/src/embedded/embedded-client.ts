@@ -115,3 +115,13 @@ export function openEmbeddedClient(dir: string, options?: ServiceStoreOptions): 
     }
   });
 }
+
+/** One line per embedded store of this process that refuses writes (its log failed), naming the cause. */
+export function embeddedStoreProblems(): string[] {
+  const problems: string[] = [];
+  for (const { store } of open.values()) {
+    const problem = store.problem();
+    if (problem) problems.push(problem);
+  }
+  return problems;
+}

@@ -31,6 +31,7 @@ import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document } from '../bson/values';
 import { encodeDocument } from './bson-writer';
+import { describeError, reportDatastore } from './embedded-reporting';
 
 const HEADER = 8;
 const writeAsync = promisify(write);
@@ -255,9 +256,11 @@ export class LogFiles {
   private writing = new RecordBuffer();
   private pending: Pending[] = [];
   private flushing = false;
-  private failure?: Error;
+  private failed?: DatastoreError;
   /** Called after each flush, inside the writer loop, with nothing being written (the store compacts here). */
   afterFlush?: () => void;
+  /** Called once when a write or sync fails and the log stops taking writes. */
+  onFailure?: (error: DatastoreError) => void;
 
   constructor(readonly dir: string) {
     mkdirSync(dir, { recursive: true });
@@ -366,7 +369,7 @@ export class LogFiles {
    * encoding failure (a document over the size limit) throws synchronously with nothing queued.
    */
   append(record: CommitRecord, onDurable?: () => void): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
+    if (this.failed) return Promise.reject(this.failed);
     encodeCommitInto(this.queued, record);
     return new Promise((resolve, reject) => {
       this.pending.push({ onDurable, resolve, reject });
@@ -389,20 +392,49 @@ export class LogFiles {
     return !this.flushing && this.pending.length === 0;
   }
 
+  /** Set once a write or sync failed: memory is then ahead of disk, and every later write is refused. */
+  get failure(): DatastoreError | undefined {
+    return this.failed;
+  }
+
+  /**
+   * Acknowledges a batch that is on disk. What `onDurable` does with it (the change feed) is not the log's
+   * business: its failure is reported and the record stays acknowledged, since it is durable. Treating
+   * it as a write failure latched the log and stopped every write to the cluster (issue 14).
+   */
   private settle(batch: Pending[], error?: Error): void {
     for (const p of batch) {
-      if (error) p.reject(error);
-      else {
-        p.onDurable?.();
-        p.resolve();
+      if (error) {
+        p.reject(error);
+        continue;
       }
+      try {
+        p.onDurable?.();
+      } catch (callbackError) {
+        reportDatastore('error', `a callback after a durable write to ${this.dir} failed (the write stands): ${describeError(callbackError)}`);
+      }
+      p.resolve();
     }
   }
 
   private fail(batch: Pending[], error: unknown): void {
     // A failed write leaves memory ahead of disk: refuse every later write.
-    this.failure = new DatastoreError('InternalError', 'the write-ahead log could not be written', { cause: error });
-    this.settle(batch, this.failure);
+    this.failed = new DatastoreError('InternalError', `the write-ahead log in ${this.dir} could not be written (${describeError(error)}); writes to this cluster are refused until the server restarts`, { cause: error });
+    try {
+      this.onFailure?.(this.failed);
+    } finally {
+      this.settle(batch, this.failed);
+    }
+  }
+
+  /** The compaction hook runs between flushes; its failure is reported, and is the log's only if it failed it. */
+  private runAfterFlush(): void {
+    if (this.failed || !this.afterFlush) return;
+    try {
+      this.afterFlush();
+    } catch (error) {
+      if (!this.failed) reportDatastore('error', `compacting the log in ${this.dir} failed (the log is intact; retried later): ${describeError(error)}`);
+    }
   }
 
   private async flushLoop(): Promise<void> {
@@ -410,10 +442,10 @@ export class LogFiles {
     try {
       while (this.pending.length > 0) {
         const { batch, data } = this.take();
-        if (this.failure) {
+        if (this.failed) {
           // Queued behind a write that failed: on disk they would follow a torn frame, which recovery
           // stops at, so acknowledging them would lose them.
-          this.settle(batch, this.failure);
+          this.settle(batch, this.failed);
           continue;
         }
         try {
@@ -427,7 +459,7 @@ export class LogFiles {
         } catch (error) {
           this.fail(batch, error);
         }
-        if (!this.failure) this.afterFlush?.();
+        this.runAfterFlush();
       }
     } finally {
       this.flushing = false;
@@ -441,9 +473,9 @@ export class LogFiles {
   flushNow(): void {
     if (this.pending.length === 0) return;
     const { batch, data } = this.take();
-    if (this.failure) {
-      this.settle(batch, this.failure);
-      throw this.failure;
+    if (this.failed) {
+      this.settle(batch, this.failed);
+      throw this.failed;
     }
     try {
       const fd = this.fd;
@@ -455,7 +487,7 @@ export class LogFiles {
       this.settle(batch);
     } catch (error) {
       this.fail(batch, error);
-      throw this.failure;
+      throw this.failure ?? error;
     }
   }
 

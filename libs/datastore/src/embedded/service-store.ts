@@ -10,6 +10,7 @@ import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
 import { type Document, idKey } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
+import { describeError, reportDatastore } from './embedded-reporting';
 import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection } from './log-files';
 
 /** The changes of one statement or transaction, with what it takes to undo them. */
@@ -31,8 +32,10 @@ export interface ServiceStoreOptions {
 }
 
 export interface CommitListener {
-  /** A record became durable (called in sequence order). */
+  /** A record became durable (called in sequence order). Throwing ends this listener, nothing else. */
   commit(record: CommitRecord): void;
+  /** The listener's own commit threw: it is unsubscribed and gets no more records. */
+  fail(error: unknown): void;
   /** The store closed: no more records will come. */
   close(): void;
 }
@@ -69,6 +72,41 @@ export class ServiceStore {
     this.recover();
     this.log.openForAppend(this.seq + 1);
     this.log.afterFlush = () => this.maybeCompact();
+    this.log.onFailure = (error) => reportDatastore('error', describeError(error));
+  }
+
+  /** Why the store refuses writes (its log failed), for the readiness probe; undefined while healthy. */
+  problem(): string | undefined {
+    const failure = this.log.failure;
+    return failure ? describeError(failure) : undefined;
+  }
+
+  /** Refuses a write before it touches memory once the log failed (what memory holds is already ahead of disk). */
+  private checkWritable(): void {
+    if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
+    const failure = this.log.failure;
+    if (failure) throw new DatastoreError('InternalError', failure.message, { cause: failure.cause });
+  }
+
+  /**
+   * Hands a durable record to every listener (change streams). A listener that throws (a stream whose
+   * pipeline cannot run on the event, say) is closed with its error; the write and the other listeners
+   * go on.
+   */
+  private publish(record: CommitRecord): void {
+    for (const listener of this.listeners) {
+      try {
+        listener.commit(record);
+      } catch (error) {
+        this.listeners.delete(listener);
+        reportDatastore('warn', `a change stream on ${this.dir} failed and was closed: ${describeError(error)}`);
+        try {
+          listener.fail(error);
+        } catch (failError) {
+          reportDatastore('warn', `closing a failed change stream on ${this.dir} failed: ${describeError(failError)}`);
+        }
+      }
+    }
   }
 
   /** One process per directory: an exclusive LOCK file holding the owner's pid; a dead owner's is taken over. */
@@ -327,14 +365,14 @@ export class ServiceStore {
   /** Writes one commit record for the unit; resolves once it is on disk. */
   async commit(unit: WriteUnit): Promise<void> {
     if (unit.ops.length === 0) return;
-    if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
+    this.checkWritable();
     const record: CommitRecord = { seq: this.seq + 1, time: Date.now(), ops: unit.ops.slice() };
     let durable: Promise<void>;
     try {
       // Encoded into the write queue synchronously, in sequence order, with the change to memory.
       durable = this.log.append(record, () => {
         this.durableSeq = record.seq;
-        for (const listener of this.listeners) listener.commit(record);
+        this.publish(record);
       });
     } catch (error) {
       // Nothing was logged: take the changes back out of memory too.
@@ -352,6 +390,7 @@ export class ServiceStore {
    * aborts the transaction.
    */
   async write<T>(owner: TransactionOwner | undefined, fn: (unit: WriteUnit) => T, scope?: { db: string; coll: string }): Promise<T> {
+    this.checkWritable();
     if (owner?.unit) {
       await this.acquire(owner);
       const unit = owner.unit;
@@ -369,6 +408,7 @@ export class ServiceStore {
     while (this.lockOwner && this.lockOwner !== owner && (!scope || this.hides(scope.db, scope.coll))) {
       await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
     }
+    this.checkWritable();
     const unit = new WriteUnit();
     let result: T;
     try {
@@ -411,7 +451,13 @@ export class ServiceStore {
 
   private maybeCompact(): void {
     if (this.log.activeSize < this.compactAt || this.lockOwner) return;
-    this.compact();
+    try {
+      this.compact();
+    } catch (error) {
+      // Not after every flush from now on: once the log has grown by another compaction's worth.
+      this.compactAt = this.log.activeSize + this.compactBytes;
+      throw error;
+    }
   }
 
   /**
