@@ -80,6 +80,7 @@ function configureDatastore(settings: Settings): void {
   const logger = new NestLogger('datastore');
   configureEmbeddedDatastore({
     log: (level, message) => (level === 'info' ? logger.log(message) : logger[level](message)),
+    truncateLogAt: settings.datastoreTruncateLog,
   });
 }
 

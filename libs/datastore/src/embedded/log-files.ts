@@ -31,7 +31,7 @@ import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document } from '../bson/values';
 import { encodeDocument } from './bson-writer';
-import { describeError, reportDatastore } from './embedded-reporting';
+import { describeError, embeddedDatastoreOptions, reportDatastore } from './embedded-reporting';
 
 const HEADER = 8;
 const writeAsync = promisify(write);
@@ -43,6 +43,9 @@ const datasyncAsync = promisify(fdatasync);
  */
 const DSYNC: number | undefined = fsConstants.O_DSYNC;
 const APPEND_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | (DSYNC ?? 0);
+/** Data files are the owner's alone (issue 14: they were created world-readable). */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
 const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false };
 
 export type LogOpKind = 'i' | 'u' | 'r' | 'd' | 'cc' | 'dc' | 'dd' | 'ci' | 'di';
@@ -228,6 +231,71 @@ export function decodeCommit(payload: Buffer): CommitRecord {
   return { seq: Number(header.s), time: Number(header.t), ops: ops as unknown as LogOp[] };
 }
 
+/**
+ * Intact frames after a checksum failure at `from`: the first offset past it where a frame with a valid
+ * checksum and a commit header starts, and how many valid frames run on from there. A corrupted length
+ * field hides where the next frame starts, so every offset is tried (cheap tests before the checksum).
+ */
+function framesAfter(buf: Buffer, from: number): { count: number; offset?: number; firstSeq?: number; lastSeq?: number } {
+  for (let offset = from + 1; offset + HEADER + 7 <= buf.length; offset++) {
+    const length = buf.readUInt32LE(offset);
+    if (length < 7 || offset + HEADER + length > buf.length) continue;
+    const p = offset + HEADER;
+    // A commit payload starts with its header document, whose first element is `s` (the sequence number).
+    const headerSize = buf.readInt32LE(p);
+    if (headerSize < 8 || headerSize > length || buf[p + 5] !== 0x73 || buf[p + 6] !== 0) continue;
+    if (crc32(buf.subarray(p, p + length)) !== buf.readUInt32LE(offset + 4)) continue;
+    let count = 0;
+    let firstSeq: number | undefined;
+    let lastSeq: number | undefined;
+    for (const { payload } of readFrames(buf.subarray(offset))) {
+      count++;
+      lastSeq = decodeSeq(payload);
+      firstSeq ??= lastSeq;
+    }
+    return { count, offset, firstSeq, lastSeq };
+  }
+  return { count: 0 };
+}
+
+function corruptionMessage(path: string, offset: number, size: number, replayed: number, intact: { count: number; offset?: number; firstSeq?: number; lastSeq?: number }, laterSegments: number): string {
+  const after = [
+    intact.count > 0 ? `${intact.count} intact records follow it from byte ${intact.offset} (records ${intact.firstSeq}-${intact.lastSeq})` : '',
+    laterSegments > 0 ? `${laterSegments} later log segments follow this one` : '',
+  ].filter(Boolean);
+  return [
+    `the write-ahead log is corrupt: the record at byte ${offset} of ${path} (${size} bytes) fails its checksum, and ${after.join(' and ')}, so this is damage to acknowledged writes, not a write torn by a crash.`,
+    `Tessera refuses to open this cluster rather than drop them, and has changed nothing on disk (${replayed} records before the damage are intact).`,
+    `To proceed: stop Tessera and copy the whole data directory somewhere safe; then either restore the directory from a backup, or start once with TESSERA_DATASTORE_TRUNCATE_LOG=${path}:${offset} to discard the log from that byte on (the damaged bytes are kept in ${path}.damaged-${offset}), and unset it afterwards.`,
+  ].join(' ');
+}
+
+/** Cuts a segment at `offset`, synced. */
+function cutTail(path: string, offset: number): void {
+  const fd = openSync(path, 'r+');
+  try {
+    ftruncateSync(fd, offset);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Copies the bytes of a segment from `offset` on into a file of their own (synced) before they are cut off. */
+function keepDamaged(path: string, buf: Buffer, offset: number): string {
+  const target = `${path}.damaged-${offset}`;
+  const fd = openSync(target, 'w', FILE_MODE);
+  try {
+    const bytes = buf.subarray(offset);
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return target;
+}
+
 function pad(n: number): string {
   return String(n).padStart(16, '0');
 }
@@ -282,37 +350,47 @@ export class LogFiles {
       .sort((a, b) => a.seq - b.seq);
   }
 
-  /** The newest complete snapshot, or undefined for an empty directory. */
+  /**
+   * The newest snapshot, or undefined for an empty directory. A snapshot is renamed into place only once
+   * written and synced, so one that does not read to its end marker is damaged: refused, not skipped
+   * (the log it replaced is gone).
+   */
   loadSnapshot(): { seq: number; collections: SnapshotCollection[] } | undefined {
-    for (const snap of this.snapshots().reverse()) {
-      const collections = new Map<string, SnapshotCollection>();
-      let complete = false;
-      for (const { payload } of readFrames(readFileSync(snap.path))) {
-        const doc = BSON.deserialize(payload, DESERIALIZE);
-        if (doc.end === true) {
-          complete = true;
-          break;
-        }
-        const key = `${String(doc.d)}.${String(doc.c)}`;
-        if (doc.meta === true) {
-          collections.set(key, { d: String(doc.d), c: String(doc.c), view: doc.view as Document | undefined, indexes: doc.indexes as Document[], docs: [] });
-        } else {
-          collections.get(key)?.docs.push(...(doc.docs as Document[]));
-        }
+    const snap = this.snapshots().pop();
+    if (!snap) return undefined;
+    const collections = new Map<string, SnapshotCollection>();
+    const buf = readFileSync(snap.path);
+    let validEnd = 0;
+    for (const { payload, end } of readFrames(buf)) {
+      validEnd = end;
+      const doc = BSON.deserialize(payload, DESERIALIZE);
+      if (doc.end === true) return { seq: snap.seq, collections: [...collections.values()] };
+      const key = `${String(doc.d)}.${String(doc.c)}`;
+      if (doc.meta === true) {
+        collections.set(key, { d: String(doc.d), c: String(doc.c), view: doc.view as Document | undefined, indexes: doc.indexes as Document[], docs: [] });
+      } else {
+        collections.get(key)?.docs.push(...(doc.docs as Document[]));
       }
-      if (complete) return { seq: snap.seq, collections: [...collections.values()] };
     }
-    return undefined;
+    throw new DatastoreError(
+      'InternalError',
+      `the snapshot ${snap.path} is corrupt: the frame at byte ${validEnd} (of ${buf.length}) fails its checksum or the file ends before its end marker. Tessera refuses to open this cluster and has changed nothing on disk. To proceed: stop Tessera, copy the whole data directory somewhere safe, and restore it from a backup.`,
+    );
   }
 
   /**
-   * Replays every commit after `afterSeq`, cutting a torn or corrupt tail off the last segment.
-   * Returns the last sequence number found.
+   * Replays every commit after `afterSeq`. Returns the last sequence number found.
+   *
+   * A frame that fails its checksum is a torn write only when nothing valid follows it in the last
+   * segment: an interrupted append leaves a prefix of its batch, never a gap before intact records. Such
+   * a tail is cut off (and reported). Anything else is corruption of acknowledged records: the cluster
+   * is refused, naming the file and byte offset, and no byte is changed, unless the operator named that
+   * very point in TESSERA_DATASTORE_TRUNCATE_LOG (then the bytes from it on are kept aside first).
    */
   replay(afterSeq: number, apply: (record: CommitRecord) => void): number {
     const segments = this.segments();
     let last = afterSeq;
-    segments.forEach((segment, i) => {
+    for (const [i, segment] of segments.entries()) {
       const buf = readFileSync(segment.path);
       let validEnd = 0;
       for (const { payload, end } of readFrames(buf)) {
@@ -325,17 +403,27 @@ export class LogFiles {
         apply(record);
         last = record.seq;
       }
-      if (validEnd < buf.length) {
-        if (i !== segments.length - 1) throw new DatastoreError('InternalError', `corrupt write-ahead log segment ${segment.path}`);
-        const fd = openSync(segment.path, 'r+');
-        try {
-          ftruncateSync(fd, validEnd);
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
+      if (validEnd === buf.length) continue;
+      const later = segments.slice(i + 1);
+      const intact = framesAfter(buf, validEnd);
+      if (later.length === 0 && intact.count === 0) {
+        cutTail(segment.path, validEnd);
+        reportDatastore('warn', `recovery: cut ${buf.length - validEnd} bytes off the end of ${segment.path} at byte ${validEnd}, a record torn by an interrupted write (nothing valid followed it); ${last} records replayed`);
+        continue;
       }
-    });
+      const point = `${segment.path}:${validEnd}`;
+      if (embeddedDatastoreOptions().truncateLogAt === point) {
+        const kept = keepDamaged(segment.path, buf, validEnd);
+        cutTail(segment.path, validEnd);
+        for (const next of later) renameSync(next.path, `${next.path}.damaged`);
+        fsyncDir(this.dir);
+        reportDatastore('warn', `recovery: discarded the write-ahead log from byte ${validEnd} of ${segment.path} as TESSERA_DATASTORE_TRUNCATE_LOG asked (${intact.count} intact records after the damage and ${later.length} later segments lost; the bytes are kept in ${kept}${later.length ? ' and the *.damaged segments' : ''}); ${last} records replayed. Unset TESSERA_DATASTORE_TRUNCATE_LOG now.`);
+        return last;
+      }
+      throw new DatastoreError('InternalError', corruptionMessage(segment.path, validEnd, buf.length, last, intact, later.length));
+    }
+    const asked = embeddedDatastoreOptions().truncateLogAt;
+    if (asked && asked.startsWith(`${this.dir}/`)) reportDatastore('warn', `TESSERA_DATASTORE_TRUNCATE_LOG=${asked} names no corruption in ${this.dir} (already repaired?): nothing was cut; unset it`);
     return last;
   }
 
