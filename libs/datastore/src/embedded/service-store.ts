@@ -4,12 +4,11 @@
  * committed records the change feed reads. Every write runs synchronously against memory inside a
  * WriteUnit and is acknowledged once its commit record (one per unit) is fsynced.
  */
-import { closeSync, existsSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
 import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
 import { type Document, idKey } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
+import { DirectoryLock, type DirectoryLockOptions } from './directory-lock';
 import { describeError, reportDatastore } from './embedded-reporting';
 import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection } from './log-files';
 
@@ -29,6 +28,8 @@ export interface ServiceStoreOptions {
   compactBytes?: number;
   /** Sealed log segments kept after a snapshot, as change-feed history. */
   keepSegments?: number;
+  /** Heartbeat and staleness of the data directory lock. */
+  lock?: DirectoryLockOptions;
 }
 
 export interface CommitListener {
@@ -56,7 +57,7 @@ export class ServiceStore {
   /** The log grows to at least the size of the last snapshot before the next one (bounds rewriting). */
   private compactAt: number;
   private readonly keepSegments: number;
-  private readonly lockPath: string;
+  private readonly lock: DirectoryLock;
   private closed = false;
 
   constructor(
@@ -67,10 +68,15 @@ export class ServiceStore {
     this.compactAt = this.compactBytes;
     this.keepSegments = options.keepSegments ?? 2;
     this.log = new LogFiles(dir);
-    this.lockPath = join(dir, 'LOCK');
-    this.takeDirectoryLock();
-    this.recover();
-    this.log.openForAppend(this.seq + 1);
+    this.lock = DirectoryLock.acquire(dir, options.lock);
+    try {
+      this.recover();
+      this.log.openForAppend(this.seq + 1);
+    } catch (error) {
+      // A cluster that cannot be opened (a corrupt log) leaves no lock behind for the next attempt.
+      this.lock.release();
+      throw error;
+    }
     this.log.afterFlush = () => this.maybeCompact();
     this.log.onFailure = (error) => reportDatastore('error', describeError(error));
   }
@@ -107,26 +113,6 @@ export class ServiceStore {
         }
       }
     }
-  }
-
-  /** One process per directory: an exclusive LOCK file holding the owner's pid; a dead owner's is taken over. */
-  private takeDirectoryLock(): void {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        const fd = openSync(this.lockPath, 'wx');
-        writeSync(fd, String(process.pid));
-        closeSync(fd);
-        return;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      const pid = Number(readFileSync(this.lockPath, 'utf8'));
-      if (pid && pid !== process.pid && processAlive(pid)) {
-        throw new DatastoreError('IllegalOperation', `the data directory ${this.dir} is in use by process ${pid}`);
-      }
-      rmSync(this.lockPath, { force: true });
-    }
-    throw new DatastoreError('IllegalOperation', `could not lock the data directory ${this.dir}`);
   }
 
   private recover(): void {
@@ -502,7 +488,7 @@ export class ServiceStore {
     await this.log.close();
     for (const listener of [...this.listeners]) listener.close();
     this.listeners.clear();
-    if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8') === String(process.pid)) unlinkSync(this.lockPath);
+    this.lock.release();
   }
 }
 
@@ -510,13 +496,4 @@ export class ServiceStore {
 export interface TransactionOwner extends LockOwner {
   unit?: WriteUnit;
   aborted?: boolean;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
