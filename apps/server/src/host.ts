@@ -13,6 +13,7 @@ import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera
 import { Logger } from 'nestjs-pino';
 import { type Observable } from 'rxjs';
 import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
+import { prepareDataDirectory } from './bootstrap/data-directory';
 import { DatastoreWireService } from './datastore-service';
 import { HostModule, messagingOptions } from './host.module';
 
@@ -75,9 +76,10 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   };
 }
 
-/** The embedded datastore's recovery steps and failures go to this process's log, before any store opens. */
+/** The data directory made private, and the embedded datastore's recovery steps and failures sent to this process's log, before any store opens. */
 function configureDatastore(settings: Settings): void {
   const logger = new NestLogger('datastore');
+  prepareDataDirectory(settings.dataDir, (message) => logger.warn(message));
   configureEmbeddedDatastore({
     log: (level, message) => (level === 'info' ? logger.log(message) : logger[level](message)),
     truncateLogAt: settings.datastoreTruncateLog,

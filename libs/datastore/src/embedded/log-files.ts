@@ -7,6 +7,7 @@
  * temporary file, synced and renamed, so the directory always holds a readable state.
  */
 import {
+  chmodSync,
   closeSync,
   constants as fsConstants,
   existsSync,
@@ -20,6 +21,7 @@ import {
   readFileSync,
   readdirSync,
   renameSync,
+  statSync,
   unlinkSync,
   write,
   writeSync,
@@ -296,6 +298,20 @@ function keepDamaged(path: string, buf: Buffer, offset: number): string {
   return target;
 }
 
+/**
+ * The directory and its files made the owner's alone, for data written by releases that created them
+ * world-readable (0755 and 0644). A few chmod calls at open; files created since are 0600 from the start.
+ */
+function tightenModes(dir: string): void {
+  if (process.platform === 'win32') return;
+  if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, DIR_MODE);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(dir, entry.name);
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, FILE_MODE);
+  }
+}
+
 function pad(n: number): string {
   return String(n).padStart(16, '0');
 }
@@ -331,7 +347,8 @@ export class LogFiles {
   onFailure?: (error: DatastoreError) => void;
 
   constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+    tightenModes(dir);
   }
 
   segments(): { start: number; path: string }[] {
@@ -433,7 +450,7 @@ export class LogFiles {
     const last = segments[segments.length - 1];
     if (last) {
       this.activeStart = last.start;
-      this.fd = openSync(last.path, APPEND_FLAGS, 0o644);
+      this.fd = openSync(last.path, APPEND_FLAGS, FILE_MODE);
       this.activeSize = fstatSync(this.fd).size;
     } else {
       this.startSegment(nextSeq);
@@ -442,7 +459,7 @@ export class LogFiles {
 
   private startSegment(start: number): void {
     const path = join(this.dir, `wal-${pad(start)}.log`);
-    const fd = openSync(path, APPEND_FLAGS, 0o644);
+    const fd = openSync(path, APPEND_FLAGS, FILE_MODE);
     fsyncSync(fd);
     fsyncDir(this.dir);
     const previous = this.fd;
@@ -592,7 +609,7 @@ export class LogFiles {
   writeSnapshot(seq: number, collections: Iterable<SnapshotCollection>, keepSegments: number): number {
     const finalPath = join(this.dir, `snapshot-${pad(seq)}.snap`);
     const tmpPath = `${finalPath}.tmp`;
-    const fd = openSync(tmpPath, 'w');
+    const fd = openSync(tmpPath, 'w', FILE_MODE);
     let size = 0;
     // Frames are gathered into one reused buffer and written a few megabytes at a time.
     const out = new RecordBuffer(4 * 1024 * 1024);
