@@ -32,7 +32,7 @@ describe('a watch whose filter cannot run', () => {
 
   const items = async (clientAppId: string) => {
     const user = await realmApp(host.url, clientAppId).logIn(Realm.Credentials.anonymous(false));
-    return user.mongoClient('mongodb-atlas').db(`db_${clientAppId.replace(/\W/g, '_')}`).collection<{ _id?: ObjectId; summary: string }>('items');
+    return user.mongoClient('mongodb-atlas').db(`db_${clientAppId.replace(/\W/g, '_')}`).collection<{ _id: ObjectId; summary: string }>('items');
   };
 
   it('ends only that watch: writes go on for its app and for every other app on the cluster', async () => {

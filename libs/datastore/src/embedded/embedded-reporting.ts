@@ -4,6 +4,8 @@
  * then (and in tools and tests that configure nothing) they go to stderr, so nothing is ever silent. It
  * also carries the one operator decision recovery may need: where to cut a corrupt log (TESSERA_DATASTORE_TRUNCATE_LOG).
  */
+import { inspect } from 'node:util';
+
 export type DatastoreLogLevel = 'info' | 'warn' | 'error';
 
 export interface EmbeddedDatastoreOptions {
@@ -43,7 +45,7 @@ export function reportDatastore(level: DatastoreLogLevel, message: string): void
 export function describeError(error: unknown): string {
   const parts: string[] = [];
   for (let current: unknown = error, depth = 0; current !== undefined && depth < 5; depth++) {
-    parts.push(current instanceof Error ? current.message : String(current));
+    parts.push(current instanceof Error ? current.message : typeof current === 'string' ? current : inspect(current));
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts.join(': ');
