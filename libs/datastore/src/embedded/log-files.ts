@@ -1,7 +1,8 @@
 /**
  * The files of one embedded service: write-ahead log segments (`wal-<first seq>.log`) and snapshots
  * (`snapshot-<seq>.snap`). Every record is framed as [length u32][crc32 u32][payload] with a BSON payload,
- * so a torn or corrupt tail is detected and cut off at recovery. Appends are group-committed: every write
+ * so a record torn by an interrupted write is detected and cut off at recovery, while damage before the
+ * tail refuses the cluster (see replay). Appends are group-committed: every write
  * queued while a flush runs goes out with the next synchronous write (O_DSYNC, or write + fdatasync).
  * Records are encoded straight into a reused buffer (bson-writer.ts). Snapshots are written to a
  * temporary file, synced and renamed, so the directory always holds a readable state.
@@ -233,19 +234,25 @@ export function decodeCommit(payload: Buffer): CommitRecord {
   return { seq: Number(header.s), time: Number(header.t), ops: ops as unknown as LogOp[] };
 }
 
+const SEQ_NAME = Buffer.from([0x73, 0x00]);
+/** BSON types a sequence number is written as: double, int32, int64. */
+const NUMBER_TYPES = new Set([0x01, 0x10, 0x12]);
+
 /**
  * Intact frames after a checksum failure at `from`: the first offset past it where a frame with a valid
  * checksum and a commit header starts, and how many valid frames run on from there. A corrupted length
- * field hides where the next frame starts, so every offset is tried (cheap tests before the checksum).
+ * field hides where the next frame starts, so every plausible offset is tried.
  */
 function framesAfter(buf: Buffer, from: number): { count: number; offset?: number; firstSeq?: number; lastSeq?: number } {
-  for (let offset = from + 1; offset + HEADER + 7 <= buf.length; offset++) {
-    const length = buf.readUInt32LE(offset);
-    if (length < 7 || offset + HEADER + length > buf.length) continue;
+  // A commit payload starts with its header document, whose first element is the number `s`: candidates
+  // are found by a native search for its name, 13 bytes into the frame ([length][crc][size][type]s\0).
+  for (let at = buf.indexOf(SEQ_NAME, from + HEADER + 5 + 1); at !== -1; at = buf.indexOf(SEQ_NAME, at + 1)) {
+    const offset = at - HEADER - 5;
     const p = offset + HEADER;
-    // A commit payload starts with its header document, whose first element is `s` (the sequence number).
+    const length = buf.readUInt32LE(offset);
+    if (length < 7 || p + length > buf.length || !NUMBER_TYPES.has(buf[p + 4])) continue;
     const headerSize = buf.readInt32LE(p);
-    if (headerSize < 8 || headerSize > length || buf[p + 5] !== 0x73 || buf[p + 6] !== 0) continue;
+    if (headerSize < 8 || headerSize > length) continue;
     if (crc32(buf.subarray(p, p + length)) !== buf.readUInt32LE(offset + 4)) continue;
     let count = 0;
     let firstSeq: number | undefined;

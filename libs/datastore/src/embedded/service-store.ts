@@ -351,7 +351,13 @@ export class ServiceStore {
   /** Writes one commit record for the unit; resolves once it is on disk. */
   async commit(unit: WriteUnit): Promise<void> {
     if (unit.ops.length === 0) return;
-    this.checkWritable();
+    try {
+      this.checkWritable();
+    } catch (error) {
+      // A transaction that ran while the log failed: its changes must not stay in memory either.
+      this.rollback(unit);
+      throw error;
+    }
     const record: CommitRecord = { seq: this.seq + 1, time: Date.now(), ops: unit.ops.slice() };
     let durable: Promise<void>;
     try {
