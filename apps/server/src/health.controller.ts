@@ -1,4 +1,5 @@
 import { Controller, Get, Inject, Optional } from '@nestjs/common';
+import { embeddedStoreProblems } from '@tessera/datastore';
 import { TesseraError } from '@tessera/domain';
 import { TransportReadiness } from '@tessera/messaging';
 import { SETTINGS, type Settings } from '@tessera/settings';
@@ -27,10 +28,14 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Ready while this process's message transport connections are up (503 while NATS is away) and, in the datastore service, while its wire server listens. */
+  /**
+   * Ready while this process's message transport connections are up (503 while NATS is away), every
+   * embedded datastore it holds takes writes (503 naming the log failure otherwise) and, in the datastore
+   * service, while its wire server listens.
+   */
   @Get('readyz')
   ready(): { status: 'ready'; mode: string; services: readonly string[] } {
-    const problems = this.transport.problems();
+    const problems = [...this.transport.problems(), ...embeddedStoreProblems()];
     if (this.datastore && !this.datastore.listening) problems.push('datastore wire server is not listening');
     if (problems.length > 0) throw new NotReadyError(`not ready: ${problems.join('; ')}`);
     return { status: 'ready', mode: this.settings.mode, services: this.settings.services };

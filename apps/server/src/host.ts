@@ -1,8 +1,10 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Logger as NestLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { configureEmbeddedDatastore } from '@tessera/datastore';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
 import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase } from '@tessera/platform';
@@ -11,6 +13,7 @@ import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera
 import { Logger } from 'nestjs-pino';
 import { type Observable } from 'rxjs';
 import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
+import { prepareDataDirectory } from './bootstrap/data-directory';
 import { DatastoreWireService } from './datastore-service';
 import { HostModule, messagingOptions } from './host.module';
 import { HostLogger } from './logging/host-logger';
@@ -37,6 +40,7 @@ export const version: string = (JSON.parse(readFileSync(join(__dirname, '..', 'p
 /** Starts a Tessera process: the services the settings name, behind one HTTP edge. */
 export async function startHost(settings: Settings): Promise<RunningHost> {
   // The admin API owns first-start work; other processes of a distributed deployment only read the state.
+  configureDatastore(settings);
   const firstStart = settings.services.includes('admin-api');
   const example = firstStart ? await loadExampleApp(settings) : undefined;
   const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
@@ -76,6 +80,16 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
       await app.close();
     },
   };
+}
+
+/** The data directory made private, and the embedded datastore's recovery steps and failures sent to this process's log, before any store opens. */
+function configureDatastore(settings: Settings): void {
+  const logger = new NestLogger('datastore');
+  prepareDataDirectory(settings.dataDir, (message) => logger.warn(message));
+  configureEmbeddedDatastore({
+    log: (level, message) => (level === 'info' ? logger.log(message) : logger[level](message)),
+    truncateLogAt: settings.datastoreTruncateLog,
+  });
 }
 
 /**

@@ -2,7 +2,8 @@
 export * from './api/data-source';
 export { DatastoreError, DatastoreErrorCode, isDatastoreError, isDuplicateKeyError, codeNameOf, type DatastoreErrorCodeName, type WriteErrorDetail } from './api/datastore.error';
 export { createDataSourceClient, embeddedClusterDir, type DataSourceClientOptions, type ReadPreference } from './client';
-export { openEmbeddedClient, EmbeddedClient } from './embedded/embedded-client';
+export { openEmbeddedClient, EmbeddedClient, embeddedStoreProblems } from './embedded/embedded-client';
+export { configureEmbeddedDatastore, type EmbeddedDatastoreOptions, type DatastoreLogLevel } from './embedded/embedded-reporting';
 export { type ServiceStoreOptions } from './embedded/service-store';
 export { traceDataSource } from './tracing/traced-client';
 export { MongoDataSourceClient, type MongoClientOptions } from './mongodb/mongodb-client';

@@ -79,7 +79,8 @@ export async function importFilePlatformState(dataDir: string, db: PlatformDatab
   }
 
   const movedTo = join(dataDir, 'platform-imported', new Date().toISOString().replace(/[:.]/g, '-'));
-  await mkdir(movedTo, { recursive: true });
+  // 0700: the moved files (secrets, keys) are readable only by Tessera's user, whatever modes they had.
+  await mkdir(movedTo, { recursive: true, mode: 0o700 });
   for (const name of present) {
     try {
       await rename(join(root, name), join(movedTo, name));

@@ -86,3 +86,12 @@ describe('token lifetimes', () => {
     expect(() => loadSettings({ TESSERA_ACCESS_TOKEN_TTL_SECONDS: '0' })).toThrow('TESSERA_ACCESS_TOKEN_TTL_SECONDS');
   });
 });
+
+describe('TESSERA_DATASTORE_TRUNCATE_LOG', () => {
+  it('takes the point a corrupt-log refusal names, with the file made absolute, and refuses anything else', () => {
+    expect(loadSettings({}).datastoreTruncateLog).toBeUndefined();
+    expect(loadSettings({ TESSERA_DATASTORE_TRUNCATE_LOG: '/data/clusters/c/wal-0000000000000001.log:1234' }).datastoreTruncateLog).toBe('/data/clusters/c/wal-0000000000000001.log:1234');
+    expect(loadSettings({ TESSERA_DATASTORE_TRUNCATE_LOG: 'clusters/c/wal-1.log:8' }).datastoreTruncateLog).toBe(`${process.cwd()}/clusters/c/wal-1.log:8`);
+    expect(() => loadSettings({ TESSERA_DATASTORE_TRUNCATE_LOG: 'wal-1.log' })).toThrow(/TESSERA_DATASTORE_TRUNCATE_LOG: expected <log segment file>:<byte offset>/);
+  });
+});

@@ -4,6 +4,7 @@
  * A bad setting stops the process with a message naming the setting.
  */
 import { isIP } from 'node:net';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 
 const appServiceNames = ['admin-api', 'graphql-gateway', 'function-runtime', 'sync-service'] as const;
@@ -95,6 +96,11 @@ const environmentSchema = z.object({
   // The wire server has no authentication: loopback unless the deployment says otherwise (a pod: 0.0.0.0).
   TESSERA_DATASTORE_HOST: listenHost.default('127.0.0.1'),
   TESSERA_CLUSTER_URIS: clusterUris.default(''),
+  // Recovery from a corrupt log: the point its refusal message names (`<segment file>:<byte offset>`).
+  TESSERA_DATASTORE_TRUNCATE_LOG: z
+    .string()
+    .regex(/^.+:\d+$/, 'expected <log segment file>:<byte offset>, as the message refusing the corrupt log prints it')
+    .optional(),
   TESSERA_ADMIN_USERNAME: z.string().min(1).default('admin'),
   TESSERA_ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
   TESSERA_EXAMPLE_APP: z.string().default('examples/todo'),
@@ -138,6 +144,8 @@ export interface Settings {
   datastorePort: number;
   /** Interface of the `datastore` service's MongoDB wire server; loopback by default, as it has no authentication. */
   datastoreHost: string;
+  /** `<absolute segment path>:<offset>`: where recovery may discard a corrupt embedded log (docs/security.md). */
+  datastoreTruncateLog: string | undefined;
   admin: { username: string; password: string | undefined };
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
@@ -167,6 +175,12 @@ export class SettingsError extends Error {
   }
 }
 
+/** `<file>:<offset>` with the file made absolute, as the datastore names its segments. */
+function absolutePoint(point: string): string {
+  const colon = point.lastIndexOf(':');
+  return `${resolve(point.slice(0, colon))}${point.slice(colon)}`;
+}
+
 /** Validates the environment; throws SettingsError naming every bad setting. */
 export function loadSettings(environment: Readonly<Record<string, string | undefined>>): Settings {
   const defined = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''));
@@ -187,6 +201,7 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     clusterUris: env.TESSERA_CLUSTER_URIS,
     datastorePort: env.TESSERA_DATASTORE_PORT,
     datastoreHost: env.TESSERA_DATASTORE_HOST,
+    datastoreTruncateLog: env.TESSERA_DATASTORE_TRUNCATE_LOG === undefined ? undefined : absolutePoint(env.TESSERA_DATASTORE_TRUNCATE_LOG),
     admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,

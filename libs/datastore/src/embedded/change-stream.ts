@@ -92,6 +92,8 @@ export class EmbeddedChangeStream implements ChangeStream {
     const from = options.startAfter ?? options.resumeAfter;
     this.unsubscribe = store.subscribe({
       commit: (record) => this.accept(record, -1, -1),
+      // The store has already dropped this listener: the stream ends with the error its pipeline raised.
+      fail: (error) => this.end(error),
       close: () => this.fail(new DatastoreError('IllegalOperation', 'the datastore was closed')),
     });
     if (from) {
@@ -100,13 +102,13 @@ export class EmbeddedChangeStream implements ChangeStream {
       try {
         for (const record of store.history(seq - 1)) this.accept(record, seq, index);
       } catch (error) {
-        this.failure = error;
+        this.end(error);
       }
     }
   }
 
   private accept(record: CommitRecord, afterSeq: number, afterIndex: number): void {
-    if (this.closed) return;
+    if (this.closed || this.failure) return;
     for (let i = 0; i < record.ops.length; i++) {
       if (record.seq < afterSeq || (record.seq === afterSeq && i <= afterIndex)) continue;
       const op = record.ops[i];
@@ -127,6 +129,13 @@ export class EmbeddedChangeStream implements ChangeStream {
         this.queue.push(passed);
       }
     }
+  }
+
+  /** Ends the stream with `error` (its pipeline failed on an event): no more events, next() rejects. */
+  private end(error: unknown): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.fail(error instanceof DatastoreError ? error : new DatastoreError('InternalError', `the change stream failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
   }
 
   private fail(error: DatastoreError): void {

@@ -19,6 +19,7 @@ import { normalize } from '../bson/values';
 import { EmbeddedChangeStream } from './change-stream';
 import { EmbeddedCollection } from './embedded-collection';
 import { EmbeddedSession } from './embedded-session';
+import { describeError, reportDatastore } from './embedded-reporting';
 import { ServiceStore, type ServiceStoreOptions } from './service-store';
 
 function checkName(kind: 'database' | 'collection', name: string): void {
@@ -96,13 +97,26 @@ export class EmbeddedClient implements DataSourceClient {
 }
 
 const open = new Map<string, { store: ServiceStore; refs: number }>();
+/** Directories whose store could not be opened, with the reason last reported. */
+const refused = new Map<string, string>();
 
 /** A client over the embedded store in `dir`, shared with every other client of that directory in this process. */
 export function openEmbeddedClient(dir: string, options?: ServiceStoreOptions): EmbeddedClient {
   const key = resolve(dir);
   let entry = open.get(key);
   if (!entry) {
-    entry = { store: new ServiceStore(key, options), refs: 0 };
+    let store: ServiceStore;
+    try {
+      store = new ServiceStore(key, options);
+    } catch (error) {
+      // Refused (a corrupt log, a live lock): said once in the log, not once per request that asks again.
+      const message = describeError(error);
+      if (refused.get(key) !== message) reportDatastore('error', `the embedded datastore ${key} was not opened: ${message}`);
+      refused.set(key, message);
+      throw error;
+    }
+    refused.delete(key);
+    entry = { store, refs: 0 };
     open.set(key, entry);
   }
   entry.refs++;
@@ -114,4 +128,14 @@ export function openEmbeddedClient(dir: string, options?: ServiceStoreOptions): 
       await held.store.close();
     }
   });
+}
+
+/** One line per embedded store of this process that refuses writes (its log failed), naming the cause. */
+export function embeddedStoreProblems(): string[] {
+  const problems: string[] = [];
+  for (const { store } of open.values()) {
+    const problem = store.problem();
+    if (problem) problems.push(problem);
+  }
+  return problems;
 }

@@ -1,5 +1,6 @@
 import type * as fs from 'node:fs';
 import { makeTempDir } from '@tessera/testing';
+import { configureEmbeddedDatastore } from './embedded-reporting';
 import { LogFiles } from './log-files';
 
 // The first log write is held until the test fails it, as a disk error in the middle of a write would.
@@ -21,7 +22,10 @@ vi.mock('node:fs', async (importOriginal) => {
 describe('the write-ahead log after a failed write', () => {
   it('refuses the records queued behind the failed write instead of writing them after a torn frame', async () => {
     const dir = makeTempDir('tessera-log-failure-');
+    const lines: string[] = [];
+    configureEmbeddedDatastore({ log: (level, message) => lines.push(`${level}: ${message}`) });
     const log = new LogFiles(dir.path);
+    log.onFailure = (error) => lines.push(`error: ${error.message}`);
     log.openForAppend(1);
     const record = (seq: number) => ({ seq, time: Date.now(), ops: [{ k: 'i' as const, d: 'db', c: 'c', doc: { _id: seq } }] });
     const first = log.append(record(1));
@@ -33,6 +37,8 @@ describe('the write-ahead log after a failed write', () => {
     await expect(first).rejects.toThrow(/could not be written/);
     await expect(second).rejects.toThrow(/could not be written/);
     await expect(log.append(record(3))).rejects.toThrow(/could not be written/);
+    expect(lines).toEqual([expect.stringMatching(/^error: the write-ahead log in .* could not be written \(EIO: i\/o error, write\)/)]);
+    configureEmbeddedDatastore({});
     dir.remove();
   });
 });

@@ -1,12 +1,14 @@
 /**
  * The files of one embedded service: write-ahead log segments (`wal-<first seq>.log`) and snapshots
  * (`snapshot-<seq>.snap`). Every record is framed as [length u32][crc32 u32][payload] with a BSON payload,
- * so a torn or corrupt tail is detected and cut off at recovery. Appends are group-committed: every write
+ * so a record torn by an interrupted write is detected and cut off at recovery, while damage before the
+ * tail refuses the cluster (see replay). Appends are group-committed: every write
  * queued while a flush runs goes out with the next synchronous write (O_DSYNC, or write + fdatasync).
  * Records are encoded straight into a reused buffer (bson-writer.ts). Snapshots are written to a
  * temporary file, synced and renamed, so the directory always holds a readable state.
  */
 import {
+  chmodSync,
   closeSync,
   constants as fsConstants,
   existsSync,
@@ -20,6 +22,7 @@ import {
   readFileSync,
   readdirSync,
   renameSync,
+  statSync,
   unlinkSync,
   write,
   writeSync,
@@ -31,6 +34,7 @@ import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document } from '../bson/values';
 import { encodeDocument } from './bson-writer';
+import { describeError, embeddedDatastoreOptions, reportDatastore } from './embedded-reporting';
 
 const HEADER = 8;
 const writeAsync = promisify(write);
@@ -42,6 +46,9 @@ const datasyncAsync = promisify(fdatasync);
  */
 const DSYNC: number | undefined = fsConstants.O_DSYNC;
 const APPEND_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | (DSYNC ?? 0);
+/** Data files are the owner's alone (issue 14: they were created world-readable). */
+export const FILE_MODE = 0o600;
+export const DIR_MODE = 0o700;
 // bsonRegExp: a stored regex is read back as the BSON value it was (a RegExp cannot hold PCRE options or syntax).
 const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: true };
 
@@ -228,6 +235,91 @@ export function decodeCommit(payload: Buffer): CommitRecord {
   return { seq: Number(header.s), time: Number(header.t), ops: ops as unknown as LogOp[] };
 }
 
+const SEQ_NAME = Buffer.from([0x73, 0x00]);
+/** BSON types a sequence number is written as: double, int32, int64. */
+const NUMBER_TYPES = new Set([0x01, 0x10, 0x12]);
+
+/**
+ * Intact frames after a checksum failure at `from`: the first offset past it where a frame with a valid
+ * checksum and a commit header starts, and how many valid frames run on from there. A corrupted length
+ * field hides where the next frame starts, so every plausible offset is tried.
+ */
+function framesAfter(buf: Buffer, from: number): { count: number; offset?: number; firstSeq?: number; lastSeq?: number } {
+  // A commit payload starts with its header document, whose first element is the number `s`: candidates
+  // are found by a native search for its name, 13 bytes into the frame ([length][crc][size][type]s\0).
+  for (let at = buf.indexOf(SEQ_NAME, from + HEADER + 5 + 1); at !== -1; at = buf.indexOf(SEQ_NAME, at + 1)) {
+    const offset = at - HEADER - 5;
+    const p = offset + HEADER;
+    const length = buf.readUInt32LE(offset);
+    if (length < 7 || p + length > buf.length || !NUMBER_TYPES.has(buf[p + 4])) continue;
+    const headerSize = buf.readInt32LE(p);
+    if (headerSize < 8 || headerSize > length) continue;
+    if (crc32(buf.subarray(p, p + length)) !== buf.readUInt32LE(offset + 4)) continue;
+    let count = 0;
+    let firstSeq: number | undefined;
+    let lastSeq: number | undefined;
+    for (const { payload } of readFrames(buf.subarray(offset))) {
+      count++;
+      lastSeq = decodeSeq(payload);
+      firstSeq ??= lastSeq;
+    }
+    return { count, offset, firstSeq, lastSeq };
+  }
+  return { count: 0 };
+}
+
+function corruptionMessage(path: string, offset: number, size: number, replayed: number, intact: { count: number; offset?: number; firstSeq?: number; lastSeq?: number }, laterSegments: number): string {
+  const after = [
+    intact.count > 0 ? `${intact.count} intact records follow it from byte ${intact.offset} (records ${intact.firstSeq}-${intact.lastSeq})` : '',
+    laterSegments > 0 ? `${laterSegments} later log segments follow this one` : '',
+  ].filter(Boolean);
+  return [
+    `the write-ahead log is corrupt: the record at byte ${offset} of ${path} (${size} bytes) fails its checksum, and ${after.join(' and ')}, so this is damage to acknowledged writes, not a write torn by a crash.`,
+    `Tessera refuses to open this cluster rather than drop them, and has changed nothing on disk (${replayed} records before the damage are intact).`,
+    `To proceed: stop Tessera and copy the whole data directory somewhere safe; then either restore the directory from a backup, or start once with TESSERA_DATASTORE_TRUNCATE_LOG=${path}:${offset} to discard the log from that byte on (the damaged bytes are kept in ${path}.damaged-${offset}), and unset it afterwards.`,
+  ].join(' ');
+}
+
+/** Cuts a segment at `offset`, synced. */
+function cutTail(path: string, offset: number): void {
+  const fd = openSync(path, 'r+');
+  try {
+    ftruncateSync(fd, offset);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Copies the bytes of a segment from `offset` on into a file of their own (synced) before they are cut off. */
+function keepDamaged(path: string, buf: Buffer, offset: number): string {
+  const target = `${path}.damaged-${offset}`;
+  const fd = openSync(target, 'w', FILE_MODE);
+  try {
+    const bytes = buf.subarray(offset);
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return target;
+}
+
+/**
+ * The directory and its files made the owner's alone, for data written by releases that created them
+ * world-readable (0755 and 0644). A few chmod calls at open; files created since are 0600 from the start.
+ */
+function tightenModes(dir: string): void {
+  if (process.platform === 'win32') return;
+  if ((statSync(dir).mode & 0o077) !== 0) chmodSync(dir, DIR_MODE);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(dir, entry.name);
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, FILE_MODE);
+  }
+}
+
 function pad(n: number): string {
   return String(n).padStart(16, '0');
 }
@@ -256,12 +348,15 @@ export class LogFiles {
   private writing = new RecordBuffer();
   private pending: Pending[] = [];
   private flushing = false;
-  private failure?: Error;
+  private failed?: DatastoreError;
   /** Called after each flush, inside the writer loop, with nothing being written (the store compacts here). */
   afterFlush?: () => void;
+  /** Called once when a write or sync fails and the log stops taking writes. */
+  onFailure?: (error: DatastoreError) => void;
 
   constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+    tightenModes(dir);
   }
 
   segments(): { start: number; path: string }[] {
@@ -280,37 +375,47 @@ export class LogFiles {
       .sort((a, b) => a.seq - b.seq);
   }
 
-  /** The newest complete snapshot, or undefined for an empty directory. */
+  /**
+   * The newest snapshot, or undefined for an empty directory. A snapshot is renamed into place only once
+   * written and synced, so one that does not read to its end marker is damaged: refused, not skipped
+   * (the log it replaced is gone).
+   */
   loadSnapshot(): { seq: number; collections: SnapshotCollection[] } | undefined {
-    for (const snap of this.snapshots().reverse()) {
-      const collections = new Map<string, SnapshotCollection>();
-      let complete = false;
-      for (const { payload } of readFrames(readFileSync(snap.path))) {
-        const doc = BSON.deserialize(payload, DESERIALIZE);
-        if (doc.end === true) {
-          complete = true;
-          break;
-        }
-        const key = `${String(doc.d)}.${String(doc.c)}`;
-        if (doc.meta === true) {
-          collections.set(key, { d: String(doc.d), c: String(doc.c), view: doc.view as Document | undefined, indexes: doc.indexes as Document[], docs: [] });
-        } else {
-          collections.get(key)?.docs.push(...(doc.docs as Document[]));
-        }
+    const snap = this.snapshots().pop();
+    if (!snap) return undefined;
+    const collections = new Map<string, SnapshotCollection>();
+    const buf = readFileSync(snap.path);
+    let validEnd = 0;
+    for (const { payload, end } of readFrames(buf)) {
+      validEnd = end;
+      const doc = BSON.deserialize(payload, DESERIALIZE);
+      if (doc.end === true) return { seq: snap.seq, collections: [...collections.values()] };
+      const key = `${String(doc.d)}.${String(doc.c)}`;
+      if (doc.meta === true) {
+        collections.set(key, { d: String(doc.d), c: String(doc.c), view: doc.view as Document | undefined, indexes: doc.indexes as Document[], docs: [] });
+      } else {
+        collections.get(key)?.docs.push(...(doc.docs as Document[]));
       }
-      if (complete) return { seq: snap.seq, collections: [...collections.values()] };
     }
-    return undefined;
+    throw new DatastoreError(
+      'InternalError',
+      `the snapshot ${snap.path} is corrupt: the frame at byte ${validEnd} (of ${buf.length}) fails its checksum or the file ends before its end marker. Tessera refuses to open this cluster and has changed nothing on disk. To proceed: stop Tessera, copy the whole data directory somewhere safe, and restore it from a backup.`,
+    );
   }
 
   /**
-   * Replays every commit after `afterSeq`, cutting a torn or corrupt tail off the last segment.
-   * Returns the last sequence number found.
+   * Replays every commit after `afterSeq`. Returns the last sequence number found.
+   *
+   * A frame that fails its checksum is a torn write only when nothing valid follows it in the last
+   * segment: an interrupted append leaves a prefix of its batch, never a gap before intact records. Such
+   * a tail is cut off (and reported). Anything else is corruption of acknowledged records: the cluster
+   * is refused, naming the file and byte offset, and no byte is changed, unless the operator named that
+   * very point in TESSERA_DATASTORE_TRUNCATE_LOG (then the bytes from it on are kept aside first).
    */
   replay(afterSeq: number, apply: (record: CommitRecord) => void): number {
     const segments = this.segments();
     let last = afterSeq;
-    segments.forEach((segment, i) => {
+    for (const [i, segment] of segments.entries()) {
       const buf = readFileSync(segment.path);
       let validEnd = 0;
       for (const { payload, end } of readFrames(buf)) {
@@ -323,17 +428,27 @@ export class LogFiles {
         apply(record);
         last = record.seq;
       }
-      if (validEnd < buf.length) {
-        if (i !== segments.length - 1) throw new DatastoreError('InternalError', `corrupt write-ahead log segment ${segment.path}`);
-        const fd = openSync(segment.path, 'r+');
-        try {
-          ftruncateSync(fd, validEnd);
-          fsyncSync(fd);
-        } finally {
-          closeSync(fd);
-        }
+      if (validEnd === buf.length) continue;
+      const later = segments.slice(i + 1);
+      const intact = framesAfter(buf, validEnd);
+      if (later.length === 0 && intact.count === 0) {
+        cutTail(segment.path, validEnd);
+        reportDatastore('warn', `recovery: cut ${buf.length - validEnd} bytes off the end of ${segment.path} at byte ${validEnd}, a record torn by an interrupted write (nothing valid followed it); ${last} records replayed`);
+        continue;
       }
-    });
+      const point = `${segment.path}:${validEnd}`;
+      if (embeddedDatastoreOptions().truncateLogAt === point) {
+        const kept = keepDamaged(segment.path, buf, validEnd);
+        cutTail(segment.path, validEnd);
+        for (const next of later) renameSync(next.path, `${next.path}.damaged`);
+        fsyncDir(this.dir);
+        reportDatastore('warn', `recovery: discarded the write-ahead log from byte ${validEnd} of ${segment.path} as TESSERA_DATASTORE_TRUNCATE_LOG asked (${intact.count} intact records after the damage and ${later.length} later segments lost; the bytes are kept in ${kept}${later.length ? ' and the *.damaged segments' : ''}); ${last} records replayed. Unset TESSERA_DATASTORE_TRUNCATE_LOG now.`);
+        return last;
+      }
+      throw new DatastoreError('InternalError', corruptionMessage(segment.path, validEnd, buf.length, last, intact, later.length));
+    }
+    const asked = embeddedDatastoreOptions().truncateLogAt;
+    if (asked && asked.startsWith(`${this.dir}/`)) reportDatastore('warn', `TESSERA_DATASTORE_TRUNCATE_LOG=${asked} names no corruption in ${this.dir} (already repaired?): nothing was cut; unset it`);
     return last;
   }
 
@@ -343,7 +458,7 @@ export class LogFiles {
     const last = segments[segments.length - 1];
     if (last) {
       this.activeStart = last.start;
-      this.fd = openSync(last.path, APPEND_FLAGS, 0o644);
+      this.fd = openSync(last.path, APPEND_FLAGS, FILE_MODE);
       this.activeSize = fstatSync(this.fd).size;
     } else {
       this.startSegment(nextSeq);
@@ -352,7 +467,7 @@ export class LogFiles {
 
   private startSegment(start: number): void {
     const path = join(this.dir, `wal-${pad(start)}.log`);
-    const fd = openSync(path, APPEND_FLAGS, 0o644);
+    const fd = openSync(path, APPEND_FLAGS, FILE_MODE);
     fsyncSync(fd);
     fsyncDir(this.dir);
     const previous = this.fd;
@@ -367,7 +482,7 @@ export class LogFiles {
    * encoding failure (a document over the size limit) throws synchronously with nothing queued.
    */
   append(record: CommitRecord, onDurable?: () => void): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
+    if (this.failed) return Promise.reject(this.failed);
     encodeCommitInto(this.queued, record);
     return new Promise((resolve, reject) => {
       this.pending.push({ onDurable, resolve, reject });
@@ -390,20 +505,49 @@ export class LogFiles {
     return !this.flushing && this.pending.length === 0;
   }
 
+  /** Set once a write or sync failed: memory is then ahead of disk, and every later write is refused. */
+  get failure(): DatastoreError | undefined {
+    return this.failed;
+  }
+
+  /**
+   * Acknowledges a batch that is on disk. What `onDurable` does with it (the change feed) is not the log's
+   * business: its failure is reported and the record stays acknowledged, since it is durable. Treating
+   * it as a write failure latched the log and stopped every write to the cluster (issue 14).
+   */
   private settle(batch: Pending[], error?: Error): void {
     for (const p of batch) {
-      if (error) p.reject(error);
-      else {
-        p.onDurable?.();
-        p.resolve();
+      if (error) {
+        p.reject(error);
+        continue;
       }
+      try {
+        p.onDurable?.();
+      } catch (callbackError) {
+        reportDatastore('error', `a callback after a durable write to ${this.dir} failed (the write stands): ${describeError(callbackError)}`);
+      }
+      p.resolve();
     }
   }
 
   private fail(batch: Pending[], error: unknown): void {
     // A failed write leaves memory ahead of disk: refuse every later write.
-    this.failure = new DatastoreError('InternalError', 'the write-ahead log could not be written', { cause: error });
-    this.settle(batch, this.failure);
+    this.failed = new DatastoreError('InternalError', `the write-ahead log in ${this.dir} could not be written (${describeError(error)}); writes to this cluster are refused until the server restarts`, { cause: error });
+    try {
+      this.onFailure?.(this.failed);
+    } finally {
+      this.settle(batch, this.failed);
+    }
+  }
+
+  /** The compaction hook runs between flushes; its failure is reported, and is the log's only if it failed it. */
+  private runAfterFlush(): void {
+    if (this.failed || !this.afterFlush) return;
+    try {
+      this.afterFlush();
+    } catch (error) {
+      if (!this.failed) reportDatastore('error', `compacting the log in ${this.dir} failed (the log is intact; retried later): ${describeError(error)}`);
+    }
   }
 
   private async flushLoop(): Promise<void> {
@@ -411,10 +555,10 @@ export class LogFiles {
     try {
       while (this.pending.length > 0) {
         const { batch, data } = this.take();
-        if (this.failure) {
+        if (this.failed) {
           // Queued behind a write that failed: on disk they would follow a torn frame, which recovery
           // stops at, so acknowledging them would lose them.
-          this.settle(batch, this.failure);
+          this.settle(batch, this.failed);
           continue;
         }
         try {
@@ -428,7 +572,7 @@ export class LogFiles {
         } catch (error) {
           this.fail(batch, error);
         }
-        if (!this.failure) this.afterFlush?.();
+        this.runAfterFlush();
       }
     } finally {
       this.flushing = false;
@@ -442,9 +586,9 @@ export class LogFiles {
   flushNow(): void {
     if (this.pending.length === 0) return;
     const { batch, data } = this.take();
-    if (this.failure) {
-      this.settle(batch, this.failure);
-      throw this.failure;
+    if (this.failed) {
+      this.settle(batch, this.failed);
+      throw this.failed;
     }
     try {
       const fd = this.fd;
@@ -456,7 +600,7 @@ export class LogFiles {
       this.settle(batch);
     } catch (error) {
       this.fail(batch, error);
-      throw this.failure;
+      throw this.failure ?? error;
     }
   }
 
@@ -473,7 +617,7 @@ export class LogFiles {
   writeSnapshot(seq: number, collections: Iterable<SnapshotCollection>, keepSegments: number): number {
     const finalPath = join(this.dir, `snapshot-${pad(seq)}.snap`);
     const tmpPath = `${finalPath}.tmp`;
-    const fd = openSync(tmpPath, 'w');
+    const fd = openSync(tmpPath, 'w', FILE_MODE);
     let size = 0;
     // Frames are gathered into one reused buffer and written a few megabytes at a time.
     const out = new RecordBuffer(4 * 1024 * 1024);

@@ -4,12 +4,12 @@
  * committed records the change feed reads. Every write runs synchronously against memory inside a
  * WriteUnit and is acknowledged once its commit record (one per unit) is fsynced.
  */
-import { closeSync, existsSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
 import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
 import { type Document, idKey } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
+import { DirectoryLock, type DirectoryLockOptions } from './directory-lock';
+import { describeError, reportDatastore } from './embedded-reporting';
 import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection } from './log-files';
 
 /** The changes of one statement or transaction, with what it takes to undo them. */
@@ -28,11 +28,15 @@ export interface ServiceStoreOptions {
   compactBytes?: number;
   /** Sealed log segments kept after a snapshot, as change-feed history. */
   keepSegments?: number;
+  /** Heartbeat and staleness of the data directory lock. */
+  lock?: DirectoryLockOptions;
 }
 
 export interface CommitListener {
-  /** A record became durable (called in sequence order). */
+  /** A record became durable (called in sequence order). Throwing ends this listener, nothing else. */
   commit(record: CommitRecord): void;
+  /** The listener's own commit threw: it is unsubscribed and gets no more records. */
+  fail(error: unknown): void;
   /** The store closed: no more records will come. */
   close(): void;
 }
@@ -53,7 +57,7 @@ export class ServiceStore {
   /** The log grows to at least the size of the last snapshot before the next one (bounds rewriting). */
   private compactAt: number;
   private readonly keepSegments: number;
-  private readonly lockPath: string;
+  private readonly lock: DirectoryLock;
   private closed = false;
 
   constructor(
@@ -64,31 +68,51 @@ export class ServiceStore {
     this.compactAt = this.compactBytes;
     this.keepSegments = options.keepSegments ?? 2;
     this.log = new LogFiles(dir);
-    this.lockPath = join(dir, 'LOCK');
-    this.takeDirectoryLock();
-    this.recover();
-    this.log.openForAppend(this.seq + 1);
+    this.lock = DirectoryLock.acquire(dir, options.lock);
+    try {
+      this.recover();
+      this.log.openForAppend(this.seq + 1);
+    } catch (error) {
+      // A cluster that cannot be opened (a corrupt log) leaves no lock behind for the next attempt.
+      this.lock.release();
+      throw error;
+    }
     this.log.afterFlush = () => this.maybeCompact();
+    this.log.onFailure = (error) => reportDatastore('error', describeError(error));
   }
 
-  /** One process per directory: an exclusive LOCK file holding the owner's pid; a dead owner's is taken over. */
-  private takeDirectoryLock(): void {
-    for (let attempt = 0; attempt < 3; attempt++) {
+  /** Why the store refuses writes (its log failed), for the readiness probe; undefined while healthy. */
+  problem(): string | undefined {
+    const failure = this.log.failure;
+    return failure ? describeError(failure) : undefined;
+  }
+
+  /** Refuses a write before it touches memory once the log failed (what memory holds is already ahead of disk). */
+  private checkWritable(): void {
+    if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
+    const failure = this.log.failure;
+    if (failure) throw new DatastoreError('InternalError', failure.message, { cause: failure.cause });
+  }
+
+  /**
+   * Hands a durable record to every listener (change streams). A listener that throws (a stream whose
+   * pipeline cannot run on the event, say) is closed with its error; the write and the other listeners
+   * go on.
+   */
+  private publish(record: CommitRecord): void {
+    for (const listener of this.listeners) {
       try {
-        const fd = openSync(this.lockPath, 'wx');
-        writeSync(fd, String(process.pid));
-        closeSync(fd);
-        return;
+        listener.commit(record);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        this.listeners.delete(listener);
+        reportDatastore('warn', `a change stream on ${this.dir} failed and was closed: ${describeError(error)}`);
+        try {
+          listener.fail(error);
+        } catch (failError) {
+          reportDatastore('warn', `closing a failed change stream on ${this.dir} failed: ${describeError(failError)}`);
+        }
       }
-      const pid = Number(readFileSync(this.lockPath, 'utf8'));
-      if (pid && pid !== process.pid && processAlive(pid)) {
-        throw new DatastoreError('IllegalOperation', `the data directory ${this.dir} is in use by process ${pid}`);
-      }
-      rmSync(this.lockPath, { force: true });
     }
-    throw new DatastoreError('IllegalOperation', `could not lock the data directory ${this.dir}`);
   }
 
   private recover(): void {
@@ -327,14 +351,20 @@ export class ServiceStore {
   /** Writes one commit record for the unit; resolves once it is on disk. */
   async commit(unit: WriteUnit): Promise<void> {
     if (unit.ops.length === 0) return;
-    if (this.closed) throw new DatastoreError('IllegalOperation', 'the datastore is closed');
+    try {
+      this.checkWritable();
+    } catch (error) {
+      // A transaction that ran while the log failed: its changes must not stay in memory either.
+      this.rollback(unit);
+      throw error;
+    }
     const record: CommitRecord = { seq: this.seq + 1, time: Date.now(), ops: unit.ops.slice() };
     let durable: Promise<void>;
     try {
       // Encoded into the write queue synchronously, in sequence order, with the change to memory.
       durable = this.log.append(record, () => {
         this.durableSeq = record.seq;
-        for (const listener of this.listeners) listener.commit(record);
+        this.publish(record);
       });
     } catch (error) {
       // Nothing was logged: take the changes back out of memory too.
@@ -352,6 +382,7 @@ export class ServiceStore {
    * aborts the transaction.
    */
   async write<T>(owner: TransactionOwner | undefined, fn: (unit: WriteUnit) => T, scope?: { db: string; coll: string }): Promise<T> {
+    this.checkWritable();
     if (owner?.unit) {
       await this.acquire(owner);
       const unit = owner.unit;
@@ -369,6 +400,7 @@ export class ServiceStore {
     while (this.lockOwner && this.lockOwner !== owner && (!scope || this.hides(scope.db, scope.coll))) {
       await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
     }
+    this.checkWritable();
     const unit = new WriteUnit();
     let result: T;
     try {
@@ -411,7 +443,13 @@ export class ServiceStore {
 
   private maybeCompact(): void {
     if (this.log.activeSize < this.compactAt || this.lockOwner) return;
-    this.compact();
+    try {
+      this.compact();
+    } catch (error) {
+      // Not after every flush from now on: once the log has grown by another compaction's worth.
+      this.compactAt = this.log.activeSize + this.compactBytes;
+      throw error;
+    }
   }
 
   /**
@@ -456,7 +494,7 @@ export class ServiceStore {
     await this.log.close();
     for (const listener of [...this.listeners]) listener.close();
     this.listeners.clear();
-    if (existsSync(this.lockPath) && readFileSync(this.lockPath, 'utf8') === String(process.pid)) unlinkSync(this.lockPath);
+    this.lock.release();
   }
 }
 
@@ -464,13 +502,4 @@ export class ServiceStore {
 export interface TransactionOwner extends LockOwner {
   unit?: WriteUnit;
   aborted?: boolean;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

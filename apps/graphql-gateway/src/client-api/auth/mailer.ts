@@ -37,7 +37,8 @@ export class OutboxFileMailer extends Mailer {
 
   async send(mail: OutgoingMail): Promise<void> {
     const path = OutboxFileMailer.outboxPath(this.dataDir);
-    await mkdir(join(this.dataDir, 'platform', 'mail'), { recursive: true });
+    // The owner's alone, as everything under the data directory: mail carries confirmation tokens.
+    await mkdir(join(this.dataDir, 'platform', 'mail'), { recursive: true, mode: 0o700 });
     await appendFile(path, `${JSON.stringify(mail)}\n`, { mode: 0o600 });
     this.logger.log(`${mail.purpose} email for ${mail.to} (app ${mail.appId}) written to ${path}`);
   }
