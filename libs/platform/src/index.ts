@@ -6,6 +6,7 @@ export * from './deployment-store';
 export * from './ids';
 export * from './jwt';
 export * from './passwords';
+export * from './login-throttle';
 export * from './signing-keys';
 export * from './platform.module';
 export * from './platform-database';

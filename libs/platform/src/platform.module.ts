@@ -8,6 +8,7 @@ import { DeployedApps } from './deployed-apps';
 import { DeploymentStore } from './deployment-store';
 import { DraftStore } from './draft-store';
 import { DatastoreLogStore, LogStore } from './log-store';
+import { LoginRateLimiter } from './login-throttle';
 import { PlatformDatabase } from './platform-database';
 import { SecretStore } from './secret-store';
 import { SigningKeyStore } from './signing-keys';
@@ -100,6 +101,8 @@ export class PlatformModule {
         { provide: SecretStore, useValue: new SecretStore(db) },
         { provide: SyncStateStore, useValue: new SyncStateStore(db) },
         { provide: SigningKeyStore, useValue: new SigningKeyStore(db, settings.signingKey) },
+        // One per process: the client API's providers and the admin API count failed logins in it.
+        { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
         DataSourcesLifecycle,
       ],
       exports: [
@@ -117,6 +120,7 @@ export class PlatformModule {
         SecretStore,
         SyncStateStore,
         SigningKeyStore,
+        LoginRateLimiter,
       ],
     };
   }

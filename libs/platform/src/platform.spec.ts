@@ -244,7 +244,7 @@ describe('platform stores in the platform database', () => {
     it('opens, resolves and closes refresh sessions on any replica', async () => {
       const store = new AdminUserStore(db);
       const user = (await store.authenticate('operator', 'second password'))!;
-      const session = await store.openSession(user._id);
+      const session = await store.openSession(user._id, 3600);
       expect((await new AdminUserStore(replica).sessionUser(session))?._id).toBe(user._id);
       expect(await new AdminUserStore(replica).closeSession(session)).toBe(true);
       expect(await store.sessionUser(session)).toBeUndefined();
