@@ -9,8 +9,8 @@ const keyLength = 32;
  * scrypt runs on libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), the pool file
  * I/O also uses: the embedded datastore's log appends and fsyncs wait behind every hash running there. So
  * at most `running` hashes run at once, process-wide (client logins, admin logins, registrations, API
- * keys), leaving the rest of the pool to storage; up to `waiting` more queue, and beyond that a hash is
- * refused at once with 429 rather than queued behind a flood.
+ * keys), leaving the rest of the pool to storage. Up to `waiting` more queue, each for at most `maxWaitMs`;
+ * beyond that a hash is refused with 429 rather than queued behind a flood.
  */
 class HashingSlots {
   private active = 0;
@@ -19,27 +19,43 @@ class HashingSlots {
   constructor(
     private readonly running: number,
     private readonly waiting: number,
+    private readonly maxWaitMs: number,
   ) {}
 
   async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.active >= this.running) {
-      if (this.queue.length >= this.waiting) throw new LoginThrottledError('too many logins at once; try again later');
-      await new Promise<void>((resume) => this.queue.push(resume));
-    } else {
-      this.active += 1;
-    }
+    if (this.active >= this.running) await this.wait();
+    else this.active += 1;
     try {
       return await work();
     } finally {
       const next = this.queue.shift();
-      // The slot passes straight to the next in line, so `active` counts it still.
+      // The slot passes straight to the next in line, so `active` still counts it.
       if (next) next();
       else this.active -= 1;
     }
   }
+
+  private wait(): Promise<void> {
+    if (this.queue.length >= this.waiting) return Promise.reject(busy());
+    return new Promise<void>((resume, refuse) => {
+      const entry = (): void => {
+        clearTimeout(timer);
+        resume();
+      };
+      const timer = setTimeout(() => {
+        this.queue.splice(this.queue.indexOf(entry), 1);
+        refuse(busy());
+      }, this.maxWaitMs);
+      this.queue.push(entry);
+    });
+  }
 }
 
-const slots = new HashingSlots(2, 32);
+function busy(): LoginThrottledError {
+  return new LoginThrottledError('too many logins at once; try again later');
+}
+
+const slots = new HashingSlots(2, 16, 10_000);
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return slots.run(
