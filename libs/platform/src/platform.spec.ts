@@ -254,6 +254,17 @@ describe('platform stores in the platform database', () => {
       expect(await store.sessionUser(session)).toBeUndefined();
       expect(await store.closeSession(session)).toBe(false);
     });
+
+    it('ends a session at its expiry and sweeps ended sessions at the next login', async () => {
+      const store = new AdminUserStore(db);
+      const user = { _id: String((await (await db.collection('admin_users')).findOne({ username: 'operator' }))?.['_id']) };
+      const ended = await store.openSession(user._id, -1);
+      expect(await store.sessionUser(ended)).toBeUndefined();
+      expect(await (await db.collection('admin_sessions')).findOne({ _id: ended })).toMatchObject({ expires_at: expect.any(Date) as Date });
+      const live = await store.openSession(user._id, 3600);
+      expect(await (await db.collection('admin_sessions')).findOne({ _id: ended })).toBeNull();
+      expect((await store.sessionUser(live))?._id).toBe(user._id);
+    });
   });
 
   describe('AdminApiKeyStore', () => {
