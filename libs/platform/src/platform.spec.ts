@@ -350,8 +350,8 @@ describe('secrets at rest', () => {
     const stored = await (await db.collection('secrets')).find({ app_id: 'enc-app' }).toArray();
     expect(stored.map((record) => record['value'])).toEqual([undefined, undefined]);
     const [a, b] = stored.map((record) => record['sealed'] as { kid: string; iv: unknown; data: unknown });
-    expect(a!.kid).toBe(cipher.currentKeyId);
-    expect(Buffer.from(bytesOf(a!.iv)).equals(Buffer.from(bytesOf(b!.iv)))).toBe(false);
+    expect(a.kid).toBe(cipher.currentKeyId);
+    expect(Buffer.from(bytesOf(a.iv)).equals(Buffer.from(bytesOf(b.iv)))).toBe(false);
     expect(JSON.stringify(stored)).not.toContain('same value');
     expect(await secrets.values('enc-app')).toEqual({ one: 'same value', two: 'same value' });
 

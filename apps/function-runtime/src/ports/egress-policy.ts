@@ -133,10 +133,10 @@ export function embeddedIpv4(address: string): string | undefined {
   if (!words) return undefined;
   const v4 = (high: number, low: number): string => [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
   const zero = (from: number, to: number): boolean => words.slice(from, to).every((word) => word === 0);
-  if (zero(0, 5) && words[5] === 0xffff) return v4(words[6]!, words[7]!);
-  if (zero(0, 4) && words[4] === 0xffff && words[5] === 0) return v4(words[6]!, words[7]!);
-  if (words[0] === 0x64 && words[1] === 0xff9b && zero(2, 6)) return v4(words[6]!, words[7]!);
-  if (words[0] === 0x2002) return v4(words[1]!, words[2]!);
+  if (zero(0, 5) && words[5] === 0xffff) return v4(words[6], words[7]);
+  if (zero(0, 4) && words[4] === 0xffff && words[5] === 0) return v4(words[6], words[7]);
+  if (words[0] === 0x64 && words[1] === 0xff9b && zero(2, 6)) return v4(words[6], words[7]);
+  if (words[0] === 0x2002) return v4(words[1], words[2]);
   return undefined;
 }
 
@@ -147,7 +147,7 @@ function ipv6Words(address: string): number[] | undefined {
   const expand = (part: string): number[] => {
     if (!part) return [];
     const pieces = part.split(':');
-    const last = pieces[pieces.length - 1]!;
+    const last = pieces[pieces.length - 1];
     const words = pieces.slice(0, last.includes('.') ? -1 : undefined).map((piece) => parseInt(piece, 16));
     if (last.includes('.')) {
       const [a = 0, b = 0, c = 0, d = 0] = last.split('.').map(Number);

@@ -126,7 +126,7 @@ function outgoingHeaders(headers: Record<string, string[]>, body: Buffer | undef
 
 async function read(response: IncomingMessage, method: string): Promise<OutboundHttpResponse> {
   const headers: Record<string, string[]> = {};
-  for (let i = 0; i < response.rawHeaders.length; i += 2) (headers[canonicalHeaderName(response.rawHeaders[i]!.toLowerCase())] ??= []).push(response.rawHeaders[i + 1]!);
+  for (let i = 0; i < response.rawHeaders.length; i += 2) (headers[canonicalHeaderName(response.rawHeaders[i].toLowerCase())] ??= []).push(response.rawHeaders[i + 1]);
   const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
   const decoder = method === 'HEAD' ? undefined : encoding === 'gzip' || encoding === 'x-gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : undefined;
   const source = decoder ? response.pipe(decoder) : response;
