@@ -166,7 +166,6 @@ describe('authentication and secrets hardening (server process)', () => {
       expect(throttled[0].body).toMatchObject({ error_code: 'TooManyRequests', error: expect.any(String) as string });
       // Without the bounds, 200 hashes queued ahead of the log's I/O (9 s measured); generous on a busy machine.
       expect(during, `baseline ${baseline.toFixed(0)} ms`).toBeLessThan(Math.max(3_000, baseline * 20));
-      console.info(`insert: baseline ${baseline.toFixed(0)} ms, during the flood ${during.toFixed(0)} ms; ${throttled.length} of 200 logins answered 429`);
       // At most ten guesses of one username (the per-username limit) reached a password check.
       expect(answers.slice(0, 100).filter((answer) => answer.status === 429).length).toBeGreaterThanOrEqual(90);
       // The real admin, whose username was not guessed, still gets in once the flood is answered.
