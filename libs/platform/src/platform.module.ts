@@ -1,4 +1,5 @@
 import { type DynamicModule, Global, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminApiKeyStore } from './admin-api-keys';
 import { AdminUserStore } from './admin-users';
@@ -104,13 +105,19 @@ export class SecretsAtRest implements OnApplicationBootstrap {
   private async checkKey(): Promise<void> {
     const meta = await this.db.collection('meta');
     const context = 'meta:secrets_key_check';
-    const marker = await meta.findOne({ _id: 'secrets_key_check' });
+    let marker = await meta.findOne({ _id: 'secrets_key_check' });
     if (!marker) {
-      await meta.updateOne({ _id: 'secrets_key_check' }, { $setOnInsert: { sealed: { ...this.cipher.sealText('tessera', context) } } }, { upsert: true });
-      return;
+      try {
+        await meta.insertOne({ _id: 'secrets_key_check', sealed: { ...this.cipher.sealText('tessera', context) } });
+        return;
+      } catch (error) {
+        // Another replica wrote it first: it must open with this process's key too.
+        if (!isDuplicateKeyError(error)) throw error;
+        marker = await meta.findOne({ _id: 'secrets_key_check' });
+      }
     }
-    this.cipher.openText(marker['sealed'], context);
-    if (this.cipher.isStale(marker['sealed'])) await meta.updateOne({ _id: 'secrets_key_check' }, { $set: { sealed: { ...this.cipher.sealText('tessera', context) } } });
+    this.cipher.openText(marker?.['sealed'], context);
+    if (this.cipher.isStale(marker?.['sealed'])) await meta.updateOne({ _id: 'secrets_key_check' }, { $set: { sealed: { ...this.cipher.sealText('tessera', context) } } });
   }
 }
 
