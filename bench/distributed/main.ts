@@ -99,7 +99,7 @@ async function standalone(): Promise<Result> {
 async function distributed(options: { label?: string; env?: Record<string, string>; replicas?: 1 | 2 } = {}): Promise<Result[]> {
   const nats = await startNatsServer();
   const dataDir = makeTempDir('tessera-bench-distributed-');
-  const env: Record<string, string> = { TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'), ...options.env };
+  const env: Record<string, string> = { TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'), TESSERA_SECRETS_KEY: randomBytes(32).toString('base64'), ...options.env };
   const processes: ServerProcess[] = [];
   const start = async (service: string, extra: Record<string, string> = {}): Promise<ServerProcess> => {
     const started = await startServerProcess({ env: { ...env, TESSERA_SERVICES: service, ...extra }, timeoutMs: 90_000 });

@@ -9,7 +9,7 @@
  */
 import 'reflect-metadata';
 import {
-  FetchHttpPort,
+  NodeHttpPort,
   FunctionRuntimeService,
   InMemoryAppFunctions,
   InMemoryDataAccess,
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
       functions,
       dataAccess: new InMemoryDataAccess(),
       values: new InMemoryValues(),
-      http: new FetchHttpPort(),
+      http: new NodeHttpPort(),
       logs: new InMemoryExecutionLogStore(10_000),
     },
     options: { timeLimitMs: 10_000, memoryLimitMb: 128, sandboxesPerApp: 2 },

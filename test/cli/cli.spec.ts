@@ -292,14 +292,15 @@ describe('tessera CLI against a running server', () => {
     const key = deriveSigningKey(signingKey, 'admin');
     const profilesPath = join(work.path, 'config', 'profiles.json');
     const profiles = JSON.parse(readFileSync(profilesPath, 'utf8')) as { profiles: { default: { accessToken: string } } };
-    const claims = JSON.parse(Buffer.from(profiles.profiles.default.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };
+    // An access token names its session (sid): the fabricated ones belong to the profile's open session.
+    const claims = JSON.parse(Buffer.from(profiles.profiles.default.accessToken.split('.')[1], 'base64url').toString()) as { sub: string; sid: string };
     const now = Math.floor(Date.now() / 1000);
-    const expired = signJwt({ sub: claims.sub, iat: now - 7200, exp: now - 10, typ: 'access' }, key);
+    const expired = signJwt({ sub: claims.sub, iat: now - 7200, exp: now - 10, typ: 'access', sid: claims.sid }, key);
 
     const ci = await tessera(['apps', 'list'], { ...env, TESSERA_ACCESS_TOKEN: expired, TESSERA_URL: server.url });
     expect(ci.code).toBe(3);
     expect(ci.stderr).toContain('invalid session: access token expired');
-    const fresh = signJwt({ sub: claims.sub, iat: now, exp: now + 600, typ: 'access' }, key);
+    const fresh = signJwt({ sub: claims.sub, iat: now, exp: now + 600, typ: 'access', sid: claims.sid }, key);
     expect((await tessera(['apps', 'list', '--json'], { TESSERA_ACCESS_TOKEN: fresh, TESSERA_URL: server.url })).code).toBe(0);
 
     profiles.profiles.default.accessToken = expired;

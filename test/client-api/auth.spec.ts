@@ -1,4 +1,4 @@
-import { AppUserStore, PlatformDatabase, SecretStore } from '@tessera/platform';
+import { AppUserStore } from '@tessera/platform';
 import { SignJWT } from 'jose';
 import { type InProcessHost, startInProcessHost } from './in-process-host';
 import { appSigningKey, testSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
@@ -40,7 +40,7 @@ describe('client API auth with realm-web', () => {
       );
       app.services.push({ config: { name: 'gcm', type: 'gcm', config: {} }, collectionRules: [], rules: [], webhooks: [] });
     }));
-    await new SecretStore(new PlatformDatabase(host.dataSources.platform())).create(appId, 'tokenKey', tokenSecret);
+    await host.secrets.create(appId, 'tokenKey', tokenSecret);
   });
 
   afterAll(async () => {

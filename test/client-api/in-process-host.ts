@@ -7,7 +7,7 @@ import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@te
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { CommandHandler, connectMessaging, decodeEjson, encodeEjson, InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, DataSources, DeploymentStore, PlatformModule } from '@tessera/platform';
+import { AppRegistry, DataSources, DeploymentStore, PlatformModule, SecretStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 
@@ -20,6 +20,8 @@ export interface InProcessHost {
   runs: FunctionRunRequest[];
   /** The host's own data sources (to write app data as another party would). */
   dataSources: DataSources;
+  /** The host's secret store (values sealed with the host's key). */
+  secrets: SecretStore;
   /** Creates an app and deploys `configure(emptyApp)`; returns its client app id and `_id`. */
   createApp(name: string, configure: (app: AppConfig) => void): Promise<{ clientAppId: string; appId: string }>;
   close(): Promise<void>;
@@ -77,6 +79,7 @@ export async function startInProcessHost(functions: Record<string, TestFunction>
     dataDir: dir.path,
     runs,
     dataSources: app.get(DataSources),
+    secrets: app.get(SecretStore),
     async createApp(name, configure) {
       const record = await registry.create({ name, groupId: '000000000000000000000001' });
       const config = emptyApp(name);

@@ -145,7 +145,8 @@ describe.skipIf(!kubectlInstalled)(`Kubernetes manifests (${kubectlInstalled ? '
         const secretName = container.envFrom?.find((source) => source.secretRef)?.secretRef?.name;
         expect(configMapName, `${service} reads a ConfigMap`).toMatch(/^tessera-config/);
         expect(secretName, `${service} reads a Secret`).toMatch(/^tessera-secrets/);
-        const environment = containerEnvironment(objects(), container);
+        // Renderings without the Secret get it out of band (deploy/README.md); its required key stands in here.
+        const environment = { TESSERA_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64'), ...containerEnvironment(objects(), container) };
         const settings = loadSettings(environment);
         expect(settings.mode).toBe('distributed');
         expect(settings.services).toEqual([service]);
@@ -247,7 +248,7 @@ describe.skipIf(!kubectlInstalled)(`Kubernetes manifests (${kubectlInstalled ? '
   it('generates development secrets in dev only; production references a Secret it does not contain', () => {
     const devSecret = all<Secret>(rendered.dev, 'Secret');
     expect(devSecret).toHaveLength(1);
-    expect(Object.keys(devSecret[0].data).sort()).toEqual(['TESSERA_ADMIN_PASSWORD', 'TESSERA_CLUSTER_URIS', 'TESSERA_SIGNING_KEY']);
+    expect(Object.keys(devSecret[0].data).sort()).toEqual(['TESSERA_ADMIN_PASSWORD', 'TESSERA_CLUSTER_URIS', 'TESSERA_SECRETS_KEY', 'TESSERA_SIGNING_KEY']);
     const uris = Buffer.from(devSecret[0].data.TESSERA_CLUSTER_URIS, 'base64').toString('utf8');
     // Every cluster, the platform's own (tessera-platform) included, so the replicas share their state.
     expect(uris).toMatch(/^\*=mongodb:\/\/mongodb-0\.mongodb:27017\//);

@@ -2,7 +2,7 @@ import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import {
   ChangePublisher,
   DatabaseTriggerConsumer,
-  FetchHttpPort,
+  NodeHttpPort,
   FunctionRuntimeService,
   InMemoryAppFunctions,
   InMemoryDataAccess,
@@ -50,7 +50,7 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
     functions.deploy(appId, { handleChange: { source: handleChange, config: { private: true } } });
     const logs = new InMemoryExecutionLogStore(10_000);
     const runtime = new FunctionRuntimeService({
-      dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new FetchHttpPort(5_000), logs },
+      dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new NodeHttpPort({ timeoutMs: 5_000 }), logs },
       options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 },
     });
     const events = await connect();

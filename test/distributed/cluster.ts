@@ -35,6 +35,7 @@ export class Cluster {
       TESSERA_MODE: 'distributed',
       NATS_URL: nats.url,
       TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'),
+      TESSERA_SECRETS_KEY: randomBytes(32).toString('base64'),
       TESSERA_ADMIN_PASSWORD: adminPassword,
       TESSERA_EXAMPLE_APP: '',
       ...options.env,

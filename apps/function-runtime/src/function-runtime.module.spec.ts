@@ -3,14 +3,14 @@ import { NestFactory } from '@nestjs/core';
 import { InMemoryExecutionLogStore } from './execution-logs/execution-log.store';
 import { FunctionRuntimeModule } from './function-runtime.module';
 import { FunctionRuntimeService } from './function-runtime.service';
-import { FetchHttpPort } from './ports/http.port';
+import { NodeHttpPort } from './ports/http.port';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryValues } from './testing/in-memory-ports';
 
 describe('FunctionRuntimeModule', () => {
   it('provides a working FunctionRuntimeService from its ports', async () => {
     const functions = new InMemoryAppFunctions();
     functions.deploy('app', { hi: 'exports = () => "hi";' });
-    const dependencies = { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new FetchHttpPort(), logs: new InMemoryExecutionLogStore() };
+    const dependencies = { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new NodeHttpPort(), logs: new InMemoryExecutionLogStore() };
     const app = await NestFactory.createApplicationContext(
       FunctionRuntimeModule.registerAsync({ useFactory: () => ({ dependencies, options: { memoryLimitMb: 32 } }) }),
       { logger: false },

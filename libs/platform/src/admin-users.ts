@@ -19,6 +19,9 @@ export interface AdminBootstrap {
   generatedPassword?: string;
 }
 
+/** Sessions recorded before they carried an end lasted as long as the refresh token then: 60 days. */
+const legacySessionLifetimeMs = 60 * 24 * 60 * 60 * 1000;
+
 /**
  * Administrators of this server (`admin_users`, usernames unique), their refresh-token sessions
  * (`admin_sessions`) and the single group (project) their apps live in (`meta`). Passwords are stored as
@@ -76,16 +79,26 @@ export class AdminUserStore {
     return (await verifyPassword(password, user.passwordHash)) ? user : undefined;
   }
 
-  /** Records a refresh-token session; the refresh token carries its id. */
-  async openSession(userId: string): Promise<string> {
+  /**
+   * Records a session that ends `lifetimeSeconds` from now; its refresh and access tokens carry its id, so
+   * closing it revokes both. Sessions past their end are swept here, as each login adds one.
+   */
+  async openSession(userId: string, lifetimeSeconds: number): Promise<string> {
+    const sessions = await this.db.collection('admin_sessions');
+    const now = new Date();
+    await sessions.deleteMany({ $or: [{ expires_at: { $lte: now } }, { expires_at: { $exists: false }, created: { $lte: new Date(now.getTime() - legacySessionLifetimeMs) } }] });
     const sessionId = newObjectIdHex();
-    await (await this.db.collection('admin_sessions')).insertOne({ _id: sessionId, user_id: userId, created: new Date() });
+    await sessions.insertOne({ _id: sessionId, user_id: userId, created: now, expires_at: new Date(now.getTime() + lifetimeSeconds * 1000) });
     return sessionId;
   }
 
+  /** The admin of a session that is open and not past its end. */
   async sessionUser(sessionId: string): Promise<AdminUser | undefined> {
     const session = await (await this.db.collection('admin_sessions')).findOne({ _id: sessionId });
-    return session ? this.get(String(session['user_id'])) : undefined;
+    if (!session) return undefined;
+    const expiresAt = session['expires_at'] instanceof Date ? session['expires_at'] : new Date(new Date(session['created'] as Date).getTime() + legacySessionLifetimeMs);
+    if (expiresAt.getTime() <= Date.now()) return undefined;
+    return this.get(String(session['user_id']));
   }
 
   async closeSession(sessionId: string): Promise<boolean> {

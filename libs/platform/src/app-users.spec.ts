@@ -18,6 +18,17 @@ describe('AppUserStore', () => {
     dir.remove();
   });
 
+  it('stores an end on each session and sweeps the ended sessions of a user at its next login', async () => {
+    const user = await store.createUser('normal');
+    const ended = await store.createSession(user._id, 'd1', -1);
+    const live = await store.createSession(user._id, 'd2', 3600);
+    expect(live.expiresAt.getTime()).toBeGreaterThan(Date.now() + 3_500_000);
+    expect(await store.findSession(ended._id)).toBeNull();
+    expect(await store.findSession(live._id)).not.toBeNull();
+    expect(await store.deleteSession(live._id)).toBe(true);
+    expect(await store.findSession(live._id)).toBeNull();
+  });
+
   it('creates its indexes idempotently, also from a second instance', async () => {
     await new AppUserStore(client, '65a000000000000000000001').init();
   });

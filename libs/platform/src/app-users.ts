@@ -187,8 +187,10 @@ export class AppUserStore {
 
   // Sessions (refresh tokens)
 
+  /** Opens a session; the user's sessions past their end are swept here, as each login adds one. */
   async createSession(userId: string, deviceId: string, lifetimeSeconds: number): Promise<Session> {
     const now = new Date();
+    await this.sessions.deleteMany({ userId, expiresAt: { $lte: now } });
     const session: Session = { _id: newObjectIdHex(), userId, deviceId, createdAt: now, expiresAt: new Date(now.getTime() + lifetimeSeconds * 1000) };
     await this.sessions.insertOne(session as unknown as Document);
     return session;

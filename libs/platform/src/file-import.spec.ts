@@ -12,10 +12,12 @@ import { DatastoreLogStore } from './log-store';
 import { hashPassword } from './passwords';
 import { PlatformDatabase } from './platform-database';
 import { SecretStore } from './secret-store';
+import { SecretsCipher } from './secrets-cipher';
 import { SigningKeyStore } from './signing-keys';
 import { SyncStateStore } from './sync-state-store';
 
 const appId = '65b000000000000000000001';
+const cipher = new SecretsCipher([Buffer.alloc(32, 3)], 'a test key');
 const base64 = (text: string): string => Buffer.from(text).toString('base64');
 
 /** A data directory as the file stores of the previous release left it. */
@@ -81,7 +83,7 @@ describe('importFilePlatformState', () => {
     const draft = await new DraftStore(db).get(appId);
     expect(draft).toMatchObject({ _id: '65b000000000000000000200', app: { _id: appId } });
     expect(Buffer.from((await new DraftStore(db).files(appId, draft!._id))!.get('config.json')!).toString()).toBe('{"draft":true}');
-    expect(await new SecretStore(db).values(appId)).toEqual({ apiKey: 's3cr3t' });
+    expect(await new SecretStore(db, cipher).values(appId)).toEqual({ apiKey: 's3cr3t' });
     expect(await new SyncStateStore(db).get(appId)).toEqual({ everEnabled: true, enabled: true, resetEpoch: 2 });
     expect((await new DatastoreLogStore(db).list(appId)).map((entry) => entry.messages[0])).toEqual(['second', 'first']);
 
@@ -91,7 +93,13 @@ describe('importFilePlatformState', () => {
     expect((await admins.sessionUser('65b0000000000000000000ac'))?.username).toBe('admin');
     expect(await new AdminApiKeyStore(db).authenticate('abcdef012345', 'private')).toBe('65b0000000000000000000ab');
     // Tokens issued before the upgrade still verify: the admin key is the imported one.
-    expect(await new SigningKeyStore(db).get('admin')).toEqual(Buffer.alloc(32, 5));
+    expect(await new SigningKeyStore(db, cipher).get('admin')).toEqual(Buffer.alloc(32, 5));
+    // What the files held in clear is sealed at boot once imported, and reads back the same.
+    expect(await new SecretStore(db, cipher).sealStored()).toBe(1);
+    expect(await new SigningKeyStore(db, cipher).sealStored()).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(await (await db.collection('secrets')).find({}).toArray())).not.toContain('s3cr3t');
+    expect(await new SecretStore(db, cipher).values(appId)).toEqual({ apiKey: 's3cr3t' });
+    expect(await new SigningKeyStore(db, cipher).get('admin')).toEqual(Buffer.alloc(32, 5));
 
     // The files moved aside (the mail outbox stays), so the next start imports nothing.
     expect(readdirSync(join(dir.path, 'platform'))).toEqual(['mail']);

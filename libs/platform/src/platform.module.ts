@@ -1,4 +1,5 @@
 import { type DynamicModule, Global, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { isDuplicateKeyError } from '@tessera/datastore';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminApiKeyStore } from './admin-api-keys';
 import { AdminUserStore } from './admin-users';
@@ -8,8 +9,10 @@ import { DeployedApps } from './deployed-apps';
 import { DeploymentStore } from './deployment-store';
 import { DraftStore } from './draft-store';
 import { DatastoreLogStore, LogStore } from './log-store';
+import { LoginRateLimiter } from './login-throttle';
 import { PlatformDatabase } from './platform-database';
 import { SecretStore } from './secret-store';
+import { SecretsCipher } from './secrets-cipher';
 import { SigningKeyStore } from './signing-keys';
 import { SyncStateStore } from './sync-state-store';
 
@@ -69,6 +72,56 @@ class DataSourcesLifecycle implements OnApplicationShutdown {
 }
 
 /**
+ * Keeps what the platform stores secret encrypted at rest, once at boot, before any request: checks the
+ * secrets key opens what is stored (a wrong key stops the process with a message naming the setting),
+ * seals what an earlier release stored in clear and reseals what an older key sealed (rotation).
+ */
+@Injectable()
+export class SecretsAtRest implements OnApplicationBootstrap {
+  private readonly logger = new Logger('SecretsAtRest');
+
+  constructor(
+    private readonly db: PlatformDatabase,
+    private readonly cipher: SecretsCipher,
+    private readonly secrets: SecretStore,
+    private readonly signingKeys: SigningKeyStore,
+    private readonly enabled: boolean,
+  ) {}
+
+  onApplicationBootstrap(): Promise<void> {
+    return this.sealStored();
+  }
+
+  /** Also run after the one-time import of an earlier release's files, which wrote their secrets in clear. */
+  async sealStored(): Promise<void> {
+    if (!this.enabled) return;
+    await this.checkKey();
+    const secrets = await this.secrets.sealStored();
+    const keys = await this.signingKeys.sealStored();
+    if (secrets + keys > 0) this.logger.log({ secrets, signingKeys: keys, keyId: this.cipher.currentKeyId }, `encrypted ${secrets} secret(s) and ${keys} signing key(s) at rest with key id ${this.cipher.currentKeyId}`);
+  }
+
+  /** A sealed marker in `meta`: a wrong key is caught at boot even before any secret exists. */
+  private async checkKey(): Promise<void> {
+    const meta = await this.db.collection('meta');
+    const context = 'meta:secrets_key_check';
+    let marker = await meta.findOne({ _id: 'secrets_key_check' });
+    if (!marker) {
+      try {
+        await meta.insertOne({ _id: 'secrets_key_check', sealed: { ...this.cipher.sealText('tessera', context) } });
+        return;
+      } catch (error) {
+        // Another replica wrote it first: it must open with this process's key too.
+        if (!isDuplicateKeyError(error)) throw error;
+        marker = await meta.findOne({ _id: 'secrets_key_check' });
+      }
+    }
+    this.cipher.openText(marker?.['sealed'], context);
+    if (this.cipher.isStale(marker?.['sealed'])) await meta.updateOne({ _id: 'secrets_key_check' }, { $set: { sealed: { ...this.cipher.sealText('tessera', context) } } });
+  }
+}
+
+/**
  * Provides the settings and the platform stores to every service module of a process. Every store keeps
  * its state in the platform cluster (`tessera-platform`), so every process of a distributed deployment
  * sees the same apps, deployments, administrators, secrets, logs and keys.
@@ -82,6 +135,11 @@ export class PlatformModule {
     const apps = new DatastoreAppRegistry(db);
     const deployments = new DeploymentStore(db);
     const deployedApps = new DeployedApps(apps, deployments);
+    // A process running only the datastore service keeps no secrets, and in distributed mode has no key.
+    const keepsSecrets = settings.services.some((service) => service !== 'datastore');
+    const cipher = keepsSecrets ? SecretsCipher.fromSettings(settings) : SecretsCipher.unavailable('this process runs only the datastore service');
+    const secrets = new SecretStore(db, cipher);
+    const signingKeys = new SigningKeyStore(db, cipher, settings.signingKey);
     const recheck = options.deploymentRecheckIntervalMs ?? (settings.mode === 'distributed' ? DEPLOYMENT_RECHECK_INTERVAL_MS : undefined);
     return {
       module: PlatformModule,
@@ -97,9 +155,13 @@ export class PlatformModule {
         { provide: AdminUserStore, useValue: new AdminUserStore(db) },
         { provide: AdminApiKeyStore, useValue: new AdminApiKeyStore(db) },
         { provide: DraftStore, useValue: new DraftStore(db) },
-        { provide: SecretStore, useValue: new SecretStore(db) },
+        { provide: SecretsCipher, useValue: cipher },
+        { provide: SecretStore, useValue: secrets },
         { provide: SyncStateStore, useValue: new SyncStateStore(db) },
-        { provide: SigningKeyStore, useValue: new SigningKeyStore(db, settings.signingKey) },
+        { provide: SigningKeyStore, useValue: signingKeys },
+        { provide: SecretsAtRest, useValue: new SecretsAtRest(db, cipher, secrets, signingKeys, keepsSecrets) },
+        // One per process: the client API's providers and the admin API count failed logins in it.
+        { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
         DataSourcesLifecycle,
       ],
       exports: [
@@ -114,9 +176,11 @@ export class PlatformModule {
         AdminUserStore,
         AdminApiKeyStore,
         DraftStore,
+        SecretsCipher,
         SecretStore,
         SyncStateStore,
         SigningKeyStore,
+        LoginRateLimiter,
       ],
     };
   }

@@ -9,11 +9,15 @@ import { DeploymentStore } from './deployment-store';
 import { DraftStore } from './draft-store';
 import { signJwt, verifyJwt } from './jwt';
 import { DatastoreLogStore } from './log-store';
-import { PlatformDatabase } from './platform-database';
+import { Binary } from 'bson';
+import { bytesOf, PlatformDatabase } from './platform-database';
 import { DeploymentReconciler } from './platform.module';
 import { SecretStore } from './secret-store';
+import { SecretsCipher } from './secrets-cipher';
 import { SigningKeyStore } from './signing-keys';
 import { SyncStateStore } from './sync-state-store';
+
+const cipher = new SecretsCipher([Buffer.alloc(32, 3)], 'a test key');
 
 // Each store over the embedded engine, as standalone mode runs it. Two PlatformDatabase instances over one
 // client stand for two replicas: they share nothing but the database.
@@ -153,7 +157,7 @@ describe('platform stores in the platform database', () => {
 
   describe('SecretStore', () => {
     it('lists names only, refuses duplicates and bad names, updates and upserts values', async () => {
-      const secrets = new SecretStore(db);
+      const secrets = new SecretStore(db, cipher);
       const created = await secrets.create('s-app', 'apiKey', 'v1');
       await expect(secrets.create('s-app', 'apiKey', 'x')).rejects.toMatchObject({ errorCode: 'SecretAlreadyExists', httpStatus: 409 });
       await expect(secrets.create('s-app', 'bad name', 'x')).rejects.toMatchObject({ errorCode: 'InvalidParameter', httpStatus: 400 });
@@ -164,7 +168,7 @@ describe('platform stores in the platform database', () => {
       await secrets.update('s-app', 'apiKey', {});
       await expect(secrets.update('s-app', 'missing', {})).rejects.toMatchObject({ errorCode: 'SecretNotFound' });
       await expect(secrets.update('s-app', created._id, { name: 'other' })).rejects.toMatchObject({ errorCode: 'SecretAlreadyExists' });
-      await new SecretStore(replica).upsert('s-app', { other: 'o2', added: 'new' });
+      await new SecretStore(replica, cipher).upsert('s-app', { other: 'o2', added: 'new' });
       expect(await secrets.values('s-app')).toEqual({ apiKey: 'rotated', other: 'o2', added: 'new' });
       await secrets.remove('s-app', 'added');
       await expect(secrets.remove('s-app', 'added')).rejects.toMatchObject({ errorCode: 'SecretNotFound', httpStatus: 404 });
@@ -244,11 +248,22 @@ describe('platform stores in the platform database', () => {
     it('opens, resolves and closes refresh sessions on any replica', async () => {
       const store = new AdminUserStore(db);
       const user = (await store.authenticate('operator', 'second password'))!;
-      const session = await store.openSession(user._id);
+      const session = await store.openSession(user._id, 3600);
       expect((await new AdminUserStore(replica).sessionUser(session))?._id).toBe(user._id);
       expect(await new AdminUserStore(replica).closeSession(session)).toBe(true);
       expect(await store.sessionUser(session)).toBeUndefined();
       expect(await store.closeSession(session)).toBe(false);
+    });
+
+    it('ends a session at its expiry and sweeps ended sessions at the next login', async () => {
+      const store = new AdminUserStore(db);
+      const user = { _id: String((await (await db.collection('admin_users')).findOne({ username: 'operator' }))?.['_id']) };
+      const ended = await store.openSession(user._id, -1);
+      expect(await store.sessionUser(ended)).toBeUndefined();
+      expect(await (await db.collection('admin_sessions')).findOne({ _id: ended })).toMatchObject({ expires_at: expect.any(Date) as Date });
+      const live = await store.openSession(user._id, 3600);
+      expect(await (await db.collection('admin_sessions')).findOne({ _id: ended })).toBeNull();
+      expect((await store.sessionUser(live))?._id).toBe(user._id);
     });
   });
 
@@ -270,20 +285,20 @@ describe('platform stores in the platform database', () => {
 
   describe('SigningKeyStore', () => {
     it('creates a key once: every replica, also racing on first use, gets the same one', async () => {
-      const [one, two] = await Promise.all([new SigningKeyStore(db).get('admin'), new SigningKeyStore(replica).get('admin')]);
+      const [one, two] = await Promise.all([new SigningKeyStore(db, cipher).get('admin'), new SigningKeyStore(replica, cipher).get('admin')]);
       expect(one).toHaveLength(32);
       expect(two).toEqual(one);
-      expect(await new SigningKeyStore(replica).get('admin')).toEqual(one);
-      expect(await new SigningKeyStore(db).get('app-x')).not.toEqual(one);
+      expect(await new SigningKeyStore(replica, cipher).get('admin')).toEqual(one);
+      expect(await new SigningKeyStore(db, cipher).get('app-x')).not.toEqual(one);
     });
 
     it('derives the same per-purpose keys from a shared master key in every replica, storing nothing', async () => {
       const master = Buffer.alloc(32, 9);
-      const key = await new SigningKeyStore(db, master).get('app-derived');
+      const key = await new SigningKeyStore(db, cipher, master).get('app-derived');
       expect(key).toHaveLength(32);
-      expect(await new SigningKeyStore(replica, master).get('app-derived')).toEqual(key);
-      expect(await new SigningKeyStore(replica, master).get('admin')).not.toEqual(key);
-      expect(await new SigningKeyStore(replica, Buffer.alloc(32, 8)).get('app-derived')).not.toEqual(key);
+      expect(await new SigningKeyStore(replica, cipher, master).get('app-derived')).toEqual(key);
+      expect(await new SigningKeyStore(replica, cipher, master).get('admin')).not.toEqual(key);
+      expect(await new SigningKeyStore(replica, cipher, Buffer.alloc(32, 8)).get('app-derived')).not.toEqual(key);
       expect(await (await db.collection('signing_keys')).findOne({ _id: 'app-derived' })).toBeNull();
     });
   });
@@ -309,5 +324,64 @@ describe('JWT', () => {
     const tampered = token.replace(payload, Buffer.from(JSON.stringify({ sub: 'admin', iat: now, exp: now + 60 })).toString('base64url'));
     expect(verifyJwt(tampered, key, now)).toEqual({ valid: false, reason: 'signature' });
     expect(verifyJwt('not-a-token', key, now)).toEqual({ valid: false, reason: 'malformed' });
+  });
+});
+
+describe('secrets at rest', () => {
+  const dir = makeTempDir('tessera-secrets-at-rest-');
+  let client: DataSourceClient;
+  let db: PlatformDatabase;
+
+  beforeAll(() => {
+    client = createDataSourceClient({ clusterName: 'tessera-platform', dataDir: dir.path });
+    db = new PlatformDatabase(client);
+  });
+
+  afterAll(async () => {
+    await client.close();
+    dir.remove();
+  });
+
+  it('stores secret values and generated signing keys sealed, each with its own nonce, and reads them back', async () => {
+    const cipher = new SecretsCipher([Buffer.alloc(32, 1)], 'a test key');
+    const secrets = new SecretStore(db, cipher);
+    await secrets.create('enc-app', 'one', 'same value');
+    await secrets.create('enc-app', 'two', 'same value');
+    const stored = await (await db.collection('secrets')).find({ app_id: 'enc-app' }).toArray();
+    expect(stored.map((record) => record['value'])).toEqual([undefined, undefined]);
+    const [a, b] = stored.map((record) => record['sealed'] as { kid: string; iv: unknown; data: unknown });
+    expect(a.kid).toBe(cipher.currentKeyId);
+    expect(Buffer.from(bytesOf(a.iv)).equals(Buffer.from(bytesOf(b.iv)))).toBe(false);
+    expect(JSON.stringify(stored)).not.toContain('same value');
+    expect(await secrets.values('enc-app')).toEqual({ one: 'same value', two: 'same value' });
+
+    const key = await new SigningKeyStore(db, cipher).get('app-sealed');
+    const record = await (await db.collection('signing_keys')).findOne({ _id: 'app-sealed' });
+    expect(record?.['key']).toBeUndefined();
+    expect(Buffer.from(bytesOf((record?.['sealed'] as { data: unknown }).data)).includes(key)).toBe(false);
+  });
+
+  it('seals what an earlier release stored in clear, and reseals with the new key on rotation', async () => {
+    const oldCipher = new SecretsCipher([Buffer.alloc(32, 1)], 'the old key');
+    await (await db.collection('secrets')).insertOne({ _id: 'clear-secret', app_id: 'old-app', name: 'legacy', value: 'in clear' });
+    await (await db.collection('signing_keys')).insertOne({ _id: 'app-clear', key: new Binary(Buffer.alloc(32, 7)), created: new Date() });
+    expect(await new SecretStore(db, oldCipher).sealStored()).toBe(1);
+    expect(await new SigningKeyStore(db, oldCipher).sealStored()).toBe(1);
+    expect((await (await db.collection('secrets')).findOne({ _id: 'clear-secret' }))?.['value']).toBeUndefined();
+    expect((await (await db.collection('signing_keys')).findOne({ _id: 'app-clear' }))?.['key']).toBeUndefined();
+
+    const rotated = new SecretsCipher([Buffer.alloc(32, 2), Buffer.alloc(32, 1)], 'the new and old keys');
+    expect(await new SecretStore(db, rotated).values('old-app')).toEqual({ legacy: 'in clear' });
+    expect(await new SecretStore(db, rotated).sealStored()).toBeGreaterThanOrEqual(1);
+    expect(await new SigningKeyStore(db, rotated).get('app-clear')).toEqual(Buffer.alloc(32, 7));
+    const onlyNew = new SecretsCipher([Buffer.alloc(32, 2)], 'the new key');
+    expect(await new SecretStore(db, onlyNew).values('old-app')).toEqual({ legacy: 'in clear' });
+    await expect(new SecretStore(db, oldCipher).values('old-app')).rejects.toThrow(/encrypted with key id [0-9a-f]{16}, which the old key .* does not hold/);
+  });
+
+  it('refuses a sealed value moved to another app', async () => {
+    const cipher = new SecretsCipher([Buffer.alloc(32, 1)], 'a test key');
+    const sealed = cipher.sealText('mine', 'secrets:app-a');
+    expect(() => cipher.openText(sealed, 'secrets:app-b')).toThrow(/does not decrypt/);
   });
 });

@@ -2,6 +2,7 @@ import { type Document, isDuplicateKeyError } from '@tessera/datastore';
 import { TesseraError } from '@tessera/domain';
 import { newObjectIdHex } from './ids';
 import { type PlatformDatabase } from './platform-database';
+import { type SecretsCipher } from './secrets-cipher';
 
 /** A secret as the admin API lists it: never with its value. */
 export interface SecretSummary {
@@ -31,10 +32,15 @@ const secretName = /^[A-Za-z0-9_-]{1,64}$/;
 /**
  * Secret values of each app (`secrets`, names unique per app), kept apart from its configuration. The
  * configuration only names secrets; values leave this store only towards the services that use them
- * (`values()`), never through a listing.
+ * (`values()`), never through a listing. Values are stored sealed (`sealed`, AES-256-GCM, bound to the
+ * app), never in clear; a record still holding a clear `value` (written before encryption) is read as it
+ * is until `sealStoredSecrets` rewrites it at boot.
  */
 export class SecretStore {
-  constructor(private readonly db: PlatformDatabase) {}
+  constructor(
+    private readonly db: PlatformDatabase,
+    private readonly cipher: SecretsCipher,
+  ) {}
 
   async list(appId: string): Promise<SecretSummary[]> {
     const found = await (await this.db.collection('secrets')).find({ app_id: appId }, { name: 1 }).sort({ name: 1 }).toArray();
@@ -45,7 +51,7 @@ export class SecretStore {
     const checkedName = checkName(name);
     const secret = { _id: newObjectIdHex(), name: checkedName };
     try {
-      await (await this.db.collection('secrets')).insertOne({ ...secret, app_id: appId, value: stringValue(value) });
+      await (await this.db.collection('secrets')).insertOne({ ...secret, app_id: appId, sealed: this.seal(appId, stringValue(value)) });
     } catch (error) {
       if (isDuplicateKeyError(error)) throw alreadyExists(checkedName);
       throw error;
@@ -57,11 +63,11 @@ export class SecretStore {
     const secrets = await this.db.collection('secrets');
     const set: Document = {};
     if (change.name !== undefined) set['name'] = checkName(change.name);
-    if (change.value !== undefined) set['value'] = stringValue(change.value);
+    if (change.value !== undefined) set['sealed'] = this.seal(appId, stringValue(change.value));
     const filter = { app_id: appId, $or: [{ _id: id }, { name: id }] };
     let matched: number;
     try {
-      matched = Object.keys(set).length === 0 ? await secrets.countDocuments(filter) : (await secrets.updateOne(filter, { $set: set })).matchedCount;
+      matched = Object.keys(set).length === 0 ? await secrets.countDocuments(filter) : (await secrets.updateOne(filter, { $set: set, ...(set['sealed'] ? { $unset: { value: '' } } : {}) })).matchedCount;
     } catch (error) {
       if (isDuplicateKeyError(error)) throw alreadyExists(String(set['name']));
       throw error;
@@ -73,7 +79,7 @@ export class SecretStore {
   async upsert(appId: string, values: Record<string, string>): Promise<void> {
     const secrets = await this.db.collection('secrets');
     for (const [name, value] of Object.entries(values)) {
-      await secrets.updateOne({ app_id: appId, name: checkName(name) }, { $set: { value }, $setOnInsert: { _id: newObjectIdHex() } }, { upsert: true });
+      await secrets.updateOne({ app_id: appId, name: checkName(name) }, { $set: { sealed: this.seal(appId, value) }, $unset: { value: '' }, $setOnInsert: { _id: newObjectIdHex() } }, { upsert: true });
     }
   }
 
@@ -85,8 +91,35 @@ export class SecretStore {
   /** Secret name -> value, for the services that resolve `secret_config` and `from_secret` values. */
   async values(appId: string): Promise<Record<string, string>> {
     const found = await (await this.db.collection('secrets')).find({ app_id: appId }).toArray();
-    return Object.fromEntries(found.map((secret) => [String(secret['name']), String(secret['value'])]));
+    return Object.fromEntries(found.map((secret) => [String(secret['name']), this.valueOf(secret)]));
   }
+
+  /** Seals records still in clear and reseals those of an older key; returns how many it rewrote. */
+  async sealStored(): Promise<number> {
+    const secrets = await this.db.collection('secrets');
+    let rewritten = 0;
+    for (const secret of await secrets.find({}).toArray()) {
+      const appId = String(secret['app_id']);
+      if (secret['sealed'] !== undefined && !this.cipher.isStale(secret['sealed'])) continue;
+      const sealed = this.seal(appId, this.valueOf(secret));
+      const filter = secret['sealed'] !== undefined ? { _id: secret['_id'], 'sealed.kid': (secret['sealed'] as { kid: string }).kid } : { _id: secret['_id'], value: { $exists: true } };
+      rewritten += (await secrets.updateOne(filter, { $set: { sealed }, $unset: { value: '' } })).modifiedCount;
+    }
+    return rewritten;
+  }
+
+  private seal(appId: string, value: string): Document {
+    return { ...this.cipher.sealText(value, secretContext(appId)) };
+  }
+
+  private valueOf(secret: Document): string {
+    if (secret['sealed'] !== undefined) return this.cipher.openText(secret['sealed'], secretContext(String(secret['app_id'])));
+    return String(secret['value']);
+  }
+}
+
+function secretContext(appId: string): string {
+  return `secrets:${appId}`;
 }
 
 function alreadyExists(name: string): SecretStoreError {

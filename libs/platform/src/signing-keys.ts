@@ -1,7 +1,7 @@
-import { isDuplicateKeyError } from '@tessera/datastore';
+import { type Document, isDuplicateKeyError } from '@tessera/datastore';
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { Binary } from 'bson';
 import { bytesOf, type PlatformDatabase } from './platform-database';
+import { type SecretsCipher } from './secrets-cipher';
 
 /** The key of one purpose derived from the master key (HKDF-SHA256, the purpose as `info`). */
 export function deriveSigningKey(masterKey: Buffer, name: string): Buffer {
@@ -14,14 +14,17 @@ export function deriveSigningKey(masterKey: Buffer, name: string): Buffer {
  *
  * With a master key (TESSERA_SIGNING_KEY, shared by every replica of a distributed deployment) nothing is
  * stored: each purpose's key is derived from the master key with HKDF-SHA256, the purpose as `info`.
- * Without one, a random key is created on first use and kept in the platform database (`signing_keys`);
- * replicas creating the same key at once agree on the first one written.
+ * Without one, a random key is created on first use and kept in the platform database (`signing_keys`),
+ * sealed with the secrets key (`sealed`, never in clear; a key stored in clear by an earlier release is
+ * read as it is until `sealStored` rewrites it at boot); replicas creating the same key at once agree on
+ * the first one written.
  */
 export class SigningKeyStore {
   private readonly cache = new Map<string, Promise<Buffer>>();
 
   constructor(
     private readonly db: PlatformDatabase,
+    private readonly cipher: SecretsCipher,
     private readonly masterKey?: Buffer,
   ) {}
 
@@ -40,14 +43,38 @@ export class SigningKeyStore {
     if (this.masterKey) return deriveSigningKey(this.masterKey, name);
     const keys = await this.db.collection('signing_keys');
     const stored = await keys.findOne({ _id: name });
-    if (stored) return Buffer.from(bytesOf(stored['key']));
+    if (stored) return this.keyOf(stored);
     try {
-      await keys.insertOne({ _id: name, key: new Binary(randomBytes(32)), created: new Date() });
+      await keys.insertOne({ _id: name, sealed: { ...this.cipher.seal(randomBytes(32), keyContext(name)) }, created: new Date() });
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
     }
     const created = await keys.findOne({ _id: name });
     if (!created) throw new Error(`signing key '${name}' vanished while it was created`);
-    return Buffer.from(bytesOf(created['key']));
+    return this.keyOf(created);
   }
+
+  /** Seals keys still in clear and reseals those of an older secrets key; returns how many it rewrote. */
+  async sealStored(): Promise<number> {
+    const keys = await this.db.collection('signing_keys');
+    let rewritten = 0;
+    for (const stored of await keys.find({}).toArray()) {
+      if (stored['sealed'] !== undefined && !this.cipher.isStale(stored['sealed'])) continue;
+      const name = String(stored['_id']);
+      const sealed = { ...this.cipher.seal(this.keyOf(stored), keyContext(name)) };
+      const filter = stored['sealed'] !== undefined ? { _id: name, 'sealed.kid': (stored['sealed'] as { kid: string }).kid } : { _id: name, key: { $exists: true } };
+      rewritten += (await keys.updateOne(filter, { $set: { sealed }, $unset: { key: '' } })).modifiedCount;
+    }
+    return rewritten;
+  }
+
+  private keyOf(stored: Document): Buffer {
+    const name = String(stored['_id']);
+    if (stored['sealed'] !== undefined) return this.cipher.open(stored['sealed'], keyContext(name));
+    return Buffer.from(bytesOf(stored['key']));
+  }
+}
+
+function keyContext(name: string): string {
+  return `signing_keys:${name}`;
 }

@@ -1,5 +1,7 @@
 import { loadSettings, SettingsError } from './settings';
 
+const secretsKey = Buffer.alloc(32, 4).toString('base64');
+
 describe('loadSettings', () => {
   it('gives the documented defaults for an empty environment', () => {
     const settings = loadSettings({});
@@ -51,7 +53,7 @@ describe('loadSettings', () => {
   });
 
   it('runs only the named services in distributed mode', () => {
-    expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'admin-api,function-runtime' }).services).toEqual(['admin-api', 'function-runtime']);
+    expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'admin-api,function-runtime', TESSERA_SECRETS_KEY: secretsKey }).services).toEqual(['admin-api', 'function-runtime']);
   });
 
   it('names every bad setting in one error', () => {
@@ -93,5 +95,46 @@ describe('TESSERA_DATASTORE_TRUNCATE_LOG', () => {
     expect(loadSettings({ TESSERA_DATASTORE_TRUNCATE_LOG: '/data/clusters/c/wal-0000000000000001.log:1234' }).datastoreTruncateLog).toBe('/data/clusters/c/wal-0000000000000001.log:1234');
     expect(loadSettings({ TESSERA_DATASTORE_TRUNCATE_LOG: 'clusters/c/wal-1.log:8' }).datastoreTruncateLog).toBe(`${process.cwd()}/clusters/c/wal-1.log:8`);
     expect(() => loadSettings({ TESSERA_DATASTORE_TRUNCATE_LOG: 'wal-1.log' })).toThrow(/TESSERA_DATASTORE_TRUNCATE_LOG: expected <log segment file>:<byte offset>/);
+  });
+});
+
+describe('admin token lifetimes', () => {
+  it('default to the client ones and accept overrides', () => {
+    expect(loadSettings({})).toMatchObject({ adminAccessTokenTtlSeconds: 1800, adminRefreshTokenTtlSeconds: 5_184_000 });
+    expect(loadSettings({ TESSERA_ADMIN_ACCESS_TOKEN_TTL_SECONDS: '60', TESSERA_ADMIN_REFRESH_TOKEN_TTL_SECONDS: '3600' })).toMatchObject({ adminAccessTokenTtlSeconds: 60, adminRefreshTokenTtlSeconds: 3600 });
+    expect(() => loadSettings({ TESSERA_ADMIN_REFRESH_TOKEN_TTL_SECONDS: 'soon' })).toThrow('TESSERA_ADMIN_REFRESH_TOKEN_TTL_SECONDS');
+  });
+});
+
+describe('secrets key', () => {
+  it('reads the key, and older keys after it for rotation', () => {
+    expect(loadSettings({ TESSERA_SECRETS_KEY: secretsKey }).secretsKeys).toEqual([Buffer.alloc(32, 4)]);
+    expect(loadSettings({ TESSERA_SECRETS_KEY: `${Buffer.alloc(32, 5).toString('base64')}, ${secretsKey}` }).secretsKeys).toEqual([Buffer.alloc(32, 5), Buffer.alloc(32, 4)]);
+    expect(loadSettings({}).secretsKeys).toBeUndefined();
+  });
+
+  it('refuses a key that is not base64 of exactly 32 bytes, naming the setting', () => {
+    for (const bad of [Buffer.alloc(16, 1).toString('base64'), Buffer.alloc(48, 1).toString('base64'), 'not base64 at all, really not, not at all!!', Buffer.alloc(32, 1).toString('hex')]) {
+      expect(() => loadSettings({ TESSERA_SECRETS_KEY: bad }), bad).toThrow(/TESSERA_SECRETS_KEY: key 1: must be base64 of exactly 32 bytes/);
+    }
+  });
+
+  it('is required in distributed mode, except by a process running only the datastore service', () => {
+    expect(() => loadSettings({ TESSERA_MODE: 'distributed' })).toThrow(/TESSERA_SECRETS_KEY: required in distributed mode/);
+    expect(() => loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'graphql-gateway' })).toThrow(/TESSERA_SECRETS_KEY/);
+    expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'datastore' }).secretsKeys).toBeUndefined();
+  });
+});
+
+describe('function egress allow list', () => {
+  it('reads CIDR blocks, addresses, host names and *', () => {
+    expect(loadSettings({}).functionHttpAllow).toEqual([]);
+    expect(loadSettings({ TESSERA_FUNCTION_HTTP_ALLOW: '10.0.0.0/8, 127.0.0.1,[::1], fd00::/8, LocalHost, *.svc.cluster.local' }).functionHttpAllow).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8', 'localhost', '*.svc.cluster.local']);
+    expect(loadSettings({ TESSERA_FUNCTION_HTTP_ALLOW: '*' }).functionHttpAllow).toEqual(['*']);
+  });
+
+  it('refuses entries that are none of these, naming the setting', () => {
+    expect(() => loadSettings({ TESSERA_FUNCTION_HTTP_ALLOW: '10.0.0.0/33' })).toThrow(/TESSERA_FUNCTION_HTTP_ALLOW: "10.0.0.0\/33" is not a CIDR block/);
+    expect(() => loadSettings({ TESSERA_FUNCTION_HTTP_ALLOW: 'http://x' })).toThrow(/TESSERA_FUNCTION_HTTP_ALLOW/);
   });
 });

@@ -72,6 +72,49 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/**
+ * `<base64 of 32 bytes>[,<older key>...]`: the first key encrypts, every key decrypts (rotation: put the new
+ * key first, keep the old one until every record was rewritten).
+ */
+const secretsKeys = z.string().transform((raw, ctx): Buffer[] => {
+  const keys: Buffer[] = [];
+  for (const [index, text] of raw.split(',').map((part) => part.trim()).entries()) {
+    const key = /^[A-Za-z0-9+/]{43}=$|^[A-Za-z0-9_-]{43}$/.test(text) ? Buffer.from(text, /[_-]/.test(text) ? 'base64url' : 'base64') : undefined;
+    if (!key || key.length !== 32) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `key ${index + 1}: must be base64 of exactly 32 bytes (openssl rand -base64 32)` });
+      return z.NEVER;
+    }
+    keys.push(key);
+  }
+  return keys;
+});
+
+/**
+ * Where functions' `context.http` may connect besides public addresses: comma-separated CIDR blocks
+ * (`10.1.0.0/16`, `::1/128`), single addresses, host names (`localhost`, `*.svc.cluster.local`), or `*` for
+ * everything.
+ */
+const egressAllowList = z.string().transform((raw, ctx): string[] => {
+  const entries = raw.split(',').map((part) => part.trim().toLowerCase()).filter(Boolean);
+  for (const entry of entries) {
+    if (entry === '*') continue;
+    const slash = entry.indexOf('/');
+    if (slash >= 0) {
+      const address = entry.slice(0, slash);
+      const prefix = entry.slice(slash + 1);
+      const family = isIP(address);
+      if (family !== 0 && /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128)) continue;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is not a CIDR block (address/prefix length)` });
+      return z.NEVER;
+    }
+    if (isIP(entry.replace(/^\[(.*)\]$/, '$1')) !== 0) continue;
+    if (/^(\*\.)?(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?)*\.?$/.test(entry)) continue;
+    ctx.addIssue({ code: z.ZodIssueCode.custom, message: `"${entry}" is neither a CIDR block, an IP address nor a host name` });
+    return z.NEVER;
+  }
+  return entries.map((entry) => entry.replace(/^\[(.*)\]$/, '$1'));
+});
+
 const environmentSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -119,6 +162,10 @@ const environmentSchema = z.object({
     .optional(),
   TESSERA_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(30 * 60),
   TESSERA_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(60 * 24 * 60 * 60),
+  TESSERA_ADMIN_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(30 * 60),
+  TESSERA_ADMIN_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(60 * 24 * 60 * 60),
+  TESSERA_SECRETS_KEY: secretsKeys.optional(),
+  TESSERA_FUNCTION_HTTP_ALLOW: egressAllowList.default(''),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
@@ -154,8 +201,19 @@ export interface Settings {
   accessTokenTtlSeconds: number;
   /** Lifetime of client refresh tokens (App Services: 60 days). */
   refreshTokenTtlSeconds: number;
+  /** Lifetime of admin API access tokens (TESSERA_ADMIN_ACCESS_TOKEN_TTL_SECONDS, default 30 minutes). */
+  adminAccessTokenTtlSeconds: number;
+  /** Lifetime of admin API refresh tokens and their sessions (TESSERA_ADMIN_REFRESH_TOKEN_TTL_SECONDS, default 60 days). */
+  adminRefreshTokenTtlSeconds: number;
   /** Key material shared by every replica (TESSERA_SIGNING_KEY); token keys derive from it instead of files. */
   signingKey: Buffer | undefined;
+  /**
+   * Keys that encrypt secrets and stored signing keys at rest (TESSERA_SECRETS_KEY): the first encrypts,
+   * all decrypt. Unset in standalone mode: a key generated into `<dataDir>/secrets.key` is used.
+   */
+  secretsKeys: readonly Buffer[] | undefined;
+  /** Destinations functions' `context.http` may reach although private (TESSERA_FUNCTION_HTTP_ALLOW). */
+  functionHttpAllow: readonly string[];
   /** OpenTelemetry tracing: off unless an OTLP endpoint is set. */
   telemetry: {
     /** OTLP/HTTP base URL (spans go to `<endpoint>/v1/traces`). */
@@ -190,6 +248,11 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
   }
   const env = parsed.data;
   const services = env.TESSERA_MODE === 'standalone' || env.TESSERA_SERVICES.length === 0 ? allServiceNames : env.TESSERA_SERVICES;
+  // Every replica must decrypt what another wrote, so a generated per-process key cannot do: the wire
+  // server alone keeps no secrets and needs none.
+  if (env.TESSERA_MODE === 'distributed' && !env.TESSERA_SECRETS_KEY && services.some((name) => name !== 'datastore')) {
+    throw new SettingsError([{ setting: 'TESSERA_SECRETS_KEY', message: 'required in distributed mode: base64 of 32 bytes shared by every replica (openssl rand -base64 32)' }]);
+  }
   return {
     port: env.PORT,
     host: env.HOST,
@@ -208,7 +271,11 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     logLevel: env.LOG_LEVEL,
     accessTokenTtlSeconds: env.TESSERA_ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlSeconds: env.TESSERA_REFRESH_TOKEN_TTL_SECONDS,
+    adminAccessTokenTtlSeconds: env.TESSERA_ADMIN_ACCESS_TOKEN_TTL_SECONDS,
+    adminRefreshTokenTtlSeconds: env.TESSERA_ADMIN_REFRESH_TOKEN_TTL_SECONDS,
     signingKey: env.TESSERA_SIGNING_KEY,
+    secretsKeys: env.TESSERA_SECRETS_KEY,
+    functionHttpAllow: env.TESSERA_FUNCTION_HTTP_ALLOW,
     telemetry: {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
       sampler: env.OTEL_TRACES_SAMPLER,

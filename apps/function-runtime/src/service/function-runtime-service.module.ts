@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DataAccess, DataAccessModule } from '@tessera/data-access';
 import { DataSources, DeployedApps, LogStore } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeModule } from '../function-runtime.module';
-import { FetchHttpPort } from '../ports/http.port';
+import { NodeHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
 import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
@@ -21,13 +22,13 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     DataAccessModule,
     FunctionRuntimeModule.registerAsync({
       imports: [DataAccessModule],
-      inject: [DeployedApps, DataSources, LogStore, DataAccess],
-      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess) => ({
+      inject: [DeployedApps, DataSources, LogStore, DataAccess, SETTINGS],
+      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess, settings: Settings) => ({
         dependencies: {
           functions: new DeployedFunctionsPort(apps),
           values: new DeployedValuesPort(apps),
           dataAccess: new RulesDataAccessPort(apps, dataAccess),
-          http: new FetchHttpPort(),
+          http: new NodeHttpPort({ allow: settings.functionHttpAllow }),
           logs: new PlatformExecutionLogStore(logs),
           canEvaluate: rulesCanEvaluate,
           users: new PlatformUsersPort(dataSources),

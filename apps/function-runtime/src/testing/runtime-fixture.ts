@@ -2,7 +2,7 @@
 import { InMemoryExecutionLogStore } from '../execution-logs/execution-log.store';
 import type { CanEvaluateEvaluator, FunctionRuntimeOptions } from '../function-runtime.options';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
-import { FetchHttpPort, type HttpPort } from '../ports/http.port';
+import { NodeHttpPort, type HttpPort } from '../ports/http.port';
 import type { FunctionUser } from '../ports/identity';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryUsers, InMemoryValues } from './in-memory-ports';
 
@@ -15,6 +15,7 @@ export const ALICE: FunctionUser = {
   identities: [{ id: 'alice-ident', provider_type: 'local-userpass' }],
 };
 
+/** `http` defaults to the real port with loopback IPv4 allowed, for the specs' local test servers. */
 export function makeRuntime(options: Partial<FunctionRuntimeOptions> = {}, extra: { canEvaluate?: CanEvaluateEvaluator; http?: HttpPort } = {}) {
   const functions = new InMemoryAppFunctions();
   const data = new InMemoryDataAccess();
@@ -23,7 +24,7 @@ export function makeRuntime(options: Partial<FunctionRuntimeOptions> = {}, extra
   const logs = new InMemoryExecutionLogStore(100);
   users.add(ALICE);
   const runtime = new FunctionRuntimeService({
-    dependencies: { functions, dataAccess: data, values, users, logs, http: extra.http ?? new FetchHttpPort(5_000), canEvaluate: extra.canEvaluate },
+    dependencies: { functions, dataAccess: data, values, users, logs, http: extra.http ?? new NodeHttpPort({ timeoutMs: 5_000, allow: ['127.0.0.1'] }), canEvaluate: extra.canEvaluate },
     options: { timeLimitMs: 2_000, memoryLimitMb: 64, sandboxesPerApp: 2, ...options },
   });
   const call = (name: string, args: unknown[] = [], more: Partial<ExecuteFunctionRequest> = {}) =>

@@ -4,7 +4,7 @@ import { loadSettings } from '@tessera/settings';
 import { eventually, makeTempDir } from '@tessera/testing';
 import { InMemoryExecutionLogStore } from '../execution-logs/execution-log.store';
 import { FunctionRuntimeService } from '../function-runtime.service';
-import { FetchHttpPort } from '../ports/http.port';
+import { NodeHttpPort } from '../ports/http.port';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryValues } from '../testing/in-memory-ports';
 import { ScheduledTriggers } from './scheduled-triggers';
 import { TriggerClaims } from './trigger-claims';
@@ -35,7 +35,7 @@ describe('scheduled triggers', () => {
       const functions = new InMemoryAppFunctions();
       functions.deploy(appId, { tick: { source: 'exports = () => { console.log("tick"); };', config: { private: true } } });
       const logs = new InMemoryExecutionLogStore(100);
-      const runtime = new FunctionRuntimeService({ dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new FetchHttpPort(5_000), logs }, options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 } });
+      const runtime = new FunctionRuntimeService({ dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new NodeHttpPort({ timeoutMs: 5_000 }), logs }, options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 } });
       replicas.push({ scheduler: new ScheduledTriggers(registry, deployed, runtime, new TriggerClaims(dataSources, settings)), runtime, logs });
     }
   });
@@ -72,7 +72,7 @@ describe('scheduled triggers', () => {
     const functions = new InMemoryAppFunctions();
     functions.deploy(appId, { tick: { source: 'exports = () => { console.log("tick"); };', config: { private: true } } });
     const logs = new InMemoryExecutionLogStore(100);
-    const runtime = new FunctionRuntimeService({ dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new FetchHttpPort(5_000), logs }, options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 } });
+    const runtime = new FunctionRuntimeService({ dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new NodeHttpPort({ timeoutMs: 5_000 }), logs }, options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 } });
     let reachable = false;
     // The platform database is unreachable for the first firing (the claim cannot be made), then back.
     const claims = { claim: async () => (reachable ? true : Promise.reject(new Error('platform database unreachable'))) } as unknown as TriggerClaims;

@@ -10,7 +10,6 @@ import { UserpassService } from './auth/userpass.service';
 import { ClientApps } from './client-apps.service';
 import { LenientJsonBodyParser } from './ejson-body';
 import { ClientApiCors } from './edge/client-api-cors';
-import { LoginRateLimiter } from './edge/login-rate-limiter';
 import { FunctionInvoker } from './functions/function-invoker';
 import { FunctionsController } from './functions/functions.controller';
 import { FunctionsService } from './functions/functions.service';
@@ -37,7 +36,6 @@ import { PushController } from './push/push.controller';
     FunctionsService,
     LenientJsonBodyParser,
     ClientApiCors,
-    { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
     { provide: RemoteDataAccess, useFactory: (dataSources: DataSources, dataAccess: DataAccess) => new RulesRemoteDataAccess(dataSources, dataAccess), inject: [DataSources, DataAccess] },
     { provide: Mailer, useFactory: (settings: Settings) => new OutboxFileMailer(settings.dataDir), inject: [SETTINGS] },
   ],

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadValidApp, readDirectoryFiles, writeAppFiles, type AppConfig } from '@tessera/app-config';
-import { AppRegistryError, AppRegistryErrorCode, importFilePlatformState, type AdminUserStore, type AppRecord, type AppRegistry, type DeploymentStore, type FileImportSummary, type PlatformDatabase } from '@tessera/platform';
+import { AppRegistryError, AppRegistryErrorCode, importFilePlatformState, type AdminUserStore, type AppRecord, type AppRegistry, type DeploymentStore, type FileImportSummary, type PlatformDatabase, type SecretsAtRest } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 
 export interface BootstrapResult {
@@ -32,10 +32,11 @@ export async function loadExampleApp(settings: Settings): Promise<AppConfig | un
  */
 export async function bootstrapPlatform(
   settings: Settings,
-  stores: { db: PlatformDatabase; admins: AdminUserStore; apps: AppRegistry; deployments: DeploymentStore },
+  stores: { db: PlatformDatabase; admins: AdminUserStore; apps: AppRegistry; deployments: DeploymentStore; secretsAtRest: SecretsAtRest },
   loadedExample: AppConfig | undefined,
 ): Promise<BootstrapResult> {
   const imported = await importFilePlatformState(settings.dataDir, stores.db);
+  if (imported) await stores.secretsAtRest.sealStored();
   let apps = await stores.apps.list();
   const example = apps.length === 0 && settings.exampleAppDir ? (loadedExample ?? loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app) : undefined;
   const admin = await stores.admins.bootstrap(settings.admin.username, settings.admin.password);

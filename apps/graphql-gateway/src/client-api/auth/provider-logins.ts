@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
-import { SecretStore, newObjectIdHex, verifyPassword } from '@tessera/platform';
+import { LoginRateLimiter, SecretStore, newObjectIdHex, verifyPassword } from '@tessera/platform';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
-import { LoginRateLimiter } from '../edge/login-rate-limiter';
 import { FunctionInvoker } from '../functions/function-invoker';
 
 /** Who a provider says is logging in. */
@@ -51,17 +50,9 @@ export class ProviderLogins {
     }
   }
 
-  private async limited(app: ClientApp, provider: AuthProvider, identity: string, check: () => Promise<ProviderIdentity>): Promise<ProviderIdentity> {
-    const key = `${app.appId}\u0000${provider.type}\u0000${identity}`;
-    this.limiter.check(key);
-    try {
-      const result = await check();
-      this.limiter.succeeded(key);
-      return result;
-    } catch (error) {
-      if (error instanceof ClientApiError && error.httpStatus === 401) this.limiter.failed(key);
-      throw error;
-    }
+  private limited(app: ClientApp, provider: AuthProvider, identity: string, check: () => Promise<ProviderIdentity>): Promise<ProviderIdentity> {
+    const key = `client\u0000${app.appId}\u0000${provider.type}\u0000${identity}`;
+    return this.limiter.attempt(key, check, (error) => error instanceof ClientApiError && error.httpStatus === 401);
   }
 
   private async userpass(app: ClientApp, payload: Record<string, unknown>): Promise<ProviderIdentity> {
