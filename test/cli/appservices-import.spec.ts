@@ -62,6 +62,9 @@ describe('moving an App Services CLI export to Tessera', () => {
     await notes.insertOne({ owner_id: user.id, title: 'first light', shared: false });
     await expect(notes.insertOne({ owner_id: 'someone-else', title: 'forged' })).rejects.toBeDefined();
     await eventually(async () => expect((await notes.find({})).map((n) => n.title)).toEqual(['first light']), { timeoutMs: 10_000 });
+    // The database trigger of triggers/noteInserted.json ran its nested function on the insert.
+    const profiles = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id: unknown; owner_id: string; noteCount: number }>('profiles');
+    await eventually(async () => expect(await profiles.findOne({ owner_id: user.id })).toMatchObject({ noteCount: 1 }), { timeoutMs: 20_000 });
     // Rules see %%environment too: this role applies only in production, with production's values.
     const announcements = user.mongoClient('mongodb-atlas').db('fieldnotes').collection<{ _id: unknown; text: string }>('announcements');
     await announcements.insertOne({ text: 'open for notes' });

@@ -97,6 +97,11 @@ describe('the App Services CLI layout (root_config.json)', () => {
     expect(loadApp(files).violations[0].message).toContain('environments/production.json');
     editJson(files, 'root_config.json', (d) => (d.environment = 'staging'));
     expect(summary(loadApp(files).violations)).toContain('root_config.json|environment|app.environment.unknown');
+    editJson(files, 'root_config.json', (d) => (d.environment = 'qa'));
+    put(files, 'environments/qa.json', '{ "values": { "clusterName": "x", } }');
+    expect(summary(loadApp(files).violations)).toContain('environments/qa.json||json.syntax');
+    put(files, 'environments/qa.json', { values: ['x'] });
+    expect(summary(loadApp(files).violations)).toContain('environments/qa.json|values|file.shape');
   });
 
   it('keeps https_endpoints/ where the 20210101 export keeps them, byte for byte, and checks their functions', () => {

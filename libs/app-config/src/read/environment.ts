@@ -32,9 +32,9 @@ function peekJson(files: AppFiles, path: string): unknown {
 }
 
 /**
- * Reads the selected environment without consuming any file: the `environment` member of the root
- * settings file and the `values` of the matching environments/ file. Syntax errors are left to the
- * readers, which report them with the rest.
+ * Reads the selected environment without consuming any file (environments/ files are kept verbatim): the
+ * `environment` member of the root settings file and the `values` of the matching environments/ file. A
+ * broken settings file is left to the readers; a broken selected environment file is reported here.
  */
 export function selectEnvironment(files: AppFiles, settingsFile: string): { environment: AppEnvironment; violations: ConfigViolation[] } {
   const violations: ConfigViolation[] = [];
@@ -53,8 +53,14 @@ export function selectEnvironment(files: AppFiles, settingsFile: string): { envi
     }
   }
   const path = environmentFiles(tag).find((p) => files.has(p));
-  const doc = path === undefined ? undefined : peekJson(files, path);
-  const values = isPlainObject(doc) && isPlainObject(doc.values) ? { ...doc.values } : {};
+  let values: Record<string, unknown> = {};
+  if (path !== undefined) {
+    const parsed = parseJson(bytesToText(files.get(path) as Uint8Array));
+    if (!parsed.ok) violations.push({ file: path, path: '', rule: 'json.syntax', message: parsed.message });
+    else if (!isPlainObject(parsed.value) || (parsed.value.values !== undefined && !isPlainObject(parsed.value.values))) {
+      violations.push({ file: path, path: isPlainObject(parsed.value) ? 'values' : '', rule: 'file.shape', message: 'an environment file is an object whose values member maps value names to values' });
+    } else if (isPlainObject(parsed.value.values)) values = { ...parsed.value.values };
+  }
   return { environment: { tag, values }, violations };
 }
 
