@@ -64,6 +64,15 @@ describe('the data directory lock', () => {
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`pid ${process.ppid} now belongs to another process`)));
   });
 
+  it('takes over a lock of an earlier release (a bare pid) whose pid now belongs to a younger process', async () => {
+    writeFileSync(lockPath(), String(process.ppid));
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(lockPath(), hourAgo, hourAgo);
+    const client = openEmbeddedClient(dir.path);
+    await client.close();
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`from process ${process.ppid}: pid ${process.ppid} belongs to a process started after the lock was written`)));
+  });
+
   it('takes over from a zombie', async () => {
     // `sleep 60` inherits a child it never reaps: once that child exits it stays a zombie.
     const shell = spawn('sh', ['-c', 'sleep 0.1 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });

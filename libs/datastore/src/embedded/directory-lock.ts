@@ -55,6 +55,12 @@ function procStat(pid: number): { state: string; startTicks: number } | undefine
   return { state: fields[0], startTicks: Number(fields[19]) };
 }
 
+/** When a process started (ms since the epoch), from its start in ticks after boot (Linux: 100 ticks a second). */
+function processStartMs(startTicks: number): number | undefined {
+  const btime = /^btime (\d+)$/m.exec(readOptional('/proc/stat') ?? '')?.[1];
+  return btime === undefined ? undefined : Number(btime) * 1000 + startTicks * 10;
+}
+
 function pidNamespace(): string | undefined {
   try {
     return readlinkSync('/proc/self/ns/pid');
@@ -119,6 +125,10 @@ function staleReason(owner: LockOwnerInfo | undefined, ageMs: number, me: LockOw
   const stat = procStat(owner.pid);
   if (stat?.state === 'Z' || stat?.state === 'X') return `process ${owner.pid} is a zombie (exited, not yet reaped)`;
   if (stat && owner.startTicks !== undefined && stat.startTicks !== owner.startTicks) return `pid ${owner.pid} now belongs to another process`;
+  // A lock without a start time (written by a release before issue 14, never refreshed): a process that
+  // started after the lock was written did not write it.
+  const started = stat && owner.startTicks === undefined ? processStartMs(stat.startTicks) : undefined;
+  if (started !== undefined && started > Date.now() - ageMs + 2_000) return `pid ${owner.pid} belongs to a process started after the lock was written`;
   return undefined;
 }
 
