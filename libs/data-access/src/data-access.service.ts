@@ -15,7 +15,7 @@ import { Int32, Long, ObjectId } from 'bson';
 import { DataAccessError, DataAccessErrorCode } from './data-access.error';
 import { deploymentKey, NamespaceRulesCache } from './namespace-rules';
 import { arrayFilterPaths, pipelinePaths, projectionPaths, queryPaths, sortPaths, updatePaths } from './field-references';
-import { UserChangeFeed, type WatchArguments } from './watch-events';
+import { UserChangeFeed } from './watch-events';
 import { assertReadablePaths, assertUserPipeline, assertUserQuery } from './restrictions';
 
 export type UserCaller = { kind: 'user'; user: RuleUser; request?: Record<string, unknown> };
@@ -127,7 +127,7 @@ export class DataAccess {
     const access = this.accessFor(scoped, request.caller, target, false);
     // Pre-images decide deletes and removed fields: the embedded engine keeps them for every change,
     // MongoDB where the collection has changeStreamPreAndPostImages (else watch-events.ts falls back).
-    return new UserChangeFeed(access, request.args as WatchArguments, () => target.collection.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' }));
+    return new UserChangeFeed(access, request.args, () => target.collection.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' }));
   }
 
 

@@ -2,7 +2,7 @@
 // (DataAccess.execute) and an operation inside a transaction (UserTransactions). Random rule sets, users,
 // documents and operations; the oracle for reads is the rules library itself (canRead on each stored
 // document), independent of the data-access path. Both entry points must agree on every outcome.
-import { emptyApp } from '@tessera/app-config';
+import { emptyApp, type Role } from '@tessera/app-config';
 import { DataSources } from '@tessera/platform';
 import { compileRules, type RoleConfig, type RuleUser } from '@tessera/rules';
 import { loadSettings } from '@tessera/settings';
@@ -11,7 +11,8 @@ import fc from 'fast-check';
 import { DataAccess } from './data-access.service';
 import { UserTransactions } from './user-transaction';
 
-const roleMenu: RoleConfig[] = [
+// Written as app configuration roles (what a deployment holds); the rules library reads them as RoleConfig.
+const roleMenu: Role[] = [
   { name: 'owner', apply_when: { owner: '%%user.id' }, read: true, write: true, insert: true, delete: true },
   { name: 'team', apply_when: { team: '%%user.custom_data.team' }, fields: { title: { read: true }, n: { read: true, write: true }, team: { read: true } }, additional_fields: {}, insert: false, delete: false },
   { name: 'open', apply_when: {}, read: { status: 'open' }, write: false },
@@ -74,7 +75,7 @@ describe('rules through both entry points', () => {
 
   afterAll(() => dir.remove());
 
-  function appWith(roles: RoleConfig[]) {
+  function appWith(roles: Role[]) {
     const config = emptyApp('one-path');
     config.services.push({
       config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
@@ -107,7 +108,7 @@ describe('rules through both entry points', () => {
         const inside = await outcome(() => transactions.run(app, 'mongodb-atlas', user, (tx) => tx.execute({ action: read.action, database: 'db', collection: 'c', args: read.args })));
         expect(inside).toEqual(alone);
         if (read.action === 'find' && 'query' in read.args && Object.keys(read.args).length === 1 && 'ok' in (alone as object)) {
-          const access = compileRules({ database: 'db', collection: 'c', roles }).forRequest({ user });
+          const access = compileRules({ database: 'db', collection: 'c', roles: roles as RoleConfig[] }).forRequest({ user });
           const expected: unknown[] = [];
           for (const doc of await stored()) {
             const decision = await access.canRead(doc);

@@ -160,7 +160,7 @@ describe('a user watch', () => {
   const call = (caller: DataAccessCaller, action: string, args: Record<string, unknown>, collection = 'notes') =>
     dataAccess.execute({ app, service: 'mongodb-atlas', action, database: 'db', collection, args, caller });
   const watch = (args: Record<string, unknown>, collection = 'notes', caller = reader) =>
-    dataAccess.watch({ app, service: 'mongodb-atlas', database: 'db', collection, args, caller: caller as Extract<DataAccessCaller, { kind: 'user' }> });
+    dataAccess.watch({ app, service: 'mongodb-atlas', database: 'db', collection, args, caller: caller });
 
   afterAll(() => dir.remove());
 
