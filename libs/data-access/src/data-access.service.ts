@@ -130,7 +130,6 @@ export class DataAccess {
     return new UserChangeFeed(access, request.args, () => target.collection.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' }));
   }
 
-
   private linked(request: Pick<DataAccessRequest, 'app' | 'service' | 'caller'>): LinkedDataSource {
     const linked = this.dataSources.forService(request.app.config, request.service);
     if (linked.federated && request.caller.kind !== 'system') {
@@ -167,7 +166,6 @@ export class DataAccess {
       this.options.onTrace?.(trace, { app: request.app.id, namespace: `${target.database}.${target.collectionName}`, action: request.action, user: caller.user.id }),
     );
   }
-
 
   /** `%%values` of the app: plain values by name (values from secrets are not exposed to rules). */
   private valuesOf(app: DataAccessApp): Record<string, unknown> {
@@ -496,7 +494,6 @@ class UserOperation {
   private readableOnly(paths: readonly string[], where: string): void {
     assertReadablePaths(this.access, paths, where);
   }
-
 
   /**
    * Visible documents matching `query`, in store order, after rules and then the caller's projection.
