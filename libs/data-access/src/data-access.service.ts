@@ -15,7 +15,7 @@ import { Int32, Long, ObjectId } from 'bson';
 import { DataAccessError, DataAccessErrorCode } from './data-access.error';
 import { deploymentKey, NamespaceRulesCache } from './namespace-rules';
 import { arrayFilterPaths, pipelinePaths, projectionPaths, queryPaths, sortPaths, updatePaths } from './field-references';
-import { UserChangeFeed, type WatchArguments } from './watch-events';
+import { UserChangeFeed } from './watch-events';
 import { assertReadablePaths, assertUserPipeline, assertUserQuery } from './restrictions';
 
 export type UserCaller = { kind: 'user'; user: RuleUser; request?: Record<string, unknown> };
@@ -128,9 +128,8 @@ export class DataAccess {
     const access = this.accessFor(scoped, request.caller, target, false);
     // Pre-images decide deletes and removed fields: the embedded engine keeps them for every change,
     // MongoDB where the collection has changeStreamPreAndPostImages (else watch-events.ts falls back).
-    return new UserChangeFeed(access, request.args as WatchArguments, () => target.collection.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' }));
+    return new UserChangeFeed(access, request.args, () => target.collection.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' }));
   }
-
 
   private linked(request: Pick<DataAccessRequest, 'app' | 'service' | 'caller'>): LinkedDataSource {
     const linked = this.dataSources.forService(request.app.config, request.service);
@@ -168,7 +167,6 @@ export class DataAccess {
       this.options.onTrace?.(trace, { app: request.app.id, namespace: `${target.database}.${target.collectionName}`, action: request.action, user: caller.user.id }),
     );
   }
-
 
   /** `%%values` of the app: plain values by name (values from secrets are not exposed to rules). */
   private valuesOf(app: DataAccessApp): Record<string, unknown> {
@@ -509,7 +507,6 @@ class UserOperation {
   private readableOnly(paths: readonly string[], where: string): void {
     assertReadablePaths(this.access, paths, where);
   }
-
 
   /**
    * Visible documents matching `query`, in store order, after rules and then the caller's projection.

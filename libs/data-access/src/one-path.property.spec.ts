@@ -11,7 +11,8 @@ import fc from 'fast-check';
 import { DataAccess } from './data-access.service';
 import { UserTransactions } from './user-transaction';
 
-const roleMenu: RoleConfig[] = [
+// Written as app configuration roles (what a deployment holds); the rules library reads them as RoleConfig.
+const roleMenu: Role[] = [
   { name: 'owner', apply_when: { owner: '%%user.id' }, read: true, write: true, insert: true, delete: true },
   { name: 'team', apply_when: { team: '%%user.custom_data.team' }, fields: { title: { read: true }, n: { read: true, write: true }, team: { read: true } }, additional_fields: {}, insert: false, delete: false },
   { name: 'open', apply_when: {}, read: { status: 'open' }, write: false },
@@ -74,7 +75,7 @@ describe('rules through both entry points', () => {
 
   afterAll(() => dir.remove());
 
-  function appWith(roles: RoleConfig[]) {
+  function appWith(roles: Role[]) {
     const config = emptyApp('one-path');
     config.services.push({
       config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
@@ -108,7 +109,7 @@ describe('rules through both entry points', () => {
         const inside = await outcome(() => transactions.run(app, 'mongodb-atlas', user, (tx) => tx.execute({ action: read.action, database: 'db', collection: 'c', args: read.args })));
         expect(inside).toEqual(alone);
         if (read.action === 'find' && 'query' in read.args && Object.keys(read.args).length === 1 && 'ok' in (alone as object)) {
-          const access = compileRules({ database: 'db', collection: 'c', roles }).forRequest({ user });
+          const access = compileRules({ database: 'db', collection: 'c', roles: roles as RoleConfig[] }).forRequest({ user });
           const expected: unknown[] = [];
           for (const doc of await stored()) {
             const decision = await access.canRead(doc);

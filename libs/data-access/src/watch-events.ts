@@ -17,7 +17,7 @@
  * withheld fields are the caller's 400 before any event flows. This module must not know about HTTP.
  */
 import { type ChangeEvent, type ChangeStream, compileDocumentFilter, type Document, idKey, type Matcher } from '@tessera/datastore';
-import type { RuleDocument, RulesAccess } from '@tessera/rules';
+import type { RulesAccess } from '@tessera/rules';
 import { DataAccessError, DataAccessErrorCode } from './data-access.error';
 import { queryPaths } from './field-references';
 import { assertReadablePaths, assertUserQuery } from './restrictions';
@@ -126,25 +126,25 @@ export class UserChangeFeed implements AsyncIterable<ChangeEvent> {
     const pre = event.fullDocumentBeforeChange ?? undefined;
     switch (event.operationType) {
       case 'delete': {
-        const readable = pre ? (await this.access.canRead(pre as RuleDocument)).allowed : this.lastKnown.knows(id);
+        const readable = pre ? (await this.access.canRead(pre)).allowed : this.lastKnown.knows(id);
         this.lastKnown.forget(id);
         if (!readable) return undefined;
         const shown: ChangeEvent = { ...event, fullDocument: undefined, fullDocumentBeforeChange: undefined };
-        if (this.withPreImage && pre) shown.fullDocumentBeforeChange = (await this.access.canRead(pre as RuleDocument)).document ?? null;
+        if (this.withPreImage && pre) shown.fullDocumentBeforeChange = (await this.access.canRead(pre)).document ?? null;
         return this.passes(shown);
       }
       case 'insert':
       case 'replace':
       case 'update': {
         const post = event.fullDocument ?? undefined;
-        const visible = post ? (await this.access.canRead(post as RuleDocument)).document : undefined;
+        const visible = post ? (await this.access.canRead(post)).document : undefined;
         if (!visible) {
           this.lastKnown.forget(id);
           return undefined;
         }
         this.lastKnown.remember(id);
         const shown: ChangeEvent = { ...event, fullDocument: visible, fullDocumentBeforeChange: undefined };
-        const visiblePre = pre ? ((await this.access.canRead(pre as RuleDocument)).document ?? undefined) : undefined;
+        const visiblePre = pre ? ((await this.access.canRead(pre)).document ?? undefined) : undefined;
         if (event.updateDescription) {
           const description = this.visibleUpdate(event.updateDescription, visible, pre ? (visiblePre ?? null) : undefined);
           // An update that changed only withheld fields is not shown: its mere arrival would tell that they changed.
@@ -154,7 +154,9 @@ export class UserChangeFeed implements AsyncIterable<ChangeEvent> {
         if (this.withPreImage && pre) shown.fullDocumentBeforeChange = visiblePre ?? null;
         return this.passes(shown);
       }
-      default:
+      case 'drop':
+      case 'dropDatabase':
+        // Not a change of a document the user can be shown (realm-web's watch reports document changes).
         return undefined;
     }
   }

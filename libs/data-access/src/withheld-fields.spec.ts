@@ -1,10 +1,12 @@
 import { emptyApp, type AppConfig } from '@tessera/app-config';
-import type { ChangeEvent } from '@tessera/datastore';
+import type { ChangeEvent, ChangeStream } from '@tessera/datastore';
+import { compileRules } from '@tessera/rules';
 import { DataSources } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 import { DataAccess, type DataAccessCaller } from './data-access.service';
 import { UserTransactions } from './user-transaction';
+import { UserChangeFeed } from './watch-events';
 
 const reader: DataAccessCaller = { kind: 'user', user: { id: 'reader' } };
 const admin: DataAccessCaller = { kind: 'user', user: { id: 'root', custom_data: { isAdmin: true } } };
@@ -160,7 +162,7 @@ describe('a user watch', () => {
   const call = (caller: DataAccessCaller, action: string, args: Record<string, unknown>, collection = 'notes') =>
     dataAccess.execute({ app, service: 'mongodb-atlas', action, database: 'db', collection, args, caller });
   const watch = (args: Record<string, unknown>, collection = 'notes', caller = reader) =>
-    dataAccess.watch({ app, service: 'mongodb-atlas', database: 'db', collection, args, caller: caller as Extract<DataAccessCaller, { kind: 'user' }> });
+    dataAccess.watch({ app, service: 'mongodb-atlas', database: 'db', collection, args, caller: caller });
 
   afterAll(() => dir.remove());
 
@@ -229,5 +231,38 @@ describe('a user watch', () => {
       ['delete', 'mine'],
     ]);
     expect(events[1].fullDocument).toBeUndefined();
+  });
+});
+
+describe('a user watch without pre-images (MongoDB without changeStreamPreAndPostImages)', () => {
+  const rules = compileRules({
+    roles: [
+      { name: 'owner', apply_when: { owner: '%%user.id' }, fields: { secret: { read: false } }, additional_fields: { read: true } },
+    ],
+  });
+  const base = { _id: { _data: '00' }, wallTime: new Date(0), ns: { db: 'db', coll: 'c' } };
+  const feedOf = () => new UserChangeFeed(rules.forRequest({ user: { id: 'reader' } }), {}, () => ({}) as ChangeStream);
+
+  it('sends a delete only for a document this stream showed as readable', async () => {
+    const feed = feedOf();
+    const mine = await feed.visible({ ...base, operationType: 'insert', documentKey: { _id: 1 }, fullDocument: { _id: 1, owner: 'reader', secret: 's' } });
+    expect(mine?.fullDocument).toEqual({ _id: 1, owner: 'reader' });
+    expect(await feed.visible({ ...base, operationType: 'insert', documentKey: { _id: 2 }, fullDocument: { _id: 2, owner: 'other' } })).toBeUndefined();
+    expect(await feed.visible({ ...base, operationType: 'delete', documentKey: { _id: 2 } })).toBeUndefined();
+    expect(await feed.visible({ ...base, operationType: 'delete', documentKey: { _id: 3 } })).toBeUndefined();
+    expect((await feed.visible({ ...base, operationType: 'delete', documentKey: { _id: 1 } }))?.documentKey).toEqual({ _id: 1 });
+    // Forgotten once deleted.
+    expect(await feed.visible({ ...base, operationType: 'delete', documentKey: { _id: 1 } })).toBeUndefined();
+  });
+
+  it('keeps only removed fields readable in every document the user can see', async () => {
+    const event: ChangeEvent = {
+      ...base,
+      operationType: 'update',
+      documentKey: { _id: 1 },
+      fullDocument: { _id: 1, owner: 'reader', title: 't' },
+      updateDescription: { updatedFields: { title: 't' }, removedFields: ['secret', 'note'], truncatedArrays: [] },
+    };
+    expect((await feedOf().visible(event))?.updateDescription).toEqual({ updatedFields: { title: 't' }, removedFields: ['note'], truncatedArrays: [] });
   });
 });
