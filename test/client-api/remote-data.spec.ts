@@ -159,6 +159,20 @@ describe('client API functions and remote data access with realm-web', () => {
     expect(await response.json()).toMatchObject({ error: expect.stringMatching(/^Regular expression is invalid/), error_code: expect.any(String) });
   });
 
+  it('refuses the regex shapes that backtrack without bound from users, and answers the rest', async () => {
+    const user = await login();
+    const words = user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: string; text: string }>('words');
+    await words.insertMany([{ _id: 'w1', text: `${'a'.repeat(64)}!` }, { _id: 'w2', text: 'aaa' }]);
+    // (a+)+$ against 64 a's and a '!' would hold the process for longer than the age of the universe.
+    for (const pattern of ['(a+)+$', '(\\w*)*!$', '((ab)*)+', '(a|aa)+\\1$', '(?<x>a)\\k<x>', '(?P<x>a)(?P=x)', 'a'.repeat(5_000)]) {
+      expect(await failureOf(words.find({ text: { $regex: pattern } })), pattern.slice(0, 20)).toMatchObject({ statusCode: 400, error: expect.stringMatching(/not allowed/) });
+    }
+    expect((await words.find({ text: { $regex: '^(a|b)+$' } })).map((doc) => doc._id)).toEqual(['w2']);
+    expect(await words.count({ text: { $regex: 'a{3,}!' } })).toBe(1);
+    // An escaped backslash followed by a digit is a literal, not a backreference.
+    expect(await words.count({ text: { $regex: '\\\\1' } })).toBe(0);
+  });
+
   it('runs findOneAndUpdate, findOneAndReplace and findOneAndDelete (sent by realm-web as findOneAndReplace)', async () => {
     const user = await login();
     const boxes = user.mongoClient('mongodb-atlas').db('shop').collection<{ _id: ObjectId; label: string; n: number }>('boxes');
