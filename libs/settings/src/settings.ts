@@ -113,6 +113,9 @@ const environmentSchema = z.object({
     .optional(),
   TESSERA_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(30 * 60),
   TESSERA_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(60 * 24 * 60 * 60),
+  TESSERA_FUNCTION_TIME_LIMIT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(300),
+  TESSERA_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(10),
+  TESSERA_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(60 * 60).default(10),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
@@ -148,6 +151,12 @@ export interface Settings {
   refreshTokenTtlSeconds: number;
   /** Key material shared by every replica (TESSERA_SIGNING_KEY); token keys derive from it instead of files. */
   signingKey: Buffer | undefined;
+  /** Wall-clock limit of one function call (App Services: 300 s); callers wait this long plus a margin. */
+  functionTimeLimitMs: number;
+  /** How long a message-bus request waits for its reply when its subject sets no deadline of its own. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, how long work in flight may finish before running functions are terminated and the process exits. */
+  shutdownDrainMs: number;
   /** OpenTelemetry tracing: off unless an OTLP endpoint is set. */
   telemetry: {
     /** OTLP/HTTP base URL (spans go to `<endpoint>/v1/traces`). */
@@ -194,6 +203,9 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     accessTokenTtlSeconds: env.TESSERA_ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlSeconds: env.TESSERA_REFRESH_TOKEN_TTL_SECONDS,
     signingKey: env.TESSERA_SIGNING_KEY,
+    functionTimeLimitMs: Math.round(env.TESSERA_FUNCTION_TIME_LIMIT_SECONDS * 1000),
+    requestTimeoutMs: Math.round(env.TESSERA_REQUEST_TIMEOUT_SECONDS * 1000),
+    shutdownDrainMs: Math.round(env.TESSERA_SHUTDOWN_DRAIN_SECONDS * 1000),
     telemetry: {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
       sampler: env.OTEL_TRACES_SAMPLER,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DataAccess, DataAccessModule } from '@tessera/data-access';
 import { DataSources, DeployedApps, LogStore } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeModule } from '../function-runtime.module';
 import { FetchHttpPort } from '../ports/http.port';
@@ -21,8 +22,9 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     DataAccessModule,
     FunctionRuntimeModule.registerAsync({
       imports: [DataAccessModule],
-      inject: [DeployedApps, DataSources, LogStore, DataAccess],
-      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess) => ({
+      inject: [DeployedApps, DataSources, LogStore, DataAccess, SETTINGS],
+      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess, settings: Settings) => ({
+        options: { timeLimitMs: settings.functionTimeLimitMs },
         dependencies: {
           functions: new DeployedFunctionsPort(apps),
           values: new DeployedValuesPort(apps),

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
-import { CommandHandler, EventHandler } from '@tessera/messaging';
+import { CommandHandler, EventHandler, type MessageContext } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
@@ -26,7 +26,7 @@ export class FunctionsExecutionHandler {
   ) {}
 
   @CommandHandler(Subjects.FunctionsExecutionRun)
-  async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
+  async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>, context: MessageContext): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
     const { metadata } = request;
     const execute: ExecuteFunctionRequest = {
       appId: request.appId,
@@ -55,6 +55,9 @@ export class FunctionsExecutionHandler {
         ...(metadata.webhookUrl ? { webhookUrl: metadata.webhookUrl } : {}),
         ...(metadata.requestHeaders ? { requestHeaders: metadata.requestHeaders } : {}),
       },
+      ...(context.correlationId ? { correlationId: context.correlationId } : {}),
+      // Aborts when the caller stops waiting: it went away, or the deadline it sent passed.
+      ...(context.signal ? { signal: context.signal } : {}),
     };
     try {
       const result = await this.runtime.execute(execute);
