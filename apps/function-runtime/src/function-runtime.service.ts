@@ -212,6 +212,11 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     pool.release(sandbox);
   }
 
+  /** Sandboxes of an app running a call now. */
+  busySandboxCount(appId: string): number {
+    return this.pools.get(appId)?.busyCount ?? 0;
+  }
+
   /** Live sandboxes of an app (idle or busy). */
   sandboxCount(appId: string): number {
     return this.pools.get(appId)?.liveCount ?? 0;

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -24,6 +25,9 @@ export interface RunningHost {
   nest: NestFastifyApplication;
   close(): Promise<void>;
 }
+
+/** After the message handlers drained, how long closing waits for HTTP connections before cutting them. */
+const httpCloseGraceMs = 2_000;
 
 /** Largest request body the edge accepts (App Services' documented request limit is 18 MB). */
 const bodyLimit = 18 * 1024 * 1024;
@@ -67,7 +71,15 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
     // and connections they use are still open (Nest's own close runs module destroy hooks before that).
     close: async () => {
       await Promise.all(app.getMicroservices().map((microservice) => microservice.close()));
-      await app.close();
+      // The drain is over: a connection the HTTP server still holds after a short grace (a client that
+      // left a connection half-open) must not keep the process from stopping.
+      const server = app.getHttpServer() as Server;
+      const cut = setTimeout(() => server.closeAllConnections(), httpCloseGraceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cut);
+      }
     },
   };
 }

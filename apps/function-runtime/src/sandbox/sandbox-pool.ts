@@ -24,6 +24,11 @@ export class SandboxPool {
     return this.retired;
   }
 
+  /** Number of sandboxes running a call now. */
+  get busyCount(): number {
+    return this.busy.size;
+  }
+
   /** Number of sandboxes alive (idle or busy). */
   get liveCount(): number {
     return this.size;
