@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
+import { AppServicesExceptionFilter, appServicesClientErrorHandler, installAppServicesContentType, recordRoutes } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
 import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
@@ -39,12 +39,13 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   // The admin API owns first-start work; other processes of a distributed deployment only read the state.
   const firstStart = settings.services.includes('admin-api');
   const example = firstStart ? await loadExampleApp(settings) : undefined;
-  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
+  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true, clientErrorHandler: appServicesClientErrorHandler });
   const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version), adapter, { bufferLogs: true });
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new AppServicesExceptionFilter());
   // No enableShutdownHooks(): the entry point owns the signals and closes the app exactly once.
   installAppServicesContentType(app.getHttpAdapter().getInstance());
+  recordRoutes(app.getHttpAdapter().getInstance());
   if (settings.telemetry.otlpEndpoint) traceHttpEdge(app);
   // Message handlers of every service this process runs join one queue group per service set, so
   // replicas of the same service share commands while each event reaches every kind of service.

@@ -2,3 +2,4 @@
 export * from './app-services-exception.filter';
 export * from './json-content-type';
 export * from './client-gone';
+export * from './edge-errors';

@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
-import { CommandHandler, EventHandler, type MessageContext } from '@tessera/messaging';
+import { assertWellFormedEjson, CommandHandler, EventHandler, type MessageContext } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
@@ -28,6 +28,13 @@ export class FunctionsExecutionHandler {
   @CommandHandler(Subjects.FunctionsExecutionRun)
   async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>, context: MessageContext): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
     const { metadata } = request;
+    try {
+      // Every caller's arguments (the admin API passes its body's through as they are) are checked here.
+      assertWellFormedEjson(request.args);
+    } catch (error) {
+      if (isTesseraError(error)) return { ok: false, error: { errorCode: error.errorCode, message: error.message } };
+      throw error;
+    }
     const execute: ExecuteFunctionRequest = {
       appId: request.appId,
       name: request.functionName,
