@@ -74,7 +74,7 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
       await Promise.all(app.getMicroservices().map((microservice) => microservice.close()));
       // The drain is over: a connection the HTTP server still holds after a short grace (a client that
       // left a connection half-open) must not keep the process from stopping.
-      const server = app.getHttpServer() as Server;
+      const server: Server = app.getHttpServer();
       const cut = setTimeout(() => server.closeAllConnections(), httpCloseGraceMs);
       try {
         await app.close();

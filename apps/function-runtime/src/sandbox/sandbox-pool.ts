@@ -58,13 +58,14 @@ export class SandboxPool {
         },
         reject: (error: unknown) => {
           signal?.removeEventListener('abort', onAbort);
-          reject(error);
+          reject(error instanceof Error ? error : new Error(String(error)));
         },
       };
       const onAbort = (): void => {
         const index = this.waiters.indexOf(waiter);
         if (index >= 0) this.waiters.splice(index, 1);
-        reject(signal?.reason);
+        const reason: unknown = signal?.reason;
+        reject(reason instanceof Error ? reason : new Error('the caller stopped waiting for a sandbox'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
