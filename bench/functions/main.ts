@@ -106,7 +106,7 @@ async function main(): Promise<void> {
   const floor = await measure('plain in-process call (floor)', (i) => product(`id-${i}`));
   const viaRuntime = await measure('runtime in-process (warm sandbox)', (i) => runtime.execute(request(i)));
   await measureConcurrent('runtime in-process, 4 in flight', 4, (i) => runtime.execute(request(i)));
-  runtime.close();
+  await runtime.close();
   const natsLeg = await startNatsLeg(config, 'bench-app', 'product');
   if (natsLeg) {
     try {

@@ -75,7 +75,10 @@ describe.skipIf(skipReason !== undefined)(`the dev overlay's processes, run outs
     writeFileSync(join(configDirectory, 'nats.conf'), config);
     const args = (natsContainer.args ?? []).map((arg) => (arg.startsWith(`${configMount.mountPath}/`) ? join(configDirectory, relative(configMount.mountPath, arg)) : arg));
     nats = spawn(findNatsServer()!, args, { env: { ...process.env, POD_NAME: `${natsWorkload.metadata.name}-0` }, stdio: 'ignore' });
-    await eventually(async () => (await fetch(`http://127.0.0.1:${natsMonitorPort}/healthz`)).ok, { timeoutMs: 10_000 });
+    // Ready as its readiness probe says (JetStream included), polled with a deadline generous enough for a
+    // busy machine: the port refuses connections until the server has started.
+    const natsReadiness = natsContainer.readinessProbe?.httpGet?.path ?? '/healthz';
+    await eventually(async () => (await fetch(`http://127.0.0.1:${natsMonitorPort}${natsReadiness}`)).ok, { timeoutMs: 30_000, intervalMs: 100 });
 
     const dockerfile = parseDockerfile(readFileSync(join(repositoryRoot, 'Dockerfile'), 'utf8'));
     const runtime = dockerfile.stages.at(-1)!.instructions;
@@ -95,10 +98,10 @@ describe.skipIf(skipReason !== undefined)(`the dev overlay's processes, run outs
         delete environment.TESSERA_CLUSTER_URIS; // no MongoDB here: the embedded datastore stands in
         environment.NATS_URL = `nats://127.0.0.1:${natsClientPort}`;
         environment.TESSERA_DATA_DIR = join(scratch.path, service);
-        servers.set(service, await startServerProcess({ command: [process.execPath, ...commandArgs], env: environment, timeoutMs: 30_000 }));
+        servers.set(service, await startServerProcess({ command: [process.execPath, ...commandArgs], env: environment, timeoutMs: 60_000 }));
       }),
     );
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await Promise.all([...servers.values()].map((server) => server.stop('SIGKILL')));
@@ -123,8 +126,12 @@ describe.skipIf(skipReason !== undefined)(`the dev overlay's processes, run outs
     for (const probe of [container.startupProbe, container.livenessProbe]) {
       expect((await fetch(`${server.url}${probe!.httpGet!.path}`)).status).toBe(200);
     }
-    const ready = await fetch(`${server.url}${container.readinessProbe!.httpGet!.path}`);
-    expect(ready.status).toBe(200);
+    // Readiness follows the transports' connections: poll it as the kubelet does, with a deadline.
+    const ready = await eventually(async () => {
+      const response = await fetch(`${server.url}${container.readinessProbe!.httpGet!.path}`);
+      expect(response.status).toBe(200);
+      return response;
+    }, { timeoutMs: 20_000, intervalMs: 100 });
     expect(await ready.json()).toMatchObject({ mode: 'distributed', services: [service] });
   });
 

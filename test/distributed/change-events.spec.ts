@@ -97,7 +97,7 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
     for (const replica of replicas) {
       await replica.consumer.onModuleDestroy();
       await replica.events.close();
-      replica.runtime.close();
+      await replica.runtime.close();
     }
     await publisherEvents?.close();
     await dataSources?.closeAll();

@@ -28,7 +28,9 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     collector = await OtlpCollector.start();
     cluster = await Cluster.start({
       runtimes: 2,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1' },
+      // A function call waits as long as the function may run (its limit plus a 5 s margin): with a 5 s limit, a
+      // call lost in a killed replica fails at 10 s, as the fault tests below expect.
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1', TESSERA_FUNCTION_TIME_LIMIT_SECONDS: '5' },
       // The runtimes log every message they handle, so the test can find the trace id in their logs.
       serviceEnv: { 'function-runtime': { LOG_LEVEL: 'debug' } },
     });

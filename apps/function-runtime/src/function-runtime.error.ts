@@ -9,6 +9,10 @@ export enum FunctionRuntimeErrorCode {
   ArgumentsNotAllowed = 'ArgumentsNotAllowed',
   InvalidFunctionConfiguration = 'InvalidParameter',
   InternalServerError = 'InternalServerError',
+  /** The caller went away (client disconnected, deadline passed) and the call was terminated. */
+  ExecutionCancelled = 'ExecutionCancelled',
+  /** The runtime is shutting down. */
+  ServiceUnavailable = 'ServiceUnavailable',
 }
 
 const STATUS: Record<FunctionRuntimeErrorCode, number> = {
@@ -19,6 +23,8 @@ const STATUS: Record<FunctionRuntimeErrorCode, number> = {
   [FunctionRuntimeErrorCode.ArgumentsNotAllowed]: 400,
   [FunctionRuntimeErrorCode.InvalidFunctionConfiguration]: 400,
   [FunctionRuntimeErrorCode.InternalServerError]: 500,
+  [FunctionRuntimeErrorCode.ExecutionCancelled]: 499,
+  [FunctionRuntimeErrorCode.ServiceUnavailable]: 503,
 };
 
 /**

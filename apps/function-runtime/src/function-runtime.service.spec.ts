@@ -566,7 +566,7 @@ describe('FunctionRuntimeService', () => {
     });
 
     it('disposes sandboxes left idle beyond idleSandboxTtlMs', async () => {
-      rt.runtime.close();
+      await rt.runtime.close();
       rt = makeRuntime({ idleSandboxTtlMs: 50 });
       rt.functions.deploy(APP, { v: 'exports = () => 1;' });
       await rt.call('v');
@@ -605,7 +605,7 @@ describe('FunctionRuntimeService', () => {
     });
 
     it('keeps serving a mix of concurrent good calls and calls killed by the time limit', async () => {
-      rt.runtime.close();
+      await rt.runtime.close();
       rt = makeRuntime({ timeLimitMs: 500, sandboxesPerApp: 2 });
       rt.functions.deploy(APP, {
         good: 'exports = async (x) => { await context.functions.execute("helper"); return x; };',

@@ -57,6 +57,11 @@ export interface ExecuteFunctionRequest {
   correlationId?: string;
   /** The trigger that fired the call (origin `trigger`): the run is logged as that trigger's run. */
   trigger?: TriggerRun;
+  /**
+   * Aborts when the caller stops waiting (its client disconnected, its deadline passed): the call is
+   * terminated wherever it is and its sandbox freed for the next call.
+   */
+  signal?: AbortSignal;
 }
 
 /** The outcome of a successful call. `result` is parsed from `resultEjson` on first use only. */
@@ -107,6 +112,9 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   private readonly pools = new Map<string, SandboxPool>();
   private readonly validated = new WeakSet<FunctionConfig>();
   private readonly sweeper: NodeJS.Timeout | undefined;
+  /** Calls running now, so that shutdown can wait for them to stop. */
+  private readonly running = new Set<Promise<unknown>>();
+  private closing: Promise<void> | undefined;
 
   constructor(@Inject(FUNCTION_RUNTIME_CONFIG) config: FunctionRuntimeConfig) {
     this.deps = config.dependencies;
@@ -119,6 +127,15 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   }
 
   async execute(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
+    if (this.closing) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ServiceUnavailable, 'the function runtime is shutting down; retry the call');
+    const call = this.run(request);
+    const settled = call.catch(() => undefined);
+    this.running.add(settled);
+    void settled.finally(() => this.running.delete(settled));
+    return call;
+  }
+
+  private async run(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
     const startedAt = new Date();
     const started = performance.now();
     if (!Array.isArray(request.arguments)) {
@@ -155,12 +172,13 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           : { system: false, user: request.caller.user, shown: request.caller.user },
       );
       const frame = await this.frameFor(state, fn.config, 0);
-      const { sandbox, pool } = await this.acquire(request.appId, app);
+      const { sandbox, pool } = await this.acquire(request.appId, app, request.signal);
       let outcome: SandboxOutcome;
       try {
         outcome = await sandbox.run(
           { frame, fn: { name: request.name, source: fn.source }, args: argsEjson, request: request.request },
           (op, frameId, payload) => this.serve(state, op, frameId, payload),
+          request.signal,
         );
         memory = sandbox.heapUsed();
       } finally {
@@ -173,7 +191,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson });
       return new ExecutionResult(resultEjson, executionId, logs, durationMs);
     } catch (error) {
-      const failure = error instanceof FunctionRuntimeError ? error : this.internalError(error);
+      const failure = error instanceof FunctionRuntimeError ? error : request.signal?.aborted ? cancelledError() : this.internalError(error);
       const durationMs = performance.now() - started;
       this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson, error: failure });
       throw failure;
@@ -190,8 +208,13 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   async warm(appId: string): Promise<void> {
     const app = await this.deps.functions.getFunctions(appId);
     if (!app) return;
-    const { sandbox, pool } = await this.acquire(appId, app);
+    const { sandbox, pool } = await this.acquire(appId, app, undefined);
     pool.release(sandbox);
+  }
+
+  /** Sandboxes of an app running a call now. */
+  busySandboxCount(appId: string): number {
+    return this.pools.get(appId)?.busyCount ?? 0;
   }
 
   /** Live sandboxes of an app (idle or busy). */
@@ -199,18 +222,33 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     return this.pools.get(appId)?.liveCount ?? 0;
   }
 
-  close(): void {
+  /**
+   * Stops the runtime: new calls are refused, idle sandboxes disposed, and calls still running terminated
+   * (their callers get ServiceUnavailable); resolves once they have stopped. The host drains first, so only
+   * calls that outlived the drain are cut. An isolate left running would keep its thread spinning and hold
+   * the process at exit, so this must run before the process exits.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.stop();
+    return this.closing;
+  }
+
+  private async stop(): Promise<void> {
     if (this.sweeper) clearInterval(this.sweeper);
-    for (const pool of this.pools.values()) pool.retire();
+    for (const pool of this.pools.values()) {
+      pool.retire();
+      pool.terminateBusy();
+    }
     this.pools.clear();
+    await Promise.allSettled([...this.running]);
   }
 
   private evictIdleSandboxes(): void {
     for (const pool of this.pools.values()) pool.evictIdle(this.options.idleSandboxTtlMs);
   }
 
-  onModuleDestroy(): void {
-    this.close();
+  async onModuleDestroy(): Promise<void> {
+    await this.close();
   }
 
   private assertValid(config: FunctionConfig): void {
@@ -322,12 +360,13 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     }
   }
 
-  private async acquire(appId: string, app: AppFunctions): Promise<{ sandbox: Sandbox; pool: SandboxPool }> {
+  private async acquire(appId: string, app: AppFunctions, signal: AbortSignal | undefined): Promise<{ sandbox: Sandbox; pool: SandboxPool }> {
     for (let attempt = 0; ; attempt++) {
       const pool = this.poolFor(appId, app.version);
       try {
-        return { sandbox: await pool.acquire(), pool };
+        return { sandbox: await pool.acquire(signal), pool };
       } catch (error) {
+        if (signal?.aborted) throw cancelledError();
         // A deploy retired the pool while this call waited: take a sandbox of the new pool instead.
         if (!pool.isRetired || attempt > 0) throw error;
       }
@@ -380,6 +419,9 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           FunctionRuntimeErrorCode.ExecutionTimeLimitExceeded,
           `execution time limit exceeded (${this.options.timeLimitMs} ms)`,
         );
+      case 'stopped':
+        if (outcome.reason === 'cancelled') throw cancelledError();
+        throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ServiceUnavailable, 'the function runtime shut down while the function was running');
       case 'memory':
         throw new FunctionRuntimeError(
           FunctionRuntimeErrorCode.FunctionExecutionError,
@@ -436,6 +478,11 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       .then((memoryBytes) => this.deps.logs.append({ ...log, memoryBytes }))
       .catch(() => undefined);
   }
+}
+
+/** The call was terminated because its caller stopped waiting; nobody reads this but the execution log. */
+function cancelledError(): FunctionRuntimeError {
+  return new FunctionRuntimeError(FunctionRuntimeErrorCode.ExecutionCancelled, 'the function was stopped: its caller stopped waiting for the result');
 }
 
 function toSandboxFrame(id: number, identity: BoundIdentity): SandboxFrame {

@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { functionCallTimeoutMs, Subjects } from '@tessera/contracts';
 import { AdminApiModule } from '@tessera/admin-api';
 import { FunctionRuntimeServiceModule } from '@tessera/function-runtime';
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
@@ -50,9 +51,17 @@ export class HostModule {
   }
 }
 
-/** Standalone: every service on the in-process bus. Distributed: NATS, with the process named after its services. */
+/**
+ * Standalone: every service on the in-process bus. Distributed: NATS, with the process named after its services.
+ * A function call waits as long as the function may run; other requests wait the configured default.
+ */
 export function messagingOptions(settings: Settings): MessagingOptions {
+  const common = {
+    defaultTimeoutMs: settings.requestTimeoutMs,
+    timeouts: { [Subjects.FunctionsExecutionRun]: functionCallTimeoutMs(settings.functionTimeLimitMs) },
+    drainTimeoutMs: settings.shutdownDrainMs,
+  };
   return settings.mode === 'standalone'
-    ? { transport: 'in-process' }
-    : { transport: 'nats', url: settings.natsUrl, name: `tessera-${settings.services.join('+')}` };
+    ? { transport: 'in-process', ...common }
+    : { transport: 'nats', url: settings.natsUrl, name: `tessera-${settings.services.join('+')}`, ...common };
 }

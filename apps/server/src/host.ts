@@ -1,11 +1,12 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { Logger as NestLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { configureEmbeddedDatastore } from '@tessera/datastore';
-import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
+import { AppServicesExceptionFilter, appServicesClientErrorHandler, installAppServicesContentType, recordRoutes } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
 import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase, SecretsAtRest } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
@@ -32,6 +33,9 @@ export interface RunningHost {
   close(): Promise<void>;
 }
 
+/** After the message handlers drained, how long closing waits for HTTP connections before cutting them. */
+const httpCloseGraceMs = 2_000;
+
 /** Largest request body the edge accepts (App Services' documented request limit is 18 MB). */
 const bodyLimit = 18 * 1024 * 1024;
 
@@ -43,13 +47,14 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
   configureDatastore(settings);
   const firstStart = settings.services.includes('admin-api');
   const example = firstStart ? await loadExampleApp(settings) : undefined;
-  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true });
+  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true, clientErrorHandler: appServicesClientErrorHandler });
   const output = createLogOutput({ pretty: process.stdout.isTTY === true });
   const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version, output.stream), adapter, { bufferLogs: true });
   app.useLogger(new HostLogger(app.get(Logger)));
   app.useGlobalFilters(new AppServicesExceptionFilter());
   // No enableShutdownHooks(): the entry point owns the signals and closes the app exactly once.
   installAppServicesContentType(app.getHttpAdapter().getInstance());
+  recordRoutes(app.getHttpAdapter().getInstance());
   if (settings.telemetry.otlpEndpoint) traceHttpEdge(app);
   // Message handlers of every service this process runs join one queue group per service set, so
   // replicas of the same service share commands while each event reaches every kind of service.
@@ -77,7 +82,15 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
     // and connections they use are still open (Nest's own close runs module destroy hooks before that).
     close: async () => {
       await Promise.all(app.getMicroservices().map((microservice) => microservice.close()));
-      await app.close();
+      // The drain is over: a connection the HTTP server still holds after a short grace (a client that
+      // left a connection half-open) must not keep the process from stopping.
+      const server: Server = app.getHttpServer();
+      const cut = setTimeout(() => server.closeAllConnections(), httpCloseGraceMs);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cut);
+      }
     },
   };
 }

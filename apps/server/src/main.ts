@@ -18,6 +18,9 @@ function datastoreAddress(bindHost: string): string {
   return bindHost.includes(':') ? `[${bindHost}]` : bindHost;
 }
 
+/** What closing may take beyond the drain: terminating functions, closing stores and connections. */
+const shutdownMarginMs = 15_000;
+
 /** Entry point of `npm start` (standalone) and of each service process (distributed). */
 async function main(): Promise<void> {
   let settings;
@@ -47,12 +50,17 @@ async function main(): Promise<void> {
   ];
   // Last, after the start-up log, so that a newcomer finds the URL and the password where the output ends.
   host.print(`${lines.join('\n')}\n`);
-  // SIGTERM (Kubernetes) or SIGINT: close the app once (HTTP stops accepting, message handlers drain,
-  // connections close), flush the spans, exit 0. A second signal while draining exits at once.
+  // SIGTERM (Kubernetes) or SIGINT: close the app once (message handlers drain for at most
+  // TESSERA_SHUTDOWN_DRAIN_SECONDS, then running functions are terminated, connections close), flush the
+  // spans, exit 0. A second signal while draining exits at once; so does a close that hangs past the bound.
   let stopping = false;
   const stop = (): void => {
     if (stopping) process.exit(1);
     stopping = true;
+    setTimeout(() => {
+      process.stderr.write(`Tessera did not stop within ${settings.shutdownDrainMs + shutdownMarginMs} ms of the signal; exiting\n`);
+      process.exit(1);
+    }, settings.shutdownDrainMs + shutdownMarginMs).unref();
     host
       .close()
       .then(() => tracing?.shutdown())

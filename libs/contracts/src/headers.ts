@@ -11,6 +11,8 @@ export const MessageHeaders = {
   Tracestate: 'tracestate',
   /** Epoch milliseconds after which the caller no longer waits for a reply (set on requests). */
   Deadline: 'x-deadline',
+  /** One id per request message, so a caller that stops waiting can name the request it abandons. */
+  CallId: 'x-call-id',
 } as const;
 
 export type MessageHeaderName = (typeof MessageHeaders)[keyof typeof MessageHeaders];

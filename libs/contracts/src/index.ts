@@ -10,6 +10,7 @@ export * from './schemas/apps-deployment-changed.schema';
 export * from './schemas/datastore-document-changed.schema';
 export * from './schemas/ejson.schema';
 export * from './schemas/functions-execution-run.schema';
+export * from './schemas/messaging-request-abandoned.schema';
 export * from './schemas/remote-error.schema';
 export * from './schemas/system-health-ping.schema';
 export * from './subjects';

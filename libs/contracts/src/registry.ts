@@ -2,6 +2,7 @@ import { type z } from 'zod';
 import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
+import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
 import { HealthPingRequestSchema, HealthPingResponseSchema } from './schemas/system-health-ping.schema';
 import { type Subject, Subjects } from './subjects';
 
@@ -51,6 +52,10 @@ export const contracts = {
     description: 'Liveness probe across the bus; any one service answering it proves the path works.',
     request: HealthPingRequestSchema,
     response: HealthPingResponseSchema,
+  }),
+  [Subjects.MessagingRequestAbandoned]: event({
+    description: 'A caller stopped waiting for a request (its client disconnected or its deadline passed); every replica hears it and the one handling the request stops.',
+    payload: RequestAbandonedSchema,
   }),
 } as const satisfies { readonly [S in Subject]: Contract };
 

@@ -15,6 +15,8 @@ export const Subjects = {
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Command: liveness probe across the bus; answered by any one service that handles it. */
   SystemHealthPing: 'system.health.ping',
+  /** Event: a caller stopped waiting for a request (client gone, deadline passed); its handler may stop. */
+  MessagingRequestAbandoned: 'messaging.request.abandoned',
 } as const;
 
 export type Subject = (typeof Subjects)[keyof typeof Subjects];

@@ -79,8 +79,7 @@ describe('rules through both entry points', () => {
     const config = emptyApp('one-path');
     config.services.push({
       config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
-      // The property generates roles as the rules library reads them; search is only ever a boolean here.
-      collectionRules: [{ database: 'db', collection: 'c', roles: roles as Role[] }],
+      collectionRules: [{ database: 'db', collection: 'c', roles }],
       rules: [],
       webhooks: [],
     });

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
 import { isTesseraError, type ErrorBody } from '@tessera/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Observable, throwError } from 'rxjs';
+import { allowedMethods } from './edge-errors';
 
 const statusCodes: Record<number, string> = {
   400: 'BadRequest',
@@ -10,8 +11,10 @@ const statusCodes: Record<number, string> = {
   403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
+  408: 'RequestTimeout',
   413: 'RequestTooLarge',
   415: 'BadRequest',
+  431: 'RequestHeaderFieldsTooLarge',
   429: 'TooManyRequests',
 };
 
@@ -31,6 +34,15 @@ export class AppServicesExceptionFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<FastifyRequest>();
+    // No route for the path and method: a 405 (with the methods the path serves) when the path is known.
+    if (exception instanceof NotFoundException && !reply.sent) {
+      const allowed = allowedMethods(request.server, request.url);
+      if (allowed.length > 0 && !allowed.includes(request.method)) {
+        const body: ErrorBody = { error: `method ${request.method} not allowed on ${request.url.split('?')[0] ?? request.url}`, error_code: 'MethodNotAllowed' };
+        void reply.status(405).header('allow', allowed.join(', ')).header('content-type', 'application/json').send(JSON.stringify(body));
+        return undefined;
+      }
+    }
     const { status, body } = this.toWire(exception, request);
     void reply.status(status).header('content-type', 'application/json').send(JSON.stringify(body));
     return undefined;

@@ -6,6 +6,7 @@ export enum MessagingErrorCode {
   NoResponder = 'NoResponder',
   HandlerFailed = 'HandlerFailed',
   TransportFailed = 'TransportFailed',
+  RequestAborted = 'RequestAborted',
 }
 
 /** No reply within the caller's deadline: the responder is slow, stuck or died mid-request. */
@@ -18,6 +19,17 @@ export class MessagingTimeoutError extends TesseraError {
     readonly timeoutMs: number,
   ) {
     super(`no reply to ${subject} within ${timeoutMs} ms`);
+  }
+}
+
+/** The caller gave up on the request (its client disconnected) before the reply came. */
+export class RequestAbortedError extends TesseraError {
+  readonly errorCode = MessagingErrorCode.RequestAborted;
+  // Nobody reads it: the client is gone. 499 is the status proxies log for a client that closed the request.
+  readonly httpStatus = 499;
+
+  constructor(readonly subject: string) {
+    super(`the caller stopped waiting for ${subject}`);
   }
 }
 

@@ -13,6 +13,7 @@ import {
   type RemoteError,
 } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
+import { handleRequest } from './cancellation';
 import { MessagingErrorCode, toRemoteError } from './errors';
 import { type MessageContext, toMessageContext } from './message-context';
 import { traced } from './trace-context';
@@ -49,7 +50,15 @@ export function CommandHandler<S extends CommandSubject>(subject: S, options: Ha
     const method = descriptor.value;
     if (!method) throw new Error(`@CommandHandler(${subject}) must decorate a method`);
     const wrapped = async function (this: unknown, data: unknown, nestContext: unknown): Promise<unknown> {
-      const context = toMessageContext(subject, nestContext);
+      const received = toMessageContext(subject, nestContext);
+      const handled = handleRequest(received.headers, received.deadline);
+      try {
+        return await handleCommand.call(this, data, { ...received, signal: handled.signal });
+      } finally {
+        handled.done();
+      }
+    };
+    const handleCommand = async function (this: unknown, data: unknown, context: MessageContext): Promise<unknown> {
       let request: CommandRequest<S>;
       try {
         request = parseCommandRequest(subject, data);

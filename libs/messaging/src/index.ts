@@ -1,6 +1,7 @@
 // Public entry of @tessera/messaging: the two transports of the contracts (NATS and in-process) as Nest
 // microservice transports, the typed MessageBus facade, and typed handler decorators. Services import this,
 // never nats or the in-process bus directly.
+export { abandonRequest, RequestAbandonment } from './cancellation';
 export * from './ejson';
 export * from './errors';
 export * from './handlers';

@@ -11,9 +11,10 @@ import {
   parseCommandRequest,
   parseCommandResponse,
   parseEventPayload,
+  Subjects,
 } from '@tessera/contracts';
-import { lastValueFrom, throwError, timeout } from 'rxjs';
-import { MessagingTimeoutError, toMessagingError } from './errors';
+import { fromEvent, lastValueFrom, mergeMap, race, take, throwError, timeout } from 'rxjs';
+import { MessagingTimeoutError, RequestAbortedError, toMessagingError } from './errors';
 import { OutboundMessage } from './outbound-message';
 
 export interface RequestOptions {
@@ -21,6 +22,11 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Extra headers (header name -> value): correlation id, traceparent, tracestate, ... */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * The caller's interest (an HTTP request whose client may disconnect): when it aborts, the request rejects
+   * with RequestAbortedError and the handler is told to stop (`messaging.request.abandoned`).
+   */
+  signal?: AbortSignal;
 }
 
 export interface EmitOptions {
@@ -30,6 +36,8 @@ export interface EmitOptions {
 export interface MessageBusOptions {
   /** Deadline of a request that names none. */
   defaultTimeoutMs?: number;
+  /** Deadlines of particular subjects (a function call waits as long as the function may run). */
+  timeouts?: Readonly<Partial<Record<CommandSubject, number>>>;
   /** Ambient headers added to every message (for example the current trace context); explicit ones win. */
   headers?: () => Readonly<Record<string, string>>;
 }
@@ -60,17 +68,21 @@ export class MessageBus {
    */
   async request<S extends CommandSubject>(subject: S, payload: CommandRequestInput<S>, options: RequestOptions = {}): Promise<CommandResponse<S>> {
     const request = parseCommandRequest(subject, payload);
-    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    const timeoutMs = options.timeoutMs ?? this.options.timeouts?.[subject] ?? this.defaultTimeoutMs;
+    if (options.signal?.aborted) throw new RequestAbortedError(subject);
     const span = tracer().startSpan(`${subject} send`, { kind: SpanKind.CLIENT, attributes: { 'messaging.system': 'tessera', 'messaging.destination.name': subject } });
-    const headers = this.headersFor(options.headers, { [MessageHeaders.Deadline]: String(Date.now() + timeoutMs) }, span);
+    const callId = randomUUID();
+    const headers = this.headersFor(options.headers, { [MessageHeaders.Deadline]: String(Date.now() + timeoutMs), [MessageHeaders.CallId]: callId }, span);
     let response: unknown;
     try {
-      response = await lastValueFrom(
-        this.client.send<unknown>(subject, new OutboundMessage(request, headers)).pipe(timeout({ first: timeoutMs, with: () => throwError(() => new MessagingTimeoutError(subject, timeoutMs)) })),
-        { defaultValue: undefined },
-      );
+      const reply$ = this.client.send<unknown>(subject, new OutboundMessage(request, headers)).pipe(timeout({ first: timeoutMs, with: () => throwError(() => new MessagingTimeoutError(subject, timeoutMs)) }));
+      const { signal } = options;
+      const aborted$ = signal ? fromEvent(signal, 'abort').pipe(take(1), mergeMap(() => throwError(() => new RequestAbortedError(subject)))) : undefined;
+      response = await lastValueFrom(aborted$ ? race(reply$, aborted$) : reply$, { defaultValue: undefined });
     } catch (error) {
       const failure = toMessagingError(subject, error);
+      // The handler may still be working for nobody: tell it to stop (the deadline also stops it on its side).
+      if (failure instanceof RequestAbortedError || failure instanceof MessagingTimeoutError) this.abandon(subject, callId, failure instanceof RequestAbortedError ? 'aborted' : 'deadline', headers);
       endSpan(span, failure);
       throw failure;
     }
@@ -90,6 +102,11 @@ export class MessageBus {
       throw failure;
     }
     endSpan(span);
+  }
+
+  private abandon(subject: string, callId: string, reason: 'aborted' | 'deadline', headers: Readonly<Record<string, string>>): void {
+    const correlationId = headers[MessageHeaders.CorrelationId];
+    this.emit(Subjects.MessagingRequestAbandoned, { callId, subject, reason }, correlationId ? { headers: { [MessageHeaders.CorrelationId]: correlationId } } : {}).catch(() => undefined);
   }
 
   private headersFor(explicit: Readonly<Record<string, string>> | undefined, extra: Record<string, string>, span: Span): Record<string, string> {

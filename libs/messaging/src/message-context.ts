@@ -11,6 +11,11 @@ export interface MessageContext {
   readonly correlationId: string | undefined;
   /** Epoch milliseconds after which the caller stops waiting (requests only). */
   readonly deadline: number | undefined;
+  /**
+   * Command handlers only: aborted when the caller stops waiting (it abandoned the request, or the deadline
+   * passed). A handler doing long work (a function call) stops on it; its answer would reach nobody.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** Reads the transport's Nest context (NatsContext or InProcessContext) into a MessageContext. */

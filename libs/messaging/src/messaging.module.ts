@@ -110,7 +110,7 @@ export class MessagingModule {
         { provide: MESSAGING_CLIENT, useFactory: (resolved: MessagingOptions) => createMessagingClient(resolved), inject: [MESSAGING_OPTIONS] },
         {
           provide: MessageBus,
-          useFactory: (client: MessagingClient, resolved: MessagingOptions) => new MessageBus(client, { defaultTimeoutMs: resolved.defaultTimeoutMs, headers: resolved.headers }),
+          useFactory: (client: MessagingClient, resolved: MessagingOptions) => new MessageBus(client, { defaultTimeoutMs: resolved.defaultTimeoutMs, timeouts: resolved.timeouts, headers: resolved.headers }),
           inject: [MESSAGING_CLIENT, MESSAGING_OPTIONS],
         },
         TransportReadiness,

@@ -166,6 +166,9 @@ const environmentSchema = z.object({
   TESSERA_ADMIN_REFRESH_TOKEN_TTL_SECONDS: z.coerce.number().int().min(1).default(60 * 24 * 60 * 60),
   TESSERA_SECRETS_KEY: secretsKeys.optional(),
   TESSERA_FUNCTION_HTTP_ALLOW: egressAllowList.default(''),
+  TESSERA_FUNCTION_TIME_LIMIT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(300),
+  TESSERA_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(10),
+  TESSERA_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(60 * 60).default(10),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
@@ -214,6 +217,12 @@ export interface Settings {
   secretsKeys: readonly Buffer[] | undefined;
   /** Destinations functions' `context.http` may reach although private (TESSERA_FUNCTION_HTTP_ALLOW). */
   functionHttpAllow: readonly string[];
+  /** Wall-clock limit of one function call (App Services: 300 s); callers wait this long plus a margin. */
+  functionTimeLimitMs: number;
+  /** How long a message-bus request waits for its reply when its subject sets no deadline of its own. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, how long work in flight may finish before running functions are terminated and the process exits. */
+  shutdownDrainMs: number;
   /** OpenTelemetry tracing: off unless an OTLP endpoint is set. */
   telemetry: {
     /** OTLP/HTTP base URL (spans go to `<endpoint>/v1/traces`). */
@@ -276,6 +285,9 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     signingKey: env.TESSERA_SIGNING_KEY,
     secretsKeys: env.TESSERA_SECRETS_KEY,
     functionHttpAllow: env.TESSERA_FUNCTION_HTTP_ALLOW,
+    functionTimeLimitMs: Math.round(env.TESSERA_FUNCTION_TIME_LIMIT_SECONDS * 1000),
+    requestTimeoutMs: Math.round(env.TESSERA_REQUEST_TIMEOUT_SECONDS * 1000),
+    shutdownDrainMs: Math.round(env.TESSERA_SHUTDOWN_DRAIN_SECONDS * 1000),
     telemetry: {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
       sampler: env.OTEL_TRACES_SAMPLER,

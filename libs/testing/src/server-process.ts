@@ -7,6 +7,8 @@ export const repositoryRoot = resolve(__dirname, '..', '..', '..');
 export interface ServerProcess {
   url: string;
   port: number;
+  /** Process id (also the id of its process group). */
+  pid: number;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** What the process wrote to stdout alone so far (the log and the banner, without stderr). */
@@ -56,6 +58,7 @@ export async function startServerProcess(options: { env?: Record<string, string>
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    pid: child.pid ?? 0,
     output: () => output,
     stdout: () => stdout,
     readyAfterMs,

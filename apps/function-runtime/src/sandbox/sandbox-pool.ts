@@ -8,6 +8,8 @@ import type { Sandbox } from './sandbox';
 export class SandboxPool {
   private readonly idle: Array<{ sandbox: Sandbox; since: number }> = [];
   private readonly waiters: Array<{ resolve: (sandbox: Sandbox) => void; reject: (error: unknown) => void }> = [];
+  /** Sandboxes handed out and not yet released: what shutdown must terminate. */
+  private readonly busy = new Set<Sandbox>();
   private size = 0;
   private retired = false;
 
@@ -22,23 +24,56 @@ export class SandboxPool {
     return this.retired;
   }
 
+  /** Number of sandboxes running a call now. */
+  get busyCount(): number {
+    return this.busy.size;
+  }
+
   /** Number of sandboxes alive (idle or busy). */
   get liveCount(): number {
     return this.size;
   }
 
-  async acquire(): Promise<Sandbox> {
+  /** A sandbox for one call; waits while all are busy. `signal` gives up waiting (the caller went away). */
+  async acquire(signal?: AbortSignal): Promise<Sandbox> {
+    const sandbox = await this.take(signal);
+    this.busy.add(sandbox);
+    return sandbox;
+  }
+
+  private async take(signal?: AbortSignal): Promise<Sandbox> {
     if (this.retired) throw new Error(`sandbox pool of ${this.appId}@${this.version} is retired`);
+    signal?.throwIfAborted();
     for (let entry = this.idle.pop(); entry; entry = this.idle.pop()) {
       if (entry.sandbox.isUsable) return entry.sandbox;
       entry.sandbox.dispose();
       this.size--;
     }
     if (this.size < this.maxSize) return this.grow();
-    return new Promise<Sandbox>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    return new Promise<Sandbox>((resolve, reject) => {
+      const waiter = {
+        resolve: (sandbox: Sandbox) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(sandbox);
+        },
+        reject: (error: unknown) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error instanceof Error ? error : new Error(String(error)));
+        },
+      };
+      const onAbort = (): void => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        const reason: unknown = signal?.reason;
+        reject(reason instanceof Error ? reason : new Error('the caller stopped waiting for a sandbox'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
   }
 
   release(sandbox: Sandbox): void {
+    this.busy.delete(sandbox);
     if (this.retired || !sandbox.isUsable) {
       sandbox.dispose();
       this.size--;
@@ -70,6 +105,11 @@ export class SandboxPool {
       this.size--;
     }
     for (const waiter of this.waiters.splice(0)) waiter.reject(new Error(`the functions of ${this.appId} were redeployed; retry the call`));
+  }
+
+  /** Terminates the calls running now (shutdown): each ends with a `stopped` outcome and is released. */
+  terminateBusy(): void {
+    for (const sandbox of this.busy) sandbox.terminate('shutdown');
   }
 
   private serveWaiter(): void {

@@ -61,8 +61,12 @@ export type SandboxOutcome =
   | { kind: 'ok'; resultEjson: string; logs: string[] }
   | { kind: 'error'; error: { name: string; message: string; stack?: string }; logs: string[] }
   | { kind: 'timeout' }
+  /** Terminated from outside: the caller went away (`cancelled`) or the process is shutting down. */
+  | { kind: 'stopped'; reason: StopReason }
   | { kind: 'memory' }
   | { kind: 'crashed'; message: string };
+
+export type StopReason = 'cancelled' | 'shutdown';
 
 interface ActiveCall {
   token: string;
@@ -117,6 +121,8 @@ export class Sandbox {
   private disposed = false;
   /** False once a call left state behind that could not be removed; the pool then retires the sandbox. */
   private reusable = true;
+  /** Why the running call was terminated from outside, if it was. */
+  private stopReason: StopReason | undefined;
 
   private constructor(
     private readonly isolate: ivm.Isolate,
@@ -169,9 +175,14 @@ export class Sandbox {
     }
   }
 
-  async run(request: SandboxRunRequest, handler: HostOperationHandler): Promise<SandboxOutcome> {
+  /**
+   * Runs one top-level call. It ends at the time limit, or when `signal` aborts (its caller went away): the
+   * isolate is disposed then, which stops the code wherever it is, even in a loop that never yields.
+   */
+  async run(request: SandboxRunRequest, handler: HostOperationHandler, signal?: AbortSignal): Promise<SandboxOutcome> {
     if (this.active) throw new Error('sandbox is already running a call');
     if (!this.isUsable) throw new Error('sandbox is disposed');
+    if (signal?.aborted) return { kind: 'stopped', reason: 'cancelled' };
     // Tokens only tell the current call from earlier ones; sandboxed code never sees them.
     const token = `${TOKEN_PREFIX}-${++tokenCounter}`;
     const call: ActiveCall = { token, handler, ended: false, timers: new Set(), inFlight: 0 };
@@ -181,6 +192,8 @@ export class Sandbox {
       timedOut = true;
       this.dispose();
     }, this.limits.timeLimitMs);
+    const onAbort = (): void => this.terminate('cancelled');
+    signal?.addEventListener('abort', onAbort, { once: true });
     const payload = JSON.stringify({
       token,
       frame: request.frame,
@@ -202,6 +215,7 @@ export class Sandbox {
       return { kind: 'error', error: result.error ?? { name: 'Error', message: 'unknown error' }, logs: result.logs };
     } catch (error) {
       if (timedOut) return { kind: 'timeout' };
+      if (this.stopReason) return { kind: 'stopped', reason: this.stopReason };
       const message = error instanceof Error ? error.message : String(error);
       if (/memory limit/i.test(message)) {
         this.dispose();
@@ -212,10 +226,18 @@ export class Sandbox {
       return { kind: 'crashed', message };
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       call.ended = true;
       for (const t of call.timers) clearTimeout(t);
       this.active = null;
     }
+  }
+
+  /** Stops the running call (if any) and disposes the sandbox; the call's outcome is `stopped` with `reason`. */
+  terminate(reason: StopReason): void {
+    if (this.disposed) return;
+    if (this.active) this.stopReason = reason;
+    this.dispose();
   }
 
   dispose(): void {

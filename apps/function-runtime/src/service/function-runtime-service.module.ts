@@ -24,6 +24,7 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
       imports: [DataAccessModule],
       inject: [DeployedApps, DataSources, LogStore, DataAccess, SETTINGS],
       useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess, settings: Settings) => ({
+        options: { timeLimitMs: settings.functionTimeLimitMs },
         dependencies: {
           functions: new DeployedFunctionsPort(apps),
           values: new DeployedValuesPort(apps),

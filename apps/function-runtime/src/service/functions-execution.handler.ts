@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
-import { CommandHandler, EventHandler, keepRegexOperators } from '@tessera/messaging';
+import { assertWellFormedEjson, CommandHandler, EventHandler, keepRegexOperators, type MessageContext } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
@@ -26,8 +26,15 @@ export class FunctionsExecutionHandler {
   ) {}
 
   @CommandHandler(Subjects.FunctionsExecutionRun)
-  async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
+  async run(request: CommandRequest<typeof Subjects.FunctionsExecutionRun>, context: MessageContext): Promise<CommandResponseInput<typeof Subjects.FunctionsExecutionRun>> {
     const { metadata } = request;
+    try {
+      // Every caller's arguments (the admin API passes its body's through as they are) are checked here.
+      assertWellFormedEjson(request.args);
+    } catch (error) {
+      if (isTesseraError(error)) return { ok: false, error: { errorCode: error.errorCode, message: error.message } };
+      throw error;
+    }
     const execute: ExecuteFunctionRequest = {
       appId: request.appId,
       name: request.functionName,
@@ -55,6 +62,9 @@ export class FunctionsExecutionHandler {
         ...(metadata.webhookUrl ? { webhookUrl: metadata.webhookUrl } : {}),
         ...(metadata.requestHeaders ? { requestHeaders: metadata.requestHeaders } : {}),
       },
+      ...(context.correlationId ? { correlationId: context.correlationId } : {}),
+      // Aborts when the caller stops waiting: it went away, or the deadline it sent passed.
+      ...(context.signal ? { signal: context.signal } : {}),
     };
     try {
       const result = await this.runtime.execute(execute);

@@ -41,7 +41,7 @@ describe('scheduled triggers', () => {
   });
 
   afterAll(async () => {
-    for (const replica of replicas) replica.runtime.close();
+    for (const replica of replicas) await replica.runtime.close();
     await dataSources.closeAll();
     dir.remove();
   });
@@ -84,7 +84,7 @@ describe('scheduled triggers', () => {
       await scheduler.tick(new Date('2026-03-02T10:10:00Z'));
       await eventually(async () => expect((await logs.list({ appId })).map((run) => run.trigger?.name)).toEqual(['everyFiveMinutes']));
     } finally {
-      runtime.close();
+      await runtime.close();
     }
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { keepRegexOperators } from '@tessera/messaging';
+import { assertWellFormedEjson, keepRegexOperators } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import type { FastifyInstance } from 'fastify';
 import { ClientApiError, ClientApiErrorCode } from './client-api.error';
@@ -37,6 +37,7 @@ export class LenientJsonBodyParser implements OnModuleInit {
 export function fromEjson(body: unknown): unknown {
   if (body === undefined || body === null) return body;
   try {
+    assertWellFormedEjson(body);
     return EJSON.deserialize(keepRegexOperators(body) as typeof body, { relaxed: false });
   } catch (error) {
     throw new ClientApiError(ClientApiErrorCode.BadRequest, `invalid Extended JSON in request body: ${error instanceof Error ? error.message : String(error)}`);

@@ -32,6 +32,8 @@ export interface GraphqlRequestContext {
   /** The caller as functions see it (`context.user`). */
   caller: Caller;
   metadata: RequestMetadata;
+  /** Aborts when the HTTP client goes away: custom resolvers' function calls stop then. */
+  signal?: AbortSignal;
   translator: ArgumentTranslator;
   batches: RelationshipBatches;
   /**
@@ -109,8 +111,8 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
   }
 
   /** A fresh request context: the translator and batches belong to one request and its user. */
-  contextFor(app: DataAccessApp, model: GraphqlModel, user: RuleUser, caller: Caller, metadata: RequestMetadata): GraphqlRequestContext {
-    const context = { app, model, user, caller, metadata, state: { operations: 0 } } as GraphqlRequestContext;
+  contextFor(app: DataAccessApp, model: GraphqlModel, user: RuleUser, caller: Caller, metadata: RequestMetadata, signal?: AbortSignal): GraphqlRequestContext {
+    const context = { app, model, user, caller, metadata, ...(signal ? { signal } : {}), state: { operations: 0 } } as GraphqlRequestContext;
     context.translator = new ArgumentTranslator(model, {
       foreignKeys: async (field, target, filter) => {
         const key = field.relationship?.foreignKey ?? '_id';
@@ -206,7 +208,9 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
       args: encodeEjson(args) as JsonValue[],
       caller: context.caller,
       metadata: context.metadata,
-    });
+      // The deadline follows the function's time limit (the bus's timeout for the subject); a client that
+      // leaves stops the call.
+    }, context.signal ? { signal: context.signal } : {});
     if (!response.ok) throw new GraphqlEndpointError(response.error.errorCode || GraphqlErrorCode.FunctionFailed, response.error.message);
     return decodeEjson(response.result);
   }

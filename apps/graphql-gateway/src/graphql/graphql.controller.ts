@@ -1,5 +1,6 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { RequestMetadata } from '@tessera/contracts';
+import { clientGoneSignal } from '@tessera/http-edge';
 import { DeployedApps } from '@tessera/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphqlApps } from './graphql-apps.service';
@@ -42,7 +43,7 @@ export class GraphqlController {
       ...(request.ip ? { remoteIpAddress: request.ip } : {}),
       ...(request.headers['user-agent'] ? { httpUserAgent: request.headers['user-agent'] } : {}),
     };
-    const graphql = this.executor.contextFor(app, entry.model, principal.user, principal.caller, metadata);
+    const graphql = this.executor.contextFor(app, entry.model, principal.user, principal.caller, metadata, clientGoneSignal(reply));
     const response = await entry.yoga.handleNodeRequestAndResponse(request, reply, { graphql });
     response.headers.forEach((value, key) => void reply.header(key, value));
     reply.status(response.status);

@@ -74,3 +74,15 @@ export const FunctionRunResponseSchema = z.discriminatedUnion('ok', [
   }),
 ]);
 export type FunctionRunResponse = z.infer<typeof FunctionRunResponseSchema>;
+
+/** What a caller of `functions.execution.run` allows beyond the runtime's time limit: answering, logging, the hops. */
+export const FUNCTION_CALL_MARGIN_MS = 5_000;
+
+/**
+ * How long a caller waits for `functions.execution.run`: the runtime's execution time limit plus a margin, so
+ * a function that runs to its limit is answered by the runtime (ExecutionTimeLimitExceeded), never cut off by
+ * the transport. The deadline travels in the request's x-deadline header; the runtime stops the call there.
+ */
+export function functionCallTimeoutMs(timeLimitMs: number): number {
+  return timeLimitMs + FUNCTION_CALL_MARGIN_MS;
+}

@@ -1,4 +1,6 @@
 import { type CustomTransportStrategy, type MessageHandler, Server, type WritePacket } from '@nestjs/microservices';
+import { Subjects } from '@tessera/contracts';
+import { abandonFromPacket } from '../cancellation';
 import { drain } from '../drain';
 import { handlerQueue } from '../handlers';
 import { type BusDelivery, InProcessBus } from './in-process-bus';
@@ -30,6 +32,7 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   private readonly bus: InProcessBus;
   private readonly unsubscribers: Array<() => void> = [];
   private readonly inFlight = new Set<Promise<void>>();
+  private abandonments: (() => void) | undefined;
 
   constructor(private readonly options: InProcessServerOptions = {}) {
     super();
@@ -41,6 +44,9 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
       const queue = handlerQueue(handler.extras, this.options.queue);
       this.unsubscribers.push(this.bus.subscribe(pattern, (delivery) => this.track(this.handleDelivery(pattern, handler, delivery)), { queue }));
     }
+    // Every server hears every abandonment (no queue group): only the one handling the request acts on it.
+    // It stays subscribed while draining, so work abandoned during shutdown still stops.
+    this.abandonments = this.bus.subscribe(Subjects.MessagingRequestAbandoned, (delivery) => abandonFromPacket(delivery.data));
     this._status$.next('connected');
     callback();
   }
@@ -48,6 +54,8 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   async close(): Promise<void> {
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
     await drain(this.inFlight, this.options.drainTimeoutMs ?? 10_000);
+    this.abandonments?.();
+    this.abandonments = undefined;
     this._status$.next('disconnected');
   }
 

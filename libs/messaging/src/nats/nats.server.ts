@@ -1,5 +1,7 @@
 import { type NatsOptions, ServerNats } from '@nestjs/microservices';
+import { Subjects } from '@tessera/contracts';
 import { type Msg, type NatsConnection, type Subscription } from 'nats';
+import { abandonFromPacket } from '../cancellation';
 import { drain } from '../drain';
 import { handlerQueue } from '../handlers';
 
@@ -20,6 +22,7 @@ export class TesseraNatsServer extends ServerNats {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly settlers = new WeakMap<Msg, () => void>();
   private readonly replying = new WeakSet<Msg>();
+  private abandonments: Subscription | undefined;
 
   constructor(private readonly serverOptions: NatsServerOptions) {
     super(serverOptions);
@@ -40,6 +43,13 @@ export class TesseraNatsServer extends ServerNats {
       });
       this.subscriptionsOwned.push(subscription);
     }
+    // Every replica hears every abandonment (no queue group): only the one handling the request acts on it.
+    // It stays subscribed while draining, so work abandoned during shutdown still stops.
+    this.abandonments = client.subscribe(Subjects.MessagingRequestAbandoned, {
+      callback: (error, message) => {
+        if (!error) abandonFromPacket(new TextDecoder().decode(message.data));
+      },
+    });
   }
 
   override async handleMessage(channel: string, message: Msg): Promise<void> {
@@ -75,6 +85,8 @@ export class TesseraNatsServer extends ServerNats {
     // drain, not unsubscribe: messages the server already sent this subscription are still handled.
     await Promise.all(this.subscriptionsOwned.splice(0).map((subscription) => subscription.drain().catch(() => subscription.unsubscribe())));
     await drain(this.inFlight, this.serverOptions.drainTimeoutMs ?? 10_000);
+    this.abandonments?.unsubscribe();
+    this.abandonments = undefined;
     let connection: NatsConnection | undefined;
     try {
       connection = this.unwrap<NatsConnection>();

@@ -24,7 +24,7 @@ export class UserpassService {
 
   async register(clientAppId: string, body: Record<string, unknown>): Promise<void> {
     const { app, provider } = await this.provider(clientAppId);
-    const email = field(body, 'email');
+    const email = checkEmail(field(body, 'email'));
     const password = checkPassword(field(body, 'password'));
     if (!(await app.users.createAccount(email, await hashPassword(password)))) throw new ClientApiError(ClientApiErrorCode.AccountNameInUse, 'name already in use');
     const config = provider.config ?? {};
@@ -143,6 +143,18 @@ function field(body: Record<string, unknown>, name: string): string {
   const value = body[name];
   if (typeof value !== 'string' || value === '') throw new ClientApiError(ClientApiErrorCode.MissingParameter, `'${name}' is required and must be a string`);
   return value;
+}
+
+/** The longest address SMTP can deliver to (RFC 5321: a 254-character path); App Services refuses longer ones. */
+const MAX_EMAIL_LENGTH = 254;
+
+/** An email address an account may be registered under: bounded, one line of printable text, with an @. */
+function checkEmail(email: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
+  if (email.length > MAX_EMAIL_LENGTH || /[\u0000-\u001f\u007f\s]/.test(email) || !/^[^@]+@[^@]+$/.test(email)) {
+    throw new ClientApiError(ClientApiErrorCode.BadRequest, 'email invalid');
+  }
+  return email;
 }
 
 function checkPassword(password: string): string {

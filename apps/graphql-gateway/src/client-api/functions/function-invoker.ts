@@ -15,7 +15,11 @@ const remoteStatus: Record<string, number> = { FunctionNotFound: 404, NotCallabl
 export class FunctionInvoker {
   constructor(@Optional() private readonly bus?: MessageBus) {}
 
-  async call(appId: string, functionName: string, args: readonly unknown[], caller: Caller, metadata: RequestMetadata): Promise<unknown> {
+  /**
+   * Waits as long as the function may run (the bus's deadline for the subject follows the runtime's time
+   * limit); `signal` (the HTTP client went away) stops the wait and the call.
+   */
+  async call(appId: string, functionName: string, args: readonly unknown[], caller: Caller, metadata: RequestMetadata, signal?: AbortSignal): Promise<unknown> {
     if (!this.bus) throw new ClientApiError(ClientApiErrorCode.ServiceUnavailable, 'the function runtime is not available in this process');
     const response = await this.bus.request(Subjects.FunctionsExecutionRun, {
       appId,
@@ -23,7 +27,7 @@ export class FunctionInvoker {
       args: encodeEjson([...args]) as JsonValue[],
       caller,
       metadata,
-    });
+    }, signal ? { signal } : {});
     if (!response.ok) {
       throw new ClientApiError(response.error.errorCode, response.error.message, { httpStatus: remoteStatus[response.error.errorCode] ?? 400 });
     }

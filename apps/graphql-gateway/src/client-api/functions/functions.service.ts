@@ -27,12 +27,13 @@ export class FunctionsService {
     @Optional() private readonly dataAccess?: RemoteDataAccess,
   ) {}
 
-  async call(session: ClientSession, request: FunctionCallRequest, metadata: Omit<RequestMetadata, 'origin'>): Promise<unknown> {
+  /** `signal`: aborts when the HTTP client goes away; an app function's call is then stopped. */
+  async call(session: ClientSession, request: FunctionCallRequest, metadata: Omit<RequestMetadata, 'origin'>, signal?: AbortSignal): Promise<unknown> {
     if (request.service !== undefined) return this.callService(session, request);
     const fn = session.app.config.functions.find((candidate) => candidate.config.name === request.name);
     if (!fn) throw new ClientApiError(ClientApiErrorCode.FunctionNotFound, `function not found: '${request.name}'`);
     if (fn.config.private === true) throw new ClientApiError('NotCallable', `function '${request.name}' is private and cannot be called by clients`, { httpStatus: 403 });
-    return this.invoker.call(session.app.appId, request.name, request.arguments, await this.auth.callerOf(session), { ...metadata, origin: 'client' });
+    return this.invoker.call(session.app.appId, request.name, request.arguments, await this.auth.callerOf(session), { ...metadata, origin: 'client' }, signal);
   }
 
   private async callService(session: ClientSession, request: FunctionCallRequest): Promise<unknown> {
