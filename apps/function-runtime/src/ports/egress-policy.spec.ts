@@ -79,7 +79,7 @@ describe('context.http egress', () => {
     } catch (error) {
       return error;
     } finally {
-      rt.runtime.onModuleDestroy();
+      await rt.runtime.onModuleDestroy();
     }
   };
 
