@@ -53,7 +53,8 @@ describe('a watch whose filter cannot run', () => {
     }
     expect(outcome).toBeDefined();
     expect(outcome).not.toHaveProperty('value', expect.anything());
-    await stream.return(undefined);
+    // A stream that failed is finished; realm-web's return() would re-raise the failed request unhandled.
+    if (outcome && !('error' in outcome)) await stream.return(undefined);
 
     for (let i = 0; i < 3; i++) await mine.insertOne({ summary: `after ${i}` });
     expect(await mine.count({ summary: { $in: ['after 0', 'after 1', 'after 2'] } })).toBe(3);
