@@ -55,7 +55,7 @@ function writeBenchApp(dir: string): void {
 };`,
     seed: `exports = async function (n) {
   const docs = [];
-  for (let i = 0; i < n; i++) docs.push({ owner_id: context.user.id, name: 'item ' + i, n: i, visibility: i % 2 ? 'public' : 'private' });
+  for (let i = 0; i < n; i++) docs.push({ owner_id: context.user.id, name: 'item ' + i, n: i, visibility: i % 2 ? 'public' : 'private', secret: 's' + i });
   const result = await context.services.get('mongodb-atlas').db('bench').collection('items').insertMany(docs);
   return result.insertedIds.length;
 };`,
@@ -71,12 +71,12 @@ function writeBenchApp(dir: string): void {
     filters: [],
     roles: [
       { name: 'owner', apply_when: { owner_id: '%%user.id' }, read: true, write: true, insert: true, delete: true, search: true },
-      { name: 'public', apply_when: { visibility: 'public' }, fields: { owner_id: { read: false } }, additional_fields: { read: true }, search: true },
+      { name: 'public', apply_when: { visibility: 'public' }, fields: { secret: { read: false } }, additional_fields: { read: true }, search: true },
     ],
     schema: {
       title: 'Item',
       bsonType: 'object',
-      properties: { _id: { bsonType: 'objectId' }, owner_id: { bsonType: 'string' }, name: { bsonType: 'string' }, n: { bsonType: 'int' }, visibility: { bsonType: 'string' } },
+      properties: { _id: { bsonType: 'objectId' }, owner_id: { bsonType: 'string' }, name: { bsonType: 'string' }, n: { bsonType: 'int' }, visibility: { bsonType: 'string' }, secret: { bsonType: 'string' } },
     },
   });
 }
