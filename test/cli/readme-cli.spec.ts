@@ -1,21 +1,10 @@
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir, repositoryRoot, startServerProcess, type ServerProcess } from '@tessera/testing';
-import type { CliRun } from './tessera-cli';
+import { type CliRun, runCommand } from './tessera-cli';
 
-/** Runs a command as a newcomer types it at the repository root (`npx tessera ...`). */
-function run(command: string, args: string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: repositoryRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs a command as a newcomer types it at the repository root (`npx tessera ...`), in this environment. */
+const run = (command: string, args: string[], env: Record<string, string>): Promise<CliRun> => runCommand(command, args, { cwd: repositoryRoot, env: { ...process.env, ...env } });
 
 // The README's CLI section, command by command, through `npx tessera` as npm install linked it: the bin is
 // a committed shim (apps/cli/bin), so npm links it on a fresh clone before the first build.

@@ -11,10 +11,10 @@ export interface CliRun {
 
 const binary = join(repositoryRoot, 'apps', 'cli', 'dist', 'main.js');
 
-/** Runs the built `tessera` binary as a subprocess (no TTY, so it never prompts). */
-export function tessera(args: string[], env: Record<string, string>, cwd = repositoryRoot): Promise<CliRun> {
+/** Runs a command to its end and captures its output (no TTY, so nothing prompts). */
+export function runCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [binary, ...args], { cwd, env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -22,6 +22,11 @@ export function tessera(args: string[], env: Record<string, string>, cwd = repos
     child.once('error', reject);
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs the built `tessera` binary as a subprocess, with only PATH from this environment. */
+export function tessera(args: string[], env: Record<string, string>, cwd = repositoryRoot): Promise<CliRun> {
+  return runCommand(process.execPath, [binary, ...args], { cwd, env: { PATH: process.env['PATH'] ?? '', ...env } });
 }
 
 /** Starts `tessera` and leaves it running (for `logs list --tail`). */
