@@ -13,17 +13,16 @@
  * Goals (issue 15): trivial >= 15% of the floor, 20 documents >= 6%, find and GraphQL >= 10%,
  * insertMany >= 20,000 documents/s. The last line gives the ratios.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { cpuMs, loadAverage, percentile, startProcess, startTessera, stop, writeJson } from '../support/processes';
 
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const SEED = 10_000;
-const repoRoot = resolve(__dirname, '..', '..', '..'); // bench/dist/http
 
 interface Result {
   name: string;
@@ -37,11 +36,6 @@ interface Result {
 interface Target {
   port: number;
   pid: number;
-}
-
-function writeJson(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 /** The app under test, in the current configuration layout: anonymous login, three functions, one ruled collection. */
@@ -81,49 +75,6 @@ function writeBenchApp(dir: string): void {
   });
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => done(port));
-    });
-  });
-}
-
-/** Starts a child process and resolves once its stdout matched `ready`; the match is returned. */
-async function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
-  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  return new Promise((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`process did not start within 60 s:\n${out.slice(-2000)}\n${err.slice(-2000)}`)), 60_000);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = out.match(ready);
-      if (match) {
-        clearTimeout(timer);
-        child.stdout?.removeAllListeners('data');
-        child.stdout?.resume();
-        done({ child, match });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      fail(new Error(`process exited with ${code}:\n${out.slice(-2000)}\n${err.slice(-2000)}`));
-    });
-  });
-}
-
-/** CPU time (user + system) of a process in milliseconds, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface Call {
   method: 'GET' | 'POST';
   path: string;
@@ -157,10 +108,6 @@ async function expectOk(port: number, call: Call, check: (body: string) => boole
   if (status !== 200 || !check(body)) throw new Error(`${what}: unexpected answer ${status} ${body.slice(0, 300)}`);
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
-}
-
 /** Runs `CONNECTIONS` request loops for `seconds` (after a one-second warm-up) and measures the server's CPU. */
 async function load(name: string, target: Target, call: Call, seconds = SECONDS): Promise<Result> {
   const run = async (ms: number, latencies: number[] | undefined): Promise<number> => {
@@ -189,16 +136,6 @@ async function load(name: string, target: Target, call: Call, seconds = SECONDS)
   return { name, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuMsPerRequest: cpu / latencies.length, errors };
 }
 
-/** SIGTERM, then SIGKILL after 10 s: a clean exit lets `--cpu-prof` in NODE_OPTIONS write its profile. */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 const FLOOR_SERVER = `
 const http = require('node:http');
 const body = JSON.stringify({ ok: true });
@@ -221,16 +158,11 @@ async function main(): Promise<void> {
     children.push(floorProcess.child);
     const floor: Target = { port: Number(floorProcess.match[1]), pid: floorProcess.child.pid ?? 0 };
 
-    const port = await freePort();
-    const server = await startProcess(
-      // BENCH_PROFILE=<dir> writes a CPU profile of the server (open it in Chrome's DevTools).
-      ['--no-node-snapshot', ...(process.env['BENCH_PROFILE'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env['BENCH_PROFILE'])}`] : []), 'apps/server/dist/main.js'],
-      { ...process.env, PORT: String(port), TESSERA_DATA_DIR: join(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
-      /app "httpbench": app id (\S+)/,
-    );
+    // BENCH_PROFILE=<dir> writes a CPU profile of the server (open it in Chrome's DevTools).
+    const server = await startTessera(work, appDir, 'httpbench', process.env['BENCH_PROFILE'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env['BENCH_PROFILE'])}`] : []);
     children.push(server.child);
-    const appId = server.match[1] ?? '';
-    const tessera: Target = { port, pid: server.child.pid ?? 0 };
+    const { port, appId } = server;
+    const tessera: Target = { port, pid: server.pid };
     const base = `/api/client/v2.0/app/${appId}`;
 
     const login = await send(port, { method: 'POST', path: `${base}/auth/providers/anon-user/login`, body: '{}' });
@@ -271,7 +203,7 @@ async function main(): Promise<void> {
     for (const [key, name] of cases) if (!only || only.includes(key)) results.push(await load(name, tessera, calls[key]));
 
     const floorRps = results[0]?.rps ?? 1;
-    console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+    console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
     console.log(`seed: insertMany of ${SEED.toLocaleString('en-US')} documents in one function call: ${Math.round(insertRate).toLocaleString('en-US')} documents/s (goal >= 20,000)`);
     for (const r of results) {
       console.log(

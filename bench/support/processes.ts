@@ -1,0 +1,94 @@
+/**
+ * Child processes for the benches that measure a server in its own process (bench/http, bench/sync): the
+ * built standalone server and a bare floor server, started, read from /proc and stopped.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { dirname, resolve } from 'node:path';
+
+/** The repository root, from a bench's compiled file (bench/dist/<name>/main.js). */
+export const repoRoot = resolve(__dirname, '..', '..', '..');
+
+export function writeJson(path: string, value: unknown): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Starts a child process and resolves once its stdout matched `ready`; the match is returned. */
+export async function startProcess(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; match: RegExpMatchArray }> {
+  const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  return new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`process did not start within 60 s:\n${out.slice(-2000)}\n${err.slice(-2000)}`)), 60_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = out.match(ready);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout?.removeAllListeners('data');
+        child.stdout?.resume();
+        done({ child, match });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`process exited with ${code}:\n${out.slice(-2000)}\n${err.slice(-2000)}`));
+    });
+  });
+}
+
+/** The built standalone server with `appDir` as its example app; resolves with its port, pid and the app's client id. */
+export async function startTessera(work: string, appDir: string, appName: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; pid: number; appId: string }> {
+  const port = await freePort();
+  const { child, match } = await startProcess(
+    ['--no-node-snapshot', ...nodeArgs, 'apps/server/dist/main.js'],
+    { ...process.env, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+    new RegExp(`app "${appName}": app id (\\S+)`),
+  );
+  return { child, port, pid: child.pid ?? 0, appId: match[1] ?? '' };
+}
+
+/** CPU time (user + system) of a process in milliseconds, from /proc (clock ticks of 10 ms). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Resident memory of a process in bytes, from /proc. */
+export function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? 0) * 1024;
+}
+
+/** SIGTERM, then SIGKILL after 10 s: a clean exit lets `--cpu-prof` in NODE_OPTIONS write its profile. */
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0;
+}
+
+export function loadAverage(): string {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
