@@ -145,7 +145,10 @@ class TesseraClient implements BenchClient {
       changeset,
     }));
     const version = this.clientVersion;
-    const acked = new Promise<void>((done) => this.waiters.push({ version, done }));
+    const acked = new Promise<void>((done, fail) => {
+      const timer = setTimeout(() => fail(this.failure ?? new Error(`upload of client version ${version} not acknowledged within 60 s`)), 60_000);
+      this.waiters.push({ version, done: () => (clearTimeout(timer), done()) });
+    });
     this.send({ type: 'upload', sessionIdent: 1, progressClientVersion: this.downloadClientVersion, progressServerVersion: this.downloadServerVersion, lockedServerVersion: this.downloadServerVersion, changesets: uploads });
     return acked;
   }
