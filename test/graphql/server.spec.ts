@@ -1,8 +1,7 @@
 import { writeAppFiles } from '@tessera/app-config';
-import { makeTempDir, type ServerProcess, startServerProcess } from '@tessera/testing';
+import { makeTempDir, type ServerProcess, shopApp, startServerProcess } from '@tessera/testing';
 import type { GraphQLClient as GraphqlRequestClient } from 'graphql-request' with { 'resolution-mode': 'import' };
 import { AdminSession } from '../admin-api/admin-session';
-import { shopApp } from './shop-app';
 
 // The built server as users run it: an app pushed through the admin API, its SDL exported there, and
 // its client GraphQL endpoint used with graphql-request by a user who logged in through the client API.
