@@ -8,18 +8,11 @@
 import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import { Agent, request } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
-import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
-import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
-import { InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, DataSources, DeploymentStore, PlatformModule } from '@tessera/platform';
+import type { AppConfig } from '@tessera/app-config';
+import { AppRegistry, DataSources, DeploymentStore } from '@tessera/platform';
+import { startHost } from '@tessera/server';
 import { loadSettings } from '@tessera/settings';
+import { anonymousLogin, deployTestApp, makeTempDir, shopApp } from '@tessera/testing';
 import { ObjectId } from 'bson';
 import { createSchema, createYoga } from 'graphql-yoga';
 
@@ -29,53 +22,6 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const QUERY = `query { products(query: { stock_gte: 500 }, sortBy: STOCK_ASC, limit: 20) { _id name stock price category_code { code label } } }`;
 
 type Doc = Record<string, unknown>;
-
-function benchApp(options: { open?: boolean } = {}): AppConfig {
-  const app = emptyApp('graphqlbench');
-  app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
-  app.services.push({
-    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'bench' } },
-    rules: [],
-    webhooks: [],
-    collectionRules: [
-      {
-        database: 'shop',
-        collection: 'products',
-        roles: options.open
-          ? [{ name: 'everyone', apply_when: {}, read: true, search: true }]
-          : [
-              { name: 'owner', apply_when: { owner_id: '%%user.id' }, read: true, write: true, insert: true, delete: true, search: true },
-              { name: 'public', apply_when: { visibility: 'public' }, fields: { secret: { read: false } }, additional_fields: { read: true }, search: true },
-            ],
-        filters: [],
-        schema: {
-          title: 'Product',
-          bsonType: 'object',
-          required: ['name'],
-          properties: {
-            _id: { bsonType: 'objectId' },
-            name: { bsonType: 'string' },
-            owner_id: { bsonType: 'string' },
-            visibility: { bsonType: 'string' },
-            secret: { bsonType: 'string' },
-            stock: { bsonType: 'int' },
-            price: { bsonType: 'double' },
-            category_code: { bsonType: 'string' },
-          },
-        },
-        relationships: { category_code: { ref: '#/relationship/mongodb-atlas/shop/categories', source_key: 'category_code', foreign_key: 'code', is_list: false } },
-      },
-      {
-        database: 'shop',
-        collection: 'categories',
-        roles: [{ name: 'everyone', apply_when: {}, read: true, search: true }],
-        filters: [],
-        schema: { title: 'Category', bsonType: 'object', properties: { _id: { bsonType: 'objectId' }, code: { bsonType: 'string' }, label: { bsonType: 'string' } } },
-      },
-    ],
-  });
-  return app;
-}
 
 /** The ceiling: the same query on a hand-written schema, one find plus one `$in` find, no rules, no auth. */
 function ceilingServer(dataSources: DataSources, config: AppConfig): Server {
@@ -167,30 +113,20 @@ function line(name: string, m: Measurement): string {
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-graphql-'));
-  const settings = loadSettings({ TESSERA_DATA_DIR: dataDir, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '' });
+  const dataDir = makeTempDir('tessera-bench-graphql-');
+  // The real host's edge (Fastify options, hooks, filters) in front of the gateway alone.
+  const env = { PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '' };
+  const host = await startHost({ ...loadSettings(env), services: ['graphql-gateway'] });
+  const stores = { apps: host.nest.get(AppRegistry), deployments: host.nest.get(DeploymentStore) };
 
-  @Module({ imports: [PlatformModule.forRoot(settings), MessagingModule.forRoot({ transport: 'in-process', bus: new InProcessBus() }), GraphqlGatewayModule] })
-  class BenchHostModule {}
-
-  const nest = await NestFactory.create<NestFastifyApplication>(BenchHostModule, new FastifyAdapter(), { logger: false });
-  nest.useGlobalFilters(new AppServicesExceptionFilter());
-  installAppServicesContentType(nest.getHttpAdapter().getInstance());
-  await nest.listen(0, '127.0.0.1');
-  const address = nest.getHttpServer().address();
-  const tesseraPort = typeof address === 'object' && address ? address.port : 0;
-
-  const config = benchApp();
-  const record = await nest.get(AppRegistry).create({ name: 'graphqlbench', groupId: '000000000000000000000001' });
-  await nest.get(DeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'bench' });
-  const login = await post(new URL(`http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${record.client_app_id}/auth/providers/anon-user/login`), '{}', {});
-  const { access_token: token, user_id: userId } = JSON.parse(login.text) as { access_token: string; user_id: string };
+  const config = shopApp();
+  const app = await deployTestApp(stores, 'graphqlbench', config);
+  const { accessToken: token, userId } = await anonymousLogin(host.url, app.clientAppId);
   // The same data under one role that reads everything: what the endpoint costs when rules cost nothing.
-  const open = await nest.get(AppRegistry).create({ name: 'graphqlbenchopen', groupId: '000000000000000000000001' });
-  await nest.get(DeploymentStore).deploy(open._id, writeAppFiles(benchApp({ open: true })), { origin: 'bench' });
-  const openLogin = JSON.parse((await post(new URL(`http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${open.client_app_id}/auth/providers/anon-user/login`), '{}', {})).text) as { access_token: string };
+  const open = await deployTestApp(stores, 'graphqlbenchopen', shopApp({ open: true }));
+  const openLogin = await anonymousLogin(host.url, open.clientAppId);
 
-  const dataSources = nest.get(DataSources);
+  const dataSources = host.nest.get(DataSources);
   const db = dataSources.forService(config, 'mongodb-atlas').client.db('shop');
   await db.collection('categories').insertMany(Array.from({ length: 10 }, (_, i) => ({ code: `c${i}`, label: `Category ${i}` })));
   const products: Doc[] = Array.from({ length: PRODUCTS }, (_, i) => ({
@@ -210,11 +146,11 @@ async function main(): Promise<void> {
   const ceilingAddress = ceiling.address();
   const ceilingPort = typeof ceilingAddress === 'object' && ceilingAddress ? ceilingAddress.port : 0;
 
-  const tesseraUrl = `http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${record.client_app_id}/graphql`;
+  const tesseraUrl = `${host.url}/api/client/v2.0/app/${app.clientAppId}/graphql`;
   const ceilingUrl = `http://127.0.0.1:${ceilingPort}/graphql`;
   const auth = { authorization: `Bearer ${token}` };
-  const openUrl = `http://127.0.0.1:${tesseraPort}/api/client/v2.0/app/${open.client_app_id}/graphql`;
-  const openAuth = { authorization: `Bearer ${openLogin.access_token}` };
+  const openUrl = `${host.url}/api/client/v2.0/app/${open.clientAppId}/graphql`;
+  const openAuth = { authorization: `Bearer ${openLogin.accessToken}` };
 
   // Both answer the same 20 documents with the same categories.
   const ours = JSON.parse((await post(new URL(tesseraUrl), JSON.stringify({ query: QUERY }), auth)).text) as { data: { products: Doc[] } };
@@ -251,8 +187,8 @@ async function main(): Promise<void> {
 
   agent.destroy();
   await new Promise<void>((done) => ceiling.close(() => done()));
-  await nest.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await host.close();
+  dataDir.remove();
 }
 
 main().catch((error: unknown) => {

@@ -1,7 +1,6 @@
 import { checkPartitionValue, SyncStateStore } from '@tessera/platform';
-import { type RunningHost, startHost } from '@tessera/server';
-import { loadSettings } from '@tessera/settings';
 import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
+import { startTestHost, type TestHost } from '../support/test-host';
 import { AdminSession, canonicalJson } from './admin-session';
 
 type ErrorBody = { error: string; error_code: string; violations?: { file: string; path: string; rule: string; message: string }[] };
@@ -13,19 +12,17 @@ const enabledSync = (key: string, type = 'string', extra: Record<string, unknown
 // The sync configuration rules (spec 2.6, 8) and the sync state machine (spec 3) over the admin API.
 // Row 5 of section 3 (a document moving between partitions) is runtime behaviour of the sync service.
 describe('admin API: sync configuration and its state machine', () => {
-  const dataDir = makeTempDir('tessera-sync-');
-  let host: RunningHost;
+  let host: TestHost;
   let admin: AdminSession;
 
   // In this process, so the test can read the sync state the admin API keeps in the platform database.
   beforeAll(async () => {
-    host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: 'sync-test-password', LOG_LEVEL: 'silent' }));
+    host = await startTestHost({ settings: { TESSERA_ADMIN_PASSWORD: 'sync-test-password' } });
     admin = await AdminSession.login(host, 'admin', 'sync-test-password');
   }, 60_000);
 
   afterAll(async () => {
     await host?.close();
-    dataDir.remove();
   });
 
   const clusterId = async (appId: string, name = 'mongodb-atlas'): Promise<string> => {

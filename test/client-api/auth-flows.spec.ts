@@ -2,12 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventually } from '@tessera/testing';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
-import { type InProcessHost, startInProcessHost } from './in-process-host';
+import { startTestHost, type TestHost } from '../support/test-host';
 import { claimsOf, failureOf, Realm, realmApp } from './realm-helpers';
 
 // Confirmation and reset functions, custom user data, JWKS-verified custom tokens and disabled providers.
 describe('client API account flows with realm-web', () => {
-  let host: InProcessHost;
+  let host: TestHost;
   let functionsApp: string;
   let customDataApp: { clientAppId: string; appId: string };
   let jwksServer: Server;
@@ -21,17 +21,22 @@ describe('client API account flows with realm-web', () => {
     await new Promise<void>((listening) => jwksServer.listen(0, '127.0.0.1', listening));
     const jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/jwks.json`;
 
-    host = await startInProcessHost({
-      // Confirms addresses of example.com at once, leaves example.org pending, refuses the rest.
-      confirm: (args) => {
-        const { username } = args[0] as { username: string };
-        return { status: username.endsWith('@example.com') ? 'success' : username.endsWith('@example.org') ? 'pending' : 'fail' };
+    host = await startTestHost({
+      services: ['graphql-gateway'],
+      fakes: {
+        functions: {
+          // Confirms addresses of example.com at once, leaves example.org pending, refuses the rest.
+          confirm: (args) => {
+            const { username } = args[0] as { username: string };
+            return { status: username.endsWith('@example.com') ? 'success' : username.endsWith('@example.org') ? 'pending' : 'fail' };
+          },
+          reset: (args) => {
+            const [{ username }, question] = args as [{ username: string }, string | undefined];
+            return { status: question === 'blue' ? 'success' : username.startsWith('pending') ? 'pending' : 'fail' };
+          },
+          whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user.customData ?? null : null),
+        },
       },
-      reset: (args) => {
-        const [{ username }, question] = args as [{ username: string }, string | undefined];
-        return { status: question === 'blue' ? 'success' : username.startsWith('pending') ? 'pending' : 'fail' };
-      },
-      whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user.customData ?? null : null),
     });
     ({ clientAppId: functionsApp } = await host.createApp('flows', (app) => {
       app.functions.push({ config: { name: 'confirm', private: true }, source: '' }, { config: { name: 'reset', private: true }, source: '' });
@@ -119,11 +124,11 @@ describe('client API account flows with realm-web', () => {
 
 // Token lifetimes come from the settings the host validated at boot (accessTokenTtlSeconds, refreshTokenTtlSeconds).
 describe('client API token lifetimes', () => {
-  let host: InProcessHost;
+  let host: TestHost;
   let clientAppId: string;
 
   beforeAll(async () => {
-    host = await startInProcessHost({ ping: () => 'pong' }, { extraSettings: { accessTokenTtlSeconds: 2, refreshTokenTtlSeconds: 3600 } });
+    host = await startTestHost({ services: ['graphql-gateway'], overrides: { accessTokenTtlSeconds: 2, refreshTokenTtlSeconds: 3600 }, fakes: { functions: { ping: () => 'pong' } } });
     ({ clientAppId } = await host.createApp('lifetimes', (app) => {
       app.functions.push({ config: { name: 'ping' }, source: '' });
       app.authProviders.push({ name: 'anon-user', type: 'anon-user' });

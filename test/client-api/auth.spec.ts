@@ -1,25 +1,31 @@
 import { AppUserStore } from '@tessera/platform';
 import { SignJWT } from 'jose';
-import { type InProcessHost, startInProcessHost } from './in-process-host';
+import { startTestHost, type TestHost } from '../support/test-host';
 import { appSigningKey, testSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
 
 // Every provider's login and the session lifecycle, driven through the real realm-web 2.0.1 package.
 describe('client API auth with realm-web', () => {
-  let host: InProcessHost;
+  let host: TestHost;
   let clientAppId: string;
   let appId: string;
   const tokenSecret = 'custom-token-secret-0123456789abcdef';
 
   beforeAll(async () => {
-    host = await startInProcessHost({
-      echo: (args) => args,
-      whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user : null),
-      authenticate: (args) => {
-        const payload = args[0] as { username?: string };
-        if (payload.username === 'refuse-me') throw new Error('no such person');
-        return { id: `ext-${payload.username}`, name: payload.username };
+    host = await startTestHost({
+      services: ['graphql-gateway'],
+      settings: { TESSERA_SIGNING_KEY: testSigningKey.toString('base64') },
+      fakes: {
+        functions: {
+          echo: (args) => args,
+          whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user : null),
+          authenticate: (args) => {
+            const payload = args[0] as { username?: string };
+            if (payload.username === 'refuse-me') throw new Error('no such person');
+            return { id: `ext-${payload.username}`, name: payload.username };
+          },
+        },
       },
-    }, { settings: { TESSERA_SIGNING_KEY: testSigningKey.toString('base64') } });
+    });
     ({ clientAppId, appId } = await host.createApp('authapp', (app) => {
       app.functions.push({ config: { name: 'echo' }, source: '' }, { config: { name: 'whoAmI' }, source: '' }, { config: { name: 'authenticate', private: true }, source: '' });
       app.authProviders.push(

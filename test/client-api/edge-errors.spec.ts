@@ -1,10 +1,6 @@
 import { request as httpRequest } from 'node:http';
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
-import { AppRegistry, DeploymentStore } from '@tessera/platform';
 // The real process host: the HTTP edge exactly as `npm start` configures it (Fastify options, filters, hooks).
-import { startHost, type RunningHost } from '@tessera/server';
-import { loadSettings } from '@tessera/settings';
-import { makeTempDir } from '@tessera/testing';
+import { startTestHost, type TestHost } from '../support/test-host';
 
 interface Probe {
   name: string;
@@ -35,28 +31,23 @@ function exchange(url: string, probe: Probe): Promise<{ status: number; type: st
 // `{ error, error_code }` with Content-Type exactly application/json: the probes walk the edge's routes
 // with bad input of every kind.
 describe('HTTP edge errors', () => {
-  const dir = makeTempDir('tessera-edge-errors-');
-  let host: RunningHost;
+  let host: TestHost;
   let clientAppId: string;
   let token: string;
   const probes: Probe[] = [];
   const json = { 'content-type': 'application/json' };
 
   beforeAll(async () => {
-    host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', TESSERA_ADMIN_PASSWORD: 'edge-test-password' }));
-    const record = await host.nest.get(AppRegistry).create({ name: 'edge', groupId: '000000000000000000000001' });
-    const app = emptyApp('edge');
-    app.authProviders.push({ name: 'anon-user', type: 'anon-user' }, { name: 'local-userpass', type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'https://example.com/reset' } });
-    app.functions.push({ config: { name: 'echo', private: false }, source: 'exports = (x) => x;' });
-    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
-    clientAppId = record.client_app_id;
-    const login = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/anon-user/login`, { method: 'POST', headers: json, body: '{}' });
-    token = ((await login.json()) as { access_token: string }).access_token;
+    host = await startTestHost({ settings: { TESSERA_ADMIN_PASSWORD: 'edge-test-password' } });
+    ({ clientAppId } = await host.createApp('edge', (app) => {
+      app.authProviders.push({ name: 'anon-user', type: 'anon-user' }, { name: 'local-userpass', type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'https://example.com/reset' } });
+      app.functions.push({ config: { name: 'echo', private: false }, source: 'exports = (x) => x;' });
+    }));
+    token = (await host.anonymousLogin(clientAppId)).accessToken;
   });
 
   afterAll(async () => {
     await host?.close();
-    dir.remove();
   });
 
   const client = (rest: string) => `/api/client/v2.0/app/${clientAppId}${rest}`;

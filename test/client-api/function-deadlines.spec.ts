@@ -1,12 +1,9 @@
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { Subjects } from '@tessera/contracts';
 import { FunctionRuntimeService } from '@tessera/function-runtime';
 import { MessageBus } from '@tessera/messaging';
-import { AppRegistry, DeploymentStore } from '@tessera/platform';
+import { eventually } from '@tessera/testing';
 // The real process host: the HTTP edge, the in-process transport and the function runtime with its sandboxes.
-import { startHost, type RunningHost } from '@tessera/server';
-import { loadSettings } from '@tessera/settings';
-import { eventually, makeTempDir } from '@tessera/testing';
+import { startTestHost, type TestHost } from '../support/test-host';
 
 // The bus gives up on a request after 0.5 s unless its subject says otherwise; a function may run 30 s.
 // Calls that outlive the bus default prove the deadline follows the function's limit; the 30 s limit is far
@@ -20,34 +17,29 @@ const functions = [
 ];
 
 describe('function call deadlines and cancellation (standalone host over HTTP)', () => {
-  const dir = makeTempDir('tessera-deadlines-');
-  let host: RunningHost;
+  let host: TestHost;
 
   /** A fresh app (its own sandboxes) with the three functions, and an anonymous user's access token. */
   async function deployApp(name: string): Promise<{ appId: string; call: (fn: string, args?: unknown[], init?: { signal?: AbortSignal }) => Promise<Response> }> {
-    const record = await host.nest.get(AppRegistry).create({ name, groupId: '000000000000000000000001' });
-    const app = emptyApp(name);
-    app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
-    app.functions.push(...functions);
-    const deployed = await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
-    await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId: record._id, deploymentId: deployed._id, version: deployed.version });
-    const api = `${host.url}/api/client/v2.0/app/${record.client_app_id}`;
-    const login = await fetch(`${api}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    const token = ((await login.json()) as { access_token: string }).access_token;
+    const { appId, clientAppId } = await host.createApp(name, (app) => {
+      app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
+      app.functions.push(...functions);
+    });
+    const api = `${host.url}/api/client/v2.0/app/${clientAppId}`;
+    const token = (await host.anonymousLogin(clientAppId)).accessToken;
     return {
-      appId: record._id,
+      appId,
       call: (fn, args = [], init = {}) =>
         fetch(`${api}/functions/call`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: fn, arguments: args }), ...init }),
     };
   }
 
   beforeAll(async () => {
-    host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', ...settings }));
+    host = await startTestHost({ settings });
   });
 
   afterAll(async () => {
     await host?.close();
-    dir.remove();
   });
 
   it('answers a function that runs longer than the bus default deadline with its result', async () => {

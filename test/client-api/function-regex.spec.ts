@@ -1,12 +1,7 @@
-import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
-import { Subjects } from '@tessera/contracts';
-import { MessageBus } from '@tessera/messaging';
-import { AppRegistry, DeploymentStore } from '@tessera/platform';
-// The real process host: realm-web over HTTP, the function runtime's sandbox, the embedded datastore.
-import { startHost, type RunningHost } from '@tessera/server';
-import { loadSettings } from '@tessera/settings';
-import { makeTempDir } from '@tessera/testing';
+import type { AppConfig } from '@tessera/app-config';
 import * as Realm from 'realm-web';
+// The real process host: realm-web over HTTP, the function runtime's sandbox, the embedded datastore.
+import { startTestHost, type TestHost } from '../support/test-host';
 
 const fruit = "context.services.get('mongodb-atlas').db('shop').collection('fruit')";
 
@@ -69,23 +64,17 @@ function fruitApp(app: AppConfig): void {
 // for, and stored regexes come back to the function as RegExp. Before, `{name: {$regex: /x/}}` matched every
 // document with the field (a deleteMany with it emptied the collection) and `/x/` matched nothing.
 describe('regular expressions in functions (standalone, through realm-web)', () => {
-  const dir = makeTempDir('tessera-function-regex-');
-  let host: RunningHost;
+  let host: TestHost;
   let user: Realm.User;
 
   beforeAll(async () => {
-    host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' }));
-    const record = await host.nest.get(AppRegistry).create({ name: 'fruit', groupId: '000000000000000000000001' });
-    const config = emptyApp('fruit');
-    fruitApp(config);
-    const deployed = await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'test' });
-    await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId: record._id, deploymentId: deployed._id, version: deployed.version });
-    user = await new Realm.App({ id: record.client_app_id, baseUrl: host.url }).logIn(Realm.Credentials.anonymous(false));
+    host = await startTestHost();
+    const { clientAppId } = await host.createApp('fruit', fruitApp);
+    user = await new Realm.App({ id: clientAppId, baseUrl: host.url }).logIn(Realm.Credentials.anonymous(false));
   });
 
   afterAll(async () => {
     await host?.close();
-    dir.remove();
   });
 
   beforeEach(async () => {

@@ -1,15 +1,15 @@
 import { type ObjectId } from 'bson';
-import { type InProcessHost, startInProcessHost } from './in-process-host';
+import { startTestHost, type TestHost } from '../support/test-host';
 import { Realm, realmApp } from './realm-helpers';
 
 // Issue 14, item 1: an anonymous user's watch with an unknown operator in its filter latched the cluster's
 // write-ahead log, and every later write to that cluster, for every app on it, failed until restart.
 describe('a watch whose filter cannot run', () => {
-  let host: InProcessHost;
+  let host: TestHost;
   const apps: string[] = [];
 
   beforeAll(async () => {
-    host = await startInProcessHost({});
+    host = await startTestHost({ services: ['graphql-gateway'] });
     for (const name of ['poisoned', 'neighbour']) {
       const { clientAppId } = await host.createApp(name, (app) => {
         app.authProviders.push({ name: 'anon-user', type: 'anon-user' });

@@ -1,20 +1,25 @@
 import { type BSONRegExp, Int32, Long, ObjectId } from 'bson';
-import { type InProcessHost, startInProcessHost } from './in-process-host';
+import { startTestHost, type TestHost } from '../support/test-host';
 import { failureOf, Realm, realmApp } from './realm-helpers';
 
 // callFunction and the data-source service through realm-web's mongoClient, under the app's rules.
 describe('client API functions and remote data access with realm-web', () => {
-  let host: InProcessHost;
+  let host: TestHost;
   let clientAppId: string;
 
   beforeAll(async () => {
-    host = await startInProcessHost({
-      echoFirst: (args) => args[0] ?? null,
-      sum: (args) => (args as Array<number | Int32>).reduce<number>((total, value) => total + Number(value), 0),
-      describeArgs: (args) => args.map((value) => (value === null ? 'null' : typeof value === 'object' ? ((value as { _bsontype?: string })._bsontype ?? (value instanceof Date ? 'Date' : Array.isArray(value) ? 'Array' : 'Object')) : typeof value)),
-      bigNumbers: () => ({ long: Long.fromString('9007199254740993'), int: new Int32(7), when: new Date('2024-01-02T03:04:05Z'), id: new ObjectId('65a000000000000000000001') }),
-      fails: () => {
-        throw new Error('it went wrong');
+    host = await startTestHost({
+      services: ['graphql-gateway'],
+      fakes: {
+        functions: {
+          echoFirst: (args) => args[0] ?? null,
+          sum: (args) => (args as Array<number | Int32>).reduce<number>((total, value) => total + Number(value), 0),
+          describeArgs: (args) => args.map((value) => (value === null ? 'null' : typeof value === 'object' ? ((value as { _bsontype?: string })._bsontype ?? (value instanceof Date ? 'Date' : Array.isArray(value) ? 'Array' : 'Object')) : typeof value)),
+          bigNumbers: () => ({ long: Long.fromString('9007199254740993'), int: new Int32(7), when: new Date('2024-01-02T03:04:05Z'), id: new ObjectId('65a000000000000000000001') }),
+          fails: () => {
+            throw new Error('it went wrong');
+          },
+        },
       },
     });
     ({ clientAppId } = await host.createApp('dataapp', (app) => {

@@ -1,5 +1,5 @@
 import type { ObjectId } from 'bson';
-import { type InProcessHost, startInProcessHost } from './in-process-host';
+import { startTestHost, type TestHost } from '../support/test-host';
 import { failureOf, Realm, realmApp } from './realm-helpers';
 
 interface Note {
@@ -28,11 +28,11 @@ async function eventsUntil(stream: AsyncGenerator<unknown>, done: (events: Event
 
 // Issue 14, items 1 and 5, as they were found: realm-web against a real HTTP server on a random port.
 describe('rules privacy and watch filters through realm-web', () => {
-  let host: InProcessHost;
+  let host: TestHost;
   let clientAppId: string;
 
   beforeAll(async () => {
-    host = await startInProcessHost({});
+    host = await startTestHost({ services: ['graphql-gateway'] });
     ({ clientAppId } = await host.createApp('privacy', (app) => {
       app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
       app.services.push({

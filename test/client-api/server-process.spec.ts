@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
+import { anonymousLogin, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { SignJWT } from 'jose';
 import { AdminSession } from '../admin-api/admin-session';
 import { appSigningKey, testSigningKey, claimsOf, expiredCopy, failureOf, lastMail, Realm, realmApp } from './realm-helpers';
@@ -192,8 +192,7 @@ describe('client API against the server process', () => {
     let refreshToken: string;
 
     beforeAll(async () => {
-      const login = await fetch(`${api}/app/${clientAppId}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      ({ access_token: accessToken, refresh_token: refreshToken } = (await login.json()) as { access_token: string; refresh_token: string });
+      ({ accessToken, refreshToken } = await anonymousLogin(server.url, clientAppId));
     });
 
     const profileWith = async (token: string) => {

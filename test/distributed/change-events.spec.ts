@@ -1,4 +1,3 @@
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import {
   ChangePublisher,
   DatabaseTriggerConsumer,
@@ -14,7 +13,7 @@ import {
 import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
-import { eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
+import { deployTestApp, eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
 
 // The function a trigger runs: it logs the key of the changed document, and the test counts those lines.
 const handleChange = `exports = (changeEvent) => { console.log('handled ' + changeEvent.documentKey._id + ' ' + changeEvent.operationType); };`;
@@ -76,13 +75,11 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
     registry = new DatastoreAppRegistry(platform);
     const deployments = new DeploymentStore(platform);
     deployed = new DeployedApps(registry, deployments);
-    const record = await registry.create({ name: 'changes', groupId: '000000000000000000000001' });
-    appId = record._id;
-    const app = emptyApp('changes');
-    app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ChangeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
-    app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });
-    app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'] } });
-    await deployments.deploy(appId, writeAppFiles(app), { origin: 'test' });
+    ({ appId } = await deployTestApp({ apps: registry, deployments }, 'changes', (app) => {
+      app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ChangeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
+      app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });
+      app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'] } });
+    }));
 
     publisherEvents = await connect();
     for (const stream of durableStreams) await publisherEvents.ensureStream(stream);

@@ -1,7 +1,7 @@
 import { Decimal128, Long, ObjectId } from 'bson';
 import type { ClientError as GraphqlClientError, GraphQLClient as GraphqlRequestClient } from 'graphql-request' with { 'resolution-mode': 'import' };
-import { type GraphqlHost, startGraphqlHost } from './graphql-host';
-import { shopApp } from './shop-app';
+import { shopApp } from '@tessera/testing';
+import { type DataAccessCall, startTestHost, type TestHost } from '../support/test-host';
 
 // The client GraphQL endpoint end to end: a real HTTP server (the gateway module on Fastify, the client
 // API's anonymous login, the rules-enforcing data access) driven by graphql-request.
@@ -10,7 +10,9 @@ let GraphQLClient: typeof GraphqlRequestClient;
 let ClientError: typeof GraphqlClientError;
 
 describe('client GraphQL endpoint', () => {
-  let host: GraphqlHost;
+  let host: TestHost;
+  /** Every data-access call the endpoint made, in order (to count reads per relationship level). */
+  let calls: DataAccessCall[];
   let clientAppId: string;
   let appId: string;
   let owner: { accessToken: string; userId: string };
@@ -26,12 +28,18 @@ describe('client GraphQL endpoint', () => {
 
   beforeAll(async () => {
     ({ GraphQLClient, ClientError } = await import('graphql-request'));
-    host = await startGraphqlHost({
-      countProducts: () => 42,
-      search: (args) => [{ _id: productIds[0], name: `found ${String(args[0])}` }],
-      restock: () => 'ignored',
-      productStats: (args) => ({ doubled: (args[0] as { price: number }).price * 2 }),
+    host = await startTestHost({
+      services: ['graphql-gateway'],
+      fakes: {
+        functions: {
+          countProducts: () => 42,
+          search: (args) => [{ _id: productIds[0], name: `found ${String(args[0])}` }],
+          restock: () => 'ignored',
+          productStats: (args) => ({ doubled: (args[0] as { price: number }).price * 2 }),
+        },
+      },
     });
+    calls = host.recordDataAccess();
     ({ clientAppId, appId } = await host.createApp('shop', shopApp()));
     owner = await host.anonymousLogin(clientAppId);
     other = await host.anonymousLogin(clientAppId);
@@ -141,38 +149,38 @@ describe('client GraphQL endpoint', () => {
     });
 
     it('reads each relationship once per level, whatever the number of parents', async () => {
-      host.calls.length = 0;
+      calls.length = 0;
       const result = await client.request<{ products: Array<{ category_code: { code: string } }> }>(`{ products(query: { stock_lt: 20 }) { name category_code { code label } reviewIds { stars product_id { name category_code { code } } } } }`);
       expect(result.products).toHaveLength(20);
       expect(result.products.every((p) => p.category_code.code === 'tools' || p.category_code.code === 'toys')).toBe(true);
-      expect(host.calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories', 'find reviews', 'find products', 'find categories']);
-      expect(host.calls[1].args).toEqual({ query: { code: { $in: ['tools', 'toys'] } } });
+      expect(calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories', 'find reviews', 'find products', 'find categories']);
+      expect(calls[1].args).toEqual({ query: { code: { $in: ['tools', 'toys'] } } });
     });
 
     it('reads a relationship once for a root field, through fragments and aliases, and not when a directive leaves it out', async () => {
-      host.calls.length = 0;
+      calls.length = 0;
       const result = await client.request<{ products: Array<{ category_code: { code: string }; cc: { label: string } }> }>(
         `{ products(query: { stock_lt: 20 }) { ...codes cc: category_code { label } } } fragment codes on Product { category_code { code } }`,
       );
       expect(result.products).toHaveLength(20);
       expect(result.products.every((p) => (p.category_code.code === 'tools' && p.cc.label === 'Tools') || (p.category_code.code === 'toys' && p.cc.label === 'Toys'))).toBe(true);
-      expect(host.calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories']);
+      expect(calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories']);
 
-      host.calls.length = 0;
+      calls.length = 0;
       const skipped = await client.request<{ products: Array<{ name: string; category_code?: unknown }> }>(
         `query ($with: Boolean!) { products(query: { stock_lt: 20 }) { name category_code @include(if: $with) { code } } }`,
         { with: false },
       );
       expect(skipped.products.every((p) => p.category_code === undefined)).toBe(true);
-      expect(host.calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products']);
+      expect(calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products']);
 
-      host.calls.length = 0;
+      calls.length = 0;
       const included = await client.request<{ products: Array<{ category_code: { code: string } }> }>(
         `query ($with: Boolean!) { products(query: { stock_lt: 20 }) { category_code @include(if: $with) { code } } }`,
         { with: true },
       );
       expect(included.products.every((p) => p.category_code.code === 'tools' || p.category_code.code === 'toys')).toBe(true);
-      expect(host.calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories']);
+      expect(calls.map((c) => `${c.action} ${c.collection}`)).toEqual(['find products', 'find categories']);
     });
 
     it('links and creates related documents from relation inputs', async () => {
@@ -306,7 +314,7 @@ describe('client GraphQL endpoint', () => {
     });
 
     it('answers a failing function as a GraphQL error', async () => {
-      const failing = await startGraphqlHost({});
+      const failing = await startTestHost({ services: ['graphql-gateway'], fakes: { functions: {} } });
       try {
         const created = await failing.createApp('shop', shopApp());
         const login = await failing.anonymousLogin(created.clientAppId);

@@ -1,8 +1,7 @@
 import { writeAppFiles } from '@tessera/app-config';
-import { makeTempDir, type ServerProcess, startServerProcess } from '@tessera/testing';
+import { anonymousLogin, makeTempDir, type ServerProcess, shopApp, startServerProcess } from '@tessera/testing';
 import type { GraphQLClient as GraphqlRequestClient } from 'graphql-request' with { 'resolution-mode': 'import' };
 import { AdminSession } from '../admin-api/admin-session';
-import { shopApp } from './shop-app';
 
 // The built server as users run it: an app pushed through the admin API, its SDL exported there, and
 // its client GraphQL endpoint used with graphql-request by a user who logged in through the client API.
@@ -40,8 +39,7 @@ describe('GraphQL on the running server', () => {
   });
 
   it('answers graphql-request for a logged-in user, with the user’s rules', async () => {
-    const login = await fetch(`${server.url}/api/client/v2.0/app/${app.client_app_id}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    const { access_token: token, user_id: userId } = (await login.json()) as { access_token: string; user_id: string };
+    const { accessToken: token, userId } = await anonymousLogin(server.url, app.client_app_id);
     const { GraphQLClient } = await import('graphql-request');
     const client: GraphqlRequestClient = new GraphQLClient(`${server.url}/api/client/v2.0/app/${app.client_app_id}/graphql`, { headers: { authorization: `Bearer ${token}` } });
     const inserted = await client.request<{ insertOneProduct: { name: string; category_code: { label: string } } }>(

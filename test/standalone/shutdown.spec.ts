@@ -1,6 +1,6 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { eventually, makeTempDir, repositoryRoot, type ServerProcess, startServerProcess } from '@tessera/testing';
+import { anonymousLogin, eventually, makeTempDir, repositoryRoot, type ServerProcess, startServerProcess } from '@tessera/testing';
 
 /** CPU seconds the process has used so far (user + system, from /proc). */
 function cpuSeconds(pid: number): number {
@@ -55,8 +55,7 @@ describe.skipIf(process.platform !== 'linux')('stopping the server while a runaw
   it('exits within the drain bound plus a margin and leaves no spinning isolate behind', { timeout: 90_000 }, async () => {
     const clientAppId = /app id (\S+)/.exec(server.output())![1];
     const api = `${server.url}/api/client/v2.0/app/${clientAppId}`;
-    const login = await fetch(`${api}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    const { access_token: token } = (await login.json()) as { access_token: string };
+    const token = (await anonymousLogin(server.url, clientAppId)).accessToken;
     const call = fetch(`${api}/functions/call`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'spin', arguments: [] }) }).then(
       (response) => response.status,
       () => 'connection closed',

@@ -1,14 +1,11 @@
-import { emptyApp, writeAppFiles, type AppConfig } from '@tessera/app-config';
-import { Subjects } from '@tessera/contracts';
+import { emptyApp, type AppConfig } from '@tessera/app-config';
 import { embeddedClusterDir, openEmbeddedClient } from '@tessera/datastore';
-import { MessageBus } from '@tessera/messaging';
-import { AppRegistry, DeploymentStore, LogStore } from '@tessera/platform';
-// The real process host (every service in one process, in-process transport and durable stream).
-import { startHost, type RunningHost } from '@tessera/server';
-import { loadSettings } from '@tessera/settings';
+import { LogStore } from '@tessera/platform';
 import { eventually, makeTempDir } from '@tessera/testing';
 import { ObjectId } from 'bson';
 import * as Realm from 'realm-web';
+// The real process host (every service in one process, in-process transport and durable stream).
+import { startTestHost, type TestHost } from '../support/test-host';
 
 // A trigger function that records what it received in a marker document, keyed by the changed document.
 const recordChange = `exports = async function (changeEvent) {
@@ -61,11 +58,11 @@ function shopApp(app: AppConfig): void {
 // change event on the in-process durable stream, and the trigger's function runs in the sandbox.
 describe('database triggers (standalone)', () => {
   const dir = makeTempDir('tessera-triggers-');
-  let host: RunningHost;
+  let host: TestHost;
   let appId: string;
   let clientAppId: string;
 
-  const start = async (): Promise<RunningHost> => startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' }));
+  const start = (): Promise<TestHost> => startTestHost({ dataDir: dir.path });
   const collection = async (name: string) => {
     const user = await new Realm.App({ id: clientAppId, baseUrl: host.url }).logIn(Realm.Credentials.anonymous(false));
     return user.mongoClient('mongodb-atlas').db('shop').collection(name);
@@ -73,14 +70,7 @@ describe('database triggers (standalone)', () => {
 
   beforeAll(async () => {
     host = await start();
-    const record = await host.nest.get(AppRegistry).create({ name: 'shop', groupId: '000000000000000000000001' });
-    const config = emptyApp('shop');
-    shopApp(config);
-    const deployed = await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'test' });
-    // As the admin API announces a deployment.
-    await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId: record._id, deploymentId: deployed._id, version: deployed.version });
-    appId = record._id;
-    clientAppId = record.client_app_id;
+    ({ appId, clientAppId } = await host.createApp('shop', shopApp));
   });
 
   afterAll(async () => {
@@ -159,8 +149,7 @@ describe('database triggers (standalone)', () => {
     shopApp(config);
     const service = config.services[0].config;
     service.config = { ...service.config, clusterName: 'OtherCluster' };
-    const deployed = await host.nest.get(DeploymentStore).deploy(appId, writeAppFiles(config), { origin: 'test' });
-    await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId, deploymentId: deployed._id, version: deployed.version });
+    await host.redeploy(appId, config);
     const items = await collection('items');
     // The new cluster's feed is followed once the deployment is reloaded.
     const first = await eventually(async () => {

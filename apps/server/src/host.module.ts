@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { functionCallTimeoutMs, Subjects } from '@tessera/contracts';
 import { AdminApiModule } from '@tessera/admin-api';
 import { FunctionRuntimeServiceModule } from '@tessera/function-runtime';
@@ -14,7 +14,13 @@ import { DatastoreServiceModule } from './datastore-service';
 import { HealthController } from './health.controller';
 import { PlatformEventsHandler } from './platform-events.handler';
 
-const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> = {
+/**
+ * Stand-ins for service modules, by service name: the end-to-end tests run this host with a fake in one
+ * service's place (a function runtime that runs test functions), everything else as users run it.
+ */
+export type ServiceReplacements = Partial<Record<ServiceName, Type | DynamicModule>>;
+
+const serviceModules: Record<ServiceName, Type | undefined> = {
   'admin-api': AdminApiModule,
   'graphql-gateway': GraphqlGatewayModule,
   'function-runtime': FunctionRuntimeServiceModule,
@@ -25,7 +31,7 @@ const serviceModules: Record<ServiceName, DynamicModule['module'] | undefined> =
 /** The root module of a Tessera process: the platform, logging, and the services this process runs. */
 @Module({})
 export class HostModule {
-  static forRoot(settings: Settings, version: string, logStream?: DestinationStream): DynamicModule {
+  static forRoot(settings: Settings, version: string, logStream?: DestinationStream, replacements: ServiceReplacements = {}): DynamicModule {
     const logging = {
       level: settings.logLevel,
       // Every line logged while a traced request or message is handled names its trace and span.
@@ -35,7 +41,7 @@ export class HostModule {
       autoLogging: false,
       quietReqLogger: true,
     };
-    const services = settings.services.map((name) => serviceModules[name]).filter((module) => module !== undefined);
+    const services = settings.services.map((name) => replacements[name] ?? serviceModules[name]).filter((module) => module !== undefined);
     return {
       module: HostModule,
       controllers: [HealthController, PlatformEventsHandler],

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { Logger as NestLogger } from '@nestjs/common';
+import { type DynamicModule, Logger as NestLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { configureEmbeddedDatastore } from '@tessera/datastore';
@@ -16,7 +16,7 @@ import { type Observable } from 'rxjs';
 import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
 import { prepareDataDirectory } from './bootstrap/data-directory';
 import { DatastoreWireService } from './datastore-service';
-import { HostModule, messagingOptions } from './host.module';
+import { HostModule, messagingOptions, type ServiceReplacements } from './host.module';
 import { HostLogger } from './logging/host-logger';
 import { createLogOutput } from './logging/log-output';
 
@@ -41,21 +41,20 @@ const bodyLimit = 18 * 1024 * 1024;
 
 export const version: string = (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 
+export interface HostOptions {
+  /** Service modules to run in place of the real ones (tests only: a fake function runtime, say). */
+  replace?: ServiceReplacements;
+}
+
 /** Starts a Tessera process: the services the settings name, behind one HTTP edge. */
-export async function startHost(settings: Settings): Promise<RunningHost> {
+export async function startHost(settings: Settings, options: HostOptions = {}): Promise<RunningHost> {
   // The admin API owns first-start work; other processes of a distributed deployment only read the state.
   configureDatastore(settings);
   const firstStart = settings.services.includes('admin-api');
   const example = firstStart ? await loadExampleApp(settings) : undefined;
-  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true, clientErrorHandler: appServicesClientErrorHandler });
   const output = createLogOutput({ pretty: process.stdout.isTTY === true });
-  const app = await NestFactory.create<NestFastifyApplication>(HostModule.forRoot(settings, version, output.stream), adapter, { bufferLogs: true });
-  app.useLogger(new HostLogger(app.get(Logger)));
-  app.useGlobalFilters(new AppServicesExceptionFilter());
+  const app = await createHttpEdge(HostModule.forRoot(settings, version, output.stream, options.replace), settings);
   // No enableShutdownHooks(): the entry point owns the signals and closes the app exactly once.
-  installAppServicesContentType(app.getHttpAdapter().getInstance());
-  recordRoutes(app.getHttpAdapter().getInstance());
-  if (settings.telemetry.otlpEndpoint) traceHttpEdge(app);
   // Message handlers of every service this process runs join one queue group per service set, so
   // replicas of the same service share commands while each event reaches every kind of service.
   const handlers = createMessagingServer({ ...messagingOptions(settings), queue: settings.services.join('+') });
@@ -93,6 +92,23 @@ export async function startHost(settings: Settings): Promise<RunningHost> {
       }
     },
   };
+}
+
+/**
+ * The HTTP edge of a Tessera process around `module`: Fastify with App Services' body limit, the client
+ * address taken from a proxy's forwarding headers, error bodies for requests Fastify rejects before routing
+ * and for exceptions, JSON content types, the route table (for 405 answers), and a span per request when
+ * tracing is on. The one place the edge is configured, so what tests start is what users run.
+ */
+export async function createHttpEdge(module: DynamicModule, settings: Settings): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true, clientErrorHandler: appServicesClientErrorHandler });
+  const app = await NestFactory.create<NestFastifyApplication>(module, adapter, { bufferLogs: true });
+  app.useLogger(new HostLogger(app.get(Logger)));
+  app.useGlobalFilters(new AppServicesExceptionFilter());
+  installAppServicesContentType(app.getHttpAdapter().getInstance());
+  recordRoutes(app.getHttpAdapter().getInstance());
+  if (settings.telemetry.otlpEndpoint) traceHttpEdge(app);
+  return app;
 }
 
 /** The data directory made private, and the embedded datastore's recovery steps and failures sent to this process's log, before any store opens. */

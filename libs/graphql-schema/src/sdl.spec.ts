@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { readAppDirectory } from '@tessera/app-config';
+import { shopApp } from '@tessera/testing';
 import { buildSchema } from 'graphql/index.js';
-import { catalogApp } from './__fixtures__/catalog.app';
 import { printGraphqlSdl } from './sdl';
 
 // Checked-in SDL: a generator change that alters the schema fails here until the snapshot is
@@ -23,15 +23,15 @@ describe('generated SDL snapshots', () => {
     expect(() => buildSchema(sdl)).not.toThrow();
   });
 
-  it('matches the checked-in schema of the catalog app (every BSON type, embedded objects, arrays, relationships)', () => {
-    const sdl = printGraphqlSdl(catalogApp());
-    expectSnapshot('catalog.graphql', sdl);
+  it('matches the checked-in schema of the shop app (every BSON type, embedded objects, arrays, relationships)', () => {
+    const sdl = printGraphqlSdl(shopApp());
+    expectSnapshot('shop.graphql', sdl);
     expect(() => buildSchema(sdl)).not.toThrow();
   });
 
   it('prints the same SDL however the collections are ordered', () => {
-    const app = catalogApp();
-    const reversed = catalogApp();
+    const app = shopApp();
+    const reversed = shopApp();
     reversed.services[0].collectionRules.reverse();
     expect(printGraphqlSdl(reversed)).toBe(printGraphqlSdl(app));
   });

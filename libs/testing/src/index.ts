@@ -5,3 +5,5 @@ export * from './nats-server';
 export * from './temp-dir';
 export * from './server-process';
 export * from './shared-material';
+export * from './test-apps';
+export * from './fixtures/shop-app';

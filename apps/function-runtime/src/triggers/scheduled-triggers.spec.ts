@@ -1,7 +1,6 @@
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
-import { eventually, makeTempDir } from '@tessera/testing';
+import { deployTestApp, eventually, makeTempDir } from '@tessera/testing';
 import { InMemoryExecutionLogStore } from '../execution-logs/execution-log.store';
 import { FunctionRuntimeService } from '../function-runtime.service';
 import { NodeHttpPort } from '../ports/http.port';
@@ -22,15 +21,14 @@ describe('scheduled triggers', () => {
   let appId: string;
 
   beforeAll(async () => {
-    appId = (await registry.create({ name: 'clock', groupId: '000000000000000000000001' }))._id;
-    const app = emptyApp('clock');
-    app.functions.push({ config: { name: 'tick', private: true }, source: 'exports = () => { console.log("tick"); };' });
-    app.triggers.push(
-      { name: 'everyFiveMinutes', type: 'SCHEDULED', function_name: 'tick', config: { schedule: '*/5 * * * *' }, disabled: false },
-      { name: 'paused', type: 'SCHEDULED', function_name: 'tick', config: { schedule: '* * * * *' }, disabled: true },
-      { name: 'broken', type: 'SCHEDULED', function_name: 'tick', config: { schedule: 'every minute' }, disabled: false },
-    );
-    await deployments.deploy(appId, writeAppFiles(app), { origin: 'test' });
+    ({ appId } = await deployTestApp({ apps: registry, deployments }, 'clock', (app) => {
+      app.functions.push({ config: { name: 'tick', private: true }, source: 'exports = () => { console.log("tick"); };' });
+      app.triggers.push(
+        { name: 'everyFiveMinutes', type: 'SCHEDULED', function_name: 'tick', config: { schedule: '*/5 * * * *' }, disabled: false },
+        { name: 'paused', type: 'SCHEDULED', function_name: 'tick', config: { schedule: '* * * * *' }, disabled: true },
+        { name: 'broken', type: 'SCHEDULED', function_name: 'tick', config: { schedule: 'every minute' }, disabled: false },
+      );
+    }));
     for (let i = 0; i < 2; i++) {
       const functions = new InMemoryAppFunctions();
       functions.deploy(appId, { tick: { source: 'exports = () => { console.log("tick"); };', config: { private: true } } });
