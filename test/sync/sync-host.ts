@@ -1,7 +1,7 @@
 import { emptyApp, writeAppFiles, type AppConfig } from '@tessera/app-config';
 import { AppRegistry, DeploymentStore } from '@tessera/platform';
 // The real process host, so the tests also cover how it mounts the sync service.
-import { startHost } from '@tessera/server';
+import { type RunningHost, startHost } from '@tessera/server';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 
@@ -11,15 +11,18 @@ export interface SyncHost {
   createApp(name: string, configure: (app: AppConfig) => void): Promise<string>;
   /** Logs in a new anonymous user of the app; returns its access token. */
   login(clientAppId: string): Promise<{ access: string; refresh: string }>;
+  /** The Nest application (tests reach providers through it). */
+  nest: RunningHost['nest'];
   close(): Promise<void>;
 }
 
-/** The standalone host (every service) on a random port with a fresh data directory. */
-export async function startSyncHost(): Promise<SyncHost> {
+/** The standalone host (every service) on a random port with a fresh data directory; `settings` adds to its environment. */
+export async function startSyncHost(settings: Record<string, string> = {}): Promise<SyncHost> {
   const dir = makeTempDir('tessera-sync-service-');
-  const host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' }));
+  const host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', ...settings }));
   return {
     url: host.url,
+    nest: host.nest,
     async createApp(name, configure) {
       const record = await host.nest.get(AppRegistry).create({ name, groupId: '000000000000000000000001' });
       const config = emptyApp(name);

@@ -13,6 +13,7 @@ export function syncRuleUser(user: AppUser, customData: Document | null): RuleUs
     type: user.type,
     data: { ...user.data },
     custom_data: customData ?? {},
-    identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type })),
+    // `provider_type` is what App Services rules and functions read; `providerType` is the rules library's field.
+    identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type, provider_type: identity.provider_type })),
   };
 }
