@@ -23,10 +23,11 @@ export async function authenticateSyncUser(token: string | undefined, appId: str
   if (claims.typ !== 'access' || claims.baas_app_id !== appId || typeof claims.baas_session_id !== 'string') {
     return { ok: false, status: 401, message: 'invalid session' };
   }
-  const session = await users.findSession(claims.baas_session_id);
-  if (!session || session.userId !== claims.sub || session.expiresAt.getTime() <= Date.now()) return { ok: false, status: 401, message: 'invalid session' };
+  // A disabled user is told so (403: the client logs out) even though disabling also ended its sessions.
   const user = await users.findUser(claims.sub);
   if (!user) return { ok: false, status: 401, message: 'user not found' };
   if (user.disabled) return { ok: false, status: 403, message: 'user disabled' };
+  const session = await users.findSession(claims.baas_session_id);
+  if (!session || session.userId !== claims.sub || session.expiresAt.getTime() <= Date.now()) return { ok: false, status: 401, message: 'invalid session' };
   return { ok: true, userId: user._id };
 }
