@@ -53,7 +53,7 @@ describe('sync lifecycle (spec 3) and operations', () => {
 
   const clientOf = async (clientAppId: string): Promise<{ client: SyncTestClient; access: string; userId: string }> => {
     const { access } = await host.login(clientAppId);
-    const userId = (JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string }).sub;
+    const userId = (JSON.parse(Buffer.from(access.split('.')[1], 'base64url').toString('utf8')) as { sub: string }).sub;
     return { client: await connect(syncUrl(host.url, clientAppId, access)), access, userId };
   };
 

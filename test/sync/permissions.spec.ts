@@ -24,7 +24,7 @@ describe('sync permissions with the whole user', () => {
   /** A new anonymous user of the app, its id, and a sync connection for it. */
   const userOf = async (clientAppId: string): Promise<{ userId: string; client: SyncTestClient }> => {
     const { access } = await host.login(clientAppId);
-    const claims = JSON.parse(Buffer.from(access.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string };
+    const claims = JSON.parse(Buffer.from(access.split('.')[1], 'base64url').toString('utf8')) as { sub: string };
     return { userId: claims.sub, client: await connect(syncUrl(host.url, clientAppId, access)) };
   };
 
@@ -43,7 +43,7 @@ describe('sync permissions with the whole user', () => {
     apps.readonly = await host.createApp('sync-perm-readonly', (app) => withCustomUserData(app, { read: { '%%partition': { '%in': '%%user.custom_data.readable' } }, write: teamPermission }));
     apps.fn = await host.createApp('sync-perm-function', (app) => {
       partitionSync(app, { read: { '%%true': { '%function': { name: 'mayWrite', arguments: ['%%partition', '%%user.id', '%%user.identities'] } } }, write: false });
-      app.functions.push({ config: { name: 'mayWrite', private: true }, source: 'exports = (partition, userId, identities) => partition === `own-${userId}` && identities[0].provider_type === "anon-user";' });
+      app.functions.push({ config: { name: 'mayWrite', private: true }, source: 'exports = (partition, userId, identities) => { if (partition === "boom") throw new Error("boom"); return partition === `own-${userId}` && identities[0].provider_type === "anon-user"; };' });
     });
   });
 
@@ -123,11 +123,16 @@ describe('sync permissions with the whole user', () => {
     client.close();
   });
 
-  it('calls a %function permission with the partition, the user id and identities', async () => {
+  it('calls a %function permission with the partition, the user id and identities, and refuses the BIND when it throws', async () => {
     const { userId, client } = await userOf(apps.fn);
     expect((await client.openSession(1, JSON.stringify(`own-${userId}`))).download).toMatchObject({ type: 'download', sessionIdent: 1 });
     client.send({ type: 'bind', sessionIdent: 2, path: '"own-somebody-else"', token: '', needClientFileIdent: true, isSubserver: false });
     expect(await client.next()).toMatchObject({ type: 'json_error', code: 206, sessionIdent: 2 });
+    // A function that throws refuses the BIND; the connection and its other session go on.
+    client.send({ type: 'bind', sessionIdent: 3, path: '"boom"', token: '', needClientFileIdent: true, isSubserver: false });
+    expect(await client.next()).toMatchObject({ type: 'json_error', code: 206, sessionIdent: 3, body: { message: expect.stringContaining('permission check failed') } });
+    client.send({ type: 'mark', sessionIdent: 1, requestIdent: 1 });
+    expect(await client.next()).toEqual({ type: 'mark', sessionIdent: 1, requestIdent: 1 });
     client.close();
   });
 });

@@ -24,6 +24,7 @@ export type PermissionScope = { ok: true; context: EvaluationContext } | { ok: f
 
 /** What one deployment fixes for sessions: the reset epoch, `%%values` and `%%environment`. */
 interface DeploymentScope {
+  deploymentId: string | undefined;
   epoch: number;
   values: Record<string, unknown>;
   environment: { tag?: string; values?: Record<string, unknown> };
@@ -43,7 +44,7 @@ export class SyncApps {
 
   async view(appId: string): Promise<SyncAppView> {
     const app = await this.deployed.byId(appId);
-    return { mode: syncModeOf(app.config), epoch: (await this.deploymentScope(appId)).epoch };
+    return { mode: syncModeOf(app.config), epoch: (await this.deploymentScope(appId, app.deployment?._id)).epoch };
   }
 
   /** `%%user` (loaded now, custom data included), `%%values`, `%%environment` and `%function` for one BIND. */
@@ -52,7 +53,7 @@ export class SyncApps {
     if (!user) return { ok: false, reason: 'user deleted' };
     if (user.disabled) return { ok: false, reason: 'user disabled' };
     const app = await this.deployed.byId(appId);
-    const scope = await this.deploymentScope(appId);
+    const scope = await this.deploymentScope(appId, app.deployment?._id);
     const custom = await readCustomUserData(app.config, this.dataSources, user._id);
     return {
       ok: true,
@@ -76,8 +77,13 @@ export class SyncApps {
     return users;
   }
 
-  private deploymentScope(appId: string): Promise<DeploymentScope> {
+  /**
+   * The scope of the app's live deployment. Read again when the deployment differs from the cached one, so
+   * a replica that missed `apps.deployment.changed` follows once DeployedApps has reconciled.
+   */
+  private async deploymentScope(appId: string, deploymentId: string | undefined): Promise<DeploymentScope> {
     let scope = this.cached.get(appId);
+    if (scope && (await scope.catch(() => undefined))?.deploymentId !== deploymentId) scope = undefined;
     if (!scope) {
       scope = this.readScope(appId);
       this.cached.set(appId, scope);
@@ -91,7 +97,7 @@ export class SyncApps {
     const values: Record<string, unknown> = {};
     // Values read from secrets are not exposed to rules (the data-access API's rules do the same).
     for (const value of app.config.values) if (!value.from_secret) values[value.name] = value.value;
-    return { epoch: state.resetEpoch, values, environment: appEnvironment(app.config) };
+    return { deploymentId: app.deployment?._id, epoch: state.resetEpoch, values, environment: appEnvironment(app.config) };
   }
 
   /** `%function` in a permission runs the app function as system, as rules of the data-access API do. */

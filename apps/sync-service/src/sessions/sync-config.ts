@@ -61,7 +61,7 @@ function locateSyncConfig(config: AppConfig): SyncConfig | undefined {
   if (config.sync) return config.sync;
   for (const service of config.services) {
     const embedded = service.config.config?.['sync'];
-    if (embedded && typeof embedded === 'object' && !Array.isArray(embedded) && !isFederatedType(service.config.type)) return embedded as SyncConfig;
+    if (embedded && typeof embedded === 'object' && !Array.isArray(embedded) && !isFederatedType(service.config.type)) return embedded;
   }
   return undefined;
 }

@@ -7,6 +7,7 @@
  */
 import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import { checkPartitionValue } from '@tessera/platform';
+import { type PartitionDecision } from '@tessera/rules';
 import {
   type ClientIdentMessage,
   type ClientMessage,
@@ -295,7 +296,13 @@ export class SyncConnection {
 
     const scope = await this.context.permissions();
     if (!scope.ok) return this.refuseBind(message, 206, `${scope.reason}: cannot sync on partition ${message.path}`);
-    const decision = await mode.permissions.evaluate({ ...scope.context, partition: partitionForRules(message.path) });
+    let decision: PartitionDecision;
+    try {
+      decision = await mode.permissions.evaluate({ ...scope.context, partition: partitionForRules(message.path) });
+    } catch (error) {
+      // A permission that fails (a `%function` that throws, say) refuses this BIND, not the whole connection.
+      return this.refuseBind(message, 206, `permission check failed on partition ${message.path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
     if (!decision.read) return this.refuseBind(message, 206, `user does not have permission to sync on partition ${message.path}`);
     const key = historyKey(this.context.appId, epoch, formatPartitionValue(partition));
     const session: Session = {
