@@ -1,5 +1,5 @@
 import type { AppConfig } from '@tessera/app-config';
-import { startTestHost } from '../support/test-host';
+import { type TestHost, startTestHost } from '../support/test-host';
 
 export interface SyncHost {
   url: string;
@@ -7,14 +7,17 @@ export interface SyncHost {
   createApp(name: string, configure: (app: AppConfig) => void): Promise<string>;
   /** Logs in a new anonymous user of the app; returns its tokens. */
   login(clientAppId: string): Promise<{ access: string; refresh: string }>;
+  /** The Nest application (tests reach providers through it). */
+  nest: TestHost['nest'];
   close(): Promise<void>;
 }
 
-/** The test host with every service (so the tests also cover how the host mounts the sync service), in the sync tests' terms. */
-export async function startSyncHost(): Promise<SyncHost> {
-  const host = await startTestHost();
+/** The test host with every service (so the tests also cover how the host mounts the sync service), in the sync tests' terms; `settings` adds to its environment. */
+export async function startSyncHost(settings: Record<string, string> = {}): Promise<SyncHost> {
+  const host = await startTestHost({ settings });
   return {
     url: host.url,
+    nest: host.nest,
     createApp: async (name, configure) => (await host.createApp(name, configure)).clientAppId,
     async login(clientAppId) {
       const { accessToken, refreshToken } = await host.anonymousLogin(clientAppId);

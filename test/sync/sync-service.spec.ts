@@ -1,5 +1,5 @@
 import { type AppConfig } from '@tessera/app-config';
-import { decodeClientMessage, parseChangeset, type ServerMessage, type UploadMessage } from '@tessera/sync-protocol';
+import { decodeClientMessage, parseChangeset, type UploadMessage } from '@tessera/sync-protocol';
 import { recordedFrames } from './recordings';
 import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
 import { connect, openSync, realmJsProtocols, type SyncTestClient, syncUrl } from './sync-test-client';
@@ -32,23 +32,7 @@ describe('sync service: partition-based sync over the realm-sync WebSocket', () 
   const apps = { string: '', long: '', none: '' };
   const login = async (clientAppId: string): Promise<string> => (await host.login(clientAppId)).access;
 
-  /** BIND with a new file and IDENT from scratch: the session is then live and has had its first DOWNLOAD. */
-  const openSession = async (client: SyncTestClient, sessionIdent: number, path: string): Promise<{ fileIdent: number; download: ServerMessage }> => {
-    client.send({ type: 'bind', sessionIdent, path, token: '', needClientFileIdent: true, isSubserver: false });
-    const ident = await client.next();
-    if (ident.type !== 'ident') throw new Error(`expected ident, got ${JSON.stringify(ident, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
-    client.send({
-      type: 'ident',
-      sessionIdent,
-      clientFileIdent: ident.clientFileIdent,
-      clientFileIdentSalt: ident.clientFileIdentSalt,
-      downloadServerVersion: 0,
-      downloadClientVersion: 0,
-      latestServerVersion: 0,
-      latestServerVersionSalt: 0n,
-    });
-    return { fileIdent: ident.clientFileIdent, download: await client.next() };
-  };
+  const openSession = (client: SyncTestClient, sessionIdent: number, path: string) => client.openSession(sessionIdent, path);
 
   beforeAll(async () => {
     host = await startSyncHost();

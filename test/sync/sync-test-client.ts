@@ -1,4 +1,4 @@
-import { type ClientMessage, decodeServerMessage, encodeClientMessage, type ServerMessage } from '@tessera/sync-protocol';
+import { type ClientMessage, decodeServerMessage, encodeChangeset, encodeClientMessage, type ServerMessage, type UploadMessage } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import WebSocket from 'ws';
 
@@ -71,6 +71,27 @@ export class SyncTestClient {
     }
   }
 
+  /**
+   * BIND with a new file and IDENT from scratch, as a first open does: the session is then live and has
+   * had its first DOWNLOAD. Fails on any other answer.
+   */
+  async openSession(sessionIdent: number, path: string): Promise<{ fileIdent: number; salt: bigint; download: ServerMessage }> {
+    this.send({ type: 'bind', sessionIdent, path, token: '', needClientFileIdent: true, isSubserver: false });
+    const ident = await this.next();
+    if (ident.type !== 'ident') throw new Error(`expected ident, got ${JSON.stringify(ident, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    this.send({
+      type: 'ident',
+      sessionIdent,
+      clientFileIdent: ident.clientFileIdent,
+      clientFileIdentSalt: ident.clientFileIdentSalt,
+      downloadServerVersion: 0,
+      downloadClientVersion: 0,
+      latestServerVersion: 0,
+      latestServerVersionSalt: 0n,
+    });
+    return { fileIdent: ident.clientFileIdent, salt: ident.clientFileIdentSalt, download: await this.next() };
+  }
+
   /** The server messages received but not read yet. */
   unread(): ServerMessage[] {
     return this.received.slice(this.read).filter((message) => message.type !== 'log_message');
@@ -79,4 +100,31 @@ export class SyncTestClient {
   close(): void {
     this.ws.terminate();
   }
+}
+
+/**
+ * An UPLOAD of one changeset that declares `Task { _id: string, _partition: string, name: string }` and
+ * creates task `id` in `partition`, as a realm-core client's first write does. `clientVersion` counts the
+ * client's commits; `serverVersion` is the server version the client had integrated.
+ */
+export function createTaskUpload(sessionIdent: number, partition: string, id: string, clientVersion = 2, serverVersion = 0): UploadMessage {
+  const object = { type: 'String', value: id } as const;
+  const changeset = encodeChangeset({
+    instructions: [
+      { type: 'AddTable', table: 'Task', spec: { kind: 'TopLevel', asymmetric: false, pkField: '_id', pkType: 'String', pkNullable: false } },
+      { type: 'AddColumn', table: 'Task', field: '_partition', valueType: 'String', nullable: true, collectionType: 'Single', keyType: 'Null' },
+      { type: 'AddColumn', table: 'Task', field: 'name', valueType: 'String', nullable: false, collectionType: 'Single', keyType: 'Null' },
+      { type: 'CreateObject', table: 'Task', object },
+      { type: 'Update', table: 'Task', object, field: '_partition', path: [], value: { type: 'String', value: partition }, isDefault: false, priorSize: 0 },
+      { type: 'Update', table: 'Task', object, field: 'name', path: [], value: { type: 'String', value: `task ${id}` }, isDefault: false, priorSize: 0 },
+    ],
+  });
+  return {
+    type: 'upload',
+    sessionIdent,
+    progressClientVersion: clientVersion,
+    progressServerVersion: serverVersion,
+    lockedServerVersion: serverVersion,
+    changesets: [{ clientVersion, lastIntegratedServerVersion: serverVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: 0, changeset }],
+  };
 }

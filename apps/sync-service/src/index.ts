@@ -1,7 +1,11 @@
 // Public entry of @tessera/sync-service.
 export const projectName = 'sync-service';
 export { SyncServiceModule } from './sync-service.module';
-export { SyncConnection, type SyncConnectionContext, type SyncSocket } from './sessions/sync-connection';
+export { SyncConnection, historyKey, type SyncConnectionContext, type SyncReport, type SyncSocket } from './sessions/sync-connection';
 export { PartitionHub, type PartitionListener } from './sessions/partition-hub';
-export { syncModeOf, type SyncMode } from './sessions/sync-config';
+export { syncModeOf, defaultClientMaxOfflineDays, type SyncMode } from './sessions/sync-config';
 export { authenticateSyncUser, type SyncAuthResult } from './upgrade/sync-auth';
+export { SyncApps, type PermissionScope, type SyncAppView } from './lifecycle/sync-apps.service';
+export { SyncCompaction, type CompactionRun } from './lifecycle/sync-compaction';
+export { SyncConnections } from './lifecycle/sync-connections';
+export { syncRuleUser } from './users/sync-user';

@@ -1,5 +1,6 @@
 import { type z } from 'zod';
 import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
+import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
 import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
@@ -43,6 +44,10 @@ export const contracts = {
   [Subjects.AppsDeploymentChanged]: event({
     description: 'An application deployed a new configuration version; every replica reloads it.',
     payload: AppDeploymentChangedSchema,
+  }),
+  [Subjects.AppsUserChanged]: event({
+    description: 'An app user was disabled or deleted; every replica closes the live connections of that user.',
+    payload: AppUserChangedSchema,
   }),
   [Subjects.DatastoreDocumentChanged]: event({
     description: 'A document changed in a linked data source (change-stream event in canonical EJSON).',

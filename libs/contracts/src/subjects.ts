@@ -11,6 +11,8 @@ export const Subjects = {
   FunctionsExecutionRun: 'functions.execution.run',
   /** Event: an application's deployed configuration changed; every replica of every service reloads it. */
   AppsDeploymentChanged: 'apps.deployment.changed',
+  /** Event: an app user was disabled or deleted; services close that user's live connections (sync). */
+  AppsUserChanged: 'apps.user.changed',
   /** Event: a document changed in a linked data source (triggers, sync, change streams). */
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Command: liveness probe across the bus; answered by any one service that handles it. */

@@ -22,3 +22,4 @@ export * from './data-sources';
 export * from './admin-api-keys';
 export * from './app-users';
 export * from './partition-value';
+export * from './custom-user-data';

@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { type AppUserChanged, Subjects } from '@tessera/contracts';
+import { MessageBus } from '@tessera/messaging';
 import { AppUserStore, DataSources, hashPassword, type AppRecord, type AppUser } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
@@ -19,10 +21,12 @@ export interface UserView {
 @Injectable()
 export class UsersService {
   private readonly stores = new Map<string, AppUserStore>();
+  private readonly logger = new Logger('Users');
 
   constructor(
     private readonly dataSources: DataSources,
     private readonly state: AppStateService,
+    @Optional() private readonly bus?: MessageBus,
   ) {}
 
   private async store(record: AppRecord): Promise<AppUserStore> {
@@ -66,10 +70,21 @@ export class UsersService {
   async remove(record: AppRecord, userId: string): Promise<void> {
     const store = await this.store(record);
     await store.deleteUser(await this.require(record, userId));
+    await this.announce({ appId: record._id, userId, change: 'deleted' });
   }
 
   async setDisabled(record: AppRecord, userId: string, disabled: boolean): Promise<void> {
     if (!(await (await this.store(record)).setUserDisabled(userId, disabled))) throw notFound(userId);
+    if (disabled) await this.announce({ appId: record._id, userId, change: 'disabled' });
+  }
+
+  /** Live connections of the user (sync) close; a lost announcement leaves them open until they reconnect. */
+  private async announce(change: AppUserChanged): Promise<void> {
+    try {
+      await this.bus?.emit(Subjects.AppsUserChanged, change);
+    } catch (error) {
+      this.logger.warn({ err: error, appId: change.appId }, 'could not announce a user change: live sync connections of the user stay open');
+    }
   }
 
   /** Ends every session of the user (realm-cli `users revoke`). */

@@ -20,7 +20,8 @@ interface PartitionEntry {
 export class PartitionHub {
   private readonly partitions = new Map<string, PartitionEntry>();
 
-  constructor(private readonly storage: HistoryStorage = new MemoryHistoryStorage()) {}
+  /** Public for lifecycle work across a partition's client files (background compaction). */
+  constructor(readonly storage: HistoryStorage = new MemoryHistoryStorage()) {}
 
   /** The key of a partition: the app's `_id` and the canonical partition value text. */
   static key(appId: string, canonicalPartition: string): string {

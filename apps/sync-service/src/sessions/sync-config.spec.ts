@@ -24,6 +24,18 @@ describe('syncModeOf', () => {
     expect(syncModeOf(withSync({ type: 'partition', state: 'enabled', partition: { type: 'string' } })).kind).toBe('disabled');
   });
 
+  it('reads the legacy form embedded in the cluster service, with recovery mode and the offline limit', () => {
+    const app = withSync(undefined);
+    app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { sync: { state: 'enabled', partition, is_recovery_mode_disabled: true, client_max_offline_days: 7 } } }, collectionRules: [], rules: [], webhooks: [] });
+    expect(syncModeOf(app)).toMatchObject({ kind: 'partition', key: '_partition', recoveryDisabled: true, clientMaxOfflineDays: 7 });
+    expect(syncModeOf(withSync({ type: 'partition', state: 'enabled', partition }))).toMatchObject({ recoveryDisabled: false, clientMaxOfflineDays: 30 });
+  });
+
+  it('tells a terminated configuration (last_disabled set) from one never enabled', () => {
+    expect(syncModeOf(withSync({ type: 'partition', state: 'disabled', partition, last_disabled: 1_700_000_000 }))).toEqual({ kind: 'disabled', terminated: true });
+    expect(syncModeOf(withSync({ type: 'partition', state: 'disabled', partition }))).toEqual({ kind: 'disabled', terminated: false });
+  });
+
   it('tells flexible sync apart, so partition clients can be told to switch', () => {
     expect(syncModeOf(withSync({ type: 'flexible', state: 'enabled' })).kind).toBe('flexible');
   });

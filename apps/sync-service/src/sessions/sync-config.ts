@@ -1,14 +1,28 @@
 /**
- * What the sync service needs from an app's sync configuration (spec 2.6), read from the live deployment.
- * Pure: no I/O.
+ * What the sync service needs from an app's sync configuration (spec 2.6), read from the live deployment:
+ * sync/config.json, or the legacy form embedded as `config.sync` of the cluster service. Pure: no I/O.
  */
-import { type AppConfig } from '@tessera/app-config';
+import { type AppConfig, isFederatedType, type SyncConfig } from '@tessera/app-config';
 import { compilePartitionPermissions, type CompiledPartitionPermissions, type PartitionPermissionsConfig } from '@tessera/rules';
 
 export type SyncMode =
-  | { kind: 'partition'; key: string; type: string; required: boolean; permissions: CompiledPartitionPermissions }
+  | {
+      kind: 'partition';
+      key: string;
+      type: string;
+      required: boolean;
+      permissions: CompiledPartitionPermissions;
+      /** `is_recovery_mode_disabled`: a client reset discards unsynced changes instead of recovering them. */
+      recoveryDisabled: boolean;
+      /** `client_max_offline_days`: compaction stops keeping history for clients offline longer than this. */
+      clientMaxOfflineDays: number;
+    }
   | { kind: 'flexible' }
-  | { kind: 'disabled' };
+  /** `terminated`: sync was on and was terminated (`last_disabled` set); clients wait for it to come back. */
+  | { kind: 'disabled'; terminated: boolean };
+
+/** Spec 8: 30 days when sync was enabled through the UI; the same when the configuration says nothing. */
+export const defaultClientMaxOfflineDays = 30;
 
 const compiled = new WeakMap<AppConfig, SyncMode>();
 
@@ -23,18 +37,31 @@ export function syncModeOf(config: AppConfig): SyncMode {
 }
 
 function readSyncMode(config: AppConfig): SyncMode {
-  const sync = config.sync;
-  if (!sync) return { kind: 'disabled' };
+  const sync = locateSyncConfig(config);
+  if (!sync) return { kind: 'disabled', terminated: false };
   const enabled = sync.state === 'enabled' || sync.state === true;
-  if (!enabled) return { kind: 'disabled' };
+  if (!enabled) return { kind: 'disabled', terminated: sync.last_disabled !== undefined };
   if (sync.type === 'flexible') return { kind: 'flexible' };
   const partition = sync.partition;
-  if ((sync.type !== undefined && sync.type !== 'partition') || !partition?.key || !partition.type) return { kind: 'disabled' };
+  if ((sync.type !== undefined && sync.type !== 'partition') || !partition?.key || !partition.type) return { kind: 'disabled', terminated: false };
+  const offlineDays = sync.client_max_offline_days;
   return {
     kind: 'partition',
     key: partition.key,
     type: partition.type,
     required: partition.required === true,
     permissions: compilePartitionPermissions({ read: partition.permissions?.read, write: partition.permissions?.write } as PartitionPermissionsConfig),
+    recoveryDisabled: sync.is_recovery_mode_disabled === true,
+    clientMaxOfflineDays: typeof offlineDays === 'number' && offlineDays > 0 ? offlineDays : defaultClientMaxOfflineDays,
   };
+}
+
+/** sync/config.json first; else a sync document embedded in a (non-federated) cluster service's config. */
+function locateSyncConfig(config: AppConfig): SyncConfig | undefined {
+  if (config.sync) return config.sync;
+  for (const service of config.services) {
+    const embedded = service.config.config?.['sync'];
+    if (embedded && typeof embedded === 'object' && !Array.isArray(embedded) && !isFederatedType(service.config.type)) return embedded;
+  }
+  return undefined;
 }

@@ -5,8 +5,9 @@
  * outcomes to the error messages realm-core clients accept. It must never send a code the client aborts on
  * (the library's SendableErrorCode type guards that).
  */
+import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import { checkPartitionValue } from '@tessera/platform';
-import { type RuleUser } from '@tessera/rules';
+import { type PartitionDecision } from '@tessera/rules';
 import {
   type ClientIdentMessage,
   type ClientMessage,
@@ -29,8 +30,9 @@ import {
   type BindMessage,
 } from '@tessera/sync-protocol';
 import { EJSON } from 'bson';
+import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
 import { PartitionHub, type PartitionListener } from './partition-hub';
-import { type SyncMode } from './sync-config';
+import { type SyncMetrics } from './sync-metrics';
 
 /** The transport side of a connection: the WebSocket, seen through what the protocol needs. */
 export interface SyncSocket {
@@ -40,16 +42,43 @@ export interface SyncSocket {
 
 export interface SyncConnectionContext {
   appId: string;
-  user: RuleUser;
-  /** The sync mode of the app's live configuration (read at each BIND, so a deploy applies to new sessions). */
-  syncMode(): Promise<SyncMode>;
+  userId: string;
+  /**
+   * The app's sync as it is now (mode of the live deployment, reset epoch): read at each BIND and UPLOAD,
+   * so a deploy applies to new sessions and a terminate stops uploads at once.
+   */
+  sync(): Promise<SyncAppView>;
+  /** The permission context of a BIND: the user loaded now, with its custom data. */
+  permissions(): Promise<PermissionScope>;
   hub: PartitionHub;
-  log(event: string, fields: Record<string, unknown>): void;
+  /** Refusals, resets and protocol errors, for the logs (the connection names app, user and partition). */
+  report(report: SyncReport): void;
+  /** A client file was active on a partition (IDENT, UPLOAD, end of its session): compaction keeps its history. */
+  clientSeen?(key: string, clientFileIdent: number): void;
+  metrics?: SyncMetrics;
+}
+
+/** What went wrong, and for whom: every field a support engineer needs to find the client. */
+export interface SyncReport {
+  kind: 'refused' | 'reset' | 'protocol_error' | 'terminated' | 'client_error' | 'internal_error';
+  code: number;
+  message: string;
+  appId: string;
+  userId: string;
+  /** The BIND path (the partition value as the client wrote it), when the report concerns a session. */
+  partition?: string;
+  sessionIdent?: number;
+  action?: JsonErrorAction;
 }
 
 interface Session extends PartitionListener {
   ident: number;
   key: string;
+  /** The BIND path, as logs name the partition. */
+  path: string;
+  /** The reset epoch the session's history belongs to. */
+  epoch: number;
+  recoveryDisabled: boolean;
   canWrite: boolean;
   clientFileIdent?: number;
   cursor?: DownloadCursor;
@@ -68,10 +97,20 @@ const downloadBatchBytes = 128 * 1024;
 /** Attempts at integrating an upload when another writer moved the history's head concurrently. */
 const integrateAttempts = 5;
 
+const tracer = trace.getTracer('@tessera/sync-service');
+
+/** The key of a partition's history: a re-enable after a terminate starts every partition afresh. */
+export function historyKey(appId: string, epoch: number, canonicalPartition: string): string {
+  return PartitionHub.key(epoch > 0 ? `${appId}@${epoch}` : appId, canonicalPartition);
+}
+
 export class SyncConnection {
   private readonly sessions = new Map<number, Session>();
-  /** Session idents refused at BIND: the client still sends UNBIND for them, and expects no UNBOUND. */
-  private readonly refusedBinds = new Set<number>();
+  /**
+   * Session idents refused at BIND, with their path. realm-core has already pipelined IDENT (and MARK) for
+   * such a session: they are ignored until the client's UNBIND frees the ident, and get no answer.
+   */
+  private readonly refusedBinds = new Map<number, string>();
   private queue: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -87,16 +126,63 @@ export class SyncConnection {
 
   /** The socket closed: the connection's sessions stop listening to their partitions. */
   close(): void {
+    if (this.closed) return;
     this.closed = true;
-    for (const session of this.sessions.values()) this.context.hub.unlisten(session.key, session);
+    for (const session of this.sessions.values()) this.endSession(session);
     this.sessions.clear();
+  }
+
+  /** The live sessions' paths (partition values as bound), for operations. */
+  get boundPaths(): string[] {
+    return [...this.sessions.values()].filter((session) => !session.failed).map((session) => session.path);
+  }
+
+  /**
+   * The app's sync configuration changed (spec 3): after a terminate, every live session ends and its
+   * client waits for sync to come back; after a re-enable, a session of an earlier epoch is told to reset.
+   */
+  syncChanged(): void {
+    this.enqueue(async () => {
+      if (this.sessions.size === 0) return;
+      const view = await this.context.sync();
+      for (const session of this.sessions.values()) {
+        if (session.failed) continue;
+        if (view.mode.kind !== 'partition') this.terminated(session, view.mode.kind === 'flexible');
+        else if (session.epoch !== view.epoch) this.resetError(session, 208, 'sync was terminated and enabled again: the client must reset', view.mode.recoveryDisabled);
+      }
+    });
+  }
+
+  /** Ends the connection without an error message: the client reconnects and its upgrade is refused (401/403). */
+  shutDown(): void {
+    this.socket.close();
+    this.close();
+  }
+
+  private endSession(session: Session): void {
+    this.context.hub.unlisten(session.key, session);
+    if (session.clientFileIdent !== undefined) this.context.clientSeen?.(session.key, session.clientFileIdent);
+    this.context.metrics?.sessions.add(-1);
   }
 
   private enqueue(task: () => Promise<void>): void {
     this.queue = this.queue.then(task).catch((error: unknown) => {
-      this.context.log('sync connection failed', { appId: this.context.appId, error: error instanceof Error ? error.message : String(error) });
+      this.report({ kind: 'internal_error', code: 101, message: error instanceof Error ? error.message : String(error) });
       this.connectionError(101, 'internal server error');
     });
+  }
+
+  private report(fields: Omit<SyncReport, 'appId' | 'userId'>, session?: Session | number): void {
+    const ident = typeof session === 'number' ? session : session?.ident;
+    const path = typeof session === 'object' ? session.path : ident !== undefined ? this.refusedBinds.get(ident) : undefined;
+    this.context.report({
+      appId: this.context.appId,
+      userId: this.context.userId,
+      ...(ident !== undefined ? { sessionIdent: ident } : {}),
+      ...(path !== undefined ? { partition: path } : {}),
+      ...fields,
+    });
+    this.context.metrics?.errors.add(1, { kind: fields.kind, code: fields.code });
   }
 
   private send(message: ServerMessage): void {
@@ -105,21 +191,44 @@ export class SyncConnection {
 
   /** A connection-level error (session ident 0) ends the connection. */
   private connectionError(code: SendableErrorCode, message: string): void {
+    if (this.closed) return;
+    if (code !== 101) this.report({ kind: 'protocol_error', code, message });
     this.send({ type: 'error', code, message, tryAgain: false, sessionIdent: 0 });
     this.socket.close();
     this.close();
   }
 
-  private sessionError(session: Session | number, code: SendableErrorCode, message: string, action: JsonErrorAction): void {
-    const ident = typeof session === 'number' ? session : session.ident;
-    const known = this.sessions.get(ident);
-    if (known) {
-      known.failed = true;
-      this.context.hub.unlisten(known.key, known);
-    } else {
-      this.refusedBinds.add(ident);
-    }
-    this.send(jsonErrorMessage(code, ident, { message, action }));
+  /** A BIND refused: the ident stays taken (and its pipelined messages ignored) until the client's UNBIND. */
+  private refuseBind(message: BindMessage, code: SendableErrorCode, text: string, action: JsonErrorAction = 'ApplicationBug'): void {
+    this.refusedBinds.set(message.sessionIdent, message.path);
+    this.report({ kind: code === 201 && action === 'Transient' ? 'terminated' : 'refused', code, message: text, action }, message.sessionIdent);
+    this.send(jsonErrorMessage(code, message.sessionIdent, { message: text, action }));
+  }
+
+  /** Ends a live session with an error; the client answers with UNBIND and expects no UNBOUND. */
+  private sessionError(session: Session, code: SendableErrorCode, message: string, action: JsonErrorAction, options: { kind?: SyncReport['kind']; recoveryDisabled?: boolean } = {}): void {
+    session.failed = true;
+    this.context.hub.unlisten(session.key, session);
+    const kind = options.kind ?? (action === 'ClientReset' || action === 'ClientResetNoRecovery' ? 'reset' : action === 'ProtocolViolation' ? 'protocol_error' : 'refused');
+    this.report({ kind, code, message, action }, session);
+    this.send(jsonErrorMessage(code, session.ident, { message, action, ...(options.recoveryDisabled !== undefined ? { isRecoveryModeDisabled: options.recoveryDisabled } : {}) }));
+  }
+
+  /**
+   * Tells the client its file cannot continue with this server's history: it downloads a fresh copy and,
+   * unless the app disabled recovery mode, uploads its unsynced changes on top (realm-core client reset).
+   */
+  private resetError(session: Session, code: SendableErrorCode, message: string, recoveryDisabled: boolean): void {
+    this.sessionError(session, code, message, recoveryDisabled ? 'ClientResetNoRecovery' : 'ClientReset', { recoveryDisabled });
+  }
+
+  /**
+   * Sync is off for the app (spec 3, terminate). A client of a terminated app retries quietly (`Transient`)
+   * until sync is enabled again, when its IDENT gets a client reset; a flexible sync app is another matter.
+   */
+  private terminated(session: Session, flexible: boolean): void {
+    if (flexible) return this.sessionError(session, 201, 'sync was switched to flexible sync for this app', 'ApplicationBug');
+    this.sessionError(session, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient', { kind: 'terminated' });
   }
 
   private async handleFrame(bytes: Uint8Array): Promise<void> {
@@ -134,11 +243,11 @@ export class SyncConnection {
     }
     switch (message.type) {
       case 'bind':
-        return this.bind(message);
+        return this.traced('sync.bind', message.sessionIdent, message.path, () => this.bind(message));
       case 'ident':
         return this.ident(message);
       case 'upload':
-        return this.upload(message);
+        return this.traced('sync.upload', message.sessionIdent, this.sessions.get(message.sessionIdent)?.path, () => this.upload(message));
       case 'mark':
         return this.mark(message);
       case 'unbind':
@@ -147,52 +256,81 @@ export class SyncConnection {
         this.send({ type: 'pong', timestamp: message.timestamp });
         return;
       case 'json_error':
-        this.context.log('sync client reported an error', { appId: this.context.appId, code: message.code, session: message.sessionIdent });
+        this.report({ kind: 'client_error', code: message.code, message: clientErrorText(message.json) }, message.sessionIdent);
         return;
     }
   }
 
+  /** Runs a handler in a span named after the message, with the app, user and partition it concerns. */
+  private async traced(name: string, sessionIdent: number, path: string | undefined, handler: () => Promise<void>): Promise<void> {
+    const attributes = { 'tessera.app_id': this.context.appId, 'enduser.id': this.context.userId, 'tessera.sync.session': sessionIdent, ...(path !== undefined ? { 'tessera.sync.partition': path } : {}) };
+    await tracer.startActiveSpan(name, { attributes }, async (span: Span) => {
+      try {
+        await handler();
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
   private async bind(message: BindMessage): Promise<void> {
     if (this.sessions.has(message.sessionIdent) || this.refusedBinds.has(message.sessionIdent)) return this.connectionError(107, `session ident ${message.sessionIdent} is already in use`);
-    const mode = await this.context.syncMode();
+    const { mode, epoch } = await this.context.sync();
     if (mode.kind === 'flexible') return this.connectionError(113, 'the app uses flexible sync: open a flexible sync configuration');
     if (mode.kind === 'disabled') {
-      return this.sessionError(message.sessionIdent, 201, 'partition-based sync is not enabled for this app', 'ApplicationBug');
+      if (mode.terminated) return this.refuseBind(message, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
+      return this.refuseBind(message, 201, 'partition-based sync is not enabled for this app');
     }
     let partition: PartitionValue;
     try {
       partition = parsePartitionValue(message.path);
     } catch (error) {
       if (!(error instanceof SyncProtocolError)) throw error;
-      return this.sessionError(message.sessionIdent, 204, `attempted to bind on illegal partition: ${error.message}`, 'ApplicationBug');
+      return this.refuseBind(message, 204, `attempted to bind on illegal partition: ${error.message}`);
     }
     const illegal = checkPartitionValue(mode.type, message.path, { required: mode.required });
-    if (illegal) return this.sessionError(message.sessionIdent, 204, illegal.message, 'ApplicationBug');
+    if (illegal) return this.refuseBind(message, 204, illegal.message);
 
-    const decision = await mode.permissions.evaluate({ user: this.context.user, partition: partitionForRules(message.path) });
-    if (!decision.read) {
-      return this.sessionError(message.sessionIdent, 206, `user does not have permission to sync on partition ${message.path}`, 'ApplicationBug');
+    const scope = await this.context.permissions();
+    if (!scope.ok) return this.refuseBind(message, 206, `${scope.reason}: cannot sync on partition ${message.path}`);
+    let decision: PartitionDecision;
+    try {
+      decision = await mode.permissions.evaluate({ ...scope.context, partition: partitionForRules(message.path) });
+    } catch (error) {
+      // A permission that fails (a `%function` that throws, say) refuses this BIND, not the whole connection.
+      return this.refuseBind(message, 206, `permission check failed on partition ${message.path}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    const key = PartitionHub.key(this.context.appId, formatPartitionValue(partition));
+    if (!decision.read) return this.refuseBind(message, 206, `user does not have permission to sync on partition ${message.path}`);
+    const key = historyKey(this.context.appId, epoch, formatPartitionValue(partition));
     const session: Session = {
       ident: message.sessionIdent,
       key,
+      path: message.path,
+      epoch,
+      recoveryDisabled: mode.recoveryDisabled,
       canWrite: decision.write,
       lastLatestServerVersion: -1,
       failed: false,
       historyGrew: () => this.enqueue(() => this.sendDownloads(session, false)),
     };
     this.sessions.set(message.sessionIdent, session);
+    this.context.metrics?.sessions.add(1);
     if (message.needClientFileIdent) {
       const file = await this.context.hub.history(key).registerClientFile();
       this.send({ type: 'ident', sessionIdent: session.ident, clientFileIdent: file.ident, clientFileIdentSalt: file.salt });
     }
   }
 
-  /** The session a message names, or a connection error when it was never bound. */
+  /**
+   * The session a message names. Messages of a session refused at BIND are ignored (the client pipelined
+   * them before it learnt of the refusal); an ident never bound is a connection error.
+   */
   private boundSession(ident: number): Session | undefined {
     const session = this.sessions.get(ident);
-    if (!session) this.connectionError(106, `no session with ident ${ident}`);
+    if (!session && !this.refusedBinds.has(ident)) this.connectionError(106, `no session with ident ${ident}`);
     return session;
   }
 
@@ -202,9 +340,15 @@ export class SyncConnection {
     if (session.clientFileIdent !== undefined) return this.connectionError(109, 'IDENT received twice');
     const history = this.context.hub.history(session.key);
     const result = await history.bootstrapClient(message);
-    if (!result.ok) return this.sessionError(session, result.code, result.message, resetCodes.has(result.code) ? 'ClientReset' : 'ProtocolViolation');
+    if (!result.ok) {
+      // An ident or salt this server never issued (a file that synced with App Services, or with this app
+      // before a re-enable) resets the same way as a history the client cannot continue from.
+      if (resetCodes.has(result.code)) return this.resetError(session, result.code, result.message, session.recoveryDisabled);
+      return this.sessionError(session, result.code, result.message, 'ProtocolViolation');
+    }
     session.clientFileIdent = message.clientFileIdent;
     session.cursor = { serverVersion: message.downloadServerVersion, clientVersion: message.downloadClientVersion };
+    this.context.clientSeen?.(session.key, message.clientFileIdent);
     this.context.hub.listen(session.key, session);
     // The first DOWNLOAD goes out even when it is empty (realm-core's server does the same).
     await this.sendDownloads(session, true);
@@ -215,6 +359,10 @@ export class SyncConnection {
     if (!session || session.failed) return;
     const ident = session.clientFileIdent;
     if (ident === undefined) return this.connectionError(109, 'UPLOAD before IDENT');
+    const { mode, epoch } = await this.context.sync();
+    // A terminate refuses what is uploaded from then on, even before the session hears of it.
+    if (mode.kind !== 'partition') return this.terminated(session, mode.kind === 'flexible');
+    if (epoch !== session.epoch) return this.resetError(session, 208, 'sync was terminated and enabled again: the client must reset', mode.recoveryDisabled);
     if (!session.canWrite && message.changesets.some((changeset) => !onlySchema(changeset.changeset))) {
       return this.sessionError(session, 206, 'user does not have write permission on this partition', 'ApplicationBug');
     }
@@ -225,7 +373,9 @@ export class SyncConnection {
       try {
         const result = await this.context.hub.exclusive(session.key, () => history.integrateUpload(ident, message.changesets, progress));
         if (!result.ok) {
-          return this.sessionError(session, result.code, result.message, result.code === 212 ? 'ApplicationBug' : resetCodes.has(result.code) ? 'ClientReset' : 'ProtocolViolation');
+          if (result.code === 212) return this.sessionError(session, result.code, result.message, 'ApplicationBug');
+          if (resetCodes.has(result.code)) return this.resetError(session, result.code, result.message, session.recoveryDisabled);
+          return this.sessionError(session, result.code, result.message, 'ProtocolViolation');
         }
         newVersions = result.versions.length;
         break;
@@ -233,6 +383,8 @@ export class SyncConnection {
         if (!(error instanceof HistoryConflictError) || attempt >= integrateAttempts) throw error;
       }
     }
+    this.context.metrics?.uploads.add(newVersions);
+    this.context.clientSeen?.(session.key, ident);
     await history.noteDownloadProgress(ident, message.progressServerVersion);
     // Every session of the partition hears of new versions, the uploader included (its upload cursor moved).
     if (newVersions > 0) this.context.hub.notify(session.key);
@@ -255,7 +407,7 @@ export class SyncConnection {
       return Promise.resolve();
     }
     this.sessions.delete(ident);
-    this.context.hub.unlisten(session.key, session);
+    this.endSession(session);
     if (!session.failed) this.send({ type: 'unbound', sessionIdent: ident });
     return Promise.resolve();
   }
@@ -279,6 +431,7 @@ export class SyncConnection {
         batch.latestServerVersion !== session.lastLatestServerVersion;
       if (!news && !mustSend) return;
       this.send(downloadMessage(session.ident, batch));
+      this.context.metrics?.downloads.add(1);
       mustSend = false;
       session.cursor = { serverVersion: batch.downloadServerVersion, clientVersion: batch.downloadClientVersion };
       session.lastLatestServerVersion = batch.latestServerVersion;
@@ -302,4 +455,14 @@ function partitionForRules(path: string): unknown {
   const text = path.trim();
   if (/^-?[0-9]+$/.test(text)) return EJSON.parse(`{"$numberLong":"${text}"}`);
   return EJSON.parse(text);
+}
+
+/** The `message` of a client's JSON_ERROR body, or the body itself. */
+function clientErrorText(json: string): string {
+  try {
+    const body = JSON.parse(json) as { message?: unknown };
+    return typeof body.message === 'string' ? body.message : json;
+  } catch {
+    return json;
+  }
 }

@@ -4,9 +4,9 @@
  * the HTTP status realm-core reacts to (401: refresh the user and retry; 403: log the user out).
  */
 import { type AppUserStore, type SigningKeyStore, verifyJwt } from '@tessera/platform';
-import { type RuleUser } from '@tessera/rules';
 
-export type SyncAuthResult = { ok: true; user: RuleUser } | { ok: false; status: 401 | 403; message: string };
+/** The user's id only: what permissions see of the user is loaded afresh at each BIND. */
+export type SyncAuthResult = { ok: true; userId: string } | { ok: false; status: 401 | 403; message: string };
 
 interface AccessClaims {
   sub: string;
@@ -23,18 +23,11 @@ export async function authenticateSyncUser(token: string | undefined, appId: str
   if (claims.typ !== 'access' || claims.baas_app_id !== appId || typeof claims.baas_session_id !== 'string') {
     return { ok: false, status: 401, message: 'invalid session' };
   }
-  const session = await users.findSession(claims.baas_session_id);
-  if (!session || session.userId !== claims.sub || session.expiresAt.getTime() <= Date.now()) return { ok: false, status: 401, message: 'invalid session' };
+  // A disabled user is told so (403: the client logs out) even though disabling also ended its sessions.
   const user = await users.findUser(claims.sub);
   if (!user) return { ok: false, status: 401, message: 'user not found' };
   if (user.disabled) return { ok: false, status: 403, message: 'user disabled' };
-  return {
-    ok: true,
-    user: {
-      id: user._id,
-      type: user.type,
-      data: { ...user.data },
-      identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type })),
-    },
-  };
+  const session = await users.findSession(claims.baas_session_id);
+  if (!session || session.userId !== claims.sub || session.expiresAt.getTime() <= Date.now()) return { ok: false, status: 401, message: 'invalid session' };
+  return { ok: true, userId: user._id };
 }

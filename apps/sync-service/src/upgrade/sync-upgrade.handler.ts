@@ -9,12 +9,15 @@ import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { AppUserStore, DataSources, type DeployedApp, DeployedApps, SigningKeyStore } from '@tessera/platform';
-import { negotiateSubprotocol } from '@tessera/sync-protocol';
+import { type DeployedApp, DeployedApps, LogStore, SigningKeyStore } from '@tessera/platform';
+import { negotiateSubprotocol, ProtocolErrorCode } from '@tessera/sync-protocol';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { SyncApps } from '../lifecycle/sync-apps.service';
+import { SyncCompaction } from '../lifecycle/sync-compaction';
+import { SyncConnections } from '../lifecycle/sync-connections';
 import { PartitionHub } from '../sessions/partition-hub';
-import { syncModeOf } from '../sessions/sync-config';
-import { SyncConnection } from '../sessions/sync-connection';
+import { SyncConnection, type SyncReport } from '../sessions/sync-connection';
+import { createSyncMetrics, type SyncMetrics } from '../sessions/sync-metrics';
 import { authenticateSyncUser } from './sync-auth';
 
 const syncPath = /^\/api\/client\/v2\.0\/app\/([^/?#]+)\/realm-sync\/?$/;
@@ -28,8 +31,7 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     // ws would echo the first offered token; the client needs the highest version we speak.
     handleProtocols: (offered: Set<string>) => negotiateSubprotocol([...offered])?.protocol ?? false,
   });
-  private readonly users = new Map<string, AppUserStore>();
-  private readonly hub = new PartitionHub();
+  private metrics: SyncMetrics | undefined;
   private server: Server | undefined;
   private readonly listener = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     void this.upgrade(request, socket, head).catch((error: unknown) => {
@@ -42,10 +44,16 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     private readonly adapterHost: HttpAdapterHost,
     private readonly deployed: DeployedApps,
     private readonly keys: SigningKeyStore,
-    private readonly dataSources: DataSources,
+    private readonly apps: SyncApps,
+    private readonly hub: PartitionHub,
+    private readonly connections: SyncConnections,
+    private readonly compaction: SyncCompaction,
+    private readonly logs: LogStore,
   ) {}
 
   onApplicationBootstrap(): void {
+    // Instruments come from the meter provider registered by then (main.ts registers it before the app).
+    this.metrics = createSyncMetrics();
     this.server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     this.server.on('upgrade', this.listener);
   }
@@ -75,40 +83,81 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
       throw error;
     }
     const appId = app.record._id;
-    const auth = await authenticateSyncUser(url.searchParams.get('baas_at') ?? undefined, appId, this.keys, await this.userStore(appId));
-    if (!auth.ok) return refuse(socket, auth.status, auth.message, auth.status === 401 ? 'InvalidSession' : 'UserDisabled');
+    const auth = await authenticateSyncUser(url.searchParams.get('baas_at') ?? undefined, appId, this.keys, await this.apps.userStore(appId));
+    if (!auth.ok) {
+      this.logger.warn({ appId, status: auth.status, msg: `sync connection refused: ${auth.message}` });
+      return refuse(socket, auth.status, auth.message, auth.status === 401 ? 'InvalidSession' : 'UserDisabled');
+    }
     const negotiated = negotiateSubprotocol(request.headers['sec-websocket-protocol'] ?? '');
     if (!negotiated) return refuse(socket, 400, 'no supported sync protocol version offered (com.mongodb.realm-sync#2..14)', 'BadRequest');
 
-    this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
-      const connection = new SyncConnection(
-        { send: (bytes) => ws.send(bytes, { binary: true }), close: () => ws.close() },
-        {
-          appId,
-          user: auth.user,
-          syncMode: async () => syncModeOf((await this.deployed.byId(appId)).config),
-          hub: this.hub,
-          log: (event, fields) => this.logger.warn({ ...fields, msg: event }),
-        },
-      );
-      ws.on('message', (data: RawData, isBinary: boolean) => {
-        // Sync messages are binary frames; realm-core ignores text frames, and so do we.
-        if (isBinary) connection.receive(toBytes(data));
-      });
-      ws.on('close', () => connection.close());
-      ws.on('error', () => connection.close());
-    });
+    this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => this.serve(ws, appId, auth.userId));
   }
 
-  private async userStore(appId: string): Promise<AppUserStore> {
-    let users = this.users.get(appId);
-    if (!users) {
-      users = new AppUserStore(this.dataSources.platform(), appId);
-      this.users.set(appId, users);
-    }
-    await users.init();
-    return users;
+  private serve(ws: WebSocket, appId: string, userId: string): void {
+    const connection = new SyncConnection(
+      { send: (bytes) => ws.send(bytes, { binary: true }), close: () => ws.close() },
+      {
+        appId,
+        userId,
+        sync: () => this.apps.view(appId),
+        permissions: () => this.apps.permissionScope(appId, userId),
+        hub: this.hub,
+        report: (report) => this.report(report),
+        clientSeen: (key, ident) => this.compaction.seen(appId, key, ident),
+        ...(this.metrics ? { metrics: this.metrics } : {}),
+      },
+    );
+    const forget = this.connections.add(appId, userId, connection);
+    this.metrics?.connections.add(1);
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      forget();
+      this.metrics?.connections.add(-1);
+      connection.close();
+    };
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      // Sync messages are binary frames; realm-core ignores text frames, and so do we.
+      if (isBinary) connection.receive(toBytes(data));
+    });
+    ws.on('close', end);
+    ws.on('error', end);
   }
+
+  /**
+   * A refusal, reset or protocol error: one log line naming app, user and partition, and an entry in the
+   * app's logs (`SYNC_ERROR`, what the admin API's logs endpoint shows), as App Services logged them.
+   */
+  private report(report: SyncReport): void {
+    const level = report.kind === 'internal_error' ? 'error' : report.kind === 'terminated' ? 'log' : 'warn';
+    this.logger[level]({ ...report, msg: `sync ${report.kind.replace('_', ' ')}: ${report.message}` });
+    const now = new Date().toISOString();
+    void this.logs
+      .append(report.appId, {
+        type: 'SYNC_ERROR',
+        messages: [report.message],
+        started: now,
+        completed: now,
+        error: report.message,
+        error_code: errorCodeName(report.code),
+        user_id: report.userId,
+        ...(report.partition !== undefined ? { partition: report.partition } : {}),
+        ...(report.sessionIdent !== undefined ? { session_ident: report.sessionIdent } : {}),
+        ...(report.action ? { action: report.action } : {}),
+        sync_error_kind: report.kind,
+      })
+      .catch((error: unknown) => this.logger.warn({ err: error, appId: report.appId }, 'could not write a sync log entry'));
+  }
+}
+
+const codeNames = new Map<number, string>(Object.entries(ProtocolErrorCode).map(([name, code]) => [code, name]));
+
+/** `permissionDenied (206)`: the protocol's name for a code, as support looks it up in realm-core. */
+function errorCodeName(code: number): string {
+  const name = codeNames.get(code);
+  return name ? `${name} (${code})` : String(code);
 }
 
 /** Answers an upgrade request with an HTTP error (App Services body) and closes the socket. */

@@ -1,7 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
-import type { Caller } from '@tessera/contracts';
-import { encodeEjson } from '@tessera/messaging';
+import { type Caller, Subjects } from '@tessera/contracts';
+import { encodeEjson, MessageBus } from '@tessera/messaging';
 import { DataSources, newObjectIdHex } from '@tessera/platform';
 import { EJSON } from 'bson';
 import { ClientApiError, ClientApiErrorCode, invalidSession } from '../client-api.error';
@@ -42,6 +42,7 @@ export class AuthService {
     private readonly apps: ClientApps,
     private readonly dataSources: DataSources,
     private readonly providers: ProviderLogins,
+    @Optional() private readonly bus?: MessageBus,
   ) {}
 
   /** `POST C/app/{app}/auth/providers/{provider}/login[?link=true]`. */
@@ -93,6 +94,8 @@ export class AuthService {
   async deleteUser(authorization: string | undefined): Promise<void> {
     const { app, user } = await this.authenticate(authorization, 'access');
     await app.users.deleteUser(user);
+    // The user's live sync connections close; their reconnect is refused.
+    await this.bus?.emit(Subjects.AppsUserChanged, { appId: app.appId, userId: user._id, change: 'deleted' }).catch(() => undefined);
   }
 
   profile(session: ClientSession): ProfileResponse {

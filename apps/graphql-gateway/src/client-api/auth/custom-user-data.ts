@@ -1,16 +1,2 @@
-import type { AppConfig } from '@tessera/app-config';
-import type { Document } from '@tessera/datastore';
-import type { DataSources } from '@tessera/platform';
-
-/**
- * The user's custom data document (config.json `custom_user_data_config`): read from its collection at
- * each token issue, as App Services does, so a refresh picks up changes. Null when disabled or absent.
- */
-export async function readCustomUserData(config: AppConfig, dataSources: DataSources, userId: string): Promise<Document | null> {
-  const custom = config.settings.custom_user_data_config;
-  if (!custom || custom.enabled !== true || !custom.database_name || !custom.collection_name || !custom.user_id_field) return null;
-  const service = config.services.find((candidate) => candidate.config.id === custom.mongo_service_id || candidate.config.name === custom.mongo_service_id);
-  if (!service) return null;
-  const { client } = dataSources.forService(config, service.config.name);
-  return client.db(custom.database_name).collection(custom.collection_name).findOne({ [custom.user_id_field]: userId });
-}
+// The lookup lives in @tessera/platform, shared with the sync service's permissions.
+export { readCustomUserData } from '@tessera/platform';
