@@ -1,4 +1,5 @@
-import { checkPartitionValue, SyncStateStore } from '@tessera/platform';
+import { SyncStateStore } from '@tessera/platform';
+import { checkPartitionValue } from '@tessera/sync-protocol';
 import { type RunningHost, startHost } from '@tessera/server';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AppUserStore, DataSources, hashPassword, type AppRecord, type AppUser } from '@tessera/platform';
+import { hashPassword } from '@tessera/credentials';
+import { AppUserStore, DataSources, type AppRecord, type AppUser } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 

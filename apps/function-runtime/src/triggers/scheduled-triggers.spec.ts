@@ -2,7 +2,7 @@ import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { eventually, makeTempDir } from '@tessera/testing';
-import { InMemoryExecutionLogStore } from '../execution-logs/execution-log.store';
+import { InMemoryExecutionLogStore } from '../testing/in-memory-execution-logs';
 import { FunctionRuntimeService } from '../function-runtime.service';
 import { NodeHttpPort } from '../ports/http.port';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryValues } from '../testing/in-memory-ports';

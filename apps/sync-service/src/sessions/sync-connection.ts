@@ -5,9 +5,9 @@
  * outcomes to the error messages realm-core clients accept. It must never send a code the client aborts on
  * (the library's SendableErrorCode type guards that).
  */
-import { checkPartitionValue } from '@tessera/platform';
 import { type RuleUser } from '@tessera/rules';
 import {
+  checkPartitionValue,
   type ClientIdentMessage,
   type ClientMessage,
   decodeClientMessage,
