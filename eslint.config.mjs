@@ -81,6 +81,20 @@ export default tseslint.config(
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, serviceApps)] },
   },
   {
+    // Code that runs inside the sandbox isolate coerces the values functions pass it with String(), as Node's
+    // own APIs do: '[object Object]' for a plain object is the intended result there, not a slip.
+    // It has no Node and no host: it imports only its own modules (and bson's types) and uses no Node global.
+    files: ['apps/function-runtime/src/sandbox/isolate/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-base-to-string': 'off',
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', allowTypeImports: true, message: 'Code inside the isolate imports only ./ modules of isolate/ (types excepted).' }] },
+      ],
+      'no-restricted-globals': ['error', 'process', 'require', 'module', '__dirname', '__filename', 'global', 'setImmediate'],
+    },
+  },
+  {
     // The test doubles themselves, and the shared test helpers.
     files: ['apps/*/src/testing/**/*.ts', 'libs/*/src/testing/**/*.ts', 'libs/testing/src/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [aliasesOnly] }] },

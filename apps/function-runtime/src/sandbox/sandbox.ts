@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { EJSON } from 'bson';
 import { parseEjson } from '@tessera/messaging';
 import ivm from 'isolated-vm';
-import { POLYFILLS_SCRIPT, PRELUDE_SCRIPT } from './sandbox-scripts';
+import { isolateScripts } from './isolate-scripts';
 
 export interface SandboxLimits {
   /** Wall-clock limit of one top-level call, including the nested calls it makes. */
@@ -155,9 +155,10 @@ export class Sandbox {
       await jail.set('__tessera_url', new ivm.Callback(parseUrl));
       await jail.set('__tessera_randomHex', new ivm.Callback((n: number) => randomBytes(Math.max(0, Math.min(65_536, Math.floor(Number(n)) || 0))).toString('hex')));
       await jail.set('__tessera_boot', JSON.stringify(boot));
-      await context.eval(POLYFILLS_SCRIPT, { filename: 'tessera:polyfills.js' });
+      const scripts = isolateScripts();
+      await context.eval(scripts.polyfills, { filename: 'tessera:polyfills.js' });
       await runBsonBundle(isolate, context);
-      const api = (await context.eval(PRELUDE_SCRIPT, { filename: 'tessera:prelude.js', reference: true })) as ivm.Reference<Record<string, unknown>>;
+      const api = (await context.eval(scripts.prelude, { filename: 'tessera:prelude.js', reference: true })) as ivm.Reference<Record<string, unknown>>;
       const runRef = (await api.get('run', { reference: true })) as ivm.Reference<(request: string) => Promise<string>>;
       const resolveRef = (await api.get('resolve', { reference: true })) as ivm.Reference<(id: number, ok: boolean, text: string) => void>;
       api.release();
