@@ -19,6 +19,11 @@ describe('sandbox built-ins', () => {
     expect(names).toEqual(['Buffer', 'URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'createHash', 'getRandomValues', 'randomUUID']);
   });
 
+  it('builds the parts of context a function reads once per call, and only those', async () => {
+    const same = await run('return [context.user === context.user, context.environment === context.environment, context.http === context.http, context.user.id];');
+    expect(same).toEqual([true, true, true, 'alice-id']);
+  });
+
   it('encodes and decodes Buffer like Node for every supported encoding', async () => {
     const text = 'héllo wörld ✓ 😀';
     const out = (await run(

@@ -154,7 +154,9 @@ export class Sandbox {
       await jail.set('__tessera_hash', new ivm.Callback(hash));
       await jail.set('__tessera_url', new ivm.Callback(parseUrl));
       await jail.set('__tessera_randomHex', new ivm.Callback((n: number) => randomBytes(Math.max(0, Math.min(65_536, Math.floor(Number(n)) || 0))).toString('hex')));
-      await jail.set('__tessera_boot', JSON.stringify(boot));
+      // The per-call limits are the sandbox's for its whole life: sent once here, not with every call.
+      const callLimits = { maxResultBytes: limits.maxResultBytes, maxLogLines: limits.maxLogLines, maxLogBytes: limits.maxLogBytes, maxLogLineBytes: limits.maxLogLineBytes };
+      await jail.set('__tessera_boot', JSON.stringify({ ...boot, limits: callLimits }));
       const scripts = isolateScripts();
       await context.eval(scripts.polyfills, { filename: 'tessera:polyfills.js' });
       await runBsonBundle(isolate, context);
@@ -209,19 +211,7 @@ export class Sandbox {
     }, this.limits.timeLimitMs);
     const onAbort = (): void => this.terminate('cancelled');
     signal?.addEventListener('abort', onAbort, { once: true });
-    const payload = JSON.stringify({
-      token,
-      frame: request.frame,
-      fn: request.fn,
-      args: request.args,
-      request: request.request,
-      limits: {
-        maxResultBytes: this.limits.maxResultBytes,
-        maxLogLines: this.limits.maxLogLines,
-        maxLogBytes: this.limits.maxLogBytes,
-        maxLogLineBytes: this.limits.maxLogLineBytes,
-      },
-    });
+    const payload = JSON.stringify({ token, frame: request.frame, fn: request.fn, args: request.args, request: request.request });
     try {
       const text = (await this.runRef.apply(undefined, [payload], { result: { promise: true } })) as string;
       const result = JSON.parse(text) as PreludeResult;

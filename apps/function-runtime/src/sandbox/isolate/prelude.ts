@@ -22,6 +22,8 @@ interface Boot {
   appId: string;
   values: Record<string, string>;
   environment: string;
+  /** The same for every call of this sandbox. */
+  limits: CallLimits;
 }
 
 interface RunRequest {
@@ -30,7 +32,6 @@ interface RunRequest {
   fn: { name: string; source: string };
   args: string;
   request?: unknown;
-  limits: CallLimits;
 }
 
 interface Outcome {
@@ -252,7 +253,23 @@ function loadExport(name: string, source: string, context: unknown, console: Fun
   const fn = module.exports !== initial ? module.exports : exported;
   return fn;
 }
+/** `make()` on first use, then the same value: a call pays only for the parts of `context` it reads. */
+function once<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}
 function makeContext(call: Call, frame: Frame): unknown {
+  const user = once(() => (frame.user === null ? undefined : (EJSON.parse(frame.user) as unknown)));
+  const environment = once(() => JSON.parse(environmentJson) as unknown);
+  const request = once(() => (call.request === null ? undefined : (JSON.parse(call.request) as unknown)));
+  const http = once(() => httpClient(hostOp, URLSearchParams, call, frame));
   return Object.freeze({
     app: Object.freeze({ id: boot.appId, clientAppId: boot.appId }),
     services: Object.freeze({ get: (name: unknown) => serviceClient(hostOp, call, frame, String(name)) }),
@@ -260,10 +277,18 @@ function makeContext(call: Call, frame: Frame): unknown {
     values: Object.freeze({
       get: (name: string): unknown => (Object.prototype.hasOwnProperty.call(valuesJson, name) ? JSON.parse(valuesJson[name]) : undefined),
     }),
-    user: frame.user === null ? undefined : (EJSON.parse(frame.user) as unknown),
-    environment: JSON.parse(environmentJson) as unknown,
-    request: call.request === null ? undefined : (JSON.parse(call.request) as unknown),
-    http: httpClient(hostOp, URLSearchParams, call, frame),
+    get user() {
+      return user();
+    },
+    get environment() {
+      return environment();
+    },
+    get request() {
+      return request();
+    },
+    get http() {
+      return http();
+    },
     runningAsSystem: () => frame.system,
   });
 }
@@ -383,15 +408,15 @@ function resetGlobals(): boolean {
 async function run(requestJson: string): Promise<string> {
   const request = JSON.parse(requestJson) as RunRequest;
   resetGlobals();
-  const call = makeCall(request.token, request.request === undefined ? null : JSON.stringify(request.request), request.limits);
+  const call = makeCall(request.token, request.request === undefined ? null : JSON.stringify(request.request), boot.limits);
   currentCall = call;
   let outcome: Outcome;
   try {
     const args = fromEjsonText(request.args);
     const result = await invoke(call, request.frame, request.fn, args);
     const text = toEjsonText(result);
-    if (text.length > request.limits.maxResultBytes) {
-      throw new Error('the function result is ' + text.length + ' bytes of EJSON, above the limit of ' + request.limits.maxResultBytes);
+    if (text.length > boot.limits.maxResultBytes) {
+      throw new Error('the function result is ' + text.length + ' bytes of EJSON, above the limit of ' + boot.limits.maxResultBytes);
     }
     outcome = { ok: true, result: text };
   } catch (error) {
