@@ -13,6 +13,12 @@ const infrastructure = ['@nestjs/*', 'nats', 'mongodb', 'fastify', 'graphql-yoga
  */
 const serviceApps = ['@tessera/admin-api', '@tessera/graphql-gateway', '@tessera/function-runtime', '@tessera/sync-service'];
 
+// Import paths no file may use: a workspace package is reached by its alias, not by a path into libs/ or apps/.
+const aliasesOnly = { group: ['../../libs/*', '../../../libs/*', '../../apps/*'], message: 'Import a workspace package by its @tessera/... alias.' };
+// Test doubles (a project's `testing/` folder, its `@tessera/<name>/testing` entry, `@tessera/testing`) are
+// for specs, end-to-end tests and benches; production code may not import them.
+const testDoubles = { regex: '(^|/)testing(/|$)', message: 'Test doubles are for specs: production code may not import a testing/ module.' };
+
 function boundaries(forSpecs, allow = []) {
   const testing = forSpecs ? ['type:testing'] : [];
   // The process host (type:host) runs the four service apps (type:service) in one process (standalone) or
@@ -66,7 +72,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/require-await': 'off',
       '@typescript-eslint/only-throw-error': 'off',
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../../libs/*', '../../../libs/*', '../../apps/*'], message: 'Import a workspace package by its @tessera/... alias.' }] }],
+      'no-restricted-imports': ['error', { patterns: [aliasesOnly, testDoubles] }],
       '@nx/enforce-module-boundaries': ['error', boundaries(false)],
     },
   },
@@ -75,8 +81,28 @@ export default tseslint.config(
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, serviceApps)] },
   },
   {
+    // Code that runs inside the sandbox isolate coerces the values functions pass it with String(), as Node's
+    // own APIs do: '[object Object]' for a plain object is the intended result there, not a slip.
+    // It has no Node and no host: it imports only its own modules (and bson's types) and uses no Node global.
+    files: ['apps/function-runtime/src/sandbox/isolate/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-base-to-string': 'off',
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', allowTypeImports: true, message: 'Code inside the isolate imports only ./ modules of isolate/ (types excepted).' }] },
+      ],
+      'no-restricted-globals': ['error', 'process', 'require', 'module', '__dirname', '__filename', 'global', 'setImmediate'],
+    },
+  },
+  {
+    // The test doubles themselves, and the shared test helpers.
+    files: ['apps/*/src/testing/**/*.ts', 'libs/*/src/testing/**/*.ts', 'libs/testing/src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [aliasesOnly] }] },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
+      'no-restricted-imports': ['error', { patterns: [aliasesOnly] }],
       '@nx/enforce-module-boundaries': ['error', boundaries(true, [...serviceApps, '@tessera/server'])],
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

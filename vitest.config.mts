@@ -6,7 +6,15 @@ import { defineConfig } from 'vitest/config';
 // Tests import workspace packages from source, so no build is needed to run them. SWC (not esbuild)
 // compiles them because NestJS dependency injection needs emitted decorator metadata.
 const root = import.meta.dirname;
+// A project's test doubles are a second entry point, `@tessera/<name>/testing` (src/testing/index.ts), kept
+// out of its public index; its alias comes first, since an alias also matches the imports under its name.
 const alias: Record<string, string> = {};
+for (const group of ['libs', 'apps']) {
+  for (const name of readdirSync(resolve(root, group))) {
+    const testing = resolve(root, group, name, 'src/testing/index.ts');
+    if (existsSync(testing)) alias[`@tessera/${name}/testing`] = testing;
+  }
+}
 for (const group of ['libs', 'apps']) {
   for (const name of readdirSync(resolve(root, group))) {
     const entry = resolve(root, group, name, 'src/index.ts');

@@ -8,15 +8,8 @@
  * Target: warm call overhead (runtime p50 minus floor p50) under 0.2 ms in-process.
  */
 import 'reflect-metadata';
-import {
-  NodeHttpPort,
-  FunctionRuntimeService,
-  InMemoryAppFunctions,
-  InMemoryDataAccess,
-  InMemoryExecutionLogStore,
-  InMemoryValues,
-  type ExecuteFunctionRequest,
-} from '@tessera/function-runtime';
+import { NodeHttpPort, FunctionRuntimeService, type ExecuteFunctionRequest } from '@tessera/function-runtime';
+import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryExecutionLogStore, InMemoryValues } from '@tessera/function-runtime/testing';
 import { startNatsLeg } from './nats-leg';
 
 // The one function under test: called directly for the floor, deployed as source.js for the runtime.

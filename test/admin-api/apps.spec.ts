@@ -1,4 +1,4 @@
-import { deriveSigningKey, signJwt } from '@tessera/platform';
+import { deriveSigningKey, signJwt } from '@tessera/credentials';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { AdminSession, canonicalJson, unzipText } from './admin-session';
 

@@ -1,4 +1,5 @@
-import { checkPartitionValue, SyncStateStore } from '@tessera/platform';
+import { SyncStateStore } from '@tessera/platform';
+import { checkPartitionValue } from '@tessera/sync-protocol';
 import { makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { startTestHost, type TestHost } from '../support/test-host';
 import { AdminSession, canonicalJson } from './admin-session';

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deriveSigningKey, signJwt } from '@tessera/platform';
+import { deriveSigningKey, signJwt } from '@tessera/credentials';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import * as Realm from 'realm-web';
 import { snapshot, startTessera, tessera } from './tessera-cli';

@@ -1,5 +1,5 @@
 import { OutboxFileMailer, type OutgoingMail } from '@tessera/graphql-gateway';
-import { deriveSigningKey, signJwt } from '@tessera/platform';
+import { deriveSigningKey, signJwt } from '@tessera/credentials';
 import * as Realm from 'realm-web';
 
 /** The JSON payload of a JWT (no verification). */

@@ -1,15 +1,5 @@
-import {
-  ChangePublisher,
-  DatabaseTriggerConsumer,
-  NodeHttpPort,
-  FunctionRuntimeService,
-  InMemoryAppFunctions,
-  InMemoryDataAccess,
-  InMemoryExecutionLogStore,
-  InMemoryValues,
-  TRIGGERS_CONSUMER,
-  TriggerClaims,
-} from '@tessera/function-runtime';
+import { ChangePublisher, DatabaseTriggerConsumer, NodeHttpPort, FunctionRuntimeService, TRIGGERS_CONSUMER, TriggerClaims } from '@tessera/function-runtime';
+import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryExecutionLogStore, InMemoryValues } from '@tessera/function-runtime/testing';
 import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';

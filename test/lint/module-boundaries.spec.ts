@@ -6,20 +6,21 @@ import tseslint from 'typescript-eslint';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The module-boundary rule as eslint.config.mjs configures it for each file, applied to probe sources placed
- * in the projects: only the process host may import the service apps; no library, and no service app, may.
+ * The module-boundary rule (and the import restrictions) as eslint.config.mjs configures them for each file,
+ * applied to probe sources placed in the projects: only the process host may import the service apps; no
+ * library, and no service app, may; test doubles stay out of production code; isolate code imports no host module.
  */
 const root = resolve(__dirname, '../..');
-const rule = '@nx/enforce-module-boundaries';
+const boundaryRule = '@nx/enforce-module-boundaries';
 let repoLinter: ESLint;
 
-async function boundaryErrors(file: string, source: string): Promise<string[]> {
+async function boundaryErrors(file: string, source: string, rule = boundaryRule): Promise<string[]> {
   const filePath = resolve(root, file);
   const config = (await repoLinter.calculateConfigForFile(filePath)) as Linter.Config;
   const setting = config.rules?.[rule];
   expect(setting, `${file} has no ${rule} setting`).toBeDefined();
-  // Only the boundary rule, with the options the repository gives this file, and no type information (the
-  // probe is not part of the TypeScript program).
+  // Only the one rule, with the options the repository gives this file, and no type information (the probe
+  // is not part of the TypeScript program).
   const probe = new ESLint({
     cwd: root,
     overrideConfigFile: true,
@@ -60,6 +61,21 @@ describe('module boundaries', () => {
       '',
     ].join('\n');
     expect(await boundaryErrors('apps/server/src/boundary-probe.ts', source)).toEqual([]);
+  });
+
+  it('keeps test doubles out of production code', async () => {
+    const doubles = "import { InMemoryValues } from './testing/in-memory-ports';\nexport const probe = InMemoryValues;\n";
+    expect(await boundaryErrors('apps/function-runtime/src/boundary-probe.ts', doubles, 'no-restricted-imports')).not.toEqual([]);
+    expect(await boundaryErrors('apps/function-runtime/src/boundary-probe.spec.ts', doubles, 'no-restricted-imports')).toEqual([]);
+    const entry = "import { InMemoryValues } from '@tessera/function-runtime/testing';\nexport const probe = InMemoryValues;\n";
+    expect(await boundaryErrors('apps/server/src/boundary-probe.ts', entry, 'no-restricted-imports')).not.toEqual([]);
+    expect(await boundaryErrors('test/distributed/boundary-probe.ts', entry, 'no-restricted-imports')).toEqual([]);
+  });
+
+  it('keeps Node and host modules out of the code that runs inside the sandbox isolate', async () => {
+    const probe = "import { Sandbox } from '../sandbox';\nexport const probe = Sandbox;\n";
+    expect(await boundaryErrors('apps/function-runtime/src/sandbox/isolate/boundary-probe.ts', probe, 'no-restricted-imports')).not.toEqual([]);
+    expect(await boundaryErrors('apps/function-runtime/src/sandbox/isolate/boundary-probe.ts', "import { bson } from './bridge';\nexport const probe = bson;\n", 'no-restricted-imports')).toEqual([]);
   });
 
   it('still refuses a pure library that imports a framework', async () => {

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { InMemoryExecutionLogStore } from './execution-logs/execution-log.store';
+import { InMemoryExecutionLogStore } from './testing/in-memory-execution-logs';
 import { FunctionRuntimeModule } from './function-runtime.module';
 import { FunctionRuntimeService } from './function-runtime.service';
 import { NodeHttpPort } from './ports/http.port';

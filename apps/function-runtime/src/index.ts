@@ -11,7 +11,6 @@ export * from './ports/data-access.port';
 export * from './ports/app-functions.port';
 export * from './ports/values.port';
 export * from './ports/http.port';
-export * from './testing/in-memory-ports';
 export * from './service/function-runtime-service.module';
 export * from './change-events/change-event-codec';
 export * from './change-events/change-positions';

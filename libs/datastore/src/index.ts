@@ -7,7 +7,8 @@ export { configureEmbeddedDatastore, type EmbeddedDatastoreOptions, type Datasto
 export { type ServiceStoreOptions } from './embedded/service-store';
 export { traceDataSource } from './tracing/traced-client';
 export { MongoDataSourceClient, type MongoClientOptions } from './mongodb/mongodb-client';
-export { compareValues, normalize, cloneValue, idKey } from './bson/values';
+// isPlainObject and typeRank also serve the conformance runner (@tessera/datastore-testing).
+export { compareValues, normalize, cloneValue, idKey, isPlainObject, typeRank } from './bson/values';
 // Document-level helpers the rules layer (libs/data-access) uses to evaluate writes and reads in memory.
 export { applyUpdate, upsertBase, checkUpdate as checkUpdateDocument, checkReplacement, type UpdateContext } from './engine/update';
 export { buildProjector, type Projector } from './engine/projection';

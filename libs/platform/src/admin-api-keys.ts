@@ -1,9 +1,9 @@
+import { hashPassword, verifyPassword } from '@tessera/credentials';
 import { isDuplicateKeyError } from '@tessera/datastore';
 import { randomBytes } from 'node:crypto';
 import { TesseraError } from '@tessera/domain';
 import { newObjectIdHex } from './ids';
 import { type PlatformDatabase } from './platform-database';
-import { hashPassword, verifyPassword } from './passwords';
 
 /** An admin API key as listed: the private half is shown once, at creation, and stored only as a hash. */
 export interface AdminApiKey {

@@ -1,7 +1,7 @@
+import { generatePassword, hashPassword, verifyPassword } from '@tessera/credentials';
 import { isDuplicateKeyError } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
 import { type PlatformDatabase } from './platform-database';
-import { generatePassword, hashPassword, verifyPassword } from './passwords';
 
 export interface AdminUser {
   _id: string;

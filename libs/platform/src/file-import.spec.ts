@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { hashPassword } from '@tessera/credentials';
 import { createDataSourceClient, type DataSourceClient } from '@tessera/datastore';
 import { makeTempDir } from '@tessera/testing';
 import { AdminApiKeyStore } from './admin-api-keys';
@@ -9,7 +10,6 @@ import { DeploymentStore } from './deployment-store';
 import { DraftStore } from './draft-store';
 import { importFilePlatformState } from './file-import';
 import { DatastoreLogStore } from './log-store';
-import { hashPassword } from './passwords';
 import { PlatformDatabase } from './platform-database';
 import { SecretStore } from './secret-store';
 import { SecretsCipher } from './secrets-cipher';

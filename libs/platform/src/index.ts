@@ -1,12 +1,10 @@
 // Platform state shared by every service, kept in the platform database: the app registry, deployments,
-// drafts, administrators, secrets, sync state, logs and signing keys.
+// drafts, administrators, secrets, sync state, logs and signing keys. Token, password and login-throttle
+// helpers live in @tessera/credentials; partition values in @tessera/sync-protocol.
 export * from './admin-users';
 export * from './app-registry';
 export * from './deployment-store';
 export * from './ids';
-export * from './jwt';
-export * from './passwords';
-export * from './login-throttle';
 export * from './signing-keys';
 export * from './platform.module';
 export * from './platform-database';
@@ -21,5 +19,4 @@ export * from './template-store';
 export * from './data-sources';
 export * from './admin-api-keys';
 export * from './app-users';
-export * from './partition-value';
 export * from './custom-user-data';

@@ -1,4 +1,5 @@
 import { type DynamicModule, Global, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { LoginRateLimiter } from '@tessera/credentials';
 import { isDuplicateKeyError } from '@tessera/datastore';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminApiKeyStore } from './admin-api-keys';
@@ -9,7 +10,6 @@ import { DeployedApps } from './deployed-apps';
 import { DeploymentStore } from './deployment-store';
 import { DraftStore } from './draft-store';
 import { DatastoreLogStore, LogStore } from './log-store';
-import { LoginRateLimiter } from './login-throttle';
 import { PlatformDatabase } from './platform-database';
 import { SecretStore } from './secret-store';
 import { SecretsCipher } from './secrets-cipher';

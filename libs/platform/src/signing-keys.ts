@@ -1,12 +1,8 @@
 import { type Document, isDuplicateKeyError } from '@tessera/datastore';
-import { hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { deriveSigningKey } from '@tessera/credentials';
 import { bytesOf, type PlatformDatabase } from './platform-database';
 import { type SecretsCipher } from './secrets-cipher';
-
-/** The key of one purpose derived from the master key (HKDF-SHA256, the purpose as `info`). */
-export function deriveSigningKey(masterKey: Buffer, name: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', masterKey, 'tessera-signing-keys', name, 32));
-}
 
 /**
  * HMAC signing keys, one per purpose (`admin`, or `app-<id>` for an app's user tokens), so a key can be

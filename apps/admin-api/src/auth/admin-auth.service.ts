@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AdminUserStore, LoginRateLimiter, SigningKeyStore, signJwt, verifyJwt, type AdminUser } from '@tessera/platform';
+import { LoginRateLimiter, signJwt, verifyJwt } from '@tessera/credentials';
+import { AdminUserStore, SigningKeyStore, type AdminUser } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminAuthError, AdminAuthErrorCode } from './admin-auth.exception';
 

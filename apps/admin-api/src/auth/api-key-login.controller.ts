@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Ip, Post } from '@nestjs/common';
-import { AdminApiKeyStore, AdminUserStore, LoginRateLimiter } from '@tessera/platform';
+import { LoginRateLimiter } from '@tessera/credentials';
+import { AdminApiKeyStore, AdminUserStore } from '@tessera/platform';
 import { AdminAuthError, AdminAuthErrorCode } from './admin-auth.exception';
 import { AdminAuthService, type AdminTokens } from './admin-auth.service';
 

@@ -1,7 +1,8 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { type AppUserChanged, Subjects } from '@tessera/contracts';
+import { hashPassword } from '@tessera/credentials';
 import { MessageBus } from '@tessera/messaging';
-import { AppUserStore, DataSources, hashPassword, type AppRecord, type AppUser } from '@tessera/platform';
+import { AppUserStore, DataSources, type AppRecord, type AppUser } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 

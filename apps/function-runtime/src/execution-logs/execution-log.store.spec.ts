@@ -1,4 +1,5 @@
-import { InMemoryExecutionLogStore, type ExecutionLogEntry, type ExecutionLogQuery } from './execution-log.store';
+import { InMemoryExecutionLogStore } from '../testing/in-memory-execution-logs';
+import { type ExecutionLogEntry, type ExecutionLogQuery } from './execution-log.store';
 
 const entry = (id: string, functionName = 'f', appId = 'app'): ExecutionLogEntry => ({
   id,

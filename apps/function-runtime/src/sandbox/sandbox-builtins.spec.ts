@@ -11,6 +11,19 @@ describe('sandbox built-ins', () => {
     return (await rt.call('f', args)).result;
   }
 
+  it('names its built-ins as Node and the web platform do, though they are bundled into one script', async () => {
+    const names = await run(
+      `const crypto = require("crypto");
+       return [Buffer, URL, URLSearchParams, TextEncoder, TextDecoder, atob, btoa, crypto.createHash, globalThis.crypto.getRandomValues, globalThis.crypto.randomUUID].map((f) => f.name);`,
+    );
+    expect(names).toEqual(['Buffer', 'URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'createHash', 'getRandomValues', 'randomUUID']);
+  });
+
+  it('builds the parts of context a function reads once per call, and only those', async () => {
+    const same = await run('return [context.user === context.user, context.environment === context.environment, context.http === context.http, context.user.id];');
+    expect(same).toEqual([true, true, true, 'alice-id']);
+  });
+
   it('encodes and decodes Buffer like Node for every supported encoding', async () => {
     const text = 'héllo wörld ✓ 😀';
     const out = (await run(

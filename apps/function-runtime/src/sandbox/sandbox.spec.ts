@@ -30,4 +30,17 @@ describe('Sandbox', () => {
       sandbox.dispose();
     }
   });
+
+  it('reads the heap size at most once a second, not after every call', async () => {
+    const sandbox = await Sandbox.create(boot, limits);
+    try {
+      const first = sandbox.heapUsed(10_000);
+      expect(sandbox.heapUsed(10_999)).toBe(first);
+      const later = sandbox.heapUsed(11_000);
+      expect(later).not.toBe(first);
+      expect(await later).toBeGreaterThan(0);
+    } finally {
+      sandbox.dispose();
+    }
+  });
 });

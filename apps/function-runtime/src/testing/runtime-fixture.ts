@@ -1,5 +1,5 @@
 // Test fixture: a runtime wired to in-memory ports, with small limits. Used by specs only.
-import { InMemoryExecutionLogStore } from '../execution-logs/execution-log.store';
+import { InMemoryExecutionLogStore } from './in-memory-execution-logs';
 import type { CanEvaluateEvaluator, FunctionRuntimeOptions } from '../function-runtime.options';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
 import { NodeHttpPort, type HttpPort } from '../ports/http.port';

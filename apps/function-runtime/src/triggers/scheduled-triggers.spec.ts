@@ -1,7 +1,7 @@
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { deployTestApp, eventually, makeTempDir } from '@tessera/testing';
-import { InMemoryExecutionLogStore } from '../execution-logs/execution-log.store';
+import { InMemoryExecutionLogStore } from '../testing/in-memory-execution-logs';
 import { FunctionRuntimeService } from '../function-runtime.service';
 import { NodeHttpPort } from '../ports/http.port';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryValues } from '../testing/in-memory-ports';

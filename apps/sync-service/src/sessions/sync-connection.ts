@@ -6,9 +6,9 @@
  * (the library's SendableErrorCode type guards that).
  */
 import { type Span, SpanStatusCode, trace } from '@opentelemetry/api';
-import { checkPartitionValue } from '@tessera/platform';
 import { type PartitionDecision } from '@tessera/rules';
 import {
+  checkPartitionValue,
   type ClientIdentMessage,
   type ClientMessage,
   decodeClientMessage,

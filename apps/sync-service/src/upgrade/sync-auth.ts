@@ -3,7 +3,8 @@
  * app's own key, an access token of that app, a live refresh session and an enabled user. Answers with
  * the HTTP status realm-core reacts to (401: refresh the user and retry; 403: log the user out).
  */
-import { type AppUserStore, type SigningKeyStore, verifyJwt } from '@tessera/platform';
+import { verifyJwt } from '@tessera/credentials';
+import { type AppUserStore, type SigningKeyStore } from '@tessera/platform';
 
 /** The user's id only: what permissions see of the user is loaded afresh at each BIND. */
 export type SyncAuthResult = { ok: true; userId: string } | { ok: false; status: 401 | 403; message: string };

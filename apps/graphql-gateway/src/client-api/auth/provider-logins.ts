@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
-import { LoginRateLimiter, SecretStore, newObjectIdHex, verifyPassword } from '@tessera/platform';
+import { LoginRateLimiter, verifyPassword } from '@tessera/credentials';
+import { SecretStore, newObjectIdHex } from '@tessera/platform';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';

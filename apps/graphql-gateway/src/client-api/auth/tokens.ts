@@ -1,4 +1,4 @@
-import { type JwtClaims, signJwt, verifyJwt } from '@tessera/platform';
+import { type JwtClaims, signJwt, verifyJwt } from '@tessera/credentials';
 import { invalidSession } from '../client-api.error';
 
 export type TokenType = 'access' | 'refresh';

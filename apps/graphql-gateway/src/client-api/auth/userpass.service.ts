@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
-import { hashPassword } from '@tessera/platform';
+import { hashPassword } from '@tessera/credentials';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
 import { FunctionInvoker } from '../functions/function-invoker';

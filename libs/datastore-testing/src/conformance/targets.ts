@@ -2,10 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DataSourceClient } from '../api/data-source';
-import { openEmbeddedClient } from '../embedded/embedded-client';
-import { MongoDataSourceClient } from '../mongodb/mongodb-client';
-import { WireServer } from '../wire/wire-server';
+import { type DataSourceClient, MongoDataSourceClient, openEmbeddedClient, WireServer } from '@tessera/datastore';
 import { type ConformanceTarget } from './unified-runner';
 
 /** The embedded engine behaves as a single MongoDB 7.0 server. */

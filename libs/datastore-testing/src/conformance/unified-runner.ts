@@ -8,16 +8,18 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EJSON } from 'bson';
-import { DatastoreError } from '../api/datastore.error';
 import {
   type BulkWriteOperation,
   type CollectionHandle,
-  type DataSourceClient,
+  compareValues,
   type DatabaseHandle,
+  type DataSourceClient,
+  DatastoreError,
   type Document,
+  isPlainObject,
   type SortSpec,
-} from '../api/data-source';
-import { compareValues, isPlainObject, typeRank } from '../bson/values';
+  typeRank,
+} from '@tessera/datastore';
 
 export interface ConformanceTarget {
   /** Label printed with results (`embedded`, `mongodb`). */

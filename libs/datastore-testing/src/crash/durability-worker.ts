@@ -4,7 +4,7 @@
  * can until it is killed. It prints `ack <id>` once an insert is acknowledged (so durable), `del <id>`
  * before it asks for a delete and `gone <id>` once the delete is acknowledged.
  */
-import { openEmbeddedClient } from '../embedded/embedded-client';
+import { openEmbeddedClient } from '@tessera/datastore';
 
 async function main(): Promise<void> {
   const dir = process.argv[2];

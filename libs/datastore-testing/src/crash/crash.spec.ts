@@ -2,9 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Document, type ResumeToken } from '../api/data-source';
-import { idKey } from '../bson/values';
-import { openEmbeddedClient } from '../embedded/embedded-client';
+import { type Document, idKey, openEmbeddedClient, type ResumeToken } from '@tessera/datastore';
 
 const libRoot = resolve(__dirname, '../..');
 const worker = join(libRoot, 'dist/crash/durability-worker.js');
