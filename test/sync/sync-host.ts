@@ -11,15 +11,23 @@ export interface SyncHost {
   createApp(name: string, configure: (app: AppConfig) => void): Promise<string>;
   /** Logs in a new anonymous user of the app; returns its access token. */
   login(clientAppId: string): Promise<{ access: string; refresh: string }>;
+  /** Stops the host (as SIGTERM does) and starts it again on the same port and data directory. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** The standalone host (every service) on a random port with a fresh data directory. */
 export async function startSyncHost(): Promise<SyncHost> {
   const dir = makeTempDir('tessera-sync-service-');
-  const host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' }));
+  const start = (port: string) => startHost(loadSettings({ PORT: port, HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' }));
+  let host = await start('0');
   return {
     url: host.url,
+    async restart() {
+      const port = new URL(host.url).port;
+      await host.close();
+      host = await start(port);
+    },
     async createApp(name, configure) {
       const record = await host.nest.get(AppRegistry).create({ name, groupId: '000000000000000000000001' });
       const config = emptyApp(name);
