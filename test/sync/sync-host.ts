@@ -16,10 +16,13 @@ export interface SyncHost {
   close(): Promise<void>;
 }
 
-/** The standalone host (every service) on a random port with a fresh data directory. */
-export async function startSyncHost(): Promise<SyncHost> {
+/**
+ * The standalone host (every service) on a random port with a fresh data directory; `env` adds settings
+ * (a distributed replica: TESSERA_MODE, TESSERA_SERVICES, NATS_URL, TESSERA_CLUSTER_URIS, shared keys).
+ */
+export async function startSyncHost(env: Record<string, string> = {}): Promise<SyncHost> {
   const dir = makeTempDir('tessera-sync-service-');
-  const start = (port: string) => startHost(loadSettings({ PORT: port, HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' }));
+  const start = (port: string) => startHost(loadSettings({ PORT: port, HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', ...env }));
   let host = await start('0');
   return {
     url: host.url,
