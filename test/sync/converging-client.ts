@@ -193,7 +193,9 @@ export class ConvergingClient {
       case 'json_error':
         this.errors.push(message);
         return;
-      default:
+      case 'log_message':
+      case 'pong':
+      case 'unbound':
         return;
     }
   }

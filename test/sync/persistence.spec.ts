@@ -34,9 +34,9 @@ describe('sync service: clients converge across offline edits, reconnects and re
     const written: { client: number; entry: number; version: number }[] = [];
     const random = seededRandom(16);
     const edit = (index: number, edits = 3): void => {
-      const client = clients[index]!;
+      const client = clients[index];
       for (let i = 0; i < edits; i++) contendedEdit(client, random);
-      const entry = journals[index]!;
+      const entry = journals[index];
       written.push({ client: index, entry, version: journal(client, index, entry, partition) });
       journals[index] = entry + 1;
     };
@@ -59,7 +59,7 @@ describe('sync service: clients converge across offline edits, reconnects and re
     c.disconnect();
     for (let round = 0; round < 3; round++) for (const index of [0, 1, 2]) edit(index);
     await a.synced();
-    const acknowledgedBefore = written.filter((w) => clients[w.client]!.acknowledged >= w.version);
+    const acknowledgedBefore = written.filter((w) => clients[w.client].acknowledged >= w.version);
     expect(acknowledgedBefore.length).toBeGreaterThan(10);
     await host.restart();
     expect(a.online).toBe(false);

@@ -62,9 +62,9 @@ describe.skipIf(!findNatsServer())(`sync service: two replicas share a partition
     const journals = clients.map(() => 0);
     const random = seededRandom(6);
     const edit = (index: number, edits = 2): void => {
-      for (let i = 0; i < edits; i++) contendedEdit(clients[index]!, random);
-      journal(clients[index]!, index, journals[index]!, partition);
-      journals[index]! += 1;
+      for (let i = 0; i < edits; i++) contendedEdit(clients[index], random);
+      journal(clients[index], index, journals[index], partition);
+      journals[index] += 1;
     };
 
     await a.connect(await url(first, a));
@@ -78,7 +78,7 @@ describe.skipIf(!findNatsServer())(`sync service: two replicas share a partition
     const latencies: number[] = [];
     for (let n = 0; n < 8; n++) {
       const [writer, reader, writerIndex] = n % 2 ? ([c, a, 2] as const) : ([a, c, 0] as const);
-      const entry = journals[writerIndex]!;
+      const entry = journals[writerIndex];
       const started = performance.now();
       edit(writerIndex, 0);
       await eventually(() => expect(reader.store.read('Item', itemKey(journalItem(writerIndex)), 'tags')).toContain(journalValue(entry)), { timeoutMs: 2_500 });

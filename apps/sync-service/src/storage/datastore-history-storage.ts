@@ -151,7 +151,7 @@ export class DatastoreHistoryStorage implements HistoryStorage {
         end: versionKey(partition, to),
         // The head's size, so that reading the head never loads a changeset.
         cumulativeSize: entries[entries.length - 1]?.cumulativeSize ?? 0,
-        entries: stored as unknown as Document[],
+        entries: stored,
       });
     } catch (error) {
       if (isDuplicateKeyError(error)) throw new HistoryConflictError(partition);

@@ -8,7 +8,7 @@ import { HistoryConflictError, type ClientFileRecord, type HistoryEntry, type Hi
 
 export interface HistoryStorageTarget {
   /** Opens a storage; `shared` ones see the same data (a second replica), else a fresh store. */
-  open(): Promise<{ storage: HistoryStorage; replica(): Promise<HistoryStorage> }>;
+  open(): Promise<{ storage: HistoryStorage; replica: () => Promise<HistoryStorage> }>;
   /** Closes everything and opens the same data again, as a restarted process would (absent: in memory). */
   reopen?(): Promise<HistoryStorage>;
 }
@@ -143,9 +143,9 @@ export function historyStorageContract(target: HistoryStorageTarget): void {
     await storage.appendEntries(p, all.slice(0, 2), 0);
     await storage.appendEntries(p, all.slice(2), 2);
     const rewritten = [
-      { ...all[1]!, changeset: new Uint8Array([1]), cumulativeSize: 3 },
-      { ...all[2]!, changeset: new Uint8Array(0), cumulativeSize: 3 },
-      { ...all[4]!, cumulativeSize: 9 },
+      { ...all[1], changeset: new Uint8Array([1]), cumulativeSize: 3 },
+      { ...all[2], changeset: new Uint8Array(0), cumulativeSize: 3 },
+      { ...all[4], cumulativeSize: 9 },
     ];
     await storage.rewriteEntries(p, rewritten, 3);
     expect(await storage.readEntries(p, 0, 5)).toEqual([all[0], rewritten[0], rewritten[1], all[3], rewritten[2]]);
@@ -200,7 +200,7 @@ export function historyStorageContract(target: HistoryStorageTarget): void {
     const entries = [entry(1, 0, big), entry(2, big.length)];
     await storage.appendEntries(p, entries, 0);
     const [read, next] = await storage.readEntries(p, 0, 2);
-    expect(Buffer.compare(Buffer.from(read!.changeset), big)).toBe(0);
+    expect(Buffer.compare(Buffer.from(read.changeset), big)).toBe(0);
     expect(next).toEqual(entries[1]);
   });
 
