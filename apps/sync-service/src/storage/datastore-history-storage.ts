@@ -99,9 +99,17 @@ export class DatastoreHistoryStorage implements HistoryStorage {
 
   async head(partition: string): Promise<HistoryHead> {
     await this.init();
-    const [last] = await this.collection('batches').find({ end: partitionRange(partition) }, { to: 1, cumulativeSize: 1 }).sort({ end: -1 }).limit(1).toArray();
+    const last = await this.lastBatch(partition);
     const meta = await this.collection('partitions').findOne({ _id: partition }, { compactedUntil: 1 });
-    return { version: numberOf(last?.['to'] ?? 0), cumulativeSize: numberOf(last?.['cumulativeSize'] ?? 0), compactedUntil: numberOf(meta?.['compactedUntil'] ?? 0) };
+    const head: HistoryHead = { version: numberOf(last?.['to'] ?? 0), cumulativeSize: numberOf(last?.['cumulativeSize'] ?? 0), compactedUntil: numberOf(meta?.['compactedUntil'] ?? 0) };
+    if (typeof last?.['salt'] === 'string') head.salt = BigInt(last['salt']);
+    return head;
+  }
+
+  /** The batch holding the head version, without its entries. */
+  private async lastBatch(partition: string): Promise<Document | undefined> {
+    const [last] = await this.collection('batches').find({ end: partitionRange(partition) }, { to: 1, cumulativeSize: 1, salt: 1 }).sort({ end: -1 }).limit(1).toArray();
+    return last;
   }
 
   async readEntries(partition: string, fromExclusive: number, toInclusive: number): Promise<HistoryEntry[]> {
@@ -137,7 +145,7 @@ export class DatastoreHistoryStorage implements HistoryStorage {
     });
     // A writer whose head is stale must not add a batch above a newer one: the insert below only catches
     // the writer that races for the same first version.
-    if ((await this.head(partition)).version !== expectedHead) throw new HistoryConflictError(partition);
+    if (numberOf((await this.lastBatch(partition))?.['to'] ?? 0) !== expectedHead) throw new HistoryConflictError(partition);
     const from = expectedHead + 1;
     const to = expectedHead + entries.length;
     const stored: StoredEntry[] = [];
@@ -149,8 +157,9 @@ export class DatastoreHistoryStorage implements HistoryStorage {
         from,
         to,
         end: versionKey(partition, to),
-        // The head's size, so that reading the head never loads a changeset.
+        // The head's size and salt, so that reading the head never loads a changeset.
         cumulativeSize: entries[entries.length - 1]?.cumulativeSize ?? 0,
+        salt: entries[entries.length - 1]?.salt.toString(),
         entries: stored,
       });
     } catch (error) {

@@ -333,7 +333,7 @@ export class ServerHistory {
       const [at] = cursor.serverVersion > 0 ? await this.storage.readEntries(this.partition, cursor.serverVersion - 1, cursor.serverVersion) : [];
       scannedCumulative = at?.cumulativeSize ?? 0;
     }
-    const latestSalt = await this.saltOf(head.version);
+    const latestSalt = head.salt ?? (await this.saltOf(head.version));
     return {
       downloadServerVersion: scanned,
       downloadClientVersion: lastIntegratedClientVersion,

@@ -45,6 +45,8 @@ export interface HistoryHead {
   cumulativeSize: number;
   /** Versions up to this one have been compacted. */
   compactedUntil: number;
+  /** The salt of the head version, when the storage has it at hand (saves reading the entry). */
+  salt?: bigint;
 }
 
 export interface HistoryStorage {
