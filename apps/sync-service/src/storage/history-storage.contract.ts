@@ -83,7 +83,7 @@ export function historyStorageContract(target: HistoryStorageTarget): void {
     const second = continuation(3, first[2]?.cumulativeSize ?? 0, 1);
     await storage.appendEntries(p, second, 3);
     const all = [...first, ...second];
-    await expectHead(storage, p, { version: 4, cumulativeSize: all[3]!.cumulativeSize, compactedUntil: 0 }, all[3]);
+    await expectHead(storage, p, { version: 4, cumulativeSize: all[3].cumulativeSize, compactedUntil: 0 }, all[3]);
     expect(await storage.readEntries(p, 0, 4)).toEqual(all);
     // Ranges that start and end inside an append.
     expect(await storage.readEntries(p, 1, 2)).toEqual(all.slice(1, 2));
@@ -220,7 +220,7 @@ export function historyStorageContract(target: HistoryStorageTarget): void {
     await storage.putClientFile(p, client(ident, 42n));
     await storage.putReciprocal(p, ident, 2, new Uint8Array([4]));
     const again = await target.reopen!();
-    await expectHead(again, p, { version: 3, cumulativeSize: all[2]!.cumulativeSize, compactedUntil: 0 }, all[2]);
+    await expectHead(again, p, { version: 3, cumulativeSize: all[2].cumulativeSize, compactedUntil: 0 }, all[2]);
     expect(await again.readEntries(p, 0, 3)).toEqual(all);
     expect(await again.getClientFile(p, ident)).toEqual(client(ident, 42n));
     expect(await again.getReciprocal(p, ident, 2)).toEqual(new Uint8Array([4]));
