@@ -95,5 +95,6 @@ describe('sync service: clients converge across offline edits, reconnects and re
     expectConverged([...clients, late], journals);
     expect(journals.every((count) => count >= 10)).toBe(true);
     for (const client of [...clients, late]) client.disconnect();
-  });
+    // Two restarts of the host: more than the default 30 s on a loaded machine.
+  }, 120_000);
 });
