@@ -7,33 +7,12 @@
  * binds with its saved ident and uploads again everything not acknowledged. It talks to the server over
  * a real WebSocket (`SyncTestClient`).
  */
-import {
-  type ClientMessage,
-  cloneInstructions,
-  encodeChangeset,
-  type Instruction,
-  mergeChangesets,
-  ObjectStore,
-  parseChangeset,
-  type PrimaryKey,
-  type ServerMessage,
-  type TransformableChangeset,
-} from '@tessera/sync-protocol';
+import { ClientHistory, type ClientMessage, type Instruction, type LocalChangeset, ObjectStore, type PrimaryKey, type ServerMessage } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import { connect, type SyncTestClient } from './sync-test-client';
 
 /** Milliseconds since 2015-01-01, realm's origin timestamps. */
 const realmEpoch = Date.UTC(2015, 0, 1);
-
-interface LocalChangeset {
-  version: number;
-  /** The server version the change was made on. */
-  base: number;
-  timestamp: number;
-  original: Instruction[];
-  /** The change as it stands after the server changesets integrated since (what those meet). */
-  reciprocal: (Instruction | null)[];
-}
 
 /** Objects of the test schema: `Item` with an int primary key, a name, a count and a list of tags. */
 export const schema: Instruction[] = [
@@ -50,14 +29,12 @@ export class ConvergingClient {
   readonly store = new ObjectStore();
   ident = 0;
   salt = 0n;
-  cursor = { serverVersion: 0, clientVersion: 0 };
+  private readonly history = new ClientHistory();
   latest = { version: 0, salt: 0n };
   /** The newest local version the server acknowledged (DOWNLOAD's `upload_client_version`). */
   acknowledged = 0;
   /** Protocol errors the server sent on the current connection; a healthy one has none. */
   errors: ServerMessage[] = [];
-  private version = 1;
-  private local: LocalChangeset[] = [];
   private socket: SyncTestClient | undefined;
   /** How many of the socket's received messages were handled. */
   private handled = 0;
@@ -79,12 +56,16 @@ export class ConvergingClient {
 
   /** The version of the newest local change. */
   get lastVersion(): number {
-    return this.version;
+    return this.history.version;
+  }
+
+  get cursor(): { serverVersion: number; clientVersion: number } {
+    return this.history.cursor;
   }
 
   /** Changes committed here and not acknowledged by the server yet. */
   get unacknowledged(): number {
-    return this.local.filter((l) => l.version > this.acknowledged).length;
+    return this.history.after(this.acknowledged).length;
   }
 
   /** Connects, binds (with a new client file the first time) and uploads what the server has not acknowledged. */
@@ -111,7 +92,7 @@ export class ConvergingClient {
       latestServerVersionSalt: this.latest.salt,
     });
     this.identified = true;
-    this.upload(this.local.filter((l) => l.version > this.acknowledged));
+    this.upload(this.history.after(this.acknowledged));
   }
 
   /** The connection goes away without a word, as a phone losing its network does. */
@@ -124,9 +105,7 @@ export class ConvergingClient {
   /** Commits `instructions` (made against this client's state) locally and uploads them when online. */
   commit(instructions: Instruction[]): void {
     if (instructions.length === 0) return;
-    this.version++;
-    const change: LocalChangeset = { version: this.version, base: this.cursor.serverVersion, timestamp: this.clock(), original: instructions, reciprocal: cloneInstructions(instructions) };
-    this.local.push(change);
+    const change = this.history.commit(instructions, this.clock());
     if (this.online && this.identified) this.upload([change]);
   }
 
@@ -163,10 +142,10 @@ export class ConvergingClient {
     this.send({
       type: 'upload',
       sessionIdent: this.session,
-      progressClientVersion: this.version,
+      progressClientVersion: this.history.version,
       progressServerVersion: this.cursor.serverVersion,
       lockedServerVersion: this.cursor.serverVersion,
-      changesets: changes.map((c) => ({ clientVersion: c.version, lastIntegratedServerVersion: c.base, originTimestamp: c.timestamp, originFileIdent: 0, changeset: encodeChangeset({ instructions: c.original }) })),
+      changesets: ClientHistory.uploadChangesets(changes),
     });
   }
 
@@ -201,17 +180,10 @@ export class ConvergingClient {
   }
 
   private integrate(message: Extract<ServerMessage, { type: 'download' }>): void {
-    for (const c of message.changesets) {
-      const incoming: TransformableChangeset = { originTimestamp: c.originTimestamp, originFileIdent: c.originFileIdent, instructions: parseChangeset(c.changeset).instructions };
-      const ours = this.local.filter((l) => l.version > c.lastIntegratedClientVersion).map((l): TransformableChangeset => ({ originTimestamp: l.timestamp, originFileIdent: this.ident, instructions: l.reciprocal }));
-      if (ours.length > 0) mergeChangesets(ours, [incoming]);
-      this.store.applyChangeset(incoming.instructions);
-    }
-    this.cursor = { serverVersion: message.downloadServerVersion, clientVersion: message.downloadClientVersion };
+    const cursor = { serverVersion: message.downloadServerVersion, clientVersion: message.downloadClientVersion };
+    for (const instructions of this.history.integrate(this.ident, message.changesets, cursor)) this.store.applyChangeset(instructions);
     this.latest = { version: message.latestServerVersion, salt: message.latestServerVersionSalt };
     this.acknowledged = Math.max(this.acknowledged, message.uploadClientVersion);
-    // Local changes the server integrated before everything still to come meet nothing any more.
-    this.local = this.local.filter((l) => l.version > this.cursor.clientVersion);
   }
 }
 
