@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { WireServer } from '@tessera/datastore';
+import { type ServiceName } from '@tessera/settings';
 import { eventually, findNatsServer, makeTempDir, type NatsServerHandle, natsSkipReason, startNatsServer } from '@tessera/testing';
 import { ConvergingClient, contendedEdit, expectConverged, journal, journalItem, journalValue, itemKey, seed, seededRandom } from './converging-client';
 import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
@@ -21,8 +22,8 @@ describe.skipIf(!findNatsServer())(`sync service: two replicas share a partition
   const datastoreDir = makeTempDir('tessera-sync-replicas-datastore-');
   const hosts: SyncHost[] = [];
   let env: Record<string, string>;
-  const replica = async (services: string): Promise<SyncHost> => {
-    const host = await startSyncHost({ ...env, TESSERA_SERVICES: services });
+  const replica = async (services: ServiceName[]): Promise<SyncHost> => {
+    const host = await startSyncHost({ services, settings: env });
     hosts.push(host);
     return host;
   };
@@ -48,8 +49,8 @@ describe.skipIf(!findNatsServer())(`sync service: two replicas share a partition
   });
 
   it('fans appends out across replicas, converges every client and resumes clients of a replica that died', async () => {
-    const first = await replica('admin-api,graphql-gateway,sync-service');
-    const second = await replica('graphql-gateway,sync-service');
+    const first = await replica(['admin-api', 'graphql-gateway', 'sync-service']);
+    const second = await replica(['graphql-gateway', 'sync-service']);
     const clientAppId = await first.createApp('sync-replicas', (app) => partitionSync(app, { read: true, write: true }));
     const tokens = new Map<ConvergingClient, string>();
     // Tokens come from the first replica's client API and are good on every replica (shared signing key).
@@ -120,7 +121,7 @@ describe.skipIf(!findNatsServer())(`sync service: two replicas share a partition
     expectConverged(clients, journals);
 
     // A new replica joins; clients spread over both again and keep editing.
-    const third = await replica('graphql-gateway,sync-service');
+    const third = await replica(['graphql-gateway', 'sync-service']);
     for (const client of [a, d]) await client.connect(await url(third, client));
     for (let round = 0; round < 3; round++) for (const index of [3, 1, 0, 2]) edit(index);
     for (const client of clients) await client.synced();

@@ -2,7 +2,7 @@ import { emptyApp, writeAppFiles, type AppConfig } from '@tessera/app-config';
 import { AppRegistry, DeploymentStore } from '@tessera/platform';
 // The real process host, so the tests also cover how it mounts the sync service.
 import { startHost } from '@tessera/server';
-import { loadSettings } from '@tessera/settings';
+import { allServiceNames, loadSettings, type ServiceName } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 
 export interface SyncHost {
@@ -16,13 +16,20 @@ export interface SyncHost {
   close(): Promise<void>;
 }
 
-/**
- * The standalone host (every service) on a random port with a fresh data directory; `env` adds settings
- * (a distributed replica: TESSERA_MODE, TESSERA_SERVICES, NATS_URL, TESSERA_CLUSTER_URIS, shared keys).
- */
-export async function startSyncHost(env: Record<string, string> = {}): Promise<SyncHost> {
+export interface SyncHostOptions {
+  /** The services the host runs; every one by default, as standalone mode does. */
+  services?: readonly ServiceName[];
+  /** Settings as environment variables (a distributed replica: TESSERA_MODE, NATS_URL, TESSERA_CLUSTER_URIS, shared keys). */
+  settings?: Record<string, string>;
+}
+
+/** The host (every service unless told) on a random port with a fresh data directory. */
+export async function startSyncHost(options: SyncHostOptions = {}): Promise<SyncHost> {
   const dir = makeTempDir('tessera-sync-service-');
-  const start = (port: string) => startHost(loadSettings({ PORT: port, HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', ...env }));
+  const start = (port: string) => {
+    const settings = loadSettings({ PORT: port, HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', ...options.settings });
+    return startHost({ ...settings, services: [...(options.services ?? allServiceNames)] });
+  };
   let host = await start('0');
   return {
     url: host.url,
