@@ -211,6 +211,7 @@ export function historyStorageContract(target: HistoryStorageTarget): void {
     expect(next).toEqual(entries[1]);
   });
 
+  // Skipped for the in-memory storage: nothing of it outlives the process.
   it.skipIf(!target.reopen)('keeps everything across a restart of the process', async () => {
     const { storage } = await target.open();
     const p = newPartition();
