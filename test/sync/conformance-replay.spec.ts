@@ -1,5 +1,7 @@
 import { decodeClientMessage, decodeServerMessage, encodeClientMessage, parseChangeset, type ServerMessage } from '@tessera/sync-protocol';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { eventually } from '@tessera/testing';
 import { conformanceDir, recordedFrames } from './recordings';
 import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
 import { connect, type SyncTestClient, syncUrl } from './sync-test-client';
@@ -58,7 +60,31 @@ function compare(ours: ServerMessage, recorded: ServerMessage, idents: Correspon
   expect(ours).toEqual(recorded);
 }
 
-/** Replays the client frames of each file in turn (one client per recorded connection). */
+/** Where the recorded server was stopped: the seq of each `step` line announcing it. */
+function serverStops(file: string): number[] {
+  return readFileSync(join(conformanceDir(), file), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as { seq: number; event?: string; text?: string })
+    .filter((line) => line.event === 'step' && line.text?.startsWith('reference server stopping'))
+    .map((line) => line.seq);
+}
+
+/**
+ * Waits until the server has handled every frame a client sent before: a connection's messages are handled
+ * in order, so its PONG comes after them. The recorded server had handled them when it was stopped.
+ */
+async function settled(client: SyncTestClient): Promise<void> {
+  const timestamp = Date.now();
+  client.send({ type: 'ping', timestamp, rtt: 0 });
+  expect(await client.next()).toEqual({ type: 'pong', timestamp });
+}
+
+/**
+ * Replays the client frames of each file in turn (one client per recorded connection). Where the recording
+ * stopped the reference server, the host restarts on the same data directory: the recorded connections
+ * end, and the client's next connection resumes from what it persisted.
+ */
 async function replay(host: SyncHost, clientAppId: string, files: string[]): Promise<number> {
   const idents = new Correspondence('client file ident');
   const salts = new Correspondence('salt');
@@ -66,7 +92,21 @@ async function replay(host: SyncHost, clientAppId: string, files: string[]): Pro
   for (const file of files) {
     const clients = new Map<number, SyncTestClient>();
     const frames = recordedFrames(file);
+    const stops = serverStops(file);
     for (const frame of frames) {
+      if (stops[0] !== undefined && frame.seq > stops[0]) {
+        stops.shift();
+        for (const live of clients.values()) {
+          await settled(live);
+          expect(live.unread(), `${file}: messages the reference server did not send before it stopped`).toEqual([]);
+        }
+        await host.restart();
+        for (const live of clients.values()) {
+          await eventually(() => expect(live.closed).toBe(true));
+          live.close();
+        }
+        clients.clear();
+      }
       let client = clients.get(frame.conn);
       if (!client) {
         client = await connect(syncUrl(host.url, clientAppId, (await host.login(clientAppId)).access));
@@ -127,6 +167,12 @@ describe.skipIf(!existsSync(conformanceDir()))('sync service: replay of recorded
     const clientAppId = await host.createApp(`replay-${file.slice(0, 1)}`, (app) => partitionSync(app, { read: true, write: true }));
     const files = file.startsWith('c') ? ['a-first-open-and-create.jsonl', 'b-second-client-download.jsonl', file] : [file];
     expect(await replay(host, clientAppId, files)).toBeGreaterThan(10);
+  });
+
+  it('resumes a client across a restart of the host on the same data, as the reference server did (recording e)', async () => {
+    const clientAppId = await host.createApp('replay-e', (app) => partitionSync(app, { read: true, write: true }));
+    expect(serverStops('e-server-restart-resume.jsonl')).toHaveLength(1);
+    expect(await replay(host, clientAppId, ['e-server-restart-resume.jsonl'])).toBeGreaterThan(8);
   });
 
   it('replays f-int-partition.jsonl', async () => {

@@ -76,7 +76,7 @@ describe('sync lifecycle (spec 3) and operations', () => {
     // Registered before the host starts, as main.ts registers them before the application.
     tracing = startTracing({ serviceName: 'sync-lifecycle-test', exporter: spans, sampler: 'always_on' });
     metrics.setGlobalMeterProvider(recorded.provider);
-    host = await startSyncHost({ TESSERA_ADMIN_PASSWORD: password, TESSERA_ALLOW_NEW_PARTITION_SYNC: 'true' });
+    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password, TESSERA_ALLOW_NEW_PARTITION_SYNC: 'true' } });
     admin = await AdminSession.login(host, 'admin', password);
   }, 60_000);
 

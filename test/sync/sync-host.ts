@@ -1,4 +1,6 @@
 import type { AppConfig } from '@tessera/app-config';
+import { type ServiceName } from '@tessera/settings';
+import { makeTempDir } from '@tessera/testing';
 import { type TestHost, startTestHost } from '../support/test-host';
 
 export interface SyncHost {
@@ -9,21 +11,44 @@ export interface SyncHost {
   login(clientAppId: string): Promise<{ access: string; refresh: string }>;
   /** The Nest application (tests reach providers through it). */
   nest: TestHost['nest'];
+  /** Stops the host (as SIGTERM does) and starts it again on the same port and data directory. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The test host with every service (so the tests also cover how the host mounts the sync service), in the sync tests' terms; `settings` adds to its environment. */
-export async function startSyncHost(settings: Record<string, string> = {}): Promise<SyncHost> {
-  const host = await startTestHost({ settings });
+export interface SyncHostOptions {
+  /** The services the host runs; every one by default, as standalone mode does. */
+  services?: readonly ServiceName[];
+  /** Settings as environment variables (a distributed replica: TESSERA_MODE, NATS_URL, TESSERA_CLUSTER_URIS, shared keys). */
+  settings?: Record<string, string>;
+}
+
+/** The test host (every service unless told, so the tests also cover how the host mounts the sync service) on a random port, in the sync tests' terms. */
+export async function startSyncHost(options: SyncHostOptions = {}): Promise<SyncHost> {
+  const dir = makeTempDir('tessera-sync-service-');
+  const start = (port: string): Promise<TestHost> => startTestHost({ dataDir: dir.path, ...(options.services ? { services: options.services } : {}), settings: { ...options.settings, PORT: port } });
+  let host = await start('0');
   return {
-    url: host.url,
-    nest: host.nest,
+    get url() {
+      return host.url;
+    },
+    get nest() {
+      return host.nest;
+    },
+    async restart() {
+      const port = new URL(host.url).port;
+      await host.close();
+      host = await start(port);
+    },
     createApp: async (name, configure) => (await host.createApp(name, configure)).clientAppId,
     async login(clientAppId) {
       const { accessToken, refreshToken } = await host.anonymousLogin(clientAppId);
       return { access: accessToken, refresh: refreshToken };
     },
-    close: () => host.close(),
+    async close() {
+      await host.close();
+      dir.remove();
+    },
   };
 }
 

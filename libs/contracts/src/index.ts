@@ -14,4 +14,5 @@ export * from './schemas/functions-execution-run.schema';
 export * from './schemas/messaging-request-abandoned.schema';
 export * from './schemas/remote-error.schema';
 export * from './schemas/system-health-ping.schema';
+export * from './schemas/sync-history-appended.schema';
 export * from './subjects';

@@ -4,6 +4,7 @@ import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
 import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
+import { SyncHistoryAppendedSchema } from './schemas/sync-history-appended.schema';
 import { HealthPingRequestSchema, HealthPingResponseSchema } from './schemas/system-health-ping.schema';
 import { type Subject, Subjects } from './subjects';
 
@@ -52,6 +53,10 @@ export const contracts = {
   [Subjects.DatastoreDocumentChanged]: event({
     description: 'A document changed in a linked data source (change-stream event in canonical EJSON).',
     payload: DocumentChangedSchema,
+  }),
+  [Subjects.SyncHistoryAppended]: event({
+    description: "A sync-service replica appended to a partition's history; every replica (broadcast) sends the new versions to its sessions on that partition.",
+    payload: SyncHistoryAppendedSchema,
   }),
   [Subjects.SystemHealthPing]: command({
     description: 'Liveness probe across the bus; any one service answering it proves the path works.',

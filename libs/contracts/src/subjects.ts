@@ -15,6 +15,8 @@ export const Subjects = {
   AppsUserChanged: 'apps.user.changed',
   /** Event: a document changed in a linked data source (triggers, sync, change streams). */
   DatastoreDocumentChanged: 'datastore.document.changed',
+  /** Event: a sync-service replica appended to a partition's history; every replica wakes its sessions on it. */
+  SyncHistoryAppended: 'sync.history.appended',
   /** Command: liveness probe across the bus; answered by any one service that handles it. */
   SystemHealthPing: 'system.health.ping',
   /** Event: a caller stopped waiting for a request (client gone, deadline passed); its handler may stop. */

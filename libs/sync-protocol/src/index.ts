@@ -25,5 +25,6 @@ export {
   type ServerHistoryOptions,
 } from './history/server-history';
 export { compactChangesets, type CompactionResult } from './history/compaction';
+export { ClientHistory, type LocalChangeset } from './history/client-history';
 export * from './wire/partition';
 export * from './wire/partition-value';

@@ -16,7 +16,6 @@ import {
   downloadMessage,
   encodeServerMessage,
   formatPartitionValue,
-  HistoryConflictError,
   type JsonErrorAction,
   jsonErrorMessage,
   type MarkMessage,
@@ -94,8 +93,6 @@ const resetCodes = new Set<number>([208, 209, 210, 211, 222]);
  * (recording g of the conformance traffic: the first batch stops right after the 836 KiB changeset).
  */
 const downloadBatchBytes = 128 * 1024;
-/** Attempts at integrating an upload when another writer moved the history's head concurrently. */
-const integrateAttempts = 5;
 
 const tracer = trace.getTracer('@tessera/sync-service');
 
@@ -366,28 +363,17 @@ export class SyncConnection {
     if (!session.canWrite && message.changesets.some((changeset) => !onlySchema(changeset.changeset))) {
       return this.sessionError(session, 206, 'user does not have write permission on this partition', 'ApplicationBug');
     }
-    const history = this.context.hub.history(session.key);
     const progress = { progressClientVersion: message.progressClientVersion, progressServerVersion: message.progressServerVersion, lockedServerVersion: message.lockedServerVersion };
-    let newVersions = 0;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const result = await this.context.hub.exclusive(session.key, () => history.integrateUpload(ident, message.changesets, progress));
-        if (!result.ok) {
-          if (result.code === 212) return this.sessionError(session, result.code, result.message, 'ApplicationBug');
-          if (resetCodes.has(result.code)) return this.resetError(session, result.code, result.message, session.recoveryDisabled);
-          return this.sessionError(session, result.code, result.message, 'ProtocolViolation');
-        }
-        newVersions = result.versions.length;
-        break;
-      } catch (error) {
-        if (!(error instanceof HistoryConflictError) || attempt >= integrateAttempts) throw error;
-      }
+    // The hub wakes every session of the partition, on every replica, the uploader included (its upload cursor moved).
+    const result = await this.context.hub.integrateUpload(session.key, ident, message.changesets, progress);
+    if (!result.ok) {
+      if (result.code === 212) return this.sessionError(session, result.code, result.message, 'ApplicationBug');
+      if (resetCodes.has(result.code)) return this.resetError(session, result.code, result.message, session.recoveryDisabled);
+      return this.sessionError(session, result.code, result.message, 'ProtocolViolation');
     }
-    this.context.metrics?.uploads.add(newVersions);
+    this.context.metrics?.uploads.add(result.versions.length);
     this.context.clientSeen?.(session.key, ident);
-    await history.noteDownloadProgress(ident, message.progressServerVersion);
-    // Every session of the partition hears of new versions, the uploader included (its upload cursor moved).
-    if (newVersions > 0) this.context.hub.notify(session.key);
+    await this.context.hub.history(session.key).noteDownloadProgress(ident, message.progressServerVersion);
   }
 
   private async mark(message: MarkMessage): Promise<void> {

@@ -80,6 +80,20 @@ describe('integrating uploads', () => {
     expect(storage.reciprocalCount('p', b)).toBe(0);
   });
 
+  it('does not integrate twice what a process that died after its append had stored', async () => {
+    const { storage, history, a } = await setup();
+    // The process dies between storing the append and recording the client's progress.
+    const put = storage.putClientFile.bind(storage);
+    storage.putClientFile = () => Promise.reject(new Error('process died'));
+    await expect(history.integrateUpload(a, [upload(2, 1, 20, [setName('x')]), upload(3, 1, 30, [setName('y')])], progress(3, 1))).rejects.toThrow('process died');
+    storage.putClientFile = put;
+    expect(await history.latestVersion()).toBe(3);
+    // Never acknowledged, the client uploads both again, and one more: only the new one is appended.
+    const again = await history.integrateUpload(a, [upload(2, 1, 20, [setName('x')]), upload(3, 1, 30, [setName('y')]), upload(4, 1, 40, [setName('z')])], progress(4, 1));
+    expect(again).toMatchObject({ ok: true, versions: [4] });
+    expect((await storage.readEntries('p', 1, 4)).map((e) => e.clientVersion)).toEqual([2, 3, 4]);
+  });
+
   it('answers an unparsable changeset with 212', async () => {
     const { history, a } = await setup();
     const bad = { ...upload(2, 1, 20, []), changeset: new Uint8Array([0x0e]) };

@@ -174,6 +174,7 @@ export class ServerHistory {
     if (progress.progressClientVersion < client.lastIntegratedClientVersion || progress.progressServerVersion < client.reciprocalBaseVersion) {
       return fail(210, 'upload progress went backwards');
     }
+    if (changesets.some((c) => c.clientVersion > client.lastIntegratedClientVersion)) await this.recoverProgress(client, head.version);
     const fresh: UploadChangeset[] = [];
     let lastClientVersion = client.lastIntegratedClientVersion;
     let lastBase = client.reciprocalBaseVersion;
@@ -256,6 +257,18 @@ export class ServerHistory {
     return { ok: true, versions: entries.map((e) => e.version), client };
   }
 
+  /**
+   * A process that stored an append of this client's changesets may have died before it recorded the
+   * client's progress (two writes, no transaction): those changesets are in the history, and the client,
+   * never acknowledged, uploads them again. They were appended after the client's recorded base, so that
+   * part of the history says how far the client really is.
+   */
+  private async recoverProgress(client: ClientFileRecord, head: number): Promise<void> {
+    for (const e of await this.storage.readEntries(this.partition, client.reciprocalBaseVersion, head)) {
+      if (e.originFileIdent === client.ident && e.clientVersion > client.lastIntegratedClientVersion) client.lastIntegratedClientVersion = e.clientVersion;
+    }
+  }
+
   /** Appends a change made on the server itself (it is based on the latest version, so needs no merge). */
   async appendServerChangeset(instructions: readonly Instruction[], originTimestamp: number): Promise<number> {
     const head = await this.storage.head(this.partition);
@@ -320,7 +333,7 @@ export class ServerHistory {
       const [at] = cursor.serverVersion > 0 ? await this.storage.readEntries(this.partition, cursor.serverVersion - 1, cursor.serverVersion) : [];
       scannedCumulative = at?.cumulativeSize ?? 0;
     }
-    const latestSalt = await this.saltOf(head.version);
+    const latestSalt = head.salt ?? (await this.saltOf(head.version));
     return {
       downloadServerVersion: scanned,
       downloadClientVersion: lastIntegratedClientVersion,

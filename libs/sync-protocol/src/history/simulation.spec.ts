@@ -4,28 +4,16 @@
 // ServerHistory through uploads and downloads in random interleavings. After everyone has synced, every
 // client's state equals the state of the server history.
 import fc from 'fast-check';
-import { encodeChangeset, parseChangeset } from '../changeset/codec';
-import type { Instruction } from '../changeset/types';
+import { parseChangeset } from '../changeset/codec';
 import { baseChangeset, generate, storeWith, type Step } from '../merge/scenario.test';
-import { cloneInstructions, mergeChangesets, type TransformableChangeset } from '../merge/transform';
 import type { ObjectStore } from '../state/object-store';
-import { ServerHistory } from './server-history';
+import { ClientHistory } from './client-history';
+import { type DownloadCursor, ServerHistory } from './server-history';
 import { MemoryHistoryStorage } from './storage';
 
-interface LocalChangeset {
-  version: number;
-  base: number;
-  timestamp: number;
-  original: Instruction[];
-  /** The changeset as seen after the server changesets integrated since (realm's reciprocal on the client). */
-  reciprocal: (Instruction | null)[];
-}
-
 class SimClient {
-  version = 1;
-  cursor = { serverVersion: 0, clientVersion: 0 };
+  readonly history = new ClientHistory();
   uploaded = 0;
-  local: LocalChangeset[] = [];
 
   constructor(
     readonly ident: number,
@@ -33,37 +21,33 @@ class SimClient {
     private readonly clock: () => number,
   ) {}
 
-  write(steps: Step[]): void {
-    const instructions = generate(this.store, steps);
-    if (instructions.length === 0) return;
-    this.version++;
-    this.local.push({ version: this.version, base: this.cursor.serverVersion, timestamp: this.clock(), original: instructions, reciprocal: cloneInstructions(instructions) });
+  get version(): number {
+    return this.history.version;
   }
 
-  async upload(history: ServerHistory): Promise<void> {
-    const pending = this.local.filter((c) => c.version > this.uploaded);
-    const r = await history.integrateUpload(
-      this.ident,
-      pending.map((c) => ({ clientVersion: c.version, lastIntegratedServerVersion: c.base, originTimestamp: c.timestamp, originFileIdent: 0, changeset: encodeChangeset({ instructions: c.original }) })),
-      { progressClientVersion: this.version, progressServerVersion: this.cursor.serverVersion, lockedServerVersion: this.cursor.serverVersion },
-    );
+  get cursor(): DownloadCursor {
+    return this.history.cursor;
+  }
+
+  write(steps: Step[]): void {
+    const instructions = generate(this.store, steps);
+    if (instructions.length > 0) this.history.commit(instructions, this.clock());
+  }
+
+  async upload(server: ServerHistory): Promise<void> {
+    const r = await server.integrateUpload(this.ident, ClientHistory.uploadChangesets(this.history.after(this.uploaded)), {
+      progressClientVersion: this.version,
+      progressServerVersion: this.cursor.serverVersion,
+      lockedServerVersion: this.cursor.serverVersion,
+    });
     if (!r.ok) throw new Error(`upload refused: ${r.code} ${r.message}`);
     this.uploaded = this.version;
   }
 
-  async download(history: ServerHistory, maxBytes?: number): Promise<void> {
-    const batch = await history.download(this.ident, this.cursor, maxBytes);
-    for (const c of batch.changesets) {
-      const incoming: TransformableChangeset = { originTimestamp: c.originTimestamp, originFileIdent: c.originFileIdent, instructions: parseChangeset(c.changeset).instructions };
-      const ours = this.local
-        .filter((l) => l.version > c.lastIntegratedClientVersion)
-        .map((l): TransformableChangeset & { local: LocalChangeset } => ({ originTimestamp: l.timestamp, originFileIdent: this.ident, instructions: l.reciprocal, local: l }));
-      if (ours.length > 0) mergeChangesets(ours, [incoming]);
-      this.store.applyChangeset(incoming.instructions);
-    }
-    this.cursor = { serverVersion: batch.downloadServerVersion, clientVersion: batch.downloadClientVersion };
-    // Local changesets the server has integrated before everything still to come no longer meet anything.
-    this.local = this.local.filter((l) => l.version > this.cursor.clientVersion);
+  async download(server: ServerHistory, maxBytes?: number): Promise<void> {
+    const batch = await server.download(this.ident, this.cursor, maxBytes);
+    const cursor = { serverVersion: batch.downloadServerVersion, clientVersion: batch.downloadClientVersion };
+    for (const instructions of this.history.integrate(this.ident, batch.changesets, cursor)) this.store.applyChangeset(instructions);
   }
 }
 
@@ -93,8 +77,7 @@ describe('clients and server converge', () => {
         // The first client creates the schema and the objects; everyone downloads them.
         const seed = clients[0];
         if (!seed) return;
-        seed.local.push({ version: 2, base: 0, timestamp: clock(), original: baseChangeset([]), reciprocal: baseChangeset([]) });
-        seed.version = 2;
+        seed.history.commit(baseChangeset([]), clock());
         seed.store.applyChangeset(baseChangeset([]));
         await seed.upload(history);
         for (const c of clients) await c.download(history);
@@ -111,7 +94,7 @@ describe('clients and server converge', () => {
           else if (kind === 2) {
             totalUploads++;
             const latest = await history.latestVersion();
-            if (c.local.some((l) => l.version > c.uploaded && l.base < latest)) concurrentUploads++;
+            if (c.history.after(c.uploaded).some((l) => l.base < latest)) concurrentUploads++;
             await c.upload(history);
           } else await c.download(history, maxBytes);
         }

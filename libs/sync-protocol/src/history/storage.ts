@@ -45,6 +45,8 @@ export interface HistoryHead {
   cumulativeSize: number;
   /** Versions up to this one have been compacted. */
   compactedUntil: number;
+  /** The salt of the head version, when the storage has it at hand (saves reading the entry). */
+  salt?: bigint;
 }
 
 export interface HistoryStorage {
@@ -106,10 +108,9 @@ export class MemoryHistoryStorage implements HistoryStorage {
 
   appendEntries(partition: string, entries: readonly HistoryEntry[], expectedHead: number): Promise<void> {
     const p = this.data(partition);
+    const gap = entries.find((e, i) => e.version !== expectedHead + i + 1);
+    if (gap) return Promise.reject(new Error(`entry version ${gap.version} does not continue the history at ${expectedHead}`));
     if (p.entries.length !== expectedHead) return Promise.reject(new HistoryConflictError(partition));
-    entries.forEach((e, i) => {
-      if (e.version !== expectedHead + i + 1) throw new Error(`entry version ${e.version} does not continue the history`);
-    });
     p.entries.push(...entries);
     return Promise.resolve();
   }

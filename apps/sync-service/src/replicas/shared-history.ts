@@ -1,0 +1,61 @@
+/**
+ * How the replicas of the sync service share partitions: one PartitionHub per process over the history in
+ * the platform cluster (`DatastoreHistoryStorage`, database `sync`), whose appends are announced on
+ * `sync.history.appended` and, as a safety net for an announcement lost while the broker was away, found
+ * by comparing the heads of the partitions with sessions here every few seconds. On shutdown the appends
+ * in progress finish before the datastore clients close, so an upload the server received is not lost.
+ */
+import { Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type Provider } from '@nestjs/common';
+import { Subjects } from '@tessera/contracts';
+import { MessageBus } from '@tessera/messaging';
+import { DataSources } from '@tessera/platform';
+import { PartitionHub } from '../sessions/partition-hub';
+import { DatastoreHistoryStorage } from '../storage/datastore-history-storage';
+
+/** How often the heads of partitions with sessions here are compared with the shared history. */
+export const HEAD_CHECK_INTERVAL_MS = 3_000;
+
+export const partitionHubProvider: Provider = {
+  provide: PartitionHub,
+  inject: [DataSources, MessageBus],
+  useFactory: (dataSources: DataSources, bus: MessageBus): PartitionHub => {
+    const logger = new Logger('SyncService');
+    const hub = new PartitionHub(new DatastoreHistoryStorage(dataSources.platform()));
+    hub.announceWith((announcement) => {
+      // Losing one only delays other replicas until their next head check: log, never fail the upload.
+      bus.emit(Subjects.SyncHistoryAppended, announcement).catch((error: unknown) => logger.warn({ err: error, partition: announcement.partition }, 'could not announce a sync history append to the other replicas'));
+    });
+    return hub;
+  },
+};
+
+@Injectable()
+export class SharedHistoryLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('SyncService');
+  private timer?: NodeJS.Timeout;
+  private checking = false;
+
+  constructor(private readonly hub: PartitionHub) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.checkHeads(), HEAD_CHECK_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.hub.drain();
+  }
+
+  private async checkHeads(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      await this.hub.checkHeads();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not compare sync partition heads with the shared history');
+    } finally {
+      this.checking = false;
+    }
+  }
+}
