@@ -2,7 +2,7 @@ import { type DataSourceClient, MongoDataSourceClient, openEmbeddedClient, WireS
 import { MemoryHistoryStorage } from '@tessera/sync-protocol';
 import { makeTempDir } from '@tessera/testing';
 import { DatastoreHistoryStorage } from './datastore-history-storage';
-import { historyStorageContract } from './history-storage.contract';
+import { historyStorageContract } from './history-storage-contract.test';
 
 describe('the in-memory history storage meets the history storage contract', () => {
   historyStorageContract({
