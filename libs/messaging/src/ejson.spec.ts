@@ -1,4 +1,4 @@
-import { Decimal128, Long, ObjectId } from 'bson';
+import { Binary, Code, Decimal128, Double, EJSON, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
 import { decodeEjson, encodeEjson } from './ejson';
 
 describe('EJSON payload helpers', () => {
@@ -23,5 +23,27 @@ describe('EJSON payload helpers', () => {
 
   it('gives plain numbers when asked for relaxed values', () => {
     expect(decodeEjson([{ $numberInt: '7' }, { $numberDouble: '2.5' }], { relaxed: true })).toEqual([7, 2.5]);
+  });
+
+  it('encodes every kind of value exactly as bson\'s EJSON.serialize does', () => {
+    const shared = { x: 1 };
+    const withProto = JSON.parse('{"__proto__": {"$oid": "x"}, "a": 1}') as unknown;
+    const values: unknown[] = [
+      { a: undefined, b: [undefined, () => 1, Symbol('s')], c: () => 2, d: Symbol('d'), e: -0, f: NaN, g: 1.5, h: 2 ** 40, i: 2 ** 70, j: -(2 ** 63), k: Infinity },
+      { int: new Int32(7), double: new Double(2), long: Long.fromString('-9223372036854775808'), decimal: Decimal128.fromString('-0.00'), big: 12n, date: new Date(-1), bad: new Date(NaN) },
+      { binary: new Binary(Buffer.from('hi')), ts: new Timestamp({ t: 5, i: 6 }), code: new Code('f()', { a: 1 }), max: new MaxKey(), re: /a+/i, map: new Map([['k', 1]]), bytes: new Uint8Array([1, 2]) },
+      { nested: [[{ deep: [shared, shared] }]], nullProto: Object.assign(Object.create(null) as object, { z: 'z' }), withProto, 3: 'int key', s: 'é\ud800' },
+      [new ObjectId('5f0c5e0b9d1e8a2b3c4d5e6f'), null, true, 'x', 0, -1, 2147483648],
+      undefined,
+      null,
+      'plain',
+    ];
+    for (const value of values) expect(encodeEjson(value)).toStrictEqual(EJSON.serialize(value, { relaxed: false }));
+  });
+
+  it('refuses a cycle with bson\'s error', () => {
+    const cyclic: Record<string, unknown> = { a: [1] };
+    (cyclic['a'] as unknown[]).push(cyclic);
+    expect(() => encodeEjson(cyclic)).toThrow(/circular structure/);
   });
 });

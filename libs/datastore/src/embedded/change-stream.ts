@@ -12,6 +12,9 @@ import { diffDocuments } from '../engine/update';
 import { type CommitRecord, type LogOp } from './log-files';
 import { type ServiceStore } from './service-store';
 
+/** How many events the async iterator hands out before it lets the event loop turn once. */
+const YIELD_EVERY = 64;
+
 export interface ChangeScope {
   db?: string;
   coll?: string;
@@ -180,8 +183,12 @@ export class EmbeddedChangeStream implements ChangeStream {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<ChangeEvent> {
+    let handed = 0;
     while (!this.closed) {
       try {
+        // A backlog (one insertMany of 10,000 documents) resolves every next() at once, in one chain of
+        // microtasks that would hold the event loop (HTTP responses, timers, I/O) until it is drained.
+        if (++handed % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
         yield await this.next();
       } catch (error) {
         if (this.closed) return;
