@@ -1,5 +1,5 @@
 import { Binary, Code, Decimal128, Double, EJSON, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
-import { decodeEjson, encodeEjson } from './ejson';
+import { decodeEjson, encodeEjson, keepRegexOperators, parseEjson } from './ejson';
 
 describe('EJSON payload helpers', () => {
   it('encodes BSON values as canonical Extended JSON and decodes them without loss', () => {
@@ -45,5 +45,22 @@ describe('EJSON payload helpers', () => {
     const cyclic: Record<string, unknown> = { a: [1] };
     (cyclic['a'] as unknown[]).push(cyclic);
     expect(() => encodeEjson(cyclic)).toThrow(/circular structure/);
+  });
+
+  it('parses relaxed Extended JSON text exactly as bson\'s EJSON.parse does', () => {
+    const texts = [
+      '{"a":1,"b":[{"$oid":"5f0c5e0b9d1e8a2b3c4d5e6f"},{"$numberInt":"7"},{"$numberLong":"9007199254740993"}],"c":{"d":{"$date":{"$numberLong":"5"}}}}',
+      '[{"q":{"$gt":{"$numberDouble":"1.5"}},"r":{"$regex":"a","$nin":["abc"]}},{"$undefined":true},{"$ref":"c","$id":1},null,"s",true]',
+      '{"__proto__":{"x":{"$numberDecimal":"1.10"}},"t":{"$timestamp":{"t":1,"i":2}},"bin":{"$binary":{"base64":"aGk=","subType":"00"}},"e":{},"f":[]}',
+      '{"deep":[[[{"k":[{"$minKey":1}]}]]]}',
+      '[{"$numberInt":"-7"},{"$numberInt":"2147483647"},{"$numberDouble":"-0.0"},{"$numberDouble":"NaN"},{"$numberDouble":"-Infinity"},{"$numberDouble":"1e400"},{"$numberDouble":"0.1"},{"$numberLong":"-5"},{"$oid":"000000000000000000000001"}]',
+      '"text"',
+      '12.5',
+    ];
+    for (const text of texts) {
+      const expected = EJSON.deserialize(keepRegexOperators(JSON.parse(text)) as Parameters<typeof EJSON.deserialize>[0], { relaxed: true });
+      expect(parseEjson(text)).toStrictEqual(expected);
+    }
+    expect(() => parseEjson('{"a":{"b\\u0000":1}}')).toThrow(/null bytes/);
   });
 });

@@ -1,6 +1,6 @@
 import { type JsonValue } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
-import { Decimal128, EJSON, Int32, Long, ObjectId } from 'bson';
+import { Decimal128, EJSON, Int32, Long, ObjectId, Timestamp } from 'bson';
 
 /** A BSON-typed value (ObjectId, Long, Date, Decimal128, ...) in canonical Extended JSON, as contracts carry it. */
 export function encodeEjson(value: unknown): JsonValue {
@@ -52,7 +52,8 @@ function canonical(value: unknown, ancestors: object[]): JsonValue {
   }
   // By exact type: a Timestamp is a Long too, with its own form.
   if (value instanceof ObjectId) return { $oid: value.toHexString() };
-  if (value instanceof Long && value._bsontype === 'Long') return { $numberLong: value.toString() };
+  if (value instanceof Timestamp) return { $timestamp: { t: value.t, i: value.i } };
+  if (value instanceof Long) return { $numberLong: value.toString() };
   if (value instanceof Int32) return { $numberInt: value.value.toString() };
   if (value instanceof Decimal128) return { $numberDecimal: value.toString() };
   if (value instanceof Date) return { $date: { $numberLong: value.getTime().toString() } };
@@ -91,7 +92,46 @@ export function decodeEjson(value: JsonValue, options: { relaxed?: boolean } = {
 
 /** EJSON text parsed into BSON values, with the query operators beside a `$regex` kept (see keepRegexOperators). */
 export function parseEjson(text: string, options: { relaxed?: boolean } = {}): unknown {
-  return EJSON.deserialize(keepRegexOperators(JSON.parse(text) as unknown) as Parameters<typeof EJSON.deserialize>[0], { relaxed: options.relaxed ?? true });
+  const json = keepRegexOperators(JSON.parse(text) as unknown);
+  if (options.relaxed === false) return EJSON.deserialize(json as Parameters<typeof EJSON.deserialize>[0], { relaxed: false });
+  return relaxedValues(json);
+}
+
+/**
+ * What EJSON.deserialize(json, { relaxed: true }) returns, without its stringify-and-parse round trip over
+ * the whole value (10,000 documents handed to insertMany): plain objects and arrays are walked here (and
+ * changed in place: `json` was just parsed), and only an object with a `$` key (a type wrapper such as
+ * `{ $oid }`, or a query operator) or a key bson refuses goes to bson. Reading an object does not depend
+ * on where it sits, so converting it alone gives what converting the whole value gives.
+ */
+function relaxedValues(json: unknown): unknown {
+  if (typeof json !== 'object' || json === null) return json;
+  if (Array.isArray(json)) {
+    for (let i = 0; i < json.length; i++) json[i] = relaxedValues(json[i]);
+    return json;
+  }
+  const object = json as Record<string, unknown>;
+  const keys = Object.keys(object);
+  if (keys.length === 1) {
+    // The wrappers of every number and id, read as bson's codecs read them in relaxed mode.
+    const only = object[keys[0]];
+    if (typeof only === 'string') {
+      if (keys[0] === '$numberInt') return parseInt(only, 10);
+      if (keys[0] === '$numberDouble') return parseFloat(only);
+      if (keys[0] === '$oid') return new ObjectId(only);
+    }
+  }
+  for (const key of keys) {
+    if (key.startsWith('$') || key.includes('\0')) return EJSON.deserialize(object as Parameters<typeof EJSON.deserialize>[0], { relaxed: true });
+  }
+  for (const key of keys) {
+    const item = object[key];
+    const value = relaxedValues(item);
+    if (value === item) continue;
+    if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+    else object[key] = value;
+  }
+  return object;
 }
 
 /**
