@@ -34,7 +34,9 @@ function canonical(value: unknown, ancestors: object[]): JsonValue {
       return null;
     case 'object':
       break;
-    default:
+    case 'function':
+    case 'symbol':
+      // JSON has no such value: at the top, only bson's own error is the right answer.
       throw NOT_DIRECT;
   }
   if (value === null) return null;
@@ -58,7 +60,7 @@ function canonical(value: unknown, ancestors: object[]): JsonValue {
   if (value instanceof Decimal128) return { $numberDecimal: value.toString() };
   if (value instanceof Date) return { $date: { $numberLong: value.getTime().toString() } };
   const prototype: unknown = Object.getPrototypeOf(value);
-  if ((prototype !== Object.prototype && prototype !== null) || '_bsontype' in value) return EJSON.serialize(value, { relaxed: false }) as JsonValue;
+  if ((prototype !== Object.prototype && prototype !== null) || '_bsontype' in value) return EJSON.serialize(value, { relaxed: false });
   ancestors.push(value);
   const out: Record<string, JsonValue> = {};
   for (const key of Object.keys(value)) {
@@ -122,7 +124,7 @@ function relaxedValues(json: unknown): unknown {
     }
   }
   for (const key of keys) {
-    if (key.startsWith('$') || key.includes('\0')) return EJSON.deserialize(object as Parameters<typeof EJSON.deserialize>[0], { relaxed: true });
+    if (key.startsWith('$') || key.includes('\0')) return EJSON.deserialize(object, { relaxed: true });
   }
   for (const key of keys) {
     const item = object[key];
