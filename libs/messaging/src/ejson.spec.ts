@@ -1,4 +1,5 @@
 import { Binary, Code, Decimal128, Double, EJSON, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
+import { type JsonValue } from '@tessera/contracts';
 import { decodeEjson, encodeEjson, keepRegexOperators, parseEjson } from './ejson';
 
 describe('EJSON payload helpers', () => {
@@ -62,5 +63,27 @@ describe('EJSON payload helpers', () => {
       expect(parseEjson(text)).toStrictEqual(expected);
     }
     expect(() => parseEjson('{"a":{"b\\u0000":1}}')).toThrow(/null bytes/);
+    for (const text of texts) {
+      const expected = EJSON.deserialize(keepRegexOperators(JSON.parse(text)) as Parameters<typeof EJSON.deserialize>[0], { relaxed: false });
+      expect(parseEjson(text, { relaxed: false })).toStrictEqual(expected);
+    }
+  });
+
+  it('decodes Extended JSON values exactly as bson\'s EJSON.deserialize does, leaving them as they were', () => {
+    const values: unknown[] = [
+      { a: 1, b: -0, c: NaN, d: [1.5, 2 ** 40, 2 ** 70, -(2 ** 31)], e: { $numberInt: '3' }, f: [{ $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, { $numberDouble: '-0.0' }] },
+      { g: { $date: { $numberLong: '5' } }, h: { $numberLong: '9007199254740993' }, i: { q: { $in: [1, { $numberInt: '2' }] } }, j: { $regex: 'a', $nin: ['b'] } },
+      { k: new Date(0), l: undefined, m: [undefined], withToJson: { toJSON: () => 'x' } },
+      [null, 'text', true, {}, []],
+      7,
+    ];
+    for (const relaxed of [false, true]) {
+      for (const value of values) {
+        const before = JSON.stringify(value);
+        const expected = EJSON.deserialize(keepRegexOperators(value) as Parameters<typeof EJSON.deserialize>[0], { relaxed });
+        expect(decodeEjson(value as JsonValue, { relaxed })).toStrictEqual(expected);
+        expect(JSON.stringify(value)).toBe(before);
+      }
+    }
   });
 });

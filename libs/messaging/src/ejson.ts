@@ -1,6 +1,6 @@
 import { type JsonValue } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
-import { Decimal128, EJSON, Int32, Long, ObjectId, Timestamp } from 'bson';
+import { Decimal128, Double, EJSON, Int32, Long, ObjectId, Timestamp } from 'bson';
 
 /** A BSON-typed value (ObjectId, Long, Date, Decimal128, ...) in canonical Extended JSON, as contracts carry it. */
 export function encodeEjson(value: unknown): JsonValue {
@@ -89,51 +89,93 @@ function canonicalNumber(value: number): JsonValue {
  * precision.
  */
 export function decodeEjson(value: JsonValue, options: { relaxed?: boolean } = {}): unknown {
-  return EJSON.deserialize(keepRegexOperators(value) as Parameters<typeof EJSON.deserialize>[0], { relaxed: options.relaxed ?? false });
+  const json = keepRegexOperators(value);
+  const relaxed = options.relaxed ?? false;
+  try {
+    return bsonValues(json, relaxed, true);
+  } catch (error) {
+    if (error === NOT_DIRECT) return EJSON.deserialize(json as Parameters<typeof EJSON.deserialize>[0], { relaxed });
+    throw error;
+  }
 }
 
 /** EJSON text parsed into BSON values, with the query operators beside a `$regex` kept (see keepRegexOperators). */
 export function parseEjson(text: string, options: { relaxed?: boolean } = {}): unknown {
-  const json = keepRegexOperators(JSON.parse(text) as unknown);
-  if (options.relaxed === false) return EJSON.deserialize(json as Parameters<typeof EJSON.deserialize>[0], { relaxed: false });
-  return relaxedValues(json);
+  return bsonValues(keepRegexOperators(JSON.parse(text) as unknown), options.relaxed ?? true, false);
 }
 
 /**
- * What EJSON.deserialize(json, { relaxed: true }) returns, without its stringify-and-parse round trip over
- * the whole value (10,000 documents handed to insertMany): plain objects and arrays are walked here (and
- * changed in place: `json` was just parsed), and only an object with a `$` key (a type wrapper such as
- * `{ $oid }`, or a query operator) or a key bson refuses goes to bson. Reading an object does not depend
- * on where it sits, so converting it alone gives what converting the whole value gives.
+ * What EJSON.deserialize(json, { relaxed }) returns, without its stringify-and-parse round trip over the
+ * whole value (10,000 documents handed to insertMany, 20 returned by a function): plain objects and arrays
+ * are walked here, and only an object with a `$` key (a type wrapper bson reads, or a query operator) or a
+ * key bson refuses goes to bson. Reading an object does not depend on where it sits, so converting it alone
+ * gives what converting the whole value gives. `copy` leaves `json` as it is and reads it as its JSON text
+ * would read (-0 as 0, NaN as null); without it, `json` was just parsed and is changed in place.
  */
-function relaxedValues(json: unknown): unknown {
-  if (typeof json !== 'object' || json === null) return json;
-  if (Array.isArray(json)) {
-    for (let i = 0; i < json.length; i++) json[i] = relaxedValues(json[i]);
-    return json;
+function bsonValues(json: unknown, relaxed: boolean, copy: boolean): unknown {
+  switch (typeof json) {
+    case 'string':
+    case 'boolean':
+      return json;
+    case 'number': {
+      const number = copy ? jsonNumber(json) : json;
+      return relaxed || number === null ? number : numberValue(number);
+    }
+    case 'object':
+      break;
+    case 'undefined':
+    case 'bigint':
+    case 'function':
+    case 'symbol':
+      // Not JSON: what its JSON text would be is bson's business.
+      throw NOT_DIRECT;
   }
+  if (json === null) return null;
+  if (Array.isArray(json)) {
+    const out = copy ? new Array<unknown>(json.length) : json;
+    for (let i = 0; i < json.length; i++) out[i] = bsonValues(json[i], relaxed, copy);
+    return out;
+  }
+  const prototype: unknown = Object.getPrototypeOf(json);
+  if (prototype !== Object.prototype && prototype !== null) throw NOT_DIRECT;
   const object = json as Record<string, unknown>;
   const keys = Object.keys(object);
   if (keys.length === 1) {
-    // The wrappers of every number and id, read as bson's codecs read them in relaxed mode.
+    // The wrappers of every number and id, read as bson's codecs read them.
     const only = object[keys[0]];
     if (typeof only === 'string') {
-      if (keys[0] === '$numberInt') return parseInt(only, 10);
-      if (keys[0] === '$numberDouble') return parseFloat(only);
+      if (keys[0] === '$numberInt') return relaxed ? parseInt(only, 10) : new Int32(only);
+      if (keys[0] === '$numberDouble') return relaxed ? parseFloat(only) : new Double(parseFloat(only));
       if (keys[0] === '$oid') return new ObjectId(only);
     }
   }
   for (const key of keys) {
-    if (key.startsWith('$') || key.includes('\0')) return EJSON.deserialize(object, { relaxed: true });
+    if (key.startsWith('$') || key.includes('\0')) return EJSON.deserialize(object, { relaxed });
   }
+  const out: Record<string, unknown> = copy ? {} : object;
   for (const key of keys) {
     const item = object[key];
-    const value = relaxedValues(item);
-    if (value === item) continue;
-    if (key === '__proto__') Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-    else object[key] = value;
+    const value = bsonValues(item, relaxed, copy);
+    if (value === item && !copy) continue;
+    if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    else out[key] = value;
   }
-  return object;
+  return out;
+}
+
+/** A number as JSON text carries it. */
+function jsonNumber(value: number): number | null {
+  if (!Number.isFinite(value)) return null;
+  return Object.is(value, -0) ? 0 : value;
+}
+
+/** A JSON number in canonical mode, as bson reads it: Int32, Long or Double. */
+function numberValue(value: number): unknown {
+  if (Number.isInteger(value) && !Object.is(value, -0)) {
+    if (value >= INT32_MIN && value <= INT32_MAX) return new Int32(value);
+    if (value >= -INT64_LIMIT && value <= INT64_LIMIT) return Long.fromNumber(value);
+  }
+  return new Double(value);
 }
 
 /**
