@@ -1,5 +1,6 @@
-import { Decimal128, Long, ObjectId } from 'bson';
-import { decodeEjson, encodeEjson } from './ejson';
+import { Binary, Code, Decimal128, Double, EJSON, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
+import { type JsonValue } from '@tessera/contracts';
+import { decodeEjson, encodeEjson, keepRegexOperators, parseEjson } from './ejson';
 
 describe('EJSON payload helpers', () => {
   it('encodes BSON values as canonical Extended JSON and decodes them without loss', () => {
@@ -23,5 +24,66 @@ describe('EJSON payload helpers', () => {
 
   it('gives plain numbers when asked for relaxed values', () => {
     expect(decodeEjson([{ $numberInt: '7' }, { $numberDouble: '2.5' }], { relaxed: true })).toEqual([7, 2.5]);
+  });
+
+  it('encodes every kind of value exactly as bson\'s EJSON.serialize does', () => {
+    const shared = { x: 1 };
+    const withProto = JSON.parse('{"__proto__": {"$oid": "x"}, "a": 1}') as unknown;
+    const values: unknown[] = [
+      { a: undefined, b: [undefined, () => 1, Symbol('s')], c: () => 2, d: Symbol('d'), e: -0, f: NaN, g: 1.5, h: 2 ** 40, i: 2 ** 70, j: -(2 ** 63), k: Infinity },
+      { int: new Int32(7), double: new Double(2), long: Long.fromString('-9223372036854775808'), decimal: Decimal128.fromString('-0.00'), big: 12n, date: new Date(-1), bad: new Date(NaN) },
+      { binary: new Binary(Buffer.from('hi')), ts: new Timestamp({ t: 5, i: 6 }), code: new Code('f()', { a: 1 }), max: new MaxKey(), re: /a+/i, map: new Map([['k', 1]]), bytes: new Uint8Array([1, 2]) },
+      { nested: [[{ deep: [shared, shared] }]], nullProto: Object.assign(Object.create(null) as object, { z: 'z' }), withProto, 3: 'int key', s: 'é\ud800' },
+      [new ObjectId('5f0c5e0b9d1e8a2b3c4d5e6f'), null, true, 'x', 0, -1, 2147483648],
+      undefined,
+      null,
+      'plain',
+    ];
+    for (const value of values) expect(encodeEjson(value)).toStrictEqual(EJSON.serialize(value, { relaxed: false }));
+  });
+
+  it('refuses a cycle with bson\'s error', () => {
+    const cyclic: Record<string, unknown> = { a: [1] };
+    (cyclic['a'] as unknown[]).push(cyclic);
+    expect(() => encodeEjson(cyclic)).toThrow(/circular structure/);
+  });
+
+  it('parses relaxed Extended JSON text exactly as bson\'s EJSON.parse does', () => {
+    const texts = [
+      '{"a":1,"b":[{"$oid":"5f0c5e0b9d1e8a2b3c4d5e6f"},{"$numberInt":"7"},{"$numberLong":"9007199254740993"}],"c":{"d":{"$date":{"$numberLong":"5"}}}}',
+      '[{"q":{"$gt":{"$numberDouble":"1.5"}},"r":{"$regex":"a","$nin":["abc"]}},{"$undefined":true},{"$ref":"c","$id":1},null,"s",true]',
+      '{"__proto__":{"x":{"$numberDecimal":"1.10"}},"t":{"$timestamp":{"t":1,"i":2}},"bin":{"$binary":{"base64":"aGk=","subType":"00"}},"e":{},"f":[]}',
+      '{"deep":[[[{"k":[{"$minKey":1}]}]]]}',
+      '[{"$numberInt":"-7"},{"$numberInt":"2147483647"},{"$numberDouble":"-0.0"},{"$numberDouble":"NaN"},{"$numberDouble":"-Infinity"},{"$numberDouble":"1e400"},{"$numberDouble":"0.1"},{"$numberLong":"-5"},{"$oid":"000000000000000000000001"}]',
+      '"text"',
+      '12.5',
+    ];
+    for (const text of texts) {
+      const expected = EJSON.deserialize(keepRegexOperators(JSON.parse(text)) as Parameters<typeof EJSON.deserialize>[0], { relaxed: true });
+      expect(parseEjson(text)).toStrictEqual(expected);
+    }
+    expect(() => parseEjson('{"a":{"b\\u0000":1}}')).toThrow(/null bytes/);
+    for (const text of texts) {
+      const expected = EJSON.deserialize(keepRegexOperators(JSON.parse(text)) as Parameters<typeof EJSON.deserialize>[0], { relaxed: false });
+      expect(parseEjson(text, { relaxed: false })).toStrictEqual(expected);
+    }
+  });
+
+  it('decodes Extended JSON values exactly as bson\'s EJSON.deserialize does, leaving them as they were', () => {
+    const values: unknown[] = [
+      { a: 1, b: -0, c: NaN, d: [1.5, 2 ** 40, 2 ** 70, -(2 ** 31)], e: { $numberInt: '3' }, f: [{ $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, { $numberDouble: '-0.0' }] },
+      { g: { $date: { $numberLong: '5' } }, h: { $numberLong: '9007199254740993' }, i: { q: { $in: [1, { $numberInt: '2' }] } }, j: { $regex: 'a', $nin: ['b'] } },
+      { k: new Date(0), l: undefined, m: [undefined], withToJson: { toJSON: () => 'x' } },
+      [null, 'text', true, {}, []],
+      7,
+    ];
+    for (const relaxed of [false, true]) {
+      for (const value of values) {
+        const before = JSON.stringify(value);
+        const expected = EJSON.deserialize(keepRegexOperators(value) as Parameters<typeof EJSON.deserialize>[0], { relaxed });
+        expect(decodeEjson(value as JsonValue, { relaxed })).toStrictEqual(expected);
+        expect(JSON.stringify(value)).toBe(before);
+      }
+    }
   });
 });

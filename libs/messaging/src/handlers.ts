@@ -15,6 +15,7 @@ import {
 import { isTesseraError } from '@tessera/domain';
 import { handleRequest } from './cancellation';
 import { MessagingErrorCode, toRemoteError } from './errors';
+import { InProcessContext } from './in-process/in-process.context';
 import { type MessageContext, toMessageContext } from './message-context';
 import { traced } from './trace-context';
 
@@ -44,6 +45,9 @@ const logger = new Logger('MessageHandler');
  * MessageContext (use no Nest parameter decorators) and returns the response, which is validated too. A bad
  * request or response becomes an InvalidPayload error reply; a TesseraError thrown by the method travels with
  * its code; anything else is logged with the correlation id and answered as HandlerFailed.
+ *
+ * A request the facade of this same process sent has passed its contract there and is not checked again
+ * (see `trustedInProcess`); the response is checked here, where it is made, so that facade trusts it in turn.
  */
 export function CommandHandler<S extends CommandSubject>(subject: S, options: HandlerOptions = {}) {
   return <M extends CommandMethod<S>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): TypedPropertyDescriptor<M> => {
@@ -53,15 +57,15 @@ export function CommandHandler<S extends CommandSubject>(subject: S, options: Ha
       const received = toMessageContext(subject, nestContext);
       const handled = handleRequest(received.headers, received.deadline);
       try {
-        return await handleCommand.call(this, data, { ...received, signal: handled.signal });
+        return await handleCommand.call(this, data, { ...received, signal: handled.signal }, trustedInProcess(nestContext));
       } finally {
         handled.done();
       }
     };
-    const handleCommand = async function (this: unknown, data: unknown, context: MessageContext): Promise<unknown> {
+    const handleCommand = async function (this: unknown, data: unknown, context: MessageContext, trusted: boolean): Promise<unknown> {
       let request: CommandRequest<S>;
       try {
-        request = parseCommandRequest(subject, data);
+        request = trusted ? (data as CommandRequest<S>) : parseCommandRequest(subject, data);
       } catch (error) {
         throw toRpcException(subject, error, context);
       }
@@ -97,7 +101,7 @@ export function EventHandler<S extends EventSubject>(subject: S, options: Handle
     const wrapped = async function (this: unknown, data: unknown, nestContext: unknown): Promise<void> {
       const context = toMessageContext(subject, nestContext);
       try {
-        const payload = parseEventPayload(subject, data);
+        const payload = trustedInProcess(nestContext) ? (data as EventPayload<S>) : parseEventPayload(subject, data);
         await traced(subject, 'process', SpanKind.CONSUMER, context, () => method.call(this, payload, context));
       } catch (error) {
         logger.error(`dropped ${subject} event (correlation id ${context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
@@ -108,6 +112,14 @@ export function EventHandler<S extends EventSubject>(subject: S, options: Handle
     EventPattern(subject, { ...options })(target, key, descriptor);
     return descriptor;
   };
+}
+
+/**
+ * Whether a payload may skip its contract check: it came over the in-process bus from this process's facade,
+ * which validated it before sending. Input from another process (NATS) or sent around the facade is checked.
+ */
+function trustedInProcess(nestContext: unknown): boolean {
+  return nestContext instanceof InProcessContext && nestContext.isValidated();
 }
 
 /** Nest passes only the payload unless told otherwise: the wrapper needs (payload, transport context). */

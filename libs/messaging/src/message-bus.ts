@@ -15,6 +15,7 @@ import {
 } from '@tessera/contracts';
 import { fromEvent, lastValueFrom, mergeMap, race, take, throwError, timeout } from 'rxjs';
 import { MessagingTimeoutError, RequestAbortedError, toMessagingError } from './errors';
+import { InProcessClient } from './in-process/in-process.client';
 import { OutboundMessage } from './outbound-message';
 
 export interface RequestOptions {
@@ -49,17 +50,24 @@ export type MessagingClient = Pick<ClientProxy, 'send' | 'emit' | 'connect' | 'c
 
 /**
  * The typed face of the message transport: services call `request` and `emit` with a subject from
- * `Subjects` and get compile-time payload types and run-time validation on both ends. Every message carries a
+ * `Subjects` and get compile-time payload types and run-time validation. Every message carries a
  * correlation id (generated when the caller has none); requests also carry their deadline.
+ *
+ * Each payload is validated where it is made (requests and events here, responses in the handler) and again
+ * where it arrives from another process (NATS). On the in-process bus nothing arrives from outside, so the
+ * receiving end trusts what the sending end checked: a call is validated twice, not four times.
  */
 export class MessageBus {
   private readonly defaultTimeoutMs: number;
+  /** Replies come from handlers in this process, which validated them (see CommandHandler). */
+  private readonly sameProcess: boolean;
 
   constructor(
     readonly client: MessagingClient,
     private readonly options: MessageBusOptions = {},
   ) {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.sameProcess = client instanceof InProcessClient;
   }
 
   /**
@@ -75,7 +83,7 @@ export class MessageBus {
     const headers = this.headersFor(options.headers, { [MessageHeaders.Deadline]: String(Date.now() + timeoutMs), [MessageHeaders.CallId]: callId }, span);
     let response: unknown;
     try {
-      const reply$ = this.client.send<unknown>(subject, new OutboundMessage(request, headers)).pipe(timeout({ first: timeoutMs, with: () => throwError(() => new MessagingTimeoutError(subject, timeoutMs)) }));
+      const reply$ = this.client.send<unknown>(subject, new OutboundMessage(request, headers, true)).pipe(timeout({ first: timeoutMs, with: () => throwError(() => new MessagingTimeoutError(subject, timeoutMs)) }));
       const { signal } = options;
       const aborted$ = signal ? fromEvent(signal, 'abort').pipe(take(1), mergeMap(() => throwError(() => new RequestAbortedError(subject)))) : undefined;
       response = await lastValueFrom(aborted$ ? race(reply$, aborted$) : reply$, { defaultValue: undefined });
@@ -87,7 +95,7 @@ export class MessageBus {
       throw failure;
     }
     endSpan(span);
-    return parseCommandResponse(subject, response);
+    return this.sameProcess ? (response as CommandResponse<S>) : parseCommandResponse(subject, response);
   }
 
   /** Publishes an event to every queue group listening; resolves once it is handed to the transport. */
@@ -95,7 +103,7 @@ export class MessageBus {
     const event = parseEventPayload(subject, payload);
     const span = tracer().startSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'tessera', 'messaging.destination.name': subject } });
     try {
-      await lastValueFrom(this.client.emit<unknown>(subject, new OutboundMessage(event, this.headersFor(options.headers, {}, span))), { defaultValue: undefined });
+      await lastValueFrom(this.client.emit<unknown>(subject, new OutboundMessage(event, this.headersFor(options.headers, {}, span), true)), { defaultValue: undefined });
     } catch (error) {
       const failure = toMessagingError(subject, error);
       endSpan(span, failure);

@@ -35,6 +35,29 @@ describe('the embedded change feed', () => {
     expect(await ids(users)).toEqual([1]);
   });
 
+  it('gives events taken long after their writes the documents as they were at each change', async () => {
+    const coll = client.db('app').collection('c');
+    const stream = coll.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' });
+    await coll.insertMany(Array.from({ length: 3 }, (_, i) => ({ _id: i, v: 'inserted' })));
+    await coll.updateOne({ _id: 0 }, { $set: { v: 'updated' } });
+    await coll.updateOne({ _id: 0 }, { $set: { v: 'updated again' } });
+    await coll.deleteOne({ _id: 0 });
+    const events = [];
+    for (let e = await stream.tryNext(); e; e = await stream.tryNext()) events.push(e);
+    expect(events.map((e) => [e.operationType, e.documentKey?._id, e.fullDocument?.['v'] ?? null, e.fullDocumentBeforeChange?.['v'] ?? null])).toEqual([
+      ['insert', 0, 'inserted', null],
+      ['insert', 1, 'inserted', null],
+      ['insert', 2, 'inserted', null],
+      ['update', 0, 'updated', 'inserted'],
+      ['update', 0, 'updated again', 'updated'],
+      ['delete', 0, null, 'updated again'],
+    ]);
+    // Each event is a copy: changing one changes neither the store nor a later event.
+    (events[0].fullDocument as { v: string }).v = 'changed by a consumer';
+    expect(await coll.findOne({ _id: 1 })).toEqual({ _id: 1, v: 'inserted' });
+    await stream.close();
+  });
+
   it('filters and reshapes events with a pipeline', async () => {
     const coll = client.db('app').collection('c');
     const stream = coll.watch([{ $match: { operationType: 'delete' } }, { $project: { operationType: 1, documentKey: 1 } }]);

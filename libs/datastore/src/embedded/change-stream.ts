@@ -12,6 +12,9 @@ import { diffDocuments } from '../engine/update';
 import { type CommitRecord, type LogOp } from './log-files';
 import { type ServiceStore } from './service-store';
 
+/** How many events the async iterator hands out before it lets the event loop turn once. */
+const YIELD_EVERY = 64;
+
 export interface ChangeScope {
   db?: string;
   coll?: string;
@@ -75,8 +78,24 @@ export function toChangeEvent(record: CommitRecord, index: number, options: Watc
   }
 }
 
+/** An operation of a durable commit record whose event is made when a consumer takes it. */
+class LoggedOp {
+  constructor(
+    readonly record: CommitRecord,
+    readonly index: number,
+    /** The document an update's `updateLookup` found when the change was accepted. */
+    readonly found: Document | null | undefined,
+  ) {}
+}
+
+function cloneOrNull(doc: Document | null): Document | null {
+  return doc ? cloneValue(doc) : null;
+}
+
 export class EmbeddedChangeStream implements ChangeStream {
-  private readonly queue: ChangeEvent[] = [];
+  /** Events not yet handed out, from `head` on: shift() on an array of 10,000 copies the rest each time. */
+  private queue: Array<ChangeEvent | LoggedOp | undefined> = [];
+  private head = 0;
   private waiter?: { resolve: (e: ChangeEvent) => void; reject: (error: unknown) => void };
   private unsubscribe?: () => void;
   private closed = false;
@@ -113,10 +132,15 @@ export class EmbeddedChangeStream implements ChangeStream {
       if (record.seq < afterSeq || (record.seq === afterSeq && i <= afterIndex)) continue;
       const op = record.ops[i];
       if (!inScope(op, this.scope)) continue;
-      const event = toChangeEvent(record, i, this.options, (db, coll, id) => {
-        const rec = this.store.collection(db, coll)?.get(id);
-        return rec ? cloneValue(rec.doc) : null;
-      });
+      if (this.pipeline.length === 0 && !this.waiter) {
+        // Made into an event when handed out, not here: this runs when the write is durable, before the
+        // writer hears so, and an insertMany of 10,000 documents waited for 10,000 events to be built.
+        // Stored documents are never changed in place (a write replaces them), so the event is the same;
+        // an update's looked-up document is taken now, as it is at the time of the change.
+        this.queue.push(new LoggedOp(record, i, op.k === 'u' && this.options.fullDocument === 'updateLookup' ? this.lookup(op.d, op.c as string, (op.doc as Document)._id) : undefined));
+        continue;
+      }
+      const event = toChangeEvent(record, i, this.options, (db, coll, id) => cloneOrNull(this.lookup(db, coll, id)));
       if (!event) continue;
       const passed = this.pipeline.length === 0 ? event : (runPipeline([event as unknown as Document], this.pipeline)[0] as unknown as ChangeEvent | undefined);
       if (!passed) continue;
@@ -129,6 +153,10 @@ export class EmbeddedChangeStream implements ChangeStream {
         this.queue.push(passed);
       }
     }
+  }
+
+  private lookup(db: string, coll: string, id: unknown): Document | null {
+    return this.store.collection(db, coll)?.get(id)?.doc ?? null;
   }
 
   /** Ends the stream with `error` (its pipeline failed on an event): no more events, next() rejects. */
@@ -149,7 +177,7 @@ export class EmbeddedChangeStream implements ChangeStream {
 
   async next(): Promise<ChangeEvent> {
     if (this.failure) throw this.failure;
-    const ready = this.queue.shift();
+    const ready = this.take();
     if (ready) {
       this.resumeToken = ready._id;
       return ready;
@@ -160,9 +188,28 @@ export class EmbeddedChangeStream implements ChangeStream {
     });
   }
 
+  /** The next event to hand out, if any (made from its logged operation now when accept() deferred it). */
+  private take(): ChangeEvent | undefined {
+    while (this.head < this.queue.length) {
+      const item = this.queue[this.head];
+      this.queue[this.head++] = undefined;
+      if (this.head === this.queue.length) {
+        this.queue = [];
+        this.head = 0;
+      } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+      if (!(item instanceof LoggedOp)) return item;
+      const event = toChangeEvent(item.record, item.index, this.options, () => cloneOrNull(item.found ?? null));
+      if (event) return event;
+    }
+    return undefined;
+  }
+
   async tryNext(): Promise<ChangeEvent | null> {
     if (this.failure) throw this.failure;
-    const ready = this.queue.shift();
+    const ready = this.take();
     if (!ready) return null;
     this.resumeToken = ready._id;
     return ready;
@@ -180,8 +227,12 @@ export class EmbeddedChangeStream implements ChangeStream {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<ChangeEvent> {
+    let handed = 0;
     while (!this.closed) {
       try {
+        // A backlog (one insertMany of 10,000 documents) resolves every next() at once, in one chain of
+        // microtasks that would hold the event loop (HTTP responses, timers, I/O) until it is drained.
+        if (++handed % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
         yield await this.next();
       } catch (error) {
         if (this.closed) return;

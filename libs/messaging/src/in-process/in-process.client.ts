@@ -42,8 +42,8 @@ export class InProcessClient extends ClientProxy {
     const subject = this.normalizePattern(partialPacket.pattern as MsPattern);
     let active = true;
     try {
-      const { data, headers } = unwrapOutbound(packet.data);
-      const serialized = JSON.stringify({ pattern: subject, data, id: packet.id });
+      const { data, headers, validated } = unwrapOutbound(packet.data);
+      const serialized = JSON.stringify(validated ? { pattern: subject, data, id: packet.id, validated } : { pattern: subject, data, id: packet.id });
       const reply = (text: string): void => {
         if (!active) return;
         const answer = JSON.parse(text) as WritePacket & { id?: string };
@@ -66,8 +66,8 @@ export class InProcessClient extends ClientProxy {
 
   protected async dispatchEvent<T = undefined>(packet: ReadPacket): Promise<T> {
     const subject = this.normalizePattern(packet.pattern as MsPattern);
-    const { data, headers } = unwrapOutbound(packet.data);
-    this.bus.publish(subject, JSON.stringify({ pattern: subject, data }), headers);
+    const { data, headers, validated } = unwrapOutbound(packet.data);
+    this.bus.publish(subject, JSON.stringify(validated ? { pattern: subject, data, validated } : { pattern: subject, data }), headers);
     return undefined as T;
   }
 }

@@ -20,6 +20,7 @@ interface IncomingPacket {
   id?: string;
   pattern?: unknown;
   data?: unknown;
+  validated?: boolean;
 }
 
 /**
@@ -84,7 +85,7 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
       delivery.reply?.(JSON.stringify({ err: { status: 'error', message: 'unreadable message' }, isDisposed: true }));
       return;
     }
-    const context = new InProcessContext([delivery.subject, delivery.headers]);
+    const context = new InProcessContext([delivery.subject, delivery.headers, packet.validated === true]);
     const { id } = packet;
     if (id === undefined || !delivery.reply) {
       await this.handleEvent(pattern, { pattern, data: packet.data }, context);
