@@ -26,3 +26,4 @@ export {
 } from './history/server-history';
 export { compactChangesets, type CompactionResult } from './history/compaction';
 export * from './wire/partition';
+export * from './translate';

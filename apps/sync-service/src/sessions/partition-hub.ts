@@ -17,10 +17,16 @@ interface PartitionEntry {
   tail: Promise<unknown>;
 }
 
+/** Makes the history object of a partition (the translation between changesets and documents hooks in here). */
+export type HistoryFactory = (storage: HistoryStorage, key: string) => ServerHistory;
+
 export class PartitionHub {
   private readonly partitions = new Map<string, PartitionEntry>();
 
-  constructor(private readonly storage: HistoryStorage = new MemoryHistoryStorage()) {}
+  constructor(
+    private readonly storage: HistoryStorage = new MemoryHistoryStorage(),
+    private readonly createHistory: HistoryFactory = (store, key) => new ServerHistory(store, key),
+  ) {}
 
   /** The key of a partition: the app's `_id` and the canonical partition value text. */
   static key(appId: string, canonicalPartition: string): string {
@@ -55,7 +61,7 @@ export class PartitionHub {
   private entry(key: string): PartitionEntry {
     let entry = this.partitions.get(key);
     if (!entry) {
-      entry = { history: new ServerHistory(this.storage, key), listeners: new Set(), tail: Promise.resolve() };
+      entry = { history: this.createHistory(this.storage, key), listeners: new Set(), tail: Promise.resolve() };
       this.partitions.set(key, entry);
     }
     return entry;

@@ -29,7 +29,6 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     handleProtocols: (offered: Set<string>) => negotiateSubprotocol([...offered])?.protocol ?? false,
   });
   private readonly users = new Map<string, AppUserStore>();
-  private readonly hub = new PartitionHub();
   private server: Server | undefined;
   private readonly listener = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     void this.upgrade(request, socket, head).catch((error: unknown) => {
@@ -43,6 +42,7 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     private readonly deployed: DeployedApps,
     private readonly keys: SigningKeyStore,
     private readonly dataSources: DataSources,
+    private readonly hub: PartitionHub,
   ) {}
 
   onApplicationBootstrap(): void {
