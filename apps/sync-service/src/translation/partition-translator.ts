@@ -190,7 +190,7 @@ export class PartitionTranslator {
       const found = await this.collection(context, location)
         .find({ _id: { $in: objects.map((o) => primaryKeyToBson(o.object)) } })
         .toArray();
-      const byId = new Map(found.map((doc) => [EJSON.stringify({ id: doc['_id'] }, { relaxed: false }), doc as BsonDocument]));
+      const byId = new Map(found.map((doc) => [EJSON.stringify({ id: doc['_id'] }, { relaxed: false }), doc]));
       for (const object of objects) {
         const doc = byId.get(EJSON.stringify({ id: primaryKeyToBson(object.object) }, { relaxed: false })) ?? null;
         if (doc && documentPartition(doc, context.partitioning) !== ref.partition) {
@@ -249,7 +249,7 @@ export class PartitionTranslator {
           .toArray();
         const instructions: Instruction[] = [];
         for (const doc of page) {
-          const written = objectInstructions(context.schema, table, doc as BsonDocument);
+          const written = objectInstructions(context.schema, table, doc);
           if (written.ok) instructions.push(...written.instructions);
           else this.logger.warn({ msg: 'sync document skipped: it does not fit the schema', appId: ref.appId, partition: ref.partition, table, reason: written.reason });
         }

@@ -120,5 +120,5 @@ function canonical(value: unknown): string {
     entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
-  return JSON.stringify(String(value));
+  return typeof value === 'bigint' ? `n${value.toString()}` : JSON.stringify(typeof value);
 }

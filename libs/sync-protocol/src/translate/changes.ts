@@ -110,7 +110,7 @@ class ObjectWriter {
         if (value !== undefined && value !== null && !isPlainDocument(value)) this.fail(where, 'a dictionary must be a document');
         this.out.push({ type: 'Clear', table: this.table, object: this.object, field, path, collectionType: 'Dictionary' });
         const embedded = this.embedded(column);
-        for (const [key, item] of Object.entries((value ?? {}) as BsonDocument)) {
+        for (const [key, item] of Object.entries((value ?? {}))) {
           if (embedded && isPlainDocument(item)) {
             this.set(field, [...path, key], { type: 'ObjectValue' });
             this.fields(embedded, field, [...path, key], item);
@@ -128,13 +128,20 @@ class ObjectWriter {
   /** A Mixed value: a scalar, or a nested list (array) or dictionary (document). */
   private mixed(field: string, path: PathElement[], value: unknown, how: 'set' | 'insert'): void {
     const put = (p: Payload): void => (how === 'set' ? this.set(field, path, p) : this.insert(field, path, p));
+    // Creating a nested collection where one of that kind exists keeps it (realm-core makes that idempotent),
+    // so it is cleared too: the slot then holds exactly the document's elements.
+    const clear = (collectionType: 'List' | 'Dictionary'): void => {
+      this.out.push({ type: 'Clear', table: this.table, object: this.object, field, path, collectionType });
+    };
     if (Array.isArray(value)) {
       put({ type: 'List' });
+      clear('List');
       value.forEach((item, i) => this.mixed(field, [...path, i], item, 'insert'));
       return;
     }
     if (isPlainDocument(value)) {
       put({ type: 'Dictionary' });
+      clear('Dictionary');
       for (const [key, item] of Object.entries(value)) this.mixed(field, [...path, key], item, 'set');
       return;
     }

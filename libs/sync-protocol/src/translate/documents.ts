@@ -49,20 +49,12 @@ export function touchedObjects(instructions: readonly Instruction[]): Array<{ ke
 }
 
 function payloadPartition(p: Payload): PartitionValue | undefined {
-  switch (p.type) {
-    case 'Null':
-      return { type: 'null' };
-    case 'String':
-      return { type: 'string', value: p.value };
-    case 'Int':
-      return { type: 'int', value: BigInt(p.value) };
-    case 'ObjectId':
-      return { type: 'objectId', value: p.value };
-    case 'UUID':
-      return { type: 'uuid', value: p.value };
-    default:
-      return undefined;
-  }
+  if (p.type === 'Null') return { type: 'null' };
+  if (p.type === 'String') return { type: 'string', value: p.value };
+  if (p.type === 'Int') return { type: 'int', value: BigInt(p.value) };
+  if (p.type === 'ObjectId') return { type: 'objectId', value: p.value };
+  if (p.type === 'UUID') return { type: 'uuid', value: p.value };
+  return undefined;
 }
 
 /**
@@ -110,26 +102,19 @@ function slotOf(doc: BsonDocument, field: string, path: readonly (string | numbe
 }
 
 function read(slot: Slot): unknown {
-  return Array.isArray(slot.parent) ? slot.parent[slot.key as number] : (slot.parent as BsonDocument)[slot.key as string];
+  return Array.isArray(slot.parent) ? slot.parent[slot.key as number] : (slot.parent)[slot.key as string];
 }
 
 function write(slot: Slot, value: unknown): void {
   if (Array.isArray(slot.parent)) slot.parent[slot.key as number] = value;
-  else (slot.parent as BsonDocument)[slot.key as string] = value;
+  else (slot.parent)[slot.key as string] = value;
 }
 
 /** The stored form of a payload; a collection or embedded object keeps what the slot holds when of that kind. */
 function storedValue(p: Payload, existing: unknown): unknown {
-  switch (p.type) {
-    case 'ObjectValue':
-    case 'Dictionary':
-      return isPlainDocument(existing) ? existing : {};
-    case 'List':
-    case 'Set':
-      return Array.isArray(existing) ? existing : [];
-    default:
-      return payloadToBson(p);
-  }
+  if (p.type === 'ObjectValue' || p.type === 'Dictionary') return isPlainDocument(existing) ? existing : {};
+  if (p.type === 'List' || p.type === 'Set') return Array.isArray(existing) ? existing : [];
+  return payloadToBson(p);
 }
 
 function addInteger(current: unknown, delta: bigint): unknown {
@@ -177,7 +162,7 @@ function applyPath(doc: BsonDocument, instr: Exclude<Instruction, { type: 'AddTa
     case 'Update': {
       if (instr.value.type === 'Erased') {
         if (Array.isArray(slot.parent)) return false;
-        delete (slot.parent as BsonDocument)[slot.key as string];
+        delete (slot.parent)[slot.key as string];
         return true;
       }
       if (Array.isArray(slot.parent) && (slot.key as number) >= slot.parent.length) return false;

@@ -86,7 +86,16 @@ export function checkSchemaChanges(schema: SyncSchema, instructions: readonly In
         return { ok: false, message: `breaking schema change: removing the table "${instr.table}" is not allowed` };
       case 'EraseColumn':
         return { ok: false, message: `breaking schema change: removing the field "${instr.table}.${instr.field}" is not allowed` };
-      default:
+      case 'CreateObject':
+      case 'EraseObject':
+      case 'Update':
+      case 'AddInteger':
+      case 'ArrayInsert':
+      case 'ArrayMove':
+      case 'ArrayErase':
+      case 'Clear':
+      case 'SetInsert':
+      case 'SetErase':
         continue;
     }
   }

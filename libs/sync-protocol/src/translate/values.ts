@@ -74,22 +74,17 @@ export function primaryKeyToBson(pk: PrimaryKey): unknown {
 /** The primary key a BSON `_id` stands for under a table's primary key type, or undefined when it does not fit. */
 export function primaryKeyFromBson(value: unknown, pkType: PayloadType, nullable: boolean): PrimaryKey | undefined {
   if (value === null || value === undefined) return nullable ? { type: 'Null' } : undefined;
-  switch (pkType) {
-    case 'Int': {
-      const v = int64Of(value);
-      return v === undefined ? undefined : { type: 'Int', value: normalizeInt64(v) };
-    }
-    case 'String':
-      return typeof value === 'string' ? { type: 'String', value } : undefined;
-    case 'ObjectId':
-      return value instanceof ObjectId ? { type: 'ObjectId', value: value.toHexString() } : undefined;
-    case 'UUID': {
-      const hex = uuidHexOf(value);
-      return hex === undefined ? undefined : { type: 'UUID', value: hex };
-    }
-    default:
-      return undefined;
+  if (pkType === 'Int') {
+    const v = int64Of(value);
+    return v === undefined ? undefined : { type: 'Int', value: normalizeInt64(v) };
   }
+  if (pkType === 'String') return typeof value === 'string' ? { type: 'String', value } : undefined;
+  if (pkType === 'ObjectId') return value instanceof ObjectId ? { type: 'ObjectId', value: value.toHexString() } : undefined;
+  if (pkType === 'UUID') {
+    const hex = uuidHexOf(value);
+    return hex === undefined ? undefined : { type: 'UUID', value: hex };
+  }
+  return undefined;
 }
 
 /** The BSON value of a scalar payload (links become the target's primary key). Collections and markers have none. */
@@ -169,7 +164,12 @@ export function scalarPayload(value: unknown, valueType: PayloadType, link?: { t
       const key = primaryKeyFromBson(value, link.pkType, false);
       return key ? { type: 'Link', table: link.table, key } : undefined;
     }
-    default:
+    case 'GlobalKey':
+    case 'ObjectValue':
+    case 'Dictionary':
+    case 'Erased':
+    case 'List':
+    case 'Set':
       return undefined;
   }
 }
