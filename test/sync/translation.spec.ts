@@ -1,6 +1,6 @@
 import { type AppConfig } from '@tessera/app-config';
 import {
-  type AddColumn,
+  columnOf,
   encodeChangeset,
   type Instruction,
   ObjectStore,
@@ -21,29 +21,19 @@ import { connect, type SyncTestClient, syncUrl } from './sync-test-client';
 
 const everyone = { roles: [{ name: 'everyone', apply_when: {}, read: true, write: true, insert: true, delete: true, search: true }] };
 
-const column = (table: string, field: string, valueType: AddColumn['valueType'], extra: Partial<AddColumn> = {}): AddColumn => ({
-  type: 'AddColumn',
-  table,
-  field,
-  valueType,
-  nullable: false,
-  collectionType: 'Single',
-  keyType: 'Null',
-  ...extra,
-});
 
 /** The schema a Dog client writes first: scalars, a list, a set, a dictionary and an embedded address. */
 const dogSchema: Instruction[] = [
   { type: 'AddTable', table: 'Dog', spec: { kind: 'TopLevel', asymmetric: false, pkField: '_id', pkType: 'ObjectId', pkNullable: false } },
   { type: 'AddTable', table: 'Address', spec: { kind: 'Embedded' } },
-  column('Address', 'street', 'String'),
-  column('Dog', '_partition', 'String', { nullable: true }),
-  column('Dog', 'name', 'String'),
-  column('Dog', 'age', 'Int'),
-  column('Dog', 'toys', 'String', { collectionType: 'List' }),
-  column('Dog', 'tags', 'String', { collectionType: 'Set' }),
-  column('Dog', 'marks', 'Int', { collectionType: 'Dictionary', keyType: 'String' }),
-  column('Dog', 'address', 'Link', { nullable: true, linkTargetTable: 'Address' }),
+  columnOf('Address', 'street', 'String'),
+  columnOf('Dog', '_partition', 'String', { nullable: true }),
+  columnOf('Dog', 'name', 'String'),
+  columnOf('Dog', 'age', 'Int'),
+  columnOf('Dog', 'toys', 'String', { collectionType: 'List' }),
+  columnOf('Dog', 'tags', 'String', { collectionType: 'Set' }),
+  columnOf('Dog', 'marks', 'Int', { collectionType: 'Dictionary', keyType: 'String' }),
+  columnOf('Dog', 'address', 'Link', { nullable: true, linkTargetTable: 'Address' }),
 ];
 
 const oid = (hex: string): PrimaryKey => ({ type: 'ObjectId', value: hex });
@@ -310,8 +300,8 @@ describe('sync translation between changesets and documents', () => {
   it('without development mode, accepts a client schema that matches the app schema and refuses one that adds a type (225)', async () => {
     const catSchema: Instruction[] = [
       { type: 'AddTable', table: 'Cat', spec: { kind: 'TopLevel', asymmetric: false, pkField: '_id', pkType: 'ObjectId', pkNullable: false } },
-      column('Cat', '_partition', 'String', { nullable: true }),
-      column('Cat', 'name', 'String'),
+      columnOf('Cat', '_partition', 'String', { nullable: true }),
+      columnOf('Cat', 'name', 'String'),
     ];
     const client = await EngineClient.open(host, strictApp, '"c1"');
     const id = new ObjectId().toHexString();

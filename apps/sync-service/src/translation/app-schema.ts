@@ -5,7 +5,7 @@
  * keeps per collection (bsonType, properties, items, required, relationships for links).
  */
 import { type AppConfig, type CollectionRule, type JsonSchema, isDataSourceType, isFederatedType } from '@tessera/app-config';
-import { type AddColumn, type CollectionType, type PayloadType, type SyncSchema, type SyncTable } from '@tessera/sync-protocol';
+import { type AddColumn, type CollectionType, columnOf, type PayloadType, type SyncSchema, type SyncTable } from '@tessera/sync-protocol';
 
 export interface CollectionRef {
   db: string;
@@ -103,20 +103,20 @@ class SchemaReader {
       collectionType = 'Dictionary';
       element = property['additionalProperties'] as JsonSchema;
     }
-    const base = { type: 'AddColumn' as const, table: tableName, field, collectionType, keyType: (collectionType === 'Dictionary' ? 'String' : 'Null') as PayloadType };
+    const shape = { collectionType, keyType: (collectionType === 'Dictionary' ? 'String' : 'Null') as PayloadType };
     const linked = this.linkTarget(rule, field);
-    if (linked) return { ...base, valueType: 'Link', nullable: collectionType === 'Single', linkTargetTable: linked };
+    if (linked) return columnOf(tableName, field, 'Link', { ...shape, nullable: collectionType === 'Single', linkTargetTable: linked });
     const elementType = bsonTypeOf(element);
     if (elementType === 'object') {
       const embeddedName = element.title ?? `${tableName}_${field}`;
       const embedded: SyncTable = { name: embeddedName, spec: { kind: 'Embedded' }, columns: new Map() };
       this.schema.set(embeddedName, embedded);
       this.fill(embedded, element, undefined);
-      return { ...base, valueType: 'Link', nullable: collectionType === 'Single', linkTargetTable: embeddedName };
+      return columnOf(tableName, field, 'Link', { ...shape, nullable: collectionType === 'Single', linkTargetTable: embeddedName });
     }
     const valueType = elementType === undefined ? undefined : scalarTypes[elementType];
     if (valueType === undefined) return undefined;
-    return { ...base, valueType, nullable: valueType === 'Null' || (collectionType === 'Single' && !required) };
+    return columnOf(tableName, field, valueType, { ...shape, nullable: valueType === 'Null' || (collectionType === 'Single' && !required) });
   }
 }
 

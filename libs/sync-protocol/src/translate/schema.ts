@@ -4,7 +4,7 @@
  * first changesets; this decides whether the server accepts it (development mode adds what is new; without
  * it, App Services refuses every change from clients) and writes the server's schema into server changesets.
  */
-import type { AddColumn, AddTable, Instruction, PayloadType, TableSpec } from '../changeset/types';
+import { type AddColumn, type AddTable, type Instruction, isPathInstruction, type PayloadType, type TableSpec } from '../changeset/types';
 
 export interface SyncTable {
   name: string;
@@ -13,6 +13,11 @@ export interface SyncTable {
 }
 
 export type SyncSchema = Map<string, SyncTable>;
+
+/** An AddColumn of a required single value unless `extra` says otherwise. */
+export function columnOf(table: string, field: string, valueType: PayloadType, extra: Partial<AddColumn> = {}): AddColumn {
+  return { type: 'AddColumn', table, field, valueType, nullable: false, collectionType: 'Single', keyType: 'Null', ...extra };
+}
 
 export type SchemaCheck = { ok: true; schema: SyncSchema; changed: boolean } | { ok: false; message: string };
 
@@ -57,6 +62,7 @@ export function checkSchemaChanges(schema: SyncSchema, instructions: readonly In
     return next;
   };
   for (const instr of instructions) {
+    if (isPathInstruction(instr) || instr.type === 'CreateObject' || instr.type === 'EraseObject') continue;
     switch (instr.type) {
       case 'AddTable': {
         const existing = next.get(instr.table);
@@ -86,17 +92,6 @@ export function checkSchemaChanges(schema: SyncSchema, instructions: readonly In
         return { ok: false, message: `breaking schema change: removing the table "${instr.table}" is not allowed` };
       case 'EraseColumn':
         return { ok: false, message: `breaking schema change: removing the field "${instr.table}.${instr.field}" is not allowed` };
-      case 'CreateObject':
-      case 'EraseObject':
-      case 'Update':
-      case 'AddInteger':
-      case 'ArrayInsert':
-      case 'ArrayMove':
-      case 'ArrayErase':
-      case 'Clear':
-      case 'SetInsert':
-      case 'SetErase':
-        continue;
     }
   }
   return { ok: true, schema: next, changed };

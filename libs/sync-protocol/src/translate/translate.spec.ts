@@ -1,37 +1,27 @@
 import { type Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
-import type { AddColumn, Instruction, PrimaryKey } from '../changeset/types';
+import type { Instruction, PrimaryKey } from '../changeset/types';
 import { parsePartitionValue } from '../wire/partition';
 import { ObjectStore } from '../state/object-store';
 import { documentPartition, objectInstructions, type Partitioning, translateDocumentChange } from './changes';
 import { applyToDocuments, type DocumentSet, objectKey, type PartitionBinding, partitionViolation, touchedObjects } from './documents';
-import { checkSchemaChanges, schemaInstructions, type SyncSchema } from './schema';
+import { checkSchemaChanges, columnOf, schemaInstructions, type SyncSchema } from './schema';
 import { decimalFromBson, decimalToBson, mixedPayload, partitionValueFromBson, payloadToBson, scalarPayload } from './values';
 
-const column = (table: string, field: string, valueType: AddColumn['valueType'], extra: Partial<AddColumn> = {}): AddColumn => ({
-  type: 'AddColumn',
-  table,
-  field,
-  valueType,
-  nullable: false,
-  collectionType: 'Single',
-  keyType: 'Null',
-  ...extra,
-});
 
 const dogSchemaInstructions: Instruction[] = [
   { type: 'AddTable', table: 'Dog', spec: { kind: 'TopLevel', asymmetric: false, pkField: '_id', pkType: 'ObjectId', pkNullable: false } },
   { type: 'AddTable', table: 'Address', spec: { kind: 'Embedded' } },
-  column('Address', 'street', 'String'),
-  column('Dog', '_partition', 'String', { nullable: true }),
-  column('Dog', 'name', 'String'),
-  column('Dog', 'age', 'Int', { nullable: true }),
-  column('Dog', 'toys', 'String', { collectionType: 'List' }),
-  column('Dog', 'tags', 'String', { collectionType: 'Set' }),
-  column('Dog', 'marks', 'Int', { collectionType: 'Dictionary', keyType: 'String' }),
-  column('Dog', 'address', 'Link', { nullable: true, linkTargetTable: 'Address' }),
-  column('Dog', 'homes', 'Link', { collectionType: 'List', linkTargetTable: 'Address' }),
-  column('Dog', 'friend', 'Link', { nullable: true, linkTargetTable: 'Dog' }),
-  column('Dog', 'extra', 'Null', { nullable: true }),
+  columnOf('Address', 'street', 'String'),
+  columnOf('Dog', '_partition', 'String', { nullable: true }),
+  columnOf('Dog', 'name', 'String'),
+  columnOf('Dog', 'age', 'Int', { nullable: true }),
+  columnOf('Dog', 'toys', 'String', { collectionType: 'List' }),
+  columnOf('Dog', 'tags', 'String', { collectionType: 'Set' }),
+  columnOf('Dog', 'marks', 'Int', { collectionType: 'Dictionary', keyType: 'String' }),
+  columnOf('Dog', 'address', 'Link', { nullable: true, linkTargetTable: 'Address' }),
+  columnOf('Dog', 'homes', 'Link', { collectionType: 'List', linkTargetTable: 'Address' }),
+  columnOf('Dog', 'friend', 'Link', { nullable: true, linkTargetTable: 'Dog' }),
+  columnOf('Dog', 'extra', 'Null', { nullable: true }),
 ];
 
 function dogSchema(): SyncSchema {
@@ -103,7 +93,7 @@ describe('translate: schema', () => {
   });
 
   it('adds new tables and columns in development mode only', () => {
-    const extra: Instruction[] = [column('Dog', 'weight', 'Double')];
+    const extra: Instruction[] = [columnOf('Dog', 'weight', 'Double')];
     expect(checkSchemaChanges(dogSchema(), extra, true)).toMatchObject({ ok: true, changed: true });
     expect(checkSchemaChanges(dogSchema(), extra, false)).toEqual({
       ok: false,
@@ -112,7 +102,7 @@ describe('translate: schema', () => {
   });
 
   it('refuses a column whose type changed, an other primary key, and erasures, even in development mode', () => {
-    expect(checkSchemaChanges(dogSchema(), [column('Dog', 'name', 'Int')], true)).toMatchObject({ ok: false, message: expect.stringContaining('"Dog.name" has been changed from "string" to "int"') });
+    expect(checkSchemaChanges(dogSchema(), [columnOf('Dog', 'name', 'Int')], true)).toMatchObject({ ok: false, message: expect.stringContaining('"Dog.name" has been changed from "string" to "int"') });
     expect(checkSchemaChanges(dogSchema(), [{ type: 'AddTable', table: 'Dog', spec: { kind: 'TopLevel', asymmetric: false, pkField: '_id', pkType: 'String', pkNullable: false } }], true)).toMatchObject({ ok: false });
     expect(checkSchemaChanges(dogSchema(), [{ type: 'EraseColumn', table: 'Dog', field: 'name' }], true)).toMatchObject({ ok: false });
     expect(checkSchemaChanges(dogSchema(), [{ type: 'EraseTable', table: 'Dog' }], true)).toMatchObject({ ok: false });

@@ -55,36 +55,17 @@ function uuidHexOf(value: unknown): string | undefined {
 
 /** The BSON value of a primary key. */
 export function primaryKeyToBson(pk: PrimaryKey): unknown {
-  switch (pk.type) {
-    case 'Null':
-      return null;
-    case 'Int':
-      return Long.fromBigInt(BigInt(pk.value));
-    case 'String':
-      return pk.value;
-    case 'ObjectId':
-      return new ObjectId(pk.value);
-    case 'UUID':
-      return new UUID(pk.value);
-    case 'GlobalKey':
-      return `${String(pk.hi)}:${String(pk.lo)}`;
-  }
+  // Tables without a primary key have no synced collection; the text only keeps such keys apart.
+  if (pk.type === 'GlobalKey') return `${String(pk.hi)}:${String(pk.lo)}`;
+  return payloadToBson(pk);
 }
 
 /** The primary key a BSON `_id` stands for under a table's primary key type, or undefined when it does not fit. */
 export function primaryKeyFromBson(value: unknown, pkType: PayloadType, nullable: boolean): PrimaryKey | undefined {
   if (value === null || value === undefined) return nullable ? { type: 'Null' } : undefined;
-  if (pkType === 'Int') {
-    const v = int64Of(value);
-    return v === undefined ? undefined : { type: 'Int', value: normalizeInt64(v) };
-  }
-  if (pkType === 'String') return typeof value === 'string' ? { type: 'String', value } : undefined;
-  if (pkType === 'ObjectId') return value instanceof ObjectId ? { type: 'ObjectId', value: value.toHexString() } : undefined;
-  if (pkType === 'UUID') {
-    const hex = uuidHexOf(value);
-    return hex === undefined ? undefined : { type: 'UUID', value: hex };
-  }
-  return undefined;
+  if (pkType !== 'Int' && pkType !== 'String' && pkType !== 'ObjectId' && pkType !== 'UUID') return undefined;
+  // These four payloads have the shape of the primary key of the same type.
+  return scalarPayload(value, pkType) as PrimaryKey | undefined;
 }
 
 /** The BSON value of a scalar payload (links become the target's primary key). Collections and markers have none. */
