@@ -63,6 +63,9 @@ interface AppContext {
 
 type BsonDocument = Record<string, unknown>;
 
+/** The BSON types a valid key value of each partition key type has (`$type` aliases). */
+const keyBsonTypes: Record<Partitioning['type'], string[]> = { string: ['string'], long: ['int', 'long'], objectId: ['objectId'], uuid: ['binData'] };
+
 @Injectable()
 export class PartitionTranslator {
   private readonly logger = new Logger('SyncTranslation');
@@ -239,7 +242,8 @@ export class PartitionTranslator {
     for (const [table, spec] of context.schema) {
       const location = context.collectionOf(table);
       if (!location || spec.spec.kind !== 'TopLevel') continue;
-      const filter = binding.value.type === 'null' ? { [binding.key]: null } : { [binding.key]: binding.bson };
+      // The null partition of an optional key also holds the documents whose key has another type.
+      const filter = binding.value.type === 'null' ? { [binding.key]: { $not: { $type: keyBsonTypes[context.partitioning.type] } } } : { [binding.key]: binding.bson };
       let after: unknown;
       for (;;) {
         const page = await this.collection(context, location)
@@ -249,7 +253,8 @@ export class PartitionTranslator {
           .toArray();
         const instructions: Instruction[] = [];
         for (const doc of page) {
-          const written = objectInstructions(context.schema, table, doc);
+          if (documentPartition(doc, context.partitioning) !== ref.partition) continue;
+          const written = objectInstructions(context.schema, table, doc, undefined, context.partitioning.key);
           if (written.ok) instructions.push(...written.instructions);
           else this.logger.warn({ msg: 'sync document skipped: it does not fit the schema', appId: ref.appId, partition: ref.partition, table, reason: written.reason });
         }

@@ -156,7 +156,7 @@ class ObjectWriter {
  * table (or only the top-level `fields` given). The primary key column and the partition key are left out
  * unless the client's schema has the key as a column.
  */
-export function objectInstructions(schema: SyncSchema, table: string, doc: BsonDocument, fields?: ReadonlySet<string>): Translation {
+export function objectInstructions(schema: SyncSchema, table: string, doc: BsonDocument, fields?: ReadonlySet<string>, partitionKey?: string): Translation {
   const spec = schema.get(table);
   if (!spec || spec.spec.kind !== 'TopLevel') return { ok: false, reason: `no synced top-level table ${table}` };
   const object = documentPrimaryKey(schema, table, doc['_id']);
@@ -166,7 +166,10 @@ export function objectInstructions(schema: SyncSchema, table: string, doc: BsonD
   try {
     for (const column of spec.columns.values()) {
       if (column.field === spec.spec.pkField || (fields && !fields.has(column.field))) continue;
-      writer.column(column, column.field, [], doc[column.field]);
+      let value = doc[column.field];
+      // A key value of another type puts the document in the null partition: its client sees no value.
+      if (column.field === partitionKey && columnPayload(value, column, (t) => primaryKeyTypeOf(schema, t)) === undefined) value = null;
+      writer.column(column, column.field, [], value);
     }
   } catch (error) {
     if (error instanceof DoesNotFit) return { ok: false, reason: error.message };
@@ -236,7 +239,7 @@ export function translateDocumentChange(schema: SyncSchema, partitioning: Partit
   if (moved) erase(oldPartition);
   if (newPartition === undefined) return { changesets, skipped: moved ? undefined : `${change.table}: no valid value for the required partition key ${partitioning.key}` };
   const partial = change.operationType === 'update' && !moved && oldPartition !== undefined && change.updatedFields !== undefined;
-  const written = objectInstructions(schema, change.table, change.after, partial ? new Set(change.updatedFields) : undefined);
+  const written = objectInstructions(schema, change.table, change.after, partial ? new Set(change.updatedFields) : undefined, partitioning.key);
   if (!written.ok) return { changesets, skipped: written.reason };
   changesets.set(newPartition, [...schemaInstructions(schema, [change.table]), ...written.instructions]);
   return { changesets };
