@@ -55,6 +55,8 @@ export const SEED_BATCH = 500;
 interface AppContext {
   client: DataSourceClient;
   developmentMode: boolean;
+  /** Where development mode puts a collection per type. */
+  database: string;
   schema: SyncSchema;
   partitioning: Partitioning;
   collectionOf(table: string): CollectionRef | undefined;
@@ -115,6 +117,7 @@ export class PartitionTranslator {
     return {
       client: this.dataSources.forService(config, layout.service).client,
       developmentMode: layout.developmentMode,
+      database,
       schema,
       partitioning: { key: mode.key, type: keyType, required: mode.required },
       collectionOf,
@@ -277,8 +280,13 @@ export class PartitionTranslator {
     try {
       context = await this.context(change.appId);
     } catch (error) {
-      if (error instanceof Error && 'errorCode' in error && (error.errorCode === 'AppNotFound' || error.errorCode === 'AppNotDeployed')) return;
+      if (error instanceof Error && 'errorCode' in error && error.errorCode === 'AppNotFound') return;
       throw error;
+    }
+    if (context?.developmentMode && context.database === change.db && !context.tableOf(change.db, change.coll)) {
+      // A type another replica's clients created since this one read the development schema.
+      this.devSchemas.delete(change.appId);
+      context = await this.context(change.appId);
     }
     const table = context?.tableOf(change.db, change.coll);
     if (!context || !table) return;
