@@ -52,8 +52,14 @@ export async function startSyncHost(options: SyncHostOptions = {}): Promise<Sync
   };
 }
 
-/** Partition-based sync on key `_partition` of `type`, with anonymous login. */
+/**
+ * Partition-based sync on key `_partition` of `type`, with anonymous login, in development mode (the
+ * clients' schemas are accepted) over the app's one linked cluster.
+ */
 export function partitionSync(app: AppConfig, permissions: { read?: unknown; write?: unknown }, type = 'string'): void {
   app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
-  app.sync = { type: 'partition', state: 'enabled', database_name: 'app', partition: { key: '_partition', type, permissions } };
+  if (!app.services.some((service) => service.config.name === 'mongodb-atlas')) {
+    app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'sync-cluster' } }, collectionRules: [], rules: [], webhooks: [] });
+  }
+  app.sync = { type: 'partition', state: 'enabled', development_mode_enabled: true, database_name: 'app', partition: { key: '_partition', type, permissions } };
 }

@@ -5,15 +5,18 @@ import { SyncConnections } from './lifecycle/sync-connections';
 import { SyncEventsHandler } from './lifecycle/sync-events.handler';
 import { HistoryAppendedHandler } from './replicas/history-appended.handler';
 import { partitionHubProvider, SharedHistoryLifecycle } from './replicas/shared-history';
+import { DocumentChangeConsumer } from './translation/document-change.consumer';
+import { PartitionTranslator } from './translation/partition-translator';
 import { SyncUpgradeHandler } from './upgrade/sync-upgrade.handler';
 
 /**
  * Partition-based sync (spec 2.6): the realm-sync WebSocket on the host's HTTP server, its lifecycle
- * (spec 3), and the history shared with the other replicas through the datastore.
+ * (spec 3), the history shared with the other replicas through the datastore, and the translation that
+ * keeps the synced collections and the histories in step.
  */
 @Module({
   controllers: [SyncEventsHandler, HistoryAppendedHandler],
-  providers: [partitionHubProvider, SharedHistoryLifecycle, SyncApps, SyncConnections, SyncCompaction, SyncUpgradeHandler],
+  providers: [partitionHubProvider, SharedHistoryLifecycle, PartitionTranslator, DocumentChangeConsumer, SyncApps, SyncConnections, SyncCompaction, SyncUpgradeHandler],
   exports: [SyncCompaction, SyncConnections],
 })
 export class SyncServiceModule {}

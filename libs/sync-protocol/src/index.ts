@@ -28,3 +28,4 @@ export { compactChangesets, type CompactionResult } from './history/compaction';
 export { ClientHistory, type LocalChangeset } from './history/client-history';
 export * from './wire/partition';
 export * from './wire/partition-value';
+export * from './translate';

@@ -11,16 +11,20 @@ import { MessageBus } from '@tessera/messaging';
 import { DataSources } from '@tessera/platform';
 import { PartitionHub } from '../sessions/partition-hub';
 import { DatastoreHistoryStorage } from '../storage/datastore-history-storage';
+import { PartitionTranslator } from '../translation/partition-translator';
+import { TranslatingHistory } from '../translation/translating-history';
 
 /** How often the heads of partitions with sessions here are compared with the shared history. */
 export const HEAD_CHECK_INTERVAL_MS = 3_000;
 
 export const partitionHubProvider: Provider = {
   provide: PartitionHub,
-  inject: [DataSources, MessageBus],
-  useFactory: (dataSources: DataSources, bus: MessageBus): PartitionHub => {
+  inject: [DataSources, MessageBus, PartitionTranslator],
+  useFactory: (dataSources: DataSources, bus: MessageBus, translator: PartitionTranslator): PartitionHub => {
     const logger = new Logger('SyncService');
-    const hub = new PartitionHub(new DatastoreHistoryStorage(dataSources.platform()));
+    // Every partition's history keeps the synced collections in step with it (translation/).
+    const hub = new PartitionHub(new DatastoreHistoryStorage(dataSources.platform()), (storage, key) => new TranslatingHistory(storage, key, translator));
+    translator.attach(hub);
     hub.announceWith((announcement) => {
       // Losing one only delays other replicas until their next head check: log, never fail the upload.
       bus.emit(Subjects.SyncHistoryAppended, announcement).catch((error: unknown) => logger.warn({ err: error, partition: announcement.partition }, 'could not announce a sync history append to the other replicas'));

@@ -50,6 +50,9 @@ interface PartitionEntry {
  */
 const appendAttempts = 20;
 
+/** Makes the history object of a partition (the translation between changesets and documents hooks in here). */
+export type HistoryFactory = (storage: HistoryStorage, key: string) => ServerHistory;
+
 export class PartitionHub {
   /** This process among the replicas (its own announcements come back to it on a broadcast). */
   readonly replica = randomUUID();
@@ -57,8 +60,11 @@ export class PartitionHub {
   private readonly appendedListeners: ((appended: HistoryAppended) => Promise<void> | void)[] = [];
   private announcer: HeadAnnouncer | undefined;
 
-  /** Public for lifecycle work across a partition's client files (background compaction). */
-  constructor(readonly storage: HistoryStorage = new MemoryHistoryStorage()) {}
+  /** `storage` is public for lifecycle work across a partition's client files (background compaction). */
+  constructor(
+    readonly storage: HistoryStorage = new MemoryHistoryStorage(),
+    private readonly createHistory: HistoryFactory = (store, key) => new ServerHistory(store, key),
+  ) {}
 
   /** The key of a partition: the app's `_id` and the canonical partition value text. */
   static key(appId: string, canonicalPartition: string): string {
@@ -167,18 +173,24 @@ export class PartitionHub {
       }
     });
     const head = versions[versions.length - 1];
-    if (head !== undefined) {
-      this.noteHead(key, head);
-      this.notify(key);
-      this.announcer?.({ partition: key, version: head, replica: this.replica });
-    }
+    if (head !== undefined) this.appendedOutside(key, head);
     return result;
+  }
+
+  /**
+   * The history of `key` grew to `head` by an append made under the history's own lock (the translation's
+   * seed and writes from outside sync): wakes the sessions here and tells the other replicas.
+   */
+  appendedOutside(key: string, head: number): void {
+    this.noteHead(key, head);
+    this.notify(key);
+    this.announcer?.({ partition: key, version: head, replica: this.replica });
   }
 
   private entry(key: string): PartitionEntry {
     let entry = this.partitions.get(key);
     if (!entry) {
-      entry = { history: new ServerHistory(this.storage, key), listeners: new Set(), tail: Promise.resolve(), knownHead: 0 };
+      entry = { history: this.createHistory(this.storage, key), listeners: new Set(), tail: Promise.resolve(), knownHead: 0 };
       this.partitions.set(key, entry);
     }
     return entry;

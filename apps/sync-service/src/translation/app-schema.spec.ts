@@ -1,0 +1,75 @@
+import { type AppConfig, emptyApp } from '@tessera/app-config';
+import { Double, Int32, Long } from 'bson';
+import { appSyncLayout, syncServiceName } from './app-schema';
+import { fingerprint } from './translation-store';
+
+function app(): AppConfig {
+  const config = emptyApp('layout');
+  config.services.push({
+    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
+    collectionRules: [
+      {
+        database: 'pets',
+        collection: 'dogs',
+        schema: {
+          title: 'Dog',
+          bsonType: 'object',
+          required: ['_id', 'name'],
+          properties: {
+            _id: { bsonType: 'objectId' },
+            _partition: { bsonType: 'string' },
+            name: { bsonType: 'string' },
+            age: { bsonType: 'long' },
+            toys: { bsonType: 'array', items: { bsonType: 'string' } },
+            tags: { bsonType: 'array', uniqueItems: true, items: { bsonType: 'string' } },
+            marks: { bsonType: 'object', additionalProperties: { bsonType: 'int' } },
+            address: { bsonType: 'object', title: 'Address', properties: { street: { bsonType: 'string' } } },
+            owner: { bsonType: 'string' },
+          },
+        },
+        relationships: { owner: { ref: '#/relationship/mongodb-atlas/people/owners', name: 'owner', foreign_key: '_id', is_list: false } as never },
+      },
+      { database: 'people', collection: 'owners', schema: { title: 'Owner', bsonType: 'object', properties: { _id: { bsonType: 'string' } } } },
+    ],
+    rules: [],
+    webhooks: [],
+  });
+  config.sync = { type: 'partition', state: 'enabled', partition: { key: '_partition', type: 'string' } };
+  return config;
+}
+
+describe('sync layout of an app', () => {
+  it('finds the data-source service sync writes to', () => {
+    expect(syncServiceName(app())).toBe('mongodb-atlas');
+    expect(syncServiceName({ ...app(), sync: { service_name: 'other' } })).toBe('other');
+  });
+
+  it('maps each schema title to its collection and reads its table from the JSON schema', () => {
+    const layout = appSyncLayout(app());
+    expect(layout?.collections.get('Dog')).toEqual({ db: 'pets', coll: 'dogs' });
+    const dog = layout?.schema.get('Dog');
+    expect(dog?.spec).toEqual({ kind: 'TopLevel', asymmetric: false, pkField: '_id', pkType: 'ObjectId', pkNullable: false });
+    expect(layout?.schema.get('Owner')?.spec).toMatchObject({ pkType: 'String' });
+    const columns = Object.fromEntries([...(dog?.columns.values() ?? [])].map((c) => [c.field, [c.valueType, c.collectionType, c.linkTargetTable ?? '', c.nullable]]));
+    expect(columns).toEqual({
+      _partition: ['String', 'Single', '', true],
+      name: ['String', 'Single', '', false],
+      age: ['Int', 'Single', '', true],
+      toys: ['String', 'List', '', false],
+      tags: ['String', 'Set', '', false],
+      marks: ['Int', 'Dictionary', '', false],
+      address: ['Link', 'Single', 'Address', true],
+      owner: ['Link', 'Single', 'Owner', true],
+    });
+    expect(layout?.schema.get('Address')?.spec).toEqual({ kind: 'Embedded' });
+    expect(layout?.developmentMode).toBe(false);
+  });
+});
+
+describe('document fingerprints', () => {
+  it('do not depend on field order or on the width a store returns numbers in', () => {
+    expect(fingerprint({ a: Long.fromNumber(5), b: [new Int32(1)], c: { d: 2 } })).toBe(fingerprint({ c: { d: new Double(2) }, b: [1], a: 5 }));
+    expect(fingerprint({ a: 5 })).not.toBe(fingerprint({ a: 6 }));
+    expect(fingerprint(null)).not.toBe(fingerprint({}));
+  });
+});

@@ -1,0 +1,36 @@
+import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Subjects } from '@tessera/contracts';
+import { DATASTORE_CHANGES_STREAM, DurableEvents, type DurableSubscription } from '@tessera/messaging';
+import { PartitionTranslator } from './partition-translator';
+
+/** The durable consumer (queue group) of the sync service's replicas: each change goes to one of them. */
+export const SYNC_TRANSLATION_CONSUMER = 'sync-service-translation';
+
+/**
+ * Feeds `datastore.document.changed` (published by the function runtime's change publisher for every
+ * linked data source) to the translator, which appends server changesets to the partitions a change
+ * touches. A failure to reach a store makes the event come again; a document that does not fit is the
+ * translator's to skip.
+ */
+@Injectable()
+export class DocumentChangeConsumer implements OnApplicationBootstrap, OnModuleDestroy {
+  private subscription?: DurableSubscription;
+
+  constructor(
+    @Inject(DurableEvents) private readonly events: DurableEvents,
+    private readonly translator: PartitionTranslator,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.subscription = await this.events.consume({
+      stream: DATASTORE_CHANGES_STREAM,
+      durable: SYNC_TRANSLATION_CONSUMER,
+      subject: Subjects.DatastoreDocumentChanged,
+      handler: (change) => this.translator.handleChange(change),
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.subscription?.stop();
+  }
+}
