@@ -31,7 +31,7 @@ describe('client API account flows with realm-web', () => {
         const [{ username }, question] = args as [{ username: string }, string | undefined];
         return { status: question === 'blue' ? 'success' : username.startsWith('pending') ? 'pending' : 'fail' };
       },
-      whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user.customData ?? null : null),
+      whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user.custom_data ?? null : null),
     });
     ({ clientAppId: functionsApp } = await host.createApp('flows', (app) => {
       app.functions.push({ config: { name: 'confirm', private: true }, source: '' }, { config: { name: 'reset', private: true }, source: '' });

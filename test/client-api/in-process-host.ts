@@ -4,10 +4,11 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
 import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@tessera/contracts';
+import { privateCallRefusal } from '@tessera/function-runtime';
 import { GraphqlGatewayModule } from '@tessera/graphql-gateway';
 import { AppServicesExceptionFilter, installAppServicesContentType } from '@tessera/http-edge';
 import { CommandHandler, connectMessaging, decodeEjson, encodeEjson, InProcessBus, MessagingModule } from '@tessera/messaging';
-import { AppRegistry, DataSources, DeploymentStore, PlatformModule, SecretStore } from '@tessera/platform';
+import { AppRegistry, DataSources, DeployedApps, DeploymentStore, PlatformModule, SecretStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { makeTempDir } from '@tessera/testing';
 
@@ -43,11 +44,17 @@ export async function startInProcessHost(functions: Record<string, TestFunction>
 
   @Controller()
   class TestFunctionRuntime {
+    constructor(private readonly apps: DeployedApps) {}
+
     @CommandHandler(Subjects.FunctionsExecutionRun)
-    run(request: FunctionRunRequest): FunctionRunResponse {
+    async run(request: FunctionRunRequest): Promise<FunctionRunResponse> {
       runs.push(request);
       const fn = functions[request.functionName];
       if (!fn) return { ok: false, error: { errorCode: 'FunctionNotFound', message: `function not found: '${request.functionName}'` } };
+      // The runtime decides `private` for client callers; the stand-in asks the runtime's own check.
+      const config = (await this.apps.byId(request.appId)).config.functions.find((candidate) => candidate.config.name === request.functionName)?.config;
+      const refusal = config && (request.metadata.origin === 'client' || request.metadata.origin === 'graphql') ? privateCallRefusal(request.functionName, config) : undefined;
+      if (refusal) return { ok: false, error: { errorCode: refusal.errorCode, message: refusal.message } };
       try {
         const result = fn(decodeEjson(request.args) as unknown[], request);
         return { ok: true, result: encodeEjson(result ?? null) };

@@ -39,19 +39,7 @@ export class FunctionsExecutionHandler {
       appId: request.appId,
       name: request.functionName,
       arguments: request.args.map((arg): unknown => EJSON.deserialize(keepRegexOperators(arg) as never, { relaxed: false })),
-      caller:
-        request.caller.type === 'system'
-          ? { kind: 'system' }
-          : {
-              kind: 'user',
-              user: {
-                id: request.caller.user.id,
-                ...(request.caller.user.type ? { type: request.caller.user.type } : {}),
-                ...(request.caller.user.data ? { data: request.caller.user.data } : {}),
-                ...(request.caller.user.customData ? { custom_data: request.caller.user.customData } : {}),
-                ...(request.caller.user.identities ? { identities: request.caller.user.identities.map((identity) => ({ id: identity.id, provider_type: identity.providerType })) } : {}),
-              },
-            },
+      caller: request.caller,
       origin: origins[metadata.origin],
       request: {
         ...(metadata.remoteIpAddress ? { remoteIPAddress: metadata.remoteIpAddress } : {}),
