@@ -57,6 +57,8 @@ export interface ExecuteFunctionRequest {
   request?: FunctionRequestInfo;
   /** Correlation id of the request, kept in the execution log. */
   correlationId?: string;
+  /** Trace id of the request, kept in the execution log. */
+  traceId?: string;
   /** The trigger that fired the call (origin `trigger`): the run is logged as that trigger's run. */
   trigger?: TriggerRun;
   /**
@@ -460,6 +462,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       functionName: entry.request.name,
       ...(entry.fn.config.id ? { functionId: entry.fn.config.id } : {}),
       ...(entry.request.correlationId ? { correlationId: entry.request.correlationId } : {}),
+      ...(entry.request.traceId ? { traceId: entry.request.traceId } : {}),
       ...(remoteIPAddress ? { remoteIPAddress } : {}),
       callerId: entry.callerId,
       runAsId: entry.runAsId,
