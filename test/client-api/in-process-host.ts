@@ -49,12 +49,12 @@ export async function startInProcessHost(functions: Record<string, TestFunction>
     @CommandHandler(Subjects.FunctionsExecutionRun)
     async run(request: FunctionRunRequest): Promise<FunctionRunResponse> {
       runs.push(request);
-      const fn = functions[request.functionName];
-      if (!fn) return { ok: false, error: { errorCode: 'FunctionNotFound', message: `function not found: '${request.functionName}'` } };
       // The runtime decides `private` for client callers; the stand-in asks the runtime's own check.
       const config = (await this.apps.byId(request.appId)).config.functions.find((candidate) => candidate.config.name === request.functionName)?.config;
       const refusal = config && (request.metadata.origin === 'client' || request.metadata.origin === 'graphql') ? privateCallRefusal(request.functionName, config) : undefined;
       if (refusal) return { ok: false, error: { errorCode: refusal.errorCode, message: refusal.message } };
+      const fn = functions[request.functionName];
+      if (!fn) return { ok: false, error: { errorCode: 'FunctionNotFound', message: `function not found: '${request.functionName}'` } };
       try {
         const result = fn(decodeEjson(request.args) as unknown[], request);
         return { ok: true, result: encodeEjson(result ?? null) };
