@@ -60,7 +60,7 @@ describe('the caller identity and the request correlation id (standalone, throug
 
   it('gives the rules the same %%user in a function and in remote data access', async () => {
     expect(await user.callFunction('myNotes')).toEqual(['mine']);
-    const remote = await user.mongoClient('mongodb-atlas').db('club').collection<{ text: string }>('notes').find({}, { projection: { _id: 0, text: 1 } });
+    const remote = await user.mongoClient('mongodb-atlas').db('club').collection<{ _id: string; text: string }>('notes').find({}, { projection: { _id: 0, text: 1 } });
     expect(remote.map((note) => note.text)).toEqual(['mine']);
   });
 

@@ -21,8 +21,8 @@ export function callerUserOf(user: CallerUserRecord, customData?: Record<string,
   return {
     id: user._id,
     type: user.type,
-    data: EJSON.serialize(user.data, { relaxed: false }) as CallerUser['data'],
-    ...(customData ? { custom_data: EJSON.serialize(customData, { relaxed: false }) as CallerUser['custom_data'] } : {}),
+    data: EJSON.serialize(user.data, { relaxed: false }),
+    ...(customData ? { custom_data: EJSON.serialize(customData, { relaxed: false }) } : {}),
     identities: user.identities.map((identity) => ({ id: identity.id, provider_type: identity.provider_type })),
   };
 }
