@@ -354,7 +354,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         if (!identity || !('pending' in identity)) throw new Error('this function does not pick its user with a script');
         const user = await this.findUser(state.appId, requireString(p['userId'], 'user id'));
         state.frames.set(frameId, { system: false, user, shown: user });
-        return { user: EJSON.stringify(user, { relaxed: false }) };
+        return { user: JSON.stringify(user) };
       }
       case 'http':
         return this.deps.http.request(toHttpRequest(p));
@@ -489,8 +489,9 @@ function cancelledError(): FunctionRuntimeError {
   return new FunctionRuntimeError(FunctionRuntimeErrorCode.ExecutionCancelled, 'the function was stopped: its caller stopped waiting for the result');
 }
 
+/** The caller identity is canonical EJSON already (its documents are), so its JSON text is what the sandbox parses. */
 function toSandboxFrame(id: number, identity: BoundIdentity): SandboxFrame {
-  return { id, system: identity.system, user: EJSON.stringify(identity.shown, { relaxed: false }) };
+  return { id, system: identity.system, user: JSON.stringify(identity.shown) };
 }
 
 function identityId(identity: Identity | undefined): string | undefined {

@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { isDataSourceType, isFederatedType } from '@tessera/app-config';
-import type { RequestMetadata } from '@tessera/contracts';
+import type { JsonValue, RequestMetadata } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
 import { type FunctionCallOptions, FunctionCalls } from '@tessera/messaging';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
@@ -14,6 +14,13 @@ export interface FunctionCallRequest {
   arguments: unknown[];
   service?: string;
 }
+
+/**
+ * What a call answers: an app function's result as the runtime gave it (canonical EJSON, sent to the client
+ * as is, without a round trip through BSON values), or a data-source action's value (BSON values, or the
+ * change events of `watch`).
+ */
+export type FunctionCallAnswer = { ejson: JsonValue } | { value: unknown };
 
 /** Client function calls: app functions through the runtime, data-source actions through RemoteDataAccess. */
 @Injectable()
@@ -29,10 +36,11 @@ export class FunctionsService {
    * `options.headers` carry the request's correlation id and trace context. Whether the client may call the
    * function (`private`, `can_evaluate`) is the function runtime's decision, made there for every caller.
    */
-  async call(session: ClientSession, request: FunctionCallRequest, metadata: Omit<RequestMetadata, 'origin'>, options: FunctionCallOptions = {}): Promise<unknown> {
-    if (request.service !== undefined) return this.callService(session, request);
+  async call(session: ClientSession, request: FunctionCallRequest, metadata: Omit<RequestMetadata, 'origin'>, options: FunctionCallOptions = {}): Promise<FunctionCallAnswer> {
+    if (request.service !== undefined) return { value: await this.callService(session, request) };
     const caller = { type: 'user' as const, user: await this.auth.callerOf(session) };
-    return this.functions.call({ appId: session.app.appId, functionName: request.name, args: request.arguments, caller, metadata: { ...metadata, origin: 'client' } }, options);
+    const { result } = await this.functions.run({ appId: session.app.appId, functionName: request.name, args: request.arguments, caller, metadata: { ...metadata, origin: 'client' } }, options);
+    return { ejson: result };
   }
 
   private async callService(session: ClientSession, request: FunctionCallRequest): Promise<unknown> {
