@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     appId: 'bench-app',
     name: 'product',
     arguments: [`id-${i}`],
-    caller: { kind: 'user', user: { id: 'bench-user', type: 'normal', data: {}, custom_data: {}, identities: [] } },
+    caller: { type: 'user', user: { id: 'bench-user', type: 'normal', data: {}, custom_data: {}, identities: [] } },
     origin: 'client',
   });
 

@@ -24,7 +24,7 @@ class BenchRunHandler {
       appId: request.appId,
       name: request.functionName,
       arguments: request.args.map((arg): unknown => EJSON.deserialize(arg as never, { relaxed: false })),
-      caller: request.caller.type === 'system' ? { kind: 'system' } : { kind: 'user', user: { id: request.caller.user.id } },
+      caller: request.caller,
       origin: 'client',
     });
     return { ok: true, result: JSON.parse(result.resultEjson) as never };

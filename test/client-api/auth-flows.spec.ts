@@ -34,7 +34,7 @@ describe('client API account flows with realm-web', () => {
             const [{ username }, question] = args as [{ username: string }, string | undefined];
             return { status: question === 'blue' ? 'success' : username.startsWith('pending') ? 'pending' : 'fail' };
           },
-          whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user.customData ?? null : null),
+          whoAmI: (_args, request) => (request.caller.type === 'user' ? request.caller.user.custom_data ?? null : null),
         },
       },
     });

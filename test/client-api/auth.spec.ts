@@ -243,8 +243,9 @@ describe('client API auth with realm-web', () => {
 
   it('passes the caller to functions as the user with its identities', async () => {
     const user = await realmApp(host.url, clientAppId).logIn(Realm.Credentials.function({ username: 'caller' }));
-    const seen = await user.callFunction<{ id: string; identities: Array<{ providerType: string }> }>('whoAmI');
+    const seen = await user.callFunction<{ id: string; identities: Array<{ provider_type: string }> }>('whoAmI');
     expect(seen.id).toBe(user.id);
-    expect(seen.identities).toEqual([{ id: 'ext-caller', providerType: 'custom-function' }]);
+    // The one caller identity, as context.user shows it (App Services spells the key provider_type there).
+    expect(seen.identities).toEqual([{ id: 'ext-caller', provider_type: 'custom-function' }]);
   });
 });

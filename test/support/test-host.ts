@@ -3,6 +3,7 @@ import { Controller, Module, type Type } from '@nestjs/common';
 import { type AppConfig, writeAppFiles } from '@tessera/app-config';
 import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@tessera/contracts';
 import { DataAccess, type DataAccessRequest } from '@tessera/data-access';
+import { privateCallRefusal } from '@tessera/function-runtime';
 import { CommandHandler, decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
 import { AppRegistry, DataSources, DeployedApps, DeploymentStore, SecretStore } from '@tessera/platform';
 import { type RunningHost, startHost } from '@tessera/server';
@@ -109,9 +110,15 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
 function fakeFunctionRuntime(functions: Record<string, TestFunction>, runs: FunctionRunRequest[]): Type {
   @Controller()
   class FakeFunctionRuntime {
+    constructor(private readonly apps: DeployedApps) {}
+
     @CommandHandler(Subjects.FunctionsExecutionRun)
-    run(request: FunctionRunRequest): FunctionRunResponse {
+    async run(request: FunctionRunRequest): Promise<FunctionRunResponse> {
       runs.push(request);
+      // The runtime, not the caller, refuses a client's call of a private function: the stand-in does too.
+      const config = (await this.apps.byId(request.appId)).config.functions.find((candidate) => candidate.config.name === request.functionName)?.config;
+      const refusal = config && (request.metadata.origin === 'client' || request.metadata.origin === 'graphql') ? privateCallRefusal(request.functionName, config) : undefined;
+      if (refusal) return { ok: false, error: { errorCode: refusal.errorCode, message: refusal.message } };
       const fn = functions[request.functionName];
       if (!fn) return { ok: false, error: { errorCode: 'FunctionNotFound', message: `function not found: '${request.functionName}'` } };
       try {

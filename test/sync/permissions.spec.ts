@@ -43,7 +43,7 @@ describe('sync permissions with the whole user', () => {
     apps.readonly = await host.createApp('sync-perm-readonly', (app) => withCustomUserData(app, { read: { '%%partition': { '%in': '%%user.custom_data.readable' } }, write: teamPermission }));
     apps.fn = await host.createApp('sync-perm-function', (app) => {
       partitionSync(app, { read: { '%%true': { '%function': { name: 'mayWrite', arguments: ['%%partition', '%%user.id', '%%user.identities'] } } }, write: false });
-      app.functions.push({ config: { name: 'mayWrite', private: true }, source: 'exports = (partition, userId, identities) => { if (partition === "boom") throw new Error("boom"); return partition === `own-${userId}` && identities[0].provider_type === "anon-user"; };' });
+      app.functions.push({ config: { name: 'mayWrite', private: true }, source: 'exports = (partition, userId, identities) => { if (partition === "boom") throw new Error("boom"); return partition === `own-${userId}` && identities[0].providerType === "anon-user"; };' });
     });
   });
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { FunctionCalls } from '@tessera/messaging';
 import { FileTemplateStore } from '@tessera/platform';
 import { SETTINGS } from '@tessera/settings';
 import { AdminApiKeysController } from './admin-api-keys/admin-api-keys.controller';
@@ -66,6 +67,7 @@ import { ValuesController } from './values/values.controller';
     ServicesService,
     UsersService,
     RulesEvaluationService,
+    FunctionCalls,
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
   ],
 })

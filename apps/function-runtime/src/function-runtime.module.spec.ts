@@ -17,7 +17,7 @@ describe('FunctionRuntimeModule', () => {
     );
     try {
       const runtime = app.get(FunctionRuntimeService);
-      const out = await runtime.execute({ appId: 'app', name: 'hi', arguments: [], caller: { kind: 'system' }, origin: 'system' });
+      const out = await runtime.execute({ appId: 'app', name: 'hi', arguments: [], caller: { type: 'system' }, origin: 'system' });
       expect(out.result).toBe('hi');
       expect(runtime.sandboxCount('app')).toBe(1);
     } finally {

@@ -1,4 +1,4 @@
-import type { FunctionUser } from './ports/identity';
+import type { CallerUser } from '@tessera/contracts';
 
 /** Limits and sizes of the runtime; App Services defaults unless stated. */
 export interface FunctionRuntimeOptions {
@@ -39,7 +39,7 @@ export interface CanEvaluateInput {
   appId: string;
   functionName: string;
   /** The calling user (null for a call without a user). */
-  user: FunctionUser | null;
+  user: CallerUser | null;
   arguments: unknown[];
   request?: FunctionRequestInfo;
 }

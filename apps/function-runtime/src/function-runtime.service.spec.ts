@@ -127,7 +127,7 @@ describe('FunctionRuntimeService', () => {
     it('refuses arguments that are not an array', async () => {
       rt.functions.deploy(APP, { f: 'exports = () => 1;' });
       await expectRuntimeError(
-        rt.runtime.execute({ appId: APP, name: 'f', arguments: 'x' as unknown as unknown[], caller: { kind: 'system' }, origin: 'system' }),
+        rt.runtime.execute({ appId: APP, name: 'f', arguments: 'x' as unknown as unknown[], caller: { type: 'system' }, origin: 'system' }),
         FunctionRuntimeErrorCode.ArgumentsNotAllowed,
       );
     });
@@ -182,7 +182,7 @@ describe('FunctionRuntimeService', () => {
           return { docs: docs.length, dbs: await svc.admin().getDBNames(), colls: await svc.db("shop").getCollectionNames() };
         };`,
       });
-      expect((await rt.call('agg', [], { caller: { kind: 'system' }, origin: 'system' })).result).toEqual({ docs: 1, dbs: ['shop'], colls: ['items'] });
+      expect((await rt.call('agg', [], { caller: { type: 'system' }, origin: 'system' })).result).toEqual({ docs: 1, dbs: ['shop'], colls: ['items'] });
       expect(rt.data.calls[0].arguments).toEqual([{ pipeline: [{ $match: { k: 'a' } }, { $skip: 1 }] }]);
       expect(rt.data.calls[1]).toMatchObject({ action: 'getDBNames', caller: { kind: 'system' } });
       expect(rt.data.calls[2]).toMatchObject({ action: 'getCollectionNames', database: 'shop' });
@@ -416,14 +416,14 @@ describe('FunctionRuntimeService', () => {
     it('runs as the caller by default, and as system when a trigger calls', async () => {
       rt.functions.deploy(APP, { who: whoami });
       expect((await rt.call('who')).result).toEqual({ id: 'alice-id', type: 'normal', system: false });
-      expect((await rt.call('who', [], { caller: { kind: 'system' }, origin: 'trigger' })).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
+      expect((await rt.call('who', [], { caller: { type: 'system' }, origin: 'trigger' })).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
       expect(rt.data.calls.map((c) => c.caller.kind)).toEqual(['user', 'system']);
     });
 
     it('runs as system with run_as_system, whoever calls, and still shows the caller in context.user', async () => {
       rt.functions.deploy(APP, { who: { source: whoami, config: { run_as_system: true } } });
       expect((await rt.call('who')).result).toEqual({ id: 'alice-id', type: 'normal', system: true });
-      expect((await rt.call('who', [], { caller: { kind: 'system' }, origin: 'trigger' })).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
+      expect((await rt.call('who', [], { caller: { type: 'system' }, origin: 'trigger' })).result).toEqual({ id: '000000000000000000000000', type: 'system', system: true });
       expect(rt.data.calls[0].caller).toEqual({ kind: 'system' });
       const entry = await eventually(async () => {
         const found = (await rt.logs.list({ appId: APP })).find((e) => e.callerId === 'alice-id');
@@ -436,7 +436,7 @@ describe('FunctionRuntimeService', () => {
     it('runs as a fixed user with run_as_user_id', async () => {
       rt.users.add({ id: 'bob-id', type: 'normal', data: {}, identities: [] });
       rt.functions.deploy(APP, { who: { source: whoami, config: { run_as_user_id: 'bob-id' } } });
-      expect((await rt.call('who', [], { caller: { kind: 'system' }, origin: 'system' })).result).toEqual({ id: 'bob-id', type: 'normal', system: false });
+      expect((await rt.call('who', [], { caller: { type: 'system' }, origin: 'system' })).result).toEqual({ id: 'bob-id', type: 'normal', system: false });
       expect(rt.data.calls[0].caller).toEqual({ kind: 'user', user: { id: 'bob-id', type: 'normal', data: {}, identities: [] } });
     });
 
@@ -474,7 +474,7 @@ describe('FunctionRuntimeService', () => {
       const error = await expectRuntimeError(rt.call('secret'), FunctionRuntimeErrorCode.NotCallable, /private/);
       expect(error.httpStatus).toBe(403);
       expect((await rt.call('front')).result).toBe('secret');
-      expect((await rt.call('secret', [], { caller: { kind: 'system' }, origin: 'trigger' })).result).toBe('secret');
+      expect((await rt.call('secret', [], { caller: { type: 'system' }, origin: 'trigger' })).result).toBe('secret');
     });
 
     it('evaluates can_evaluate before a client call, with the caller and the arguments', async () => {
@@ -492,7 +492,7 @@ describe('FunctionRuntimeService', () => {
         { expression: { '%%true': true }, user: 'alice-id', args: ['open sesame'] },
         { expression: { '%%true': true }, user: 'alice-id', args: ['wrong'] },
       ]);
-      expect((await rt.call('guarded', ['wrong'], { caller: { kind: 'system' }, origin: 'trigger' })).result).toBe('in');
+      expect((await rt.call('guarded', ['wrong'], { caller: { type: 'system' }, origin: 'trigger' })).result).toBe('in');
     });
 
     it('refuses client calls guarded by can_evaluate when no evaluator is configured, and ignores an empty expression', async () => {

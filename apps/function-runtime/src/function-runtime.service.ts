@@ -5,8 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { type Caller, type CallerUser, SYSTEM_CALLER_USER } from '@tessera/contracts';
 import { EJSON } from 'bson';
-import { assertValidFunctionConfig, hasCanEvaluate, runAsMode, type FunctionConfig } from './config/function-config';
+import { assertValidFunctionConfig, hasCanEvaluate, privateCallRefusal, runAsMode, type FunctionConfig } from './config/function-config';
 import type { CallOrigin, ExecutionLogEntry, ExecutionLogStore, TriggerRun } from './execution-logs/execution-log.store';
 import { FunctionRuntimeError, FunctionRuntimeErrorCode } from './function-runtime.error';
 import {
@@ -18,7 +19,7 @@ import {
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from './ports/app-functions.port';
 import type { DataAccessPort } from './ports/data-access.port';
 import type { HttpPort, OutboundHttpRequest } from './ports/http.port';
-import { SYSTEM_USER, type FunctionCaller, type FunctionUser, type UsersPort } from './ports/identity';
+import type { UsersPort } from './ports/identity';
 import type { ValuesPort } from './ports/values.port';
 import { Sandbox, type SandboxFrame, type SandboxOutcome } from './sandbox/sandbox';
 import { SandboxPool } from './sandbox/sandbox-pool';
@@ -48,13 +49,16 @@ export interface ExecuteFunctionRequest {
   name: string;
   /** The arguments as BSON values (what EJSON.parse gives); they are copied into the sandbox. */
   arguments: unknown[];
-  caller: FunctionCaller;
+  /** Who asks, as the bus carried it: `context.user` shows this identity unchanged. */
+  caller: Caller;
   /** `client` and `http` calls are refused for private functions and checked against can_evaluate. */
   origin: CallOrigin;
   /** For calls over HTTP: becomes `context.request`. */
   request?: FunctionRequestInfo;
   /** Correlation id of the request, kept in the execution log. */
   correlationId?: string;
+  /** Trace id of the request, kept in the execution log. */
+  traceId?: string;
   /** The trigger that fired the call (origin `trigger`): the run is logged as that trigger's run. */
   trigger?: TriggerRun;
   /**
@@ -92,8 +96,8 @@ export type ExecuteFunctionResult = ExecutionResult;
  */
 interface BoundIdentity {
   system: boolean;
-  user: FunctionUser;
-  shown: FunctionUser;
+  user: CallerUser;
+  shown: CallerUser;
 }
 type Identity = BoundIdentity | { pending: true; parent: number };
 
@@ -152,7 +156,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     this.assertValid(fn.config);
 
     const executionId = randomUUID();
-    const callerId = request.caller.kind === 'system' ? 'system' : request.caller.user.id;
+    const callerId = request.caller.type === 'system' ? 'system' : request.caller.user.id;
     let runAsId = callerId;
     let logs: string[] = [];
     let memory: Promise<number> = Promise.resolve(0);
@@ -167,8 +171,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       const state: CallState = { appId: request.appId, app, frames: new Map(), nextFrameId: 1, nestedCalls: 0 };
       state.frames.set(
         0,
-        request.caller.kind === 'system'
-          ? { system: true, user: SYSTEM_USER, shown: SYSTEM_USER }
+        request.caller.type === 'system'
+          ? { system: true, user: SYSTEM_CALLER_USER, shown: SYSTEM_CALLER_USER }
           : { system: false, user: request.caller.user, shown: request.caller.user },
       );
       const frame = await this.frameFor(state, fn.config, 0);
@@ -258,9 +262,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   }
 
   private async assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction): Promise<void> {
-    if (fn.config.private === true) {
-      throw new FunctionRuntimeError(FunctionRuntimeErrorCode.NotCallable, `function '${request.name}' is private and cannot be called by clients`);
-    }
+    const refusal = privateCallRefusal(request.name, fn.config);
+    if (refusal) throw refusal;
     if (!hasCanEvaluate(fn.config)) return;
     const evaluate = this.deps.canEvaluate;
     const allowed =
@@ -268,7 +271,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       (await evaluate(fn.config.can_evaluate ?? {}, {
         appId: request.appId,
         functionName: request.name,
-        user: request.caller.kind === 'user' ? request.caller.user : null,
+        user: request.caller.type === 'user' ? request.caller.user : null,
         arguments: request.arguments,
         request: request.request,
       }));
@@ -283,7 +286,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     const mode = runAsMode(config);
     switch (mode) {
       case 'system': {
-        const identity = { system: true, user: SYSTEM_USER, shown: this.boundIdentity(state, parentId).shown };
+        const identity = { system: true, user: SYSTEM_CALLER_USER, shown: this.boundIdentity(state, parentId).shown };
         state.frames.set(id, identity);
         return toSandboxFrame(id, identity);
       }
@@ -312,7 +315,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     return identity;
   }
 
-  private async findUser(appId: string, userId: string): Promise<FunctionUser> {
+  private async findUser(appId: string, userId: string): Promise<CallerUser> {
     if (!this.deps.users) return { id: userId, type: 'normal', data: {}, custom_data: {}, identities: [] };
     const user = await this.deps.users.findUser(appId, userId);
     if (!user) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, `the user to run as does not exist: '${userId}'`);
@@ -351,7 +354,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         if (!identity || !('pending' in identity)) throw new Error('this function does not pick its user with a script');
         const user = await this.findUser(state.appId, requireString(p['userId'], 'user id'));
         state.frames.set(frameId, { system: false, user, shown: user });
-        return { user: EJSON.stringify(user, { relaxed: false }) };
+        return { user: JSON.stringify(user) };
       }
       case 'http':
         return this.deps.http.request(toHttpRequest(p));
@@ -459,6 +462,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       functionName: entry.request.name,
       ...(entry.fn.config.id ? { functionId: entry.fn.config.id } : {}),
       ...(entry.request.correlationId ? { correlationId: entry.request.correlationId } : {}),
+      ...(entry.request.traceId ? { traceId: entry.request.traceId } : {}),
       ...(remoteIPAddress ? { remoteIPAddress } : {}),
       callerId: entry.callerId,
       runAsId: entry.runAsId,
@@ -485,8 +489,9 @@ function cancelledError(): FunctionRuntimeError {
   return new FunctionRuntimeError(FunctionRuntimeErrorCode.ExecutionCancelled, 'the function was stopped: its caller stopped waiting for the result');
 }
 
+/** The caller identity is canonical EJSON already (its documents are), so its JSON text is what the sandbox parses. */
 function toSandboxFrame(id: number, identity: BoundIdentity): SandboxFrame {
-  return { id, system: identity.system, user: EJSON.stringify(identity.shown, { relaxed: false }) };
+  return { id, system: identity.system, user: JSON.stringify(identity.shown) };
 }
 
 function identityId(identity: Identity | undefined): string | undefined {

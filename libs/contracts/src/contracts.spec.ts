@@ -20,7 +20,7 @@ const runRequest: FunctionRunRequest = {
   appId: 'app-1',
   functionName: 'sum',
   args: [{ $numberInt: '1' }, { $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, 'text', [true, null]],
-  caller: { type: 'user', user: { id: 'u1', type: 'normal', customData: { plan: 'pro' } } },
+  caller: { type: 'user', user: { id: 'u1', type: 'normal', custom_data: { plan: 'pro' }, identities: [{ id: 'i1', provider_type: 'local-userpass' }] } },
   runAs: { system: false },
   metadata: { origin: 'client', remoteIpAddress: '127.0.0.1', httpMethod: 'POST', requestHeaders: { 'User-Agent': ['realm-web'] } },
 };

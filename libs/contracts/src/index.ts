@@ -1,5 +1,6 @@
 // Public entry of @tessera/contracts: every subject, header name and payload schema exchanged between
 // services, with parse helpers. Pure data and zod: no Nest, no NATS, no I/O.
+export * from './caller-identity';
 export * from './errors';
 export * from './headers';
 export * from './json-schema/contracts-schema';
@@ -8,6 +9,7 @@ export * from './parse';
 export * from './registry';
 export * from './schemas/apps-deployment-changed.schema';
 export * from './schemas/apps-user-changed.schema';
+export * from './schemas/caller.schema';
 export * from './schemas/datastore-document-changed.schema';
 export * from './schemas/ejson.schema';
 export * from './schemas/functions-execution-run.schema';

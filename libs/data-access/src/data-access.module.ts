@@ -1,13 +1,12 @@
 import { Global, Module } from '@nestjs/common';
-import { Subjects } from '@tessera/contracts';
-import { decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
+import { FunctionCalls, MessageBus } from '@tessera/messaging';
 import { DataSources } from '@tessera/platform';
 import { DataAccess } from './data-access.service';
-import { DataAccessError, DataAccessErrorCode } from './data-access.error';
 
 /**
  * One DataAccess per process, shared by the client API, GraphQL and the function runtime, so compiled rules
- * are cached once. `%function` in rules runs the app function as system over the bus.
+ * are cached once. `%function` in rules runs the app function as system over the bus; a failure becomes the
+ * rules' RuleFunctionFailed, with the runtime's message as its reason.
  */
 @Global()
 @Module({
@@ -15,20 +14,12 @@ import { DataAccessError, DataAccessErrorCode } from './data-access.error';
     {
       provide: DataAccess,
       inject: [DataSources, MessageBus],
-      useFactory: (dataSources: DataSources, bus: MessageBus) =>
-        new DataAccess(dataSources, {
-          callFunction: async (appId, name, args) => {
-            const response = await bus.request(Subjects.FunctionsExecutionRun, {
-              appId,
-              functionName: name,
-              args: args.map((arg) => encodeEjson(arg) as never),
-              caller: { type: 'system' },
-              metadata: { origin: 'rule' },
-            });
-            if (!response.ok) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `rule function ${name} failed: ${response.error.message}`);
-            return decodeEjson(response.result, { relaxed: true });
-          },
-        }),
+      useFactory: (dataSources: DataSources, bus: MessageBus) => {
+        const functions = new FunctionCalls(bus);
+        return new DataAccess(dataSources, {
+          callFunction: (appId, functionName, args) => functions.call({ appId, functionName, args, caller: { type: 'system' }, metadata: { origin: 'rule' } }, { relaxed: true }),
+        });
+      },
     },
   ],
   exports: [DataAccess],

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
 import { isTesseraError, type ErrorBody } from '@tessera/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type Observable, throwError } from 'rxjs';
+import { correlationIdOf } from './correlation';
 import { allowedMethods } from './edge-errors';
 
 const statusCodes: Record<number, string> = {
@@ -64,7 +64,7 @@ export class AppServicesExceptionFilter implements ExceptionFilter {
       const message = fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fastifyError.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'invalid JSON in request body' : typeof fastifyError.message === 'string' ? fastifyError.message : 'bad request';
       return { status, body: { error: message, error_code: statusCodes[status] ?? 'BadRequest' } };
     }
-    const correlationId = headerValue(request.headers['x-request-id']) ?? randomUUID();
+    const correlationId = correlationIdOf(request);
     this.logger.error({ err: exception, correlationId, method: request.method, url: request.url }, 'unhandled error');
     return { status: 500, body: { error: `internal server error (correlation id ${correlationId})`, error_code: 'InternalServerError' } };
   }
@@ -75,8 +75,4 @@ function messageOf(response: object): string | undefined {
   if (typeof message === 'string') return message;
   if (Array.isArray(message)) return message.join('; ');
   return undefined;
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }

@@ -2,4 +2,5 @@
 export * from './app-services-exception.filter';
 export * from './json-content-type';
 export * from './client-gone';
+export * from './correlation';
 export * from './edge-errors';

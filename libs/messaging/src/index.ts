@@ -4,6 +4,7 @@
 export { abandonRequest, RequestAbandonment } from './cancellation';
 export * from './ejson';
 export * from './errors';
+export * from './function-calls';
 export * from './handlers';
 export * from './in-process/in-process-bus';
 export * from './in-process/in-process.client';

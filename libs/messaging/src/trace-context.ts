@@ -1,7 +1,20 @@
 // Internal helper of the handlers and the JetStream consumer; not part of the public entry.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@nestjs/common';
 import { context as otelContext, propagation, type Span, type SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { type MessageContext } from './message-context';
+import { type MessageContext, propagationHeaders } from './message-context';
+
+/** The correlation id and trace context of the message whose handler is running (see handledMessageHeaders). */
+const handling = new AsyncLocalStorage<Readonly<Record<string, string>>>();
+
+/**
+ * The correlation id and trace context of the message being handled, for every message its handler sends
+ * on the way (a function's data access running a rule's `%function`, a trigger's call): one request keeps
+ * one correlation id to the last hop without each service passing it by hand. Undefined outside a handler.
+ */
+export function handledMessageHeaders(): Readonly<Record<string, string>> | undefined {
+  return handling.getStore();
+}
 
 const logger = new Logger('MessageHandler');
 
@@ -19,7 +32,7 @@ export async function traced<T>(subject: string, operation: string, kind: SpanKi
   try {
     return await otelContext.with(trace.setSpan(parent, span), async () => {
       const started = Date.now();
-      const result = await run();
+      const result = await handling.run(propagationHeaders(context), run);
       // Logged inside the span: with tracing on, the line carries trace_id and span_id (the host's pino mixin).
       logger.debug(`handled ${subject} in ${Date.now() - started} ms (correlation id ${context.correlationId ?? 'none'})`);
       return result;

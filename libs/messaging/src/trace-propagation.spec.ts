@@ -6,6 +6,7 @@ import { type AppDeploymentChanged, type HealthPingResponse, Subjects } from '@t
 import { startTracing, type Tracing } from '@tessera/telemetry';
 import { eventually } from '@tessera/testing';
 import { CommandHandler, EventHandler } from './handlers';
+import { type MessageContext } from './message-context';
 import { InProcessBus } from './in-process/in-process-bus';
 import { MessageBus } from './message-bus';
 import { type MessagingOptions, MessagingModule, microserviceOptions } from './messaging.module';
@@ -13,6 +14,7 @@ import { type MessagingOptions, MessagingModule, microserviceOptions } from './m
 const bus = new InProcessBus();
 const options: MessagingOptions = { transport: 'in-process', bus };
 const heard: string[] = [];
+const correlationIds: Array<string | undefined> = [];
 
 @Controller()
 class TracedHandlers {
@@ -26,8 +28,9 @@ class TracedHandlers {
   }
 
   @EventHandler(Subjects.AppsDeploymentChanged)
-  changed(event: AppDeploymentChanged): void {
+  changed(event: AppDeploymentChanged, context: MessageContext): void {
     heard.push(event.deploymentId);
+    correlationIds.push(context.correlationId);
   }
 }
 
@@ -75,5 +78,13 @@ describe('trace context across message hops', () => {
     expect(publish?.parentSpanId).toBe(handled?.spanContext().spanId);
     expect(consumed?.parentSpanId).toBe(publish?.spanContext().spanId);
     expect(new Set([send, handled, publish, consumed].map((span) => span?.spanContext().traceId))).toEqual(new Set([request?.spanContext().traceId]));
+  });
+
+  it('carries the correlation id of the message being handled into the messages its handler sends', async () => {
+    heard.length = 0;
+    correlationIds.length = 0;
+    await caller.get(MessageBus).request(Subjects.SystemHealthPing, {}, { headers: { 'x-correlation-id': 'one-request' } });
+    await eventually(() => expect(heard).toEqual(['d-1']));
+    expect(correlationIds).toEqual(['one-request']);
   });
 });

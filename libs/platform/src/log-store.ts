@@ -35,6 +35,8 @@ export interface NewLogEntry {
 export interface LogQuery {
   types?: readonly string[];
   errorsOnly?: boolean;
+  /** Entries of the request with this correlation id (`co_id`). */
+  coId?: string;
   /** Inclusive bounds on `started`. */
   start?: Date;
   end?: Date;
@@ -128,6 +130,7 @@ export class DatastoreLogStore extends LogStore {
     const filter: Document = { app_id: appId };
     if (query.types?.length) filter['entry.type'] = { $in: [...query.types] };
     if (query.errorsOnly) filter['entry.error'] = { $exists: true };
+    if (query.coId !== undefined) filter['entry.co_id'] = query.coId;
     if (query.start || query.end) filter['at'] = { ...(query.start ? { $gte: query.start } : {}), ...(query.end ? { $lte: query.end } : {}) };
     const found = await (await this.db.collection('logs'))
       .find(filter)

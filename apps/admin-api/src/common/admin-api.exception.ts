@@ -22,7 +22,6 @@ export enum AdminApiErrorCode {
   PartitionSyncNotAllowed = 'PartitionSyncNotAllowed',
   SyncRulesLocked = 'SyncRulesLocked',
   NotImplemented = 'NotImplemented',
-  FunctionRuntimeUnavailable = 'FunctionRuntimeUnavailable',
 }
 
 const statuses: Record<AdminApiErrorCode, number> = {
@@ -46,7 +45,6 @@ const statuses: Record<AdminApiErrorCode, number> = {
   [AdminApiErrorCode.PartitionSyncNotAllowed]: 400,
   [AdminApiErrorCode.SyncRulesLocked]: 409,
   [AdminApiErrorCode.NotImplemented]: 501,
-  [AdminApiErrorCode.FunctionRuntimeUnavailable]: 503,
 };
 
 /**

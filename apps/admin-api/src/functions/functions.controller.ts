@@ -1,7 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Optional, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
-import { type JsonValue, Subjects } from '@tessera/contracts';
-import { TesseraError } from '@tessera/domain';
-import { encodeEjson, MessageBus } from '@tessera/messaging';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { FunctionCalls } from '@tessera/messaging';
 import type { AppFunction } from '@tessera/app-config';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
@@ -16,7 +14,7 @@ type FunctionBody = ({ name?: unknown; source?: unknown } & Record<string, unkno
 export class FunctionsController {
   constructor(
     private readonly state: AppStateService,
-    @Optional() private readonly bus?: MessageBus,
+    private readonly functions: FunctionCalls,
   ) {}
 
   @Get('functions')
@@ -88,30 +86,16 @@ export class FunctionsController {
     findFunction((await this.state.liveApp(record)).functions, name);
     const args = body?.arguments ?? [];
     if (!Array.isArray(args)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'arguments must be an array');
-    if (!this.bus) throw new AdminApiError(AdminApiErrorCode.FunctionRuntimeUnavailable, 'the function runtime is not reachable from this process');
     const started = Date.now();
-    const response = await this.bus.request(Subjects.FunctionsExecutionRun, {
+    const { result, logs } = await this.functions.run({
       appId: record._id,
       functionName: name,
-      args: encodeEjson(args) as JsonValue[],
+      args,
       caller: userId ? { type: 'user', user: { id: userId } } : { type: 'system' },
       ...(userId ? { runAs: { userId } } : { runAs: { system: true } }),
       metadata: { origin: 'admin' },
     });
-    if (!response.ok) throw new FunctionRunError(response.error.errorCode, response.error.message);
-    return { result: response.result, logs: response.logs ?? [], error_logs: [], stats: { execution_time: `${Date.now() - started}ms` } };
-  }
-}
-
-/** A function that ran and failed (or was refused) in the runtime: its code and message, as 400. */
-class FunctionRunError extends TesseraError {
-  readonly httpStatus: number;
-  constructor(
-    readonly errorCode: string,
-    message: string,
-  ) {
-    super(message);
-    this.httpStatus = errorCode === 'FunctionNotFound' ? 404 : errorCode === 'ServiceUnavailable' ? 503 : 400;
+    return { result, logs, error_logs: [], stats: { execution_time: `${Date.now() - started}ms` } };
   }
 }
 

@@ -28,6 +28,7 @@ export class LogsController {
     const logs = await this.logs.list(record._id, {
       ...(query['type'] ? { types: query['type'].split(',') } : {}),
       errorsOnly: query['errors_only'] === 'true',
+      ...(query['co_id'] ? { coId: query['co_id'] } : {}),
       ...(query['start_date'] ? { start: date(query['start_date'], 'start_date') } : {}),
       ...(query['end_date'] ? { end: date(query['end_date'], 'end_date') } : {}),
       ...(limit !== undefined ? { limit } : {}),

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { isDataSourceType, type AppConfig } from '@tessera/app-config';
-import { Subjects } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
-import { decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
+import { decodeEjson, FunctionCalls } from '@tessera/messaging';
 import { DeployedApps } from '@tessera/platform';
 import { compileRules, evaluateRules, isRulesError, type CompiledRules, type DecisionTrace, type EvaluatedOperation as LibraryOperation, type PartitionPermissionsConfig, type RuleFunctionCaller, type RuleSetConfig, type RuleUser } from '@tessera/rules';
 
@@ -65,23 +64,15 @@ function isSync(operation: EvaluatedOperation): boolean {
 export class RulesEvaluationService {
   constructor(
     private readonly apps: DeployedApps,
-    private readonly bus: MessageBus,
+    private readonly functions: FunctionCalls,
   ) {}
 
   async evaluate(appId: string, body: unknown): Promise<RulesEvaluationResponse> {
     const request = this.parse(body);
     const deployed = await this.apps.byId(appId);
-    const callFunction: RuleFunctionCaller = async (name, args) => {
-      const response = await this.bus.request(Subjects.FunctionsExecutionRun, {
-        appId: deployed.record._id,
-        functionName: name,
-        args: args.map((arg) => encodeEjson(arg) as never),
-        caller: { type: 'system' },
-        metadata: { origin: 'rule' },
-      });
-      if (!response.ok) throw new RulesEvaluationError(`%function ${name} failed: ${response.error.message}`);
-      return decodeEjson(response.result, { relaxed: true });
-    };
+    // A failure becomes the rules' RuleFunctionFailed (reported in the answer), with the runtime's message.
+    const callFunction: RuleFunctionCaller = (functionName, args) =>
+      this.functions.call({ appId: deployed.record._id, functionName, args, caller: { type: 'system' }, metadata: { origin: 'rule' } }, { relaxed: true });
     try {
       const result = await evaluateRules({
         user: request.user,

@@ -29,6 +29,15 @@ export function hasCanEvaluate(config: FunctionConfig): boolean {
   return expression !== undefined && expression !== null && Object.keys(expression).length > 0;
 }
 
+/**
+ * `private`: the function takes no calls from clients (an SDK, GraphQL, an HTTPS endpoint). The runtime
+ * decides this for every caller in one place (FunctionRuntimeService); a stand-in for the runtime in
+ * tests asks through this same function, so it refuses what the runtime refuses.
+ */
+export function privateCallRefusal(name: string, config: Pick<FunctionConfig, 'private'>): FunctionRuntimeError | undefined {
+  return config.private === true ? new FunctionRuntimeError(FunctionRuntimeErrorCode.NotCallable, `function '${name}' is private and cannot be called by clients`) : undefined;
+}
+
 const FUNCTION_NAME = /^[A-Za-z0-9_\-/.]{1,128}$/;
 
 /**

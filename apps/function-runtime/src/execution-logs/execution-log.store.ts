@@ -5,8 +5,10 @@ export interface ExecutionLogEntry {
   functionName: string;
   /** The function's config id, when it has one. */
   functionId?: string;
-  /** Correlation id of the request that made the call. */
+  /** Correlation id of the request that made the call (App Services logs it as `co_id`). */
   correlationId?: string;
+  /** W3C trace id of the request that made the call, when it came with a trace context. */
+  traceId?: string;
   /** Who called: a user id, or `system`. */
   callerId: string;
   /** Whom the function ran as: a user id, or `system`. */

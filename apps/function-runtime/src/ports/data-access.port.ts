@@ -1,7 +1,7 @@
-import type { FunctionUser } from './identity';
+import type { CallerUser } from '@tessera/contracts';
 
-/** Who a data-access operation runs as: the system (no rules) or a user (rules apply). */
-export type DataAccessCaller = { kind: 'system' } | { kind: 'user'; user: FunctionUser };
+/** Who a data-access operation runs as: the system (no rules) or a user (rules apply to its `%%user`). */
+export type DataAccessCaller = { kind: 'system' } | { kind: 'user'; user: CallerUser };
 
 /**
  * One data-access operation requested by a function through `context.services.get(service)`.

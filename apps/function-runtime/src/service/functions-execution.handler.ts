@@ -1,5 +1,5 @@
 import { Controller } from '@nestjs/common';
-import { type CommandRequest, type CommandResponseInput, type EventPayload, Subjects } from '@tessera/contracts';
+import { type CommandRequest, type CommandResponseInput, type EventPayload, MessageHeaders, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
 import { assertWellFormedEjson, CommandHandler, EventHandler, keepRegexOperators, type MessageContext } from '@tessera/messaging';
 import { EJSON } from 'bson';
@@ -16,6 +16,12 @@ const origins: Record<CommandRequest<typeof Subjects.FunctionsExecutionRun>['met
   admin: 'system',
   function: 'system',
 };
+
+/** The trace id of the message's W3C trace context (`00-<trace id>-<span id>-<flags>`), if it has one. */
+function traceIdOf(context: MessageContext): { traceId?: string } {
+  const traceId = context.headers[MessageHeaders.Traceparent]?.split('-')[1];
+  return traceId && /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId) ? { traceId } : {};
+}
 
 /** The runtime's edge on the transport: one command, and the deployment event that retires sandboxes. */
 @Controller()
@@ -39,19 +45,7 @@ export class FunctionsExecutionHandler {
       appId: request.appId,
       name: request.functionName,
       arguments: request.args.map((arg): unknown => EJSON.deserialize(keepRegexOperators(arg) as never, { relaxed: false })),
-      caller:
-        request.caller.type === 'system'
-          ? { kind: 'system' }
-          : {
-              kind: 'user',
-              user: {
-                id: request.caller.user.id,
-                ...(request.caller.user.type ? { type: request.caller.user.type } : {}),
-                ...(request.caller.user.data ? { data: request.caller.user.data } : {}),
-                ...(request.caller.user.customData ? { custom_data: request.caller.user.customData } : {}),
-                ...(request.caller.user.identities ? { identities: request.caller.user.identities.map((identity) => ({ id: identity.id, provider_type: identity.providerType })) } : {}),
-              },
-            },
+      caller: request.caller,
       origin: origins[metadata.origin],
       request: {
         ...(metadata.remoteIpAddress ? { remoteIPAddress: metadata.remoteIpAddress } : {}),
@@ -63,6 +57,7 @@ export class FunctionsExecutionHandler {
         ...(metadata.requestHeaders ? { requestHeaders: metadata.requestHeaders } : {}),
       },
       ...(context.correlationId ? { correlationId: context.correlationId } : {}),
+      ...traceIdOf(context),
       // Aborts when the caller stops waiting: it went away, or the deadline it sent passed.
       ...(context.signal ? { signal: context.signal } : {}),
     };

@@ -21,6 +21,9 @@ export class PlatformExecutionLogStore implements ExecutionLogStore {
       run_as: entry.runAsId,
       origin: entry.origin,
       execution_id: entry.id,
+      ...(entry.correlationId ? { co_id: entry.correlationId } : {}),
+      ...(entry.traceId ? { trace_id: entry.traceId } : {}),
+      ...(entry.remoteIPAddress ? { remote_ip_address: entry.remoteIPAddress } : {}),
       mem_time_usage: entry.memoryBytes,
       duration_ms: entry.durationMs,
       ...(entry.error ? { error: entry.error.message, error_code: entry.error.code } : {}),
@@ -30,7 +33,7 @@ export class PlatformExecutionLogStore implements ExecutionLogStore {
   }
 
   async list(query: ExecutionLogQuery): Promise<ExecutionLogEntry[]> {
-    const entries = await this.logs.list(query.appId, { types: ['FUNCTION'], limit: query.limit ?? 100 });
+    const entries = await this.logs.list(query.appId, { types: ['FUNCTION'], limit: query.limit ?? 100, ...(query.correlationId !== undefined ? { coId: query.correlationId } : {}) });
     return entries.filter((entry) => !query.functionName || entry.function_name === query.functionName).map((entry) => toExecution(query.appId, entry));
   }
 }
@@ -46,6 +49,9 @@ function toExecution(appId: string, entry: LogEntry): ExecutionLogEntry {
     id: typeof entry['execution_id'] === 'string' ? entry['execution_id'] : entry._id,
     appId,
     functionName: entry.function_name ?? '',
+    ...(typeof entry['co_id'] === 'string' ? { correlationId: entry['co_id'] } : {}),
+    ...(typeof entry['trace_id'] === 'string' ? { traceId: entry['trace_id'] } : {}),
+    ...(typeof entry['remote_ip_address'] === 'string' ? { remoteIPAddress: entry['remote_ip_address'] } : {}),
     callerId: entry.user_id ?? 'system',
     runAsId: typeof entry['run_as'] === 'string' ? entry['run_as'] : (entry.user_id ?? 'system'),
     origin: (entry['origin'] as ExecutionLogEntry['origin'] | undefined) ?? 'system',

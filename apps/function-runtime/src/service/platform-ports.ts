@@ -3,6 +3,7 @@
  * data access through @tessera/data-access (rules for user callers), can_evaluate through @tessera/rules.
  */
 import { appEnvironment } from '@tessera/app-config';
+import { type CallerUser, callerUserOf, ruleUserOf } from '@tessera/contracts';
 import type { DataAccess } from '@tessera/data-access';
 import { AppUserStore, type DataSources, type DeployedApps } from '@tessera/platform';
 import { evaluateExpression } from '@tessera/rules';
@@ -10,7 +11,7 @@ import type { FunctionConfig } from '../config/function-config';
 import type { CanEvaluateEvaluator } from '../function-runtime.options';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
 import type { DataAccessCall, DataAccessPort } from '../ports/data-access.port';
-import type { FunctionUser, UsersPort } from '../ports/identity';
+import type { UsersPort } from '../ports/identity';
 import type { AppValues, ValuesPort } from '../ports/values.port';
 
 export class DeployedFunctionsPort implements AppFunctionsPort {
@@ -60,25 +61,15 @@ export class RulesDataAccessPort implements DataAccessPort {
       ...(call.database ? { database: call.database } : {}),
       ...(call.collection ? { collection: call.collection } : {}),
       args,
-      caller: call.caller.kind === 'system' ? { kind: 'system' } : { kind: 'user', user: toRuleUser(call.caller.user) },
+      caller: call.caller.kind === 'system' ? { kind: 'system' } : { kind: 'user', user: ruleUserOf(call.caller.user) },
     });
   }
-}
-
-function toRuleUser(user: FunctionUser): { id: string; type?: string; data?: Record<string, unknown>; custom_data?: Record<string, unknown>; identities?: { id: string; providerType: string }[] } {
-  return {
-    id: user.id,
-    ...(user.type ? { type: user.type } : {}),
-    ...(user.data ? { data: user.data } : {}),
-    ...(user.custom_data ? { custom_data: user.custom_data } : {}),
-    ...(user.identities ? { identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type })) } : {}),
-  };
 }
 
 /** can_evaluate: a rule expression over %%user, %%args and %%request. */
 export const rulesCanEvaluate: CanEvaluateEvaluator = async (expression, input) => {
   const value = await evaluateExpression(expression, {
-    ...(input.user ? { user: toRuleUser(input.user) } : {}),
+    ...(input.user ? { user: ruleUserOf(input.user) } : {}),
     args: input.arguments,
     ...(input.request ? { request: input.request } : {}),
   });
@@ -89,14 +80,8 @@ export const rulesCanEvaluate: CanEvaluateEvaluator = async (expression, input) 
 export class PlatformUsersPort implements UsersPort {
   constructor(private readonly dataSources: DataSources) {}
 
-  async findUser(appId: string, userId: string): Promise<FunctionUser | null> {
+  async findUser(appId: string, userId: string): Promise<CallerUser | null> {
     const user = await new AppUserStore(this.dataSources.platform(), appId).findUser(userId);
-    if (!user || user.disabled) return null;
-    return {
-      id: user._id,
-      type: user.type,
-      data: user.data,
-      identities: user.identities.map((identity) => ({ id: identity.id, provider_type: identity.provider_type })),
-    };
+    return user && !user.disabled ? callerUserOf(user) : null;
   }
 }

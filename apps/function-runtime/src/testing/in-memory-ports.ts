@@ -3,11 +3,12 @@
  * the real datastore is wired. InMemoryDataAccess is deliberately minimal: top-level equality queries,
  * no rules; it records every call so tests can see who an operation ran as.
  */
+import type { CallerUser } from '@tessera/contracts';
 import { EJSON, ObjectId } from 'bson';
 import type { FunctionConfig } from '../config/function-config';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
 import type { DataAccessCall, DataAccessPort } from '../ports/data-access.port';
-import type { FunctionUser, UsersPort } from '../ports/identity';
+import type { UsersPort } from '../ports/identity';
 import type { AppValues, ValuesPort } from '../ports/values.port';
 
 export class InMemoryAppFunctions implements AppFunctionsPort {
@@ -45,13 +46,13 @@ export class InMemoryValues implements ValuesPort {
 }
 
 export class InMemoryUsers implements UsersPort {
-  private readonly users = new Map<string, FunctionUser>();
+  private readonly users = new Map<string, CallerUser>();
 
-  add(user: FunctionUser): void {
+  add(user: CallerUser): void {
     this.users.set(user.id, user);
   }
 
-  findUser(_appId: string, userId: string): Promise<FunctionUser | null> {
+  findUser(_appId: string, userId: string): Promise<CallerUser | null> {
     return Promise.resolve(this.users.get(userId) ?? null);
   }
 }

@@ -1,13 +1,13 @@
 // Test fixture: a runtime wired to in-memory ports, with small limits. Used by specs only.
+import type { CallerUser } from '@tessera/contracts';
 import { InMemoryExecutionLogStore } from './in-memory-execution-logs';
 import type { CanEvaluateEvaluator, FunctionRuntimeOptions } from '../function-runtime.options';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
 import { NodeHttpPort, type HttpPort } from '../ports/http.port';
-import type { FunctionUser } from '../ports/identity';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryUsers, InMemoryValues } from './in-memory-ports';
 
 export const APP = 'app-1';
-export const ALICE: FunctionUser = {
+export const ALICE: CallerUser = {
   id: 'alice-id',
   type: 'normal',
   data: { email: 'alice@example.com' },
@@ -28,6 +28,6 @@ export function makeRuntime(options: Partial<FunctionRuntimeOptions> = {}, extra
     options: { timeLimitMs: 2_000, memoryLimitMb: 64, sandboxesPerApp: 2, ...options },
   });
   const call = (name: string, args: unknown[] = [], more: Partial<ExecuteFunctionRequest> = {}) =>
-    runtime.execute({ appId: APP, name, arguments: args, caller: { kind: 'user', user: ALICE }, origin: 'client', ...more });
+    runtime.execute({ appId: APP, name, arguments: args, caller: { type: 'user', user: ALICE }, origin: 'client', ...more });
   return { runtime, functions, data, values, users, logs, call };
 }

@@ -73,7 +73,7 @@ export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnModule
           appId: change.appId,
           name: trigger.functionName,
           arguments: [event],
-          caller: { kind: 'system' },
+          caller: { type: 'system' },
           origin: 'trigger',
           ...(context.correlationId ? { correlationId: context.correlationId } : {}),
           trigger: { name: trigger.name, ...(trigger.id ? { id: trigger.id } : {}), type: 'DATABASE' },

@@ -93,7 +93,7 @@ export class ScheduledTriggers implements OnApplicationBootstrap, OnModuleDestro
       return;
     }
     try {
-      await this.runtime.execute({ appId: entry.appId, name: entry.functionName, arguments: [], caller: { kind: 'system' }, origin: 'trigger', trigger: { name: entry.name, ...(entry.id ? { id: entry.id } : {}), type: 'SCHEDULED' } });
+      await this.runtime.execute({ appId: entry.appId, name: entry.functionName, arguments: [], caller: { type: 'system' }, origin: 'trigger', trigger: { name: entry.name, ...(entry.id ? { id: entry.id } : {}), type: 'SCHEDULED' } });
     } catch (error) {
       // Recorded in the app's logs by the runtime as a failed run of the trigger.
       logger.debug(`scheduled trigger ${entry.name} of app ${entry.appId} failed: ${error instanceof Error ? error.message : String(error)}`);

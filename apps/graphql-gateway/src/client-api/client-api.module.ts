@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { FunctionCalls } from '@tessera/messaging';
 import { DataSources } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { ApiKeysService } from './auth/api-keys.service';
@@ -10,7 +11,6 @@ import { UserpassService } from './auth/userpass.service';
 import { ClientApps } from './client-apps.service';
 import { LenientJsonBodyParser } from './ejson-body';
 import { ClientApiCors } from './edge/client-api-cors';
-import { FunctionInvoker } from './functions/function-invoker';
 import { FunctionsController } from './functions/functions.controller';
 import { FunctionsService } from './functions/functions.service';
 import { RemoteDataAccess } from './functions/remote-data-access.port';
@@ -32,7 +32,7 @@ import { PushController } from './push/push.controller';
     ProviderLogins,
     UserpassService,
     ApiKeysService,
-    FunctionInvoker,
+    FunctionCalls,
     FunctionsService,
     LenientJsonBodyParser,
     ClientApiCors,

@@ -3,8 +3,8 @@
  * calling user (rules applied by @tessera/data-access), relationships go through RelationshipBatches, and
  * custom resolvers call the app's function over the message bus. Nothing here knows about HTTP.
  */
-import { Injectable, Optional } from '@nestjs/common';
-import { type Caller, type JsonValue, type RequestMetadata, Subjects } from '@tessera/contracts';
+import { Injectable } from '@nestjs/common';
+import { type Caller, type CallerUser, type RequestMetadata, ruleUserOf } from '@tessera/contracts';
 import { DataAccess, type DataAccessApp, UserTransactions, type UserTransactionScope } from '@tessera/data-access';
 import {
   ArgumentTranslator,
@@ -15,11 +15,11 @@ import {
   type GraphqlResolvers,
   type RootFieldPlan,
 } from '@tessera/graphql-schema';
-import { decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
+import { type FunctionCallOptions, FunctionCalls } from '@tessera/messaging';
 import type { RuleUser } from '@tessera/rules';
 import { ObjectId } from 'bson';
 import { type ExecutionResult, type FieldNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql/index.js';
-import { GraphqlEndpointError, GraphqlErrorCode } from './graphql.error';
+import { GraphqlEndpointError } from './graphql.error';
 import { RelationshipBatches } from './relationship-batches';
 
 type Doc = Record<string, unknown>;
@@ -28,12 +28,13 @@ type Doc = Record<string, unknown>;
 export interface GraphqlRequestContext {
   app: DataAccessApp;
   model: GraphqlModel;
+  /** `%%user`, derived once from the caller identity. */
   user: RuleUser;
   /** The caller as functions see it (`context.user`). */
   caller: Caller;
   metadata: RequestMetadata;
-  /** Aborts when the HTTP client goes away: custom resolvers' function calls stop then. */
-  signal?: AbortSignal;
+  /** Custom resolvers' function calls: the signal (the HTTP client went away) and the request's headers. */
+  edge: FunctionCallOptions;
   translator: ArgumentTranslator;
   batches: RelationshipBatches;
   /**
@@ -80,7 +81,7 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
   constructor(
     private readonly dataAccess: DataAccess,
     private readonly transactions: UserTransactions,
-    @Optional() private readonly bus?: MessageBus,
+    private readonly functions: FunctionCalls,
   ) {}
 
   /**
@@ -111,8 +112,8 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
   }
 
   /** A fresh request context: the translator and batches belong to one request and its user. */
-  contextFor(app: DataAccessApp, model: GraphqlModel, user: RuleUser, caller: Caller, metadata: RequestMetadata, signal?: AbortSignal): GraphqlRequestContext {
-    const context = { app, model, user, caller, metadata, ...(signal ? { signal } : {}), state: { operations: 0 } } as GraphqlRequestContext;
+  contextFor(app: DataAccessApp, model: GraphqlModel, user: CallerUser, metadata: RequestMetadata, edge: FunctionCallOptions = {}): GraphqlRequestContext {
+    const context = { app, model, user: ruleUserOf(user), caller: { type: 'user', user }, metadata, edge, state: { operations: 0 } } as GraphqlRequestContext;
     context.translator = new ArgumentTranslator(model, {
       foreignKeys: async (field, target, filter) => {
         const key = field.relationship?.foreignKey ?? '_id';
@@ -199,20 +200,11 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
 
   /** `exports = function(input, source)` with an input, `function(source)` without (reference A.8). */
   async custom(resolver: CustomResolverModel, input: unknown, source: Doc | undefined, context: GraphqlRequestContext): Promise<unknown> {
-    if (!this.bus) throw new GraphqlEndpointError('ServiceUnavailable', 'the function runtime is not available in this process', 503);
     const args: unknown[] = resolver.input ? [input ?? null] : [];
     if (source !== undefined) args.push(source);
-    const response = await this.bus.request(Subjects.FunctionsExecutionRun, {
-      appId: context.app.id,
-      functionName: resolver.functionName,
-      args: encodeEjson(args) as JsonValue[],
-      caller: context.caller,
-      metadata: context.metadata,
-      // The deadline follows the function's time limit (the bus's timeout for the subject); a client that
-      // leaves stops the call.
-    }, context.signal ? { signal: context.signal } : {});
-    if (!response.ok) throw new GraphqlEndpointError(response.error.errorCode || GraphqlErrorCode.FunctionFailed, response.error.message);
-    return decodeEjson(response.result);
+    // The deadline follows the function's time limit (the bus's timeout for the subject); a client that
+    // leaves stops the call. A failure keeps the runtime's code, which becomes the error's extensions.code.
+    return this.functions.call({ appId: context.app.id, functionName: resolver.functionName, args, caller: context.caller, metadata: context.metadata }, context.edge);
   }
 
   private async update(c: CollectionModel, set: unknown, t: ArgumentTranslator): Promise<Doc> {

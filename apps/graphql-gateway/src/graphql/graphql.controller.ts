@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { RequestMetadata } from '@tessera/contracts';
-import { clientGoneSignal } from '@tessera/http-edge';
+import { clientGoneSignal, edgeMessageHeaders } from '@tessera/http-edge';
 import { DeployedApps } from '@tessera/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphqlApps } from './graphql-apps.service';
@@ -43,7 +43,7 @@ export class GraphqlController {
       ...(request.ip ? { remoteIpAddress: request.ip } : {}),
       ...(request.headers['user-agent'] ? { httpUserAgent: request.headers['user-agent'] } : {}),
     };
-    const graphql = this.executor.contextFor(app, entry.model, principal.user, principal.caller, metadata, clientGoneSignal(reply));
+    const graphql = this.executor.contextFor(app, entry.model, principal.user, metadata, { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) });
     const response = await entry.yoga.handleNodeRequestAndResponse(request, reply, { graphql });
     response.headers.forEach((value, key) => void reply.header(key, value));
     reply.status(response.status);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DataAccess, UserTransactions } from '@tessera/data-access';
+import { FunctionCalls } from '@tessera/messaging';
 import { GraphqlApps } from './graphql-apps.service';
 import { ClientApiGraphqlAuthenticator, GraphqlAuthenticator } from './graphql-authenticator';
 import { GraphqlController } from './graphql.controller';
@@ -15,6 +16,7 @@ import { GraphqlExecutor } from './graphql-executor';
   providers: [
     GraphqlApps,
     GraphqlExecutor,
+    FunctionCalls,
     { provide: UserTransactions, useFactory: (dataAccess: DataAccess) => new UserTransactions(dataAccess), inject: [DataAccess] },
     { provide: GraphqlAuthenticator, useClass: ClientApiGraphqlAuthenticator },
   ],

@@ -1,21 +1,6 @@
 import { z } from 'zod';
-import { EjsonDocumentSchema, EjsonValueSchema } from './ejson.schema';
-
-/** The authenticated user a function runs for, as `context.user` shows it. */
-export const CallerUserSchema = z.object({
-  id: z.string().min(1),
-  type: z.enum(['normal', 'server', 'system']).optional(),
-  data: EjsonDocumentSchema.optional().describe('User metadata from the auth providers (context.user.data).'),
-  customData: EjsonDocumentSchema.optional().describe('Custom user data (context.user.custom_data).'),
-  identities: z.array(z.object({ id: z.string(), providerType: z.string() })).optional(),
-});
-
-/** Who asks for the call: an application user, or the platform itself (triggers, admin, rules). */
-export const CallerSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('user'), user: CallerUserSchema }),
-  z.object({ type: z.literal('system') }),
-]);
-export type Caller = z.infer<typeof CallerSchema>;
+import { CallerSchema } from './caller.schema';
+import { EjsonValueSchema } from './ejson.schema';
 
 /** Where the call comes from: the runtime refuses private functions to `client` callers. */
 export const CallOriginSchema = z.enum(['client', 'endpoint', 'trigger', 'graphql', 'rule', 'admin', 'function']);

@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
-import { type Caller, Subjects } from '@tessera/contracts';
+import { type CallerUser, callerUserOf, Subjects } from '@tessera/contracts';
 import { encodeEjson, MessageBus } from '@tessera/messaging';
 import { DataSources, newObjectIdHex } from '@tessera/platform';
 import { EJSON } from 'bson';
@@ -137,20 +137,10 @@ export class AuthService {
     return { app, user, claims };
   }
 
-  /** The caller a function or a rule sees: `context.user` with the custom data read now. */
-  async callerOf(session: ClientSession): Promise<Caller> {
+  /** The caller identity of the session, made once per request: `context.user` with the custom data read now. */
+  async callerOf(session: ClientSession): Promise<CallerUser> {
     const { user, app } = session;
-    const custom = await readCustomUserData(app.config, this.dataSources, user._id);
-    return {
-      type: 'user',
-      user: {
-        id: user._id,
-        type: user.type,
-        data: encodeEjson(publicData(user)) as Record<string, never>,
-        ...(custom ? { customData: encodeEjson(custom) as Record<string, never> } : {}),
-        identities: user.identities.map((identity) => ({ id: identity.id, providerType: identity.provider_type })),
-      },
-    };
+    return callerUserOf(user, await readCustomUserData(app.config, this.dataSources, user._id));
   }
 
   private async accessToken(app: ClientApp, user: AppUser, session: { deviceId: string; sessionId: string }): Promise<string> {

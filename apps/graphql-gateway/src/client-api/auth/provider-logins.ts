@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
 import { LoginRateLimiter, verifyPassword } from '@tessera/credentials';
+import { FunctionCallError, FunctionCalls } from '@tessera/messaging';
 import { SecretStore, newObjectIdHex } from '@tessera/platform';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
-import { FunctionInvoker } from '../functions/function-invoker';
 
 /** Who a provider says is logging in. */
 export interface ProviderIdentity {
@@ -26,7 +26,7 @@ export class ProviderLogins {
 
   constructor(
     private readonly secrets: SecretStore,
-    private readonly functions: FunctionInvoker,
+    private readonly functions: FunctionCalls,
     private readonly limiter: LoginRateLimiter,
   ) {}
 
@@ -129,9 +129,9 @@ export class ProviderLogins {
     const { options: _device, provider: _provider, ...credentials } = payload;
     let result: unknown;
     try {
-      result = await this.functions.call(app.appId, functionName, [credentials], { type: 'system' }, { origin: 'function', service: 'custom-function' });
+      result = await this.functions.call({ appId: app.appId, functionName, args: [credentials], caller: { type: 'system' }, metadata: { origin: 'function', service: 'custom-function' } });
     } catch (error) {
-      if (error instanceof ClientApiError && error.errorCode === (ClientApiErrorCode.ServiceUnavailable as string)) throw error;
+      if (error instanceof FunctionCallError && error.errorCode === 'ServiceUnavailable') throw error;
       throw new ClientApiError(ClientApiErrorCode.AuthError, `authentication function failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     const id = externalIdOf(result);

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
 import { hashPassword } from '@tessera/credentials';
+import { FunctionCalls } from '@tessera/messaging';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
-import { FunctionInvoker } from '../functions/function-invoker';
 import { Mailer } from './mailer';
 import type { UserpassTokenPurpose } from '@tessera/platform';
 
@@ -18,7 +18,7 @@ const PROVIDER = 'local-userpass';
 export class UserpassService {
   constructor(
     private readonly apps: ClientApps,
-    private readonly functions: FunctionInvoker,
+    private readonly functions: FunctionCalls,
     @Inject(Mailer) private readonly mailer: Mailer,
   ) {}
 
@@ -113,7 +113,7 @@ export class UserpassService {
 
   /** Runs a confirmation or reset function as the system: `{ status: 'success' | 'pending' | 'fail' }`. */
   private async decision(app: ClientApp, functionName: string, args: unknown[]): Promise<'success' | 'pending' | 'fail'> {
-    const result = await this.functions.call(app.appId, functionName, args, { type: 'system' }, { origin: 'function', service: PROVIDER });
+    const result = await this.functions.call({ appId: app.appId, functionName, args, caller: { type: 'system' }, metadata: { origin: 'function', service: PROVIDER } });
     const status = typeof result === 'object' && result !== null ? (result as { status?: unknown }).status : undefined;
     if (status === 'success' || status === 'pending' || status === 'fail') return status;
     throw new ClientApiError(ClientApiErrorCode.FunctionExecutionError, `function '${functionName}' must return { status: 'success' | 'pending' | 'fail' }`);

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { EJSON } from 'bson';
-import { clientGoneSignal } from '@tessera/http-edge';
+import { clientGoneSignal, edgeMessageHeaders } from '@tessera/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AuthService } from '../auth/auth.service';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
@@ -19,10 +19,10 @@ export class FunctionsController {
   @HttpCode(200)
   async call(@Param('appId') appId: string, @Headers('authorization') authorization: string | undefined, @Body() body: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const session = await this.auth.authenticate(authorization, 'access', appId);
-    const result = await this.functions.call(session, toFunctionCallRequest(fromEjson(body)), requestMetadata(request), clientGoneSignal(reply));
+    const answer = await this.functions.call(session, toFunctionCallRequest(fromEjson(body)), requestMetadata(request), { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) });
     // Serialised here: Fastify would send a bare string result as text/plain.
     void reply.header('content-type', 'application/json');
-    return JSON.stringify(toCanonical(result ?? null));
+    return JSON.stringify('ejson' in answer ? answer.ejson : toCanonical(answer.value ?? null));
   }
 
   @Get('call')
@@ -36,7 +36,8 @@ export class FunctionsController {
   ): Promise<void> {
     const session = await this.auth.authenticate(authorization, 'access', appId, queryToken);
     const call = toFunctionCallRequest(fromEjson(decodeBaasRequest(encoded)));
-    const result = await this.functions.call(session, call, requestMetadata(request));
+    const answer = await this.functions.call(session, call, requestMetadata(request), { headers: edgeMessageHeaders(request) });
+    const result = 'value' in answer ? answer.value : undefined;
     if (!isAsyncIterable(result)) throw new ClientApiError(ClientApiErrorCode.BadRequest, `'${call.name}' does not stream; call it with POST`);
     await sendEventStream(reply, result, reply.getHeaders());
   }

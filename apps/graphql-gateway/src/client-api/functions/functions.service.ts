@@ -1,14 +1,12 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { isDataSourceType, isFederatedType } from '@tessera/app-config';
-import type { RequestMetadata } from '@tessera/contracts';
+import type { JsonValue, RequestMetadata } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
-import { DataSources } from '@tessera/platform';
+import { type FunctionCallOptions, FunctionCalls } from '@tessera/messaging';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import { AuthService, type ClientSession } from '../auth/auth.service';
-import { readCustomUserData } from '../auth/custom-user-data';
-import { FunctionInvoker } from './function-invoker';
 import { normalizeDataSourceCall, withWireWidths } from './mongodb-actions';
-import { type DataAccessUser, RemoteDataAccess } from './remote-data-access.port';
+import { RemoteDataAccess } from './remote-data-access.port';
 
 /** `{ name, arguments, service? }`, the body of `functions/call` (and the decoded `baas_request`). */
 export interface FunctionCallRequest {
@@ -17,23 +15,32 @@ export interface FunctionCallRequest {
   service?: string;
 }
 
+/**
+ * What a call answers: an app function's result as the runtime gave it (canonical EJSON, sent to the client
+ * as is, without a round trip through BSON values), or a data-source action's value (BSON values, or the
+ * change events of `watch`).
+ */
+export type FunctionCallAnswer = { ejson: JsonValue } | { value: unknown };
+
 /** Client function calls: app functions through the runtime, data-source actions through RemoteDataAccess. */
 @Injectable()
 export class FunctionsService {
   constructor(
     private readonly auth: AuthService,
-    private readonly invoker: FunctionInvoker,
-    private readonly dataSources: DataSources,
+    private readonly functions: FunctionCalls,
     @Optional() private readonly dataAccess?: RemoteDataAccess,
   ) {}
 
-  /** `signal`: aborts when the HTTP client goes away; an app function's call is then stopped. */
-  async call(session: ClientSession, request: FunctionCallRequest, metadata: Omit<RequestMetadata, 'origin'>, signal?: AbortSignal): Promise<unknown> {
-    if (request.service !== undefined) return this.callService(session, request);
-    const fn = session.app.config.functions.find((candidate) => candidate.config.name === request.name);
-    if (!fn) throw new ClientApiError(ClientApiErrorCode.FunctionNotFound, `function not found: '${request.name}'`);
-    if (fn.config.private === true) throw new ClientApiError('NotCallable', `function '${request.name}' is private and cannot be called by clients`, { httpStatus: 403 });
-    return this.invoker.call(session.app.appId, request.name, request.arguments, await this.auth.callerOf(session), { ...metadata, origin: 'client' }, signal);
+  /**
+   * `options.signal` aborts when the HTTP client goes away (an app function's call is then stopped);
+   * `options.headers` carry the request's correlation id and trace context. Whether the client may call the
+   * function (`private`, `can_evaluate`) is the function runtime's decision, made there for every caller.
+   */
+  async call(session: ClientSession, request: FunctionCallRequest, metadata: Omit<RequestMetadata, 'origin'>, options: FunctionCallOptions = {}): Promise<FunctionCallAnswer> {
+    if (request.service !== undefined) return { value: await this.callService(session, request) };
+    const caller = { type: 'user' as const, user: await this.auth.callerOf(session) };
+    const { result } = await this.functions.run({ appId: session.app.appId, functionName: request.name, args: request.arguments, caller, metadata: { ...metadata, origin: 'client' } }, options);
+    return { ejson: result };
   }
 
   private async callService(session: ClientSession, request: FunctionCallRequest): Promise<unknown> {
@@ -45,23 +52,11 @@ export class FunctionsService {
     const { action, args } = normalizeDataSourceCall(request.name, request.arguments);
     const app = { appId: session.app.appId, clientAppId: session.app.clientAppId, deploymentId: session.app.deploymentId, config: session.app.config };
     try {
-      const result = await this.dataAccess.execute(app, serviceName, action, args, await this.userOf(session));
+      const result = await this.dataAccess.execute(app, serviceName, action, args, await this.auth.callerOf(session));
       return action === 'watch' ? result : withWireWidths(action, result);
     } catch (error) {
       throw asWireError(error);
     }
-  }
-
-  private async userOf(session: ClientSession): Promise<DataAccessUser> {
-    const { user, app } = session;
-    const custom = await readCustomUserData(app.config, this.dataSources, user._id);
-    return {
-      id: user._id,
-      type: user.type,
-      data: { ...user.data },
-      custom_data: custom ?? {},
-      identities: user.identities.map((identity) => ({ id: identity.id, provider_type: identity.provider_type })),
-    };
   }
 }
 

@@ -1,4 +1,5 @@
 import type { AppConfig } from '@tessera/app-config';
+import type { CallerUser } from '@tessera/contracts';
 
 /** The app a data-access call is for. */
 export interface DataAccessApp {
@@ -10,18 +11,9 @@ export interface DataAccessApp {
   config: AppConfig;
 }
 
-/** The calling user, as rules see `%%user` (ids as strings, data and custom_data as BSON values). */
-export interface DataAccessUser {
-  id: string;
-  type: 'normal' | 'server';
-  data: Record<string, unknown>;
-  custom_data: Record<string, unknown>;
-  identities: Array<{ id: string; provider_type: string }>;
-}
-
 /**
  * Remote data access of the data-source service as a client calls it (`functions/call` with `service`),
- * applying the app's rules as `user`. The lead's libs/data-access implements it; the host provides it.
+ * applying the app's rules as `user` (its `%%user` derived by `ruleUserOf`). The lead's libs/data-access implements it; the host provides it.
  *
  * - `serviceName` is what the client sent (`mongodb-atlas` or the service's own name).
  * - `action` is the wire name: find, findOne, count, aggregate, insertOne, insertMany, updateOne,
@@ -36,5 +28,5 @@ export interface DataAccessUser {
  * - Failures are TesseraErrors (MongoDBError, NoMatchingRuleFound, ...), which reach the client as is.
  */
 export abstract class RemoteDataAccess {
-  abstract execute(app: DataAccessApp, serviceName: string, action: string, args: Record<string, unknown>, user: DataAccessUser): Promise<unknown>;
+  abstract execute(app: DataAccessApp, serviceName: string, action: string, args: Record<string, unknown>, user: CallerUser): Promise<unknown>;
 }

@@ -1,0 +1,100 @@
+import { emptyApp, writeAppFiles } from '@tessera/app-config';
+import { Subjects } from '@tessera/contracts';
+import { MessageBus } from '@tessera/messaging';
+import { AppRegistry, DeploymentStore } from '@tessera/platform';
+// The real process host: realm-web over HTTP, the function runtime's sandbox, the embedded datastore.
+import { startHost, type RunningHost } from '@tessera/server';
+import { loadSettings } from '@tessera/settings';
+import { eventually, makeTempDir } from '@tessera/testing';
+import * as Realm from 'realm-web';
+
+const notes = "context.services.get('mongodb-atlas').db('club').collection('notes')";
+const ADMIN_PASSWORD = 'identity-admin-password';
+
+// One caller identity from the HTTP edge to the rules: what a function sees as context.user, and the
+// %%user the rules decide on in a function's data access and in the client's own remote data access.
+// And one request's correlation id and trace context, from the HTTP edge to the execution log.
+describe('the caller identity and the request correlation id (standalone, through realm-web)', () => {
+  const dir = makeTempDir('tessera-caller-identity-');
+  let host: RunningHost;
+  let appId: string;
+  let groupId: string;
+  let user: Realm.User;
+
+  beforeAll(async () => {
+    host = await startHost(loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', TESSERA_ADMIN_PASSWORD: ADMIN_PASSWORD }));
+    groupId = host.bootstrap.groupId;
+    const record = await host.nest.get(AppRegistry).create({ name: 'club', groupId });
+    appId = record._id;
+    const config = emptyApp('club');
+    config.authProviders.push({ name: 'anon-user', type: 'anon-user' });
+    config.services.push({
+      config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ClubCluster' } },
+      // Only anonymous users (by their identity's provider type) may touch the notes, and only their own.
+      defaultRule: {
+        roles: [{ name: 'anonymous', apply_when: { '%%user.identities.providerType': 'anon-user' }, read: { owner: '%%user.id' }, write: { owner: '%%user.id' }, insert: true, delete: true, search: true }],
+      },
+      collectionRules: [],
+      rules: [],
+      webhooks: [],
+    });
+    config.functions.push(
+      { config: { name: 'whoAmI' }, source: 'exports = () => context.user;' },
+      { config: { name: 'myNotes' }, source: `exports = async () => (await ${notes}.find({}, { _id: 0, text: 1 }).toArray()).map((note) => note.text);` },
+      { config: { name: 'seed', run_as_system: true }, source: `exports = async (owner) => { await ${notes}.deleteMany({}); await ${notes}.insertMany([{ owner, text: 'mine' }, { owner: 'someone-else', text: 'theirs' }]); };` },
+    );
+    const deployed = await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'test' });
+    await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId: record._id, deploymentId: deployed._id, version: deployed.version });
+    user = await new Realm.App({ id: record.client_app_id, baseUrl: host.url }).logIn(Realm.Credentials.anonymous(false));
+    await user.callFunction('seed', user.id);
+  });
+
+  afterAll(async () => {
+    await host?.close();
+    dir.remove();
+  });
+
+  it('shows a function the caller as context.user, identities with id and provider_type', async () => {
+    expect(await user.callFunction('whoAmI')).toEqual({ id: user.id, type: 'normal', data: {}, identities: [{ id: user.identities[0]?.id, provider_type: 'anon-user' }] });
+  });
+
+  it('gives the rules the same %%user in a function and in remote data access', async () => {
+    expect(await user.callFunction('myNotes')).toEqual(['mine']);
+    const remote = await user.mongoClient('mongodb-atlas').db('club').collection<{ _id: string; text: string }>('notes').find({}, { projection: { _id: 0, text: 1 } });
+    expect(remote.map((note) => note.text)).toEqual(['mine']);
+  });
+
+  it('logs a call with the correlation id and trace id its HTTP request came with', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${user.app.id}/functions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json', 'x-request-id': 'identity-call-1', traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      body: JSON.stringify({ name: 'whoAmI', arguments: [] }),
+    });
+    expect(response.status).toBe(200);
+    const login = await fetch(`${host.url}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+    const { access_token: adminToken } = (await login.json()) as { access_token: string };
+    const logs = await eventually(async () => {
+      const listed = await fetch(`${host.url}/api/admin/v3.0/groups/${groupId}/apps/${appId}/logs?co_id=identity-call-1`, { headers: { authorization: `Bearer ${adminToken}` } });
+      const body = (await listed.json()) as { logs: Array<Record<string, unknown>> };
+      if (body.logs.length === 0) throw new Error('no log entry for the correlation id yet');
+      return body.logs;
+    });
+    expect(logs).toEqual([expect.objectContaining({ type: 'FUNCTION', function_name: 'whoAmI', co_id: 'identity-call-1', trace_id: traceId, user_id: user.id, remote_ip_address: '127.0.0.1' })]);
+  });
+
+  it('makes a correlation id at the edge when the request brings none, and logs each call under its own', async () => {
+    await user.callFunction('whoAmI');
+    await user.callFunction('whoAmI');
+    const login = await fetch(`${host.url}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+    const { access_token: adminToken } = (await login.json()) as { access_token: string };
+    const ids = await eventually(async () => {
+      const listed = await fetch(`${host.url}/api/admin/v3.0/groups/${groupId}/apps/${appId}/logs?type=FUNCTION&limit=2`, { headers: { authorization: `Bearer ${adminToken}` } });
+      const found = ((await listed.json()) as { logs: Array<{ co_id?: string; function_name?: string }> }).logs.filter((entry) => entry.function_name === 'whoAmI' && entry.co_id !== 'identity-call-1');
+      if (found.length < 2) throw new Error('both calls are not logged yet');
+      return found.map((entry) => entry.co_id);
+    });
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(2);
+  });
+});
