@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
 import { type CallerUser, callerUserOf, Subjects } from '@tessera/contracts';
-import { encodeEjson, MessageBus } from '@tessera/messaging';
+import { MessageBus } from '@tessera/messaging';
 import { DataSources, newObjectIdHex } from '@tessera/platform';
 import { EJSON } from 'bson';
 import { ClientApiError, ClientApiErrorCode, invalidSession } from '../client-api.error';
