@@ -10,6 +10,7 @@ import {
   collectionTypes,
   instructionTypeCodes,
   isArrayPath,
+  isPathInstruction,
   payloadTypeCodes,
   type Changeset,
   type CollectionType,
@@ -569,6 +570,13 @@ export function instructionStrings(instr: Instruction, out: string[] = []): stri
     }
   };
   out.push(instr.table);
+  if (isPathInstruction(instr)) {
+    pk(instr.object);
+    out.push(instr.field);
+    for (const e of instr.path) if (typeof e === 'string') out.push(e);
+    if (instr.type === 'Update' || instr.type === 'ArrayInsert' || instr.type === 'SetInsert' || instr.type === 'SetErase') payload(instr.value);
+    return out;
+  }
   switch (instr.type) {
     case 'AddTable':
       if (instr.spec.kind === 'TopLevel') out.push(instr.spec.pkField);
@@ -585,19 +593,6 @@ export function instructionStrings(instr: Instruction, out: string[] = []): stri
       break;
     case 'EraseColumn':
       out.push(instr.field);
-      break;
-    case 'Update':
-    case 'AddInteger':
-    case 'ArrayInsert':
-    case 'ArrayMove':
-    case 'ArrayErase':
-    case 'Clear':
-    case 'SetInsert':
-    case 'SetErase':
-      pk(instr.object);
-      out.push(instr.field);
-      for (const e of instr.path) if (typeof e === 'string') out.push(e);
-      if (instr.type === 'Update' || instr.type === 'ArrayInsert' || instr.type === 'SetInsert' || instr.type === 'SetErase') payload(instr.value);
       break;
   }
   return out;

@@ -1,6 +1,6 @@
 /** A readable, one-line-per-instruction rendering of changesets for logs, tests and tooling. */
 import { toHex } from '../bytes';
-import type { Changeset, Instruction, PathElement, Payload, PrimaryKey } from './types';
+import { type Changeset, type Instruction, isPathInstruction, type PathElement, type PathInstruction, type Payload, type PrimaryKey } from './types';
 
 export function formatPrimaryKey(pk: PrimaryKey): string {
   switch (pk.type) {
@@ -63,6 +63,7 @@ function formatPath(field: string, path: readonly PathElement[]): string {
 }
 
 export function formatInstruction(instr: Instruction): string {
+  if (isPathInstruction(instr)) return formatPathInstruction(instr);
   switch (instr.type) {
     case 'AddTable':
       return instr.spec.kind === 'Embedded'
@@ -81,36 +82,30 @@ export function formatInstruction(instr: Instruction): string {
     case 'CreateObject':
     case 'EraseObject':
       return `${instr.type} ${instr.table}[${formatPrimaryKey(instr.object)}]`;
+  }
+}
+
+function formatPathInstruction(instr: PathInstruction): string {
+  const target = `${instr.table}[${formatPrimaryKey(instr.object)}].${formatPath(instr.field, instr.path)}`;
+  switch (instr.type) {
     case 'Update':
+      return instr.path.length > 0 && typeof instr.path[instr.path.length - 1] === 'number'
+        ? `Update ${target} = ${formatPayload(instr.value)} (prior_size ${instr.priorSize})`
+        : `Update ${target} = ${formatPayload(instr.value)}${instr.isDefault ? ' (default)' : ''}`;
     case 'AddInteger':
+      return `AddInteger ${target} += ${String(instr.value)}`;
     case 'ArrayInsert':
+      return `ArrayInsert ${target} = ${formatPayload(instr.value)} (prior_size ${instr.priorSize})`;
     case 'ArrayMove':
+      return `ArrayMove ${target} -> ${instr.ndx2} (prior_size ${instr.priorSize})`;
     case 'ArrayErase':
+      return `ArrayErase ${target} (prior_size ${instr.priorSize})`;
     case 'Clear':
+      return `Clear ${target} (${instr.collectionType})`;
     case 'SetInsert':
-    case 'SetErase': {
-      const target = `${instr.table}[${formatPrimaryKey(instr.object)}].${formatPath(instr.field, instr.path)}`;
-      switch (instr.type) {
-        case 'Update':
-          return instr.path.length > 0 && typeof instr.path[instr.path.length - 1] === 'number'
-            ? `Update ${target} = ${formatPayload(instr.value)} (prior_size ${instr.priorSize})`
-            : `Update ${target} = ${formatPayload(instr.value)}${instr.isDefault ? ' (default)' : ''}`;
-        case 'AddInteger':
-          return `AddInteger ${target} += ${String(instr.value)}`;
-        case 'ArrayInsert':
-          return `ArrayInsert ${target} = ${formatPayload(instr.value)} (prior_size ${instr.priorSize})`;
-        case 'ArrayMove':
-          return `ArrayMove ${target} -> ${instr.ndx2} (prior_size ${instr.priorSize})`;
-        case 'ArrayErase':
-          return `ArrayErase ${target} (prior_size ${instr.priorSize})`;
-        case 'Clear':
-          return `Clear ${target} (${instr.collectionType})`;
-        case 'SetInsert':
-          return `SetInsert ${target} ${formatPayload(instr.value)}`;
-        case 'SetErase':
-          return `SetErase ${target} ${formatPayload(instr.value)}`;
-      }
-    }
+      return `SetInsert ${target} ${formatPayload(instr.value)}`;
+    case 'SetErase':
+      return `SetErase ${target} ${formatPayload(instr.value)}`;
   }
 }
 

@@ -12,6 +12,7 @@
  * Schema instructions are never removed.
  */
 import type { Instruction, PathElement, PathInstruction } from '../changeset/types';
+import { isPathInstruction } from '../changeset/types';
 import { primaryKeyString } from '../merge/compare';
 
 interface Cover {
@@ -70,42 +71,22 @@ export function compactChangesets(changesets: readonly (readonly Instruction[])[
       const instr = source[i];
       if (!instr) continue;
       let drop = false;
-      switch (instr.type) {
-        case 'AddTable':
-        case 'EraseTable':
-        case 'AddColumn':
-        case 'EraseColumn':
-          break;
-        case 'EraseObject':
-          erased.add(objectKey(instr.table, instr));
-          break;
-        case 'CreateObject':
-          drop = erased.has(objectKey(instr.table, instr));
-          break;
-        case 'Update':
-        case 'AddInteger':
-        case 'ArrayInsert':
-        case 'ArrayMove':
-        case 'ArrayErase':
-        case 'Clear':
-        case 'SetInsert':
-        case 'SetErase': {
-          const key = objectKey(instr.table, instr);
-          drop = erased.has(key) || isCovered(instr, covers.get(key));
-          if (!drop && !hasIndex(instr.path)) {
-            const becomesCover = (instr.type === 'Update' && plainValueTypes.has(instr.value.type)) || instr.type === 'Clear';
-            if (becomesCover) {
-              let list = covers.get(key);
-              if (!list) {
-                list = [];
-                covers.set(key, list);
-              }
-              list.push({ field: instr.field, path: instr.path, clear: instr.type === 'Clear' });
+      if (isPathInstruction(instr)) {
+        const key = objectKey(instr.table, instr);
+        drop = erased.has(key) || isCovered(instr, covers.get(key));
+        if (!drop && !hasIndex(instr.path)) {
+          const becomesCover = (instr.type === 'Update' && plainValueTypes.has(instr.value.type)) || instr.type === 'Clear';
+          if (becomesCover) {
+            let list = covers.get(key);
+            if (!list) {
+              list = [];
+              covers.set(key, list);
             }
+            list.push({ field: instr.field, path: instr.path, clear: instr.type === 'Clear' });
           }
-          break;
         }
-      }
+      } else if (instr.type === 'EraseObject') erased.add(objectKey(instr.table, instr));
+      else if (instr.type === 'CreateObject') drop = erased.has(objectKey(instr.table, instr));
       if (drop) removed++;
       else kept.push(instr);
     }

@@ -63,24 +63,7 @@ export function samePath(a: readonly PathElement[], b: readonly PathElement[]): 
 
 /** A string identifying the object an instruction touches, or null for schema instructions. */
 export function objectKeyOf(instr: Instruction): string | null {
-  switch (instr.type) {
-    case 'AddTable':
-    case 'EraseTable':
-    case 'AddColumn':
-    case 'EraseColumn':
-      return null;
-    case 'CreateObject':
-    case 'EraseObject':
-    case 'Update':
-    case 'AddInteger':
-    case 'ArrayInsert':
-    case 'ArrayMove':
-    case 'ArrayErase':
-    case 'Clear':
-    case 'SetInsert':
-    case 'SetErase':
-      return `${instr.table}\u0000${primaryKeyString(instr.object)}`;
-  }
+  return 'object' in instr ? `${instr.table}\u0000${primaryKeyString(instr.object)}` : null;
 }
 
 export function primaryKeyString(pk: PrimaryKey): string {

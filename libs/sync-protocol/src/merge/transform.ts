@@ -26,7 +26,7 @@ import type {
   Update,
 } from '../changeset/types';
 import { normalizeInt64 } from '../changeset/varint';
-import { instructionTypeCodes } from '../changeset/types';
+import { instructionTypeCodes, isPathInstruction } from '../changeset/types';
 import { payloadPositions } from '../changeset/identity';
 import { objectKeyOf, sameKey, samePath, samePayload } from './compare';
 
@@ -57,6 +57,7 @@ function badMerge(message: string): never {
 }
 
 function pathLength(instr: Instruction): number {
+  if (isPathInstruction(instr)) return 3 + instr.path.length;
   switch (instr.type) {
     case 'AddTable':
     case 'EraseTable':
@@ -66,15 +67,6 @@ function pathLength(instr: Instruction): number {
     case 'CreateObject':
     case 'EraseObject':
       return 2;
-    case 'Update':
-    case 'AddInteger':
-    case 'ArrayInsert':
-    case 'ArrayMove':
-    case 'ArrayErase':
-    case 'Clear':
-    case 'SetInsert':
-    case 'SetErase':
-      return 3 + instr.path.length;
   }
 }
 

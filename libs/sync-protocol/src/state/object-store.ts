@@ -6,6 +6,7 @@
  */
 import { SyncProtocolError } from '../errors';
 import type { AddColumn, AddTable, Instruction, PathElement, PathInstruction, Payload, PrimaryKey } from '../changeset/types';
+import { isPathInstruction } from '../changeset/types';
 import { normalizeInt64 } from '../changeset/varint';
 import { primaryKeyString } from '../merge/compare';
 import { formatPayload } from '../changeset/debug';
@@ -49,6 +50,10 @@ export class ObjectStore {
   }
 
   apply(instr: Instruction): void {
+    if (isPathInstruction(instr)) {
+      this.applyPath(instr);
+      return;
+    }
     switch (instr.type) {
       case 'AddTable': {
         const existing = this.tables.get(instr.table);
@@ -94,16 +99,6 @@ export class ObjectStore {
       }
       case 'EraseObject':
         this.objects.get(instr.table)?.delete(primaryKeyString(instr.object));
-        return;
-      case 'Update':
-      case 'AddInteger':
-      case 'ArrayInsert':
-      case 'ArrayMove':
-      case 'ArrayErase':
-      case 'Clear':
-      case 'SetInsert':
-      case 'SetErase':
-        this.applyPath(instr);
         return;
     }
   }
