@@ -59,6 +59,6 @@ describe('the request logger of the HTTP edge', () => {
       expect.objectContaining({ level: 40, msg: 'inside a request', reqId: expect.any(Number), service: 'tessera', version }),
       expect.objectContaining({ level: 40, msg: 'inside a request', reqId: expect.any(Number) }),
     ]);
-    expect(probed[1]!.reqId).toBe((probed[0]!.reqId as number) + 2);
+    expect(probed[1].reqId).toBe((probed[0].reqId as number) + 2);
   });
 });

@@ -29,7 +29,7 @@ export function lazyChild(root: Logger, reqId: number): Logger {
       if (typeof property === 'string' && property in root.levels.values && !root.isLevelEnabled(property)) return silent;
       const logger = made();
       const value: unknown = Reflect.get(logger, property, logger);
-      return typeof value === 'function' ? value.bind(logger) : value;
+      return typeof value === 'function' ? (value.bind(logger) as unknown) : value;
     },
   });
 }
