@@ -36,6 +36,23 @@ describe('client tokens', () => {
     expect(refusal(() => verifyToken(expired, 'access', key))).toBe('invalid session: access token expired');
   });
 
+  it('still checks the key and the expiry of a token it verified before', () => {
+    const token = issueToken('access', subject, key, 60);
+    expect(verifyToken(token, 'access', key).sub).toBe(subject.userId);
+    expect(refusal(() => verifyToken(token, 'access', randomBytes(32)))).toBe('invalid session');
+    expect(verifyToken(token, 'access', key).sub).toBe(subject.userId);
+    expect(refusal(() => verifyToken(token, 'refresh', key))).toBe('invalid session');
+    vi.useFakeTimers({ now: Date.now() + 61_000 });
+    try {
+      expect(refusal(() => verifyToken(token, 'access', key))).toBe('invalid session: access token expired');
+    } finally {
+      vi.useRealTimers();
+    }
+    const [head, , signature] = token.split('.') as [string, string, string];
+    const forged = `${head}.${Buffer.from(JSON.stringify({ ...verifyToken(issueToken('access', subject, key, 60), 'access', key), sub: 'someone-else' })).toString('base64url')}.${signature}`;
+    expect(refusal(() => verifyToken(forged, 'access', key))).toBe('invalid session');
+  });
+
   it('refuses a token naming no app', () => {
     expect(refusal(() => tokenAppId('a.b.c'))).toBe('invalid session');
     expect(refusal(() => tokenAppId(`x.${Buffer.from('{"baas_app_id":"../../etc"}').toString('base64url')}.y`))).toBe('invalid session');

@@ -56,14 +56,40 @@ export function tokenAppId(token: string): string {
   throw invalidSession();
 }
 
+/**
+ * Tokens whose signature was verified, with the key that verified them, most recently used last. The HMAC
+ * is a visible share of a small request's CPU, and a client sends the same access token for its whole
+ * lifetime. Only the signature check is remembered: expiry is checked on every use, and revocation stays
+ * immediate because the caller still looks up the token's session and user on every request.
+ */
+const verified = new Map<string, { key: Buffer; claims: Readonly<JwtClaims> }>();
+const verifiedLimit = 1024;
+
+function verifiedClaims(token: string, key: Buffer): JwtClaims | 'expired' | undefined {
+  const now = Math.floor(Date.now() / 1000);
+  const known = verified.get(token);
+  if (known && known.key.equals(key)) {
+    if (known.claims.exp <= now) {
+      verified.delete(token);
+      return 'expired';
+    }
+    verified.delete(token);
+    verified.set(token, known);
+    return known.claims;
+  }
+  const result = verifyJwt(token, key, now);
+  if (!result.valid) return result.reason === 'expired' ? 'expired' : undefined;
+  if (verified.size >= verifiedLimit) verified.delete(verified.keys().next().value as string);
+  verified.set(token, { key: Buffer.from(key), claims: Object.freeze(result.claims) });
+  return result.claims;
+}
+
 /** Checks signature, expiry and type; the 401s are the ones the SDKs react to by refreshing (R5). */
 export function verifyToken(token: string, type: TokenType, key: Buffer): ClientTokenClaims {
-  const result = verifyJwt(token, key);
-  if (!result.valid) {
-    if (result.reason === 'expired') throw invalidSession(`${type} token expired`);
-    throw invalidSession();
-  }
-  const claims = result.claims as ClientTokenClaims;
+  const result = verifiedClaims(token, key);
+  if (result === 'expired') throw invalidSession(`${type} token expired`);
+  if (result === undefined) throw invalidSession();
+  const claims = result as ClientTokenClaims;
   if (claims.typ !== type || typeof claims.baas_session_id !== 'string') throw invalidSession();
   return claims;
 }
