@@ -1,4 +1,4 @@
-import { type AppConfig } from '@tessera/app-config';
+import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
 import {
   columnOf,
   encodeChangeset,
@@ -10,6 +10,7 @@ import {
 } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import { ObjectId } from 'bson';
+import { AdminSession } from '../admin-api/admin-session';
 import { Realm, realmApp } from '../client-api/realm-helpers';
 import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
 import { connect, type SyncTestClient, syncUrl } from './sync-test-client';
@@ -19,6 +20,7 @@ import { connect, type SyncTestClient, syncUrl } from './sync-test-client';
 // state is the library's strict ObjectStore, so every server changeset must apply as realm-core applies
 // it), and remote data access through realm-web for the collection side.
 
+const adminPassword = 'sync-translation-password';
 const everyone = { roles: [{ name: 'everyone', apply_when: {}, read: true, write: true, insert: true, delete: true, search: true }] };
 
 
@@ -139,6 +141,24 @@ async function collection(url: string, clientAppId: string, db: string, name: st
 }
 type Collection = Awaited<ReturnType<typeof collection>>;
 
+/**
+ * The function runtime follows a new app's cluster within its reconcile interval (15 s): writes until the
+ * feed is live, that is until an outside write reaches `client` (bound to partition "schema").
+ */
+async function untilFeedIsLive(client: EngineClient, dogs: Collection): Promise<void> {
+  await eventually(
+    async () => {
+      const probe = new ObjectId();
+      await dogs.insertOne({ _id: probe, _partition: 'schema', name: 'probe' });
+      await eventually(() => {
+        client.pump();
+        return client.store.hasObject('Dog', oid(probe.toHexString()));
+      }, { timeoutMs: 1_000 });
+    },
+    { timeoutMs: 30_000 },
+  );
+}
+
 describe('sync translation between changesets and documents', () => {
   let host: SyncHost;
   let devApp = '';
@@ -146,7 +166,7 @@ describe('sync translation between changesets and documents', () => {
   let dogs: Collection;
 
   beforeAll(async () => {
-    host = await startSyncHost();
+    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: adminPassword, TESSERA_ALLOW_NEW_PARTITION_SYNC: 'true' } });
     const linked = (app: AppConfig, extra: Partial<AppConfig['services'][number]> = {}): void => {
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'sync-cluster' } }, defaultRule: everyone, collectionRules: [], rules: [], webhooks: [], ...extra });
     };
@@ -172,19 +192,7 @@ describe('sync translation between changesets and documents', () => {
     const first = await EngineClient.open(host, devApp, '"schema"');
     first.upload(dogSchema);
     await first.until(() => first.serverVersion >= 1);
-    // The function runtime follows a new app's cluster within its reconcile interval (15 s): write until
-    // the feed is live, that is until an outside write reaches a client.
-    await eventually(
-      async () => {
-        const probe = new ObjectId();
-        await dogs.insertOne({ _id: probe, _partition: 'schema', name: 'probe' });
-        await eventually(() => {
-          first.pump();
-          return first.store.hasObject('Dog', oid(probe.toHexString()));
-        }, { timeoutMs: 1_000 });
-      },
-      { timeoutMs: 30_000 },
-    );
+    await untilFeedIsLive(first, dogs);
     first.close();
   }, 60_000);
 
@@ -331,4 +339,39 @@ describe('sync translation between changesets and documents', () => {
     expect(error).toMatchObject({ type: 'json_error', code: 225, body: { message: expect.stringContaining('schema changes from clients are restricted when developer mode is disabled') } });
     client.close();
   });
+
+  it('after a terminate and re-enable, sends writes made elsewhere to the clients of the history begun anew', async () => {
+    // Through the admin API, as an operator terminates and re-enables sync.
+    const admin = await AdminSession.login(host, 'admin', adminPassword);
+    const app = await admin.createApp('translation-reset');
+    const config = emptyApp('translation-reset');
+    config.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'sync-cluster' } }, defaultRule: everyone, collectionRules: [], rules: [], webhooks: [] });
+    partitionSync(config, { read: true, write: true });
+    Object.assign(config.sync ?? {}, { service_name: 'mongodb-atlas' });
+    let files = new Map([...writeAppFiles(config)].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]));
+    const created = await admin.push(app._id, files);
+    expect(created.status, JSON.stringify(created.body)).toBe(204);
+    const resetDogs = await collection(host.url, app.client_app_id, 'app', 'Dog');
+    const first = await EngineClient.open(host, app.client_app_id, '"schema"');
+    first.upload(dogSchema);
+    await first.until(() => first.serverVersion >= 1);
+    await untilFeedIsLive(first, resetDogs);
+    first.close();
+
+    for (const state of ['disabled', 'enabled']) {
+      files = await admin.pull(app._id);
+      files.set('sync/config.json', JSON.stringify({ ...(JSON.parse(files.get('sync/config.json') ?? '{}') as Record<string, unknown>), state }));
+      const pushed = await admin.push(app._id, files);
+      expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
+    }
+    // The partition's history of the new epoch is seeded from the collection, then follows its changes.
+    const seeded = new ObjectId();
+    await resetDogs.insertOne({ _id: seeded, _partition: 'e1', name: 'Kept' });
+    const client = await EngineClient.open(host, app.client_app_id, '"e1"');
+    expect(client.store.read('Dog', oid(seeded.toHexString()), 'name')).toBe('"Kept"');
+    const inserted = new ObjectId();
+    await resetDogs.insertOne({ _id: inserted, _partition: 'e1', name: 'Anew' });
+    await client.until((store) => expect(store.read('Dog', oid(inserted.toHexString()), 'name')).toBe('"Anew"'));
+    client.close();
+  }, 60_000);
 });

@@ -1,8 +1,8 @@
 // Public entry of @tessera/sync-service.
 export const projectName = 'sync-service';
 export { SyncServiceModule } from './sync-service.module';
-export { SyncConnection, historyKey, type SyncConnectionContext, type SyncReport, type SyncSocket } from './sessions/sync-connection';
-export { PartitionHub, type PartitionListener } from './sessions/partition-hub';
+export { SyncConnection, type SyncConnectionContext, type SyncReport, type SyncSocket } from './sessions/sync-connection';
+export { historyKey, PartitionHub, type PartitionListener } from './sessions/partition-hub';
 export { syncModeOf, defaultClientMaxOfflineDays, type SyncMode } from './sessions/sync-config';
 export { authenticateSyncUser, type SyncAuthResult } from './upgrade/sync-auth';
 export { SyncApps, type PermissionScope, type SyncAppView } from './lifecycle/sync-apps.service';

@@ -1,5 +1,5 @@
 import { encodeChangeset, type Instruction, MemoryHistoryStorage } from '@tessera/sync-protocol';
-import { type HistoryAppended, PartitionHub } from './partition-hub';
+import { type HistoryAppended, historyKey, historyKeyParts, PartitionHub } from './partition-hub';
 
 const key = PartitionHub.key('app', '"p"');
 const rename = (value: string): Instruction[] => [{ type: 'Update', table: 'Item', object: { type: 'Int', value: 1 }, field: 'name', path: [], value: { type: 'String', value }, isDefault: false, priorSize: 0 }];
@@ -15,6 +15,14 @@ function replicas(): { storage: MemoryHistoryStorage; first: PartitionHub; secon
   second.announceWith((announcement) => first.historyAppendedElsewhere(announcement));
   return { storage, first, second };
 }
+
+describe('history keys', () => {
+  it('name the app, its reset epoch and the partition, and give them back', () => {
+    expect(historyKey('app', 0, '"a/b@c"')).toBe(PartitionHub.key('app', '"a/b@c"'));
+    expect(historyKey('app', 2, '"a/b@c"')).not.toBe(historyKey('app', 0, '"a/b@c"'));
+    for (const epoch of [0, 1, 12]) expect(historyKeyParts(historyKey('6560f0a1b2c3d4e5f6010203', epoch, '"a/b@c"'))).toEqual({ appId: '6560f0a1b2c3d4e5f6010203', epoch, partition: '"a/b@c"' });
+  });
+});
 
 describe('the partition hub', () => {
   it('wakes sessions here and on the other replica when it appends, and tells the append hook', async () => {

@@ -53,6 +53,20 @@ const appendAttempts = 20;
 /** Makes the history object of a partition (the translation between changesets and documents hooks in here). */
 export type HistoryFactory = (storage: HistoryStorage, key: string) => ServerHistory;
 
+/** The key of a partition's history: a re-enable after a terminate (epoch > 0) starts every partition afresh. */
+export function historyKey(appId: string, epoch: number, canonicalPartition: string): string {
+  return PartitionHub.key(epoch > 0 ? `${appId}@${epoch}` : appId, canonicalPartition);
+}
+
+/** The app, reset epoch and partition text a history key names (the inverse of `historyKey`). */
+export function historyKeyParts(key: string): { appId: string; epoch: number; partition: string } {
+  const slash = key.indexOf('/');
+  const app = key.slice(0, slash);
+  const at = app.lastIndexOf('@');
+  const epoch = at < 0 ? 0 : Number(app.slice(at + 1));
+  return { appId: at < 0 ? app : app.slice(0, at), epoch, partition: key.slice(slash + 1) };
+}
+
 export class PartitionHub {
   /** This process among the replicas (its own announcements come back to it on a broadcast). */
   readonly replica = randomUUID();

@@ -30,7 +30,7 @@ import {
 } from '@tessera/sync-protocol';
 import { EJSON } from 'bson';
 import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
-import { PartitionHub, type PartitionListener } from './partition-hub';
+import { historyKey, type PartitionHub, type PartitionListener } from './partition-hub';
 import { type SyncMetrics } from './sync-metrics';
 
 /** The transport side of a connection: the WebSocket, seen through what the protocol needs. */
@@ -95,11 +95,6 @@ const resetCodes = new Set<number>([208, 209, 210, 211, 222]);
 const downloadBatchBytes = 128 * 1024;
 
 const tracer = trace.getTracer('@tessera/sync-service');
-
-/** The key of a partition's history: a re-enable after a terminate starts every partition afresh. */
-export function historyKey(appId: string, epoch: number, canonicalPartition: string): string {
-  return PartitionHub.key(epoch > 0 ? `${appId}@${epoch}` : appId, canonicalPartition);
-}
 
 export class SyncConnection {
   private readonly sessions = new Map<number, Session>();

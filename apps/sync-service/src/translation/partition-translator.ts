@@ -13,6 +13,7 @@ import { decodeEjson } from '@tessera/messaging';
 import { DataSources, DeployedApps } from '@tessera/platform';
 import {
   applyToDocuments,
+  canonicalBson,
   checkSchemaChanges,
   type DocumentSet,
   documentPartition,
@@ -34,8 +35,8 @@ import {
   touchedObjects,
   translateDocumentChange,
 } from '@tessera/sync-protocol';
-import { EJSON } from 'bson';
-import { PartitionHub } from '../sessions/partition-hub';
+import { SyncApps } from '../lifecycle/sync-apps.service';
+import { historyKey, type PartitionHub } from '../sessions/partition-hub';
 import { syncModeOf } from '../sessions/sync-config';
 import { type AppConfig } from '@tessera/app-config';
 import { appSyncLayout, type AppSyncLayout, type CollectionRef } from './app-schema';
@@ -80,6 +81,7 @@ export class PartitionTranslator {
   constructor(
     private readonly deployed: DeployedApps,
     private readonly dataSources: DataSources,
+    private readonly apps: SyncApps,
   ) {
     this.store = new TranslationStore(dataSources.platform());
   }
@@ -138,7 +140,8 @@ export class PartitionTranslator {
   }
 
   private documentKey(appId: string, ref: CollectionRef, id: unknown): string {
-    return `${appId}/${ref.db}/${ref.coll}/${EJSON.stringify({ id }, { relaxed: false })}`;
+    // Canonical: the _id of a change event (an int as the store returns it) names the document sync wrote with a long.
+    return `${appId}/${ref.db}/${ref.coll}/${canonicalBson(id)}`;
   }
 
   /**
@@ -196,9 +199,9 @@ export class PartitionTranslator {
       const found = await this.collection(context, location)
         .find({ _id: { $in: objects.map((o) => primaryKeyToBson(o.object)) } })
         .toArray();
-      const byId = new Map(found.map((doc) => [EJSON.stringify({ id: doc['_id'] }, { relaxed: false }), doc]));
+      const byId = new Map(found.map((doc) => [canonicalBson(doc['_id']), doc]));
       for (const object of objects) {
-        const doc = byId.get(EJSON.stringify({ id: primaryKeyToBson(object.object) }, { relaxed: false })) ?? null;
+        const doc = byId.get(canonicalBson(primaryKeyToBson(object.object))) ?? null;
         if (doc && documentPartition(doc, context.partitioning) !== ref.partition) {
           // The same _id in another partition's document: never overwrite or delete another partition's data.
           this.logger.warn({ msg: 'sync object not written: its _id belongs to another partition', appId: ref.appId, partition: ref.partition, table, id: formatPrimaryKey(object.object) });
@@ -312,8 +315,10 @@ export class PartitionTranslator {
     if (translation.skipped) {
       this.logger.warn({ msg: 'sync document skipped', appId: change.appId, db: change.db, coll: change.coll, reason: translation.skipped });
     }
+    // The partitions of the app's current reset epoch: those of an earlier one are gone for clients.
+    const { epoch } = await this.apps.view(change.appId);
     for (const [partition, instructions] of translation.changesets) {
-      const partitionKey = PartitionHub.key(change.appId, partition);
+      const partitionKey = historyKey(change.appId, epoch, partition);
       // A partition no client opened yet gets the document when it is seeded.
       if (!(await this.store.isSeeded(partitionKey))) continue;
       hub.appendedOutside(partitionKey, await (hub.history(partitionKey) as TranslatingHistory).appendExternal(instructions));

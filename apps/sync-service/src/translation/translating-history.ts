@@ -17,6 +17,7 @@ import {
   type UploadChangeset,
   type UploadProgress,
 } from '@tessera/sync-protocol';
+import { historyKeyParts } from '../sessions/partition-hub';
 import { type PartitionRef, type PartitionTranslator } from './partition-translator';
 
 /** Origin timestamps count milliseconds from 2015-01-01T00:00:00Z. */
@@ -27,10 +28,10 @@ export function originTimestampNow(): number {
   return Date.now() - ORIGIN_EPOCH_MS;
 }
 
-/** The app and partition text of a hub key (`<appId>/<partition>`, see PartitionHub.key). */
+/** The app and partition a history key names (the app's own id: the reset epoch is only in the key). */
 export function partitionRefOf(key: string): PartitionRef {
-  const slash = key.indexOf('/');
-  return { key, appId: key.slice(0, slash), partition: key.slice(slash + 1) };
+  const { appId, partition } = historyKeyParts(key);
+  return { key, appId, partition };
 }
 
 export class TranslatingHistory extends ServerHistory {

@@ -7,8 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type DataSourceClient, isDuplicateKeyError } from '@tessera/datastore';
-import { type AddColumn, type SyncSchema, schemaFromPlain, schemaToPlain, type TableSpec } from '@tessera/sync-protocol';
-import { Binary, Decimal128, Double, Int32, Long, ObjectId } from 'bson';
+import { type AddColumn, canonicalBson, type SyncSchema, schemaFromPlain, schemaToPlain, type TableSpec } from '@tessera/sync-protocol';
 
 /** Own writes remembered per document: an echo arrives after at most this many later writes of the same document. */
 const FINGERPRINTS_KEPT = 16;
@@ -100,25 +99,5 @@ export class TranslationStore {
  * may hand back a long as a double): equal content, equal fingerprint.
  */
 export function fingerprint(document: Record<string, unknown> | null): string {
-  return createHash('sha256').update(canonical(document)).digest('base64url').slice(0, 22);
-}
-
-function canonical(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (typeof value === 'number') return `n${value}`;
-  if (value instanceof Long) return `n${value.toString()}`;
-  if (value instanceof Int32 || value instanceof Double) return `n${value.value}`;
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (value instanceof Date) return `d${value.getTime()}`;
-  if (value instanceof ObjectId) return `o${value.toHexString()}`;
-  if (value instanceof Decimal128) return `m${value.toString()}`;
-  if (value instanceof Binary) return `b${value.sub_type}:${Buffer.from(value.buffer).toString('base64')}`;
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return typeof value === 'bigint' ? `n${value.toString()}` : JSON.stringify(typeof value);
+  return createHash('sha256').update(canonicalBson(document)).digest('base64url').slice(0, 22);
 }

@@ -8,11 +8,11 @@
  * instruction whose path does not exist in the document is skipped and counted, never thrown. Loading and
  * writing the documents is the caller's (only the objects `touchedObjects` names are needed).
  */
-import { EJSON, Int32, Long } from 'bson';
+import { Int32, Long } from 'bson';
 import type { Instruction, Payload, PrimaryKey } from '../changeset/types';
 import { primaryKeyString } from '../merge/compare';
 import { formatPartitionValue, type PartitionValue } from '../wire/partition';
-import { payloadToBson, primaryKeyToBson } from './values';
+import { canonicalBson, payloadToBson, primaryKeyToBson } from './values';
 
 export type BsonDocument = Record<string, unknown>;
 
@@ -76,8 +76,9 @@ function isPlainDocument(value: unknown): value is BsonDocument {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Date) && !(value instanceof Uint8Array) && !('_bsontype' in value);
 }
 
+/** A set member read back from a store may be an int where sync wrote a long: compared by value. */
 function sameValue(a: unknown, b: unknown): boolean {
-  return EJSON.stringify({ v: a }, { relaxed: false }) === EJSON.stringify({ v: b }, { relaxed: false });
+  return canonicalBson(a) === canonicalBson(b);
 }
 
 type Slot = { parent: BsonDocument; key: string } | { parent: unknown[]; key: number };

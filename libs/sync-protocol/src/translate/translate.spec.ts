@@ -5,7 +5,7 @@ import { ObjectStore } from '../state/object-store';
 import { documentPartition, objectInstructions, type Partitioning, translateDocumentChange } from './changes';
 import { applyToDocuments, type DocumentSet, objectKey, type PartitionBinding, partitionViolation, touchedObjects } from './documents';
 import { checkSchemaChanges, columnOf, schemaInstructions, type SyncSchema } from './schema';
-import { decimalFromBson, decimalToBson, mixedPayload, partitionValueFromBson, payloadToBson, scalarPayload } from './values';
+import { canonicalBson, decimalFromBson, decimalToBson, mixedPayload, partitionValueFromBson, payloadToBson, scalarPayload } from './values';
 
 
 const dogSchemaInstructions: Instruction[] = [
@@ -160,6 +160,14 @@ describe('translate: changesets to documents', () => {
       ),
     ).toEqual({ _id: id, _partition: 'p1', name: 'Rex', age: Long.fromNumber(7), toys: ['c', 'a'], marks: {} });
     expect(applied([{ type: 'EraseObject', table: 'Dog', object: pk }], { _id: id })).toBeNull();
+  });
+
+  it('finds set members read back from a store by value, whatever int width the store returned', () => {
+    const member = (type: 'SetInsert' | 'SetErase', value: number): Instruction => ({ type, table: 'Dog', object: pk, field: 'tags', path: [], value: { type: 'Int', value: BigInt(value) } });
+    expect(applied([member('SetInsert', 3), member('SetInsert', 4)], { _id: id, tags: [new Int32(3)] })).toEqual({ _id: id, _partition: 'p1', tags: [new Int32(3), Long.fromNumber(4)] });
+    expect(applied([member('SetErase', 3)], { _id: id, tags: [new Double(3), Long.fromNumber(5)] })).toEqual({ _id: id, _partition: 'p1', tags: [Long.fromNumber(5)] });
+    expect(canonicalBson({ b: [Long.fromNumber(1)], a: new ObjectId(id.toHexString()) })).toBe(canonicalBson({ a: id, b: [1] }));
+    expect(canonicalBson(Long.fromNumber(1))).not.toBe(canonicalBson('1'));
   });
 
   it('counts instructions that have no place in the document instead of failing', () => {

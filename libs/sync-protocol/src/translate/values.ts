@@ -223,3 +223,29 @@ export function partitionKeyTypeOf(configured: string): PartitionKeyType | undef
   const names: Record<string, PartitionKeyType> = { string: 'string', objectid: 'objectId', long: 'long', int: 'long', int64: 'long', uuid: 'uuid' };
   return names[configured.toLowerCase()];
 }
+
+/**
+ * A text of a BSON value that does not depend on field order or on the width a store returns numbers in (a
+ * driver may hand back a long written by sync as an int or a double): equal content, equal text. What
+ * compares `_id`s and values read back from a store with those sync made from changesets.
+ */
+export function canonicalBson(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'number') return `n${value}`;
+  if (typeof value === 'bigint') return `n${value.toString()}`;
+  if (value instanceof Long) return `n${value.toString()}`;
+  if (value instanceof Int32 || value instanceof Double) return `n${value.value}`;
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (value instanceof Date) return `d${value.getTime()}`;
+  if (value instanceof ObjectId) return `o${value.toHexString()}`;
+  if (value instanceof Decimal128) return `m${value.toString()}`;
+  if (value instanceof Binary) return `b${value.sub_type}:${Buffer.from(value.buffer).toString('base64')}`;
+  if (Array.isArray(value)) return `[${value.map(canonicalBson).join(',')}]`;
+  if (typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalBson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(typeof value);
+}
