@@ -41,7 +41,11 @@ import { syncModeOf } from '../sessions/sync-config';
 import { type AppConfig } from '@tessera/app-config';
 import { appSyncLayout, type AppSyncLayout, type CollectionRef } from './app-schema';
 import { TranslationStore } from './translation-store';
-import { type TranslatingHistory } from './translating-history';
+
+/** What the hub's histories offer the translator (they are TranslatingHistory objects; naming the class here would close an import cycle). */
+interface ExternalAppends {
+  appendExternal(instructions: readonly Instruction[]): Promise<number>;
+}
 
 /** A partition as the hub knows it: its key, its app and its partition text (`formatPartitionValue`). */
 export interface PartitionRef {
@@ -321,7 +325,7 @@ export class PartitionTranslator {
       const partitionKey = historyKey(change.appId, epoch, partition);
       // A partition no client opened yet gets the document when it is seeded.
       if (!(await this.store.isSeeded(partitionKey))) continue;
-      hub.appendedOutside(partitionKey, await (hub.history(partitionKey) as TranslatingHistory).appendExternal(instructions));
+      hub.appendedOutside(partitionKey, await (hub.history(partitionKey) as unknown as ExternalAppends).appendExternal(instructions));
     }
     const now = after && change.operationType !== 'delete' ? documentPartition(after, context.partitioning) : undefined;
     if (now !== known.partition) await this.store.notePartition(documentKey, now);
