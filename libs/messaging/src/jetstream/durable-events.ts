@@ -148,7 +148,9 @@ export class JetStreamEvents extends DurableEvents {
       return;
     }
     const recent = this.recentFor(`${options.stream}/${options.durable}`);
-    if (context.deliveryCount > 1 && context.messageId && recent.has(context.messageId)) {
+    // Recognised whatever its delivery count: a broker restarted before it stored this group's
+    // acknowledgements hands the events back as first deliveries.
+    if (context.messageId && recent.has(context.messageId)) {
       await this.acknowledge(message, options.ackWaitMs ?? 30_000);
       return;
     }
