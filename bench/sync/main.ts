@@ -27,6 +27,7 @@ import {
   encodeChangeset,
   encodeClientMessage,
   type Instruction,
+  parseChangeset,
   type ServerMessage,
   type UploadChangeset,
 } from '@tessera/sync-protocol';
@@ -72,7 +73,8 @@ interface BenchClient {
   /** Sends changesets (encoded); resolves when the server acknowledged them. */
   upload(changesets: Uint8Array[]): Promise<void>;
   /** Called with the arrival time of each message carrying another client's changes. */
-  onRemote: (at: bigint) => void;
+  /** `payloads`: the changesets (Tessera) or the frame (floor) that carried them. */
+  onRemote: (at: bigint, payloads: readonly Uint8Array[]) => void;
   /** The highest server version this client has downloaded (0 for the floor). */
   serverVersion(): number;
   close(): void;
@@ -100,7 +102,7 @@ function connectWs(url: string, protocolList?: string[]): Promise<WebSocket> {
 
 /** A protocol client of Tessera's sync service: one session, BIND and IDENT as a new client file. */
 class TesseraClient implements BenchClient {
-  onRemote: (at: bigint) => void = () => undefined;
+  onRemote: (at: bigint, payloads: readonly Uint8Array[]) => void = () => undefined;
   private fileIdent = 0;
   private clientVersion = 0;
   private downloadServerVersion = 0;
@@ -177,7 +179,8 @@ class TesseraClient implements BenchClient {
     } else if (message.type === 'download') {
       this.downloadServerVersion = message.downloadServerVersion;
       this.downloadClientVersion = message.downloadClientVersion;
-      if (message.changesets.some((changeset) => changeset.originFileIdent !== this.fileIdent)) this.onRemote(at);
+      const remote = message.changesets.filter((changeset) => changeset.originFileIdent !== this.fileIdent);
+      if (remote.length > 0) this.onRemote(at, remote.map((changeset) => changeset.changeset));
       if (message.uploadClientVersion > this.acknowledged) {
         this.acknowledged = message.uploadClientVersion;
         this.waiters = this.waiters.filter((waiter) => (waiter.version <= this.acknowledged ? (waiter.done(), false) : true));
@@ -282,7 +285,7 @@ server.listen(0, '127.0.0.1', () => console.log('listening on ' + server.address
 `;
 
 class FloorClient implements BenchClient {
-  onRemote: (at: bigint) => void = () => undefined;
+  onRemote: (at: bigint, payloads: readonly Uint8Array[]) => void = () => undefined;
   private acks: Array<() => void> = [];
 
   constructor(
@@ -294,7 +297,7 @@ class FloorClient implements BenchClient {
       if (!isBinary) {
         if (data.toString() === 'done') this.replayed?.();
       } else if (data.length === 1) this.acks.shift()?.();
-      else this.onRemote(at);
+      else this.onRemote(at, [new Uint8Array(data)]);
     });
   }
 
@@ -450,6 +453,22 @@ async function initialDownload(target: Target): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
+/** Whether a changeset (Tessera) or a relayed JSON body (floor) creates object `id`. */
+function carriesObject(payload: Uint8Array, id: number): boolean {
+  if (payload[0] === 0x7b) {
+    try {
+      return (JSON.parse(Buffer.from(payload).toString('utf8')) as { _id?: number })._id === id;
+    } catch {
+      // Not the relay's JSON: a changeset that happens to start with this byte.
+    }
+  }
+  try {
+    return parseChangeset(payload).instructions.some((instruction) => instruction.type === 'CreateObject' && 'value' in instruction.object && Number(instruction.object.value) === id);
+  } catch {
+    return false;
+  }
+}
+
 async function externalWrites(target: Target): Promise<Latencies> {
   const client = await target.open('ext', 0);
   const samples: number[] = [];
@@ -457,13 +476,15 @@ async function externalWrites(target: Target): Promise<Latencies> {
     let arrived = false;
     const wait = waitUntil(() => arrived, 3_000);
     const start = process.hrtime.bigint();
-    client.onRemote = (at) => {
-      if (arrived) return;
+    const id = 5_000_000 + round;
+    // Only the DOWNLOAD carrying this round's object counts: a late one of an earlier round must not.
+    client.onRemote = (at, payloads) => {
+      if (arrived || !payloads.some((payload) => carriesObject(payload, id))) return;
       arrived = true;
       samples.push(Number(at - start) / 1e6);
       wait.poke();
     };
-    await target.externalWrite('ext', 5_000_000 + round);
+    await target.externalWrite('ext', id);
     if (!(await wait.promise) && round >= 2 && samples.length === 0) break; // never delivered: no point waiting 50 times
   }
   client.close();
