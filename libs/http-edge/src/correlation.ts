@@ -5,6 +5,10 @@ import type { FastifyRequest } from 'fastify';
 /** A proxy's request id is taken as the correlation id only when it is a plain token of sane length. */
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
+/** W3C trace context: a well-formed `traceparent`, and a `tracestate` no longer than the 512 characters vendors must accept. */
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const TRACESTATE_MAX = 512;
+
 const ids = new WeakMap<object, string>();
 
 /**
@@ -30,9 +34,12 @@ export function correlationIdOf(request: Pick<FastifyRequest, 'headers'>): strin
  */
 export function edgeMessageHeaders(request: Pick<FastifyRequest, 'headers'>): MessageHeaderMap {
   const headers: Record<string, string> = { [MessageHeaders.CorrelationId]: correlationIdOf(request) };
-  for (const name of [MessageHeaders.Traceparent, MessageHeaders.Tracestate]) {
-    const value = request.headers[name];
-    if (typeof value === 'string' && value !== '') headers[name] = value;
-  }
+  // A caller's trace context rides on every message of the request: only a well-formed one is passed on
+  // (without a traceparent, a tracestate means nothing).
+  const traceparent = request.headers[MessageHeaders.Traceparent];
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return headers;
+  headers[MessageHeaders.Traceparent] = traceparent;
+  const tracestate = request.headers[MessageHeaders.Tracestate];
+  if (typeof tracestate === 'string' && tracestate !== '' && tracestate.length <= TRACESTATE_MAX) headers[MessageHeaders.Tracestate] = tracestate;
   return headers;
 }
