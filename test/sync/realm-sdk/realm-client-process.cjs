@@ -80,13 +80,13 @@ const operations = {
     return null;
   },
 
-  update({ id, changes }) {
-    realm.write(() => Object.assign(realm.objectForPrimaryKey('Task', id), changes));
+  update({ taskId, changes }) {
+    realm.write(() => Object.assign(realm.objectForPrimaryKey('Task', taskId), changes));
     return null;
   },
 
-  remove({ id }) {
-    realm.write(() => realm.delete(realm.objectForPrimaryKey('Task', id)));
+  remove({ taskId }) {
+    realm.write(() => realm.delete(realm.objectForPrimaryKey('Task', taskId)));
     return null;
   },
 
@@ -152,6 +152,7 @@ function withTimeout(promise, ms, what) {
 
 readline.createInterface({ input: process.stdin }).on('line', async (line) => {
   const request = JSON.parse(line);
+  if (process.env.REALM_CLIENT_TRACE) process.stderr.write(`> ${line}\n`);
   try {
     const operation = operations[request.op];
     if (!operation) throw new Error(`unknown op ${request.op}`);

@@ -16,6 +16,9 @@ export const realmSdkSkipReason: string | undefined = !sdkPath
     ? `TESSERA_REALM_SDK=${sdkPath} holds no package.json`
     : undefined;
 
+/** Longer than any operation's own timeout, shorter than a test's. */
+const callTimeoutMs = 25_000;
+
 export interface Task {
   _id: string;
   _partition?: string | number | null;
@@ -89,10 +92,14 @@ export class RealmDevice {
   async call<T = unknown>(op: string, args: Record<string, unknown> = {}): Promise<T> {
     if (this.exited) throw new Error(`the client process has exited: ${this.stderr}`);
     const id = this.nextId++;
+    let timer: NodeJS.Timeout | undefined;
     const answer = await new Promise<Answer>((resolve) => {
       this.pending.set(id, resolve);
-      this.child.stdin.write(`${JSON.stringify({ id, op, ...args })}\n`);
+      // An operation the SDK never answers fails the test with what the client printed, not a bare timeout.
+      timer = setTimeout(() => resolve({ id, ok: false, error: `no answer to ${op} in ${callTimeoutMs} ms; the client printed: ${this.stderr}` }), callTimeoutMs);
+      this.child.stdin.write(`${JSON.stringify({ ...args, id, op })}\n`);
     });
+    clearTimeout(timer);
     this.pending.delete(id);
     if (!answer.ok) throw new SdkError(answer.error ?? 'unknown error', answer.code);
     return answer.result as T;
@@ -111,11 +118,11 @@ export class RealmDevice {
   }
 
   update(id: string, changes: Partial<Task>): Promise<void> {
-    return this.call('update', { id, changes });
+    return this.call('update', { taskId: id, changes });
   }
 
   remove(id: string): Promise<void> {
-    return this.call('remove', { id });
+    return this.call('remove', { taskId: id });
   }
 
   tasks(): Promise<Task[]> {
