@@ -73,7 +73,8 @@ export class DataApiService implements OnModuleInit {
       try {
         const answer = await this.serve(request, match, record);
         status = answer.status;
-        await reply.status(status).header('content-type', mediaTypeOf(answer.format)).send(answer.payload);
+        // Bytes, so Fastify adds no charset: clients compare the type exactly.
+        await reply.status(status).header('content-type', mediaTypeOf(answer.format)).send(Buffer.from(answer.payload));
       } catch (thrown) {
         const wire = this.toWire(thrown, request.raw, record);
         status = wire.status;
