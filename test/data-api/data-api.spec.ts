@@ -100,6 +100,11 @@ describe('Data API', () => {
       expect((await call('find', { filter: {}, projection: { _id: 0, name: 1 }, sort: { name: 1 } })).body).toEqual({ documents: [{ name: 'apple' }, { name: 'kiwi' }, { name: 'plum' }] });
     });
 
+    it('serves many concurrent requests with one API key (a server calling the Data API is not a login storm)', async () => {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => call('find', { filter: {}, limit: 1 })));
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+    });
+
     it('serves the beta path like v1 and names the data source by its cluster too', async () => {
       const beta = await dataApi(host, app.clientAppId, 'find', { ...source, dataSource: 'Cluster0', filter: { name: 'apple' }, projection: { _id: 0, name: 1 } }, { version: 'beta', headers: { apiKey } });
       expect(beta).toMatchObject({ status: 200, body: { documents: [{ name: 'apple' }] } });

@@ -25,12 +25,15 @@ const DataApiConfigSchema = z
 export type DataApiConfig = z.infer<typeof DataApiConfigSchema>;
 export type EndpointValidationMethod = z.infer<typeof ValidationMethod>;
 
+/** The configuration file read: its settings, or why it cannot be used. */
+export type DataApiConfigFile = { config: DataApiConfig } | { invalid: string };
+
 /**
  * The app's Data API configuration, or undefined when the app has none (the Data API was never enabled).
  * A file that does not parse or has the wrong shape is reported as `invalid`: push validates only that it
  * is an object, and such an app must not be served with guessed settings.
  */
-export function dataApiConfigOf(app: AppConfig): DataApiConfig | { invalid: string } | undefined {
+export function dataApiConfigOf(app: AppConfig): DataApiConfigFile | undefined {
   // A deployed configuration object is never changed: read its file once.
   if (parsedConfigs.has(app)) return parsedConfigs.get(app);
   const config = readConfig(app);
@@ -38,9 +41,9 @@ export function dataApiConfigOf(app: AppConfig): DataApiConfig | { invalid: stri
   return config;
 }
 
-const parsedConfigs = new WeakMap<AppConfig, DataApiConfig | { invalid: string } | undefined>();
+const parsedConfigs = new WeakMap<AppConfig, DataApiConfigFile | undefined>();
 
-function readConfig(app: AppConfig): DataApiConfig | { invalid: string } | undefined {
+function readConfig(app: AppConfig): DataApiConfigFile | undefined {
   const bytes = app.extraFiles.get(DATA_API_CONFIG_FILE);
   if (!bytes) return undefined;
   let value: unknown;
@@ -51,5 +54,5 @@ function readConfig(app: AppConfig): DataApiConfig | { invalid: string } | undef
   }
   const parsed = DataApiConfigSchema.safeParse(value);
   if (!parsed.success) return { invalid: `${DATA_API_CONFIG_FILE}: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'} ${issue.message}`).join('; ')}` };
-  return parsed.data;
+  return { config: parsed.data };
 }

@@ -93,9 +93,10 @@ export class DataApiService implements OnModuleInit {
   private async serve(request: EndpointRequest, match: RegExpExecArray | null, record: CallRecord): Promise<{ status: number; format: 'JSON' | 'EJSON'; payload: string }> {
     const app = (record.app = await this.apps.byClientAppId(request.clientAppId));
     record.groupId = (await this.deployed.byId(app.appId)).record.group_id;
-    const config = dataApiConfigOf(app.config);
-    if (config === undefined || ('disabled' in config && config.disabled)) throw new DataApiError(DataApiErrorCode.DataApiNotEnabled, 'the Data API is not enabled for this app');
-    if ('invalid' in config) throw new DataApiError(DataApiErrorCode.InvalidConfiguration, `the app's Data API configuration is invalid: ${config.invalid}`);
+    const file = dataApiConfigOf(app.config);
+    if (file && 'invalid' in file) throw new DataApiError(DataApiErrorCode.InvalidConfiguration, `the app's Data API configuration is invalid: ${file.invalid}`);
+    const config = file?.config;
+    if (!config || config.disabled) throw new DataApiError(DataApiErrorCode.DataApiNotEnabled, 'the Data API is not enabled for this app');
     record.config = config;
     const [, version = '', actionName = ''] = match ?? [];
     if (!match || (version !== 'beta' && !config.versions.includes(version))) throw new DataApiError(DataApiErrorCode.DataApiNotEnabled, `no Data API endpoint at '/${request.path}'`);
