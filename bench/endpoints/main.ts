@@ -9,12 +9,10 @@
  * - for comparison, remote data access `find` of the same 20 documents (`functions/call` with `service`).
  * The last line gives the ratios to the floor.
  */
-import { type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { FLOOR_SERVER, formatResult, type HttpCall, HttpLoad, type LoadResult, type LoadTarget } from '../support/http-load';
-import { loadAverage, startProcess, startTessera, stop, writeJson } from '../support/processes';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatResult, type HttpCall, measureCases, withServerBench } from '../support/http-load';
+import { loadAverage, writeJson } from '../support/processes';
 
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
@@ -43,30 +41,11 @@ function writeBenchApp(dir: string): void {
   writeJson(join(dir, 'http_endpoints', 'data_api_config.json'), { disabled: false, versions: ['v1'], return_type: 'JSON', create_user_on_auth: false, run_as_user_id: '', run_as_user_id_script_source: '', validation_method: 'NO_VALIDATION', secret_name: '', log_function_arguments: false });
 }
 
-const http = new HttpLoad(CONNECTIONS, SECONDS);
-
 async function main(): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'tessera-bench-endpoints-'));
-  const children: ChildProcess[] = [];
-  try {
-    const appDir = join(work, 'app');
-    writeBenchApp(appDir);
-
-    const floorProcess = await startProcess(['-e', FLOOR_SERVER], { ...process.env }, /listening on (\d+)/);
-    children.push(floorProcess.child);
-    const floor: LoadTarget = { port: Number(floorProcess.match[1]), pid: floorProcess.child.pid ?? 0 };
-
-    // BENCH_PROFILE=<dir> writes a CPU profile of the server (open it in Chrome's DevTools).
-    const server = await startTessera(work, appDir, 'endpointsbench', process.env['BENCH_PROFILE'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env['BENCH_PROFILE'])}`] : []);
-    children.push(server.child);
-    const { port, appId } = server;
-    const tessera: LoadTarget = { port, pid: server.pid };
-    const base = `/api/client/v2.0/app/${appId}`;
-
-    const login = await http.send(port, { method: 'POST', path: `${base}/auth/providers/anon-user/login`, body: '{}' });
-    if (login.status !== 200) throw new Error(`anonymous login failed: ${login.status} ${login.body}`);
-    const { access_token: token, refresh_token: refresh } = JSON.parse(login.body) as { access_token: string; refresh_token: string };
-    const created = await http.send(port, { method: 'POST', path: '/api/client/v2.0/auth/api_keys', token: refresh, body: JSON.stringify({ name: 'bench' }) });
+  await withServerBench({ name: 'endpoints', appName: 'endpointsbench', connections: CONNECTIONS, seconds: SECONDS, writeApp: writeBenchApp }, async (bench) => {
+    const { http, tessera, appId, base, token } = bench;
+    const { port } = tessera;
+    const created = await http.send(port, { method: 'POST', path: '/api/client/v2.0/auth/api_keys', token: bench.refreshToken, body: JSON.stringify({ name: 'bench' }) });
     if (created.status !== 201 && created.status !== 200) throw new Error(`API key creation failed: ${created.status} ${created.body}`);
     const apiKey = (JSON.parse(created.body) as { key: string }).key;
     await http.expectOk(port, { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'seed', arguments: [SEED] }) }, (body) => body.includes(String(SEED)), 'seed');
@@ -86,26 +65,17 @@ async function main(): Promise<void> {
     const twenty = (body: string): boolean => (body.match(/"name"/g) ?? []).length === 20;
     for (const [key, call] of Object.entries(calls)) await http.expectOk(port, call, twenty, key);
 
-    // BENCH_CASES=dataApiKey runs only those cases after the floor (for profiling one path).
-    const only = process.env['BENCH_CASES']?.split(',');
-    const cases: [string, string][] = [
+    const cases = [
       ['dataApiKey', 'Data API find of 20, API key'],
       ['dataApiBearer', 'Data API find of 20, access token'],
       ['remoteFind', 'remote data access find of 20'],
-    ];
-    const results: LoadResult[] = [await http.load('floor: bare node:http', floor, { method: 'GET', path: '/' })];
-    for (const [key, name] of cases) if (!only || only.includes(key)) results.push(await http.load(name, tessera, calls[key]));
-
-    const floorRps = results[0]?.rps ?? 1;
+    ] as const;
+    const { results, ran, floorRps } = await measureCases(bench, cases, calls);
     console.log(`Endpoints bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
     for (const result of results) console.log(formatResult(result, floorRps));
-    const ratios = cases.filter(([key]) => !only || only.includes(key)).map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)}`);
+    const ratios = ran.map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)}`);
     console.log(`ratio to floor: ${ratios.join(', ')}`);
-  } finally {
-    http.agent.destroy();
-    await Promise.all(children.map(stop));
-    rmSync(work, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((error: unknown) => {

@@ -13,12 +13,10 @@
  * Goals (issue 15): trivial >= 15% of the floor, 20 documents >= 6%, find and GraphQL >= 10%,
  * insertMany >= 20,000 documents/s. The last line gives the ratios.
  */
-import { type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { FLOOR_SERVER, formatResult, type HttpCall, HttpLoad, type LoadResult, type LoadTarget } from '../support/http-load';
-import { cpuMs, loadAverage, startProcess, startTessera, stop, writeJson } from '../support/processes';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatResult, type HttpCall, measureCases, withServerBench } from '../support/http-load';
+import { cpuMs, loadAverage, writeJson } from '../support/processes';
 
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
@@ -61,30 +59,10 @@ function writeBenchApp(dir: string): void {
   });
 }
 
-const http = new HttpLoad(CONNECTIONS, SECONDS);
-
 async function main(): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'tessera-bench-http-'));
-  const children: ChildProcess[] = [];
-  try {
-    const appDir = join(work, 'app');
-    writeBenchApp(appDir);
-
-    const floorProcess = await startProcess(['-e', FLOOR_SERVER], { ...process.env }, /listening on (\d+)/);
-    children.push(floorProcess.child);
-    const floor: LoadTarget = { port: Number(floorProcess.match[1]), pid: floorProcess.child.pid ?? 0 };
-
-    // BENCH_PROFILE=<dir> writes a CPU profile of the server (open it in Chrome's DevTools).
-    const server = await startTessera(work, appDir, 'httpbench', process.env['BENCH_PROFILE'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env['BENCH_PROFILE'])}`] : []);
-    children.push(server.child);
-    const { port, appId } = server;
-    const tessera: LoadTarget = { port, pid: server.pid };
-    const base = `/api/client/v2.0/app/${appId}`;
-
-    const login = await http.send(port, { method: 'POST', path: `${base}/auth/providers/anon-user/login`, body: '{}' });
-    if (login.status !== 200) throw new Error(`anonymous login failed: ${login.status} ${login.body}`);
-    const token = (JSON.parse(login.body) as { access_token: string }).access_token;
-
+  await withServerBench({ name: 'http', appName: 'httpbench', connections: CONNECTIONS, seconds: SECONDS, writeApp: writeBenchApp }, async (bench) => {
+    const { http, tessera, base, token } = bench;
+    const { port } = tessera;
     const seedCpuBefore = cpuMs(tessera.pid);
     const seedStart = process.hrtime.bigint();
     await http.expectOk(port, { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'seed', arguments: [SEED] }) }, (body) => body.includes(String(SEED)), 'seed');
@@ -112,31 +90,21 @@ async function main(): Promise<void> {
     await http.expectOk(port, calls['graphql'], twenty, 'GraphQL list');
 
     // BENCH_CASES=trivial,docs runs only those cases after the floor (for profiling one path).
-    const only = process.env['BENCH_CASES']?.split(',');
-    const cases: [string, string][] = [
+    const cases = [
       ['trivial', 'functions/call, trivial function'],
       ['docs', 'function returning 20 documents'],
       ['find', 'remote data access find of 20'],
       ['graphql', 'GraphQL list of 20'],
-    ];
-    const results: LoadResult[] = [await http.load('floor: bare node:http', floor, { method: 'GET', path: '/' })];
-    for (const [key, name] of cases) if (!only || only.includes(key)) results.push(await http.load(name, tessera, calls[key]));
-
-    const floorRps = results[0]?.rps ?? 1;
+    ] as const;
+    const { results, ran, floorRps } = await measureCases(bench, cases, calls);
     console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
     console.log(`seed: insertMany of ${SEED.toLocaleString('en-US')} documents in one function call: ${Math.round(insertRate).toLocaleString('en-US')} documents/s (goal >= 20,000)`);
     console.log(`seed: server CPU ${seedCpu.toLocaleString('en-US')} ms (reads truer than documents/s on a loaded machine)`);
     for (const r of results) console.log(formatResult(r, floorRps));
     const goals: Record<string, number> = { trivial: 0.15, docs: 0.06, find: 0.1, graphql: 0.1 };
-    const ratios = cases
-      .filter(([key]) => !only || only.includes(key))
-      .map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)} (goal ${goals[key]})`);
+    const ratios = ran.map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)} (goal ${goals[key]})`);
     console.log(`ratio to floor: ${ratios.join(', ')}`);
-  } finally {
-    http.agent.destroy();
-    await Promise.all(children.map(stop));
-    rmSync(work, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((error: unknown) => {

@@ -3,8 +3,12 @@
  * keep-alive request loops over `connections` sockets, latency percentiles, the server's CPU per request
  * from /proc, and the bare `node:http` floor server every such bench measures in the same run.
  */
+import { type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { cpuMs, percentile } from './processes';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { cpuMs, percentile, startProcess, startTessera, stop } from './processes';
 
 export interface LoadResult {
   name: string;
@@ -110,4 +114,62 @@ export function formatResult(result: LoadResult, floorRps: number): string {
     `${result.name.padEnd(36)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  ` +
     `cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req  ${((100 * result.rps) / floorRps).toFixed(1).padStart(5)}% of floor${result.errors ? `  ERRORS ${result.errors}` : ''}`
   );
+}
+
+/** A bench's running parts: the floor server, the Tessera server with its app, and an anonymous user's tokens. */
+export interface ServerBench {
+  http: HttpLoad;
+  floor: LoadTarget;
+  tessera: LoadTarget;
+  /** The app's client app id. */
+  appId: string;
+  /** `/api/client/v2.0/app/<client app id>`. */
+  base: string;
+  token: string;
+  refreshToken: string;
+}
+
+/**
+ * Writes the bench app (`writeApp(dir)`), starts the floor server and the built standalone server with that
+ * app (BENCH_PROFILE=<dir> writes a CPU profile of the server), logs in anonymously, runs `body`, and
+ * stops everything and removes the work directory however `body` ends.
+ */
+export async function withServerBench(options: { name: string; appName: string; connections: number; seconds: number; writeApp: (dir: string) => void }, body: (bench: ServerBench) => Promise<void>): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), `tessera-bench-${options.name}-`));
+  const children: ChildProcess[] = [];
+  const http = new HttpLoad(options.connections, options.seconds);
+  try {
+    const appDir = join(work, 'app');
+    options.writeApp(appDir);
+    const floorProcess = await startProcess(['-e', FLOOR_SERVER], { ...process.env }, /listening on (\d+)/);
+    children.push(floorProcess.child);
+    const floor: LoadTarget = { port: Number(floorProcess.match[1]), pid: floorProcess.child.pid ?? 0 };
+    const profile = process.env['BENCH_PROFILE'];
+    const server = await startTessera(work, appDir, options.appName, profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profile)}`] : []);
+    children.push(server.child);
+    const base = `/api/client/v2.0/app/${server.appId}`;
+    const login = await http.send(server.port, { method: 'POST', path: `${base}/auth/providers/anon-user/login`, body: '{}' });
+    if (login.status !== 200) throw new Error(`anonymous login failed: ${login.status} ${login.body}`);
+    const tokens = JSON.parse(login.body) as { access_token: string; refresh_token: string };
+    await body({ http, floor, tessera: { port: server.port, pid: server.pid }, appId: server.appId, base, token: tokens.access_token, refreshToken: tokens.refresh_token });
+  } finally {
+    http.agent.destroy();
+    await Promise.all(children.map(stop));
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Loads the floor, then each case (`[key, name]`, those of BENCH_CASES when set, for profiling one path)
+ * with its call; answers the results, the floor's first, and the cases that ran.
+ */
+export async function measureCases(bench: ServerBench, cases: ReadonlyArray<readonly [string, string]>, calls: Record<string, HttpCall>): Promise<{ results: LoadResult[]; ran: Array<readonly [string, string]>; floorRps: number }> {
+  const only = process.env['BENCH_CASES']?.split(',');
+  const ran = cases.filter(([key]) => !only || only.includes(key));
+  const results: LoadResult[] = [await bench.http.load('floor: bare node:http', bench.floor, { method: 'GET', path: '/' })];
+  for (const [key, name] of ran) {
+    const call = calls[key];
+    if (call) results.push(await bench.http.load(name, bench.tessera, call));
+  }
+  return { results, ran, floorRps: results[0]?.rps ?? 1 };
 }
