@@ -161,6 +161,17 @@ describe('Data API', () => {
       }
     });
 
+    it('serves many concurrent requests with one email and password (checked once while in flight, not throttled)', async () => {
+      const register = await fetch(`${host.url}/api/client/v2.0/app/${app.clientAppId}/auth/providers/local-userpass/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'grace@example.com', password: 'cobol-1959' }) });
+      expect(register.status).toBe(201);
+      const headers = { email: 'grace@example.com', password: 'cobol-1959' };
+      const answers = await Promise.all(Array.from({ length: 30 }, () => dataApi(host, app.clientAppId, 'find', { ...source, filter: {}, limit: 1 }, { headers })));
+      expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+      // Wrong passwords are still refused and counted: the throttle still stops parallel guessing.
+      const wrong = await Promise.all(Array.from({ length: 12 }, (_, i) => dataApi(host, app.clientAppId, 'find', { ...source, filter: {} }, { headers: { email: 'grace@example.com', password: `guess-${i}` } })));
+      expect(new Set(wrong.map((answer) => answer.status))).toEqual(new Set([401, 429]));
+    });
+
     it('refuses a request without credentials with 401 MissingAuthReq and a link to its log entry', async () => {
       const answer = await dataApi(host, app.clientAppId, 'find', { ...source, filter: {} });
       expect(answer.status).toBe(401);

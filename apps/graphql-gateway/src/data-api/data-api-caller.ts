@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { CallerUser } from '@tessera/contracts';
 import type { AppUser } from '@tessera/platform';
@@ -29,6 +30,8 @@ export function isCredentialHeader(name: string): boolean {
  */
 @Injectable()
 export class DataApiCallers {
+  private readonly inFlight = new Map<string, Promise<AppUser>>();
+
   constructor(private readonly auth: AuthService) {}
 
   async callerOf(app: ClientApp, config: DataApiConfig, headers: Headers, clientAddress: string): Promise<DataApiCaller> {
@@ -48,6 +51,22 @@ export class DataApiCallers {
     return { kind: 'user', userId: user._id, user: await this.auth.callerOf({ app, user }) };
   }
 
+  /**
+   * Concurrent requests with the same credentials share one check. A server calling the Data API sends one
+   * API key on many parallel requests, and the login throttle counts checks in flight as possible failures
+   * (to stop parallel guessing): without this, its own traffic would be throttled. Nothing is kept once
+   * the check settles, so a revoked key or changed password is refused on the next request.
+   */
+  private singleFlight(app: ClientApp, provider: string, payload: Record<string, unknown>, check: () => Promise<AppUser>): Promise<AppUser> {
+    const key = `${app.appId}\u0000${provider}\u0000${createHash('sha256').update(JSON.stringify(payload)).digest('base64')}`;
+    let pending = this.inFlight.get(key);
+    if (!pending) {
+      pending = check().finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
   /** The user the request's credentials prove, or undefined when it sends none. */
   private async authenticatedUser(app: ClientApp, config: DataApiConfig, headers: Headers, clientAddress: string): Promise<AppUser | undefined> {
     const header = (name: string) => {
@@ -55,15 +74,16 @@ export class DataApiCallers {
       return Array.isArray(value) ? value[0] : value;
     };
     const options = { createUser: config.create_user_on_auth, clientAddress };
+    const check = (provider: string, payload: Record<string, unknown>) => this.singleFlight(app, provider, payload, () => this.auth.userForCredentials(app, provider, payload, options));
     const authorization = header('authorization');
     if (authorization !== undefined) return (await this.auth.authenticate(authorization, 'access', app.clientAppId)).user;
     const apiKey = header('apikey');
-    if (apiKey !== undefined) return this.auth.userForCredentials(app, 'api-key', { key: apiKey }, options);
+    if (apiKey !== undefined) return check('api-key', { key: apiKey });
     const email = header('email');
     const password = header('password');
-    if (email !== undefined || password !== undefined) return this.auth.userForCredentials(app, 'local-userpass', { username: email, password }, options);
+    if (email !== undefined || password !== undefined) return check('local-userpass', { username: email, password });
     const jwt = header('jwttokenstring');
-    if (jwt !== undefined) return this.auth.userForCredentials(app, 'custom-token', { token: jwt }, options);
+    if (jwt !== undefined) return check('custom-token', { token: jwt });
     return undefined;
   }
 }
