@@ -6,7 +6,7 @@
  * traced as one span whose children reach the datastore. This class must not evaluate rules itself.
  */
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { SpanStatusCode, trace } from '@opentelemetry/api';
+import { type Counter, metrics, SpanStatusCode, trace } from '@opentelemetry/api';
 import { isDataSourceType } from '@tessera/app-config';
 import { DataAccess } from '@tessera/data-access';
 import { isTesseraError } from '@tessera/domain';
@@ -46,6 +46,8 @@ const tracer = () => trace.getTracer('@tessera/graphql-gateway');
 @Injectable()
 export class DataApiService implements OnModuleInit {
   private readonly logger = new Logger('DataApi');
+  /** Requests answered, by `action` and `status` (from the global meter provider: none, none recorded). */
+  private readonly requests: Counter = metrics.getMeter('@tessera/graphql-gateway').createCounter('tessera.data_api.requests', { description: 'Data API requests answered, by action and status' });
 
   constructor(
     private readonly routes: EndpointRoutes,
@@ -85,6 +87,7 @@ export class DataApiService implements OnModuleInit {
       } finally {
         span.setAttribute('http.response.status_code', status);
         span.end();
+        this.requests.add(1, { action: record.action ?? 'unknown', status });
         this.log(request, record, status, error);
       }
     });
