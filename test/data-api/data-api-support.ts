@@ -18,7 +18,7 @@ export interface DataApiCall {
   version?: string;
   query?: string;
   /** The raw body; by default `JSON.stringify(body)`. */
-  raw?: string | Buffer;
+  raw?: string;
 }
 
 /** POSTs (by default) a Data API action of the app over real HTTP. */
