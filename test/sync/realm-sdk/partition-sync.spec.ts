@@ -1,17 +1,18 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DataSources, DeployedApps } from '@tessera/platform';
-import { eventually } from '@tessera/testing';
+import { eventually, repositoryRoot } from '@tessera/testing';
 import { AdminSession } from '../../admin-api/admin-session';
 import { type SyncHost, startSyncHost } from '../sync-host';
 import { RealmDevice, realmSdkSkipReason, SdkError, type Task } from './realm-client';
 
 // Partition-based sync with the real Realm JS SDK 12.15.0, each client a device in its own process, against
-// the real host on a real port. The app is an App Services export of the 20210101 generation (partition sync
-// in its cluster's config, permissions from custom user data), pushed unchanged through the admin API:
-// read for the teams in `teams` and `readOnlyTeams` of the user's custom data, write for `teams`.
+// the real host on a real port. The app is examples/task-tracker, an App Services export of the 20210101
+// generation (partition sync in its cluster's config, permissions from custom user data), pushed unchanged
+// through the admin API as the first deployment of a new app (as the README's walk-through does): read for
+// the teams in `teams` and `readOnlyTeams` of the user's custom data, write for `teams`.
 
-const exportDir = join(__dirname, 'task-tracker-export');
+const exportDir = join(repositoryRoot, 'examples/task-tracker');
 const password = 'realm-sdk-admin-password';
 
 function exportFiles(): Map<string, string> {
@@ -69,7 +70,7 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real 
   };
 
   beforeAll(async () => {
-    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password, TESSERA_ALLOW_NEW_PARTITION_SYNC: 'true' } });
+    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
     admin = await AdminSession.login(host, 'admin', password);
     const app = await admin.createApp('task-tracker');
     const pushed = await admin.push(app._id, exportFiles());
@@ -182,8 +183,9 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real 
   it('takes permissions from custom user data at each open', async () => {
     const { device: member, userId } = await device([]);
     await expect(member.open('orange', { timeoutMs: 10_000 })).rejects.toBeInstanceOf(SdkError);
-    await (await collection('profiles')).updateOne({ userId }, { $set: { teams: ['orange'] } });
-    expect((await member.refreshCustomData())['teams']).toEqual(['orange']);
+    // The app's own function adds the team to the user's custom data, as the app's UI would call it.
+    expect(await member.callFunction('joinTeam', 'orange')).toEqual(['orange']);
+    expect((await member.refreshCustomData())).toMatchObject({ userId, teams: ['orange'] });
     await member.open('orange');
     await member.create({ _id: 'orange-task', _partition: 'orange', name: 'joined the team' });
     await member.upload();

@@ -49,6 +49,10 @@ const operations = {
     return { userId: user.id };
   },
 
+  async callFunction({ name, args }) {
+    return await user.callFunction(name, ...args);
+  },
+
   async refreshCustomData() {
     return await user.refreshCustomData();
   },

@@ -150,6 +150,10 @@ export class RealmDevice {
     return this.call('resume');
   }
 
+  callFunction(name: string, ...args: unknown[]): Promise<unknown> {
+    return this.call('callFunction', { name, args });
+  }
+
   refreshCustomData(): Promise<Record<string, unknown>> {
     return this.call('refreshCustomData');
   }
