@@ -91,6 +91,27 @@ describe("the README's tessera commands, as written", () => {
     expect((await npxTessera('pull', `--remote=${appId}`, '--local', again)).code).toBe(0);
     expect((await npxTessera('diff', `--remote=${appId}`, '--local', again)).stdout.trim()).toBe(`No differences with ${appId}`);
   }, 180_000);
+
+  it('moves in the partition-sync export of the README walk-through: a new app, the export pushed unchanged, sync on', async () => {
+    const created = await npxTessera('apps', 'create', '--name', 'task-tracker', '--local', join(work.path, 'task-tracker-app'));
+    expect(created.code, created.stderr).toBe(0);
+    const trackerId = /app id (\S+)\)/.exec(created.stdout)![1]!;
+    const push = await npxTessera('push', '--remote', trackerId, '--local', join(repositoryRoot, 'examples/task-tracker'), '--yes');
+    expect(push.code, push.stderr).toBe(0);
+    const described = await npxTessera('apps', 'describe', '--app', trackerId);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toContain('Sync: enabled (partition key _partition)');
+    expect(described.stdout).toContain('Functions: joinTeam');
+
+    // The README's client steps over the client API: register, log in, join a team through the app's function.
+    const client = `${server.url}/api/client/v2.0/app/${trackerId}`;
+    const post = (path: string, body: unknown, token?: string) =>
+      fetch(`${client}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    expect((await post('/auth/providers/local-userpass/register', { email: 'ada@example.com', password: 'a-long-password' })).status).toBe(201);
+    const login = (await (await post('/auth/providers/local-userpass/login', { username: 'ada@example.com', password: 'a-long-password' })).json()) as { access_token: string };
+    const joined = await post('/functions/call', { name: 'joinTeam', arguments: ['red'] }, login.access_token);
+    expect(await joined.json()).toEqual(['red']);
+  }, 180_000);
 });
 
 describe('the tessera bin before the first build', () => {
