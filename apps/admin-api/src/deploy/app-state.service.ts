@@ -4,6 +4,7 @@ import { MessageBus } from '@tessera/messaging';
 import {
   emptyApp,
   formatViolations,
+  hostedFiles,
   readAppFiles,
   stringifyJson,
   validateApp,
@@ -15,15 +16,18 @@ import {
 import {
   AppRegistry,
   DeploymentStore,
+  HostingStore,
   SecretStore,
   SyncStateStore,
   type AppRecord,
   type DeploymentRecord,
+  type HostedFileInput,
   type SyncState,
 } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { diffAppFiles } from '../common/file-diff';
+import { hostingDiffLines } from '../hosting/hosting-diff';
 import { checkSyncSource, locateSync, planSyncTransition } from './sync-transition';
 
 /** Where a deployment came from: app creation, an import or push of files, or an edit through an endpoint. */
@@ -44,6 +48,8 @@ export interface PreparedDeployment {
   secretValues: Record<string, string>;
   syncState: SyncState;
   syncChanged: boolean;
+  /** The hosted files the incoming directory carries (hosting/metadata.json, hosting/files): they replace the app's. */
+  hosting?: HostedFileInput[];
 }
 
 /**
@@ -61,6 +67,7 @@ export class AppStateService {
     private readonly deployments: DeploymentStore,
     private readonly secrets: SecretStore,
     private readonly syncStates: SyncStateStore,
+    private readonly hostingStore: HostingStore,
     @Inject(SETTINGS) private readonly settings: Settings,
     @Optional() private readonly bus?: MessageBus,
   ) {}
@@ -118,14 +125,19 @@ export class AppStateService {
     });
     if (!transition.ok) throw new AdminApiError(AdminApiErrorCode[transition.code], transition.message, transition.violations);
 
+    // Hosted files live in HostingStore, apart from the configuration each deployment keeps whole.
+    const hosting = app.hosting ? hostedFiles(app.hosting) : undefined;
+    delete app.hosting;
     const files = writeAppFiles(app);
-    return { record, app, files, diff: diffAppFiles(previousFiles, files), warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none' };
+    const diff = [...diffAppFiles(previousFiles, files), ...(hosting ? await hostingDiffLines(this.hostingStore, record._id, hosting) : [])];
+    return { record, app, files, diff, warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', ...(hosting ? { hosting } : {}) };
   }
 
   /** Makes a prepared configuration live. */
   async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined): Promise<DeploymentRecord> {
     const appId = prepared.record._id;
     if (Object.keys(prepared.secretValues).length > 0) await this.secrets.upsert(appId, prepared.secretValues);
+    if (prepared.hosting) await this.hostingStore.replaceAll(appId, prepared.hosting);
     const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}) });
     if (prepared.syncChanged) await this.syncStates.save(appId, prepared.syncState);
     await this.announce(deployment);
