@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DataAccessModule } from '@tessera/data-access';
 import { ClientApiModule } from './client-api/client-api.module';
 import { GraphqlModule } from './graphql/graphql.module';
+import { HostingModule } from './hosting/hosting.module';
 import { LocationController } from './location/location.controller';
 
 /**
@@ -10,7 +11,7 @@ import { LocationController } from './location/location.controller';
  * calls run under the app's rules through libs/data-access.
  */
 @Module({
-  imports: [DataAccessModule, ClientApiModule, GraphqlModule],
+  imports: [DataAccessModule, ClientApiModule, GraphqlModule, HostingModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}
