@@ -311,10 +311,10 @@ describe('static hosting', () => {
     expect(exported.status).toBe(200);
     const { unzipSync } = await import('fflate');
     const files = unzipSync(exported.bytes);
-    expect(Buffer.from(files['hosting/files/about.html']!).toString()).toBe(aboutHtml);
-    expect(new Uint8Array(files['hosting/files/img/logo.png']!)).toEqual(logo);
-    expect(JSON.parse(Buffer.from(files['hosting/config.json']!).toString())).toMatchObject({ enabled: true, custom_domain: 'shop.example.com', default_error_path: '/404.html' });
-    const metadata = JSON.parse(Buffer.from(files['hosting/metadata.json']!).toString()) as { path: string; attrs: { name: string; value: string }[] }[];
+    expect(Buffer.from(files['hosting/files/about.html']).toString()).toBe(aboutHtml);
+    expect(new Uint8Array(files['hosting/files/img/logo.png'])).toEqual(logo);
+    expect(JSON.parse(Buffer.from(files['hosting/config.json']).toString())).toMatchObject({ enabled: true, custom_domain: 'shop.example.com', default_error_path: '/404.html' });
+    const metadata = JSON.parse(Buffer.from(files['hosting/metadata.json']).toString()) as { path: string; attrs: { name: string; value: string }[] }[];
     expect(metadata.find((item) => item.path === '/about.html')?.attrs).toContainEqual({ name: 'Content-Language', value: 'en-US' });
 
     // An App Services export (20210101 layout) holding hosting, pushed as is into a new app.

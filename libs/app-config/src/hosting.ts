@@ -2,7 +2,7 @@
 // hosting/config.json of an export), the metadata attributes a hosted file may carry, the limits App
 // Services enforced, and the file set <-> directory conversion. Pure: no store, no HTTP.
 
-import { bytesToText, parseJson, stringifyJson, textToBytes } from './json';
+import { stringifyJson, textToBytes } from './json';
 import { type AppFiles, type Hosting, type HostingAttribute, type HostingFileMetadata } from './model';
 import { contentTypeFor } from './normalize';
 
@@ -83,12 +83,4 @@ export function hostedFiles(hosting: Hosting): Array<{ path: string; attrs: Host
   const attrsOf = new Map<string, HostingAttribute[]>();
   for (const item of hosting.metadata) if (typeof item.path === 'string' && Array.isArray(item.attrs)) attrsOf.set(item.path, item.attrs);
   return [...hosting.files].map(([path, bytes]) => ({ path, bytes, attrs: hostedFileAttributes(path, attrsOf.get(path) ?? []) }));
-}
-
-/** hosting/metadata.json of a directory, parsed; undefined when absent or not an array. */
-export function readHostingMetadata(files: AppFiles): HostingFileMetadata[] | undefined {
-  const bytes = files.get(HOSTING_METADATA_PATH);
-  if (!bytes) return undefined;
-  const parsed = parseJson(bytesToText(bytes));
-  return parsed.ok && Array.isArray(parsed.value) ? (parsed.value as HostingFileMetadata[]) : undefined;
 }

@@ -27,6 +27,5 @@ export {
   hostingResponseCode,
   hostingSettings,
   isHostingContentPath,
-  readHostingMetadata,
   type HostingSettings,
 } from './hosting';

@@ -90,7 +90,8 @@ export class HostingStore {
       attrs: file.attrs.map(({ name, value }) => ({ name, value })),
     };
     await assets.replaceOne({ _id: assetId(appId, file.path) }, { ...asset, content_id: contentId, chunks: chunkCount(file.bytes) }, { upsert: true });
-    if (previous?.['content_id']) await this.removeContent(String(previous['content_id']));
+    const previousContent: unknown = previous?.['content_id'];
+    if (typeof previousContent === 'string') await this.removeContent(previousContent);
     return asset;
   }
 
@@ -104,7 +105,8 @@ export class HostingStore {
   async remove(appId: string, path: string): Promise<boolean> {
     const removed = await (await this.db.collection('hosting_assets')).findOneAndDelete({ _id: assetId(appId, path) });
     if (!removed) return false;
-    await this.removeContent(String(removed['content_id']));
+    const contentId: unknown = removed['content_id'];
+    if (typeof contentId === 'string') await this.removeContent(contentId);
     return true;
   }
 
