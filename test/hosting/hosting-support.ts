@@ -40,13 +40,13 @@ export function curl(args: string[]): Promise<CurlResult> {
 }
 
 /** realm-cli's upload body: multipart/mixed with the asset metadata (`meta`) and the file (`file`). */
-export function multipartUpload(meta: unknown, file: Uint8Array): { contentType: string; body: Buffer } {
+export function multipartUpload(meta: unknown, file: Uint8Array): { contentType: string; body: Uint8Array<ArrayBuffer> } {
   const boundary = `tessera${Math.random().toString(16).slice(2)}`;
-  const body = Buffer.concat([
+  const body = new Uint8Array(Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="meta"\r\n\r\n${JSON.stringify(meta)}\r\n`),
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"\r\n\r\n`),
     Buffer.from(file),
     Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
+  ]));
   return { contentType: `multipart/mixed; boundary=${boundary}`, body };
 }
