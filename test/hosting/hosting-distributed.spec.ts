@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { eventually, findNatsServer, natsSkipReason } from '@tessera/testing';
 import { AdminSession } from '../admin-api/admin-session';
 import { adminPassword, Cluster } from '../distributed/cluster';
+import { OtlpCollector } from '../distributed/otlp-collector';
 import { curl, multipartUpload, zipDirectory } from './hosting-support';
 
 const md5 = (data: string) => createHash('md5').update(data).digest('hex');
@@ -11,11 +12,13 @@ const md5 = (data: string) => createHash('md5').update(data).digest('hex');
 // datastore service), not on a local disk.
 describe.skipIf(!findNatsServer())(`static hosting across processes${findNatsServer() ? '' : ` (skipped: ${natsSkipReason})`}`, () => {
   let cluster: Cluster;
+  let collector: OtlpCollector;
   let admin: AdminSession;
   let app: { _id: string; client_app_id: string };
 
   beforeAll(async () => {
-    cluster = await Cluster.start();
+    collector = await OtlpCollector.start();
+    cluster = await Cluster.start({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER_ARG: '1' } });
     admin = await AdminSession.login(cluster.one('admin-api'), 'admin', adminPassword);
     app = await admin.createApp('distsite');
     const live = await admin.pull(app._id);
@@ -27,6 +30,7 @@ describe.skipIf(!findNatsServer())(`static hosting across processes${findNatsSer
 
   afterAll(async () => {
     await cluster?.stop();
+    await collector?.close();
   });
 
   it('serves from the gateway process what the admin API process stored, by path and by Host, with 304s', async () => {
@@ -53,5 +57,29 @@ describe.skipIf(!findNatsServer())(`static hosting across processes${findNatsSer
     expect(await (await fetch(`${gateway}/hosting/${app.client_app_id}/news.html`)).text()).toBe('<p>news</p>');
     expect((await admin.request('DELETE', admin.app(app._id, '/hosting/assets/asset?path=/news.html'))).status).toBe(204);
     expect((await fetch(`${gateway}/hosting/${app.client_app_id}/news.html`)).status).toBe(404);
+  });
+
+  it('traces a hosting request from the edge to the platform database, by path and by Host', async () => {
+    const gateway = cluster.one('graphql-gateway').url;
+    const caller = randomBytes(8).toString('hex');
+    for (const [url, headers] of [
+      [`${gateway}/hosting/${app.client_app_id}/index.html`, {}],
+      [`${gateway}/index.html`, { host: 'dist.example.com' }],
+    ] as const) {
+      const traceId = randomBytes(16).toString('hex');
+      const traceparent = `00-${traceId}-${caller}-01`;
+      const served = headers.host ? await curl(['-H', `Host: ${headers.host}`, '-H', `traceparent: ${traceparent}`, url]) : await fetch(url, { headers: { traceparent } });
+      expect(served.status).toBe(200);
+      const spans = await eventually(() => {
+        const found = collector.trace(traceId);
+        expect(found.some((span) => span.name === 'find platform.hosting_content')).toBe(true);
+        return found;
+      }, { timeoutMs: 15_000 });
+      const edge = spans.find((span) => span.parentSpanId === caller);
+      expect(edge).toMatchObject({ service: 'tessera-graphql-gateway', attributes: { 'tessera.app_id': app._id, 'tessera.hosting.path': '/index.html', 'http.response.status_code': 200 } });
+      const reads = spans.filter((span) => span.name.endsWith('platform.hosting_assets') || span.name.endsWith('platform.hosting_content'));
+      expect(reads.length).toBeGreaterThanOrEqual(2);
+      for (const read of reads) expect(read.parentSpanId, read.name).toBe(edge?.spanId);
+    }
   });
 });

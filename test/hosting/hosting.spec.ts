@@ -172,6 +172,10 @@ describe('static hosting', () => {
     const location = await curl(['-H', 'Host: shop.example.com', `${host.url}/api/client/v2.0/app/${shop.client_app_id}/location`]);
     expect(location.status).toBe(200);
     expect(JSON.parse(location.body)).toHaveProperty('hostname');
+    const endpoint = await curl(['-H', 'Host: shop.example.com', '-X', 'POST', `${host.url}/app/${shop.client_app_id}/endpoint/data/v1/action/find`]);
+    expect(endpoint.status).not.toBe(405);
+    expect(endpoint.body).not.toBe(notFoundHtml);
+    expect((await curl(['-H', 'Host: shop.example.com', `${host.url}/app/dashboard`])).body).toBe(notFoundHtml);
     const plain = await fetch(`${host.url}/about.html`);
     expect(plain.status).toBe(404);
     expect(await plain.text()).not.toContain(aboutHtml);

@@ -6,10 +6,14 @@ import { HostingDomains } from './hosting-domains';
 import { sendHostingAnswer, splitUrl } from './hosting-reply';
 import { HostingService } from './hosting.service';
 
+/** The APIs a site's domain still reaches: the client and admin APIs, HTTPS endpoints and the Data API. */
+const API_PATHS = /^\/(api\/|app\/[^/]+\/endpoint(\/|$))/;
+
 /**
  * Serves an app's site at `/` of its own domains (`custom_domain`, `app_default_domain`): a request whose
- * host name is one of them is answered here, before routing, except under `/api/` (the client and admin
- * APIs stay reachable there). Any other host name, the API's own included, goes on to the routes untouched.
+ * host name is one of them is answered here, before routing, except under `/api/` and `/app/<id>/endpoint/`
+ * (so a server whose public URL is the site's domain still serves its APIs there). Any other host name,
+ * the API's own included, goes on to the routes untouched.
  */
 @Injectable()
 export class HostingEdge implements OnModuleInit {
@@ -27,7 +31,7 @@ export class HostingEdge implements OnModuleInit {
       const appId = this.domains.appFor(request.hostname);
       if (appId === undefined) return;
       const { path, query } = splitUrl(request.url);
-      if (path.startsWith('/api/')) return;
+      if (API_PATHS.test(path)) return;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         void reply.code(405).header('allow', 'GET, HEAD').header('content-type', 'application/json');
         return reply.send(JSON.stringify({ error: `method ${request.method} is not allowed on hosted files`, error_code: 'MethodNotAllowed' }));
