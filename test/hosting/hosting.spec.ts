@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readAppFiles } from '@tessera/app-config';
 import { hashPassword } from '@tessera/credentials';
 import { newObjectIdHex, PlatformDatabase } from '@tessera/platform';
 import { eventually } from '@tessera/testing';
@@ -363,5 +364,21 @@ describe('static hosting', () => {
     const withHosting = await admin.request('GET', admin.app(shop._id, '/pull?include_hosting=true'));
     const { unzipSync } = await import('fflate');
     expect(Object.keys(unzipSync(withHosting.bytes))).toEqual(expect.arrayContaining(['hosting/metadata.json', 'hosting/files/about.html', 'hosting/files/img/logo.png']));
+  });
+
+  it('moves the hosted files a deployment of an earlier release carried into the hosting store at the next deployment', async () => {
+    const legacy = await admin.createApp('legacy');
+    const live = await admin.pull(legacy._id);
+    const app = readAppFiles(new Map([...live].map(([path, text]) => [path, Buffer.from(text)]))).app;
+    app.hosting = { metadata: [{ path: '/index.html', attrs: [{ name: 'Cache-Control', value: 'max-age=5' }] }], files: new Map([['/index.html', Buffer.from('<h1>kept</h1>')]]) };
+    // Stored the way earlier releases stored it: the files inside the deployment.
+    await host.redeploy(legacy._id, app);
+    expect((await admin.request<unknown[]>('GET', admin.app(legacy._id, '/hosting/assets'))).body).toEqual([]);
+    expect((await admin.request('PATCH', admin.app(legacy._id, '/hosting/config'), { enabled: true })).status).toBe(204);
+    const served = await page(legacy, '/');
+    expect(served.status).toBe(200);
+    expect(served.headers.get('cache-control')).toBe('max-age=5');
+    expect(await served.text()).toBe('<h1>kept</h1>');
+    expect([...(await admin.pull(legacy._id)).keys()].some((path) => path.startsWith('hosting/'))).toBe(false);
   });
 });

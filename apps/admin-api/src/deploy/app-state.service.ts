@@ -5,6 +5,7 @@ import {
   emptyApp,
   formatViolations,
   hostedFiles,
+  isHostingContentPath,
   readAppFiles,
   stringifyJson,
   validateApp,
@@ -111,7 +112,8 @@ export class AppStateService {
     delete app.secrets;
 
     const previousFiles = base ?? (await this.liveFiles(record));
-    const previous = locateSync(readAppFiles(previousFiles).app);
+    const previousApp = readAppFiles(previousFiles).app;
+    const previous = locateSync(previousApp);
     const next = locateSync(app);
     violations.push(...checkSyncSource(app, next));
     const unique = dedupe(violations);
@@ -125,11 +127,14 @@ export class AppStateService {
     });
     if (!transition.ok) throw new AdminApiError(AdminApiErrorCode[transition.code], transition.message, transition.violations);
 
-    // Hosted files live in HostingStore, apart from the configuration each deployment keeps whole.
-    const hosting = app.hosting ? hostedFiles(app.hosting) : undefined;
+    // Hosted files live in HostingStore, apart from the configuration each deployment keeps whole. A
+    // deployment stored before that carries them: unless this one brings its own, they move there now.
+    const carried = app.hosting ?? (previousApp.hosting && (await this.hostingStore.list(record._id)).length === 0 ? previousApp.hosting : undefined);
+    const hosting = carried ? hostedFiles(carried) : undefined;
     delete app.hosting;
     const files = writeAppFiles(app);
-    const diff = [...diffAppFiles(previousFiles, files), ...(hosting ? await hostingDiffLines(this.hostingStore, record._id, hosting) : [])];
+    const previousConfig = new Map([...previousFiles].filter(([path]) => !isHostingContentPath(path)));
+    const diff = [...diffAppFiles(previousConfig, files), ...(hosting ? await hostingDiffLines(this.hostingStore, record._id, hosting) : [])];
     return { record, app, files, diff, warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', ...(hosting ? { hosting } : {}) };
   }
 
