@@ -380,5 +380,14 @@ describe('static hosting', () => {
     expect(served.headers.get('cache-control')).toBe('max-age=5');
     expect(await served.text()).toBe('<h1>kept</h1>');
     expect([...(await admin.pull(legacy._id)).keys()].some((path) => path.startsWith('hosting/'))).toBe(false);
+
+    // Deleting the app deletes its hosted files and their content.
+    const db = host.nest.get(PlatformDatabase);
+    const contentIds = (await (await db.collection('hosting_assets')).find({ app_id: legacy._id }).toArray()).map((asset) => asset['content_id']);
+    expect(contentIds).toHaveLength(1);
+    expect((await admin.request('DELETE', admin.app(legacy._id))).status).toBe(204);
+    expect(await (await db.collection('hosting_assets')).count({ app_id: legacy._id })).toBe(0);
+    expect(await (await db.collection('hosting_content')).count({ content_id: { $in: contentIds } })).toBe(0);
+    expect((await page(legacy, '/')).status).toBe(404);
   });
 });
