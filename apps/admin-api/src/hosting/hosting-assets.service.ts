@@ -58,7 +58,12 @@ export class HostingAssetsService {
     return toBody(record, await this.require(record, path), baseUrl);
   }
 
-  async upload(record: AppRecord, path: string, bytes: Uint8Array, attrs: HostedAttribute[], hash: string | undefined): Promise<void> {
+  /** Under the app's lock, as deployments are: a push replacing the hosted files and an upload apply one after the other. */
+  upload(record: AppRecord, path: string, bytes: Uint8Array, attrs: HostedAttribute[], hash: string | undefined): Promise<void> {
+    return this.state.exclusive(record._id, () => this.uploadNow(record, path, bytes, attrs, hash));
+  }
+
+  private async uploadNow(record: AppRecord, path: string, bytes: Uint8Array, attrs: HostedAttribute[], hash: string | undefined): Promise<void> {
     if (bytes.length > HOSTING_LIMITS.fileBytes) throw new HostingError(HostingErrorCode.RequestTooLarge, `a hosted file may be at most ${HOSTING_LIMITS.fileBytes} bytes; this one is ${bytes.length}`);
     if (hash && hash !== md5(bytes)) throw new HostingError(HostingErrorCode.InvalidParameter, `the file's MD5 is ${md5(bytes)}, not the hash given (${hash})`);
     const others = (await this.store.list(record._id)).filter((asset) => asset.path !== path);
@@ -68,15 +73,23 @@ export class HostingAssetsService {
     await this.store.put(record._id, { path, bytes, attrs });
   }
 
-  async setAttributes(record: AppRecord, path: string, attrs: HostedAttribute[]): Promise<void> {
-    if (!(await this.store.setAttributes(record._id, path, attrs))) throw notFound(path);
+  setAttributes(record: AppRecord, path: string, attrs: HostedAttribute[]): Promise<void> {
+    return this.state.exclusive(record._id, async () => {
+      if (!(await this.store.setAttributes(record._id, path, attrs))) throw notFound(path);
+    });
   }
 
-  async remove(record: AppRecord, path: string): Promise<void> {
-    if (!(await this.store.remove(record._id, path))) throw notFound(path);
+  remove(record: AppRecord, path: string): Promise<void> {
+    return this.state.exclusive(record._id, async () => {
+      if (!(await this.store.remove(record._id, path))) throw notFound(path);
+    });
   }
 
-  async moveOrCopy(record: AppRecord, from: string, to: string, move: boolean): Promise<void> {
+  moveOrCopy(record: AppRecord, from: string, to: string, move: boolean): Promise<void> {
+    return this.state.exclusive(record._id, () => this.moveOrCopyNow(record, from, to, move));
+  }
+
+  private async moveOrCopyNow(record: AppRecord, from: string, to: string, move: boolean): Promise<void> {
     const source = await this.require(record, from);
     if (from === to) return;
     const others = (await this.store.list(record._id)).filter((asset) => asset.path !== to);
