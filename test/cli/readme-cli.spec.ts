@@ -95,7 +95,7 @@ describe("the README's tessera commands, as written", () => {
   it('moves in the partition-sync export of the README walk-through: a new app, the export pushed unchanged, sync on', async () => {
     const created = await npxTessera('apps', 'create', '--name', 'task-tracker', '--local', join(work.path, 'task-tracker-app'));
     expect(created.code, created.stderr).toBe(0);
-    const trackerId = /app id (\S+)\)/.exec(created.stdout)![1]!;
+    const trackerId = /app id (\S+)\)/.exec(created.stdout)![1];
     const push = await npxTessera('push', '--remote', trackerId, '--local', join(repositoryRoot, 'examples/task-tracker'), '--yes');
     expect(push.code, push.stderr).toBe(0);
     const described = await npxTessera('apps', 'describe', '--app', trackerId);

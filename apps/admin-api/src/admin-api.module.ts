@@ -14,6 +14,9 @@ import { AppStateService } from './deploy/app-state.service';
 import { DraftsController } from './drafts/drafts.controller';
 import { FunctionsController } from './functions/functions.controller';
 import { GraphqlSchemaController } from './graphql-schema/graphql-schema.controller';
+import { HostingAssetsController } from './hosting/hosting-assets.controller';
+import { HostingAssetsService } from './hosting/hosting-assets.service';
+import { HostingBodyParser } from './hosting/hosting-body';
 import { ImportExportController } from './import-export/import-export.controller';
 import { ImportExportService } from './import-export/import-export.service';
 import { LogsController } from './logs/logs.controller';
@@ -56,11 +59,14 @@ import { ValuesController } from './values/values.controller';
     StatusController,
     RulesEvaluationController,
     GraphqlSchemaController,
+    HostingAssetsController,
   ],
   providers: [
     AdminAuthService,
     AdminAuthGuard,
     ZipBodyParser,
+    HostingBodyParser,
+    HostingAssetsService,
     AppStateService,
     AppsService,
     ImportExportService,

@@ -59,10 +59,10 @@ export async function isNonEmptyDirectory(path: string): Promise<boolean> {
   }
 }
 
-/** Replaces the app files of `dir` with `files`; hidden entries (.git, ...) are left alone. */
-export async function replaceLocalFiles(dir: string, files: Files): Promise<void> {
+/** Replaces the app files of `dir` with `files`; hidden entries (.git, ...) and the top-level entries named in `keep` are left alone. */
+export async function replaceLocalFiles(dir: string, files: Files, keep: readonly string[] = []): Promise<void> {
   await mkdir(dir, { recursive: true });
-  for (const name of await readdir(dir)) if (!ignored(name)) await rm(join(dir, name), { recursive: true, force: true });
+  for (const name of await readdir(dir)) if (!ignored(name) && !keep.includes(name)) await rm(join(dir, name), { recursive: true, force: true });
   for (const [path, bytes] of files) {
     const target = resolve(dir, ...path.split('/'));
     if (!target.startsWith(resolve(dir) + sep) && target !== resolve(dir)) throw new CliError(`refusing to write outside ${dir}: ${path}`, ExitCode.Failure);

@@ -3,6 +3,7 @@ import { DataAccessModule } from '@tessera/data-access';
 import { ClientApiModule } from './client-api/client-api.module';
 import { DataApiModule } from './data-api/data-api.module';
 import { GraphqlModule } from './graphql/graphql.module';
+import { HostingModule } from './hosting/hosting.module';
 import { LocationController } from './location/location.controller';
 
 /**
@@ -11,7 +12,7 @@ import { LocationController } from './location/location.controller';
  * calls run under the app's rules through libs/data-access.
  */
 @Module({
-  imports: [DataAccessModule, ClientApiModule, GraphqlModule, DataApiModule],
+  imports: [DataAccessModule, ClientApiModule, GraphqlModule, DataApiModule, HostingModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}

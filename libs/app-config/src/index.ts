@@ -16,3 +16,17 @@ export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectory
 export { layoutPaths } from './paths';
 export { toAppData, fromAppData } from './app-data';
 export { pathNameProblem, isSafeRelativePath, assertSafeRelativePaths, UnsafePathError } from './safe-names';
+export {
+  HOSTING_ATTRIBUTE_NAMES,
+  HOSTING_FILES_DIR,
+  HOSTING_LIMITS,
+  HOSTING_METADATA_PATH,
+  hostedFileAttributes,
+  hostedFiles,
+  hostingAttributeName,
+  hostingDirectoryFiles,
+  hostingResponseCode,
+  hostingSettings,
+  isHostingContentPath,
+  type HostingSettings,
+} from './hosting';

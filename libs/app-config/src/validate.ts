@@ -18,6 +18,7 @@ import { sortViolations, type ConfigViolation } from './violations';
 import { checkRuleSet, compileFinding, expressionFinding } from './validate-rules';
 import { functionSyntaxError } from './function-source';
 import { isSafeRelativePath, pathNameProblem } from './safe-names';
+import { HOSTING_ATTRIBUTE_NAMES, HOSTING_LIMITS, hostingAttributeName, hostingResponseCode } from './hosting';
 
 export interface ValidateOptions {
   /** Maps a model object to the file it came from; LoadedApp.fileOf. Defaults to current-layout paths. */
@@ -207,6 +208,14 @@ function checkSettings(c: Checker, app: AppConfig, servicesByName: Map<string, A
       if (v !== undefined && v !== '' && (typeof v !== 'string' || !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i.test(v))) {
         c.report(s, file, `hosting.${key}`, 'app.hosting.domain', `${key} must be a domain name`);
       }
+    }
+    const errorPath = s.hosting['default_error_path'];
+    if (errorPath !== undefined && errorPath !== '' && (typeof errorPath !== 'string' || !errorPath.startsWith('/') || !isSafeRelativePath(errorPath.slice(1)))) {
+      c.report(s, file, 'hosting.default_error_path', 'hosting.path.format', 'default_error_path must be a resource path starting with / (no "." or ".." segments)');
+    }
+    for (const key of ['default_response_code', 'default_error_code']) {
+      const code = s.hosting[key];
+      if (code !== undefined && code !== '' && hostingResponseCode(code) === undefined) c.report(s, file, `hosting.${key}`, 'app.hosting.response_code', `${key} must be an HTTP status code (200 to 599)`);
     }
   }
   if (c.type(s, file, s, 'custom_user_data_config', 'object') && isPlainObject(s.custom_user_data_config)) {
@@ -727,9 +736,18 @@ function checkHosting(c: Checker, app: AppConfig): void {
       o.attrs.forEach((a, j) => {
         if (!isPlainObject(a) || typeof a.name !== 'string' || typeof a.value !== 'string') {
           c.report(list, file, `[${i}].attrs[${j}]`, 'hosting.attr.shape', 'each attribute needs name and value strings');
+        } else if (!hostingAttributeName(a.name)) {
+          c.report(list, file, `[${i}].attrs[${j}].name`, 'hosting.attr.name', `${JSON.stringify(a.name)} is not a file metadata attribute (one of ${HOSTING_ATTRIBUTE_NAMES.join(', ')})`);
         }
       });
   });
+  let total = 0;
+  for (const [path, bytes] of app.hosting.files) {
+    total += bytes.length;
+    if (bytes.length > HOSTING_LIMITS.fileBytes) c.report(list, `hosting/files${path}`, '', 'hosting.file.size', `hosted file ${path} is ${bytes.length} bytes: the largest allowed is ${HOSTING_LIMITS.fileBytes}`);
+  }
+  if (app.hosting.files.size > HOSTING_LIMITS.files) c.report(list, file, '', 'hosting.files.count', `${app.hosting.files.size} hosted files: at most ${HOSTING_LIMITS.files} are allowed`);
+  if (total > HOSTING_LIMITS.totalBytes) c.report(list, file, '', 'hosting.files.total', `hosted files total ${total} bytes: at most ${HOSTING_LIMITS.totalBytes} are allowed`);
 }
 
 // ---- sync (2.6, 8) -----------------------------------------------------------------------------------

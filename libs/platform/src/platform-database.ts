@@ -15,7 +15,7 @@ interface IndexSpec {
 }
 
 /** The collections and the indexes each needs; unique indexes are what keeps two replicas from racing. */
-const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts' | 'secrets' | 'sync_states' | 'logs' | 'admin_users' | 'admin_sessions' | 'admin_api_keys' | 'signing_keys' | 'meta', IndexSpec[]> = {
+const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts' | 'secrets' | 'sync_states' | 'logs' | 'admin_users' | 'admin_sessions' | 'admin_api_keys' | 'signing_keys' | 'meta' | 'hosting_assets' | 'hosting_content', IndexSpec[]> = {
   apps: [
     { keys: { client_app_id: 1 }, unique: true },
     { keys: { group_id: 1, name: 1 }, unique: true },
@@ -39,6 +39,9 @@ const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts'
   signing_keys: [],
   /** Singletons: the group, the record of the one-time import of the file-based state. */
   meta: [],
+  /** One document per hosted file (`_id` = `<app id>:<path>`); its content in `hosting_content`. */
+  hosting_assets: [{ keys: { app_id: 1, path: 1 }, unique: true }],
+  hosting_content: [{ keys: { content_id: 1, n: 1 }, unique: true }],
 };
 
 export type PlatformCollection = keyof typeof collections;
@@ -69,6 +72,10 @@ export class PlatformDatabase {
   async removeApp(appId: string): Promise<void> {
     for (const name of ['deployments', 'drafts', 'secrets', 'logs'] as const) await (await this.collection(name)).deleteMany({ app_id: appId });
     for (const name of ['live_deployments', 'sync_states'] as const) await (await this.collection(name)).deleteOne({ _id: appId });
+    const hosted = await this.collection('hosting_assets');
+    const contentIds = (await hosted.find({ app_id: appId }, { content_id: 1 }).toArray()).map((asset) => asset['content_id']);
+    await hosted.deleteMany({ app_id: appId });
+    if (contentIds.length) await (await this.collection('hosting_content')).deleteMany({ content_id: { $in: contentIds } });
   }
 }
 

@@ -9,6 +9,7 @@ import { DataSources } from './data-sources';
 import { DeployedApps } from './deployed-apps';
 import { DeploymentStore } from './deployment-store';
 import { DraftStore } from './draft-store';
+import { HostingStore } from './hosting-store';
 import { DatastoreLogStore, LogStore } from './log-store';
 import { PlatformDatabase } from './platform-database';
 import { SecretStore } from './secret-store';
@@ -155,6 +156,7 @@ export class PlatformModule {
         { provide: AdminUserStore, useValue: new AdminUserStore(db) },
         { provide: AdminApiKeyStore, useValue: new AdminApiKeyStore(db) },
         { provide: DraftStore, useValue: new DraftStore(db) },
+        { provide: HostingStore, useValue: new HostingStore(db) },
         { provide: SecretsCipher, useValue: cipher },
         { provide: SecretStore, useValue: secrets },
         { provide: SyncStateStore, useValue: new SyncStateStore(db) },
@@ -176,6 +178,7 @@ export class PlatformModule {
         AdminUserStore,
         AdminApiKeyStore,
         DraftStore,
+        HostingStore,
         SecretsCipher,
         SecretStore,
         SyncStateStore,

@@ -4,6 +4,8 @@ import { MessageBus } from '@tessera/messaging';
 import {
   emptyApp,
   formatViolations,
+  hostedFiles,
+  isHostingContentPath,
   readAppFiles,
   stringifyJson,
   validateApp,
@@ -15,15 +17,18 @@ import {
 import {
   AppRegistry,
   DeploymentStore,
+  HostingStore,
   SecretStore,
   SyncStateStore,
   type AppRecord,
   type DeploymentRecord,
+  type HostedFileInput,
   type SyncState,
 } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { diffAppFiles } from '../common/file-diff';
+import { hostingDiffLines } from '../hosting/hosting-diff';
 import { checkSyncSource, locateSync, planSyncTransition } from './sync-transition';
 
 /** Where a deployment came from: app creation, an import or push of files, or an edit through an endpoint. */
@@ -44,6 +49,8 @@ export interface PreparedDeployment {
   secretValues: Record<string, string>;
   syncState: SyncState;
   syncChanged: boolean;
+  /** The hosted files the incoming directory carries (hosting/metadata.json, hosting/files): they replace the app's. */
+  hosting?: HostedFileInput[];
 }
 
 /**
@@ -61,6 +68,7 @@ export class AppStateService {
     private readonly deployments: DeploymentStore,
     private readonly secrets: SecretStore,
     private readonly syncStates: SyncStateStore,
+    private readonly hostingStore: HostingStore,
     @Inject(SETTINGS) private readonly settings: Settings,
     @Optional() private readonly bus?: MessageBus,
   ) {}
@@ -104,7 +112,8 @@ export class AppStateService {
     delete app.secrets;
 
     const previousFiles = base ?? (await this.liveFiles(record));
-    const previous = locateSync(readAppFiles(previousFiles).app);
+    const previousApp = readAppFiles(previousFiles).app;
+    const previous = locateSync(previousApp);
     const next = locateSync(app);
     violations.push(...checkSyncSource(app, next));
     const unique = dedupe(violations);
@@ -118,14 +127,22 @@ export class AppStateService {
     });
     if (!transition.ok) throw new AdminApiError(AdminApiErrorCode[transition.code], transition.message, transition.violations);
 
+    // Hosted files live in HostingStore, apart from the configuration each deployment keeps whole. A
+    // deployment stored before that carries them: unless this one brings its own, they move there now.
+    const carried = app.hosting ?? (previousApp.hosting && (await this.hostingStore.list(record._id)).length === 0 ? previousApp.hosting : undefined);
+    const hosting = carried ? hostedFiles(carried) : undefined;
+    delete app.hosting;
     const files = writeAppFiles(app);
-    return { record, app, files, diff: diffAppFiles(previousFiles, files), warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none' };
+    const previousConfig = new Map([...previousFiles].filter(([path]) => !isHostingContentPath(path)));
+    const diff = [...diffAppFiles(previousConfig, files), ...(hosting ? await hostingDiffLines(this.hostingStore, record._id, hosting) : [])];
+    return { record, app, files, diff, warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', ...(hosting ? { hosting } : {}) };
   }
 
   /** Makes a prepared configuration live. */
   async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined): Promise<DeploymentRecord> {
     const appId = prepared.record._id;
     if (Object.keys(prepared.secretValues).length > 0) await this.secrets.upsert(appId, prepared.secretValues);
+    if (prepared.hosting) await this.hostingStore.replaceAll(appId, prepared.hosting);
     const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}) });
     if (prepared.syncChanged) await this.syncStates.save(appId, prepared.syncState);
     await this.announce(deployment);

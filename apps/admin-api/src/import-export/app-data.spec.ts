@@ -7,7 +7,7 @@ const json = (value: unknown) => text(`${JSON.stringify(value, null, 2)}\n`);
 
 describe('realm-cli AppData and the export layout', () => {
   const current = new Map([
-    ['config.json', json({ name: 'shop', location: 'US-VA', deployment_model: 'GLOBAL', security: { allowed_request_origins: ['http://a'] } })],
+    ['config.json', json({ name: 'shop', location: 'US-VA', deployment_model: 'GLOBAL', security: { allowed_request_origins: ['http://a'] }, hosting: { enabled: true, custom_domain: 'shop.example.com', default_response_code: 200, default_error_path: '/index.html' } })],
     ['auth_providers/anon-user.json', json({ name: 'anon-user', type: 'anon-user', disabled: false })],
     ['functions/total/config.json', json({ name: 'total', private: false })],
     ['functions/total/source.js', text('exports = (a, b) => a + b;\n')],
@@ -24,7 +24,9 @@ describe('realm-cli AppData and the export layout', () => {
     const app = readAppFiles(current).app;
     const exported = writeExportFiles(app, { sourceControl: true });
     expect(JSON.parse(new TextDecoder().decode(exported.get('realm_config.json')))).toEqual({ config_version: 20210101, name: 'shop', location: 'US-VA', deployment_model: 'GLOBAL', allowed_request_origins: ['http://a'] });
+    expect(JSON.parse(new TextDecoder().decode(exported.get('hosting/config.json')))).toEqual({ enabled: true, custom_domain: 'shop.example.com', default_response_code: 200, default_error_path: '/index.html' });
     const appData = filesToAppData(exported);
+    expect(appData['hosting']).toEqual({ enabled: true, custom_domain: 'shop.example.com', default_response_code: 200, default_error_path: '/index.html' });
     expect(appData).toMatchObject({ name: 'shop', functions: { sources: { 'total.js': 'exports = (a, b) => a + b;\n' } }, data_sources: [{ rules: [{ collection: 'orders', schema: { title: 'Order' } }] }] });
     const imported = readAppFiles(appDataToFiles(JSON.parse(JSON.stringify(appData)))).app;
     expect(writeAppFiles(imported)).toEqual(writeAppFiles(app));

@@ -82,6 +82,7 @@ export function appDataToFiles(data: unknown): AppFiles {
     if (isObject(graphql['config']) && !isDefault(graphql['config'], defaultGraphqlConfig)) json('graphql/config.json', graphql['config']);
     for (const resolver of list(graphql['custom_resolvers'])) json(`graphql/custom_resolvers/${String(resolver['on_type']).toLowerCase()}_${String(resolver['field_name'])}.json`, resolver);
   }
+  if (isObject(data['hosting']) && Object.keys(data['hosting']).length) json('hosting/config.json', data['hosting']);
   const sync = isObject(data['sync']) ? data['sync'] : undefined;
   if (sync && isObject(sync['config']) && !isDefault(sync['config'], defaultSyncConfig)) json('sync/config.json', sync['config']);
   if (isObject(data['environments'])) for (const [name, environment] of Object.entries(data['environments'])) json(`environments/${name}.json`, environment);
@@ -138,5 +139,7 @@ export function filesToAppData(files: AppFiles): Json {
   if (graphqlConfig !== undefined) data['graphql'] = { config: graphqlConfig, custom_resolvers: underDir('graphql/custom_resolvers/').map(read) };
   const sync = read('sync/config.json');
   if (sync !== undefined) data['sync'] = { config: sync };
+  const hosting = read('hosting/config.json');
+  if (hosting !== undefined) data['hosting'] = hosting;
   return data;
 }

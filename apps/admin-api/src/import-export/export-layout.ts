@@ -11,7 +11,7 @@ export function writeExportFiles(app: AppConfig, options: { sourceControl: boole
   const json = (path: string, value: unknown): void => void files.set(path, encoder.encode(stringifyJson(value)));
   const text = (path: string, value: string): void => void files.set(path, encoder.encode(value));
 
-  const { security, custom_user_data_config: customUserData, app_id: _appId, hosting: _hosting, ...settings } = app.settings;
+  const { security, custom_user_data_config: customUserData, app_id: _appId, hosting, ...settings } = app.settings;
   json('realm_config.json', {
     ...settings,
     config_version: CONFIG_VERSION,
@@ -53,6 +53,7 @@ export function writeExportFiles(app: AppConfig, options: { sourceControl: boole
   json('sync/config.json', app.sync ?? defaultSyncConfig);
   json('graphql/config.json', app.graphql?.config ?? defaultGraphqlConfig);
   for (const resolver of app.graphql?.customResolvers ?? []) json(`graphql/custom_resolvers/${resolver.on_type.toLowerCase()}_${resolver.field_name}.json`, resolver);
+  if (hosting) json('hosting/config.json', hosting);
   if (app.hosting) {
     json('hosting/metadata.json', app.hosting.metadata);
     for (const [path, bytes] of app.hosting.files) files.set(`hosting/files/${path.replace(/^\/+/, '')}`, bytes);

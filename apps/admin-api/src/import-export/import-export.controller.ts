@@ -29,10 +29,10 @@ export class ImportExportController {
 
   /** The live configuration in the current layout, as a zip (the tessera CLI's `pull`). */
   @Get('pull')
-  async pull(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<Buffer> {
+  async pull(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('include_hosting') includeHosting: string | undefined): Promise<Buffer> {
     requireGroup(request, groupId);
     const record = await this.state.app(groupId, appId);
-    const files = await this.service.pullFiles(record);
+    const files = await this.service.pullFiles(record, includeHosting === 'true');
     void reply.header('content-type', 'application/zip').header('content-disposition', `attachment; filename=${this.service.exportName(record, files)}`);
     return Buffer.from(zipFiles(files));
   }

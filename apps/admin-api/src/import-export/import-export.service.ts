@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { readAppFiles, type AppFiles, type ConfigViolation } from '@tessera/app-config';
+import { hostingDirectoryFiles, readAppFiles, type AppFiles, type ConfigViolation } from '@tessera/app-config';
 import { DeploymentStore, DraftStore, type AppRecord, type DeploymentRecord } from '@tessera/platform';
 import { AppStateService } from '../deploy/app-state.service';
+import { HostingAssetsService } from '../hosting/hosting-assets.service';
 import { appDataToFiles } from './app-data';
 import { writeExportFiles } from './export-layout';
 
@@ -15,14 +16,19 @@ export class ImportExportService {
     private readonly state: AppStateService,
     private readonly drafts: DraftStore,
     private readonly deployments: DeploymentStore,
+    private readonly hosting: HostingAssetsService,
   ) {}
 
+  /** The export layout, hosted files included (App Services' export carried them under hosting/). */
   async exportFiles(record: AppRecord, sourceControl: boolean): Promise<AppFiles> {
-    return writeExportFiles(await this.state.liveApp(record), { sourceControl, clientAppId: record.client_app_id });
+    const files = writeExportFiles(await this.state.liveApp(record), { sourceControl, clientAppId: record.client_app_id });
+    return new Map([...files, ...(await this.hosting.directoryFiles(record))].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
-  pullFiles(record: AppRecord): Promise<AppFiles> {
-    return this.state.liveFiles(record);
+  /** The live configuration; with `includeHosting`, the hosted files too (`pull --include-hosting`). */
+  async pullFiles(record: AppRecord, includeHosting = false): Promise<AppFiles> {
+    const files = await this.state.liveFiles(record);
+    return includeHosting ? new Map([...files, ...(await this.hosting.directoryFiles(record))]) : files;
   }
 
   /** The diff a push of these files would make; throws with every violation when they are invalid. */
@@ -53,7 +59,8 @@ export class ImportExportService {
     }
     await this.state.exclusive(record._id, async () => {
       const prepared = await this.state.prepare(record, files, 'import');
-      await this.drafts.stage(record._id, draft._id, prepared.files);
+      // The hosted files the import carries go live with the draft.
+      await this.drafts.stage(record._id, draft._id, prepared.hosting ? new Map([...prepared.files, ...hostingDirectoryFiles(prepared.hosting)]) : prepared.files);
     });
   }
 

@@ -10,6 +10,7 @@ interface PullOptions {
   remote?: string;
   local?: string;
   template?: string;
+  includeHosting?: boolean;
   yes?: boolean;
 }
 
@@ -17,8 +18,13 @@ interface PushOptions {
   remote?: string;
   local?: string;
   dryRun?: boolean;
+  includeHosting?: boolean;
+  resetCdnCache?: boolean;
   yes?: boolean;
 }
+
+/** The hosted content of an app directory (as realm-cli, it moves only with --include-hosting). */
+const isHostingContent = (path: string): boolean => path === 'hosting/metadata.json' || path.startsWith('hosting/files/');
 
 /** `pull`, `push` and `diff`: whole apps between the server and a local directory. */
 export function registerTransferCommands(program: Command, context: () => CliContext): void {
@@ -28,6 +34,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .option('--remote <app id>', 'the app to pull (client app id, name or _id)')
     .option('--local <directory>', 'where to write it (default: ./<app name>)')
     .option('--template <template id>', "also download the template's client: the directory gets backend/ and frontend/")
+    .option('--include-hosting', 'also download the hosted files (hosting/metadata.json and hosting/files/); without it, local hosted files are left as they are')
     .option('-y, --yes', 'replace a non-empty directory without asking')
     .action(async (options: PullOptions) => {
       const ctx = context();
@@ -38,13 +45,15 @@ export function registerTransferCommands(program: Command, context: () => CliCon
         if (!options.yes && !ctx.output.interactive) throw new CliError(`directory ${directory} is not empty: pass --yes to replace its contents`, ExitCode.Usage);
         await ctx.output.confirm(`Replace the contents of ${directory}?`, options.yes === true);
       }
-      const files = unzip((await client.request('GET', `/groups/${groupId}/apps/${app._id}/pull`, { progress: 'Downloading app' })).bytes);
+      const pullPath = `/groups/${groupId}/apps/${app._id}/pull${options.includeHosting ? '?include_hosting=true' : ''}`;
+      const files = unzip((await client.request('GET', pullPath, { progress: 'Downloading app' })).bytes);
+      const keep = options.includeHosting ? [] : ['hosting'];
       if (options.template) {
-        await replaceLocalFiles(join(directory, 'backend'), files);
+        await replaceLocalFiles(join(directory, 'backend'), files, keep);
         const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/templates/${encodeURIComponent(options.template)}/client`, { expect: [200, 204], progress: 'Downloading client' });
         if (reply.status === 200) await replaceLocalFiles(join(directory, 'frontend'), unzip(reply.bytes));
       } else {
-        await replaceLocalFiles(directory, files);
+        await replaceLocalFiles(directory, files, keep);
       }
       ctx.output.result({ app_id: app.client_app_id, local_path: directory, files: files.size }, `Pulled app ${app.client_app_id} into ${directory} (${files.size} files)`);
     });
@@ -55,6 +64,8 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .option('--remote <app id>', 'the app to push to (default: app_id in config.json)')
     .option('--local <directory>', 'the app directory (default: .)')
     .option('--dry-run', 'show what would change and change nothing')
+    .option('--include-hosting', 'also deploy the hosted files (hosting/metadata.json and hosting/files/): they replace the app\'s hosted files')
+    .option('--reset-cdn-cache', 'invalidate cached copies of the hosted files after the push')
     .option('-y, --yes', 'deploy without asking')
     .action(async (options: PushOptions) => {
       const ctx = context();
@@ -72,6 +83,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       await ctx.output.confirm(`Deploy these changes to ${app.client_app_id}?`, options.yes === true);
       ctx.output.info(`Uploading ${formatBytes(archive.length)}...`);
       await client.request('PATCH', `/groups/${groupId}/apps/${app._id}/push`, { zip: archive, expect: [204] });
+      if (options.resetCdnCache) await client.request('PUT', `/groups/${groupId}/apps/${app._id}/hosting/cache`, { json: { invalidate: true, path: '/*' }, expect: [204] });
       const [deployment] = (await client.request<{ _id: string; version: number }[]>('GET', `/groups/${groupId}/apps/${app._id}/deployments`)).body;
       ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment?._id ?? 'unknown'})`);
     });
@@ -81,6 +93,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .description('show how a local app directory differs from the deployed app')
     .option('--remote <app id>', 'the app to compare with (default: app_id in config.json)')
     .option('--local <directory>', 'the app directory (default: .)')
+    .option('--include-hosting', 'also compare the hosted files')
     .action(async (options: PushOptions) => {
       const ctx = context();
       const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
@@ -92,6 +105,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
 async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array }> {
   const directory = await appDirectory(options.local ?? '.');
   const files = await readLocalFiles(directory);
+  if (!options.includeHosting) for (const path of [...files.keys()]) if (isHostingContent(path)) files.delete(path);
   if (files.size === 0) throw new CliError(`no app in ${directory}: it holds no files`, ExitCode.Usage);
   const client = await ctx.client();
   const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId(directory)));
