@@ -17,7 +17,8 @@ import {
   type UploadChangeset,
   type WireBody,
 } from './body';
-import { isSendableErrorCode, jsonErrorActions, type JsonErrorBody, type SendableErrorCode } from './error-codes';
+import { isSendableErrorCode, type JsonErrorBody, type SendableErrorCode } from './error-codes';
+import { exactBody, frame, Header, noBody, parseJsonObject, sendableCode, validateJsonErrorBody, wireBodyFrom } from './frame';
 
 // ---- client -> server ----
 
@@ -158,107 +159,6 @@ export interface DecodeOptions {
   maxBodySize?: number;
 }
 
-// ---- header line ----
-
-const MAX_HEADER_LENGTH = 512;
-const canonicalUint = /^(0|[1-9][0-9]*)$/;
-const U63_LIMIT = (1n << 63n) - 1n;
-
-class Header {
-  private constructor(
-    readonly name: string,
-    private readonly tokens: readonly string[],
-  ) {}
-
-  static read(bytes: Uint8Array): { header: Header; body: Uint8Array } {
-    const limit = Math.min(bytes.length, MAX_HEADER_LENGTH + 1);
-    let nl = -1;
-    for (let i = 0; i < limit; i++) {
-      const c = bytes[i] ?? 0;
-      if (c === 0x0a) {
-        nl = i;
-        break;
-      }
-      if (c < 0x20 || c > 0x7e) throw new SyncProtocolError('bad_syntax', `non-printable byte in header line at offset ${i}`);
-    }
-    if (nl < 0) {
-      throw new SyncProtocolError('bad_syntax', bytes.length > MAX_HEADER_LENGTH ? 'header line too long' : 'header line has no terminating newline');
-    }
-    const line = String.fromCharCode(...bytes.subarray(0, nl));
-    const tokens = line.split(' ');
-    return { header: new Header(tokens[0] ?? '', tokens.slice(1)), body: bytes.subarray(nl + 1) };
-  }
-
-  expectCount(count: number): this {
-    if (this.tokens.length !== count) {
-      throw new SyncProtocolError('bad_syntax', `${this.name} header has ${this.tokens.length} fields, expected ${count}`);
-    }
-    return this;
-  }
-
-  private token(i: number, field: string): string {
-    const t = this.tokens[i];
-    if (t === undefined || !canonicalUint.test(t)) {
-      throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} is not a canonical unsigned integer`);
-    }
-    return t;
-  }
-
-  uint(i: number, field: string): number {
-    const t = this.token(i, field);
-    const v = Number(t);
-    if (t.length > 16 || !Number.isSafeInteger(v)) throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} out of range`);
-    return v;
-  }
-
-  u63(i: number, field: string): bigint {
-    const t = this.token(i, field);
-    if (t.length > 19) throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} out of range`);
-    const v = BigInt(t);
-    if (v > U63_LIMIT) throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} out of range`);
-    return v;
-  }
-
-  bool(i: number, field: string): boolean {
-    const t = this.tokens[i];
-    if (t === '0') return false;
-    if (t === '1') return true;
-    throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} must be 0 or 1`);
-  }
-}
-
-function noBody(header: Header, body: Uint8Array): void {
-  if (body.length !== 0) throw new SyncProtocolError('bad_syntax', `${header.name}: leftover bytes after the header line`);
-}
-
-function exactBody(header: Header, body: Uint8Array, size: number, limit: number): Uint8Array {
-  if (size > limit) throw new SyncProtocolError('bad_body', `${header.name}: body of ${size} bytes exceeds the limit of ${limit}`);
-  if (body.length < size) throw new SyncProtocolError('bad_body', `${header.name}: body truncated (${body.length} of ${size} bytes)`);
-  if (body.length > size) throw new SyncProtocolError('bad_syntax', `${header.name}: leftover bytes after the body`);
-  return body;
-}
-
-function wireBodyFrom(header: Header, body: Uint8Array, compressed: boolean, uncompressed: number, compressedSize: number, limit: number): WireBody {
-  if (!compressed && compressedSize !== 0) {
-    throw new SyncProtocolError('bad_syntax', `${header.name}: compressed size given for an uncompressed body`);
-  }
-  const onWire = compressed ? compressedSize : uncompressed;
-  return { compressed, uncompressedSize: uncompressed, bytes: exactBody(header, body, onWire, limit) };
-}
-
-function parseJsonObject(text: string, what: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new SyncProtocolError('bad_body', `${what} body is not JSON`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SyncProtocolError('bad_body', `${what} body is not a JSON object`);
-  }
-  return value as Record<string, unknown>;
-}
-
 // ---- decoders ----
 
 export function decodeClientMessage(bytes: Uint8Array, options: DecodeOptions = {}): ClientMessage {
@@ -328,34 +228,6 @@ export function decodeClientMessage(bytes: Uint8Array, options: DecodeOptions = 
   }
 }
 
-function sendableCode(h: Header, i: number): SendableErrorCode {
-  const code = h.uint(i, 'error_code');
-  if (!isSendableErrorCode(code)) throw new SyncProtocolError('bad_syntax', `${h.name}: error code ${code} is unknown or must never be sent`);
-  return code;
-}
-
-function validateJsonErrorBody(obj: Record<string, unknown>): JsonErrorBody {
-  const need = (key: string, type: 'boolean' | 'string'): void => {
-    if (typeof obj[key] !== type) throw new SyncProtocolError('bad_body', `json_error body: '${key}' must be a ${type}`);
-  };
-  need('tryAgain', 'boolean');
-  need('message', 'string');
-  need('isRecoveryModeDisabled', 'boolean');
-  need('logURL', 'string');
-  need('shouldClientReset', 'boolean');
-  need('action', 'string');
-  if (!(jsonErrorActions as readonly unknown[]).includes(obj['action'])) {
-    throw new SyncProtocolError('bad_body', `json_error body: unknown action '${String(obj['action'])}'`);
-  }
-  if ('backoffIntervalSec' in obj && !(typeof obj['backoffMaxDelaySec'] === 'number' && typeof obj['backoffMultiplier'] === 'number')) {
-    throw new SyncProtocolError('bad_body', 'json_error body: backoffIntervalSec requires backoffMaxDelaySec and backoffMultiplier');
-  }
-  if ('rejectedUpdates' in obj && typeof obj['rejectedClientVersion'] !== 'number') {
-    throw new SyncProtocolError('bad_body', 'json_error body: rejectedUpdates requires rejectedClientVersion');
-  }
-  return obj as unknown as JsonErrorBody;
-}
-
 export function decodeServerMessage(bytes: Uint8Array, options: DecodeOptions = {}): ServerMessage {
   const limit = options.maxBodySize ?? DEFAULT_MAX_BODY_SIZE;
   const { header: h, body } = Header.read(bytes);
@@ -420,19 +292,6 @@ export function decodeServerMessage(bytes: Uint8Array, options: DecodeOptions = 
 }
 
 // ---- encoders ----
-
-function frame(fields: readonly (string | number | bigint | boolean)[], body?: Uint8Array): Uint8Array {
-  const parts = fields.map((f) => {
-    if (typeof f === 'boolean') return f ? '1' : '0';
-    if (typeof f === 'number' && (!Number.isSafeInteger(f) || f < 0)) {
-      throw new SyncProtocolError('bad_syntax', `cannot encode ${f} as a header integer`);
-    }
-    if (typeof f === 'bigint' && (f < 0n || f > U63_LIMIT)) throw new SyncProtocolError('bad_syntax', `cannot encode ${f} as a header integer`);
-    return String(f);
-  });
-  const head = utf8(parts.join(' ') + '\n');
-  return body && body.length > 0 ? concatBytes([head, body]) : head;
-}
 
 export function encodeClientMessage(msg: ClientMessage): Uint8Array {
   switch (msg.type) {
