@@ -129,7 +129,7 @@ export function checkFlexibleSyncSite(site: FlexibleSyncSite): FlexibleSyncFindi
 /** Queryable fields that a synced schema defines must have a queryable type; the indexed one must be in every schema with one type. */
 function checkQueryableFieldTypes(service: AppService, sync: JsonObject, indexedField: string | undefined): FlexibleSyncFinding[] {
   const out: FlexibleSyncFinding[] = [];
-  const indexedTypes = new Set<string>();
+  const indexedTypes: Array<{ rule: CollectionRule; file: string; type: string }> = [];
   for (const { rule, schema } of syncedSchemas(service)) {
     const file = at.collectionRule(service, rule);
     const props = isPlainObject(schema.properties) ? (schema.properties as JsonObject) : {};
@@ -149,11 +149,15 @@ function checkQueryableFieldTypes(service: AppService, sync: JsonObject, indexed
     if (!queryableType(prop, INDEXABLE_BSON_TYPES) || bsonTypesOf(prop).includes('array')) {
       out.push({ resource: rule, file, path: jsonPath('schema.properties', indexedField) + '.bsonType', rule: 'sync.indexed_queryable_fields_names.type', message: `the indexed queryable field "${indexedField}" must be a string, int, long, ObjectId or UUID` });
     }
-    for (const t of bsonTypesOf(prop)) if (t !== 'null') indexedTypes.add(t === 'int' ? 'long' : t);
+    indexedTypes.push({ rule, file, type: bsonTypesOf(prop).filter((t) => t !== 'null').map((t) => (t === 'int' ? 'long' : t)).join('|') });
   }
-  if (indexedTypes.size > 1) {
-    const first = syncedSchemas(service)[0];
-    if (first) out.push({ resource: first.rule, file: at.collectionRule(service, first.rule), path: jsonPath('schema.properties', indexedField ?? ''), rule: 'sync.indexed_queryable_fields_names.type', message: `the indexed queryable field "${String(indexedField)}" must have the same type in every synced collection (found ${[...indexedTypes].join(', ')})` });
+  // One type everywhere: the collections that differ from the most common type are the ones at fault.
+  const counts = new Map<string, number>();
+  for (const { type } of indexedTypes) counts.set(type, (counts.get(type) ?? 0) + 1);
+  const common = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  for (const { rule, file, type } of indexedTypes) {
+    if (type === common || indexedField === undefined) continue;
+    out.push({ resource: rule, file, path: jsonPath('schema.properties', indexedField), rule: 'sync.indexed_queryable_fields_names.type', message: `the indexed queryable field "${indexedField}" must have one type in every synced collection: ${type} in ${rule.database}.${rule.collection}, ${String(common)} elsewhere` });
   }
   return out;
 }
