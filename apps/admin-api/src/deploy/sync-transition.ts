@@ -64,7 +64,7 @@ export function locateSync(app: AppConfig): LocatedSync | undefined {
     const sync = service.config.config?.sync;
     if (sync && isPlainObject(sync) && isPartitionSync(sync)) return { sync, mode: 'partition', serviceName: service.config.name, file, base: 'config.sync.' };
     const flexible = service.config.config?.['flexible_sync'];
-    if (flexible && isPlainObject(flexible)) return { sync: flexible as SyncConfig, mode: 'flexible', serviceName: service.config.name, file, base: 'config.flexible_sync.' };
+    if (flexible && isPlainObject(flexible)) return { sync: flexible, mode: 'flexible', serviceName: service.config.name, file, base: 'config.flexible_sync.' };
   }
   return undefined;
 }

@@ -163,7 +163,7 @@ function parseBindData(text: string): FlexibleBindData {
   if (data['migratedPartition'] !== undefined && typeof data['migratedPartition'] !== 'string') {
     throw new SyncProtocolError('bad_body', 'bind: migratedPartition must be a string');
   }
-  return data as FlexibleBindData;
+  return data;
 }
 
 /** Writes JSON as realm-core's JSON library does: members in key order, no spaces. */
@@ -339,7 +339,11 @@ export function encodeFlexibleClientMessage(msg: FlexibleClientMessage): Uint8Ar
       const body = queryBodyBytes(msg);
       return frame(['query', msg.sessionIdent, msg.queryVersion, body.length], body);
     }
-    default:
+    case 'upload':
+    case 'mark':
+    case 'unbind':
+    case 'ping':
+    case 'json_error':
       return encodeClientMessage(msg);
   }
 }
@@ -381,7 +385,12 @@ export function encodeFlexibleServerMessage(msg: FlexibleServerMessage): Uint8Ar
     case 'json_error':
       checkRefusedWrites(msg);
       return encodeServerMessage(msg);
-    default:
+    case 'ident':
+    case 'mark':
+    case 'unbound':
+    case 'pong':
+    case 'error':
+    case 'log_message':
       return encodeServerMessage(msg);
   }
 }
