@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import { SyncProtocolError } from '../errors';
+import { dec, decodesOrRefuses, enc, expectProtocolError } from '../protocol-error.test';
 import { encodeDownloadBody } from '../wire/body';
 import {
   decodeFlexibleClientMessage,
@@ -16,19 +16,6 @@ import {
 import { compensatingWriteMessage, permissionsChangedMessage, queryErrorMessage } from './errors';
 import { parseRejectedUpdates } from './compensating-writes';
 
-const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
-const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
-
-function expectProtocolError(fn: () => unknown, pattern?: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(SyncProtocolError);
-    if (pattern) expect((err as Error).message).toMatch(pattern);
-    return;
-  }
-  throw new Error('expected a SyncProtocolError');
-}
 
 describe('flexible BIND', () => {
   it('reads the JSON body realm-core v14 sends and writes it back byte for byte', () => {
@@ -298,13 +285,7 @@ describe('hostile input', () => {
       fc.property(fc.integer({ min: 0, max: samples.length - 1 }), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }), (i, edits) => {
         const bytes = (samples[i] ?? new Uint8Array()).slice();
         for (const [at, v] of edits) bytes[at % bytes.length] = v;
-        for (const decode of [decodeFlexibleClientMessage, decodeFlexibleServerMessage]) {
-          try {
-            decode(bytes);
-          } catch (err) {
-            if (!(err instanceof SyncProtocolError)) throw err;
-          }
-        }
+        decodesOrRefuses(bytes, [decodeFlexibleClientMessage, decodeFlexibleServerMessage]);
       }),
       { numRuns: 3000 },
     );
@@ -319,13 +300,7 @@ describe('hostile input', () => {
     }
     fc.assert(
       fc.property(fc.oneof(fc.uint8Array({ maxLength: 96 }), fc.string().map(enc)), (bytes) => {
-        for (const decode of [decodeFlexibleClientMessage, decodeFlexibleServerMessage]) {
-          try {
-            decode(bytes);
-          } catch (err) {
-            if (!(err instanceof SyncProtocolError)) throw err;
-          }
-        }
+        decodesOrRefuses(bytes, [decodeFlexibleClientMessage, decodeFlexibleServerMessage]);
       }),
       { numRuns: 3000 },
     );

@@ -11,28 +11,38 @@
  * Decoders are strict and every failure is a SyncProtocolError; encoders refuse what a realm-core client
  * would reject as a protocol violation. No session logic lives here.
  */
-import { fromUtf8, utf8, concatBytes } from '../bytes';
+import { fromUtf8, utf8 } from '../bytes';
 import { SyncProtocolError } from '../errors';
 import { DEFAULT_MAX_BODY_SIZE, encodeDownloadBody, packBody, parseDownloadBody, unpackBody, type DownloadChangeset, type WireBody } from '../wire/body';
 import { ProtocolErrorCode, type SendableErrorCode } from '../wire/error-codes';
-import { exactBody, frame, Header, parseJsonObject, sendableCode, wireBodyFrom } from '../wire/frame';
+import {
+  bindFrame,
+  downloadProgressFields,
+  readBind,
+  exactBody,
+  type DownloadProgress,
+  type IdentProgress,
+  frame,
+  Header,
+  identProgressFields,
+  parseJsonObject,
+  readDownloadProgress,
+  readIdentProgress,
+  sendableCode,
+  wireBodyFrom,
+} from '../wire/frame';
 import {
   decodeClientMessage,
   decodeServerMessage,
   encodeClientMessage,
   encodeServerMessage,
-  type ClientJsonErrorMessage,
+  type BindMessage,
+  type ClientIdentMessage,
+  type ClientMessage,
   type DecodeOptions,
-  type ErrorMessage,
-  type LogMessage,
-  type MarkMessage,
-  type PingMessage,
-  type PongMessage,
-  type ServerIdentMessage,
+  type DownloadMessage,
   type ServerJsonErrorMessage,
-  type UnbindMessage,
-  type UnboundMessage,
-  type UploadMessage,
+  type ServerMessage,
 } from '../wire/messages';
 import { parseRejectedUpdates } from './compensating-writes';
 
@@ -72,15 +82,9 @@ export interface FlexibleBindMessage {
   isSubserver: boolean;
 }
 
-export interface FlexibleIdentMessage {
+/** The partition IDENT's fields, then the active query set. */
+export interface FlexibleIdentMessage extends IdentProgress {
   type: 'ident';
-  sessionIdent: number;
-  clientFileIdent: number;
-  clientFileIdentSalt: bigint;
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
   /** The version of the client's active subscription set (0: no subscriptions yet). */
   queryVersion: number;
   queries: QuerySet;
@@ -96,27 +100,14 @@ export interface QueryMessage {
   queryBody?: string;
 }
 
-export type FlexibleClientMessage =
-  | FlexibleBindMessage
-  | FlexibleIdentMessage
-  | QueryMessage
-  | UploadMessage
-  | MarkMessage
-  | UnbindMessage
-  | PingMessage
-  | ClientJsonErrorMessage;
+/** The partition client messages, with BIND and IDENT in their flexible form, and QUERY. */
+export type FlexibleClientMessage = Exclude<ClientMessage, BindMessage | ClientIdentMessage> | FlexibleBindMessage | FlexibleIdentMessage | QueryMessage;
 
 // ---- server -> client ----
 
-export interface FlexibleDownloadMessage {
+/** The partition DOWNLOAD's progress fields, then the query version, batch state and progress estimate. */
+export interface FlexibleDownloadMessage extends DownloadProgress {
   type: 'download';
-  sessionIdent: number;
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
-  uploadClientVersion: number;
-  uploadServerVersion: number;
   /** The subscription set this message serves (a bootstrap names the set being bootstrapped). */
   queryVersion: number;
   batchState: DownloadBatchStateName;
@@ -136,16 +127,8 @@ export interface QueryErrorMessage {
   queryVersion: number;
 }
 
-export type FlexibleServerMessage =
-  | ServerIdentMessage
-  | FlexibleDownloadMessage
-  | QueryErrorMessage
-  | MarkMessage
-  | UnboundMessage
-  | PongMessage
-  | ErrorMessage
-  | ServerJsonErrorMessage
-  | LogMessage;
+/** The partition server messages, with DOWNLOAD in its flexible form, and QUERY_ERROR. */
+export type FlexibleServerMessage = Exclude<ServerMessage, DownloadMessage> | FlexibleDownloadMessage | QueryErrorMessage;
 
 // ---- bodies ----
 
@@ -214,31 +197,15 @@ export function decodeFlexibleClientMessage(bytes: Uint8Array, options: DecodeOp
   const { header: h, body } = Header.read(bytes);
   switch (h.name) {
     case 'bind': {
-      h.expectCount(5);
-      const jsonSize = h.uint(1, 'json_size');
-      const tokenSize = h.uint(2, 'token_size');
-      const all = exactBody(h, body, jsonSize + tokenSize, limit);
-      return {
-        type: 'bind',
-        sessionIdent: h.uint(0, 'session_ident'),
-        data: parseBindData(fromUtf8(all.subarray(0, jsonSize), 'bad_body', 'bind json')),
-        token: fromUtf8(all.subarray(jsonSize), 'bad_body', 'bind token'),
-        needClientFileIdent: h.bool(3, 'need_client_file_ident'),
-        isSubserver: h.bool(4, 'is_subserver'),
-      };
+      const { first, ...rest } = readBind(h, body, limit, 'json');
+      return { type: 'bind', ...rest, data: parseBindData(first) };
     }
     case 'ident': {
       h.expectCount(9);
       const queryBody = fromUtf8(exactBody(h, body, h.uint(8, 'query_size'), limit), 'bad_body', 'ident query');
       return {
         type: 'ident',
-        sessionIdent: h.uint(0, 'session_ident'),
-        clientFileIdent: h.uint(1, 'client_file_ident'),
-        clientFileIdentSalt: h.u63(2, 'client_file_ident_salt'),
-        downloadServerVersion: h.uint(3, 'download_server_version'),
-        downloadClientVersion: h.uint(4, 'download_client_version'),
-        latestServerVersion: h.uint(5, 'latest_server_version'),
-        latestServerVersionSalt: h.u63(6, 'latest_server_version_salt'),
+        ...readIdentProgress(h),
         queryVersion: h.uint(7, 'query_version'),
         queries: parseQueryBody(queryBody, 'ident query'),
         queryBody,
@@ -268,13 +235,7 @@ export function decodeFlexibleServerMessage(bytes: Uint8Array, options: DecodeOp
       if (changesets.some((c) => c.serverVersion === 0)) throw new SyncProtocolError('bad_body', 'download: a changeset has server version 0');
       return {
         type: 'download',
-        sessionIdent: h.uint(0, 'session_ident'),
-        downloadServerVersion: h.uint(1, 'download_server_version'),
-        downloadClientVersion: h.uint(2, 'download_client_version'),
-        latestServerVersion: h.uint(3, 'latest_server_version'),
-        latestServerVersionSalt: h.u63(4, 'latest_server_version_salt'),
-        uploadClientVersion: h.uint(5, 'upload_client_version'),
-        uploadServerVersion: h.uint(6, 'upload_server_version'),
+        ...readDownloadProgress(h),
         queryVersion: h.uint(7, 'query_version'),
         batchState,
         progressEstimate: parseEstimate(h, 9),
@@ -312,26 +273,12 @@ function checkRefusedWrites(msg: ServerJsonErrorMessage): void {
 
 export function encodeFlexibleClientMessage(msg: FlexibleClientMessage): Uint8Array {
   switch (msg.type) {
-    case 'bind': {
-      const json = utf8(sortedJson(msg.data));
-      const token = utf8(msg.token);
-      return frame(['bind', msg.sessionIdent, json.length, token.length, msg.needClientFileIdent, msg.isSubserver], concatBytes([json, token]));
-    }
+    case 'bind':
+      return bindFrame({ ...msg, first: sortedJson(msg.data) });
     case 'ident': {
       const body = queryBodyBytes(msg);
       return frame(
-        [
-          'ident',
-          msg.sessionIdent,
-          msg.clientFileIdent,
-          msg.clientFileIdentSalt,
-          msg.downloadServerVersion,
-          msg.downloadClientVersion,
-          msg.latestServerVersion,
-          msg.latestServerVersionSalt,
-          msg.queryVersion,
-          body.length,
-        ],
+['ident', ...identProgressFields(msg), msg.queryVersion, body.length],
         body,
       );
     }
@@ -360,13 +307,7 @@ export function encodeFlexibleServerMessage(msg: FlexibleServerMessage): Uint8Ar
       return frame(
         [
           'download',
-          msg.sessionIdent,
-          msg.downloadServerVersion,
-          msg.downloadClientVersion,
-          msg.latestServerVersion,
-          msg.latestServerVersionSalt,
-          msg.uploadClientVersion,
-          msg.uploadServerVersion,
+          ...downloadProgressFields(msg),
           msg.queryVersion,
           DownloadBatchState[msg.batchState],
           formatEstimate(msg.progressEstimate),

@@ -4,7 +4,7 @@
  * partition-sync client offers `com.mongodb.realm-sync#N`. The server answers with one offered token,
  * and that choice fixes the connection's mode: it changes the BIND, IDENT and DOWNLOAD grammars.
  */
-import { negotiateSubprotocol, CURRENT_PROTOCOL_VERSION, OLDEST_PROTOCOL_VERSION } from '../wire/subprotocol';
+import { negotiateSubprotocol, negotiateVersionedToken, parseVersionedToken, type NegotiatedSubprotocol } from '../wire/subprotocol';
 
 export const FLEXIBLE_SUBPROTOCOL_PREFIX = 'com.mongodb.realm-query-sync#';
 
@@ -26,17 +26,11 @@ export const FlexibleProtocolFeature = {
   serverInitiatedBootstrap: 14,
 } as const;
 
-export interface NegotiatedFlexibleSubprotocol {
-  protocol: string;
-  version: number;
-}
+export type NegotiatedFlexibleSubprotocol = NegotiatedSubprotocol;
 
 /** Parses one offered token; returns its version, or null when it is not a flexible-sync token. */
 export function parseFlexibleSubprotocol(token: string): number | null {
-  if (!token.startsWith(FLEXIBLE_SUBPROTOCOL_PREFIX)) return null;
-  const digits = token.slice(FLEXIBLE_SUBPROTOCOL_PREFIX.length);
-  if (!/^(0|[1-9][0-9]{0,8})$/.test(digits)) return null;
-  return Number(digits);
+  return parseVersionedToken(FLEXIBLE_SUBPROTOCOL_PREFIX, token);
 }
 
 /**
@@ -44,15 +38,7 @@ export function parseFlexibleSubprotocol(token: string): number | null {
  * `Sec-WebSocket-Protocol` header value (comma separated) or the list of tokens; null when none fits.
  */
 export function negotiateFlexibleSubprotocol(offered: string | readonly string[]): NegotiatedFlexibleSubprotocol | null {
-  const tokens = typeof offered === 'string' ? offered.split(',') : offered;
-  let best = -1;
-  for (const raw of tokens) {
-    const version = parseFlexibleSubprotocol(raw.trim());
-    if (version === null || version < OLDEST_PROTOCOL_VERSION || version > CURRENT_PROTOCOL_VERSION) continue;
-    if (version > best) best = version;
-  }
-  if (best < 0) return null;
-  return { protocol: `${FLEXIBLE_SUBPROTOCOL_PREFIX}${best}`, version: best };
+  return negotiateVersionedToken(FLEXIBLE_SUBPROTOCOL_PREFIX, offered);
 }
 
 export type SyncConnectionMode = 'partition' | 'flexible';

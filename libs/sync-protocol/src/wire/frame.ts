@@ -3,7 +3,7 @@
  * bodies and the frame writer. Used by the partition codec (`messages.ts`) and the flexible codec
  * (`../flexible`); not part of the library's public entry. Every failure is a SyncProtocolError.
  */
-import { concatBytes, utf8 } from '../bytes';
+import { concatBytes, fromUtf8, utf8 } from '../bytes';
 import { SyncProtocolError } from '../errors';
 import type { WireBody } from './body';
 import { isSendableErrorCode, jsonErrorActions, type JsonErrorBody, type SendableErrorCode } from './error-codes';
@@ -153,4 +153,89 @@ export function frame(fields: readonly (string | number | bigint | boolean)[], b
   });
   const head = utf8(parts.join(' ') + '\n');
   return body && body.length > 0 ? concatBytes([head, body]) : head;
+}
+
+// ---- header fields both modes share ----
+
+/** The leading fields of a client's IDENT in both modes: the file's identity and its download progress. */
+export interface IdentProgress {
+  sessionIdent: number;
+  clientFileIdent: number;
+  clientFileIdentSalt: bigint;
+  downloadServerVersion: number;
+  downloadClientVersion: number;
+  latestServerVersion: number;
+  latestServerVersionSalt: bigint;
+}
+
+export function readIdentProgress(h: Header): IdentProgress {
+  return {
+    sessionIdent: h.uint(0, 'session_ident'),
+    clientFileIdent: h.uint(1, 'client_file_ident'),
+    clientFileIdentSalt: h.u63(2, 'client_file_ident_salt'),
+    downloadServerVersion: h.uint(3, 'download_server_version'),
+    downloadClientVersion: h.uint(4, 'download_client_version'),
+    latestServerVersion: h.uint(5, 'latest_server_version'),
+    latestServerVersionSalt: h.u63(6, 'latest_server_version_salt'),
+  };
+}
+
+export function identProgressFields(m: IdentProgress): Array<number | bigint> {
+  return [m.sessionIdent, m.clientFileIdent, m.clientFileIdentSalt, m.downloadServerVersion, m.downloadClientVersion, m.latestServerVersion, m.latestServerVersionSalt];
+}
+
+/** The leading fields of a DOWNLOAD in both modes: the session and the sync progress. */
+export interface DownloadProgress {
+  sessionIdent: number;
+  downloadServerVersion: number;
+  downloadClientVersion: number;
+  latestServerVersion: number;
+  latestServerVersionSalt: bigint;
+  uploadClientVersion: number;
+  uploadServerVersion: number;
+}
+
+export function readDownloadProgress(h: Header): DownloadProgress {
+  return {
+    sessionIdent: h.uint(0, 'session_ident'),
+    downloadServerVersion: h.uint(1, 'download_server_version'),
+    downloadClientVersion: h.uint(2, 'download_client_version'),
+    latestServerVersion: h.uint(3, 'latest_server_version'),
+    latestServerVersionSalt: h.u63(4, 'latest_server_version_salt'),
+    uploadClientVersion: h.uint(5, 'upload_client_version'),
+    uploadServerVersion: h.uint(6, 'upload_server_version'),
+  };
+}
+
+export function downloadProgressFields(m: DownloadProgress): Array<number | bigint> {
+  return [m.sessionIdent, m.downloadServerVersion, m.downloadClientVersion, m.latestServerVersion, m.latestServerVersionSalt, m.uploadClientVersion, m.uploadServerVersion];
+}
+
+/** A BIND in either mode: what comes first in the body is a partition path (PBS) or a JSON object (FLX). */
+export interface BindFields {
+  sessionIdent: number;
+  first: string;
+  token: string;
+  needClientFileIdent: boolean;
+  isSubserver: boolean;
+}
+
+export function readBind(h: Header, body: Uint8Array, limit: number, what: string): BindFields {
+  h.expectCount(5);
+  const firstSize = h.uint(1, `${what}_size`);
+  const tokenSize = h.uint(2, 'token_size');
+  const all = exactBody(h, body, firstSize + tokenSize, limit);
+  return {
+    sessionIdent: h.uint(0, 'session_ident'),
+    first: fromUtf8(all.subarray(0, firstSize), 'bad_body', `bind ${what}`),
+    token: fromUtf8(all.subarray(firstSize), 'bad_body', 'bind token'),
+    needClientFileIdent: h.bool(3, 'need_client_file_ident'),
+    isSubserver: h.bool(4, 'is_subserver'),
+  };
+}
+
+export function bindFrame(m: BindFields): Uint8Array {
+  const first = utf8(m.first);
+  const token = utf8(m.token);
+  return frame(['bind', m.sessionIdent, first.length, token.length, m.needClientFileIdent, m.isSubserver], concatBytes([first, token]));
 }

@@ -3,7 +3,7 @@
  * optional body whose size the header declares. Parsing is strict: exact token counts, canonical decimal
  * integers, booleans 0/1, body sizes that match, no leftover bytes. Every failure is a SyncProtocolError.
  */
-import { concatBytes, fromUtf8, utf8 } from '../bytes';
+import { fromUtf8, utf8 } from '../bytes';
 import { SyncProtocolError } from '../errors';
 import {
   DEFAULT_MAX_BODY_SIZE,
@@ -18,7 +18,24 @@ import {
   type WireBody,
 } from './body';
 import { isSendableErrorCode, type JsonErrorBody, type SendableErrorCode } from './error-codes';
-import { exactBody, frame, Header, noBody, parseJsonObject, sendableCode, validateJsonErrorBody, wireBodyFrom } from './frame';
+import {
+  bindFrame,
+  downloadProgressFields,
+  readBind,
+  type DownloadProgress,
+  type IdentProgress,
+  exactBody,
+  frame,
+  Header,
+  identProgressFields,
+  noBody,
+  parseJsonObject,
+  readDownloadProgress,
+  readIdentProgress,
+  sendableCode,
+  validateJsonErrorBody,
+  wireBodyFrom,
+} from './frame';
 
 // ---- client -> server ----
 
@@ -32,15 +49,8 @@ export interface BindMessage {
   isSubserver: boolean;
 }
 
-export interface ClientIdentMessage {
+export interface ClientIdentMessage extends IdentProgress {
   type: 'ident';
-  sessionIdent: number;
-  clientFileIdent: number;
-  clientFileIdentSalt: bigint;
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
 }
 
 export interface UploadMessage {
@@ -97,15 +107,8 @@ export interface ServerIdentMessage {
   clientFileIdentSalt: bigint;
 }
 
-export interface DownloadMessage {
+export interface DownloadMessage extends DownloadProgress {
   type: 'download';
-  sessionIdent: number;
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
-  uploadClientVersion: number;
-  uploadServerVersion: number;
   downloadableBytes: number;
   changesets: DownloadChangeset[];
   wireBody?: WireBody;
@@ -166,32 +169,13 @@ export function decodeClientMessage(bytes: Uint8Array, options: DecodeOptions = 
   const { header: h, body } = Header.read(bytes);
   switch (h.name) {
     case 'bind': {
-      h.expectCount(5);
-      const pathSize = h.uint(1, 'path_size');
-      const tokenSize = h.uint(2, 'token_size');
-      const all = exactBody(h, body, pathSize + tokenSize, limit);
-      return {
-        type: 'bind',
-        sessionIdent: h.uint(0, 'session_ident'),
-        path: fromUtf8(all.subarray(0, pathSize), 'bad_body', 'bind path'),
-        token: fromUtf8(all.subarray(pathSize), 'bad_body', 'bind token'),
-        needClientFileIdent: h.bool(3, 'need_client_file_ident'),
-        isSubserver: h.bool(4, 'is_subserver'),
-      };
+      const { first, ...rest } = readBind(h, body, limit, 'path');
+      return { type: 'bind', ...rest, path: first };
     }
     case 'ident':
       h.expectCount(7);
       noBody(h, body);
-      return {
-        type: 'ident',
-        sessionIdent: h.uint(0, 'session_ident'),
-        clientFileIdent: h.uint(1, 'client_file_ident'),
-        clientFileIdentSalt: h.u63(2, 'client_file_ident_salt'),
-        downloadServerVersion: h.uint(3, 'download_server_version'),
-        downloadClientVersion: h.uint(4, 'download_client_version'),
-        latestServerVersion: h.uint(5, 'latest_server_version'),
-        latestServerVersionSalt: h.u63(6, 'latest_server_version_salt'),
-      };
+      return { type: 'ident', ...readIdentProgress(h) };
     case 'upload': {
       h.expectCount(7);
       const wireBody = wireBodyFrom(h, body, h.bool(1, 'is_body_compressed'), h.uint(2, 'uncompressed_body_size'), h.uint(3, 'compressed_body_size'), limit);
@@ -246,13 +230,7 @@ export function decodeServerMessage(bytes: Uint8Array, options: DecodeOptions = 
       const wireBody = wireBodyFrom(h, body, h.bool(8, 'is_body_compressed'), h.uint(9, 'uncompressed_body_size'), h.uint(10, 'compressed_body_size'), limit);
       return {
         type: 'download',
-        sessionIdent: h.uint(0, 'session_ident'),
-        downloadServerVersion: h.uint(1, 'download_server_version'),
-        downloadClientVersion: h.uint(2, 'download_client_version'),
-        latestServerVersion: h.uint(3, 'latest_server_version'),
-        latestServerVersionSalt: h.u63(4, 'latest_server_version_salt'),
-        uploadClientVersion: h.uint(5, 'upload_client_version'),
-        uploadServerVersion: h.uint(6, 'upload_server_version'),
+        ...readDownloadProgress(h),
         downloadableBytes: h.uint(7, 'downloadable_bytes'),
         changesets: parseDownloadBody(unpackBody(wireBody, limit)),
         wireBody,
@@ -295,22 +273,10 @@ export function decodeServerMessage(bytes: Uint8Array, options: DecodeOptions = 
 
 export function encodeClientMessage(msg: ClientMessage): Uint8Array {
   switch (msg.type) {
-    case 'bind': {
-      const path = utf8(msg.path);
-      const token = utf8(msg.token);
-      return frame(['bind', msg.sessionIdent, path.length, token.length, msg.needClientFileIdent, msg.isSubserver], concatBytes([path, token]));
-    }
+    case 'bind':
+      return bindFrame({ ...msg, first: msg.path });
     case 'ident':
-      return frame([
-        'ident',
-        msg.sessionIdent,
-        msg.clientFileIdent,
-        msg.clientFileIdentSalt,
-        msg.downloadServerVersion,
-        msg.downloadClientVersion,
-        msg.latestServerVersion,
-        msg.latestServerVersionSalt,
-      ]);
+      return frame(['ident', ...identProgressFields(msg)]);
     case 'upload': {
       const wire = msg.wireBody ?? packBody(encodeUploadBody(msg.changesets));
       return frame(
@@ -353,13 +319,7 @@ export function encodeServerMessage(msg: ServerMessage): Uint8Array {
       return frame(
         [
           'download',
-          msg.sessionIdent,
-          msg.downloadServerVersion,
-          msg.downloadClientVersion,
-          msg.latestServerVersion,
-          msg.latestServerVersionSalt,
-          msg.uploadClientVersion,
-          msg.uploadServerVersion,
+          ...downloadProgressFields(msg),
           msg.downloadableBytes,
           wire.compressed,
           wire.uncompressedSize,
