@@ -97,6 +97,12 @@ describe('flexible IDENT and QUERY', () => {
     expect(back.queryBody).toBe(formatQueryBody(msg.queries));
   });
 
+  it('orders types by their UTF-8 bytes, as realm-core does (not by UTF-16 code units)', () => {
+    // In UTF-16 code units U+1F600 (a surrogate pair, 0xD83D...) sorts first; in UTF-8 bytes U+FF21 (EF BC A1) does.
+    const body = formatQueryBody({ '\u{1F600}': 'a', '\uFF21': 'b' });
+    expect(body).toBe('{"\uFF21":"b","\u{1F600}":"a"}');
+  });
+
   it('keeps a received body verbatim so that the server can compare and store what the client sent', () => {
     const text = 'query 3 4 34\n{ "B": "(a > 1)", "A": "(b < 2)" }';
     expect(dec(encodeFlexibleClientMessage(decodeFlexibleClientMessage(enc(text))))).toBe(text);

@@ -149,9 +149,11 @@ function parseBindData(text: string): FlexibleBindData {
   return data;
 }
 
-/** Writes JSON as realm-core's JSON library does: members in key order, no spaces. */
+/** Writes JSON as realm-core's JSON library does: members in the byte order of their UTF-8 keys, no spaces. */
 function sortedJson(value: Readonly<Record<string, unknown>>): string {
-  const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+  const keys = Object.keys(value)
+    .filter((k) => value[k] !== undefined)
+    .sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
   if (keys.length === 0) return '';
   return JSON.stringify(Object.fromEntries(keys.map((k) => [k, value[k]])));
 }
