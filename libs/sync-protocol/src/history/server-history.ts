@@ -13,7 +13,7 @@ import { SyncProtocolError } from '../errors';
 import { mergeChangesets, type TransformableChangeset } from '../merge/transform';
 import type { DownloadChangeset, UploadChangeset } from '../wire/body';
 import type { SendableErrorCode } from '../wire/error-codes';
-import type { IdentProgress } from '../wire/frame';
+import type { DownloadProgress, IdentProgress } from '../wire/frame';
 import type { DownloadMessage } from '../wire/messages';
 import { compactChangesets } from './compaction';
 import type { ClientFileRecord, HistoryEntry, HistoryStorage } from './storage';
@@ -42,13 +42,7 @@ export interface DownloadCursor {
 }
 
 /** Everything a DOWNLOAD message needs besides the session ident. */
-export interface DownloadBatch {
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
-  uploadClientVersion: number;
-  uploadServerVersion: number;
+export interface DownloadBatch extends Omit<DownloadProgress, 'sessionIdent'> {
   downloadableBytes: number;
   changesets: DownloadChangeset[];
 }
