@@ -5,15 +5,19 @@ import { type AppConfig, isFederatedType, type SyncConfig } from './model';
  * partition-sync configuration in its cluster's `data_sources/<name>/config.json` (`config.sync`) and only
  * `{"development_mode_enabled": ...}` in sync/config.json; newer exports keep it all in sync/config.json.
  * So sync/config.json wins when it names a mode (a `type`, a `state` or a `partition`); otherwise the
- * cluster's embedded document is the configuration, with sync/config.json's settings laid over it and the
- * embedding cluster as its `service_name`.
+ * cluster's embedded document (`config.sync`, or `config.flexible_sync` as the admin API's service
+ * configuration held flexible sync) is the configuration, with sync/config.json's settings laid over it and
+ * the embedding cluster as its `service_name`.
  */
 export function effectiveSyncConfig(app: AppConfig): SyncConfig | undefined {
   const own = app.sync;
   if (own && namesMode(own)) return own;
   for (const service of app.services) {
-    const embedded = service.config.config?.['sync'];
-    if (isObject(embedded) && !isFederatedType(service.config.type)) return { ...embedded, ...own, service_name: own?.service_name ?? service.config.name };
+    if (isFederatedType(service.config.type)) continue;
+    const partition = service.config.config?.['sync'];
+    if (isObject(partition)) return { ...partition, ...own, service_name: own?.service_name ?? service.config.name };
+    const flexible = service.config.config?.['flexible_sync'];
+    if (isObject(flexible)) return { type: 'flexible', ...flexible, ...own, service_name: own?.service_name ?? service.config.name };
   }
   return own;
 }

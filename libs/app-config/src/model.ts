@@ -236,7 +236,10 @@ export interface Value {
 /** secrets.json: secret name -> secret value. */
 export type Secrets = Record<string, unknown>;
 
-/** sync/config.json (spec 2.6). */
+/**
+ * sync/config.json (spec 2.6): partition-based (`type: "partition"`, `partition`) or flexible
+ * (`type: "flexible"`, queryable fields, asymmetric tables).
+ */
 export interface SyncConfig {
   type?: string;
   state?: string | boolean;
@@ -253,6 +256,14 @@ export interface SyncConfig {
   last_disabled?: number;
   client_max_offline_days?: number;
   is_recovery_mode_disabled?: boolean;
+  /** Flexible sync: fields every synced collection may be queried on. */
+  queryable_fields_names?: string[];
+  /** Flexible sync: at most one of the queryable fields, indexed for initial sync. */
+  indexed_queryable_fields_names?: string[];
+  /** Flexible sync: further queryable fields per collection (object type) name. */
+  collection_queryable_fields_names?: Record<string, string[]>;
+  /** Flexible sync: object types clients only insert (data ingest); never synced back. */
+  asymmetric_tables?: string[];
   [extra: string]: unknown;
 }
 

@@ -16,6 +16,7 @@ import { layoutPaths as at } from './paths';
 import { resolverKey } from './normalize';
 import { sortViolations, type ConfigViolation } from './violations';
 import { checkRuleSet, compileFinding, expressionFinding } from './validate-rules';
+import { checkFlexibleSyncSite, checkSyncCompatibleRoles } from './validate-flexible-sync';
 import { functionSyntaxError } from './function-source';
 import { isSafeRelativePath, pathNameProblem } from './safe-names';
 import { HOSTING_ATTRIBUTE_NAMES, HOSTING_LIMITS, hostingAttributeName, hostingResponseCode } from './hosting';
@@ -760,6 +761,8 @@ interface SyncSite {
   sync: JsonObject;
   service: AppService | undefined;
   embedded: boolean;
+  /** Flexible sync: `type: "flexible"` in sync/config.json, or the older `config.flexible_sync` of a cluster. */
+  flexible: boolean;
 }
 
 function checkSync(c: Checker, app: AppConfig, servicesByName: Map<string, AppService>): void {
@@ -773,7 +776,7 @@ function checkSync(c: Checker, app: AppConfig, servicesByName: Map<string, AppSe
     }
     let service: AppService | undefined;
     if (o.service_name === undefined) {
-      if (isPartition) c.report(o, file, 'service_name', 'sync.service_name.required', 'service_name names the data source to sync');
+      if (isPartition || o.type === 'flexible') c.report(o, file, 'service_name', 'sync.service_name.required', 'service_name names the data source to sync');
     } else if (typeof o.service_name !== 'string' || !servicesByName.has(o.service_name)) {
       c.report(o, file, 'service_name', 'sync.service.missing', `service "${show(o.service_name)}" does not exist`);
     } else {
@@ -781,22 +784,29 @@ function checkSync(c: Checker, app: AppConfig, servicesByName: Map<string, AppSe
       if (service && isFederatedType(service.config.type)) c.report(o, file, 'service_name', 'datasource.federated.sync', 'sync cannot be used with a federated data source');
       else if (service && !isDataSourceType(service.config.type)) c.report(o, file, 'service_name', 'sync.service.missing', `service "${o.service_name}" is not a data source`);
     }
-    sites.push({ resource: o, file, base: '', sync: o, service, embedded: false });
+    sites.push({ resource: o, file, base: '', sync: o, service, embedded: false, flexible: o.type === 'flexible' });
   }
   for (const s of app.services) {
     const cfg = s.config.config;
-    if (!isPlainObject(cfg) || cfg.sync === undefined || isFederatedType(s.config.type) || !isDataSourceType(s.config.type)) continue;
+    if (!isPlainObject(cfg) || isFederatedType(s.config.type) || !isDataSourceType(s.config.type)) continue;
     const file = `${at.serviceDir(s)}/config.json`;
-    if (!isPlainObject(cfg.sync)) {
-      c.report(s.config, file, 'config.sync', 'field.type', 'config.sync must be an object');
-      continue;
+    for (const key of ['sync', 'flexible_sync'] as const) {
+      if (cfg[key] === undefined) continue;
+      const embedded = cfg[key];
+      if (!isPlainObject(embedded)) {
+        c.report(s.config, file, `config.${key}`, 'field.type', `config.${key} must be an object`);
+        continue;
+      }
+      sites.push({ resource: s.config, file, base: `config.${key}`, sync: embedded, service: s, embedded: true, flexible: key === 'flexible_sync' || embedded.type === 'flexible' });
     }
-    sites.push({ resource: s.config, file, base: 'config.sync', sync: cfg.sync, service: s, embedded: true });
   }
   for (const site of sites) checkSyncSite(c, site);
 
-  // Spec 8: one synced cluster and one partition key per app.
-  const enabled = sites.filter((x) => x.service && isOn(x.sync.state) && (x.sync.type === 'partition' || x.sync.partition !== undefined || x.embedded));
+  // Spec 8: one synced cluster and one partition key per app; and one sync mode.
+  const enabled = sites.filter((x) => x.service && isOn(x.sync.state));
+  if (enabled.some((x) => x.flexible) && enabled.some((x) => !x.flexible)) {
+    for (const x of enabled.filter((y) => y.flexible)) c.report(x.resource, x.file, x.embedded ? x.base : 'type', 'sync.mode.multiple', 'an app syncs in one mode: partition-based sync is enabled too');
+  }
   const firstService = enabled[0]?.service;
   for (const x of enabled) {
     if (x.service !== firstService) {
@@ -822,7 +832,7 @@ function join(base: string, rest: string): string {
 
 function checkSyncSite(c: Checker, site: SyncSite): void {
   const { resource, file, base, sync } = site;
-  const isPartition = sync.type === 'partition' || sync.partition !== undefined || (site.embedded && sync.type === undefined);
+  const isPartition = !site.flexible && (sync.type === 'partition' || sync.partition !== undefined || (site.embedded && sync.type === undefined));
   if (site.embedded && sync.type !== undefined && (typeof sync.type !== 'string' || !SYNC_TYPES.includes(sync.type))) {
     c.report(resource, file, join(base, 'type'), 'sync.type.value', `sync type must be one of ${SYNC_TYPES.join(', ')}`);
   }
@@ -839,6 +849,11 @@ function checkSyncSite(c: Checker, site: SyncSite): void {
   }
   if (sync.development_mode_enabled === true && (typeof sync.database_name !== 'string' || sync.database_name === '')) {
     c.report(resource, file, join(base, 'database_name'), 'sync.database_name.required', 'development mode needs database_name');
+  }
+  if (site.flexible) {
+    for (const f of checkFlexibleSyncSite(site)) c.report(f.resource, f.file, f.path, f.rule, f.message);
+    if (site.service && isOn(sync.state)) for (const f of checkSyncCompatibleRoles(site.service, sync)) c.report(f.resource, f.file, f.path, f.rule, f.message);
+    return;
   }
   if (!isPartition) return;
   if (!isPlainObject(sync.partition)) {

@@ -1,4 +1,4 @@
-// Public entry of @tessera/sync-protocol: the Realm partition-based sync wire format, changesets, their
+// Public entry of @tessera/sync-protocol: the Realm sync wire format (partition-based and flexible), changesets, their
 // merge (operational transform) and the server history model. Pure: no transport, no store.
 export * from './errors';
 export { toHex, fromHex } from './bytes';
@@ -29,3 +29,4 @@ export { ClientHistory, type LocalChangeset } from './history/client-history';
 export * from './wire/partition';
 export * from './wire/partition-value';
 export * from './translate';
+export * from './flexible';

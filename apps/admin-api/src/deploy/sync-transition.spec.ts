@@ -51,6 +51,47 @@ describe('planSyncTransition', () => {
   });
 });
 
+describe('planSyncTransition with flexible sync', () => {
+  const flexible = (extra: SyncConfig = {}, serviceName = 'mongodb-atlas'): LocatedSync => ({
+    sync: { type: 'flexible', state: 'enabled', queryable_fields_names: ['owner_id'], ...extra },
+    mode: 'flexible',
+    serviceName,
+    file: 'sync/config.json',
+    base: '',
+  });
+
+  it('enables flexible sync on an app that never had sync, without the partition-sync setting', () => {
+    expect(planSyncTransition(undefined, flexible(), initialSyncState, context)).toMatchObject({ ok: true, event: 'enabled', state: { everEnabled: false, enabled: true, enabledAt: 1_000, resetEpoch: 0 } });
+  });
+
+  it('lets queryable fields, asymmetric tables and development mode change while enabled, but not the synced cluster', () => {
+    const state = { ...initialSyncState, enabled: true };
+    const changed = flexible({ queryable_fields_names: ['owner_id', 'team'], asymmetric_tables: ['Log'], development_mode_enabled: true, database_name: 'x' });
+    expect(planSyncTransition(flexible(), changed, state, context)).toMatchObject({ ok: true, event: 'updated' });
+    const moved = planSyncTransition(flexible(), flexible({}, 'other-cluster'), state, context);
+    expect(moved).toMatchObject({ ok: false, code: 'SyncRulesLocked', violations: [{ rule: 'sync.rules.locked', path: 'service_name' }] });
+  });
+
+  it('refuses to switch modes while enabled, and allows it after a terminate (with a reset epoch)', () => {
+    const switched = planSyncTransition(enabled(), flexible(), { ...initialSyncState, everEnabled: true, enabled: true }, context);
+    expect(switched).toMatchObject({ ok: false, code: 'SyncRulesLocked', violations: [{ rule: 'sync.mode.locked' }] });
+    expect(!switched.ok && switched.message).toContain('terminate sync');
+    const terminated = planSyncTransition(enabled(), at({ type: 'partition', state: 'disabled', partition: { key: 'owner_id', type: 'string', permissions } }), { ...initialSyncState, everEnabled: true, enabled: true }, context);
+    const next = planSyncTransition(undefined, flexible(), terminated.ok ? terminated.state : initialSyncState, { ...context, nowSeconds: 2_000 });
+    expect(next).toMatchObject({ ok: true, event: 're-enabled', state: { enabled: true, resetEpoch: 1, clientResetRequiredSince: 2_000, everEnabled: true } });
+    expect(next.ok && next.state.partition).toBeUndefined();
+  });
+
+  it('terminates flexible sync without counting it as partition history', () => {
+    const next = flexible({ state: 'disabled' });
+    const terminated = planSyncTransition(flexible(), next, { ...initialSyncState, enabled: true }, context);
+    expect(terminated).toMatchObject({ ok: true, event: 'terminated', state: { everEnabled: false, enabled: false, lastDisabled: 1_000 } });
+    expect(next.sync.last_disabled).toBe(1_000);
+    // Partition-based sync stays refused afterwards: the app never had it.
+    expect(planSyncTransition(next, enabled(), terminated.ok ? terminated.state : initialSyncState, context)).toMatchObject({ ok: false, code: 'PartitionSyncNotAllowed' });
+  });
+});
+
 describe('locateSync and checkSyncSource', () => {
   const appWith = (clusterConfig: Record<string, unknown>, sync?: SyncConfig): AppConfig => {
     const app = emptyApp('a');
@@ -63,6 +104,18 @@ describe('locateSync and checkSyncSource', () => {
     expect(locateSync(appWith({}, { type: 'partition', service_name: 'mongodb-atlas', state: 'enabled' }))).toMatchObject({ file: 'sync/config.json', base: '' });
     expect(locateSync(appWith({ sync: { state: true, partition: { key: 'k', type: 'string' } } }))).toMatchObject({ file: 'services/mongodb-atlas/config.json', base: 'config.sync.' });
     expect(locateSync(appWith({}))).toBeUndefined();
+  });
+
+  it('finds flexible sync in sync/config.json and in the older config.flexible_sync', () => {
+    expect(locateSync(appWith({}, { type: 'flexible', service_name: 'mongodb-atlas', state: 'enabled' }))).toMatchObject({ mode: 'flexible', file: 'sync/config.json', serviceName: 'mongodb-atlas' });
+    expect(locateSync(appWith({ flexible_sync: { state: 'enabled', queryable_fields_names: ['a'] } }))).toMatchObject({ mode: 'flexible', file: 'services/mongodb-atlas/config.json', base: 'config.flexible_sync.' });
+  });
+
+  it('needs MongoDB 5.0 for flexible sync where the cluster version is known', () => {
+    const app = appWith({ clusterVersion: '4.4.18' }, { type: 'flexible', service_name: 'mongodb-atlas', state: 'enabled' });
+    expect(checkSyncSource(app, locateSync(app)).map((violation) => violation.message)).toEqual(['flexible sync needs database version 5.0.0 or later; the cluster runs 4.4.18']);
+    const recent = appWith({ clusterVersion: '6.0.3' }, { type: 'flexible', service_name: 'mongodb-atlas', state: 'enabled' });
+    expect(checkSyncSource(recent, locateSync(recent))).toEqual([]);
   });
 
   it('refuses serverless instances and clusters older than 4.4.0, and accepts 4.4.0', () => {

@@ -37,18 +37,23 @@ export class ServicesService {
   }
 
   /**
-   * Merges a configuration document into the service's config. A `sync` member is merged into the
-   * app's sync configuration (sync/config.json) for this service; the whole app is then validated and
-   * the sync state machine decides whether the change may happen.
+   * Merges a configuration document into the service's config. A `sync` member (partition-based) or a
+   * `flexible_sync` member (flexible, as App Services' admin API took it) is merged into the app's sync
+   * configuration (sync/config.json) for this service; the whole app is then validated and the sync
+   * state machine decides whether the change may happen.
    */
   async patchConfig(record: AppRecord, serviceId: string, patch: unknown, userId: string | undefined): Promise<Record<string, unknown>> {
     if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'the service configuration must be a JSON object');
-    const { sync, ...rest } = patch as Record<string, unknown>;
-    if (sync !== undefined && (typeof sync !== 'object' || sync === null || Array.isArray(sync))) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'sync must be an object');
+    const { sync, flexible_sync: flexibleSync, ...rest } = patch as Record<string, unknown>;
+    for (const [key, value] of [['sync', sync], ['flexible_sync', flexibleSync]] as const) {
+      if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) throw new AdminApiError(AdminApiErrorCode.BadRequest, `${key} must be an object`);
+    }
+    if (sync !== undefined && flexibleSync !== undefined) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'give either sync (partition-based) or flexible_sync, not both');
     const prepared = await this.state.edit(record, userId, (app) => {
       const service = findService(app, serviceId);
       service.config.config = { ...service.config.config, ...rest };
       if (sync) applySync(app, service, sync as SyncConfig);
+      if (flexibleSync) applySync(app, service, { ...(flexibleSync as SyncConfig), type: 'flexible' });
     });
     return configDocument(prepared.app, findService(prepared.app, serviceId));
   }
@@ -86,7 +91,10 @@ function configDocument(app: AppConfig, service: AppService): Record<string, unk
   const config: Record<string, unknown> = { ...service.config.config };
   if (isDataSourceType(service.config.type) && app.sync && app.sync.service_name === service.config.name) {
     const { service_name: _serviceName, ...sync } = app.sync;
-    config['sync'] = sync;
+    if (sync.type === 'flexible') {
+      const { type: _type, ...flexible } = sync;
+      config['flexible_sync'] = flexible;
+    } else config['sync'] = sync;
   }
   return config;
 }
@@ -97,7 +105,9 @@ function applySync(app: AppConfig, service: AppService, patch: SyncConfig): void
     service.config.config = { ...service.config.config, sync: { ...embedded, ...patch } };
     return;
   }
-  const current = app.sync && app.sync.service_name === service.config.name ? app.sync : { type: 'partition' };
+  const ours = app.sync && app.sync.service_name === service.config.name ? app.sync : undefined;
+  // A patch in the other mode replaces the configuration (the transition refuses it while sync is enabled).
+  const current = ours && (patch.type === undefined || ours.type === patch.type || (patch.type === 'partition' && ours.type === undefined)) ? ours : { type: patch.type ?? 'partition' };
   const next: SyncConfig = { ...current, ...patch, service_name: service.config.name };
   // Spec 2.6: enabling through the UI (this endpoint) defaults to 30 offline days with recovery mode on.
   if (next.state === 'enabled' && next.client_max_offline_days === undefined) next.client_max_offline_days = 30;

@@ -1,5 +1,5 @@
 import { emptyApp, type AppConfig, type SyncConfig } from '@tessera/app-config';
-import { syncModeOf } from './sync-config';
+import { queryableFieldsFor, syncModeOf } from './sync-config';
 
 const withSync = (sync: SyncConfig | undefined): AppConfig => {
   const app = emptyApp('sync-config');
@@ -38,6 +38,48 @@ describe('syncModeOf', () => {
 
   it('tells flexible sync apart, so partition clients can be told to switch', () => {
     expect(syncModeOf(withSync({ type: 'flexible', state: 'enabled' })).kind).toBe('flexible');
+  });
+
+  it('exposes the flexible configuration: queryable fields (global, per type, indexed), asymmetric tables, recovery and offline days', () => {
+    const mode = syncModeOf(
+      withSync({
+        type: 'flexible',
+        state: 'enabled',
+        service_name: 'mongodb-atlas',
+        database_name: 'todo',
+        development_mode_enabled: true,
+        queryable_fields_names: ['owner_id', 'team'],
+        indexed_queryable_fields_names: ['owner_id'],
+        collection_queryable_fields_names: { Item: ['isComplete'], Bad: 'x' as unknown as string[] },
+        asymmetric_tables: ['Log'],
+        is_recovery_mode_disabled: true,
+        client_max_offline_days: 12,
+      }),
+    );
+    if (mode.kind !== 'flexible') throw new Error(`expected flexible sync, got ${mode.kind}`);
+    expect(mode).toEqual({
+      kind: 'flexible',
+      serviceName: 'mongodb-atlas',
+      developmentMode: true,
+      databaseName: 'todo',
+      queryableFields: ['owner_id', 'team'],
+      collectionQueryableFields: { Item: ['isComplete'], Bad: [] },
+      indexedQueryableField: 'owner_id',
+      asymmetricTables: ['Log'],
+      recoveryDisabled: true,
+      clientMaxOfflineDays: 12,
+    });
+    expect([...queryableFieldsFor(mode, 'Item')].sort()).toEqual(['_id', 'isComplete', 'owner_id', 'team']);
+    expect([...queryableFieldsFor(mode, 'Person')].sort()).toEqual(['_id', 'owner_id', 'team']);
+  });
+
+  it('reads the older flexible_sync form embedded in the cluster service, with defaults', () => {
+    const app = withSync(undefined);
+    app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { flexible_sync: { state: 'enabled', database_name: 'db', queryable_fields_names: ['name'] } } }, collectionRules: [], rules: [], webhooks: [] });
+    expect(syncModeOf(app)).toMatchObject({ kind: 'flexible', serviceName: 'mongodb-atlas', queryableFields: ['name'], asymmetricTables: [], recoveryDisabled: false, clientMaxOfflineDays: 30, developmentMode: false });
+    const terminated = withSync(undefined);
+    terminated.services.push({ config: { name: 'c', type: 'mongodb-atlas', config: { flexible_sync: { state: 'disabled', last_disabled: 5 } } }, collectionRules: [], rules: [], webhooks: [] });
+    expect(syncModeOf(terminated)).toEqual({ kind: 'disabled', terminated: true });
   });
 
   it('denies everything when the configuration has no permissions', async () => {

@@ -13,6 +13,7 @@ import { SyncProtocolError } from '../errors';
 import { mergeChangesets, type TransformableChangeset } from '../merge/transform';
 import type { DownloadChangeset, UploadChangeset } from '../wire/body';
 import type { SendableErrorCode } from '../wire/error-codes';
+import type { DownloadProgress, IdentProgress } from '../wire/frame';
 import type { DownloadMessage } from '../wire/messages';
 import { compactChangesets } from './compaction';
 import type { ClientFileRecord, HistoryEntry, HistoryStorage } from './storage';
@@ -26,14 +27,8 @@ const DOWNLOAD_READ_SLICE = 256;
 
 export type HistoryResult<T> = ({ ok: true } & T) | { ok: false; code: SendableErrorCode; message: string };
 
-export interface ClientIdent {
-  clientFileIdent: number;
-  clientFileIdentSalt: bigint;
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
-}
+/** What a client's IDENT says about its file: identity, salt and download progress. */
+export type ClientIdent = Omit<IdentProgress, 'sessionIdent'>;
 
 export interface UploadProgress {
   progressClientVersion: number;
@@ -47,13 +42,7 @@ export interface DownloadCursor {
 }
 
 /** Everything a DOWNLOAD message needs besides the session ident. */
-export interface DownloadBatch {
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
-  uploadClientVersion: number;
-  uploadServerVersion: number;
+export interface DownloadBatch extends Omit<DownloadProgress, 'sessionIdent'> {
   downloadableBytes: number;
   changesets: DownloadChangeset[];
 }

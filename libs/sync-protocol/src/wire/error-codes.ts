@@ -109,12 +109,16 @@ type JsonErrorBackoff =
   | { backoffIntervalSec: number; backoffMaxDelaySec: number; backoffMultiplier: number }
   | { backoffIntervalSec?: never; backoffMaxDelaySec?: never; backoffMultiplier?: never };
 
-/** Compensating writes: `rejectedUpdates` requires `rejectedClientVersion` (and the server version of the undo). */
+/**
+ * Refused writes: `rejectedUpdates` requires `rejectedClientVersion`. Each `pk` is base64 of a
+ * changeset-encoded primary key (see `flexible/compensating-writes.ts`). A compensating write (231) also
+ * names the server version of the undo; a refusal that needs a client reset (230) does not.
+ */
 type JsonErrorRejected =
   | {
-      rejectedUpdates: ReadonlyArray<{ table: string; primaryKey: unknown; reason: string }>;
+      rejectedUpdates: ReadonlyArray<{ table: string; pk: string; reason: string }>;
       rejectedClientVersion: number;
-      compensatingWriteServerVersion: number;
+      compensatingWriteServerVersion?: number;
     }
   | { rejectedUpdates?: never; rejectedClientVersion?: never; compensatingWriteServerVersion?: never };
 

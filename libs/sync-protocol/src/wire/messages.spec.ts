@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import { SyncProtocolError } from '../errors';
+import { dec, decodesOrRefuses, enc, expectProtocolError } from '../protocol-error.test';
 import { loadConformance } from '../conformance-frames.test';
 import { encodeUploadBody } from './body';
 import {
@@ -14,19 +14,6 @@ import {
   type UploadMessage,
 } from './messages';
 
-const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
-const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
-
-function expectProtocolError(fn: () => unknown, pattern?: RegExp): void {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(SyncProtocolError);
-    if (pattern) expect((err as Error).message).toMatch(pattern);
-    return;
-  }
-  throw new Error('expected a SyncProtocolError');
-}
 
 describe('wire codec vectors from realm-core', () => {
   it('round-trips the client IDENT vector', () => {
@@ -225,13 +212,7 @@ describe('recorded realm-js traffic', () => {
         if (!f) return;
         const bytes = f.bytes.slice();
         for (const [at, v] of edits) bytes[at % bytes.length] = v;
-        for (const decode of [decodeClientMessage, decodeServerMessage]) {
-          try {
-            decode(bytes);
-          } catch (err) {
-            if (!(err instanceof SyncProtocolError)) throw err;
-          }
-        }
+        decodesOrRefuses(bytes, [decodeClientMessage, decodeServerMessage]);
       }),
       { numRuns: 2000 },
     );
@@ -240,13 +221,7 @@ describe('recorded realm-js traffic', () => {
   it('never throws anything but SyncProtocolError on random bytes', () => {
     fc.assert(
       fc.property(fc.oneof(fc.uint8Array({ maxLength: 64 }), fc.string().map(enc)), (bytes) => {
-        for (const decode of [decodeClientMessage, decodeServerMessage]) {
-          try {
-            decode(bytes);
-          } catch (err) {
-            if (!(err instanceof SyncProtocolError)) throw err;
-          }
-        }
+        decodesOrRefuses(bytes, [decodeClientMessage, decodeServerMessage]);
       }),
       { numRuns: 2000 },
     );

@@ -3,7 +3,7 @@
  * optional body whose size the header declares. Parsing is strict: exact token counts, canonical decimal
  * integers, booleans 0/1, body sizes that match, no leftover bytes. Every failure is a SyncProtocolError.
  */
-import { concatBytes, fromUtf8, utf8 } from '../bytes';
+import { fromUtf8, utf8 } from '../bytes';
 import { SyncProtocolError } from '../errors';
 import {
   DEFAULT_MAX_BODY_SIZE,
@@ -17,7 +17,25 @@ import {
   type UploadChangeset,
   type WireBody,
 } from './body';
-import { isSendableErrorCode, jsonErrorActions, type JsonErrorBody, type SendableErrorCode } from './error-codes';
+import { isSendableErrorCode, type JsonErrorBody, type SendableErrorCode } from './error-codes';
+import {
+  bindFrame,
+  downloadProgressFields,
+  readBind,
+  type DownloadProgress,
+  type IdentProgress,
+  exactBody,
+  frame,
+  Header,
+  identProgressFields,
+  noBody,
+  parseJsonObject,
+  readDownloadProgress,
+  readIdentProgress,
+  sendableCode,
+  validateJsonErrorBody,
+  wireBodyFrom,
+} from './frame';
 
 // ---- client -> server ----
 
@@ -31,15 +49,8 @@ export interface BindMessage {
   isSubserver: boolean;
 }
 
-export interface ClientIdentMessage {
+export interface ClientIdentMessage extends IdentProgress {
   type: 'ident';
-  sessionIdent: number;
-  clientFileIdent: number;
-  clientFileIdentSalt: bigint;
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
 }
 
 export interface UploadMessage {
@@ -96,15 +107,8 @@ export interface ServerIdentMessage {
   clientFileIdentSalt: bigint;
 }
 
-export interface DownloadMessage {
+export interface DownloadMessage extends DownloadProgress {
   type: 'download';
-  sessionIdent: number;
-  downloadServerVersion: number;
-  downloadClientVersion: number;
-  latestServerVersion: number;
-  latestServerVersionSalt: bigint;
-  uploadClientVersion: number;
-  uploadServerVersion: number;
   downloadableBytes: number;
   changesets: DownloadChangeset[];
   wireBody?: WireBody;
@@ -158,107 +162,6 @@ export interface DecodeOptions {
   maxBodySize?: number;
 }
 
-// ---- header line ----
-
-const MAX_HEADER_LENGTH = 512;
-const canonicalUint = /^(0|[1-9][0-9]*)$/;
-const U63_LIMIT = (1n << 63n) - 1n;
-
-class Header {
-  private constructor(
-    readonly name: string,
-    private readonly tokens: readonly string[],
-  ) {}
-
-  static read(bytes: Uint8Array): { header: Header; body: Uint8Array } {
-    const limit = Math.min(bytes.length, MAX_HEADER_LENGTH + 1);
-    let nl = -1;
-    for (let i = 0; i < limit; i++) {
-      const c = bytes[i] ?? 0;
-      if (c === 0x0a) {
-        nl = i;
-        break;
-      }
-      if (c < 0x20 || c > 0x7e) throw new SyncProtocolError('bad_syntax', `non-printable byte in header line at offset ${i}`);
-    }
-    if (nl < 0) {
-      throw new SyncProtocolError('bad_syntax', bytes.length > MAX_HEADER_LENGTH ? 'header line too long' : 'header line has no terminating newline');
-    }
-    const line = String.fromCharCode(...bytes.subarray(0, nl));
-    const tokens = line.split(' ');
-    return { header: new Header(tokens[0] ?? '', tokens.slice(1)), body: bytes.subarray(nl + 1) };
-  }
-
-  expectCount(count: number): this {
-    if (this.tokens.length !== count) {
-      throw new SyncProtocolError('bad_syntax', `${this.name} header has ${this.tokens.length} fields, expected ${count}`);
-    }
-    return this;
-  }
-
-  private token(i: number, field: string): string {
-    const t = this.tokens[i];
-    if (t === undefined || !canonicalUint.test(t)) {
-      throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} is not a canonical unsigned integer`);
-    }
-    return t;
-  }
-
-  uint(i: number, field: string): number {
-    const t = this.token(i, field);
-    const v = Number(t);
-    if (t.length > 16 || !Number.isSafeInteger(v)) throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} out of range`);
-    return v;
-  }
-
-  u63(i: number, field: string): bigint {
-    const t = this.token(i, field);
-    if (t.length > 19) throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} out of range`);
-    const v = BigInt(t);
-    if (v > U63_LIMIT) throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} out of range`);
-    return v;
-  }
-
-  bool(i: number, field: string): boolean {
-    const t = this.tokens[i];
-    if (t === '0') return false;
-    if (t === '1') return true;
-    throw new SyncProtocolError('bad_syntax', `${this.name}: ${field} must be 0 or 1`);
-  }
-}
-
-function noBody(header: Header, body: Uint8Array): void {
-  if (body.length !== 0) throw new SyncProtocolError('bad_syntax', `${header.name}: leftover bytes after the header line`);
-}
-
-function exactBody(header: Header, body: Uint8Array, size: number, limit: number): Uint8Array {
-  if (size > limit) throw new SyncProtocolError('bad_body', `${header.name}: body of ${size} bytes exceeds the limit of ${limit}`);
-  if (body.length < size) throw new SyncProtocolError('bad_body', `${header.name}: body truncated (${body.length} of ${size} bytes)`);
-  if (body.length > size) throw new SyncProtocolError('bad_syntax', `${header.name}: leftover bytes after the body`);
-  return body;
-}
-
-function wireBodyFrom(header: Header, body: Uint8Array, compressed: boolean, uncompressed: number, compressedSize: number, limit: number): WireBody {
-  if (!compressed && compressedSize !== 0) {
-    throw new SyncProtocolError('bad_syntax', `${header.name}: compressed size given for an uncompressed body`);
-  }
-  const onWire = compressed ? compressedSize : uncompressed;
-  return { compressed, uncompressedSize: uncompressed, bytes: exactBody(header, body, onWire, limit) };
-}
-
-function parseJsonObject(text: string, what: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new SyncProtocolError('bad_body', `${what} body is not JSON`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new SyncProtocolError('bad_body', `${what} body is not a JSON object`);
-  }
-  return value as Record<string, unknown>;
-}
-
 // ---- decoders ----
 
 export function decodeClientMessage(bytes: Uint8Array, options: DecodeOptions = {}): ClientMessage {
@@ -266,32 +169,13 @@ export function decodeClientMessage(bytes: Uint8Array, options: DecodeOptions = 
   const { header: h, body } = Header.read(bytes);
   switch (h.name) {
     case 'bind': {
-      h.expectCount(5);
-      const pathSize = h.uint(1, 'path_size');
-      const tokenSize = h.uint(2, 'token_size');
-      const all = exactBody(h, body, pathSize + tokenSize, limit);
-      return {
-        type: 'bind',
-        sessionIdent: h.uint(0, 'session_ident'),
-        path: fromUtf8(all.subarray(0, pathSize), 'bad_body', 'bind path'),
-        token: fromUtf8(all.subarray(pathSize), 'bad_body', 'bind token'),
-        needClientFileIdent: h.bool(3, 'need_client_file_ident'),
-        isSubserver: h.bool(4, 'is_subserver'),
-      };
+      const { first, ...rest } = readBind(h, body, limit, 'path');
+      return { type: 'bind', ...rest, path: first };
     }
     case 'ident':
       h.expectCount(7);
       noBody(h, body);
-      return {
-        type: 'ident',
-        sessionIdent: h.uint(0, 'session_ident'),
-        clientFileIdent: h.uint(1, 'client_file_ident'),
-        clientFileIdentSalt: h.u63(2, 'client_file_ident_salt'),
-        downloadServerVersion: h.uint(3, 'download_server_version'),
-        downloadClientVersion: h.uint(4, 'download_client_version'),
-        latestServerVersion: h.uint(5, 'latest_server_version'),
-        latestServerVersionSalt: h.u63(6, 'latest_server_version_salt'),
-      };
+      return { type: 'ident', ...readIdentProgress(h) };
     case 'upload': {
       h.expectCount(7);
       const wireBody = wireBodyFrom(h, body, h.bool(1, 'is_body_compressed'), h.uint(2, 'uncompressed_body_size'), h.uint(3, 'compressed_body_size'), limit);
@@ -328,34 +212,6 @@ export function decodeClientMessage(bytes: Uint8Array, options: DecodeOptions = 
   }
 }
 
-function sendableCode(h: Header, i: number): SendableErrorCode {
-  const code = h.uint(i, 'error_code');
-  if (!isSendableErrorCode(code)) throw new SyncProtocolError('bad_syntax', `${h.name}: error code ${code} is unknown or must never be sent`);
-  return code;
-}
-
-function validateJsonErrorBody(obj: Record<string, unknown>): JsonErrorBody {
-  const need = (key: string, type: 'boolean' | 'string'): void => {
-    if (typeof obj[key] !== type) throw new SyncProtocolError('bad_body', `json_error body: '${key}' must be a ${type}`);
-  };
-  need('tryAgain', 'boolean');
-  need('message', 'string');
-  need('isRecoveryModeDisabled', 'boolean');
-  need('logURL', 'string');
-  need('shouldClientReset', 'boolean');
-  need('action', 'string');
-  if (!(jsonErrorActions as readonly unknown[]).includes(obj['action'])) {
-    throw new SyncProtocolError('bad_body', `json_error body: unknown action '${String(obj['action'])}'`);
-  }
-  if ('backoffIntervalSec' in obj && !(typeof obj['backoffMaxDelaySec'] === 'number' && typeof obj['backoffMultiplier'] === 'number')) {
-    throw new SyncProtocolError('bad_body', 'json_error body: backoffIntervalSec requires backoffMaxDelaySec and backoffMultiplier');
-  }
-  if ('rejectedUpdates' in obj && typeof obj['rejectedClientVersion'] !== 'number') {
-    throw new SyncProtocolError('bad_body', 'json_error body: rejectedUpdates requires rejectedClientVersion');
-  }
-  return obj as unknown as JsonErrorBody;
-}
-
 export function decodeServerMessage(bytes: Uint8Array, options: DecodeOptions = {}): ServerMessage {
   const limit = options.maxBodySize ?? DEFAULT_MAX_BODY_SIZE;
   const { header: h, body } = Header.read(bytes);
@@ -374,13 +230,7 @@ export function decodeServerMessage(bytes: Uint8Array, options: DecodeOptions = 
       const wireBody = wireBodyFrom(h, body, h.bool(8, 'is_body_compressed'), h.uint(9, 'uncompressed_body_size'), h.uint(10, 'compressed_body_size'), limit);
       return {
         type: 'download',
-        sessionIdent: h.uint(0, 'session_ident'),
-        downloadServerVersion: h.uint(1, 'download_server_version'),
-        downloadClientVersion: h.uint(2, 'download_client_version'),
-        latestServerVersion: h.uint(3, 'latest_server_version'),
-        latestServerVersionSalt: h.u63(4, 'latest_server_version_salt'),
-        uploadClientVersion: h.uint(5, 'upload_client_version'),
-        uploadServerVersion: h.uint(6, 'upload_server_version'),
+        ...readDownloadProgress(h),
         downloadableBytes: h.uint(7, 'downloadable_bytes'),
         changesets: parseDownloadBody(unpackBody(wireBody, limit)),
         wireBody,
@@ -421,37 +271,12 @@ export function decodeServerMessage(bytes: Uint8Array, options: DecodeOptions = 
 
 // ---- encoders ----
 
-function frame(fields: readonly (string | number | bigint | boolean)[], body?: Uint8Array): Uint8Array {
-  const parts = fields.map((f) => {
-    if (typeof f === 'boolean') return f ? '1' : '0';
-    if (typeof f === 'number' && (!Number.isSafeInteger(f) || f < 0)) {
-      throw new SyncProtocolError('bad_syntax', `cannot encode ${f} as a header integer`);
-    }
-    if (typeof f === 'bigint' && (f < 0n || f > U63_LIMIT)) throw new SyncProtocolError('bad_syntax', `cannot encode ${f} as a header integer`);
-    return String(f);
-  });
-  const head = utf8(parts.join(' ') + '\n');
-  return body && body.length > 0 ? concatBytes([head, body]) : head;
-}
-
 export function encodeClientMessage(msg: ClientMessage): Uint8Array {
   switch (msg.type) {
-    case 'bind': {
-      const path = utf8(msg.path);
-      const token = utf8(msg.token);
-      return frame(['bind', msg.sessionIdent, path.length, token.length, msg.needClientFileIdent, msg.isSubserver], concatBytes([path, token]));
-    }
+    case 'bind':
+      return bindFrame({ ...msg, first: msg.path });
     case 'ident':
-      return frame([
-        'ident',
-        msg.sessionIdent,
-        msg.clientFileIdent,
-        msg.clientFileIdentSalt,
-        msg.downloadServerVersion,
-        msg.downloadClientVersion,
-        msg.latestServerVersion,
-        msg.latestServerVersionSalt,
-      ]);
+      return frame(['ident', ...identProgressFields(msg)]);
     case 'upload': {
       const wire = msg.wireBody ?? packBody(encodeUploadBody(msg.changesets));
       return frame(
@@ -494,13 +319,7 @@ export function encodeServerMessage(msg: ServerMessage): Uint8Array {
       return frame(
         [
           'download',
-          msg.sessionIdent,
-          msg.downloadServerVersion,
-          msg.downloadClientVersion,
-          msg.latestServerVersion,
-          msg.latestServerVersionSalt,
-          msg.uploadClientVersion,
-          msg.uploadServerVersion,
+          ...downloadProgressFields(msg),
           msg.downloadableBytes,
           wire.compressed,
           wire.uncompressedSize,

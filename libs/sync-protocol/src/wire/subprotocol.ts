@@ -13,8 +13,13 @@ export interface NegotiatedSubprotocol {
 
 /** Parses one offered token; returns its version, or null when it is not a PBS sync token. */
 export function parseSubprotocol(token: string): number | null {
-  if (!token.startsWith(SUBPROTOCOL_PREFIX)) return null;
-  const digits = token.slice(SUBPROTOCOL_PREFIX.length);
+  return parseVersionedToken(SUBPROTOCOL_PREFIX, token);
+}
+
+/** `<prefix><N>` with N a canonical decimal: N, else null. Shared with flexible sync's prefix. */
+export function parseVersionedToken(prefix: string, token: string): number | null {
+  if (!token.startsWith(prefix)) return null;
+  const digits = token.slice(prefix.length);
   if (!/^(0|[1-9][0-9]{0,8})$/.test(digits)) return null;
   return Number(digits);
 }
@@ -25,13 +30,18 @@ export function parseSubprotocol(token: string): number | null {
  * (comma separated) or the list of tokens. Returns null when nothing acceptable was offered.
  */
 export function negotiateSubprotocol(offered: string | readonly string[]): NegotiatedSubprotocol | null {
+  return negotiateVersionedToken(SUBPROTOCOL_PREFIX, offered);
+}
+
+/** The highest offered `<prefix><N>` with N in 2..14, as the token to answer with. */
+export function negotiateVersionedToken(prefix: string, offered: string | readonly string[]): NegotiatedSubprotocol | null {
   const tokens = typeof offered === 'string' ? offered.split(',') : offered;
   let best = -1;
   for (const raw of tokens) {
-    const version = parseSubprotocol(raw.trim());
+    const version = parseVersionedToken(prefix, raw.trim());
     if (version === null || version < OLDEST_PROTOCOL_VERSION || version > CURRENT_PROTOCOL_VERSION) continue;
     if (version > best) best = version;
   }
   if (best < 0) return null;
-  return { protocol: `${SUBPROTOCOL_PREFIX}${best}`, version: best };
+  return { protocol: `${prefix}${best}`, version: best };
 }
