@@ -63,8 +63,9 @@ export function timestampValue(text: string, at: number): { date: Date; subMilli
   return { date, subMillisecond: total % NS_PER_MS !== 0n };
 }
 
+/** A UUID as the plain Binary (subtype 4) a stored document holds, not bson's UUID subclass. */
 export function uuidValue(text: string): Binary {
-  return new UUID(text.slice(5, -1));
+  return new UUID(text.slice(5, -1)).toBinary();
 }
 
 export function objectIdValue(text: string): ObjectId {
