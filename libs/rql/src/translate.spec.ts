@@ -1,0 +1,154 @@
+import { ObjectId } from 'bson';
+import { describe, expect, it } from 'vitest';
+import { RqlErrorCode, isRqlError } from './errors';
+import { parseQuery } from './parser';
+import { itemQueryable, itemTable } from './testing';
+import { type QueryableFields, translateQuery } from './translate';
+
+function translate(text: string, fields: QueryableFields = itemQueryable) {
+  return translateQuery(parseQuery(text), itemTable, fields);
+}
+
+function refusal(text: string, fields?: QueryableFields) {
+  try {
+    translate(text, fields);
+  } catch (error) {
+    if (isRqlError(error)) return error;
+    throw error;
+  }
+  throw new Error(`served: ${text}`);
+}
+
+describe('translateQuery', () => {
+  it('refuses a non-queryable field with App Services words and code 226', () => {
+    const error = refusal("secret == 'x'");
+    expect(error.errorCode).toBe(RqlErrorCode.NotQueryable);
+    expect(error.syncErrorCode).toBe(226);
+    expect(error.message).toBe('Invalid query: unsupported query for table "Item": key "secret" is not a queryable field');
+    expect(refusal('nosuchfield == 1').message).toContain('key "nosuchfield" is not a queryable field');
+    expect(refusal("n == 1 && (done == true || secret BEGINSWITH 'a')").message).toContain('key "secret"');
+  });
+
+  it.each([
+    ['TRUEPREDICATE SORT(n ASC)', 'SORT is not supported'],
+    ['TRUEPREDICATE DISTINCT(n)', 'DISTINCT is not supported'],
+    ['TRUEPREDICATE LIMIT(5)', 'LIMIT is not supported'],
+    ['nums.@max > 2', "aggregate operator '@max'"],
+    ['n + 1 > 2', 'arithmetic'],
+    ['n > score', 'comparing two properties'],
+    ['owner.name == "a"', 'embedded objects, links'],
+    ['tags[0] == "a"', 'embedded objects, links'],
+    ['name.@size > 2', '@count and @size are supported on lists only'],
+    ['n.@type == "int"', '@type'],
+    ["name TEXT 'word'", 'full-text'],
+    ['SUBQUERY(tags, $x, $x == "a").@count > 0', 'SUBQUERY'],
+    ['owner == O12', 'links'],
+    ['ANY name == "a"', 'needs a list property'],
+    ["attrs.@keys BEGINSWITH 'k'", '@keys supports == and IN only'],
+  ])('refuses what the server did not serve: %s', (text, reason) => {
+    const error = refusal(text);
+    expect(error.errorCode).toBe(RqlErrorCode.Unsupported);
+    expect(error.message).toMatch(/^Invalid query: unsupported query for table "Item": /);
+    expect(error.message).toContain(reason);
+  });
+
+  it.each([
+    ["n == 'a'", "Unsupported comparison between type 'int' and type 'string'"],
+    ['name > 3', "Unsupported comparison between type 'string' and type 'int'"],
+    ['done BEGINSWITH "t"', "between type 'bool' and type 'string'"],
+    ['n > null', 'null can only be compared with == or !='],
+    ['n BETWEEN {1}', "requires list with 2 elements"],
+    ['ref == oid(507f1f77bcf86cd799439011)', "type 'uuid' and type 'objectId'"],
+  ])('refuses a comparison the schema makes meaningless: %s', (text, reason) => {
+    const error = refusal(text);
+    expect(error.errorCode).toBe(RqlErrorCode.Invalid);
+    expect(error.message).toContain(reason);
+  });
+
+  it('requires the indexed queryable field by equality, ANDed with the rest', () => {
+    const fields = { ...itemQueryable, indexed: ['owner'] };
+    expect(() => translate('owner == oid(507f1f77bcf86cd799439011) && n > 2', fields)).not.toThrow();
+    expect(() => translate('n > 2 AND owner IN {oid(507f1f77bcf86cd799439011)}', fields)).not.toThrow();
+    for (const text of ['n > 2', 'TRUEPREDICATE', 'owner > oid(507f1f77bcf86cd799439011)', 'owner == oid(507f1f77bcf86cd799439011) || n > 2', 'owner == oid(507f1f77bcf86cd799439011) && n > 1 || n < 0']) {
+      expect(refusal(text, fields).message, text).toContain('indexed queryable field "owner"');
+    }
+  });
+
+  it('lowers comparisons to the datastore filter', () => {
+    const id = new ObjectId('507f1f77bcf86cd799439011');
+    expect(translate("name == 'a' && n >= 2").filter).toEqual({ $and: [{ name: { $eq: 'a' } }, { n: { $gte: 2 } }] });
+    expect(translate('3 < n').filter).toEqual({ n: { $gt: 3 } });
+    expect(translate('owner IN {oid(507f1f77bcf86cd799439011), null}').filter).toEqual({ owner: { $in: [id, null] } });
+    expect(translate('n BETWEEN {1, 5}').filter).toEqual({ $and: [{ n: { $gte: 1 } }, { n: { $lte: 5 } }] });
+    expect(translate('!(n == 1)').filter).toEqual({ $nor: [{ n: { $eq: 1 } }] });
+    expect(translate('TRUEPREDICATE').filter).toEqual({});
+    expect(translate('FALSEPREDICATE').filter).toEqual({ _id: { $in: [] } });
+    expect(translate('n == 1 || TRUEPREDICATE').filter).toEqual({});
+  });
+
+  it('lowers string operators to anchored, escaped regular expressions', () => {
+    expect(translate("name BEGINSWITH 'a.b'").filter).toEqual({ name: { $regex: '^a\\.b', $options: '' } });
+    expect(translate("name ENDSWITH[c] 'x'").filter).toEqual({ name: { $regex: 'x(?![\\s\\S])', $options: 'i' } });
+    expect(translate("name LIKE 'a?c*'").filter).toEqual({ name: { $regex: '^a[\\s\\S]c[\\s\\S]*(?![\\s\\S])', $options: '' } });
+    expect(translate("name ==[c] 'Ab'").filter).toEqual({ name: { $regex: '^Ab(?![\\s\\S])', $options: 'i' } });
+    const { matches } = translate("name LIKE[c] '*B?'");
+    expect(matches({ name: 'xxbz' })).toBe(true);
+    expect(matches({ name: 'xxb' })).toBe(false);
+    expect(translate("name CONTAINS '(*)'").matches({ name: 'a(*)b' })).toBe(true);
+  });
+
+  it('applies ANY, ALL and NONE to list elements', () => {
+    expect(translate("tags == 'a'").filter).toEqual({ tags: { $elemMatch: { $eq: 'a' } } });
+    expect(translate("'a' IN tags").filter).toEqual({ tags: { $elemMatch: { $eq: 'a' } } });
+    expect(translate("ALL tags != 'a'").filter).toEqual({ tags: { $not: { $elemMatch: { $not: { $ne: 'a' } } } } });
+    const none = translate("NONE tags BEGINSWITH 'a'");
+    expect(none.matches({ tags: ['ba', 'c'] })).toBe(true);
+    expect(none.matches({ tags: ['ab'] })).toBe(false);
+    const all = translate('ALL nums > 1');
+    expect(all.matches({ nums: [] })).toBe(true);
+    expect(all.matches({ nums: [2, 3] })).toBe(true);
+    expect(all.matches({ nums: [2, 1] })).toBe(false);
+  });
+
+  it('compares a scalar with a quantified list literal', () => {
+    expect(translate('n == ANY {1, 2}').filter).toEqual({ n: { $in: [1, 2] } });
+    expect(translate('n IN {}').matches({ n: 1 })).toBe(false);
+    expect(translate('n > ALL {1, 2}').matches({ n: 3 })).toBe(true);
+    expect(translate('n > ALL {1, 2}').matches({ n: 2 })).toBe(false);
+    expect(translate('n == NONE {1, 2}').matches({ n: 3 })).toBe(true);
+  });
+
+  it('counts list elements with @count and @size', () => {
+    const query = translate('tags.@count >= 2');
+    expect(query.matches({ tags: ['a', 'b'] })).toBe(true);
+    expect(query.matches({ tags: ['a'] })).toBe(false);
+    expect(translate('tags.@size == 0').matches({})).toBe(true);
+  });
+
+  it('queries dictionaries by key, by value and by entry', () => {
+    expect(translate("attrs.@keys == 'k1'").filter).toEqual({ 'attrs.k1': { $exists: true } });
+    expect(translate("attrs['k1'] > 1").filter).toEqual({ 'attrs.k1': { $gt: 1 } });
+    expect(translate('attrs.k2 == 3').matches({ attrs: { k2: 3 } })).toBe(true);
+    const values = translate('attrs.@values == 2');
+    expect(values.matches({ attrs: { k1: 1, k2: 2 } })).toBe(true);
+    expect(values.matches({ attrs: { k1: 1 } })).toBe(false);
+    expect(refusal("attrs.@keys == 'a.b'").errorCode).toBe(RqlErrorCode.Invalid);
+  });
+
+  it('matches dates with nanoseconds against stored milliseconds', () => {
+    expect(translate('when > T0:500000').matches({ when: new Date(0) })).toBe(false);
+    expect(translate('when >= T0:500000').matches({ when: new Date(1) })).toBe(true);
+    expect(translate('when >= T0:500000').matches({ when: new Date(0) })).toBe(false);
+    expect(translate('when <= T0:500000').matches({ when: new Date(0) })).toBe(true);
+    expect(translate('when == T0:500000').matches({ when: new Date(0) })).toBe(false);
+    expect(translate('when != T0:500000').matches({ when: new Date(0) })).toBe(true);
+    expect(translate('when == 1970-01-01@00:00:01').matches({ when: new Date(1000) })).toBe(true);
+  });
+
+  it('translates a long chain without recursion', () => {
+    const text = Array.from({ length: 5_000 }, (_, i) => `n == ${i}`).join(' || ');
+    const query = translate(text);
+    expect(query.matches({ n: 4_999 })).toBe(true);
+    expect(query.matches({ n: 5_000 })).toBe(false);
+  });
+});
