@@ -4,4 +4,4 @@ export { RqlError, RqlErrorCode, SYNC_BAD_QUERY_ERROR_CODE, isRqlError } from '.
 export { parseQuery, DEFAULT_MAX_QUERY_DEPTH, DEFAULT_MAX_QUERY_LENGTH, type ParseOptions } from './parser';
 export { translateQuery, type QueryableFields, type RqlField, type RqlFieldType, type RqlTable, type TranslatedQuery } from './translate';
 export { compilePlan, planToFilter, type DocumentMatcher, type Plan, type ValueTest } from './plan';
-export { SubscriptionIndex, matchByScan, equalityConstraint, type SessionMatch, type ViewChange } from './subscription-index';
+export { SubscriptionIndex, SubscriptionScan, equalityConstraint, type SessionMatch, type ViewChange } from './subscription-index';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isRqlError } from './errors';
 import { parseQuery } from './parser';
-import { type SessionMatch, SubscriptionIndex, equalityConstraint, matchByScan } from './subscription-index';
+import { type SessionMatch, SubscriptionIndex, SubscriptionScan, equalityConstraint } from './subscription-index';
 import { indexableItemQuery, itemDocument, itemQueryable, itemTable } from './testing';
 import { type TranslatedQuery, translateQuery } from './translate';
 
@@ -81,26 +81,26 @@ describe('SubscriptionIndex', () => {
         fc.array(fc.nat(), { maxLength: 3 }),
         (sessions, changes, removals) => {
           const index = new SubscriptionIndex();
-          const live = new Map<string, Map<string, TranslatedQuery>>();
+          const scan = new SubscriptionScan();
+          const live = new Map<string, string[]>();
           sessions.forEach((texts, s) => {
             texts.forEach((text, q) => {
               const query = translate(text);
               if (!query) return;
               index.add(`s${s}`, `q${q}`, query);
-              if (!live.has(`s${s}`)) live.set(`s${s}`, new Map());
-              live.get(`s${s}`)!.set(`q${q}`, query);
+              scan.add(`s${s}`, `q${q}`, query);
+              live.set(`s${s}`, [...(live.get(`s${s}`) ?? []), `q${q}`]);
             });
           });
           for (const removal of removals) {
             const sessionId = `s${removal % sessions.length}`;
-            const queryId = [...(live.get(sessionId)?.keys() ?? [])][0];
+            const queryId = live.get(sessionId)?.shift();
             if (!queryId) continue;
             index.remove(sessionId, queryId);
-            live.get(sessionId)!.delete(queryId);
+            scan.remove(sessionId, queryId);
           }
-          const all = [...live].flatMap(([sessionId, queries]) => [...queries.values()].map((query) => ({ sessionId, query })));
           for (const [before, after] of changes) {
-            const expected = sorted(matchByScan(all, 'Item', before ?? undefined, after ?? undefined));
+            const expected = sorted(scan.match('Item', before ?? undefined, after ?? undefined));
             expect(sorted(index.match('Item', before ?? undefined, after ?? undefined))).toEqual(expected);
             writes += 1;
             affected += expected.length;

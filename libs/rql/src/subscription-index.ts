@@ -20,13 +20,24 @@ export interface SessionMatch {
   change: ViewChange;
 }
 
-interface Entry {
+interface SessionState {
   sessionId: string;
+  queries: Map<string, Entry>;
+  /** The match call that last touched the session, and what it found so far. */
+  epoch: number;
+  before: boolean;
+  after: boolean;
+}
+
+interface Entry {
+  session: SessionState;
   queryId: string;
   table: string;
   matches: DocumentMatcher;
   /** Where the entry is filed: a field and its keys, or the scan list. */
   constraint?: Constraint;
+  /** The match call that last took the entry as a candidate. */
+  epoch: number;
 }
 
 interface Constraint {
@@ -79,55 +90,96 @@ interface TableIndex {
   scan: Set<Entry>;
 }
 
-function sessionChanges(entries: Iterable<Entry>, before: Document | undefined, after: Document | undefined): SessionMatch[] {
-  const sessions = new Map<string, { before: boolean; after: boolean }>();
-  for (const entry of entries) {
-    let state = sessions.get(entry.sessionId);
-    if (!state) sessions.set(entry.sessionId, (state = { before: false, after: false }));
-    if (!state.before && before) state.before = entry.matches(before);
-    if (!state.after && after) state.after = entry.matches(after);
-  }
-  const result: SessionMatch[] = [];
-  for (const [sessionId, state] of sessions) {
-    if (state.before && state.after) result.push({ sessionId, change: 'change' });
-    else if (state.after) result.push({ sessionId, change: 'enter' });
-    else if (state.before) result.push({ sessionId, change: 'leave' });
-  }
-  return result;
-}
-
-export class SubscriptionIndex {
-  private readonly tables = new Map<string, TableIndex>();
-  private readonly sessions = new Map<string, Map<string, Entry>>();
+/**
+ * Sessions and their queries, and the evaluation of candidate queries into per-session view changes. The
+ * per-session state is stamped with the call's epoch instead of collected in a fresh map per write.
+ */
+abstract class SessionQueries {
+  protected readonly sessions = new Map<string, SessionState>();
+  private epoch = 0;
 
   /** Files a session's query (replacing the one it had under `queryId`). */
   add(sessionId: string, queryId: string, query: TranslatedQuery): void {
     this.remove(sessionId, queryId);
-    const entry: Entry = { sessionId, queryId, table: query.table, matches: query.matches, constraint: equalityConstraint(query.plan) };
-    let table = this.tables.get(query.table);
-    if (!table) this.tables.set(query.table, (table = { byPath: new Map(), scan: new Set() }));
-    if (entry.constraint) {
-      let byKey = table.byPath.get(entry.constraint.path);
-      if (!byKey) table.byPath.set(entry.constraint.path, (byKey = new Map()));
-      for (const key of entry.constraint.keys) {
-        let bucket = byKey.get(key);
-        if (!bucket) byKey.set(key, (bucket = new Set()));
-        bucket.add(entry);
-      }
-    } else {
-      table.scan.add(entry);
-    }
-    let queries = this.sessions.get(sessionId);
-    if (!queries) this.sessions.set(sessionId, (queries = new Map()));
-    queries.set(queryId, entry);
+    let session = this.sessions.get(sessionId);
+    if (!session) this.sessions.set(sessionId, (session = { sessionId, queries: new Map(), epoch: 0, before: false, after: false }));
+    const entry: Entry = { session, queryId, table: query.table, matches: query.matches, constraint: equalityConstraint(query.plan), epoch: 0 };
+    session.queries.set(queryId, entry);
+    this.file(entry);
   }
 
   remove(sessionId: string, queryId: string): void {
-    const queries = this.sessions.get(sessionId);
-    const entry = queries?.get(queryId);
-    if (!queries || !entry) return;
-    queries.delete(queryId);
-    if (queries.size === 0) this.sessions.delete(sessionId);
+    const session = this.sessions.get(sessionId);
+    const entry = session?.queries.get(queryId);
+    if (!session || !entry) return;
+    session.queries.delete(queryId);
+    if (session.queries.size === 0) this.sessions.delete(sessionId);
+    this.unfile(entry);
+  }
+
+  removeSession(sessionId: string): void {
+    for (const queryId of [...(this.sessions.get(sessionId)?.queries.keys() ?? [])]) this.remove(sessionId, queryId);
+  }
+
+  /**
+   * The sessions whose view a write to `table` concerns: `before` is the document before the write (absent
+   * for an insert), `after` the document after it (absent for a delete).
+   */
+  match(table: string, before: Document | undefined, after: Document | undefined): SessionMatch[] {
+    const epoch = ++this.epoch;
+    const touched: SessionState[] = [];
+    this.forEachCandidate(table, before, after, (entry) => {
+      if (entry.epoch === epoch) return;
+      entry.epoch = epoch;
+      const session = entry.session;
+      if (session.epoch !== epoch) {
+        session.epoch = epoch;
+        session.before = false;
+        session.after = false;
+        touched.push(session);
+      }
+      if (!session.before && before) session.before = entry.matches(before);
+      if (!session.after && after) session.after = entry.matches(after);
+    });
+    const result: SessionMatch[] = [];
+    for (const session of touched) {
+      if (session.before && session.after) result.push({ sessionId: session.sessionId, change: 'change' });
+      else if (session.after) result.push({ sessionId: session.sessionId, change: 'enter' });
+      else if (session.before) result.push({ sessionId: session.sessionId, change: 'leave' });
+    }
+    return result;
+  }
+
+  protected abstract file(entry: Entry): void;
+  protected abstract unfile(entry: Entry): void;
+  protected abstract forEachCandidate(table: string, before: Document | undefined, after: Document | undefined, visit: (entry: Entry) => void): void;
+}
+
+export class SubscriptionIndex extends SessionQueries {
+  private readonly tables = new Map<string, TableIndex>();
+
+  /** Queries filed for a table on the scan list (they constrain no field by equality). */
+  scanCount(table: string): number {
+    return this.tables.get(table)?.scan.size ?? 0;
+  }
+
+  protected file(entry: Entry): void {
+    let table = this.tables.get(entry.table);
+    if (!table) this.tables.set(entry.table, (table = { byPath: new Map(), scan: new Set() }));
+    if (!entry.constraint) {
+      table.scan.add(entry);
+      return;
+    }
+    let byKey = table.byPath.get(entry.constraint.path);
+    if (!byKey) table.byPath.set(entry.constraint.path, (byKey = new Map()));
+    for (const key of entry.constraint.keys) {
+      let bucket = byKey.get(key);
+      if (!bucket) byKey.set(key, (bucket = new Set()));
+      bucket.add(entry);
+    }
+  }
+
+  protected unfile(entry: Entry): void {
     const table = this.tables.get(entry.table)!;
     if (!entry.constraint) {
       table.scan.delete(entry);
@@ -143,23 +195,10 @@ export class SubscriptionIndex {
     if (table.scan.size === 0 && table.byPath.size === 0) this.tables.delete(entry.table);
   }
 
-  removeSession(sessionId: string): void {
-    for (const queryId of [...(this.sessions.get(sessionId)?.keys() ?? [])]) this.remove(sessionId, queryId);
-  }
-
-  /** Queries filed for a table on the scan list (they constrain no field by equality). */
-  scanCount(table: string): number {
-    return this.tables.get(table)?.scan.size ?? 0;
-  }
-
-  /**
-   * The sessions whose view a write to `table` concerns: `before` is the document before the write (absent
-   * for an insert), `after` the document after it (absent for a delete).
-   */
-  match(table: string, before: Document | undefined, after: Document | undefined): SessionMatch[] {
+  protected forEachCandidate(table: string, before: Document | undefined, after: Document | undefined, visit: (entry: Entry) => void): void {
     const index = this.tables.get(table);
-    if (!index) return [];
-    const candidates = new Set<Entry>(index.scan);
+    if (!index) return;
+    for (const entry of index.scan) visit(entry);
     const keys = new Set<string>();
     for (const [path, byKey] of index.byPath) {
       keys.clear();
@@ -167,21 +206,30 @@ export class SubscriptionIndex {
       if (after) documentKeys(after, path, keys);
       for (const key of keys) {
         const bucket = byKey.get(key);
-        if (bucket) for (const entry of bucket) candidates.add(entry);
+        if (bucket) for (const entry of bucket) visit(entry);
       }
     }
-    return sessionChanges(candidates, before, after);
   }
 }
 
-/** The reference answer: every query of every session evaluated (for tests and the benchmark's baseline). */
-export function matchByScan(
-  queries: Iterable<{ sessionId: string; query: TranslatedQuery }>,
-  table: string,
-  before: Document | undefined,
-  after: Document | undefined,
-): SessionMatch[] {
-  const entries: Entry[] = [];
-  for (const { sessionId, query } of queries) if (query.table === table) entries.push({ sessionId, queryId: '', table, matches: query.matches });
-  return sessionChanges(entries, before, after);
+/**
+ * The reference answer, with the same bookkeeping as the index: every query of every session evaluated per
+ * write (for the property tests and the benchmark's baseline).
+ */
+export class SubscriptionScan extends SessionQueries {
+  private readonly tables = new Map<string, Set<Entry>>();
+
+  protected file(entry: Entry): void {
+    let entries = this.tables.get(entry.table);
+    if (!entries) this.tables.set(entry.table, (entries = new Set()));
+    entries.add(entry);
+  }
+
+  protected unfile(entry: Entry): void {
+    this.tables.get(entry.table)?.delete(entry);
+  }
+
+  protected forEachCandidate(table: string, _before: Document | undefined, _after: Document | undefined, visit: (entry: Entry) => void): void {
+    for (const entry of this.tables.get(table) ?? []) visit(entry);
+  }
 }
