@@ -41,8 +41,8 @@ export function timestampValue(text: string, at: number): { date: Date; subMilli
   let nanoseconds: bigint;
   if (text.startsWith('T')) {
     const [s, ns] = text.slice(1).split(':');
-    seconds = parseInteger(s!);
-    nanoseconds = parseInteger(ns!);
+    seconds = parseInteger(s);
+    nanoseconds = parseInteger(ns);
   } else {
     const parts = text.split(/[-@T:]/).map((part) => Number.parseInt(part, 10));
     const [year, month, day, hour, minute, second, nanos] = parts as [number, number, number, number, number, number, number | undefined];

@@ -1,4 +1,4 @@
-import { Binary, Long, ObjectId } from 'bson';
+import { type Binary, Long, ObjectId } from 'bson';
 import { describe, expect, it } from 'vitest';
 import { type RqlQuery } from './ast';
 import { RqlErrorCode, isRqlError } from './errors';

@@ -66,7 +66,7 @@ class Parser {
   }
 
   private peek(offset = 0): Token {
-    return this.tokens[Math.min(this.position + offset, this.tokens.length - 1)]!;
+    return this.tokens[Math.min(this.position + offset, this.tokens.length - 1)];
   }
 
   private next(): Token {
@@ -317,7 +317,8 @@ class Parser {
 
   private parseIndex(): PathElement {
     const token = this.next();
-    switch (token.type) {
+    // A plain string switch: the default branch stands for every other token type.
+    switch (token.type as string) {
       case 'natural0':
         return Number(parseInteger(token.text));
       case 'first':
@@ -377,7 +378,7 @@ class Parser {
   private parseConstant(): RqlConstant {
     const token = this.next();
     const constant = (value: RqlScalar): RqlConstant => ({ kind: 'constant', value, text: token.text });
-    switch (token.type) {
+    switch (token.type as string) {
       case 'natural0':
       case 'number':
         return constant(integerValue(parseInteger(token.text)));

@@ -40,13 +40,18 @@ function testToFilter(test: ValueTest): Document {
       return { $regex: test.source, $options: test.flags };
     case '$not':
       return { $not: testToFilter(test.test) };
-    default:
+    case '$eq':
+    case '$ne':
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte':
       return { [test.op]: test.value };
   }
 }
 
 /** No document matches it (an empty `$in`). */
-export const MATCH_NOTHING: Document = Object.freeze({ _id: { $in: [] } }) as Document;
+export const MATCH_NOTHING: Document = Object.freeze({ _id: { $in: [] } });
 
 export function planToFilter(plan: Plan): Document {
   switch (plan.op) {
@@ -127,7 +132,10 @@ function compileScalarTest(test: ValueTest): ScalarTest {
       const inner = compileScalarTest(test.test);
       return (value) => !inner(value);
     }
-    default: {
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte': {
       const expected = test.value;
       const accept = test.op === '$gt' ? (c: number) => c > 0 : test.op === '$gte' ? (c: number) => c >= 0 : test.op === '$lt' ? (c: number) => c < 0 : (c: number) => c <= 0;
       return (value) => {

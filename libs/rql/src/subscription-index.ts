@@ -171,7 +171,7 @@ export class SubscriptionIndex extends SessionQueries {
       return;
     }
     let byKey = table.byPath.get(entry.constraint.path);
-    if (!byKey) table.byPath.set(entry.constraint.path, (byKey = new Map()));
+    if (!byKey) table.byPath.set(entry.constraint.path, (byKey = new Map<string, Set<Entry>>()));
     for (const key of entry.constraint.keys) {
       let bucket = byKey.get(key);
       if (!bucket) byKey.set(key, (bucket = new Set()));

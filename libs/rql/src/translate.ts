@@ -5,7 +5,7 @@
  * geospatial), and lowers the rest to a Plan: a datastore filter and a document matcher in one.
  */
 import { type CompareOp, type ParsedQuery, type PathElement, type Quantifier, type RqlConstant, type RqlExpression, type RqlProperty, type RqlQuery, type RqlScalar } from './ast';
-import { RqlError, RqlErrorCode, tableError } from './errors';
+import { type RqlError, RqlErrorCode, tableError } from './errors';
 import { type Plan, type RelationalOp, type ValueTest, compilePlan, planToFilter, type DocumentMatcher } from './plan';
 import { bracketOf } from './values';
 
@@ -56,6 +56,11 @@ function pathText(path: PathElement[]): string {
   return path.map((element) => (typeof element === 'object' ? `[${element.index}]` : String(element))).join('.');
 }
 
+/** The first element of a key path: always a property name, as the parser builds paths. */
+function headName(path: PathElement[]): string {
+  return pathText(path.slice(0, 1));
+}
+
 function typeName(value: RqlScalar): string {
   switch (bracketOf(value)) {
     case 'null':
@@ -72,7 +77,9 @@ function typeName(value: RqlScalar): string {
       return 'objectId';
     case 'binary':
       return (value as { sub_type: number }).sub_type === 4 ? 'uuid' : 'binary';
-    default:
+    case 'array':
+    case 'object':
+    case 'other':
       return 'unknown';
   }
 }
@@ -155,8 +162,8 @@ class Translator {
 
   /** The field a property names, after the queryable and path checks. */
   private field(property: RqlProperty): { name: string; field: RqlField; rest: PathElement[] } {
-    const [head, ...rest] = property.path;
-    const name = String(head);
+    const name = headName(property.path);
+    const rest = property.path.slice(1);
     const field = Object.prototype.hasOwnProperty.call(this.table.fields, name) ? this.table.fields[name] : undefined;
     if (!field || !this.queryable.has(name)) throw tableError(RqlErrorCode.NotQueryable, this.table.name, `key "${name}" is not a queryable field`);
     if (rest.length > 0 && field.collection !== 'dictionary') {
@@ -219,7 +226,7 @@ class Translator {
     }
     if (op === '==' || op === 'in') return dateTest('$eq', constant, subMillisecond);
     if (op === '!=') return dateTest('$ne', constant, subMillisecond);
-    return dateTest(RELATIONAL[op]!, constant, subMillisecond);
+    return dateTest(RELATIONAL[op], constant, subMillisecond);
   }
 
   private compare(comparison: Comparison): Plan {
@@ -239,7 +246,7 @@ class Translator {
       if (comparison.constantInProperty) op = '==';
       const quantifier = property.quantifier ?? 'any';
       const test: ValueTest =
-        values.length === 1 ? this.valueTest(name, field, op, values[0]!, caseInsensitive, sub)
+        values.length === 1 ? this.valueTest(name, field, op, values[0], caseInsensitive, sub)
         : this.listTest(name, field, op, values, caseInsensitive);
       return { op: 'elements', path: name, quantifier, test };
     }
@@ -251,7 +258,7 @@ class Translator {
       return values.length === 1 ? { op: 'field', path: name, test: { op: '$eq', value: values[0]! } } : { op: 'field', path: name, test: { op: '$in', values } };
     }
     const parts: Plan[] = values.map((value) => ({ op: 'field', path: name, test: this.valueTest(name, field, op, value, caseInsensitive, sub) }));
-    if (parts.length === 1) return parts[0]!;
+    if (parts.length === 1) return parts[0];
     if (listQuantifier === 'all') return { op: 'and', of: parts };
     const any: Plan = { op: 'or', of: parts };
     return listQuantifier === 'none' ? negate(any) : any;
@@ -315,7 +322,7 @@ class Translator {
 
 /** A date constant that fell between two milliseconds, against stored dates that have whole milliseconds. */
 function dateTest(op: '$eq' | '$ne' | RelationalOp, value: RqlScalar, subMillisecond: boolean): ValueTest {
-  if (!subMillisecond || !(value instanceof Date)) return { op, value } as ValueTest;
+  if (!subMillisecond || !(value instanceof Date)) return { op, value };
   // value is the millisecond below the constant: x > c and x >= c both mean x > value; x < c and x <= c mean x <= value.
   switch (op) {
     case '$eq':
@@ -350,7 +357,7 @@ function simplify(plan: Plan & { op: 'and' | 'or' }): Plan {
     else of.push(part);
   }
   if (of.length === 0) return { op: 'const', value: !absorbing };
-  return of.length === 1 ? of[0]! : { op: plan.op, of };
+  return of.length === 1 ? of[0] : { op: plan.op, of };
 }
 
 /** Indexed queryable fields: every query must AND an == or IN on one of them with the rest (App Services' rule). */
@@ -368,7 +375,7 @@ function checkIndexedField(table: string, query: RqlQuery, indexed: ReadonlySet<
     const sides = [part.left, part.right];
     const property = sides.find((side): side is RqlProperty => side.kind === 'property');
     const constant = sides.find((side): side is RqlConstant => side.kind === 'constant');
-    return !!property && !!constant && property.path.length === 1 && !property.postOp && !property.quantifier && indexed.has(String(property.path[0]));
+    return !!property && !!constant && property.path.length === 1 && !property.postOp && !property.quantifier && indexed.has(headName(property.path));
   });
   if (!satisfied) {
     const names = [...indexed].map((name) => `"${name}"`).join(', ');

@@ -24,7 +24,9 @@ export function bracketOf(value: unknown): Bracket {
       return 'bool';
     case 'object':
       break;
-    default:
+    case 'undefined':
+    case 'function':
+    case 'symbol':
       return 'other';
   }
   if (Array.isArray(value)) return 'array';
@@ -50,7 +52,7 @@ export function toNumber(value: unknown): number {
   if (typeof value === 'number') return value;
   if (typeof value === 'bigint') return Number(value);
   const tag = bsonTag(value as object);
-  if (tag === 'Decimal128') return Number((value as object).toString());
+  if (tag === 'Decimal128') return Number((value as { toString(): string }).toString());
   return Number((value as { valueOf(): unknown }).valueOf());
 }
 
@@ -60,7 +62,7 @@ function binaryBytes(value: Binary): Uint8Array {
 
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
   return Math.sign(a.length - b.length);
 }
 

@@ -110,7 +110,7 @@ const atom: fc.Arbitrary<string> = fc.oneof(
   fc.tuple(fc.constantFrom('', 'NONE '), fc.constantFrom(...KEYS, 'k9')).map(([q, key]) => `${q}attrs.@keys == '${key}'`),
   fc.tuple(fc.constantFrom('', 'NONE '), listOf(fc.constantFrom(...KEYS).map((k) => `'${k}'`))).map(([q, list]) => `${q}attrs.@keys IN ${list}`),
   fc.tuple(fc.constantFrom('attrs.@values', 'attrs', 'ANY attrs.@values', 'NONE attrs'), fc.oneof(intLiteral, fc.constant('null'))).map(([path, value]) => `${path} == ${value}`),
-  fc.tuple(fc.constantFrom(...KEYS).map((k) => [`attrs.${k}`, `attrs['${k}']`]), fc.nat(1), relational, fc.oneof(intLiteral, fc.constant('null'))).map(([paths, i, op, value]) => `${paths[i]!} ${value === 'null' && !['==', '=', '!=', '<>'].includes(op) ? '==' : op} ${value}`),
+  fc.tuple(fc.constantFrom(...KEYS).map((k) => [`attrs.${k}`, `attrs['${k}']`]), fc.nat(1), relational, fc.oneof(intLiteral, fc.constant('null'))).map(([paths, i, op, value]) => `${paths[i]} ${value === 'null' && !['==', '=', '!=', '<>'].includes(op) ? '==' : op} ${value}`),
 );
 
 /** A served subscription query: atoms nested with AND, OR and NOT. */
