@@ -111,6 +111,98 @@ const RULES: [RegExp, TokenType | null][] = (
   ] as const
 ).map(([source, type]) => [new RegExp(source, 'y'), type]);
 
+/**
+ * The characters a rule's match can start with, read off its pattern (the patterns above use only character
+ * classes, escapes, literal characters, `(?:...)` groups, `|` and the `?`/`*`/`+`/`{n}` quantifiers). WIDE
+ * stands for every non-ASCII character.
+ */
+const WIDE = 'wide';
+
+function firstChars(source: string): Set<string> {
+  const result = new Set<string>();
+  // Split into top-level alternatives.
+  const alternatives: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let start = 0;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') depth++;
+    else if (c === ')') depth--;
+    else if (c === '|' && depth === 0) {
+      alternatives.push(source.slice(start, i));
+      start = i + 1;
+    }
+  }
+  alternatives.push(source.slice(start));
+  for (const alternative of alternatives) {
+    let rest = alternative;
+    while (rest.length > 0) {
+      const { chars, length } = firstAtom(rest);
+      for (const c of chars) result.add(c);
+      const quantifier = rest[length];
+      const optional = quantifier === '?' || quantifier === '*';
+      rest = rest.slice(length + (optional || quantifier === '+' ? 1 : 0));
+      if (!optional) break;
+    }
+  }
+  return result;
+}
+
+function firstAtom(source: string): { chars: Set<string>; length: number } {
+  if (source.startsWith('(?:')) {
+    let depth = 0;
+    for (let i = 0; i < source.length; i++) {
+      if (source[i] === '\\') i++;
+      else if (source[i] === '(') depth++;
+      else if (source[i] === ')' && --depth === 0) return { chars: firstChars(source.slice(3, i)), length: i + 1 };
+    }
+  }
+  if (source.startsWith('[')) {
+    const chars = new Set<string>();
+    let i = 1;
+    const next = (): string => {
+      if (source[i] === '\\') {
+        const escaped = source[i + 1]!;
+        if (escaped === 'u') {
+          const code = source.slice(i + 2, i + 6);
+          i += 6;
+          return String.fromCharCode(Number.parseInt(code, 16));
+        }
+        i += 2;
+        return escaped === 't' ? '\t' : escaped === 'r' ? '\r' : escaped === 'n' ? '\n' : escaped;
+      }
+      return source[i++]!;
+    };
+    while (source[i] !== ']') {
+      const low = next();
+      if (source[i] === '-' && source[i + 1] !== ']') {
+        i++;
+        const high = next();
+        for (let code = low.charCodeAt(0); code <= Math.min(high.charCodeAt(0), 127); code++) chars.add(String.fromCharCode(code));
+        if (high.charCodeAt(0) > 127) chars.add(WIDE);
+      } else chars.add(low);
+    }
+    return { chars, length: i + 1 };
+  }
+  if (source[0] === '\\') {
+    const escaped = source[1]!;
+    return { chars: new Set([escaped === 't' ? '\t' : escaped === 'n' ? '\n' : escaped]), length: 2 };
+  }
+  return { chars: new Set([source[0]!]), length: 1 };
+}
+
+/** For each ASCII code, the rules (in order) that can match there; index 128 holds those for non-ASCII. */
+const RULES_BY_FIRST: (typeof RULES)[] = Array.from({ length: 129 }, () => []);
+for (const rule of RULES) {
+  const chars = firstChars(rule[0].source);
+  for (let code = 0; code < 128; code++) if (chars.has(String.fromCharCode(code))) RULES_BY_FIRST[code]!.push(rule);
+  if (chars.has(WIDE)) RULES_BY_FIRST[128]!.push(rule);
+}
+
 /** An identifier's `\ `, `\t`, `\r`, `\n` escapes, decoded as realm-core's check_escapes does. */
 function decodeIdentifier(text: string): string {
   return text.replace(/\\([ nrt])/g, (_, c: string) => (c === ' ' ? ' ' : c === 't' ? '\t' : c === 'r' ? '\r' : '\n'));
@@ -121,7 +213,8 @@ export function tokenize(input: string): Token[] {
   let at = 0;
   while (at < input.length) {
     let best: { length: number; type: TokenType | null } | undefined;
-    for (const [rule, type] of RULES) {
+    const code = input.charCodeAt(at);
+    for (const [rule, type] of RULES_BY_FIRST[code < 128 ? code : 128]!) {
       rule.lastIndex = at;
       const match = rule.exec(input);
       if (match && match[0].length > (best?.length ?? 0)) best = { length: match[0].length, type };

@@ -1,4 +1,5 @@
 import { type Binary, Long, ObjectId } from 'bson';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type RqlQuery } from './ast';
 import { RqlErrorCode, isRqlError } from './errors';
@@ -253,5 +254,24 @@ describe('parseQuery', () => {
         expect(isRqlError(error), text).toBe(true);
       }
     }
+  });
+});
+
+describe('parseQuery on hostile input', () => {
+  const pieces = ['a', 'tags', '==', '!=', '<', '>=', '&&', '||', '!', 'NOT', '(', ')', '{', '}', '[', ']', ',', '.', '@count', '@keys', 'ANY', 'ALL',
+    'NONE', 'IN', 'BEGINSWITH', '[c]', 'BETWEEN', 'SUBQUERY', '$x', '$0', '$K1', 'SORT', 'LIMIT', 'ASC', '1', '-2.5e3', '0x', "'s'", '"', "'", '\\',
+    'B64"', 'oid(', 'uuid(', 'T1:2', '2020-01-01@', 'TRUEPREDICATE', '@max', '+', '*', ' ', '\n', 'é', '\u0000'];
+
+  it('answers every input with a tree or an RqlError, never another exception', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.array(fc.constantFrom(...pieces), { maxLength: 30 }).map((parts) => parts.join('')), fc.string({ maxLength: 60 })), (text) => {
+        try {
+          parseQuery(text, { args: [1, [2, 3]] });
+        } catch (error) {
+          expect(isRqlError(error), `${JSON.stringify(text)}: ${String(error)}`).toBe(true);
+        }
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { ObjectId } from 'bson';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RqlErrorCode, isRqlError } from './errors';
 import { parseQuery } from './parser';
@@ -150,5 +151,45 @@ describe('translateQuery', () => {
     const query = translate(text);
     expect(query.matches({ n: 4_999 })).toBe(true);
     expect(query.matches({ n: 5_000 })).toBe(false);
+  });
+});
+
+describe('translateQuery on hostile queries', () => {
+  const quantifiers = ['', 'ANY ', 'ALL ', 'NONE '];
+  const paths = ['n', 'name', 'tags', 'nums', 'attrs', 'secret', 'owner', 'when', 'ref', 'done', 'attrs.@keys', 'attrs.@values', 'tags.@count', 'name.@size', "attrs['k1']", 'attrs.k2', 'n.@type', 'tags[0]', 'owner.x', 'nums.@max'];
+  const operators = ['==', '!=', '<', '>=', ' IN ', ' BEGINSWITH ', ' LIKE ', ' CONTAINS ', '==[c]', ' BETWEEN ', ' TEXT '];
+  const constants = ['{1, 2}', '{}', "{'a', null}", "'s'", 'B64"YQ=="', '1', '2.5', '-inf', 'nan', 'null', 'T0:1', 'oid(507f1f77bcf86cd799439011)', 'uuid(3b241101-e2bb-4255-8caf-4136c566a962)', '$0', 'ALL {1}', 'O1', 'n', 'true'];
+  const comparison = fc
+    .tuple(fc.constantFrom(...quantifiers), fc.constantFrom(...paths), fc.constantFrom(...operators), fc.constantFrom(...constants), fc.boolean())
+    .map(([q, path, op, constant, flip]) => (flip ? `${constant}${op}${q}${path}` : `${q}${path}${op}${constant}`));
+  const query = fc
+    .array(fc.tuple(fc.constantFrom('', '!', 'NOT '), comparison, fc.constantFrom(' && ', ' || ')), { minLength: 1, maxLength: 2 })
+    .map((parts) => parts.map(([not, text, join], i) => `${i > 0 ? join : ''}${not}(${text})`).join(''));
+
+  it('answers every parsed query with a translation or an RqlError, never another exception', () => {
+    let parsed = 0;
+    let served = 0;
+    fc.assert(
+      fc.property(query, fc.constantFrom('', '', '', '', ' SORT(n ASC)', ' LIMIT(1)'), (text, suffix) => {
+        let tree;
+        try {
+          tree = parseQuery(text + suffix, { args: [[1, 'a', null]] });
+        } catch (error) {
+          expect(isRqlError(error)).toBe(true);
+          return;
+        }
+        parsed += 1;
+        try {
+          const translated = translateQuery(tree, itemTable, itemQueryable);
+          expect(typeof translated.matches({ n: 1, name: 's', tags: ['s'], attrs: { k1: 1 } })).toBe('boolean');
+          served += 1;
+        } catch (error) {
+          expect(isRqlError(error), `${text}: ${String(error)}`).toBe(true);
+        }
+      }),
+      { numRuns: 5_000 },
+    );
+    expect(parsed).toBeGreaterThan(2_500);
+    expect(served).toBeGreaterThan(30);
   });
 });
