@@ -166,7 +166,7 @@ function firstAtom(source: string): { chars: Set<string>; length: number } {
     let i = 1;
     const next = (): string => {
       if (source[i] === '\\') {
-        const escaped = source[i + 1]!;
+        const escaped = source[i + 1];
         if (escaped === 'u') {
           const code = source.slice(i + 2, i + 6);
           i += 6;
@@ -175,7 +175,7 @@ function firstAtom(source: string): { chars: Set<string>; length: number } {
         i += 2;
         return escaped === 't' ? '\t' : escaped === 'r' ? '\r' : escaped === 'n' ? '\n' : escaped;
       }
-      return source[i++]!;
+      return source[i++];
     };
     while (source[i] !== ']') {
       const low = next();
@@ -189,18 +189,18 @@ function firstAtom(source: string): { chars: Set<string>; length: number } {
     return { chars, length: i + 1 };
   }
   if (source[0] === '\\') {
-    const escaped = source[1]!;
+    const escaped = source[1];
     return { chars: new Set([escaped === 't' ? '\t' : escaped === 'n' ? '\n' : escaped]), length: 2 };
   }
-  return { chars: new Set([source[0]!]), length: 1 };
+  return { chars: new Set([source[0]]), length: 1 };
 }
 
 /** For each ASCII code, the rules (in order) that can match there; index 128 holds those for non-ASCII. */
 const RULES_BY_FIRST: (typeof RULES)[] = Array.from({ length: 129 }, () => []);
 for (const rule of RULES) {
   const chars = firstChars(rule[0].source);
-  for (let code = 0; code < 128; code++) if (chars.has(String.fromCharCode(code))) RULES_BY_FIRST[code]!.push(rule);
-  if (chars.has(WIDE)) RULES_BY_FIRST[128]!.push(rule);
+  for (let code = 0; code < 128; code++) if (chars.has(String.fromCharCode(code))) RULES_BY_FIRST[code].push(rule);
+  if (chars.has(WIDE)) RULES_BY_FIRST[128].push(rule);
 }
 
 /** An identifier's `\ `, `\t`, `\r`, `\n` escapes, decoded as realm-core's check_escapes does. */
@@ -214,7 +214,7 @@ export function tokenize(input: string): Token[] {
   while (at < input.length) {
     let best: { length: number; type: TokenType | null } | undefined;
     const code = input.charCodeAt(at);
-    for (const [rule, type] of RULES_BY_FIRST[code < 128 ? code : 128]!) {
+    for (const [rule, type] of RULES_BY_FIRST[code < 128 ? code : 128]) {
       rule.lastIndex = at;
       const match = rule.exec(input);
       if (match && match[0].length > (best?.length ?? 0)) best = { length: match[0].length, type };
