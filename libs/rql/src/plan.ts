@@ -5,7 +5,7 @@
  * definition. The shapes are the few the translator emits, nothing more.
  */
 import { type RqlScalar, type Quantifier } from './ast';
-import { compareSameType, isPlainDocument, valuesEqual } from './values';
+import { compareSameType, equalityKey, isPlainDocument, valuesEqual } from './values';
 
 export type RelationalOp = '$gt' | '$gte' | '$lt' | '$lte';
 
@@ -106,23 +106,34 @@ export function valuesAt(doc: unknown, path: string): unknown[] {
 
 type ScalarTest = (value: unknown) => boolean;
 
+/** Equality with one constant, with the common constant types tested without the general comparison. */
+function equalTo(expected: RqlScalar): ScalarTest {
+  if (typeof expected === 'string' || typeof expected === 'boolean') return (value) => value === expected;
+  if (typeof expected === 'number' && !Number.isNaN(expected)) return (value) => (typeof value === 'number' ? value === expected : valuesEqual(value, expected));
+  return (value) => valuesEqual(value, expected);
+}
+
+/** Membership in a list of constants; a long list is looked up by equality key first. */
+function memberOf(values: RqlScalar[]): ScalarTest {
+  const tests = values.map(equalTo);
+  if (values.length <= 8) return (value) => tests.some((test) => test(value));
+  const keys = new Set(values.map(equalityKey));
+  return (value) => keys.has(equalityKey(value)) && tests.some((test) => test(value));
+}
+
 function compileScalarTest(test: ValueTest): ScalarTest {
   switch (test.op) {
-    case '$eq': {
-      const expected = test.value;
-      return (value) => valuesEqual(value, expected);
-    }
+    case '$eq':
+      return equalTo(test.value);
     case '$ne': {
-      const expected = test.value;
-      return (value) => !valuesEqual(value, expected);
+      const equal = equalTo(test.value);
+      return (value) => !equal(value);
     }
-    case '$in': {
-      const values = test.values;
-      return (value) => values.some((expected) => valuesEqual(value, expected));
-    }
+    case '$in':
+      return memberOf(test.values);
     case '$nin': {
-      const values = test.values;
-      return (value) => !values.some((expected) => valuesEqual(value, expected));
+      const member = memberOf(test.values);
+      return (value) => !member(value);
     }
     case '$regex': {
       const regex = new RegExp(test.source, `${test.flags}u`);
