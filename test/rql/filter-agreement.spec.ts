@@ -1,6 +1,5 @@
 import { compileDocumentFilter } from '@tessera/datastore';
-import { isRqlError, parseQuery, translateQuery, type TranslatedQuery } from '@tessera/rql';
-import { itemDocument, itemQuery, itemQueryable, itemTable } from '@tessera/rql/testing';
+import { itemDocument, itemQuery, servedItemQuery } from '@tessera/rql/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -10,15 +9,6 @@ import { describe, expect, it } from 'vitest';
  * query engine (the embedded engine's matcher, which follows MongoDB's query semantics).
  */
 describe('RQL translation agrees with the datastore', () => {
-  function translate(text: string): TranslatedQuery | undefined {
-    try {
-      return translateQuery(parseQuery(text), itemTable, itemQueryable);
-    } catch (error) {
-      if (isRqlError(error)) return undefined;
-      throw error;
-    }
-  }
-
   it('matches a document exactly when the translated filter selects it', () => {
     let served = 0;
     let refused = 0;
@@ -26,7 +16,7 @@ describe('RQL translation agrees with the datastore', () => {
     let checked = 0;
     fc.assert(
       fc.property(itemQuery, fc.array(itemDocument, { minLength: 1, maxLength: 8 }), (text, documents) => {
-        const query = translate(text);
+        const query = servedItemQuery(text);
         if (!query) {
           refused += 1;
           return;

@@ -1,19 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isRqlError } from './errors';
-import { parseQuery } from './parser';
 import { type SessionMatch, SubscriptionIndex, SubscriptionScan, equalityConstraint } from './subscription-index';
-import { indexableItemQuery, itemDocument, itemQueryable, itemTable } from './testing';
-import { type TranslatedQuery, translateQuery } from './translate';
+import { indexableItemQuery, itemDocument, servedItemQuery } from './testing';
+import { type TranslatedQuery } from './translate';
 
-function translate(text: string): TranslatedQuery | undefined {
-  try {
-    return translateQuery(parseQuery(text), itemTable, itemQueryable);
-  } catch (error) {
-    if (isRqlError(error)) return undefined;
-    throw error;
-  }
-}
+const translate = servedItemQuery;
 
 function served(text: string): TranslatedQuery {
   const query = translate(text);

@@ -5,7 +5,9 @@
  */
 import { ObjectId, UUID } from 'bson';
 import fc from 'fast-check';
-import { type QueryableFields, type RqlTable } from '../translate';
+import { isRqlError } from '../errors';
+import { parseQuery } from '../parser';
+import { type QueryableFields, type RqlTable, type TranslatedQuery, translateQuery } from '../translate';
 
 export const itemTable: RqlTable = {
   name: 'Item',
@@ -26,6 +28,16 @@ export const itemTable: RqlTable = {
 };
 
 export const itemQueryable: QueryableFields = { queryable: ['_id', 'name', 'n', 'score', 'done', 'when', 'ref', 'owner', 'tags', 'nums', 'attrs'] };
+
+/** A query on the item table as the server serves it, or undefined when the server refuses it. */
+export function servedItemQuery(text: string): TranslatedQuery | undefined {
+  try {
+    return translateQuery(parseQuery(text), itemTable, itemQueryable);
+  } catch (error) {
+    if (isRqlError(error)) return undefined;
+    throw error;
+  }
+}
 
 const STRINGS = ['', 'a', 'b', 'ab', 'Ab', 'aB c', 'x*y', 'x.y', 'é', 'É', 'line\nbreak', '$a'];
 const OIDS = ['507f1f77bcf86cd799439011', '507f1f77bcf86cd799439012', '000000000000000000000001'];
