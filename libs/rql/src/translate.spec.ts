@@ -146,6 +146,28 @@ describe('translateQuery', () => {
     expect(translate('when == 1970-01-01@00:00:01').matches({ when: new Date(1000) })).toBe(true);
   });
 
+  // The shapes realm-core's query serializer writes when an SDK sends a subscription (util/serializer.cpp):
+  // lower-case and/or, NULL, doubles at 17 digits, T<s>:<ns> dates, B64 strings, ANY on lists.
+  it.each([
+    ['name == "alice" and n > 5', { name: 'alice', n: 6 }, { name: 'alice', n: 5 }],
+    ['(n == 1 or n == 2) and done == false', { n: 2, done: false }, { n: 2, done: true }],
+    ['NOT (name BEGINSWITH[c] "a")', { name: 'bob' }, { name: 'Ann' }],
+    ['ANY tags == "a"', { tags: ['b', 'a'] }, { tags: ['b'] }],
+    ['tags.@count > 1', { tags: ['a', 'b'] }, { tags: ['a'] }],
+    ['when > T1612345678:123000000', { when: new Date(1612345678124) }, { when: new Date(1612345678123) }],
+    ['score >= 0.10000000000000001 and score < 1e+20', { score: 0.1 }, { score: 1e20 }],
+    ['score == -inf', { score: -Infinity }, { score: 0 }],
+    ['name == B64"YSJi"', { name: 'a"b' }, { name: 'ab' }],
+    ['owner == NULL', { owner: null }, { owner: new ObjectId('507f1f77bcf86cd799439011') }],
+    ['_id == oid(507f1f77bcf86cd799439011)', { _id: new ObjectId('507f1f77bcf86cd799439011') }, { _id: new ObjectId('507f1f77bcf86cd799439012') }],
+    ['name LIKE "a*c"', { name: 'abbc' }, { name: 'abcd' }],
+    ["attrs['k1'] == 5", { attrs: { k1: 5 } }, { attrs: { k2: 5 } }],
+  ])('serves a serialized subscription: %s', (text, inside, outside) => {
+    const query = translate(text);
+    expect(query.matches(inside)).toBe(true);
+    expect(query.matches(outside)).toBe(false);
+  });
+
   it('translates a long chain without recursion', () => {
     const text = Array.from({ length: 5_000 }, (_, i) => `n == ${i}`).join(' || ');
     const query = translate(text);
