@@ -1,4 +1,7 @@
-import { compileDocumentFilter } from '@tessera/datastore';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compileDocumentFilter, openEmbeddedClient } from '@tessera/datastore';
 import { itemDocument, itemQuery, servedItemQuery } from '@tessera/rql/testing';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -36,5 +39,31 @@ describe('RQL translation agrees with the datastore', () => {
     expect(served).toBeGreaterThan(refused * 3);
     expect(matched).toBeGreaterThan(checked / 10);
     expect(matched).toBeLessThan(checked * 0.9);
+  });
+
+  it('selects through the embedded datastore, indexes and all, the documents the matcher accepts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-rql-'));
+    const client = openEmbeddedClient(dir);
+    try {
+      const items = client.db('app').collection('Item');
+      await items.createIndex({ owner: 1 });
+      await items.createIndex({ name: 1 });
+      await items.createIndex({ tags: 1 });
+      await items.createIndex({ n: 1, score: -1 });
+      const documents = fc.sample(itemDocument, { numRuns: 300, seed: 7 }).map((doc, i) => ({ ...doc, _id: i }));
+      await items.insertMany(documents);
+      let served = 0;
+      for (const text of fc.sample(itemQuery, { numRuns: 400, seed: 11 })) {
+        const query = servedItemQuery(text);
+        if (!query) continue;
+        served += 1;
+        const found = (await items.find(query.filter).toArray()).map((doc) => doc['_id'] as number).sort((a, b) => a - b);
+        expect(found, `${text}\n${JSON.stringify(query.filter)}`).toEqual(documents.filter((doc) => query.matches(doc)).map((doc) => doc._id));
+      }
+      expect(served).toBeGreaterThan(200);
+    } finally {
+      await client.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
