@@ -78,6 +78,12 @@ describe('module boundaries', () => {
     expect(await boundaryErrors('apps/function-runtime/src/sandbox/isolate/boundary-probe.ts', "import { bson } from './bridge';\nexport const probe = bson;\n", 'no-restricted-imports')).toEqual([]);
   });
 
+  it('keeps the RQL library pure: the domain, but no store and no framework', async () => {
+    expect(await boundaryErrors('libs/rql/src/boundary-probe.ts', "import { compileDocumentFilter } from '@tessera/datastore';\nexport const probe = compileDocumentFilter;\n")).not.toEqual([]);
+    expect(await boundaryErrors('libs/rql/src/boundary-probe.ts', "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n")).not.toEqual([]);
+    expect(await boundaryErrors('libs/rql/src/boundary-probe.ts', "import { TesseraError } from '@tessera/domain';\nexport const probe = TesseraError;\n")).toEqual([]);
+  });
+
   it('still refuses a pure library that imports a framework', async () => {
     expect(await boundaryErrors('libs/rules/src/boundary-probe.ts', "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n")).not.toEqual([]);
   });
