@@ -22,6 +22,7 @@ export enum AdminApiErrorCode {
   PartitionSyncNotAllowed = 'PartitionSyncNotAllowed',
   SyncRulesLocked = 'SyncRulesLocked',
   NotImplemented = 'NotImplemented',
+  SyncServiceUnavailable = 'SyncServiceUnavailable',
 }
 
 const statuses: Record<AdminApiErrorCode, number> = {
@@ -45,6 +46,7 @@ const statuses: Record<AdminApiErrorCode, number> = {
   [AdminApiErrorCode.PartitionSyncNotAllowed]: 400,
   [AdminApiErrorCode.SyncRulesLocked]: 409,
   [AdminApiErrorCode.NotImplemented]: 501,
+  [AdminApiErrorCode.SyncServiceUnavailable]: 503,
 };
 
 /**
