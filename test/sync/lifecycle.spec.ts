@@ -1,11 +1,11 @@
 import { type Attributes, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { SyncCompaction } from '@tessera/sync-service';
 import { startTracing, type Tracing } from '@tessera/telemetry';
 import { eventually } from '@tessera/testing';
 import { AdminSession } from '../admin-api/admin-session';
-import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
+import { createSyncApp, userIdOf } from './sync-admin-app';
+import { type SyncHost, startSyncHost } from './sync-host';
 import { connect, createTaskUpload, openSync, type SyncTestClient, syncUrl } from './sync-test-client';
 
 // The sync lifecycle of spec 3 over the admin API, as an operator drives it, seen by protocol-level clients
@@ -29,18 +29,7 @@ describe('sync lifecycle (spec 3) and operations', () => {
   const spans = new InMemorySpanExporter();
   const recorded = recordingMeterProvider();
 
-  /** An app created and deployed through the admin API with partition sync on `_partition` (string). */
-  const createApp = async (name: string, sync: Record<string, unknown> = {}): Promise<{ appId: string; clientAppId: string }> => {
-    const app = await admin.createApp(name);
-    const config = emptyApp(name);
-    partitionSync(config, { read: true, write: true });
-    config.services.push({ config: { id: 'svc1', name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'SyncLifecycleCluster' } }, collectionRules: [], rules: [], webhooks: [] });
-    Object.assign(config.sync!, { service_name: 'mongodb-atlas' }, sync);
-    const files = new Map([...writeAppFiles(config)].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]));
-    const pushed = await admin.push(app._id, files);
-    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
-    return { appId: app._id, clientAppId: app.client_app_id };
-  };
+  const createApp = (name: string, sync: Record<string, unknown> = {}): Promise<{ appId: string; clientAppId: string }> => createSyncApp(admin, name, sync);
 
   /** Changes sync/config.json through a pull and a push, as realm-cli does; returns the deployed document. */
   const changeSync = async (appId: string, change: Record<string, unknown>): Promise<Record<string, unknown>> => {
@@ -53,7 +42,7 @@ describe('sync lifecycle (spec 3) and operations', () => {
 
   const clientOf = async (clientAppId: string): Promise<{ client: SyncTestClient; access: string; userId: string }> => {
     const { access } = await host.login(clientAppId);
-    const userId = (JSON.parse(Buffer.from(access.split('.')[1], 'base64url').toString('utf8')) as { sub: string }).sub;
+    const userId = userIdOf(access);
     return { client: await connect(syncUrl(host.url, clientAppId, access)), access, userId };
   };
 
