@@ -1,9 +1,8 @@
-import { AggregationTemporality, type DataPoint, InMemoryMetricExporter, PeriodicExportingMetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { AppRegistry, DataSources } from '@tessera/platform';
 import { HistoryHousekeeping, SYNC_HISTORY_DATABASE } from '@tessera/sync-service';
-import { type Metrics, startMetrics } from '@tessera/telemetry';
 import { eventually } from '@tessera/testing';
 import { AdminSession } from '../admin-api/admin-session';
+import { type MetricReader, startMetricReader } from './metric-reader';
 import { createSyncApp, userIdOf } from './sync-admin-app';
 import { type SyncHost, startSyncHost } from './sync-host';
 import { connect, createTaskUpload, openSync, type SyncTestClient, syncUrl } from './sync-test-client';
@@ -31,18 +30,10 @@ interface PartitionsBody {
   truncated: boolean;
 }
 
-/** Every data point of the metric `name` in what the exporter holds (the last collection wins). */
-function points(exporter: InMemoryMetricExporter, name: string): DataPoint<number>[] {
-  const collections: ResourceMetrics[] = exporter.getMetrics();
-  const last = collections[collections.length - 1];
-  return (last?.scopeMetrics ?? []).flatMap((scope) => scope.metrics).filter((metric) => metric.descriptor.name === name).flatMap((metric) => metric.dataPoints as DataPoint<number>[]);
-}
-
 describe('sync operations: admin endpoints, metrics and app deletion', () => {
   let host: SyncHost;
   let admin: AdminSession;
-  let telemetry: Metrics;
-  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  let metrics: MetricReader;
 
   const clientOf = async (clientAppId: string): Promise<{ client: SyncTestClient; userId: string }> => {
     const { access } = await host.login(clientAppId);
@@ -51,14 +42,14 @@ describe('sync operations: admin endpoints, metrics and app deletion', () => {
 
   beforeAll(async () => {
     // Registered before the host starts, as main.ts registers it before the application.
-    telemetry = startMetrics({ serviceName: 'sync-ops-test', reader: new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 }) });
+    metrics = startMetricReader('sync-ops-test');
     host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password, TESSERA_ALLOW_NEW_PARTITION_SYNC: 'true' } });
     admin = await AdminSession.login(host, 'admin', password);
   }, 60_000);
 
   afterAll(async () => {
     await host?.close();
-    await telemetry?.shutdown();
+    await metrics?.telemetry.shutdown();
   });
 
   it('lists connected clients and partition histories from the sync service, and answers the App Services sync endpoints', async () => {
@@ -143,23 +134,18 @@ describe('sync operations: admin endpoints, metrics and app deletion', () => {
       client.send(createTaskUpload(1, 'm', id, 2 + i, i));
       expect(await client.next()).toMatchObject({ type: 'download', downloadServerVersion: i + 1 });
     }
-    await telemetry.forceFlush();
-    const sum = (name: string): number => points(exporter, name).reduce((total, point) => total + point.value, 0);
-    expect(sum('tessera.sync.connections')).toBeGreaterThanOrEqual(1);
-    expect(sum('tessera.sync.sessions')).toBeGreaterThanOrEqual(1);
-    expect(sum('tessera.sync.uploads')).toBeGreaterThanOrEqual(3);
-    expect(sum('tessera.sync.downloads')).toBeGreaterThanOrEqual(4);
+    expect(await metrics.sum('tessera.sync.connections')).toBeGreaterThanOrEqual(1);
+    expect(await metrics.sum('tessera.sync.sessions')).toBeGreaterThanOrEqual(1);
+    expect(await metrics.sum('tessera.sync.uploads')).toBeGreaterThanOrEqual(3);
+    expect(await metrics.sum('tessera.sync.downloads')).toBeGreaterThanOrEqual(4);
     const attributes = { 'tessera.app_id': appId, 'tessera.sync.epoch': 0, 'tessera.sync.partition': '"m"' };
-    expect(points(exporter, 'tessera.sync.history.versions').find((point) => point.attributes['tessera.app_id'] === appId)).toMatchObject({ attributes, value: 3 });
-    const bytes = points(exporter, 'tessera.sync.history.bytes').find((point) => point.attributes['tessera.app_id'] === appId);
+    expect((await metrics.points('tessera.sync.history.versions')).find((point) => point.attributes['tessera.app_id'] === appId)).toMatchObject({ attributes, value: 3 });
+    const bytes = (await metrics.points('tessera.sync.history.bytes')).find((point) => point.attributes['tessera.app_id'] === appId);
     expect(bytes?.attributes).toEqual(attributes);
     expect(bytes?.value).toBeGreaterThan(0);
-    const connectionsBefore = sum('tessera.sync.connections');
+    const connectionsBefore = await metrics.sum('tessera.sync.connections');
     client.close();
-    await eventually(async () => {
-      await telemetry.forceFlush();
-      expect(sum('tessera.sync.connections')).toBe(connectionsBefore - 1);
-    });
+    await eventually(async () => expect(await metrics.sum('tessera.sync.connections')).toBe(connectionsBefore - 1));
   });
 
   it('deleting an app closes its connections and drops its sync history, client files and translation state, and no other app', async () => {
