@@ -76,6 +76,10 @@ function numberOf(value: unknown): number {
 /** The collections of the sync history (`history_<name>` in database `sync`). */
 export type HistoryCollection = 'batches' | 'chunks' | 'partitions' | 'client_files' | 'reciprocals' | 'client_activity';
 
+export function historyCollection(client: DataSourceClient, databaseName: string, name: HistoryCollection): CollectionHandle {
+  return client.db(databaseName).collection(`history_${name}`);
+}
+
 export class DatastoreHistoryStorage implements HistoryStorage {
   private ready?: Promise<void>;
 
@@ -85,7 +89,7 @@ export class DatastoreHistoryStorage implements HistoryStorage {
   ) {}
 
   private collection(name: HistoryCollection): CollectionHandle {
-    return this.client.db(this.databaseName).collection(`history_${name}`);
+    return historyCollection(this.client, this.databaseName, name);
   }
 
   /** Creates the indexes the reads need, once per process (creating an existing index is a no-op). */
@@ -95,6 +99,8 @@ export class DatastoreHistoryStorage implements HistoryStorage {
       await this.collection('batches').createIndex({ end: 1 }, { unique: true });
       await this.collection('client_files').createIndex({ partition: 1, ident: 1 }, { unique: true });
       await this.collection('reciprocals').createIndex({ key: 1 }, { unique: false });
+      // Compaction reads the activity of a partition's client files (lifecycle/, HistoryHousekeeping).
+      await this.collection('client_activity').createIndex({ partition: 1 }, { unique: false });
     })();
     this.ready.catch(() => (this.ready = undefined));
     return this.ready;

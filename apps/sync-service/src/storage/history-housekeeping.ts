@@ -6,7 +6,7 @@
  * (when it is deleted). It must not read or write history entries' contents: that is the storage's.
  */
 import { type CollectionHandle, type DataSourceClient, type Document, isDuplicateKeyError } from '@tessera/datastore';
-import { type HistoryCollection, partitionPrefix, SYNC_HISTORY_DATABASE } from './datastore-history-storage';
+import { type HistoryCollection, historyCollection, partitionPrefix, SYNC_HISTORY_DATABASE } from './datastore-history-storage';
 
 /** One partition's history, as operations see it. */
 export interface PartitionHistorySize {
@@ -43,23 +43,13 @@ function appKeyRanges(appId: string): Array<{ $gte: string; $lt: string }> {
 }
 
 export class HistoryHousekeeping {
-  private ready?: Promise<void>;
-
   constructor(
     private readonly client: DataSourceClient,
     private readonly databaseName: string = SYNC_HISTORY_DATABASE,
   ) {}
 
   private collection(name: HistoryCollection): CollectionHandle {
-    return this.client.db(this.databaseName).collection(`history_${name}`);
-  }
-
-  private init(): Promise<void> {
-    this.ready ??= (async () => {
-      await this.collection('client_activity').createIndex({ partition: 1 }, { unique: false });
-    })();
-    this.ready.catch(() => (this.ready = undefined));
-    return this.ready;
+    return historyCollection(this.client, this.databaseName, name);
   }
 
   /**
@@ -85,7 +75,6 @@ export class HistoryHousekeeping {
   /** Records that client files were active (the latest time wins, whichever replica saw them). */
   async noteClientsSeen(partition: string, seen: ReadonlyMap<number, number>): Promise<void> {
     if (seen.size === 0) return;
-    await this.init();
     await this.collection('client_activity').bulkWrite(
       [...seen].map(([ident, at]) => ({
         updateOne: { filter: { _id: `${partitionPrefix(partition)}${ident}` }, update: { $max: { seenAt: at }, $set: { partition, ident } }, upsert: true },
@@ -96,7 +85,6 @@ export class HistoryHousekeeping {
 
   /** When each client file of the partition was last seen by any replica (ms). */
   async clientsSeen(partition: string): Promise<Map<number, number>> {
-    await this.init();
     const stored = await this.collection('client_activity').find({ partition }).toArray();
     return new Map(stored.map((doc) => [numberOf(doc['ident']), numberOf(doc['seenAt'])]));
   }
