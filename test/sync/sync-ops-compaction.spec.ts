@@ -108,6 +108,39 @@ describe('compaction of a shared sync history', () => {
     expect(await first.claimCompaction(partition, 'replica-1', now + 61_000, now + 120_000)).toBe(true);
   });
 
+  it('lists and purges the partitions of one app only, every reset epoch included, within a limit', async () => {
+    const storage = new DatastoreHistoryStorage(client);
+    const housekeeping = new HistoryHousekeeping(client);
+    // `app1` and `app10`: one app id is a prefix of the other.
+    const keys = ['app1/"a"', 'app1/"b"', 'app1@2/"a"', 'app10/"a"'];
+    for (const key of keys) {
+      const history = new ServerHistory(storage, key);
+      const { ident } = await history.registerClientFile();
+      await history.integrateUpload(ident, [{ clientVersion: 1, lastIntegratedServerVersion: 0, originTimestamp: 1, originFileIdent: 0, changeset: new Uint8Array(0) }], { progressClientVersion: 1, progressServerVersion: 0, lockedServerVersion: 0 });
+      await history.appendServerChangeset([...schema, create(1)], 2);
+      await housekeeping.noteClientsSeen(key, new Map([[ident, 1]]));
+    }
+    const listed = await housekeeping.partitionSizes('app1');
+    expect(listed.truncated).toBe(false);
+    expect(listed.partitions.map((size) => [size.key, size.versions, size.clientFiles])).toEqual([
+      ['app1/"a"', 2, 1],
+      ['app1/"b"', 2, 1],
+      ['app1@2/"a"', 2, 1],
+    ]);
+    expect((await housekeeping.partitionSizes('app1', 2)).truncated).toBe(true);
+
+    expect(await housekeeping.purgeApp('app1')).toEqual({ partitions: 3, batches: 6, clientFiles: 3 });
+    expect((await housekeeping.partitionSizes('app1')).partitions).toEqual([]);
+    for (const key of keys.slice(0, 3)) {
+      expect(await storage.head(key)).toMatchObject({ version: 0 });
+      expect(await storage.listClientFiles(key)).toEqual([]);
+      expect(await housekeeping.clientsSeen(key)).toEqual(new Map());
+    }
+    const survivor = await housekeeping.partitionSizes('app10');
+    expect(survivor.partitions.map((size) => [size.key, size.versions, size.clientFiles])).toEqual([['app10/"a"', 2, 1]]);
+    expect((await housekeeping.clientsSeen('app10/"a"')).size).toBe(1);
+  });
+
   it('keeps the latest activity of a client file whichever replica saw it', async () => {
     const replicas = [new HistoryHousekeeping(client), new HistoryHousekeeping(client)] as const;
     const partition = 'app/"seen"';
