@@ -90,6 +90,8 @@ describe('sync operations: admin endpoints, metrics and app deletion', () => {
   it('refuses sync admin requests without a valid token, for another group and its apps, for unknown apps and bad bodies', async () => {
     const { appId } = await createSyncApp(admin, 'ops-guard');
     const paths = ['/sync/clients', '/sync/partitions', '/sync/progress', '/sync/state', '/sync/config'];
+    const changeForeignReset = await admin.request<ErrorBody>('PUT', admin.app('000000000000000000000000', '/sync/force_reset'), { file_ident: 2 });
+    expect(changeForeignReset.status).toBe(404);
     for (const path of paths) {
       const anonymous = await fetch(`${admin.baseUrl}${admin.app(appId, path)}`);
       expect(anonymous.status, path).toBe(401);
@@ -146,6 +148,45 @@ describe('sync operations: admin endpoints, metrics and app deletion', () => {
     const connectionsBefore = await metrics.sum('tessera.sync.connections');
     client.close();
     await eventually(async () => expect(await metrics.sum('tessera.sync.connections')).toBe(connectionsBefore - 1));
+  });
+
+  it('resets one client file on force_reset: its next IDENT gets a client reset; unknown, ambiguous and bad requests are refused', async () => {
+    const { appId, clientAppId } = await createSyncApp(admin, 'ops-reset');
+    // Idents are per partition: the first file of each partition gets ident 2.
+    const files = new Map<string, { fileIdent: number; salt: bigint }>();
+    for (const path of ['"r1"', '"r2"']) {
+      const { client } = await clientOf(clientAppId);
+      files.set(path, await client.openSession(1, path));
+      client.close();
+    }
+    const ident = files.get('"r1"')!.fileIdent;
+    expect(files.get('"r2"')!.fileIdent).toBe(ident);
+    const reset = (body: unknown) => admin.request<ErrorBody>('PUT', admin.app(appId, '/sync/force_reset'), body);
+    const ambiguous = await reset({ file_ident: ident });
+    expect(ambiguous.status).toBe(400);
+    expect(ambiguous.body).toMatchObject({ error_code: 'BadRequest', error: expect.stringContaining('"r1", "r2"') as string });
+    expect((await reset({ file_ident: 999 })).body).toMatchObject({ error_code: 'ClientFileNotFound' });
+    expect((await reset({ file_ident: 999 })).status).toBe(404);
+    expect((await reset({ file_ident: ident, partition: '"nowhere"' })).status).toBe(404);
+    expect((await reset({ file_ident: ident, partition: '{"$bad": ' })).body).toMatchObject({ error_code: 'InvalidParameter' });
+    for (const body of [{}, { file_ident: 0 }, { file_ident: -2 }, { file_ident: 1.5 }, { file_ident: '2' }, { file_ident: ident, partition: 7 }, { file_ident: ident, partition: 'x'.repeat(5000) }]) {
+      expect((await reset(body)).body, JSON.stringify(body).slice(0, 60)).toMatchObject({ error_code: 'BadRequest' });
+    }
+    expect((await admin.request('PUT', admin.app(appId, '/sync/force_reset'), { file_ident: ident, partition: '"r1"' }, { token: 'not-a-token' })).status).toBe(401);
+
+    expect((await reset({ file_ident: ident, partition: '"r1"' })).status).toBe(204);
+    const back = async (path: string) => {
+      const { client } = await clientOf(clientAppId);
+      const file = files.get(path)!;
+      client.send({ type: 'bind', sessionIdent: 1, path, token: '', needClientFileIdent: false, isSubserver: false });
+      client.send({ type: 'ident', sessionIdent: 1, clientFileIdent: file.fileIdent, clientFileIdentSalt: file.salt, downloadServerVersion: 0, downloadClientVersion: 0, latestServerVersion: 0, latestServerVersionSalt: 0n });
+      const answer = await client.next();
+      client.close();
+      return answer;
+    };
+    expect(await back('"r1"')).toMatchObject({ type: 'json_error', code: 222, sessionIdent: 1, body: { action: 'ClientReset' } });
+    // The file of the same ident in the other partition was not touched.
+    expect(await back('"r2"')).toMatchObject({ type: 'download', sessionIdent: 1 });
   });
 
   it('deleting an app closes its connections and drops its sync history, client files and translation state, and no other app', async () => {

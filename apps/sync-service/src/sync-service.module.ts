@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AppDeletion } from './lifecycle/app-deletion';
+import { ClientReset } from './lifecycle/client-reset';
 import { SyncApps } from './lifecycle/sync-apps.service';
 import { SyncCompaction } from './lifecycle/sync-compaction';
 import { SyncConnections } from './lifecycle/sync-connections';
 import { SyncEventsHandler } from './lifecycle/sync-events.handler';
 import { SyncPresence } from './lifecycle/sync-presence';
-import { SyncStatusHandler } from './lifecycle/sync-status.handler';
+import { SyncAdminHandler } from './lifecycle/sync-admin.handler';
 import { HistoryAppendedHandler } from './replicas/history-appended.handler';
 import { historyHousekeepingProvider, partitionHubProvider, SharedHistoryLifecycle } from './replicas/shared-history';
 import { DocumentChangeConsumer } from './translation/document-change.consumer';
@@ -18,7 +19,7 @@ import { SyncUpgradeHandler } from './upgrade/sync-upgrade.handler';
  * keeps the synced collections and the histories in step.
  */
 @Module({
-  controllers: [SyncEventsHandler, HistoryAppendedHandler, SyncStatusHandler],
+  controllers: [SyncEventsHandler, HistoryAppendedHandler, SyncAdminHandler],
   providers: [
     partitionHubProvider,
     historyHousekeepingProvider,
@@ -30,6 +31,7 @@ import { SyncUpgradeHandler } from './upgrade/sync-upgrade.handler';
     SyncCompaction,
     SyncPresence,
     AppDeletion,
+    ClientReset,
     SyncUpgradeHandler,
   ],
   exports: [SyncCompaction, SyncConnections, SyncPresence],

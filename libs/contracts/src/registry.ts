@@ -6,7 +6,7 @@ import { DocumentChangedSchema } from './schemas/datastore-document-changed.sche
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
 import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
 import { SyncHistoryAppendedSchema } from './schemas/sync-history-appended.schema';
-import { SyncStatusRequestSchema, SyncStatusResponseSchema } from './schemas/sync-status-read.schema';
+import { SyncClientResetRequestSchema, SyncClientResetResponseSchema, SyncStatusRequestSchema, SyncStatusResponseSchema } from './schemas/sync-status-read.schema';
 import { HealthPingRequestSchema, HealthPingResponseSchema } from './schemas/system-health-ping.schema';
 import { type Subject, Subjects } from './subjects';
 
@@ -68,6 +68,11 @@ export const contracts = {
     description: "The connected clients of an app on every live sync-service replica and the size of each partition's history; any one replica answers from the shared sync database.",
     request: SyncStatusRequestSchema,
     response: SyncStatusResponseSchema,
+  }),
+  [Subjects.SyncClientReset]: command({
+    description: 'Mark one client file of an app expired, so that its next IDENT or UPLOAD gets a client reset; any one replica answers.',
+    request: SyncClientResetRequestSchema,
+    response: SyncClientResetResponseSchema,
   }),
   [Subjects.SystemHealthPing]: command({
     description: 'Liveness probe across the bus; any one service answering it proves the path works.',

@@ -21,6 +21,8 @@ export const Subjects = {
   SyncHistoryAppended: 'sync.history.appended',
   /** Command: the connected clients and partition histories of an app, across sync-service replicas (admin API). */
   SyncStatusRead: 'sync.status.read',
+  /** Command: reset one client file of an app (admin API `sync/force_reset`). */
+  SyncClientReset: 'sync.client.reset',
   /** Command: liveness probe across the bus; answered by any one service that handles it. */
   SystemHealthPing: 'system.health.ping',
   /** Event: a caller stopped waiting for a request (client gone, deadline passed); its handler may stop. */

@@ -23,6 +23,7 @@ export enum AdminApiErrorCode {
   SyncRulesLocked = 'SyncRulesLocked',
   NotImplemented = 'NotImplemented',
   SyncServiceUnavailable = 'SyncServiceUnavailable',
+  ClientFileNotFound = 'ClientFileNotFound',
 }
 
 const statuses: Record<AdminApiErrorCode, number> = {
@@ -47,6 +48,7 @@ const statuses: Record<AdminApiErrorCode, number> = {
   [AdminApiErrorCode.SyncRulesLocked]: 409,
   [AdminApiErrorCode.NotImplemented]: 501,
   [AdminApiErrorCode.SyncServiceUnavailable]: 503,
+  [AdminApiErrorCode.ClientFileNotFound]: 404,
 };
 
 /**

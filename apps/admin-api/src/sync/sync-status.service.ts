@@ -66,10 +66,37 @@ export class SyncStatusService {
   }
 
   /** What the sync service knows of the app now, across its replicas. */
-  async status(record: AppRecord): Promise<SyncStatusResponse> {
+  status(record: AppRecord): Promise<SyncStatusResponse> {
+    return this.ask((bus) => bus.request(Subjects.SyncStatusRead, { appId: record._id }, { timeoutMs: statusTimeoutMs }));
+  }
+
+  /**
+   * `PUT .../sync/force_reset` `{ file_ident, partition? }` (realm-core's harness): the client file's next
+   * IDENT or UPLOAD gets a client reset. Idents are per partition here: name the partition when one is
+   * found in several.
+   */
+  async forceReset(record: AppRecord, body: unknown): Promise<void> {
+    const { file_ident: fileIdent, partition } = (typeof body === 'object' && body !== null ? body : {}) as { file_ident?: unknown; partition?: unknown };
+    if (typeof fileIdent !== 'number' || !Number.isSafeInteger(fileIdent) || fileIdent < 1 || (partition !== undefined && (typeof partition !== 'string' || partition.length > 4096))) {
+      throw new AdminApiError(AdminApiErrorCode.BadRequest, 'the body must be { "file_ident": <positive integer>, "partition": <partition value as the client binds it, optional> }');
+    }
+    const answer = await this.ask((bus) => bus.request(Subjects.SyncClientReset, { appId: record._id, fileIdent, ...(partition !== undefined ? { partition } : {}) }, { timeoutMs: statusTimeoutMs }));
+    switch (answer.outcome) {
+      case 'reset':
+        return;
+      case 'not_found':
+        throw new AdminApiError(AdminApiErrorCode.ClientFileNotFound, `no sync client file ${fileIdent}${partition !== undefined ? ` in partition ${partition}` : ''}`);
+      case 'ambiguous':
+        throw new AdminApiError(AdminApiErrorCode.BadRequest, `sync client file ${fileIdent} exists in several partitions (${answer.partitions.join(', ')}): name one with "partition"`);
+      case 'invalid_partition':
+        throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `invalid partition value: ${String(partition)}`);
+    }
+  }
+
+  private async ask<T>(request: (bus: MessageBus) => Promise<T>): Promise<T> {
     if (!this.bus) throw new AdminApiError(AdminApiErrorCode.SyncServiceUnavailable, 'the sync service is not reachable from this process');
     try {
-      return await this.bus.request(Subjects.SyncStatusRead, { appId: record._id }, { timeoutMs: statusTimeoutMs });
+      return await request(this.bus);
     } catch (error) {
       throw new AdminApiError(AdminApiErrorCode.SyncServiceUnavailable, `the sync service did not answer: ${error instanceof Error ? error.message : String(error)}`);
     }

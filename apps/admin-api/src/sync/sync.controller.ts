@@ -8,7 +8,7 @@ import { applyDevelopmentSchemas, type GeneratedSchemas, type SyncedObjectType }
 import { type SyncProgress, SyncStatusService } from './sync-status.service';
 
 /**
- * The app's sync endpoints: App Services' `sync/progress`, `sync/state` and `sync/config` (as realm-cli, the
+ * The app's sync endpoints: App Services' `sync/progress`, `sync/state`, `sync/config` and `sync/force_reset` (as realm-cli, the
  * UI and realm-core's test harness call them; `sync/data` is with the services), Tessera's `sync/clients` and
  * `sync/partitions` (gathered from every sync-service replica), and `sync/development_schemas`.
  */
@@ -43,6 +43,13 @@ export class SyncController {
   async setConfig(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
     requireGroup(request, groupId);
     await this.status.setConfig(await this.state.app(groupId, appId), body, request.admin?._id);
+  }
+
+  @Put('force_reset')
+  @HttpCode(204)
+  async forceReset(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    await this.status.forceReset(await this.state.app(groupId, appId), body);
   }
 
   /** Connected clients on every live replica: user, partitions, connected since, replica. */

@@ -110,6 +110,12 @@ export class HistoryHousekeeping {
     return { partitions, truncated: keys.length > limit };
   }
 
+  /** The partitions of history keys starting with `keyPrefix` (`<app>/` or `<app>@<epoch>/`) that hold client file `ident`. */
+  async partitionsWithClientFile(keyPrefix: string, ident: number): Promise<string[]> {
+    const files = await this.collection('client_files').find({ ident, partition: { $gte: keyPrefix, $lt: `${keyPrefix}\uffff` } }, { partition: 1 }).limit(PARTITION_LISTING_LIMIT).toArray();
+    return files.map((file) => String(file['partition'])).sort();
+  }
+
   /**
    * Drops every history, client file, reciprocal changeset and activity record of an app (every reset
    * epoch). Idempotent: every replica may run it when the app is deleted.

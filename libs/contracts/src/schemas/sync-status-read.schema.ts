@@ -31,3 +31,17 @@ export const SyncStatusResponseSchema = z.object({
   truncated: z.boolean().describe('True when a listing stopped at its limit.'),
 });
 export type SyncStatusResponse = z.infer<typeof SyncStatusResponseSchema>;
+
+/** Resets one client file of an app (the admin API's `sync/force_reset`): its next IDENT or UPLOAD gets a client reset. */
+export const SyncClientResetRequestSchema = z.object({
+  appId: z.string().min(1),
+  fileIdent: z.number().int().min(1).describe('The client file ident the server issued (idents are per partition in Tessera).'),
+  partition: z.string().max(4096).optional().describe('The partition value as the client binds it; needed when the ident exists in several partitions.'),
+});
+export type SyncClientResetRequest = z.infer<typeof SyncClientResetRequestSchema>;
+
+export const SyncClientResetResponseSchema = z.object({
+  outcome: z.enum(['reset', 'not_found', 'ambiguous', 'invalid_partition']),
+  partitions: z.array(z.string()).describe('Partitions (canonical Extended JSON) where the ident was found.'),
+});
+export type SyncClientResetResponse = z.infer<typeof SyncClientResetResponseSchema>;

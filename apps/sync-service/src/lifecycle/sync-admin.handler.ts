@@ -3,15 +3,25 @@ import { type CommandRequest, type CommandResponseInput, Subjects } from '@tesse
 import { CommandHandler } from '@tessera/messaging';
 import { historyKeyParts } from '../sessions/partition-hub';
 import { HistoryHousekeeping } from '../storage/history-housekeeping';
+import { ClientReset } from './client-reset';
 import { SyncPresence } from './sync-presence';
 
-/** `sync.status.read`: any one replica answers for all, from what every replica publishes to the sync database. */
+/**
+ * The admin API's questions to the sync service. `sync.status.read`: any one replica answers for all, from
+ * what every replica publishes to the sync database. `sync.client.reset`: any one replica marks the file.
+ */
 @Controller()
-export class SyncStatusHandler {
+export class SyncAdminHandler {
   constructor(
     private readonly presence: SyncPresence,
     private readonly housekeeping: HistoryHousekeeping,
+    private readonly clientReset: ClientReset,
   ) {}
+
+  @CommandHandler(Subjects.SyncClientReset)
+  reset(request: CommandRequest<typeof Subjects.SyncClientReset>): Promise<CommandResponseInput<typeof Subjects.SyncClientReset>> {
+    return this.clientReset.reset(request);
+  }
 
   @CommandHandler(Subjects.SyncStatusRead)
   async read(request: CommandRequest<typeof Subjects.SyncStatusRead>): Promise<CommandResponseInput<typeof Subjects.SyncStatusRead>> {
