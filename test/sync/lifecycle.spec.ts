@@ -1,24 +1,16 @@
-import { type Attributes, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { SyncCompaction } from '@tessera/sync-service';
 import { startTracing, type Tracing } from '@tessera/telemetry';
 import { eventually } from '@tessera/testing';
 import { AdminSession } from '../admin-api/admin-session';
-import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
+import { type MetricReader, startMetricReader } from './metric-reader';
+import { createSyncApp, userIdOf } from './sync-admin-app';
+import { type SyncHost, startSyncHost } from './sync-host';
 import { connect, createTaskUpload, openSync, type SyncTestClient, syncUrl } from './sync-test-client';
 
 // The sync lifecycle of spec 3 over the admin API, as an operator drives it, seen by protocol-level clients
 // over real WebSockets: terminate, re-enable and the client resets realm-core expects, clients that synced
 // elsewhere, compaction past clients offline too long, users disabled or deleted, and what operations see.
-
-/** A meter provider that keeps the sum of every instrument by name (the OpenTelemetry SDK's edge, recorded). */
-function recordingMeterProvider(): { provider: MeterProvider; sums: Map<string, number> } {
-  const sums = new Map<string, number>();
-  const instrument = (name: string) => ({ add: (value: number, _attributes?: Attributes) => sums.set(name, (sums.get(name) ?? 0) + value) });
-  const meter = { createCounter: instrument, createUpDownCounter: instrument } as unknown as Meter;
-  return { provider: { getMeter: () => meter }, sums };
-}
 
 const password = 'sync-lifecycle-password';
 
@@ -27,20 +19,9 @@ describe('sync lifecycle (spec 3) and operations', () => {
   let admin: AdminSession;
   let tracing: Tracing;
   const spans = new InMemorySpanExporter();
-  const recorded = recordingMeterProvider();
+  let metrics: MetricReader;
 
-  /** An app created and deployed through the admin API with partition sync on `_partition` (string). */
-  const createApp = async (name: string, sync: Record<string, unknown> = {}): Promise<{ appId: string; clientAppId: string }> => {
-    const app = await admin.createApp(name);
-    const config = emptyApp(name);
-    partitionSync(config, { read: true, write: true });
-    config.services.push({ config: { id: 'svc1', name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'SyncLifecycleCluster' } }, collectionRules: [], rules: [], webhooks: [] });
-    Object.assign(config.sync!, { service_name: 'mongodb-atlas' }, sync);
-    const files = new Map([...writeAppFiles(config)].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]));
-    const pushed = await admin.push(app._id, files);
-    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
-    return { appId: app._id, clientAppId: app.client_app_id };
-  };
+  const createApp = (name: string, sync: Record<string, unknown> = {}): Promise<{ appId: string; clientAppId: string }> => createSyncApp(admin, name, sync);
 
   /** Changes sync/config.json through a pull and a push, as realm-cli does; returns the deployed document. */
   const changeSync = async (appId: string, change: Record<string, unknown>): Promise<Record<string, unknown>> => {
@@ -53,7 +34,7 @@ describe('sync lifecycle (spec 3) and operations', () => {
 
   const clientOf = async (clientAppId: string): Promise<{ client: SyncTestClient; access: string; userId: string }> => {
     const { access } = await host.login(clientAppId);
-    const userId = (JSON.parse(Buffer.from(access.split('.')[1], 'base64url').toString('utf8')) as { sub: string }).sub;
+    const userId = userIdOf(access);
     return { client: await connect(syncUrl(host.url, clientAppId, access)), access, userId };
   };
 
@@ -75,7 +56,7 @@ describe('sync lifecycle (spec 3) and operations', () => {
   beforeAll(async () => {
     // Registered before the host starts, as main.ts registers them before the application.
     tracing = startTracing({ serviceName: 'sync-lifecycle-test', exporter: spans, sampler: 'always_on' });
-    metrics.setGlobalMeterProvider(recorded.provider);
+    metrics = startMetricReader('sync-lifecycle-test');
     host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password, TESSERA_ALLOW_NEW_PARTITION_SYNC: 'true' } });
     admin = await AdminSession.login(host, 'admin', password);
   }, 60_000);
@@ -83,7 +64,7 @@ describe('sync lifecycle (spec 3) and operations', () => {
   afterAll(async () => {
     await host?.close();
     await tracing?.shutdown();
-    metrics.disable();
+    await metrics?.telemetry.shutdown();
   });
 
   it('terminate ends live sessions and refuses uploads; clients wait quietly; re-enable resets them with recovery', async () => {
@@ -217,12 +198,12 @@ describe('sync lifecycle (spec 3) and operations', () => {
     const bind = spans.getFinishedSpans().find((span) => span.name === 'sync.bind' && span.attributes['tessera.app_id'] === appId);
     expect(bind?.attributes).toMatchObject({ 'enduser.id': userId, 'tessera.sync.partition': '"obs"', 'tessera.sync.session': 1 });
     expect(spans.getFinishedSpans().some((span) => span.name === 'sync.upload' && span.attributes['tessera.app_id'] === appId)).toBe(true);
-    expect(recorded.sums.get('tessera.sync.connections')).toBeGreaterThanOrEqual(1);
-    expect(recorded.sums.get('tessera.sync.sessions')).toBeGreaterThanOrEqual(1);
-    expect(recorded.sums.get('tessera.sync.uploads')).toBeGreaterThanOrEqual(1);
-    expect(recorded.sums.get('tessera.sync.downloads')).toBeGreaterThanOrEqual(2);
-    expect(recorded.sums.get('tessera.sync.errors')).toBeGreaterThanOrEqual(1);
+    expect(await metrics.sum('tessera.sync.connections')).toBeGreaterThanOrEqual(1);
+    expect(await metrics.sum('tessera.sync.sessions')).toBeGreaterThanOrEqual(1);
+    expect(await metrics.sum('tessera.sync.uploads')).toBeGreaterThanOrEqual(1);
+    expect(await metrics.sum('tessera.sync.downloads')).toBeGreaterThanOrEqual(2);
+    expect(await metrics.sum('tessera.sync.errors')).toBeGreaterThanOrEqual(1);
     client.close();
-    await eventually(() => expect(recorded.sums.get('tessera.sync.connections')).toBe(0));
+    await eventually(async () => expect(await metrics.sum('tessera.sync.connections')).toBe(0));
   });
 });

@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { WireServer } from '@tessera/datastore';
 import { type ServiceName } from '@tessera/settings';
-import { eventually, findNatsServer, makeTempDir, type NatsServerHandle, natsSkipReason, startNatsServer } from '@tessera/testing';
+import { eventually, findNatsServer, natsSkipReason } from '@tessera/testing';
 import { ConvergingClient, contendedEdit, expectConverged, journal, journalItem, journalValue, itemKey, seed, seededRandom } from './converging-client';
-import { partitionSync, type SyncHost, startSyncHost } from './sync-host';
+import { type ReplicaEnvironment, startReplicaEnvironment } from './replica-environment';
+import { partitionSync, type SyncHost } from './sync-host';
 import { syncUrl } from './sync-test-client';
 
 // Several sync-service replicas serving one app: hosts in distributed mode over a real nats-server, sharing
@@ -17,35 +16,15 @@ const path = JSON.stringify(partition);
 
 // Skipped, saying why, where nats-server is not installed.
 describe.skipIf(!findNatsServer())(`sync service: two replicas share a partition${findNatsServer() ? '' : ` (skipped: ${natsSkipReason})`}`, () => {
-  let nats: NatsServerHandle;
-  let datastore: WireServer;
-  const datastoreDir = makeTempDir('tessera-sync-replicas-datastore-');
-  const hosts: SyncHost[] = [];
-  let env: Record<string, string>;
-  const replica = async (services: ServiceName[]): Promise<SyncHost> => {
-    const host = await startSyncHost({ services, settings: env });
-    hosts.push(host);
-    return host;
-  };
+  let environment: ReplicaEnvironment;
+  const replica = (services: ServiceName[]): Promise<SyncHost> => environment.replica(services);
 
   beforeAll(async () => {
-    nats = await startNatsServer();
-    datastore = await WireServer.start({ clustersDir: datastoreDir.path });
-    env = {
-      TESSERA_MODE: 'distributed',
-      NATS_URL: nats.url,
-      TESSERA_CLUSTER_URIS: `*=${datastore.uri()}`,
-      TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'),
-      TESSERA_SECRETS_KEY: randomBytes(32).toString('base64'),
-      TESSERA_ADMIN_PASSWORD: 'replicas-admin-password',
-    };
+    environment = await startReplicaEnvironment();
   });
 
   afterAll(async () => {
-    for (const host of hosts) await host.close().catch(() => undefined);
-    await datastore?.close();
-    await nats?.stop();
-    datastoreDir.remove();
+    await environment?.close();
   });
 
   it('fans appends out across replicas, converges every client and resumes clients of a replica that died', async () => {
@@ -112,8 +91,7 @@ describe.skipIf(!findNatsServer())(`sync service: two replicas share a partition
     // The second replica dies with sessions open and uploads in flight; its clients edit on, then resume
     // on the first replica from what they kept (no client reset: `synced` fails on any protocol error).
     for (const index of [2, 3]) edit(index, 3);
-    await second.close();
-    hosts.splice(hosts.indexOf(second), 1);
+    await environment.stop(second);
     await eventually(() => expect(c.online || d.online).toBe(false));
     for (const index of [2, 3, 0]) edit(index, 2);
     for (const client of [c, d]) await client.connect(await url(first, client));

@@ -29,6 +29,7 @@ import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
 import { StatusController } from './status/status.controller';
 import { SyncController } from './sync/sync.controller';
+import { SyncStatusService } from './sync/sync-status.service';
 import { createTemplateStore } from './templates/template-catalog';
 import { TemplatesController } from './templates/templates.controller';
 import { TriggersController } from './triggers/triggers.controller';
@@ -74,6 +75,7 @@ import { ValuesController } from './values/values.controller';
     UsersService,
     RulesEvaluationService,
     FunctionCalls,
+    SyncStatusService,
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
   ],
 })

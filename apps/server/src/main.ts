@@ -1,5 +1,5 @@
 import { loadSettings, SettingsError, type Settings } from '@tessera/settings';
-import { startTracing, type Tracing } from '@tessera/telemetry';
+import { type Metrics, startMetrics, startTracing, type Tracing } from '@tessera/telemetry';
 import type { BootstrapResult } from './bootstrap/platform-bootstrap';
 import { startHost, version } from './host';
 
@@ -34,6 +34,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const tracing = startTracingFor(settings);
+  const metrics = startMetricsFor(settings);
   const host = await startHost(settings);
   const { bootstrap } = host;
   const lines = [
@@ -63,7 +64,7 @@ async function main(): Promise<void> {
     }, settings.shutdownDrainMs + shutdownMarginMs).unref();
     host
       .close()
-      .then(() => tracing?.shutdown())
+      .then(() => Promise.all([tracing?.shutdown(), metrics?.shutdown()]))
       .then(
         () => process.exit(0),
         () => process.exit(1),
@@ -75,15 +76,26 @@ async function main(): Promise<void> {
 
 /** Tracing is on when an OTLP endpoint is configured; spans are named after the services this process runs. */
 function startTracingFor(settings: Settings): Tracing | undefined {
-  const { otlpEndpoint, sampler, sampleRatio, serviceName } = settings.telemetry;
+  const { otlpEndpoint, sampler, sampleRatio } = settings.telemetry;
   if (!otlpEndpoint) return undefined;
   return startTracing({
-    serviceName: serviceName ?? (settings.mode === 'standalone' ? 'tessera' : `tessera-${settings.services.join('+')}`),
+    serviceName: telemetryServiceName(settings),
     serviceVersion: version,
     otlpEndpoint,
     sampler,
     sampleRatio,
   });
+}
+
+/** Metrics go to the same OTLP endpoint as spans (sync's connections, sessions, uploads, downloads, history sizes). */
+function startMetricsFor(settings: Settings): Metrics | undefined {
+  const { otlpEndpoint, metricExportIntervalMs } = settings.telemetry;
+  if (!otlpEndpoint) return undefined;
+  return startMetrics({ serviceName: telemetryServiceName(settings), serviceVersion: version, otlpEndpoint, exportIntervalMs: metricExportIntervalMs });
+}
+
+function telemetryServiceName(settings: Settings): string {
+  return settings.telemetry.serviceName ?? (settings.mode === 'standalone' ? 'tessera' : `tessera-${settings.services.join('+')}`);
 }
 
 main().catch((error: unknown) => {

@@ -7,5 +7,9 @@ export { syncModeOf, defaultClientMaxOfflineDays, queryableFieldsFor, type SyncM
 export { authenticateSyncUser, type SyncAuthResult } from './upgrade/sync-auth';
 export { SyncApps, type PermissionScope, type SyncAppView } from './lifecycle/sync-apps.service';
 export { SyncCompaction, type CompactionRun } from './lifecycle/sync-compaction';
-export { SyncConnections } from './lifecycle/sync-connections';
+export { SyncConnections, type LiveConnection } from './lifecycle/sync-connections';
+export { SyncPresence, PRESENCE_STALE_MS } from './lifecycle/sync-presence';
+export { HistoryHousekeeping, type PartitionHistorySize, type PurgedHistory } from './storage/history-housekeeping';
+export { DatastoreHistoryStorage, SYNC_HISTORY_DATABASE } from './storage/datastore-history-storage';
+export { createSyncMetrics, registerHistoryGauges, type SyncMetrics } from './sessions/sync-metrics';
 export { syncRuleUser } from './users/sync-user';

@@ -1,10 +1,14 @@
 import { Module } from '@nestjs/common';
+import { AppDeletion } from './lifecycle/app-deletion';
+import { ClientReset } from './lifecycle/client-reset';
 import { SyncApps } from './lifecycle/sync-apps.service';
 import { SyncCompaction } from './lifecycle/sync-compaction';
 import { SyncConnections } from './lifecycle/sync-connections';
 import { SyncEventsHandler } from './lifecycle/sync-events.handler';
+import { SyncPresence } from './lifecycle/sync-presence';
+import { SyncAdminHandler } from './lifecycle/sync-admin.handler';
 import { HistoryAppendedHandler } from './replicas/history-appended.handler';
-import { partitionHubProvider, SharedHistoryLifecycle } from './replicas/shared-history';
+import { historyHousekeepingProvider, partitionHubProvider, SharedHistoryLifecycle } from './replicas/shared-history';
 import { DocumentChangeConsumer } from './translation/document-change.consumer';
 import { PartitionTranslator } from './translation/partition-translator';
 import { SyncUpgradeHandler } from './upgrade/sync-upgrade.handler';
@@ -15,8 +19,21 @@ import { SyncUpgradeHandler } from './upgrade/sync-upgrade.handler';
  * keeps the synced collections and the histories in step.
  */
 @Module({
-  controllers: [SyncEventsHandler, HistoryAppendedHandler],
-  providers: [partitionHubProvider, SharedHistoryLifecycle, PartitionTranslator, DocumentChangeConsumer, SyncApps, SyncConnections, SyncCompaction, SyncUpgradeHandler],
-  exports: [SyncCompaction, SyncConnections],
+  controllers: [SyncEventsHandler, HistoryAppendedHandler, SyncAdminHandler],
+  providers: [
+    partitionHubProvider,
+    historyHousekeepingProvider,
+    SharedHistoryLifecycle,
+    PartitionTranslator,
+    DocumentChangeConsumer,
+    SyncApps,
+    SyncConnections,
+    SyncCompaction,
+    SyncPresence,
+    AppDeletion,
+    ClientReset,
+    SyncUpgradeHandler,
+  ],
+  exports: [SyncCompaction, SyncConnections, SyncPresence],
 })
 export class SyncServiceModule {}

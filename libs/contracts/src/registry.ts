@@ -1,10 +1,12 @@
 import { type z } from 'zod';
+import { AppDeletedSchema } from './schemas/apps-app-deleted.schema';
 import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
 import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
 import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
 import { SyncHistoryAppendedSchema } from './schemas/sync-history-appended.schema';
+import { SyncClientResetRequestSchema, SyncClientResetResponseSchema, SyncStatusRequestSchema, SyncStatusResponseSchema } from './schemas/sync-status-read.schema';
 import { HealthPingRequestSchema, HealthPingResponseSchema } from './schemas/system-health-ping.schema';
 import { type Subject, Subjects } from './subjects';
 
@@ -46,6 +48,10 @@ export const contracts = {
     description: 'An application deployed a new configuration version; every replica reloads it.',
     payload: AppDeploymentChangedSchema,
   }),
+  [Subjects.AppsAppDeleted]: event({
+    description: 'An application was deleted; every replica drops what it keeps for it (sync: live connections, histories, client files, translation state).',
+    payload: AppDeletedSchema,
+  }),
   [Subjects.AppsUserChanged]: event({
     description: 'An app user was disabled or deleted; every replica closes the live connections of that user.',
     payload: AppUserChangedSchema,
@@ -57,6 +63,16 @@ export const contracts = {
   [Subjects.SyncHistoryAppended]: event({
     description: "A sync-service replica appended to a partition's history; every replica (broadcast) sends the new versions to its sessions on that partition.",
     payload: SyncHistoryAppendedSchema,
+  }),
+  [Subjects.SyncStatusRead]: command({
+    description: "The connected clients of an app on every live sync-service replica and the size of each partition's history; any one replica answers from the shared sync database.",
+    request: SyncStatusRequestSchema,
+    response: SyncStatusResponseSchema,
+  }),
+  [Subjects.SyncClientReset]: command({
+    description: 'Mark one client file of an app expired, so that its next IDENT or UPLOAD gets a client reset; any one replica answers.',
+    request: SyncClientResetRequestSchema,
+    response: SyncClientResetResponseSchema,
   }),
   [Subjects.SystemHealthPing]: command({
     description: 'Liveness probe across the bus; any one service answering it proves the path works.',

@@ -11,12 +11,18 @@ export const Subjects = {
   FunctionsExecutionRun: 'functions.execution.run',
   /** Event: an application's deployed configuration changed; every replica of every service reloads it. */
   AppsDeploymentChanged: 'apps.deployment.changed',
+  /** Event: an application was deleted; services drop what they keep for it (sync histories, live connections). */
+  AppsAppDeleted: 'apps.app.deleted',
   /** Event: an app user was disabled or deleted; services close that user's live connections (sync). */
   AppsUserChanged: 'apps.user.changed',
   /** Event: a document changed in a linked data source (triggers, sync, change streams). */
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Event: a sync-service replica appended to a partition's history; every replica wakes its sessions on it. */
   SyncHistoryAppended: 'sync.history.appended',
+  /** Command: the connected clients and partition histories of an app, across sync-service replicas (admin API). */
+  SyncStatusRead: 'sync.status.read',
+  /** Command: reset one client file of an app (admin API `sync/force_reset`). */
+  SyncClientReset: 'sync.client.reset',
   /** Command: liveness probe across the bus; answered by any one service that handles it. */
   SystemHealthPing: 'system.health.ping',
   /** Event: a caller stopped waiting for a request (client gone, deadline passed); its handler may stop. */

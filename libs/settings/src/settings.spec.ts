@@ -68,10 +68,11 @@ describe('loadSettings', () => {
     expect(settings).toEqual(['PORT', 'TESSERA_ADMIN_PASSWORD', 'TESSERA_MODE', 'TESSERA_SERVICES']);
     expect((caught as SettingsError).message).toContain('TESSERA_ADMIN_PASSWORD: must be at least 8 characters');
   });
-  it('reads tracing settings and leaves tracing off without an endpoint', () => {
-    expect(loadSettings({}).telemetry).toEqual({ otlpEndpoint: undefined, sampler: 'parentbased_traceidratio', sampleRatio: 1, serviceName: undefined });
-    const traced = loadSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_TRACES_SAMPLER_ARG: '0.05', OTEL_SERVICE_NAME: 'edge' });
-    expect(traced.telemetry).toEqual({ otlpEndpoint: 'http://collector:4318', sampler: 'parentbased_traceidratio', sampleRatio: 0.05, serviceName: 'edge' });
+  it('reads tracing and metrics settings and leaves them off without an endpoint', () => {
+    expect(loadSettings({}).telemetry).toEqual({ otlpEndpoint: undefined, sampler: 'parentbased_traceidratio', sampleRatio: 1, serviceName: undefined, metricExportIntervalMs: 15_000 });
+    const traced = loadSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/', OTEL_TRACES_SAMPLER_ARG: '0.05', OTEL_SERVICE_NAME: 'edge', OTEL_METRIC_EXPORT_INTERVAL: '60000' });
+    expect(traced.telemetry).toEqual({ otlpEndpoint: 'http://collector:4318', sampler: 'parentbased_traceidratio', sampleRatio: 0.05, serviceName: 'edge', metricExportIntervalMs: 60_000 });
+    expect(() => loadSettings({ OTEL_METRIC_EXPORT_INTERVAL: '5' })).toThrow(/OTEL_METRIC_EXPORT_INTERVAL/);
   });
 
   it('refuses a sampling ratio outside 0..1 and a short signing key', () => {

@@ -173,6 +173,7 @@ const environmentSchema = z.object({
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_METRIC_EXPORT_INTERVAL: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
 });
 
 export type TraceSampler = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
@@ -232,6 +233,8 @@ export interface Settings {
     sampleRatio: number;
     /** Overrides the service name (default `tessera-<services>`). */
     serviceName: string | undefined;
+    /** How often metrics are exported, in milliseconds. */
+    metricExportIntervalMs: number;
   };
 }
 
@@ -293,6 +296,7 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
       sampler: env.OTEL_TRACES_SAMPLER,
       sampleRatio: env.OTEL_TRACES_SAMPLER_ARG,
       serviceName: env.OTEL_SERVICE_NAME,
+      metricExportIntervalMs: env.OTEL_METRIC_EXPORT_INTERVAL,
     },
   };
 }

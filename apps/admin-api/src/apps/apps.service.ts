@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { isDataSourceType, readAppFiles, writeAppFiles, emptyApp, type AppConfig, type ServiceConfig } from '@tessera/app-config';
+import { Subjects } from '@tessera/contracts';
+import { MessageBus } from '@tessera/messaging';
 import { AppRegistry, AppRegistryError, AppRegistryErrorCode, FileTemplateStore, type AppRecord, type NewApp } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
@@ -32,6 +34,7 @@ export class AppsService {
     private readonly apps: AppRegistry,
     private readonly state: AppStateService,
     private readonly templates: FileTemplateStore,
+    @Optional() private readonly bus?: MessageBus,
   ) {}
 
   async list(groupId: string, products: string[]): Promise<AppRecord[]> {
@@ -94,6 +97,8 @@ export class AppsService {
   async remove(groupId: string, appId: string): Promise<void> {
     const record = await this.state.app(groupId, appId);
     await this.apps.remove(record._id);
+    // The app is gone either way; a replica that misses the event keeps its sync history until an operator deletes it.
+    await this.bus?.emit(Subjects.AppsAppDeleted, { appId: record._id }).catch((error: unknown) => new Logger('AdminApi').warn({ err: error, appId: record._id }, 'could not announce the deletion of an app'));
   }
 
   /** `GET .../description`: a summary of everything the app holds (realm-cli `apps describe`). */

@@ -22,6 +22,8 @@ export enum AdminApiErrorCode {
   PartitionSyncNotAllowed = 'PartitionSyncNotAllowed',
   SyncRulesLocked = 'SyncRulesLocked',
   NotImplemented = 'NotImplemented',
+  SyncServiceUnavailable = 'SyncServiceUnavailable',
+  ClientFileNotFound = 'ClientFileNotFound',
 }
 
 const statuses: Record<AdminApiErrorCode, number> = {
@@ -45,6 +47,8 @@ const statuses: Record<AdminApiErrorCode, number> = {
   [AdminApiErrorCode.PartitionSyncNotAllowed]: 400,
   [AdminApiErrorCode.SyncRulesLocked]: 409,
   [AdminApiErrorCode.NotImplemented]: 501,
+  [AdminApiErrorCode.SyncServiceUnavailable]: 503,
+  [AdminApiErrorCode.ClientFileNotFound]: 404,
 };
 
 /**

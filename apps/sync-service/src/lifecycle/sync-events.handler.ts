@@ -1,6 +1,7 @@
 import { Controller, Logger } from '@nestjs/common';
 import { type EventPayload, Subjects } from '@tessera/contracts';
 import { EventHandler } from '@tessera/messaging';
+import { AppDeletion } from './app-deletion';
 import { SyncApps } from './sync-apps.service';
 import { SyncConnections } from './sync-connections';
 
@@ -12,7 +13,14 @@ export class SyncEventsHandler {
   constructor(
     private readonly apps: SyncApps,
     private readonly connections: SyncConnections,
+    private readonly deletion: AppDeletion,
   ) {}
+
+  /** Every replica closes the app's connections and forgets it; the deletes in the database are idempotent. */
+  @EventHandler(Subjects.AppsAppDeleted, { broadcast: true })
+  async appDeleted(event: EventPayload<typeof Subjects.AppsAppDeleted>): Promise<void> {
+    await this.deletion.appDeleted(event.appId);
+  }
 
   /** A deploy may terminate or re-enable sync (spec 3): live sessions learn it now, not at their next BIND. */
   @EventHandler(Subjects.AppsDeploymentChanged, { broadcast: true })

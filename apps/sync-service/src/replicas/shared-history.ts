@@ -10,7 +10,9 @@ import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
 import { DataSources } from '@tessera/platform';
 import { PartitionHub } from '../sessions/partition-hub';
+import { registerHistoryGauges } from '../sessions/sync-metrics';
 import { DatastoreHistoryStorage } from '../storage/datastore-history-storage';
+import { HistoryHousekeeping } from '../storage/history-housekeeping';
 import { PartitionTranslator } from '../translation/partition-translator';
 import { TranslatingHistory } from '../translation/translating-history';
 
@@ -33,6 +35,13 @@ export const partitionHubProvider: Provider = {
   },
 };
 
+/** Compaction leases, client activity, partition sizes and app deletion, in the same database as the history. */
+export const historyHousekeepingProvider: Provider = {
+  provide: HistoryHousekeeping,
+  inject: [DataSources],
+  useFactory: (dataSources: DataSources): HistoryHousekeeping => new HistoryHousekeeping(dataSources.platform()),
+};
+
 @Injectable()
 export class SharedHistoryLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('SyncService');
@@ -42,6 +51,8 @@ export class SharedHistoryLifecycle implements OnApplicationBootstrap, BeforeApp
   constructor(private readonly hub: PartitionHub) {}
 
   onApplicationBootstrap(): void {
+    // The meter provider is registered by now (main.ts registers it before the application).
+    registerHistoryGauges({ servedPartitions: () => this.hub.servedPartitions(), head: (key) => this.hub.storage.head(key) });
     this.timer = setInterval(() => void this.checkHeads(), HEAD_CHECK_INTERVAL_MS);
     this.timer.unref();
   }

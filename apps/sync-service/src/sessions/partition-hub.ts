@@ -134,6 +134,16 @@ export class PartitionHub {
     this.partitions.get(key)?.listeners.delete(listener);
   }
 
+  /** The partitions with sessions in this process (metrics measure their histories). */
+  servedPartitions(): string[] {
+    return [...this.partitions].filter(([, entry]) => entry.listeners.size > 0).map(([key]) => key);
+  }
+
+  /** Drops what this process holds for partitions `drop` names (their app was deleted). */
+  forget(drop: (key: string) => boolean): void {
+    for (const key of [...this.partitions.keys()]) if (drop(key)) this.partitions.delete(key);
+  }
+
   /** Wakes every session of the partition here (the uploader too: it learns its upload was integrated). */
   notify(key: string): void {
     for (const listener of this.partitions.get(key)?.listeners ?? []) listener.historyGrew();

@@ -46,7 +46,7 @@ interface StoredEntry {
  * A key prefix unique to the partition that no other partition's prefix extends: the length in front makes
  * `<len>:<partition>#` end exactly where the partition does, whatever characters the partition holds.
  */
-function partitionPrefix(partition: string): string {
+export function partitionPrefix(partition: string): string {
   return `${partition.length}:${partition}#`;
 }
 
@@ -55,7 +55,7 @@ function versionKey(partition: string, version: number): string {
 }
 
 /** Every key of the partition lies in [prefix, prefix + '\uffff'). */
-function partitionRange(partition: string): { $gte: string; $lt: string } {
+export function partitionRange(partition: string): { $gte: string; $lt: string } {
   const prefix = partitionPrefix(partition);
   return { $gte: prefix, $lt: `${prefix}\uffff` };
 }
@@ -73,6 +73,13 @@ function numberOf(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);
 }
 
+/** The collections of the sync history (`history_<name>` in database `sync`). */
+export type HistoryCollection = 'batches' | 'chunks' | 'partitions' | 'client_files' | 'reciprocals' | 'client_activity';
+
+export function historyCollection(client: DataSourceClient, databaseName: string, name: HistoryCollection): CollectionHandle {
+  return client.db(databaseName).collection(`history_${name}`);
+}
+
 export class DatastoreHistoryStorage implements HistoryStorage {
   private ready?: Promise<void>;
 
@@ -81,8 +88,8 @@ export class DatastoreHistoryStorage implements HistoryStorage {
     private readonly databaseName: string = SYNC_HISTORY_DATABASE,
   ) {}
 
-  private collection(name: 'batches' | 'chunks' | 'partitions' | 'client_files' | 'reciprocals'): CollectionHandle {
-    return this.client.db(this.databaseName).collection(`history_${name}`);
+  private collection(name: HistoryCollection): CollectionHandle {
+    return historyCollection(this.client, this.databaseName, name);
   }
 
   /** Creates the indexes the reads need, once per process (creating an existing index is a no-op). */
@@ -92,6 +99,8 @@ export class DatastoreHistoryStorage implements HistoryStorage {
       await this.collection('batches').createIndex({ end: 1 }, { unique: true });
       await this.collection('client_files').createIndex({ partition: 1, ident: 1 }, { unique: true });
       await this.collection('reciprocals').createIndex({ key: 1 }, { unique: false });
+      // Compaction reads the activity of a partition's client files (lifecycle/, HistoryHousekeeping).
+      await this.collection('client_activity').createIndex({ partition: 1 }, { unique: false });
     })();
     this.ready.catch(() => (this.ready = undefined));
     return this.ready;
@@ -175,8 +184,13 @@ export class DatastoreHistoryStorage implements HistoryStorage {
       const versions = [...byVersion.keys()];
       const low = Math.min(...versions);
       const high = Math.max(...versions);
+      // Newest batch first: a replica reading the history meanwhile (a client downloading it, in order) can
+      // meet original versions followed by compacted ones, which lead to the same state, but never compacted
+      // versions followed by originals (an object whose creation was compacted away, then updated). A crash
+      // midway leaves the same safe mix, and the next compaction finishes it.
       const batches = await this.collection('batches')
         .find({ end: { $gte: versionKey(partition, low), $lt: partitionRange(partition).$lt }, from: { $lte: high } })
+        .sort({ end: -1 })
         .toArray();
       for (const batch of batches) {
         const current = batch['entries'] as StoredEntry[];

@@ -330,7 +330,8 @@ export class ServerHistory {
       latestServerVersionSalt: latestSalt,
       uploadClientVersion: client.lastIntegratedClientVersion,
       uploadServerVersion: client.reciprocalBaseVersion,
-      downloadableBytes: head.cumulativeSize - scannedCumulative,
+      // Never negative: a replica compacting this history meanwhile may have shrunk the head's size first.
+      downloadableBytes: Math.max(0, head.cumulativeSize - scannedCumulative),
       changesets,
     };
   }
