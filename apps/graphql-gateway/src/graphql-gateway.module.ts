@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DataAccessModule } from '@tessera/data-access';
 import { ClientApiModule } from './client-api/client-api.module';
+import { EndpointsModule } from './endpoints/endpoints.module';
 import { GraphqlModule } from './graphql/graphql.module';
 import { LocationController } from './location/location.controller';
 
@@ -10,7 +11,7 @@ import { LocationController } from './location/location.controller';
  * calls run under the app's rules through libs/data-access.
  */
 @Module({
-  imports: [DataAccessModule, ClientApiModule, GraphqlModule],
+  imports: [DataAccessModule, ClientApiModule, GraphqlModule, EndpointsModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}

@@ -15,3 +15,15 @@ export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectory
 export { layoutPaths } from './paths';
 export { toAppData, fromAppData } from './app-data';
 export { pathNameProblem, isSafeRelativePath, assertSafeRelativePaths, UnsafePathError } from './safe-names';
+export {
+  type HttpsEndpointConfig,
+  type EndpointProblem,
+  HTTPS_ENDPOINTS_FILE,
+  ENDPOINT_HTTP_METHODS,
+  ENDPOINT_VALIDATION_METHODS,
+  ENDPOINT_RETURN_TYPES,
+  endpointRouteProblem,
+  httpsEndpointProblems,
+  httpsEndpointsProblems,
+  httpsEndpoints,
+} from './https-endpoints';

@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { FunctionCalls } from '@tessera/messaging';
+import { ClientApiModule } from '../client-api/client-api.module';
+import { EndpointRoutes } from './endpoint-routes';
+import { HttpCallerAuth } from './http-caller';
+import { HttpFunctionCalls } from './http-function-call';
+import { HttpsEndpointsService } from './https-endpoints.service';
+import { IncomingWebhooksService } from './incoming-webhooks.service';
+
+/**
+ * Custom HTTPS endpoints (`/app/<client app id>/endpoint/<route>`) and incoming webhooks
+ * (`/api/client/v2.0/app/<client app id>/service/<service>/incoming_webhook/<name>`): functions serving
+ * HTTP requests, run through the function runtime with App Services' request and response objects.
+ */
+@Module({
+  imports: [ClientApiModule],
+  providers: [FunctionCalls, HttpCallerAuth, HttpFunctionCalls, HttpsEndpointsService, IncomingWebhooksService, EndpointRoutes],
+})
+export class EndpointsModule {}
