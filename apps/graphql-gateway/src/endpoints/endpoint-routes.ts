@@ -14,7 +14,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { clientGoneSignal, edgeMessageHeaders } from '@tessera/http-edge';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpExchange, HttpReply } from './http-exchange';
-import { HttpFunctionCalls, replyOfError } from './http-function-call';
+import { errorReply, HttpFunctionCalls, replyOfError } from './http-function-call';
 import { HttpsEndpointsService } from './https-endpoints.service';
 import { IncomingWebhooksService } from './incoming-webhooks.service';
 
@@ -59,6 +59,12 @@ export class EndpointRoutes implements OnModuleInit {
     void fastify.register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      // What Fastify refuses before the handler (a body over the limit, a malformed content type) in App Services' shape.
+      scope.setErrorHandler(async (error: { statusCode?: number; message?: string }, _request, reply) => {
+        const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+        const body = status === 413 ? { error: 'request body too large', error_code: 'RequestTooLarge' } : status < 500 ? { error: error.message ?? 'bad request', error_code: 'BadRequest' } : { error: 'internal server error', error_code: 'InternalServerError' };
+        await send(reply, errorReply(status, body));
+      });
       scope.route({ method: METHODS, url: ENDPOINT_URL, handler: (request, reply) => this.handle('endpoint', request, reply) });
       scope.route({ method: METHODS, url: WEBHOOK_URL, handler: (request, reply) => this.handle('webhook', request, reply) });
       await Promise.resolve();

@@ -79,7 +79,8 @@ function plainJson(value: unknown): unknown {
     if (FLATTEN.includes(key)) return record[key];
     if (key === '$date') {
       const date = record[key];
-      return typeof date === 'object' && date !== null ? new Date(Number((date as { $numberLong?: string }).$numberLong)).toISOString() : date;
+      const millis = typeof date === 'object' && date !== null ? Number((date as { $numberLong?: string }).$numberLong) : Date.parse(String(date));
+      return Number.isFinite(millis) && Math.abs(millis) <= 8.64e15 ? new Date(millis).toISOString() : date;
     }
     if (key === '$binary') return (record[key] as { base64?: unknown }).base64;
   }
