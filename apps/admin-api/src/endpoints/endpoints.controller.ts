@@ -106,9 +106,9 @@ function save(app: AppConfig, endpoints: HttpsEndpointConfig[]): void {
 function fromWire(app: AppConfig, body: EndpointBody, secrets: Array<{ _id: string; name: string }>): HttpsEndpointConfig {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'the request body must be an endpoint object');
   const fn = app.functions.find((candidate) => candidate.config.name === body['function_name'] || (candidate.config.id !== undefined && candidate.config.id === body['function_id']));
-  if (!fn) throw new AdminApiError(AdminApiErrorCode.FunctionNotFound, `function not found: '${String(body['function_name'] ?? body['function_id'] ?? '')}'`);
+  if (!fn) throw new AdminApiError(AdminApiErrorCode.FunctionNotFound, `function not found: ${JSON.stringify(body['function_name'] ?? body['function_id'] ?? '')}`);
   const secret = typeof body['secret_name'] === 'string' ? body['secret_name'] : secrets.find((candidate) => candidate._id === body['secret_id'])?.name;
-  if (body['secret_id'] !== undefined && secret === undefined) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `secret not found: '${String(body['secret_id'])}'`);
+  if (body['secret_id'] !== undefined && secret === undefined) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `secret not found: ${JSON.stringify(body['secret_id'])}`);
   const endpoint: HttpsEndpointConfig = { route: body['route'] as string, http_method: body['http_method'] as string, function_name: fn.config.name };
   for (const field of FIELDS) if (body[field] !== undefined) (endpoint as Record<string, unknown>)[field] = body[field];
   if (secret !== undefined) endpoint.secret_name = secret;

@@ -3,7 +3,7 @@
 // schema.json and relationships.json) and 'export-20210101' (an App Services export or realm-cli pull).
 
 import { httpsEndpointsProblems } from '../https-endpoints';
-import { isPlainObject, jsonPath, show, type JsonObject } from '../json';
+import { isPlainObject, jsonPath, type JsonObject } from '../json';
 import {
   type AppConfig,
   type AppFunction,
