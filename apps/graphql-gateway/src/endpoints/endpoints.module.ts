@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { FunctionCalls } from '@tessera/messaging';
 import { ClientApiModule } from '../client-api/client-api.module';
-import { EndpointRoutes } from './endpoint-routes';
 import { HttpCallerAuth } from './http-caller';
 import { HttpFunctionCalls } from './http-function-call';
+import { HttpFunctionRoutes } from './http-function-routes';
 import { HttpsEndpointsService } from './https-endpoints.service';
 import { IncomingWebhooksService } from './incoming-webhooks.service';
 
@@ -14,6 +14,7 @@ import { IncomingWebhooksService } from './incoming-webhooks.service';
  */
 @Module({
   imports: [ClientApiModule],
-  providers: [FunctionCalls, HttpCallerAuth, HttpFunctionCalls, HttpsEndpointsService, IncomingWebhooksService, EndpointRoutes],
+  providers: [FunctionCalls, HttpCallerAuth, HttpFunctionCalls, HttpsEndpointsService, IncomingWebhooksService, HttpFunctionRoutes],
+  exports: [HttpFunctionRoutes],
 })
 export class EndpointsModule {}

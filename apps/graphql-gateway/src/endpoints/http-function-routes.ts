@@ -5,23 +5,32 @@
  * client API's JSON parser would refuse or rewrite. The host's root hooks (trace span, correlation, CORS of
  * the client API) still run for them.
  *
- * `/app/:appId/endpoint/*` is a wildcard: a static path registered elsewhere (the Data API's
- * `/app/:appId/endpoint/data/v1/action/:action`) is more specific and wins in Fastify's router, so the
- * Data API and custom endpoints share the prefix without a dispatch table.
+ * `/app/:appId/endpoint/*` is registered here as a wildcard, which a static path registered elsewhere (a
+ * Data API route `/app/:appId/endpoint/data/v1/action/:action`) outranks in Fastify's router. When the
+ * prefix is instead served by one dispatching route with a route table, `handleEndpoint` is that table's
+ * entry for custom endpoints (it takes the table's request shape) and `registerEndpointWildcard` goes.
  */
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { clientGoneSignal, edgeMessageHeaders } from '@tessera/http-edge';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpExchange, HttpReply } from './http-exchange';
-import { errorReply, HttpFunctionCalls, replyOfError } from './http-function-call';
+import { type CallContext, errorReply, HttpFunctionCalls, replyOfError } from './http-function-call';
 import { HttpsEndpointsService } from './https-endpoints.service';
 import { IncomingWebhooksService } from './incoming-webhooks.service';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 export const ENDPOINT_URL = '/app/:appId/endpoint/*';
 export const WEBHOOK_URL = '/api/client/v2.0/app/:appId/service/:service/incoming_webhook/:webhook';
-const ENDPOINT_PREFIX = /^\/app\/[^/]+\/endpoint(\/.*)$/;
+
+/** A request under `/app/<client app id>/endpoint/`: `path` is what follows `endpoint/`, without the query. */
+export interface EndpointPathRequest {
+  clientAppId: string;
+  path: string;
+  method: string;
+  body: Buffer;
+  raw: FastifyRequest;
+}
 
 function exchangeOf(request: FastifyRequest): HttpExchange {
   const url = request.raw.url ?? request.url;
@@ -45,7 +54,7 @@ async function send(reply: FastifyReply, answer: HttpReply): Promise<void> {
 }
 
 @Injectable()
-export class EndpointRoutes implements OnModuleInit {
+export class HttpFunctionRoutes implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly endpoints: HttpsEndpointsService,
@@ -65,25 +74,40 @@ export class EndpointRoutes implements OnModuleInit {
         const body = status === 413 ? { error: 'request body too large', error_code: 'RequestTooLarge' } : status < 500 ? { error: error.message ?? 'bad request', error_code: 'BadRequest' } : { error: 'internal server error', error_code: 'InternalServerError' };
         await send(reply, errorReply(status, body));
       });
-      scope.route({ method: METHODS, url: ENDPOINT_URL, handler: (request, reply) => this.handle('endpoint', request, reply) });
-      scope.route({ method: METHODS, url: WEBHOOK_URL, handler: (request, reply) => this.handle('webhook', request, reply) });
+      this.registerEndpointWildcard(scope);
+      scope.route({
+        method: METHODS,
+        url: WEBHOOK_URL,
+        handler: (request, reply) => {
+          const params = request.params as Record<string, string | undefined>;
+          return this.answer('webhook', request, reply, (exchange, context) => this.webhooks.serve(params['appId'] ?? '', params['service'] ?? '', params['webhook'] ?? '', exchange, context));
+        },
+      });
       await Promise.resolve();
     });
   }
 
-  private async handle(kind: 'endpoint' | 'webhook', request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const exchange = exchangeOf(request);
-    const params = request.params as Record<string, string>;
+  private registerEndpointWildcard(scope: FastifyInstance): void {
+    scope.route({
+      method: METHODS,
+      url: ENDPOINT_URL,
+      handler: (request, reply) => {
+        const params = request.params as Record<string, string | undefined>;
+        return this.handleEndpoint({ clientAppId: params['appId'] ?? '', path: params['*'] ?? '', method: request.method, body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), raw: request }, reply);
+      },
+    });
+  }
+
+  /** Serves a custom HTTPS endpoint. Routes match exactly, and none holds `.` or `..` segments, so no path reaches another. */
+  handleEndpoint(request: EndpointPathRequest, reply: FastifyReply): Promise<void> {
+    return this.answer('endpoint', request.raw, reply, (exchange, context) => this.endpoints.serve(request.clientAppId, `/${request.path}`, { ...exchange, body: request.body }, context));
+  }
+
+  private async answer(kind: 'endpoint' | 'webhook', request: FastifyRequest, reply: FastifyReply, serve: (exchange: HttpExchange, context: CallContext) => Promise<HttpReply>): Promise<void> {
     const context = { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) };
     let answer: HttpReply;
     try {
-      if (kind === 'endpoint') {
-        // The route as sent, undecoded: `%2e%2e` or `..` never turn into another route.
-        const route = ENDPOINT_PREFIX.exec(exchange.path)?.[1] ?? '/';
-        answer = await this.endpoints.serve(params['appId'] ?? '', route, exchange, context);
-      } else {
-        answer = await this.webhooks.serve(params['appId'] ?? '', params['service'] ?? '', params['webhook'] ?? '', exchange, context);
-      }
+      answer = await serve(exchangeOf(request), context);
     } catch (error) {
       answer = replyOfError(error);
     }
