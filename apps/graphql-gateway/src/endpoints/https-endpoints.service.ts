@@ -23,6 +23,18 @@ export function matchEndpoint(endpoints: readonly HttpsEndpointConfig[], route: 
   return { ...(endpoint ? { endpoint } : {}), allowed: onRoute.map((candidate) => candidate.http_method) };
 }
 
+/** The endpoints of each deployed configuration, parsed once (a deploy makes a new configuration object). */
+const parsed = new WeakMap<ClientApp['config'], HttpsEndpointConfig[]>();
+
+function endpointsOf(app: ClientApp): HttpsEndpointConfig[] {
+  let endpoints = parsed.get(app.config);
+  if (!endpoints) {
+    endpoints = httpsEndpoints(app.config);
+    parsed.set(app.config, endpoints);
+  }
+  return endpoints;
+}
+
 @Injectable()
 export class HttpsEndpointsService {
   constructor(
@@ -38,7 +50,7 @@ export class HttpsEndpointsService {
   }
 
   private async prepare(app: ClientApp, route: string, exchange: HttpExchange): Promise<HttpFunctionCall> {
-    const { endpoint, allowed } = matchEndpoint(httpsEndpoints(app.config), route, exchange.method);
+    const { endpoint, allowed } = matchEndpoint(endpointsOf(app), route, exchange.method);
     if (!endpoint) {
       if (allowed.length > 0) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `endpoint ${route} does not accept ${exchange.method} (it accepts ${allowed.join(', ')})`);
       throw new EndpointError(EndpointErrorCode.NotFound, `no endpoint is configured for route ${route}`);
