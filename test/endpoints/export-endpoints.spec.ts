@@ -45,6 +45,9 @@ describe('an App Services export with HTTPS endpoints and incoming webhooks', ()
     const response = await fetch(`${endpointBase}/orders`, { method: 'POST', headers: { apiKey: key?.secret ?? '', 'content-type': 'application/json' }, body: '{"sku":"A-1"}' });
     expect(response.status).toBe(201);
     expect(await response.json()).toEqual({ created: 'A-1', by: key?.key.userId });
+    // A backend's burst of parallel calls with its key: each authenticates, none is taken for a login storm.
+    const burst = await Promise.all(Array.from({ length: 25 }, (_, i) => fetch(`${endpointBase}/orders`, { method: 'POST', headers: { apiKey: key?.secret ?? '' }, body: `{"sku":"B-${i}"}` })));
+    expect(burst.map((reply) => reply.status)).toEqual(Array.from({ length: 25 }, () => 201));
     const refused = await fetch(`${endpointBase}/orders`, { method: 'POST', headers: { apiKey: 'not-a-key' }, body: '{"sku":"A-1"}' });
     expect(refused.status).toBe(401);
     expect(await refused.json()).toMatchObject({ error_code: 'AuthError' });

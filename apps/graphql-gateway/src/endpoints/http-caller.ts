@@ -5,6 +5,7 @@
  * provider code as a login (ProviderLogins, with its throttling), but no session is started. With
  * `createUser`, a valid email/password or custom JWT with no user yet makes one, as a first login would.
  */
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { type CallerUser, callerUserOf } from '@tessera/contracts';
 import { type AppUser, DataSources, readCustomUserData } from '@tessera/platform';
@@ -32,6 +33,13 @@ function header(headers: Headers, name: string): string | undefined {
 
 @Injectable()
 export class HttpCallerAuth {
+  /**
+   * Checks under way, by app and credential digest. Concurrent requests with the same credential (a backend's
+   * parallel calls with its API key) share one check: the login throttle counts attempts in flight, and would
+   * otherwise take a burst of them for a login storm.
+   */
+  private readonly checks = new Map<string, Promise<AppUser>>();
+
   constructor(
     private readonly auth: AuthService,
     private readonly providers: ProviderLogins,
@@ -60,7 +68,16 @@ export class HttpCallerAuth {
     return callerUserOf(user, options.customData ? await readCustomUserData(app.config, this.dataSources, user._id) : undefined);
   }
 
-  private async userOf(app: ClientApp, providerType: string, payload: Record<string, unknown>, options: HttpCallerOptions): Promise<AppUser> {
+  private userOf(app: ClientApp, providerType: string, payload: Record<string, unknown>, options: HttpCallerOptions): Promise<AppUser> {
+    const key = `${app.appId}\u0000${providerType}\u0000${options.createUser ? 'create' : 'find'}\u0000${createHash('sha256').update(JSON.stringify(payload)).digest('hex')}`;
+    const running = this.checks.get(key);
+    if (running) return running;
+    const check = this.checkCredentials(app, providerType, payload, options).finally(() => this.checks.delete(key));
+    this.checks.set(key, check);
+    return check;
+  }
+
+  private async checkCredentials(app: ClientApp, providerType: string, payload: Record<string, unknown>, options: HttpCallerOptions): Promise<AppUser> {
     const provider = enabledProvider(app, providerType);
     const identity = await this.providers.identify(app, provider, payload, options.clientAddress);
     const existing = identity.userId ? await app.users.findUser(identity.userId) : await app.users.userByIdentity(provider.type, identity.id);
