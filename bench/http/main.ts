@@ -13,30 +13,14 @@
  * Goals (issue 15): trivial >= 15% of the floor, 20 documents >= 6%, find and GraphQL >= 10%,
  * insertMany >= 20,000 documents/s. The last line gives the ratios.
  */
-import { type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { cpuMs, loadAverage, percentile, startProcess, startTessera, stop, writeJson } from '../support/processes';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatResult, type HttpCall, measureCases, withServerBench } from '../support/http-load';
+import { cpuMs, loadAverage, writeJson } from '../support/processes';
 
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const SEED = 10_000;
-
-interface Result {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  cpuMsPerRequest: number;
-  errors: number;
-}
-
-interface Target {
-  port: number;
-  pid: number;
-}
 
 /** The app under test, in the current configuration layout: anonymous login, three functions, one ruled collection. */
 function writeBenchApp(dir: string): void {
@@ -75,110 +59,20 @@ function writeBenchApp(dir: string): void {
   });
 }
 
-interface Call {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-  token?: string;
-}
-
-const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-
-function send(port: number, call: Call): Promise<{ status: number; body: string }> {
-  return new Promise((done, fail) => {
-    const headers: Record<string, string> = {};
-    if (call.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = String(Buffer.byteLength(call.body));
-    }
-    if (call.token) headers['authorization'] = `Bearer ${call.token}`;
-    const req = request({ host: '127.0.0.1', port, method: call.method, path: call.path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-      res.on('error', fail);
-    });
-    req.on('error', fail);
-    req.end(call.body);
-  });
-}
-
-async function expectOk(port: number, call: Call, check: (body: string) => boolean, what: string): Promise<void> {
-  const { status, body } = await send(port, call);
-  if (status !== 200 || !check(body)) throw new Error(`${what}: unexpected answer ${status} ${body.slice(0, 300)}`);
-}
-
-/** Runs `CONNECTIONS` request loops for `seconds` (after a one-second warm-up) and measures the server's CPU. */
-async function load(name: string, target: Target, call: Call, seconds = SECONDS): Promise<Result> {
-  const run = async (ms: number, latencies: number[] | undefined): Promise<number> => {
-    let errors = 0;
-    const until = Date.now() + ms;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (Date.now() < until) {
-          const start = process.hrtime.bigint();
-          const { status } = await send(target.port, call);
-          if (status !== 200) errors++;
-          latencies?.push(Number(process.hrtime.bigint() - start) / 1e6);
-        }
-      }),
-    );
-    return errors;
-  };
-  await run(1_000, undefined);
-  const latencies: number[] = [];
-  const cpuBefore = cpuMs(target.pid);
-  const start = Date.now();
-  const errors = await run(seconds * 1_000, latencies);
-  const elapsed = (Date.now() - start) / 1_000;
-  const cpu = cpuMs(target.pid) - cpuBefore;
-  latencies.sort((a, b) => a - b);
-  return { name, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuMsPerRequest: cpu / latencies.length, errors };
-}
-
-const FLOOR_SERVER = `
-const http = require('node:http');
-const body = JSON.stringify({ ok: true });
-const server = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body));
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => console.log('listening on ' + server.address().port));
-`;
-
 async function main(): Promise<void> {
-  const work = mkdtempSync(join(tmpdir(), 'tessera-bench-http-'));
-  const children: ChildProcess[] = [];
-  try {
-    const appDir = join(work, 'app');
-    writeBenchApp(appDir);
-
-    const floorProcess = await startProcess(['-e', FLOOR_SERVER], { ...process.env }, /listening on (\d+)/);
-    children.push(floorProcess.child);
-    const floor: Target = { port: Number(floorProcess.match[1]), pid: floorProcess.child.pid ?? 0 };
-
-    // BENCH_PROFILE=<dir> writes a CPU profile of the server (open it in Chrome's DevTools).
-    const server = await startTessera(work, appDir, 'httpbench', process.env['BENCH_PROFILE'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env['BENCH_PROFILE'])}`] : []);
-    children.push(server.child);
-    const { port, appId } = server;
-    const tessera: Target = { port, pid: server.pid };
-    const base = `/api/client/v2.0/app/${appId}`;
-
-    const login = await send(port, { method: 'POST', path: `${base}/auth/providers/anon-user/login`, body: '{}' });
-    if (login.status !== 200) throw new Error(`anonymous login failed: ${login.status} ${login.body}`);
-    const token = (JSON.parse(login.body) as { access_token: string }).access_token;
-
+  await withServerBench({ name: 'http', appName: 'httpbench', connections: CONNECTIONS, seconds: SECONDS, writeApp: writeBenchApp }, async (bench) => {
+    const { http, tessera, base, token } = bench;
+    const { port } = tessera;
     const seedCpuBefore = cpuMs(tessera.pid);
     const seedStart = process.hrtime.bigint();
-    await expectOk(port, { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'seed', arguments: [SEED] }) }, (body) => body.includes(String(SEED)), 'seed');
+    await http.expectOk(port, { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'seed', arguments: [SEED] }) }, (body) => body.includes(String(SEED)), 'seed');
     const seedSeconds = Number(process.hrtime.bigint() - seedStart) / 1e9;
     const insertRate = SEED / seedSeconds;
     // The server's CPU for the seed reads truer than its wall time on a loaded machine (the change feed may
     // still be publishing the documents when the call answers: that work is in the next case's CPU).
     const seedCpu = cpuMs(tessera.pid) - seedCpuBefore;
 
-    const calls: Record<string, Call> = {
+    const calls: Record<string, HttpCall> = {
       trivial: { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'trivial', arguments: [] }) },
       docs: { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'myDocs', arguments: [] }) },
       find: {
@@ -190,42 +84,27 @@ async function main(): Promise<void> {
       graphql: { method: 'POST', path: `${base}/graphql`, token, body: JSON.stringify({ query: '{ items(limit: 20) { _id name n visibility } }' }) },
     };
     const twenty = (body: string): boolean => (body.match(/"name"/g) ?? []).length === 20;
-    await expectOk(port, calls['trivial'], (body) => body.includes('"ok":true'), 'trivial function');
-    await expectOk(port, calls['docs'], twenty, '20-document function');
-    await expectOk(port, calls['find'], twenty, 'find');
-    await expectOk(port, calls['graphql'], twenty, 'GraphQL list');
+    await http.expectOk(port, calls['trivial'], (body) => body.includes('"ok":true'), 'trivial function');
+    await http.expectOk(port, calls['docs'], twenty, '20-document function');
+    await http.expectOk(port, calls['find'], twenty, 'find');
+    await http.expectOk(port, calls['graphql'], twenty, 'GraphQL list');
 
     // BENCH_CASES=trivial,docs runs only those cases after the floor (for profiling one path).
-    const only = process.env['BENCH_CASES']?.split(',');
-    const cases: [string, string][] = [
+    const cases = [
       ['trivial', 'functions/call, trivial function'],
       ['docs', 'function returning 20 documents'],
       ['find', 'remote data access find of 20'],
       ['graphql', 'GraphQL list of 20'],
-    ];
-    const results: Result[] = [await load('floor: bare node:http', floor, { method: 'GET', path: '/' })];
-    for (const [key, name] of cases) if (!only || only.includes(key)) results.push(await load(name, tessera, calls[key]));
-
-    const floorRps = results[0]?.rps ?? 1;
+    ] as const;
+    const { results, ran, floorRps } = await measureCases(bench, cases, calls);
     console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
     console.log(`seed: insertMany of ${SEED.toLocaleString('en-US')} documents in one function call: ${Math.round(insertRate).toLocaleString('en-US')} documents/s (goal >= 20,000)`);
     console.log(`seed: server CPU ${seedCpu.toLocaleString('en-US')} ms (reads truer than documents/s on a loaded machine)`);
-    for (const r of results) {
-      console.log(
-        `${r.name.padEnd(36)} ${Math.round(r.rps).toString().padStart(7)} req/s  p50 ${r.p50.toFixed(2).padStart(7)} ms  p99 ${r.p99.toFixed(2).padStart(7)} ms  ` +
-          `cpu ${r.cpuMsPerRequest.toFixed(3)} ms/req  ${((100 * r.rps) / floorRps).toFixed(1).padStart(5)}% of floor${r.errors ? `  ERRORS ${r.errors}` : ''}`,
-      );
-    }
+    for (const r of results) console.log(formatResult(r, floorRps));
     const goals: Record<string, number> = { trivial: 0.15, docs: 0.06, find: 0.1, graphql: 0.1 };
-    const ratios = cases
-      .filter(([key]) => !only || only.includes(key))
-      .map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)} (goal ${goals[key]})`);
+    const ratios = ran.map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)} (goal ${goals[key]})`);
     console.log(`ratio to floor: ${ratios.join(', ')}`);
-  } finally {
-    agent.destroy();
-    await Promise.all(children.map(stop));
-    rmSync(work, { recursive: true, force: true });
-  }
+  });
 }
 
 main().catch((error: unknown) => {

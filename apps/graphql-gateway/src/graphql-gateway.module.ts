@@ -1,17 +1,18 @@
 import { Module } from '@nestjs/common';
 import { DataAccessModule } from '@tessera/data-access';
 import { ClientApiModule } from './client-api/client-api.module';
+import { DataApiModule } from './data-api/data-api.module';
 import { EndpointsModule } from './endpoints/endpoints.module';
 import { GraphqlModule } from './graphql/graphql.module';
 import { LocationController } from './location/location.controller';
 
 /**
- * The client-facing HTTP edge: client API v2.0 (auth, functions, remote data access), GraphQL, webhooks
- * and hosting. It needs the platform (PlatformModule) and, for functions, a MessageBus; data-source
+ * The client-facing HTTP edge: client API v2.0 (auth, functions, remote data access), GraphQL, the Data
+ * API under `/app/<client app id>/endpoint/`, webhooks and hosting. It needs the platform (PlatformModule) and, for functions, a MessageBus; data-source
  * calls run under the app's rules through libs/data-access.
  */
 @Module({
-  imports: [DataAccessModule, ClientApiModule, GraphqlModule, EndpointsModule],
+  imports: [DataAccessModule, ClientApiModule, GraphqlModule, DataApiModule, EndpointsModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}

@@ -1,9 +1,9 @@
 import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
+import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
 import { AppRegistry, AppUserStore, DataSources, DeployedApps, DeploymentStore, LogStore } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
-import { eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
+import { deployTestApp, eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
 import { join } from 'node:path';
 import { startHost, type RunningHost } from './host';
 
@@ -25,6 +25,9 @@ describe('standalone host', () => {
     await host?.close();
     dir.remove();
   });
+
+  /** An app deployed in the bootstrap group, which the admin user reaches. */
+  const deploy = (name: string, app: AppConfig) => deployTestApp({ apps: host.nest.get(AppRegistry), deployments: host.nest.get(DeploymentStore) }, name, app, { groupId: host.bootstrap.groupId });
 
   const run = (functionName: string, args: unknown[], caller: { type: 'system' } | { type: 'user'; user: { id: string } }) =>
     bus.request(Subjects.FunctionsExecutionRun, { appId, functionName, args: args as never, caller, metadata: { origin: 'client' } });
@@ -60,10 +63,9 @@ describe('standalone host', () => {
       { config: { name: 'open', private: false }, source: 'exports = (x) => { console.log("open", x); return x; };' },
       { config: { name: 'quiet', private: false, disable_arg_logs: true }, source: 'exports = (x) => { console.log("quiet"); return x; };' },
     );
-    const record = await host.nest.get(AppRegistry).create({ name: 'logged', groupId: host.bootstrap.groupId });
-    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
+    const { appId: loggedId, groupId } = await deploy('logged', app);
     const call = (functionName: string) =>
-      bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName, args: ['s3cret'], caller: { type: 'system' }, metadata: { origin: 'admin' } });
+      bus.request(Subjects.FunctionsExecutionRun, { appId: loggedId, functionName, args: ['s3cret'], caller: { type: 'system' }, metadata: { origin: 'admin' } });
     expect(await call('open')).toMatchObject({ ok: true, result: 's3cret' });
     expect(await call('quiet')).toMatchObject({ ok: true, result: 's3cret' });
 
@@ -71,7 +73,7 @@ describe('standalone host', () => {
     const login = await fetch(`http://127.0.0.1:${port}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'host-test-password' }) });
     const { access_token } = (await login.json()) as { access_token: string };
     const logs = await eventually(async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/api/admin/v3.0/groups/${record.group_id}/apps/${record._id}/logs?type=FUNCTION`, { headers: { authorization: `Bearer ${access_token}` } });
+      const response = await fetch(`http://127.0.0.1:${port}/api/admin/v3.0/groups/${groupId}/apps/${loggedId}/logs?type=FUNCTION`, { headers: { authorization: `Bearer ${access_token}` } });
       const body = (await response.json()) as { logs: Record<string, unknown>[] };
       expect(body.logs).toHaveLength(2);
       return body.logs;
@@ -85,12 +87,12 @@ describe('standalone host', () => {
   });
 
   it('runs a run_as_user_id function as that app user, looked up in the user store', async () => {
-    const record = await host.nest.get(AppRegistry).create({ name: 'runas', groupId: host.bootstrap.groupId });
-    const grace = await new AppUserStore(host.nest.get(DataSources).platform(), record._id).createUser('normal', { name: 'Grace' });
+    const { appId: runasId } = await deploy('runas', emptyApp('runas'));
+    const grace = await new AppUserStore(host.nest.get(DataSources).platform(), runasId).createUser('normal', { name: 'Grace' });
     const app = emptyApp('runas');
     app.functions.push({ config: { name: 'whoami', private: false, run_as_user_id: grace._id }, source: 'exports = () => ({ id: context.user.id, name: context.user.data.name });' });
-    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
-    const result = await bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName: 'whoami', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } });
+    await host.nest.get(DeploymentStore).deploy(runasId, writeAppFiles(app), { origin: 'test' });
+    const result = await bus.request(Subjects.FunctionsExecutionRun, { appId: runasId, functionName: 'whoami', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } });
     expect(result).toMatchObject({ ok: true, result: { id: grace._id, name: 'Grace' } });
   });
 
@@ -117,15 +119,14 @@ describe('standalone host', () => {
       rules: [],
       webhooks: [],
     });
-    const record = await host.nest.get(AppRegistry).create({ name: 'ruled', groupId: host.bootstrap.groupId });
-    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
-    const as = (functionName: string, id: string) => bus.request(Subjects.FunctionsExecutionRun, { appId: record._id, functionName, args: [], caller: { type: 'user', user: { id } }, metadata: { origin: 'client' } });
+    const { appId: ruledId } = await deploy('ruled', app);
+    const as = (functionName: string, id: string) => bus.request(Subjects.FunctionsExecutionRun, { appId: ruledId, functionName, args: [], caller: { type: 'user', user: { id } }, metadata: { origin: 'client' } });
     expect(await as('seed', 'boss')).toMatchObject({ ok: true });
     expect(await as('list', 'boss')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
     expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [] });
     app.values[0].value = true;
-    await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(app), { origin: 'test' });
-    host.nest.get(DeployedApps).invalidate(record._id);
+    await host.nest.get(DeploymentStore).deploy(ruledId, writeAppFiles(app), { origin: 'test' });
+    host.nest.get(DeployedApps).invalidate(ruledId);
     expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
   });
 

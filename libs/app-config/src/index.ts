@@ -9,6 +9,7 @@ export { appEnvironment, ENVIRONMENT_NAMES, type AppEnvironment } from './read/e
 export { defaultFunctionConfig } from './read/sections';
 export { writeAppFiles } from './write';
 export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES } from './validate';
+export { effectiveSyncConfig } from './effective-sync';
 export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';
 export { loadApp, loadValidApp, type CheckedApp, type LoadOptions } from './load';
 export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectoryFiles } from './fs-adapter';

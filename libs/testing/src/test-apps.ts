@@ -13,6 +13,7 @@ export interface TestAppStores {
 }
 
 export interface TestApp {
+  groupId: string;
   appId: string;
   clientAppId: string;
   /** The deployment made: announce it (`apps.deployment.changed`) where running services must reload. */
@@ -20,13 +21,14 @@ export interface TestApp {
 }
 
 /**
- * An app as the admin API makes one: registered in the test group, then `config` deployed (or
- * `emptyApp(name)` after `config` changed it).
+ * An app as the admin API makes one: registered in the test group (or `groupId`, where the admin API must
+ * reach it), then `config` deployed (or `emptyApp(name)` after `config` changed it).
  */
-export async function deployTestApp(stores: TestAppStores, name: string, config: AppConfig | ((app: AppConfig) => void)): Promise<TestApp> {
-  const record = await stores.apps.create({ name, groupId: testGroupId });
+export async function deployTestApp(stores: TestAppStores, name: string, config: AppConfig | ((app: AppConfig) => void), options: { groupId?: string } = {}): Promise<TestApp> {
+  const groupId = options.groupId ?? testGroupId;
+  const record = await stores.apps.create({ name, groupId });
   const deployment = await stores.deployments.deploy(record._id, writeAppFiles(appConfig(name, config)), { origin: 'test' });
-  return { appId: record._id, clientAppId: record.client_app_id, deployment };
+  return { appId: record._id, clientAppId: record.client_app_id, groupId, deployment };
 }
 
 function appConfig(name: string, config: AppConfig | ((app: AppConfig) => void)): AppConfig {

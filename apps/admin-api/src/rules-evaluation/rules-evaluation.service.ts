@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isDataSourceType, type AppConfig } from '@tessera/app-config';
+import { effectiveSyncConfig, isDataSourceType, type AppConfig } from '@tessera/app-config';
 import { TesseraError } from '@tessera/domain';
 import { decodeEjson, FunctionCalls } from '@tessera/messaging';
 import { DeployedApps } from '@tessera/platform';
@@ -98,7 +98,7 @@ export class RulesEvaluationService {
   }
 
   private partitionPermissions(config: AppConfig, request: RulesEvaluationRequest): PartitionPermissionsConfig {
-    const permissions = request.permissions ?? (config.sync?.partition?.permissions as PartitionPermissionsConfig | undefined);
+    const permissions = request.permissions ?? (effectiveSyncConfig(config)?.partition?.permissions as PartitionPermissionsConfig | undefined);
     if (!permissions) throw new RulesEvaluationError('the app has no partition-based sync permissions; give "permissions" inline');
     return permissions;
   }

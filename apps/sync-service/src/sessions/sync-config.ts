@@ -2,7 +2,7 @@
  * What the sync service needs from an app's sync configuration (spec 2.6), read from the live deployment:
  * sync/config.json, or the legacy form embedded as `config.sync` of the cluster service. Pure: no I/O.
  */
-import { type AppConfig, isFederatedType, type SyncConfig } from '@tessera/app-config';
+import { type AppConfig, effectiveSyncConfig } from '@tessera/app-config';
 import { compilePartitionPermissions, type CompiledPartitionPermissions, type PartitionPermissionsConfig } from '@tessera/rules';
 
 export type SyncMode =
@@ -37,7 +37,7 @@ export function syncModeOf(config: AppConfig): SyncMode {
 }
 
 function readSyncMode(config: AppConfig): SyncMode {
-  const sync = locateSyncConfig(config);
+  const sync = effectiveSyncConfig(config);
   if (!sync) return { kind: 'disabled', terminated: false };
   const enabled = sync.state === 'enabled' || sync.state === true;
   if (!enabled) return { kind: 'disabled', terminated: sync.last_disabled !== undefined };
@@ -54,14 +54,4 @@ function readSyncMode(config: AppConfig): SyncMode {
     recoveryDisabled: sync.is_recovery_mode_disabled === true,
     clientMaxOfflineDays: typeof offlineDays === 'number' && offlineDays > 0 ? offlineDays : defaultClientMaxOfflineDays,
   };
-}
-
-/** sync/config.json first; else a sync document embedded in a (non-federated) cluster service's config. */
-function locateSyncConfig(config: AppConfig): SyncConfig | undefined {
-  if (config.sync) return config.sync;
-  for (const service of config.services) {
-    const embedded = service.config.config?.['sync'];
-    if (embedded && typeof embedded === 'object' && !Array.isArray(embedded) && !isFederatedType(service.config.type)) return embedded;
-  }
-  return undefined;
 }

@@ -4,7 +4,7 @@
  * `database_name.<type>` in development mode) and the type's table spec, from the JSON schema App Services
  * keeps per collection (bsonType, properties, items, required, relationships for links).
  */
-import { type AppConfig, type CollectionRule, type JsonSchema, isDataSourceType, isFederatedType } from '@tessera/app-config';
+import { type AppConfig, type CollectionRule, effectiveSyncConfig, type JsonSchema, isDataSourceType, isFederatedType } from '@tessera/app-config';
 import { type AddColumn, type CollectionType, columnOf, type PayloadType, type SyncSchema, type SyncTable } from '@tessera/sync-protocol';
 
 export interface CollectionRef {
@@ -48,7 +48,7 @@ function bsonTypeOf(schema: JsonSchema | undefined): string | undefined {
 /** The data-source service of the app's sync: `service_name`, the cluster service that embeds sync, or the one cluster. */
 export function syncServiceName(config: AppConfig): string | undefined {
   const clusters = config.services.filter((s) => isDataSourceType(s.config.type) && !isFederatedType(s.config.type));
-  const named = config.sync?.service_name;
+  const named = effectiveSyncConfig(config)?.service_name;
   if (named) return named;
   const embedding = clusters.find((s) => s.config.config?.sync !== undefined);
   return (embedding ?? clusters[0])?.config.name;
@@ -127,10 +127,11 @@ export function appSyncLayout(config: AppConfig): AppSyncLayout | undefined {
   if (!service || !linked) return undefined;
   const reader = new SchemaReader(service);
   reader.read(linked.collectionRules);
-  const database = config.sync?.database_name;
+  const sync = effectiveSyncConfig(config);
+  const database = sync?.database_name;
   return {
     service,
-    developmentMode: config.sync?.development_mode_enabled === true,
+    developmentMode: sync?.development_mode_enabled === true,
     ...(database ? { database } : {}),
     schema: reader.schema,
     collections: reader.collections,

@@ -137,8 +137,23 @@ export class AuthService {
     return { app, user, claims };
   }
 
+  /**
+   * The user a provider's credentials name, checked as a login checks them (throttling included) but with
+   * no session: the Data API and HTTPS endpoints authenticate every request. A first login of an identity
+   * creates its user only with `createUser` (their `create_user_on_auth`).
+   */
+  async userForCredentials(app: ClientApp, providerName: string, payload: Record<string, unknown>, options: { createUser: boolean; clientAddress?: string }): Promise<AppUser> {
+    const provider = enabledProvider(app, providerName);
+    const identity = await this.providers.identify(app, provider, payload, options.clientAddress);
+    const known = identity.userId ? await app.users.findUser(identity.userId) : await app.users.userByIdentity(provider.type, identity.id);
+    const user = known ?? (options.createUser ? await this.userFor(app, provider, identity) : undefined);
+    if (!user) throw invalidSession('error finding user for endpoint');
+    if (user.disabled) throw new ClientApiError(ClientApiErrorCode.UserDisabled, 'user disabled', { httpStatus: 401 });
+    return user;
+  }
+
   /** The caller identity of the session, made once per request: `context.user` with the custom data read now. */
-  async callerOf(session: ClientSession): Promise<CallerUser> {
+  async callerOf(session: Pick<ClientSession, 'app' | 'user'>): Promise<CallerUser> {
     const { user, app } = session;
     return callerUserOf(user, await readCustomUserData(app.config, this.dataSources, user._id));
   }

@@ -1,4 +1,4 @@
-import { EJSON, Int32, Long } from 'bson';
+import { Double, Int32, Long } from 'bson';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 
 /** The actions of the data-source service the client API forwards (reference §1.2, §2.1). */
@@ -33,7 +33,7 @@ export function normalizeDataSourceCall(action: string, args: readonly unknown[]
   }
   // Numbers as JS numbers (Int64 beyond 2^53 stays a Long), as the drivers hand them to MongoDB: rules
   // and pipelines compare them with stored values.
-  const object = EJSON.deserialize(EJSON.serialize(first, { relaxed: false }), { relaxed: true }) as Record<string, unknown>;
+  const object = withJsNumbers(first) as Record<string, unknown>;
   for (const name of ['database', 'collection'] as const) {
     if (typeof object[name] !== 'string' || object[name] === '') throw new ClientApiError(ClientApiErrorCode.InvalidParameter, `'${name}' must be a non-empty string`);
   }
@@ -78,5 +78,19 @@ function numbersIn(spec: unknown, name: string): Record<string, unknown> {
   for (const [key, value] of Object.entries(spec)) {
     out[key] = typeof value === 'object' && value !== null && typeof (value as { _bsontype?: unknown })._bsontype === 'string' && ['Int32', 'Long', 'Double'].includes(String((value as { _bsontype: string })._bsontype)) ? toNumber(value, name) : value;
   }
+  return out;
+}
+
+/**
+ * A copy of `value` with Int32 and Double as JS numbers, and Int64 too when it fits a double exactly (a
+ * larger one stays a Long: a relaxed EJSON round trip would round it). Other BSON values are kept.
+ */
+function withJsNumbers(value: unknown): unknown {
+  if (value instanceof Int32 || value instanceof Double) return value.valueOf();
+  if (value instanceof Long) return value.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && value.greaterThanOrEqual(Number.MIN_SAFE_INTEGER) ? value.toNumber() : value;
+  if (Array.isArray(value)) return value.map(withJsNumbers);
+  if (typeof value !== 'object' || value === null || value instanceof Date || '_bsontype' in value) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) out[key] = withJsNumbers(item);
   return out;
 }

@@ -1,0 +1,38 @@
+import { CodedError } from '@tessera/domain';
+
+/** The Data API's own `error_code`s; authentication and data-access failures keep the codes of their features. */
+export enum DataApiErrorCode {
+  InvalidParameter = 'InvalidParameter',
+  /** No credentials, and the configuration does not run requests as a fixed user or as system. */
+  MissingAuthReq = 'MissingAuthReq',
+  /** A wrong `secret` query parameter or `Endpoint-Signature`. */
+  AuthError = 'AuthError',
+  ActionNotFound = 'ActionNotFound',
+  DataSourceNotFound = 'DataSourceNotFound',
+  /** The app has no Data API configuration, it is disabled, or the path names a version it does not serve. */
+  DataApiNotEnabled = 'DataApiNotEnabled',
+  MethodNotAllowed = 'MethodNotAllowed',
+  UnsupportedMediaType = 'UnsupportedMediaType',
+  NotImplemented = 'NotImplemented',
+  /** The app's Data API configuration file is unreadable: fix and push it. */
+  InvalidConfiguration = 'InvalidConfiguration',
+}
+
+const statuses: Record<DataApiErrorCode, number> = {
+  [DataApiErrorCode.InvalidParameter]: 400,
+  [DataApiErrorCode.MissingAuthReq]: 401,
+  [DataApiErrorCode.AuthError]: 401,
+  [DataApiErrorCode.ActionNotFound]: 404,
+  [DataApiErrorCode.DataSourceNotFound]: 404,
+  [DataApiErrorCode.DataApiNotEnabled]: 404,
+  [DataApiErrorCode.MethodNotAllowed]: 405,
+  [DataApiErrorCode.UnsupportedMediaType]: 415,
+  [DataApiErrorCode.NotImplemented]: 501,
+  [DataApiErrorCode.InvalidConfiguration]: 500,
+};
+
+export class DataApiError extends CodedError<DataApiErrorCode> {
+  constructor(code: DataApiErrorCode, message: string) {
+    super(code, message, statuses);
+  }
+}
