@@ -247,7 +247,7 @@ describe('custom HTTPS endpoints (standalone host over HTTP)', () => {
     const headers = { email: 'ada@example.com', password: 'correct horse' };
     const noUser = await fetch(`${base}/nested/route/me`, { headers });
     expect(noUser.status).toBe(401);
-    expect(await noUser.json()).toMatchObject({ error_code: 'UserNotFound' });
+    expect(await noUser.json()).toEqual({ error: 'invalid session: error finding user for endpoint', error_code: 'InvalidSession' });
     const created = await fetch(`${base}/me-created`, { headers });
     expect(created.status).toBe(200);
     const { id } = (await created.json()) as { id: string };

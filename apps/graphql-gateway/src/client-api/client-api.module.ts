@@ -39,6 +39,6 @@ import { PushController } from './push/push.controller';
     { provide: RemoteDataAccess, useFactory: (dataSources: DataSources, dataAccess: DataAccess) => new RulesRemoteDataAccess(dataSources, dataAccess), inject: [DataSources, DataAccess] },
     { provide: Mailer, useFactory: (settings: Settings) => new OutboxFileMailer(settings.dataDir), inject: [SETTINGS] },
   ],
-  exports: [ClientApps, AuthService, ProviderLogins, RemoteDataAccess],
+  exports: [ClientApps, AuthService, RemoteDataAccess],
 })
 export class ClientApiModule {}

@@ -1,4 +1,5 @@
 import { CodedError } from '@tessera/domain';
+import { ENDPOINT_NOT_FOUND_CODE } from '../data-api/endpoint-routes';
 
 /**
  * Refusals of HTTPS endpoints and incoming webhooks before their function runs. App Services answered both
@@ -6,12 +7,11 @@ import { CodedError } from '@tessera/domain';
  * IncomingWebhookAuthFailed); failures of the function itself keep the runtime's codes.
  */
 export enum EndpointErrorCode {
-  NotFound = 'IncomingWebhookNotFound',
+  /** An unknown route or webhook: the one not-found answer of the endpoint tree. */
+  NotFound = ENDPOINT_NOT_FOUND_CODE,
   AuthFailed = 'IncomingWebhookAuthFailed',
   MethodNotAllowed = 'MethodNotAllowed',
   InvalidSession = 'InvalidSession',
-  UserNotFound = 'UserNotFound',
-  BadRequest = 'BadRequest',
 }
 
 const statuses: Readonly<Record<EndpointErrorCode, number>> = {
@@ -19,8 +19,6 @@ const statuses: Readonly<Record<EndpointErrorCode, number>> = {
   [EndpointErrorCode.AuthFailed]: 401,
   [EndpointErrorCode.MethodNotAllowed]: 405,
   [EndpointErrorCode.InvalidSession]: 401,
-  [EndpointErrorCode.UserNotFound]: 401,
-  [EndpointErrorCode.BadRequest]: 400,
 };
 
 export class EndpointError extends CodedError<EndpointErrorCode> {

@@ -1,45 +1,32 @@
 /**
- * The Fastify routes of HTTPS endpoints and incoming webhooks. They live in their own encapsulated Fastify
- * context because these requests are not JSON API calls: every content type is accepted and the body is kept
- * as the raw bytes (signatures are computed over them, and the function gets them as BSON Binary), which the
- * client API's JSON parser would refuse or rewrite. The host's root hooks (trace span, correlation, CORS of
- * the client API) still run for them.
- *
- * `/app/:appId/endpoint/*` is registered here as a wildcard, which a static path registered elsewhere (a
- * Data API route `/app/:appId/endpoint/data/v1/action/:action`) outranks in Fastify's router. When the
- * prefix is instead served by one dispatching route with a route table, `handleEndpoint` is that table's
- * entry for custom endpoints (it takes the table's request shape) and `registerEndpointWildcard` goes.
+ * The HTTP routes of HTTPS endpoints and incoming webhooks. Custom endpoints are an entry of the
+ * `/app/<client app id>/endpoint/*` route table (EndpointRoutes), after the Data API's `data/...`: the entry
+ * takes every other path. Incoming webhooks have their own route, in an encapsulated Fastify context that
+ * keeps the body as raw bytes as the table's does (signatures are computed over them, and the function gets
+ * them as BSON Binary), which the client API's JSON parser would refuse or rewrite. The host's root hooks
+ * (trace span, correlation, CORS of the client API) still run for both.
  */
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { clientGoneSignal, edgeMessageHeaders } from '@tessera/http-edge';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type EndpointRequest, EndpointRoutes, registerRawBodyRoutes } from '../data-api/endpoint-routes';
+import { rawQueryOf } from '../data-api/endpoint-validation';
 import type { HttpExchange, HttpReply } from './http-exchange';
-import { type CallContext, errorReply, HttpFunctionCalls, replyOfError } from './http-function-call';
+import { type CallContext, HttpFunctionCalls, replyOfError } from './http-function-call';
 import { HttpsEndpointsService } from './https-endpoints.service';
 import { IncomingWebhooksService } from './incoming-webhooks.service';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
-export const ENDPOINT_URL = '/app/:appId/endpoint/*';
 export const WEBHOOK_URL = '/api/client/v2.0/app/:appId/service/:service/incoming_webhook/:webhook';
-
-/** A request under `/app/<client app id>/endpoint/`: `path` is what follows `endpoint/`, without the query. */
-export interface EndpointPathRequest {
-  clientAppId: string;
-  path: string;
-  method: string;
-  body: Buffer;
-  raw: FastifyRequest;
-}
 
 function exchangeOf(request: FastifyRequest): HttpExchange {
   const url = request.raw.url ?? request.url;
-  const query = url.indexOf('?');
   const body = request.body;
   return {
     method: request.method,
-    path: query >= 0 ? url.slice(0, query) : url,
-    rawQuery: query >= 0 ? url.slice(query + 1) : '',
+    path: url.split('?')[0] ?? url,
+    rawQuery: rawQueryOf(url),
     headers: request.headers,
     rawHeaders: request.raw.rawHeaders,
     body: Buffer.isBuffer(body) ? body : Buffer.alloc(0),
@@ -55,26 +42,22 @@ async function send(reply: FastifyReply, answer: HttpReply): Promise<void> {
 
 @Injectable()
 export class HttpFunctionRoutes implements OnModuleInit {
+  private readonly logger = new Logger('HttpFunctionRoutes');
+
   constructor(
     private readonly adapterHost: HttpAdapterHost,
+    private readonly routes: EndpointRoutes,
     private readonly endpoints: HttpsEndpointsService,
     private readonly webhooks: IncomingWebhooksService,
     private readonly calls: HttpFunctionCalls,
   ) {}
 
   onModuleInit(): void {
+    // Every path the Data API (added first: DataApiModule is imported by this module's) leaves.
+    this.routes.add({ name: 'https-endpoints', matches: () => true, handle: (request, reply) => this.handleEndpoint(request, reply) });
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
-    void fastify.register(async (scope) => {
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-      // What Fastify refuses before the handler (a body over the limit, a malformed content type) in App Services' shape.
-      scope.setErrorHandler(async (error: { statusCode?: number; message?: string }, _request, reply) => {
-        const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-        const body = status === 413 ? { error: 'request body too large', error_code: 'RequestTooLarge' } : status < 500 ? { error: error.message ?? 'bad request', error_code: 'BadRequest' } : { error: 'internal server error', error_code: 'InternalServerError' };
-        await send(reply, errorReply(status, body));
-      });
-      this.registerEndpointWildcard(scope);
+    registerRawBodyRoutes(fastify, this.logger, (scope) => {
       scope.route({
         method: METHODS,
         url: WEBHOOK_URL,
@@ -83,23 +66,11 @@ export class HttpFunctionRoutes implements OnModuleInit {
           return this.answer('webhook', request, reply, (exchange, context) => this.webhooks.serve(params['appId'] ?? '', params['service'] ?? '', params['webhook'] ?? '', exchange, context));
         },
       });
-      await Promise.resolve();
-    });
-  }
-
-  private registerEndpointWildcard(scope: FastifyInstance): void {
-    scope.route({
-      method: METHODS,
-      url: ENDPOINT_URL,
-      handler: (request, reply) => {
-        const params = request.params as Record<string, string | undefined>;
-        return this.handleEndpoint({ clientAppId: params['appId'] ?? '', path: params['*'] ?? '', method: request.method, body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0), raw: request }, reply);
-      },
     });
   }
 
   /** Serves a custom HTTPS endpoint. Routes match exactly, and none holds `.` or `..` segments, so no path reaches another. */
-  handleEndpoint(request: EndpointPathRequest, reply: FastifyReply): Promise<void> {
+  handleEndpoint(request: EndpointRequest, reply: FastifyReply): Promise<void> {
     return this.answer('endpoint', request.raw, reply, (exchange, context) => this.endpoints.serve(request.clientAppId, `/${request.path}`, { ...exchange, body: request.body }, context));
   }
 

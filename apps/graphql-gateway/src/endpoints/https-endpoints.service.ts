@@ -9,11 +9,12 @@ import { type HttpsEndpointConfig, httpsEndpoints } from '@tessera/app-config';
 import type { Caller } from '@tessera/contracts';
 import { SecretStore } from '@tessera/platform';
 import { type ClientApp, ClientApps } from '../client-api/client-apps.service';
+import { endpointNotFoundMessage } from '../data-api/endpoint-routes';
+import { ENDPOINT_SIGNATURE, endpointSecret, requestProofRefusal } from '../data-api/endpoint-validation';
 import { EndpointError, EndpointErrorCode } from './endpoints.error';
 import { HttpCallerAuth } from './http-caller';
 import type { HttpExchange, HttpReply } from './http-exchange';
 import { type CallContext, type HttpFunctionCall, HttpFunctionCalls } from './http-function-call';
-import { ENDPOINT_SIGNATURE, validateRequest } from './request-validation';
 
 /** The endpoint serving `route` for `method`: an exact method first, then `*`. Disabled endpoints serve nothing. */
 export function matchEndpoint(endpoints: readonly HttpsEndpointConfig[], route: string, method: string): { endpoint?: HttpsEndpointConfig; allowed: string[] } {
@@ -53,9 +54,10 @@ export class HttpsEndpointsService {
     const { endpoint, allowed } = matchEndpoint(endpointsOf(app), route, exchange.method);
     if (!endpoint) {
       if (allowed.length > 0) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `endpoint ${route} does not accept ${exchange.method} (it accepts ${allowed.join(', ')})`);
-      throw new EndpointError(EndpointErrorCode.NotFound, `no endpoint is configured for route ${route}`);
+      throw new EndpointError(EndpointErrorCode.NotFound, endpointNotFoundMessage(route));
     }
-    validateRequest(endpoint.validation_method, await this.secretValue(app, endpoint.secret_name), { rawQuery: exchange.rawQuery, headers: exchange.headers, body: exchange.body }, ENDPOINT_SIGNATURE);
+    const refusal = requestProofRefusal(endpoint.validation_method, await endpointSecret(this.secrets, app, endpoint.secret_name), exchange, ENDPOINT_SIGNATURE);
+    if (refusal !== undefined) throw new EndpointError(EndpointErrorCode.AuthFailed, refusal);
     return {
       appId: app.appId,
       functionName: endpoint.function_name,
@@ -81,14 +83,6 @@ export class HttpsEndpointsService {
       clientAddress: exchange.remoteAddress,
     });
     return { type: 'user', user };
-  }
-
-  private async secretValue(app: ClientApp, name: string | undefined): Promise<string | undefined> {
-    if (!name) return undefined;
-    const stored = (await this.secrets.values(app.appId))[name];
-    if (stored !== undefined) return stored;
-    const fromFile = (app.config.secrets as { values?: Record<string, unknown> } | undefined)?.values?.[name];
-    return typeof fromFile === 'string' ? fromFile : undefined;
   }
 }
 

@@ -9,11 +9,11 @@ import { Injectable } from '@nestjs/common';
 import type { AppService, Webhook } from '@tessera/app-config';
 import type { Caller } from '@tessera/contracts';
 import { type ClientApp, ClientApps } from '../client-api/client-apps.service';
+import { requestProofRefusal, WEBHOOK_SIGNATURE } from '../data-api/endpoint-validation';
 import { EndpointError, EndpointErrorCode } from './endpoints.error';
 import { HttpCallerAuth } from './http-caller';
 import type { HttpExchange, HttpReply } from './http-exchange';
 import { type CallContext, type HttpFunctionCall, HttpFunctionCalls } from './http-function-call';
-import { validateRequest, WEBHOOK_SIGNATURE } from './request-validation';
 
 @Injectable()
 export class IncomingWebhooksService {
@@ -36,7 +36,8 @@ export class IncomingWebhooksService {
     const method = typeof options.httpMethod === 'string' ? options.httpMethod.toUpperCase() : 'ANY';
     const asked = exchange.method === 'HEAD' ? 'GET' : exchange.method;
     if (method !== 'ANY' && method !== asked) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `incoming webhook '${webhookName}' accepts ${method} requests only`);
-    validateRequest(typeof options.validationMethod === 'string' ? options.validationMethod : undefined, typeof options.secret === 'string' ? options.secret : undefined, { rawQuery: exchange.rawQuery, headers: exchange.headers, body: exchange.body }, WEBHOOK_SIGNATURE);
+    const refusal = requestProofRefusal(typeof options.validationMethod === 'string' ? options.validationMethod : undefined, typeof options.secret === 'string' ? options.secret : undefined, exchange, WEBHOOK_SIGNATURE);
+    if (refusal !== undefined) throw new EndpointError(EndpointErrorCode.AuthFailed, refusal);
     return {
       appId: app.appId,
       functionName: webhookName,
