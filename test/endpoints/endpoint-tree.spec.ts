@@ -2,23 +2,13 @@ import { createHmac } from 'node:crypto';
 import { type AppConfig, HTTPS_ENDPOINTS_FILE, type HttpsEndpointConfig } from '@tessera/app-config';
 import { dataApi, serverApiKey, withDataApiConfig } from '../data-api/data-api-support';
 import { startTestHost, type TestHost } from '../support/test-host';
+import { httpsEndpoint } from './endpoint-config';
 
 // The Data API and custom HTTPS endpoints share `/app/<client app id>/endpoint/`: the real host (every
 // service, as standalone mode runs) starts with both, and each serves its paths, one app beside the other.
 const SECRET = 'tree-secret-value';
 
-const endpoint = (route: string, function_name: string, extra: Partial<HttpsEndpointConfig> = {}): HttpsEndpointConfig => ({
-  route,
-  http_method: 'GET',
-  function_name,
-  validation_method: 'NO_VALIDATION',
-  respond_result: true,
-  fetch_custom_user_data: false,
-  create_user_on_auth: false,
-  disabled: false,
-  return_type: 'JSON',
-  ...extra,
-});
+const endpoint = (route: string, function_name: string, extra: Partial<HttpsEndpointConfig> = {}): HttpsEndpointConfig => httpsEndpoint(route, function_name, { http_method: 'GET', ...extra });
 
 function withBoth(app: AppConfig, dataApiValidation: Record<string, unknown> = {}): void {
   app.authProviders.push({ name: 'anon-user', type: 'anon-user' }, { name: 'api-key', type: 'api-key' });

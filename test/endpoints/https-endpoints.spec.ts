@@ -6,6 +6,7 @@ import { LogStore } from '@tessera/platform';
 import { eventually } from '@tessera/testing';
 // The real process host: its HTTP edge, the in-process bus and the function runtime with its sandboxes.
 import { startTestHost, type TestHost } from '../support/test-host';
+import { httpsEndpoint as endpoint } from './endpoint-config';
 
 // Functions may run 3 s here, so the one that never returns is stopped by the runtime's limit.
 const settings = { TESSERA_FUNCTION_TIME_LIMIT_SECONDS: '3' };
@@ -35,19 +36,6 @@ const functions = [
   fn('whoami', 'exports = () => ({ id: context.user.id, system: context.runningAsSystem() });'),
   fn('asSystem', 'exports = () => ({ system: context.runningAsSystem() });', { run_as_system: true }),
 ];
-
-const endpoint = (route: string, function_name: string, extra: Partial<HttpsEndpointConfig> = {}): HttpsEndpointConfig => ({
-  route,
-  http_method: 'POST',
-  function_name,
-  validation_method: 'NO_VALIDATION',
-  respond_result: true,
-  fetch_custom_user_data: false,
-  create_user_on_auth: false,
-  disabled: false,
-  return_type: 'JSON',
-  ...extra,
-});
 
 const endpoints: HttpsEndpointConfig[] = [
   endpoint('/echo', 'echo'),
