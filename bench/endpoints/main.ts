@@ -6,8 +6,10 @@
  * Measured, each as req/s, p50, p99, server CPU per request and ratio to the floor:
  * - Data API `find` of 20 documents under rules, authenticated by an API key (each request looks the key
  *   and its user up, as App Services did), and by a bearer access token;
- * - for comparison, remote data access `find` of the same 20 documents (`functions/call` with `service`).
- * The last line gives the ratios to the floor.
+ * - for comparison, remote data access `find` of the same 20 documents (`functions/call` with `service`);
+ * - an HTTPS endpoint (`GET /app/<id>/endpoint/trivial`, application authentication by a bearer token)
+ *   calling a trivial function, and `functions/call` of the same function with the same token.
+ * The last line gives the endpoint's ratio to the floor (goal >= 0.25) and to `functions/call` (goal >= 2).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +34,11 @@ function writeBenchApp(dir: string): void {
   return (await context.services.get('mongodb-atlas').db('bench').collection('items').insertMany(docs)).insertedIds.length;
 };\n`,
   );
+  writeJson(join(dir, 'functions', 'trivial', 'config.json'), { name: 'trivial', private: false });
+  writeFileSync(join(dir, 'functions', 'trivial', 'source.js'), 'exports = function () { return { ok: true }; };\n');
+  writeJson(join(dir, 'http_endpoints', 'config.json'), [
+    { route: '/trivial', http_method: 'GET', function_name: 'trivial', validation_method: 'NO_VALIDATION', respond_result: true, fetch_custom_user_data: false, create_user_on_auth: false, disabled: false, return_type: 'JSON' },
+  ]);
   writeJson(join(dir, 'services', 'mongodb-atlas', 'config.json'), { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } });
   writeJson(join(dir, 'services', 'mongodb-atlas', 'rules', 'bench.items.json'), {
     database: 'bench',
@@ -64,17 +71,36 @@ async function main(): Promise<void> {
     };
     const twenty = (body: string): boolean => (body.match(/"name"/g) ?? []).length === 20;
     for (const [key, call] of Object.entries(calls)) await http.expectOk(port, call, twenty, key);
+    // An HTTPS endpoint and functions/call of the same trivial function, both as the anonymous user.
+    const trivial: Record<string, HttpCall> = {
+      endpoint: { method: 'GET', path: `/app/${appId}/endpoint/trivial`, token },
+      functionsCall: { method: 'POST', path: `${base}/functions/call`, token, body: JSON.stringify({ name: 'trivial', arguments: [] }) },
+    };
+    for (const [key, call] of Object.entries(trivial)) await http.expectOk(port, call, (body) => body.includes('"ok":true'), key);
+    Object.assign(calls, trivial);
 
     const cases = [
       ['dataApiKey', 'Data API find of 20, API key'],
       ['dataApiBearer', 'Data API find of 20, access token'],
       ['remoteFind', 'remote data access find of 20'],
+      ['endpoint', 'HTTPS endpoint, trivial function'],
+      ['functionsCall', 'functions/call, trivial function'],
     ] as const;
     const { results, ran, floorRps } = await measureCases(bench, cases, calls);
     console.log(`Endpoints bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
     for (const result of results) console.log(formatResult(result, floorRps));
-    const ratios = ran.map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)}`);
+    const rpsOf = (key: string): number | undefined => {
+      const name = ran.find(([ranKey]) => ranKey === key)?.[1];
+      return results.find((result) => result.name === name)?.rps;
+    };
+    const ratios = ran.filter(([key]) => key !== 'endpoint').map(([key]) => `${key} ${((rpsOf(key) ?? 0) / floorRps).toFixed(3)}`);
     console.log(`ratio to floor: ${ratios.join(', ')}`);
+    const endpointRps = rpsOf('endpoint');
+    const functionsCallRps = rpsOf('functionsCall');
+    if (endpointRps !== undefined) {
+      const toCall = functionsCallRps ? `, to functions/call ${(endpointRps / functionsCallRps).toFixed(2)}x (goal >= 2x)` : '';
+      console.log(`endpoint ratio: to floor ${(endpointRps / floorRps).toFixed(3)} (goal >= 0.25)${toCall}`);
+    }
   });
 }
 

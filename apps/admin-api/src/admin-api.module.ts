@@ -36,6 +36,7 @@ import { TriggersController } from './triggers/triggers.controller';
 import { UsersController } from './users/users.controller';
 import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
+import { EndpointsController } from './endpoints/endpoints.controller';
 
 /** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
 @Module({
@@ -53,6 +54,7 @@ import { ValuesController } from './values/values.controller';
     SyncController,
     SecretsController,
     ValuesController,
+    EndpointsController,
     FunctionsController,
     TemplatesController,
     LogsController,

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { type Caller, type CallerUser, SYSTEM_CALLER_USER } from '@tessera/contracts';
+import { type Caller, type CallerUser, type HttpCall, type HttpResponseState, SYSTEM_CALLER_USER } from '@tessera/contracts';
 import { EJSON } from 'bson';
 import { assertValidFunctionConfig, hasCanEvaluate, privateCallRefusal, runAsMode, type FunctionConfig } from './config/function-config';
 import type { CallOrigin, ExecutionLogEntry, ExecutionLogStore, TriggerRun } from './execution-logs/execution-log.store';
@@ -62,6 +62,12 @@ export interface ExecuteFunctionRequest {
   /** The trigger that fired the call (origin `trigger`): the run is logged as that trigger's run. */
   trigger?: TriggerRun;
   /**
+   * The call serves an HTTP request (an HTTPS endpoint or an incoming webhook): the sandbox adds App Services'
+   * `response` object as the last argument, and the result carries what the function set on it. A webhook
+   * runs its own source (`service`/`webhook`), not an app function. Logged as `ENDPOINT` or `WEBHOOK`.
+   */
+  http?: HttpCall;
+  /**
    * Aborts when the caller stops waiting (its client disconnected, its deadline passed): the call is
    * terminated wherever it is and its sandbox freed for the next call.
    */
@@ -78,6 +84,8 @@ export class ExecutionResult {
     readonly executionId: string,
     readonly logs: string[],
     readonly durationMs: number,
+    /** For a call with `http`: what the function set on its `response` object. */
+    readonly http?: HttpResponseState,
   ) {}
 
   /** The result as BSON values (relaxed EJSON parse). */
@@ -151,8 +159,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     } catch (error) {
       throw this.internalError(error);
     }
-    const fn = app?.functions.get(request.name);
-    if (!app || !fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, `function not found: '${request.name}'`);
+    const fn = request.http?.kind === 'webhook' ? app?.webhooks?.get(`${request.http.service ?? ''}/${request.http.webhook ?? ''}`) : app?.functions.get(request.name);
+    if (!app || !fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, request.http?.kind === 'webhook' ? `incoming webhook not found: '${request.name}'` : `function not found: '${request.name}'`);
     this.assertValid(fn.config);
 
     const executionId = randomUUID();
@@ -162,7 +170,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     let memory: Promise<number> = Promise.resolve(0);
     let argsEjson: string | undefined;
     try {
-      if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn);
+      if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn, request.origin === 'client');
       try {
         argsEjson = EJSON.stringify(request.arguments, { relaxed: false });
       } catch (error) {
@@ -180,7 +188,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       let outcome: SandboxOutcome;
       try {
         outcome = await sandbox.run(
-          { frame, fn: { name: request.name, source: fn.source }, args: argsEjson, request: request.request },
+          { frame, fn: { name: request.name, source: fn.source }, args: argsEjson, request: request.request, ...(request.http ? { http: true } : {}) },
           (op, frameId, payload) => this.serve(state, op, frameId, payload),
           request.signal,
         );
@@ -193,7 +201,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       const resultEjson = this.unwrap(outcome);
       const durationMs = performance.now() - started;
       this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson });
-      return new ExecutionResult(resultEjson, executionId, logs, durationMs);
+      return new ExecutionResult(resultEjson, executionId, logs, durationMs, outcome.kind === 'ok' ? outcome.http : undefined);
     } catch (error) {
       const failure = error instanceof FunctionRuntimeError ? error : request.signal?.aborted ? cancelledError() : this.internalError(error);
       const durationMs = performance.now() - started;
@@ -261,8 +269,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     this.validated.add(config);
   }
 
-  private async assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction): Promise<void> {
-    const refusal = privateCallRefusal(request.name, fn.config);
+  /**
+   * `private` refuses SDK calls only: App Services let a private function serve HTTPS endpoints and incoming
+   * webhooks (they are private in most exports). `can_evaluate` guards both.
+   */
+  private async assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction, checkPrivate: boolean): Promise<void> {
+    const refusal = checkPrivate ? privateCallRefusal(request.name, fn.config) : undefined;
     if (refusal) throw refusal;
     if (!hasCanEvaluate(fn.config)) return;
     const evaluate = this.deps.canEvaluate;
@@ -473,6 +485,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       logs: entry.logs,
       argumentsOmitted: omitArgs,
       ...(entry.request.trigger ? { trigger: entry.request.trigger } : {}),
+      ...(entry.request.http ? { http: { kind: entry.request.http.kind, route: entry.request.http.route } } : {}),
       ...(omitArgs || entry.argsEjson === undefined ? {} : { arguments: entry.argsEjson }),
       ...(entry.error ? { error: { code: entry.error.errorCode, message: entry.error.message } } : {}),
     };

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DataAccessModule } from '@tessera/data-access';
 import { ClientApiModule } from './client-api/client-api.module';
 import { DataApiModule } from './data-api/data-api.module';
+import { EndpointsModule } from './endpoints/endpoints.module';
 import { GraphqlModule } from './graphql/graphql.module';
 import { HostingModule } from './hosting/hosting.module';
 import { LocationController } from './location/location.controller';
@@ -12,7 +13,7 @@ import { LocationController } from './location/location.controller';
  * calls run under the app's rules through libs/data-access.
  */
 @Module({
-  imports: [DataAccessModule, ClientApiModule, GraphqlModule, DataApiModule, HostingModule],
+  imports: [DataAccessModule, ClientApiModule, GraphqlModule, DataApiModule, EndpointsModule, HostingModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}

@@ -30,3 +30,15 @@ export {
   isHostingContentPath,
   type HostingSettings,
 } from './hosting';
+export {
+  type HttpsEndpointConfig,
+  type EndpointProblem,
+  HTTPS_ENDPOINTS_FILE,
+  ENDPOINT_HTTP_METHODS,
+  ENDPOINT_VALIDATION_METHODS,
+  ENDPOINT_RETURN_TYPES,
+  endpointRouteProblem,
+  httpsEndpointProblems,
+  httpsEndpointsProblems,
+  httpsEndpoints,
+} from './https-endpoints';

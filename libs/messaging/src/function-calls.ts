@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { type Caller, type JsonValue, type RequestMetadata, type RunAsHints, Subjects } from '@tessera/contracts';
+import { type Caller, type HttpCall, type HttpResponseState, type JsonValue, type RequestMetadata, type RunAsHints, Subjects } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
 import { decodeEjson, encodeEjson } from './ejson';
 import { MessageBus } from './message-bus';
@@ -13,6 +13,8 @@ export interface FunctionCall {
   caller: Caller;
   runAs?: RunAsHints;
   metadata: RequestMetadata;
+  /** Set for a call serving an HTTP request: the function also gets App Services' `response` object. */
+  http?: HttpCall;
 }
 
 export interface FunctionCallOptions {
@@ -26,6 +28,8 @@ export interface FunctionCallOptions {
 export interface FunctionCallOutcome {
   result: JsonValue;
   logs: string[];
+  /** For a call with `http`: what the function set on its `response` object. */
+  http?: HttpResponseState;
 }
 
 /** HTTP statuses of the runtime's error codes that are not 400 (FunctionExecutionError and most others are). */
@@ -76,10 +80,11 @@ export class FunctionCalls {
         caller: call.caller,
         ...(call.runAs ? { runAs: call.runAs } : {}),
         metadata: call.metadata,
+        ...(call.http ? { http: call.http } : {}),
       },
       { ...(options.signal ? { signal: options.signal } : {}), ...(options.headers ? { headers: options.headers } : {}) },
     );
     if (!response.ok) throw new FunctionCallError(response.error.errorCode, response.error.message);
-    return { result: response.result, logs: response.logs ?? [] };
+    return { result: response.result, logs: response.logs ?? [], ...(response.http ? { http: response.http } : {}) };
   }
 }

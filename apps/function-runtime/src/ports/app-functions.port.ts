@@ -13,6 +13,8 @@ export interface DeployedFunction {
 export interface AppFunctions {
   version: string;
   functions: ReadonlyMap<string, DeployedFunction>;
+  /** Incoming webhooks of the app's services, keyed `<service>/<webhook>` (their config holds the function settings). */
+  webhooks?: ReadonlyMap<string, DeployedFunction>;
 }
 
 export interface AppFunctionsPort {

@@ -11,6 +11,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { EJSON } from 'bson';
+import { HttpResponseStateSchema, type HttpResponseState } from '@tessera/contracts';
 import { parseEjson } from '@tessera/messaging';
 import ivm from 'isolated-vm';
 import { isolateScripts } from './isolate-scripts';
@@ -52,13 +53,15 @@ export interface SandboxRunRequest {
   /** Canonical EJSON text of the arguments array. */
   args: string;
   request?: Record<string, unknown>;
+  /** The call serves an HTTP request: the function gets a `response` object as its last argument. */
+  http?: boolean;
 }
 
 /** Serves the isolate's requests (data access, nested functions, HTTP, run-as binding) for one call. */
 export type HostOperationHandler = (op: string, frameId: number, payload: unknown) => Promise<unknown>;
 
 export type SandboxOutcome =
-  | { kind: 'ok'; resultEjson: string; logs: string[] }
+  | { kind: 'ok'; resultEjson: string; logs: string[]; http?: HttpResponseState }
   | { kind: 'error'; error: { name: string; message: string; stack?: string }; logs: string[] }
   | { kind: 'timeout' }
   /** Terminated from outside: the caller went away (`cancelled`) or the process is shutting down. */
@@ -79,6 +82,7 @@ interface ActiveCall {
 interface PreludeResult {
   ok: boolean;
   result?: string;
+  http?: unknown;
   error?: { name: string; message: string; stack?: string };
   logs: string[];
   clean: boolean;
@@ -211,12 +215,18 @@ export class Sandbox {
     }, this.limits.timeLimitMs);
     const onAbort = (): void => this.terminate('cancelled');
     signal?.addEventListener('abort', onAbort, { once: true });
-    const payload = JSON.stringify({ token, frame: request.frame, fn: request.fn, args: request.args, request: request.request });
+    const payload = JSON.stringify({ token, frame: request.frame, fn: request.fn, args: request.args, request: request.request, http: request.http === true });
     try {
       const text = (await this.runRef.apply(undefined, [payload], { result: { promise: true } })) as string;
       const result = JSON.parse(text) as PreludeResult;
       if (!result.clean) this.reusable = false;
-      if (result.ok) return { kind: 'ok', resultEjson: result.result ?? 'null', logs: result.logs };
+      if (result.ok) {
+        if (!request.http) return { kind: 'ok', resultEjson: result.result ?? 'null', logs: result.logs };
+        // The isolate's account of the response object is checked like any other input from sandboxed code.
+        const http = HttpResponseStateSchema.safeParse(result.http);
+        if (!http.success) return { kind: 'error', error: { name: 'Error', message: 'the response object holds an invalid status, header or body' }, logs: result.logs };
+        return { kind: 'ok', resultEjson: result.result ?? 'null', logs: result.logs, http: http.data };
+      }
       return { kind: 'error', error: result.error ?? { name: 'Error', message: 'unknown error' }, logs: result.logs };
     } catch (error) {
       if (timedOut) return { kind: 'timeout' };

@@ -56,6 +56,7 @@ export class FunctionsExecutionHandler {
         ...(metadata.webhookUrl ? { webhookUrl: metadata.webhookUrl } : {}),
         ...(metadata.requestHeaders ? { requestHeaders: metadata.requestHeaders } : {}),
       },
+      ...(request.http ? { http: request.http } : {}),
       ...(context.correlationId ? { correlationId: context.correlationId } : {}),
       ...traceIdOf(context),
       // Aborts when the caller stops waiting: it went away, or the deadline it sent passed.
@@ -63,7 +64,7 @@ export class FunctionsExecutionHandler {
     };
     try {
       const result = await this.runtime.execute(execute);
-      return { ok: true, result: JSON.parse(result.resultEjson) as never, logs: result.logs };
+      return { ok: true, result: JSON.parse(result.resultEjson) as never, logs: result.logs, ...(result.http ? { http: result.http } : {}) };
     } catch (error) {
       if (isTesseraError(error)) return { ok: false, error: { errorCode: error.errorCode, message: error.message } };
       throw error;

@@ -11,7 +11,8 @@ export class PlatformExecutionLogStore implements ExecutionLogStore {
   async append(entry: ExecutionLogEntry): Promise<void> {
     const completed = new Date(entry.startedAt.getTime() + entry.durationMs);
     await this.logs.append(entry.appId, {
-      type: entry.trigger ? triggerLogType(entry.trigger.type) : 'FUNCTION',
+      type: entry.trigger ? triggerLogType(entry.trigger.type) : entry.http ? (entry.http.kind === 'webhook' ? 'WEBHOOK' : 'ENDPOINT') : 'FUNCTION',
+      ...(entry.http ? { request_url: entry.http.route } : {}),
       ...(entry.trigger ? { trigger_name: entry.trigger.name, ...(entry.trigger.id ? { trigger_id: entry.trigger.id } : {}), event_subscription_name: entry.trigger.name } : {}),
       messages: entry.logs,
       started: entry.startedAt.toISOString(),

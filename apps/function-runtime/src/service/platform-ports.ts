@@ -26,7 +26,11 @@ export class DeployedFunctionsPort implements AppFunctionsPort {
     }
     const functions = new Map<string, DeployedFunction>();
     for (const fn of deployed.config.functions) functions.set(fn.config.name, { config: fn.config as FunctionConfig, source: fn.source });
-    return { version: deployed.deployment?._id ?? 'undeployed', functions };
+    const webhooks = new Map<string, DeployedFunction>();
+    for (const service of deployed.config.services) {
+      for (const hook of service.webhooks) webhooks.set(`${service.config.name}/${hook.config.name}`, { config: hook.config as FunctionConfig, source: hook.source });
+    }
+    return { version: deployed.deployment?._id ?? 'undeployed', functions, webhooks };
   }
 }
 

@@ -19,13 +19,14 @@ import { type ClientApp, ClientApps } from '../client-api/client-apps.service';
 import { asWireError } from '../client-api/functions/functions.service';
 import { normalizeDataSourceCall } from '../client-api/functions/mongodb-actions';
 import { RemoteDataAccess } from '../client-api/functions/remote-data-access.port';
-import { type DataApiCaller, DataApiCallers, isCredentialHeader } from './data-api-caller';
+import { type DataApiCaller, DataApiCallers } from './data-api-caller';
 import { type DataApiConfig, dataApiConfigOf } from './data-api-config';
 import { mediaTypeOf, parseRequestBody, responseFormat, serializeResponse } from './data-api-format';
 import { type DataApiAction, isDataApiAction, toDataApiResponse, toDataSourceCall, withUpsertId } from './data-api-request';
 import { DataApiError, DataApiErrorCode } from './data-api.error';
 import { type EndpointRequest, EndpointRoutes } from './endpoint-routes';
-import { checkEndpointValidation } from './endpoint-validation';
+import { isCredentialHeader } from './endpoint-credentials';
+import { ENDPOINT_SIGNATURE, endpointSecret, rawQueryOf, requestProofRefusal } from './endpoint-validation';
 
 /** `data/<version>/action/<action>`; `beta` is the Data API's preview path, served beside the configured versions. */
 const DATA_API_PATH = /^data\/([^/]+)\/action\/([^/]+)\/?$/;
@@ -111,9 +112,9 @@ export class DataApiService implements OnModuleInit {
 
     const headers = request.raw.headers;
     if (config.validation_method !== 'NO_VALIDATION') {
-      const secret = (await this.secrets.values(app.appId))[config.secret_name];
-      const query = request.raw.query as Record<string, unknown>;
-      checkEndpointValidation(config.validation_method, secret, { secret: typeof query['secret'] === 'string' ? query['secret'] : undefined, signature: single(headers['endpoint-signature']), body: request.body });
+      const secret = await endpointSecret(this.secrets, app, config.secret_name);
+      const refusal = requestProofRefusal(config.validation_method, secret, { rawQuery: rawQueryOf(request.raw.url), headers, body: request.body }, ENDPOINT_SIGNATURE);
+      if (refusal !== undefined) throw new DataApiError(DataApiErrorCode.AuthError, refusal);
     }
     const caller = await this.callers.callerOf(app, config, headers, request.raw.ip);
     record.userId = caller.userId;

@@ -33,8 +33,33 @@ export interface EndpointRoute {
   handle(request: EndpointRequest, reply: FastifyReply): Promise<void>;
 }
 
-/** Answer for a path no route claims: App Services' body for an unknown endpoint. */
-const noRoute = (path: string) => JSON.stringify({ error: `no endpoint matches '/${path}'`, error_code: 'EndpointNotFound' });
+/**
+ * App Services' answer for a route no surface serves, the one both the table (no entry matched) and the HTTPS
+ * endpoints (no endpoint of the app has the route) give: 404 with the webhook machinery's code, which the SDKs
+ * know (realm-core's IncomingWebhookNotFound), as App Services answered from the machinery it served both with.
+ */
+export const ENDPOINT_NOT_FOUND_CODE = 'IncomingWebhookNotFound';
+export const endpointNotFoundMessage = (route: string): string => `no endpoint is configured for route ${route}`;
+
+/**
+ * Registers routes in an encapsulated Fastify scope whose raw-bytes parser replaces the JSON parsers for them
+ * only (payload signatures are computed over the bytes, and each surface parses its own content types), and
+ * whose error handler gives Fastify's own refusals (a body over the limit) App Services' error body.
+ */
+export function registerRawBodyRoutes(fastify: FastifyInstance, logger: Logger, register: (scope: FastifyInstance) => void): void {
+  void fastify.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+      const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+      const body = status === 413 ? { error: 'request body too large', error_code: 'RequestTooLarge' } : status < 500 ? { error: error.message, error_code: 'BadRequest' } : { error: `internal server error (correlation id ${correlationIdOf(request)})`, error_code: 'InternalServerError' };
+      if (status === 500) logger.error({ err: error, correlationId: correlationIdOf(request), url: request.url }, 'unhandled HTTP surface error');
+      void reply.status(status).header('content-type', 'application/json').send(JSON.stringify(body));
+    });
+    register(scope);
+    await Promise.resolve();
+  });
+}
 
 @Injectable()
 export class EndpointRoutes implements OnModuleInit {
@@ -43,7 +68,11 @@ export class EndpointRoutes implements OnModuleInit {
 
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
-  /** Adds a route; routes added earlier win, so a surface with a fixed prefix adds itself before a catch-all. */
+  /**
+   * Adds a route; routes added earlier win, so a surface with a fixed prefix adds itself before a catch-all.
+   * Surfaces add theirs in `onModuleInit`, which Nest runs for an imported module first: a module that adds a
+   * catch-all imports the module of the fixed prefixes (EndpointsModule imports DataApiModule).
+   */
   add(route: EndpointRoute): void {
     this.routes.push(route);
   }
@@ -51,22 +80,8 @@ export class EndpointRoutes implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
-    // An encapsulated scope: its raw-bytes parser replaces the JSON parsers for these routes only.
-    void fastify.register(async (scope) => {
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-      // Fastify's own refusals here (a body over the limit) get App Services' error body.
-      scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-        const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-        const body = status === 413 ? { error: 'request body too large', error_code: 'RequestTooLarge' } : status < 500 ? { error: error.message, error_code: 'BadRequest' } : { error: `internal server error (correlation id ${correlationIdOf(request)})`, error_code: 'InternalServerError' };
-        if (status === 500) this.logger.error({ err: error, correlationId: correlationIdOf(request), url: request.url }, 'unhandled endpoint error');
-        void reply.status(status).header('content-type', 'application/json').send(JSON.stringify(body));
-      });
-      scope.route({
-        method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-        url: ENDPOINT_PREFIX,
-        handler: (request, reply) => this.dispatch(request, reply),
-      });
+    registerRawBodyRoutes(fastify, this.logger, (scope) => {
+      scope.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], url: ENDPOINT_PREFIX, handler: (request, reply) => this.dispatch(request, reply) });
     });
   }
 
@@ -75,7 +90,7 @@ export class EndpointRoutes implements OnModuleInit {
     const path = params['*'] ?? '';
     const route = this.routes.find((candidate) => candidate.matches(path));
     if (!route) {
-      await reply.status(404).header('content-type', 'application/json').send(noRoute(path));
+      await reply.status(404).header('content-type', 'application/json').send(JSON.stringify({ error: endpointNotFoundMessage(`/${path}`), error_code: ENDPOINT_NOT_FOUND_CODE }));
       return;
     }
     const body = Buffer.isBuffer(raw.body) ? raw.body : Buffer.alloc(0);

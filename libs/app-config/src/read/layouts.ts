@@ -2,7 +2,8 @@
 // 'current' (spec 2.1), 'legacy' (data sources under data_sources/ with per-collection rules.json,
 // schema.json and relationships.json) and 'export-20210101' (an App Services export or realm-cli pull).
 
-import { isPlainObject, jsonPath, show, type JsonObject } from '../json';
+import { httpsEndpointsProblems } from '../https-endpoints';
+import { isPlainObject, jsonPath, type JsonObject } from '../json';
 import {
   type AppConfig,
   type AppFunction,
@@ -212,9 +213,9 @@ function readExportTree(ctx: ReadContext, rootFile: string): AppConfig {
 }
 
 /**
- * The custom HTTPS endpoints and the Data API settings are kept as files (Tessera does not serve them),
- * but a file App Services would refuse is refused here too: bad JSON, the wrong shape, an endpoint
- * whose function does not exist.
+ * The custom HTTPS endpoints and the Data API settings are kept as files (the gateway serves the endpoints
+ * from them), and a file App Services would refuse is refused here too: bad JSON, the wrong shape, a bad
+ * route, method or validation setting, two endpoints on one route and method, a function the app lacks.
  */
 function checkEndpoints(ctx: ReadContext, app: Pick<AppConfig, 'functions'>): void {
   const functions = new Set(app.functions.map((f) => f.config.name));
@@ -222,15 +223,7 @@ function checkEndpoints(ctx: ReadContext, app: Pick<AppConfig, 'functions'>): vo
     const endpointsPath = `${dir}config.json`;
     const endpoints = ctx.peek(endpointsPath);
     if (endpoints !== undefined) {
-      if (!Array.isArray(endpoints)) ctx.report(endpointsPath, '', 'file.shape', 'the endpoint configuration must be an array of endpoints');
-      else {
-        endpoints.forEach((endpoint: unknown, i) => {
-          if (!isPlainObject(endpoint)) ctx.report(endpointsPath, `[${i}]`, 'file.shape', 'each endpoint must be an object');
-          else if (typeof endpoint.function_name !== 'string' || !functions.has(endpoint.function_name)) {
-            ctx.report(endpointsPath, `[${i}].function_name`, 'endpoint.function.missing', `endpoint ${show(endpoint.http_method ?? '')} ${show(endpoint.route ?? '')} names function "${show(endpoint.function_name)}", which this app does not define`);
-          }
-        });
-      }
+      for (const problem of httpsEndpointsProblems(endpoints, functions)) ctx.report(endpointsPath, problem.path, problem.rule, problem.message);
     }
     const dataApiPath = `${dir}data_api_config.json`;
     const dataApi = ctx.peek(dataApiPath);

@@ -35,6 +35,21 @@ export const RunAsHintsSchema = z.object({
 });
 export type RunAsHints = z.infer<typeof RunAsHintsSchema>;
 
+/**
+ * A call that serves an HTTP request (a custom HTTPS endpoint or an incoming webhook): the function gets the
+ * request as its first argument and App Services' `response` object as its second, and what it set on that
+ * object comes back in the response's `http`. A webhook's source is the webhook's own (`service`, `webhook`),
+ * not an app function's; `functionName` then names the webhook for the logs.
+ */
+export const HttpCallSchema = z.object({
+  kind: z.enum(['endpoint', 'webhook']),
+  /** The endpoint's route or the webhook's URL path, for the app's logs. */
+  route: z.string().max(2048),
+  service: z.string().min(1).max(64).optional(),
+  webhook: z.string().min(1).max(256).optional(),
+});
+export type HttpCall = z.infer<typeof HttpCallSchema>;
+
 export const FunctionRunRequestSchema = z.object({
   appId: z.string().min(1),
   functionName: z.string().min(1).max(256),
@@ -42,8 +57,17 @@ export const FunctionRunRequestSchema = z.object({
   caller: CallerSchema,
   runAs: RunAsHintsSchema.optional(),
   metadata: RequestMetadataSchema,
+  http: HttpCallSchema.optional(),
 });
 export type FunctionRunRequest = z.infer<typeof FunctionRunRequestSchema>;
+
+/** What an HTTP-serving function set on its `response` object; nothing set is `{ headers: {} }`. */
+export const HttpResponseStateSchema = z.object({
+  statusCode: z.number().int().min(100).max(599).optional(),
+  headers: z.record(z.array(z.string())),
+  bodyBase64: z.string().optional(),
+});
+export type HttpResponseState = z.infer<typeof HttpResponseStateSchema>;
 
 /** The function's return value, or why it failed (FunctionNotFound, FunctionExecutionError, ...). */
 export const FunctionRunResponseSchema = z.discriminatedUnion('ok', [
@@ -51,6 +75,7 @@ export const FunctionRunResponseSchema = z.discriminatedUnion('ok', [
     ok: z.literal(true),
     result: EjsonValueSchema.describe('Return value in canonical Extended JSON; null when the function returned nothing.'),
     logs: z.array(z.string()).optional(),
+    http: HttpResponseStateSchema.optional(),
   }),
   z.object({
     ok: z.literal(false),

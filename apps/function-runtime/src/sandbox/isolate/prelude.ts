@@ -15,6 +15,7 @@ import { serviceClient } from './data-access';
 import { fromEjsonText, toEjsonText } from './ejson-values';
 import { type Call, type CallLimits, type FunctionConsole, type Frame, type HostOp } from './host-op';
 import { httpClient } from './http';
+import { httpResponse, withBodyText, type HttpResponseState } from './http-endpoint';
 import { hashing } from './node-crypto';
 import { urlClasses } from './url';
 
@@ -32,11 +33,14 @@ interface RunRequest {
   fn: { name: string; source: string };
   args: string;
   request?: unknown;
+  /** An HTTPS endpoint or webhook call: the function also gets a `response` object. */
+  http?: boolean;
 }
 
 interface Outcome {
   ok: boolean;
   result?: string;
+  http?: HttpResponseState;
   error?: { name: string; message: string; stack?: string };
   logs?: string[];
   clean?: boolean;
@@ -412,13 +416,18 @@ async function run(requestJson: string): Promise<string> {
   currentCall = call;
   let outcome: Outcome;
   try {
-    const args = fromEjsonText(request.args);
+    const args = fromEjsonText(request.args) as unknown[];
+    const response = request.http ? httpResponse(boot.limits.maxResultBytes) : undefined;
+    if (response) {
+      withBodyText(args[0]);
+      args.push(response.object);
+    }
     const result = await invoke(call, request.frame, request.fn, args);
     const text = toEjsonText(result);
     if (text.length > boot.limits.maxResultBytes) {
       throw new Error('the function result is ' + text.length + ' bytes of EJSON, above the limit of ' + boot.limits.maxResultBytes);
     }
-    outcome = { ok: true, result: text };
+    outcome = response ? { ok: true, result: text, http: response.state() } : { ok: true, result: text };
   } catch (error) {
     outcome = { ok: false, error: describeError(error) };
   }

@@ -1,0 +1,91 @@
+/**
+ * Custom HTTPS endpoints: `/app/<client app id>/endpoint/<route>` finds the app's endpoint for the route and
+ * method (or `*`), checks the request (secret or payload signature), decides who the function runs as
+ * (its run-as setting, or the user the request authenticates as), and runs it with App Services' `request`
+ * and `response` objects.
+ */
+import { Injectable } from '@nestjs/common';
+import { type HttpsEndpointConfig, httpsEndpoints } from '@tessera/app-config';
+import type { Caller } from '@tessera/contracts';
+import { SecretStore } from '@tessera/platform';
+import { type ClientApp, ClientApps } from '../client-api/client-apps.service';
+import { endpointNotFoundMessage } from '../data-api/endpoint-routes';
+import { ENDPOINT_SIGNATURE, endpointSecret, requestProofRefusal } from '../data-api/endpoint-validation';
+import { EndpointError, EndpointErrorCode } from './endpoints.error';
+import { HttpCallerAuth } from './http-caller';
+import type { HttpExchange, HttpReply } from './http-exchange';
+import { type CallContext, type HttpFunctionCall, HttpFunctionCalls } from './http-function-call';
+
+/** The endpoint serving `route` for `method`: an exact method first, then `*`. Disabled endpoints serve nothing. */
+export function matchEndpoint(endpoints: readonly HttpsEndpointConfig[], route: string, method: string): { endpoint?: HttpsEndpointConfig; allowed: string[] } {
+  const onRoute = endpoints.filter((endpoint) => endpoint.route === route && endpoint.disabled !== true);
+  const wanted = method === 'HEAD' ? 'GET' : method;
+  const endpoint = onRoute.find((candidate) => candidate.http_method === wanted) ?? onRoute.find((candidate) => candidate.http_method === '*');
+  return { ...(endpoint ? { endpoint } : {}), allowed: onRoute.map((candidate) => candidate.http_method) };
+}
+
+/** The endpoints of each deployed configuration, parsed once (a deploy makes a new configuration object). */
+const parsed = new WeakMap<ClientApp['config'], HttpsEndpointConfig[]>();
+
+function endpointsOf(app: ClientApp): HttpsEndpointConfig[] {
+  let endpoints = parsed.get(app.config);
+  if (!endpoints) {
+    endpoints = httpsEndpoints(app.config);
+    parsed.set(app.config, endpoints);
+  }
+  return endpoints;
+}
+
+@Injectable()
+export class HttpsEndpointsService {
+  constructor(
+    private readonly apps: ClientApps,
+    private readonly secrets: SecretStore,
+    private readonly callers: HttpCallerAuth,
+    private readonly calls: HttpFunctionCalls,
+  ) {}
+
+  async serve(clientAppId: string, route: string, exchange: HttpExchange, context: CallContext): Promise<HttpReply> {
+    const app = await this.apps.byClientAppId(clientAppId);
+    return this.calls.serve('endpoint', app.appId, route, () => this.prepare(app, route, exchange), exchange, context);
+  }
+
+  private async prepare(app: ClientApp, route: string, exchange: HttpExchange): Promise<HttpFunctionCall> {
+    const { endpoint, allowed } = matchEndpoint(endpointsOf(app), route, exchange.method);
+    if (!endpoint) {
+      if (allowed.length > 0) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `endpoint ${route} does not accept ${exchange.method} (it accepts ${allowed.join(', ')})`);
+      throw new EndpointError(EndpointErrorCode.NotFound, endpointNotFoundMessage(route));
+    }
+    const refusal = requestProofRefusal(endpoint.validation_method, await endpointSecret(this.secrets, app, endpoint.secret_name), exchange, ENDPOINT_SIGNATURE);
+    if (refusal !== undefined) throw new EndpointError(EndpointErrorCode.AuthFailed, refusal);
+    return {
+      appId: app.appId,
+      functionName: endpoint.function_name,
+      http: { kind: 'endpoint', route },
+      caller: await this.callerOf(app, endpoint, exchange),
+      respondResult: endpoint.respond_result === true,
+      returnType: endpoint.return_type === 'EJSON' ? 'EJSON' : 'JSON',
+      emptyStatus: 204,
+    };
+  }
+
+  /**
+   * System, user-id and script authentication are the function's run-as settings, applied by the runtime
+   * (the call goes in as system); application authentication is the user the request's credentials name.
+   */
+  private async callerOf(app: ClientApp, endpoint: HttpsEndpointConfig, exchange: HttpExchange): Promise<Caller> {
+    const fn = app.config.functions.find((candidate) => candidate.config.name === endpoint.function_name);
+    const config = fn?.config;
+    if (!config || config.run_as_system === true || nonEmpty(config.run_as_user_id) || nonEmpty(config.run_as_user_id_script_source)) return { type: 'system' };
+    const user = await this.callers.callerOf(app, exchange.headers, {
+      createUser: endpoint.create_user_on_auth === true,
+      customData: endpoint.fetch_custom_user_data === true,
+      clientAddress: exchange.remoteAddress,
+    });
+    return { type: 'user', user };
+  }
+}
+
+function nonEmpty(value: unknown): boolean {
+  return typeof value === 'string' && value !== '';
+}
