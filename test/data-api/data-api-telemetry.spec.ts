@@ -1,34 +1,27 @@
-import { type Attributes, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { startTracing, type Tracing } from '@tessera/telemetry';
+import { type MetricReader, startMetricReader } from '../support/metric-reader';
 import { startTestHost, type TestHost } from '../support/test-host';
 import { dataApi, serverApiKey, withDataApiConfig } from './data-api-support';
-
-/** A meter provider that keeps every counter addition with its attributes. */
-function recordingMeterProvider(): { provider: MeterProvider; added: Array<{ name: string; value: number; attributes?: Attributes }> } {
-  const added: Array<{ name: string; value: number; attributes?: Attributes }> = [];
-  const meter = { createCounter: (name: string) => ({ add: (value: number, attributes?: Attributes) => added.push({ name, value, ...(attributes ? { attributes } : {}) }) }) } as unknown as Meter;
-  return { provider: { getMeter: () => meter }, added };
-}
 
 // Each Data API request is one span, with the datastore's CLIENT spans under it, and is counted.
 describe('Data API telemetry', () => {
   let host: TestHost;
   let tracing: Tracing;
   const spans = new InMemorySpanExporter();
-  const recorded = recordingMeterProvider();
+  let meters: MetricReader;
 
   beforeAll(async () => {
     // Registered before the host starts, as main.ts registers them before the application.
     tracing = startTracing({ serviceName: 'data-api-telemetry-test', exporter: spans, sampler: 'always_on' });
-    metrics.setGlobalMeterProvider(recorded.provider);
+    meters = startMetricReader('data-api-telemetry-test');
     host = await startTestHost({ services: ['graphql-gateway'] });
   });
 
   afterAll(async () => {
     await host?.close();
     await tracing?.shutdown();
-    metrics.disable();
+    await meters?.telemetry.shutdown();
   });
 
   it('traces a request through to the datastore and counts it by action and status', async () => {
@@ -48,9 +41,10 @@ describe('Data API telemetry', () => {
     expect(request?.attributes['http.response.status_code']).toBe(201);
     const store = finished.filter((span) => span.spanContext().traceId === request?.spanContext().traceId && span.attributes['db.operation.name'] !== undefined);
     expect(store.map((span) => span.attributes['db.operation.name'])).toContain('insertOne');
-    expect(recorded.added).toEqual(expect.arrayContaining([
-      { name: 'tessera.data_api.requests', value: 1, attributes: { action: 'insertOne', status: 201 } },
-      { name: 'tessera.data_api.requests', value: 1, attributes: { action: 'unknown', status: 404 } },
+    const counted = (await meters.points('tessera.data_api.requests')).map((point) => ({ value: point.value, attributes: point.attributes }));
+    expect(counted).toEqual(expect.arrayContaining([
+      { value: 1, attributes: { action: 'insertOne', status: 201 } },
+      { value: 1, attributes: { action: 'unknown', status: 404 } },
     ]));
   });
 });

@@ -1,35 +1,23 @@
-import { type Attributes, type Meter, type MeterProvider, metrics, SpanKind } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { HTTPS_ENDPOINTS_FILE } from '@tessera/app-config';
 import { startTracing, type Tracing } from '@tessera/telemetry';
 import { eventually } from '@tessera/testing';
+import { type MetricReader, startMetricReader } from '../support/metric-reader';
 // The real process host, with the edge traced as `OTEL_EXPORTER_OTLP_ENDPOINT` turns it on.
 import { startTestHost, type TestHost } from '../support/test-host';
-
-/** A meter provider that keeps the sum of each counter by name and attributes. */
-function recordingMeterProvider(): { provider: MeterProvider; sums: Map<string, number> } {
-  const sums = new Map<string, number>();
-  const instrument = (name: string) => ({
-    add: (value: number, attributes: Attributes = {}) => {
-      const key = `${name} ${JSON.stringify(attributes)}`;
-      sums.set(key, (sums.get(key) ?? 0) + value);
-    },
-  });
-  const meter = { createCounter: instrument, createUpDownCounter: instrument, createHistogram: () => ({ record: () => undefined }) } as unknown as Meter;
-  return { provider: { getMeter: () => meter }, sums };
-}
 
 describe('HTTPS endpoints and webhooks are traced and counted', () => {
   let host: TestHost;
   let tracing: Tracing;
   let base: string;
   const spans = new InMemorySpanExporter();
-  const recorded = recordingMeterProvider();
+  let meters: MetricReader;
 
   beforeAll(async () => {
     // Registered before the host starts, as main.ts registers them before the application.
     tracing = startTracing({ serviceName: 'endpoints-observability-test', exporter: spans, sampler: 'always_on' });
-    metrics.setGlobalMeterProvider(recorded.provider);
+    meters = startMetricReader('endpoints-observability-test');
     host = await startTestHost({ settings: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' } });
     const { clientAppId } = await host.createApp('observed', (app) => {
       app.functions.push({ config: { name: 'ping', private: true, run_as_system: true }, source: 'exports = () => "pong";' });
@@ -41,7 +29,7 @@ describe('HTTPS endpoints and webhooks are traced and counted', () => {
   afterAll(async () => {
     await host?.close();
     await tracing?.shutdown();
-    metrics.disable();
+    await meters?.telemetry.shutdown();
   });
 
   it('opens one server span per request, joined by the function call over the bus, and counts replies by kind and status class', async () => {
@@ -58,7 +46,10 @@ describe('HTTPS endpoints and webhooks are traced and counted', () => {
       // The call to the function runtime continues the request's trace.
       expect(inTrace.some((span) => span.kind !== SpanKind.SERVER)).toBe(true);
     });
-    expect(recorded.sums.get('tessera.endpoints.requests {"kind":"endpoint","status_class":"2xx"}')).toBe(1);
-    expect(recorded.sums.get('tessera.endpoints.requests {"kind":"endpoint","status_class":"4xx"}')).toBe(1);
+    const counted = (await meters.points('tessera.endpoints.requests')).map((point) => ({ value: point.value, attributes: point.attributes }));
+    expect(counted).toEqual(expect.arrayContaining([
+      { value: 1, attributes: { kind: 'endpoint', status_class: '2xx' } },
+      { value: 1, attributes: { kind: 'endpoint', status_class: '4xx' } },
+    ]));
   });
 });

@@ -2,7 +2,7 @@ import { AppRegistry, DataSources } from '@tessera/platform';
 import { HistoryHousekeeping, SYNC_HISTORY_DATABASE } from '@tessera/sync-service';
 import { eventually } from '@tessera/testing';
 import { AdminSession } from '../admin-api/admin-session';
-import { type MetricReader, startMetricReader } from './metric-reader';
+import { type MetricReader, startMetricReader } from '../support/metric-reader';
 import { createSyncApp, userIdOf } from './sync-admin-app';
 import { type SyncHost, startSyncHost } from './sync-host';
 import { connect, createTaskUpload, openSync, type SyncTestClient, syncUrl } from './sync-test-client';
