@@ -207,18 +207,18 @@ function externalWriteSuite(engine: string, start: () => Promise<Deployment>): v
         }
       };
 
-      // Meanwhile the clients edit: contended objects and journals, uploaded as they are made.
+      // Meanwhile the clients edit (up to 200 changesets): contended objects and journals, uploaded as they are made.
       const journals = [0, 0, 0];
       const random = seededRandom(16);
       let bursting = true;
       const uploads = (async () => {
-        for (let round = 0; bursting && round < 100; round++) {
+        for (let round = 0; bursting && round < 40; round++) {
           contendedEdit(a1, random);
           journal(a1, 0, journals[0]++, 'a');
           contendedEdit(a2, random);
           journal(a2, 1, journals[1]++, 'a');
           journal(b1, 2, journals[2]++, 'b');
-          await new Promise((resolve) => setTimeout(resolve, 20));
+          await new Promise((resolve) => setTimeout(resolve, 25));
         }
       })();
       await Promise.all(Array.from({ length: 40 }, (_, index) => script(index)));
