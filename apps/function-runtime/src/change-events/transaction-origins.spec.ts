@@ -6,8 +6,8 @@ import { type OriginVerdict, TransactionOrigins } from './transaction-origins';
 
 const origin: ChangeOrigin = { writer: 'sync-translation', appId: 'app1', partition: 'app1/"a"', version: 7 };
 
-/** Every event the feed has now, each with the verdict of a fresh tracker that saw the events before it. */
-async function drain(client: DataSourceClient, stream: ReturnType<DataSourceClient['watch']>, count: number): Promise<Array<{ event: ChangeEvent; verdict: OriginVerdict; savable: unknown }>> {
+/** The next `count` events of the feed, each with the verdict of one tracker that saw the events before it. */
+async function drain(stream: ReturnType<DataSourceClient['watch']>, count: number): Promise<Array<{ event: ChangeEvent; verdict: OriginVerdict; savable: unknown }>> {
   const origins = new TransactionOrigins();
   const out: Array<{ event: ChangeEvent; verdict: OriginVerdict; savable: unknown }> = [];
   let previous: ChangeEvent['_id'] | undefined;
@@ -17,7 +17,6 @@ async function drain(client: DataSourceClient, stream: ReturnType<DataSourceClie
     previous = event._id;
     out.push({ event, verdict, savable: origins.savable(event._id) });
   }
-  void client;
   return out;
 }
 
@@ -47,7 +46,7 @@ function suite(engine: string, open: () => Promise<{ client: DataSourceClient; c
       await session.endSession();
       await items.insertOne({ _id: 3, name: 'after' });
 
-      const seen = await drain(client, stream, 6);
+      const seen = await drain(stream, 6);
       await stream.close();
       expect(seen.map(({ event, verdict }) => [event.operationType, event.ns.coll, verdict.marker ? 'marker' : (verdict.origin?.version ?? 'none')])).toEqual([
         ['insert', 'Item', 'none'],
@@ -77,7 +76,7 @@ function suite(engine: string, open: () => Promise<{ client: DataSourceClient; c
         await items.insertOne({ _id: 11 }, { session: s });
       });
       await session.endSession();
-      const seen = await drain(client, stream, 4);
+      const seen = await drain(stream, 4);
       await stream.close();
       expect(seen.map(({ verdict }) => (verdict.marker ? 'marker' : (verdict.origin?.writer ?? 'none')))).toEqual(['marker', 'none', 'marker', 'none']);
     });

@@ -23,7 +23,7 @@ function transactionOf(event: ChangeEvent): string | undefined {
   if (!event.clusterTime) return undefined;
   const { lsid, txnNumber } = event as ChangeEvent & TransactionFields;
   const txn = lsid !== undefined && txnNumber !== undefined ? JSON.stringify(encodeEjson({ lsid, txnNumber })) : '';
-  return `${event.clusterTime.toString()}/${txn}`;
+  return `${event.clusterTime.t}.${event.clusterTime.i}/${txn}`;
 }
 
 export function isOriginMarker(event: ChangeEvent): boolean {

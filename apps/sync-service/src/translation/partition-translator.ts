@@ -10,9 +10,15 @@
  * newer one). Each application of integrated changesets is a transaction of the data source whose first
  * write is an origin marker (`WriteOriginsNamespace`, naming this app, the partition and the history
  * version); the change publisher puts that origin on every change event of the transaction, and
- * `handleChange` drops those events without a lookup. The transaction also makes the read of the documents
- * and their rewrite one step against writes made meanwhile elsewhere (MongoDB detects the conflict and the
- * transaction is run again; the embedded engine holds its write lock from the marker on).
+ * `handleChange` drops those events without a lookup. On MongoDB the transaction also makes the read of
+ * the documents and their rewrite one step against writes made meanwhile elsewhere (the conflict runs it
+ * again); the embedded engine makes outside writers wait only on collections the transaction already
+ * wrote, so there a write between the read and the rewrite can still be overwritten.
+ *
+ * Fingerprints of written documents (what this replaced) are gone: they cost a database write per document
+ * and a lookup per change event, and took an outside write that restored what sync had written earlier for
+ * sync's own. What is kept per document, only on MongoDB, is its partition (TranslationStore), because a
+ * change event there may come without the document before it and nothing else names the old partition.
  */
 import { Injectable, Logger } from '@nestjs/common';
 import { type ChangeOrigin, type DocumentChanged, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
@@ -230,7 +236,7 @@ export class PartitionTranslator {
     }
     await this.inTransaction(context.client, async (session) => {
       // The origin marker first: it heads the transaction's change events (the publisher puts its origin on
-      // the ones that follow) and takes the embedded engine's write lock before the documents are read.
+      // the ones that follow). One marker per partition, replaced each time, so the collection stays small.
       await context.client
         .db(WriteOriginsNamespace.db)
         .collection(WriteOriginsNamespace.coll)
