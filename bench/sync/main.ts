@@ -14,11 +14,14 @@
  * - memory per idle connection: server RSS growth with 2,000 bound, idle sessions (goal < 100 KB);
  * - initial download: a new client's first open of a partition holding 100,000 small objects (goal < 2 s);
  * - external write: an insert through remote data access until the DOWNLOAD at a bound client (p50, p99;
- *   goal p99 < 100 ms). If the server never delivers it, the bench says so and goes on.
+ *   goal p99 < 100 ms). If the server never delivers it, the bench says so and goes on. First, one such
+ *   write right after the initial download's upload, reported apart: it waits behind the server writing
+ *   those 100,000 objects to the collection and the change events of those writes; then the time until the
+ *   collection holds them all (write-back), and one more write to let the feed catch up before the rounds.
  * BENCH_CLIENTS, BENCH_IDLE, BENCH_OBJECTS and BENCH_SECONDS scale it down. The last line gives the ratios
  * to the floor.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -88,6 +91,8 @@ interface Target {
   initialDownload(partition: string, user: number, latestServerVersion: number): Promise<void>;
   /** Writes one new object of `partition` through the target's HTTP side. */
   externalWrite(partition: string, id: number): Promise<void>;
+  /** The documents of `partition` in the collection (the floor keeps none: undefined). */
+  documentsIn(partition: string): Promise<number | undefined>;
   close(): Promise<void>;
 }
 
@@ -196,7 +201,11 @@ class TesseraClient implements BenchClient {
 async function startTesseraTarget(work: string): Promise<Target> {
   const appDir = join(work, 'app');
   writeSyncApp(appDir);
-  const server = await startTessera(work, appDir, 'syncbench');
+  // BENCH_SERVER_NODE_ARGS: flags for the server's node (`--cpu-prof --cpu-prof-dir=...` to profile it).
+  const server = await startTessera(work, appDir, 'syncbench', (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
+  // BENCH_SERVER_LOG: a file that gets the server's log (warnings and errors) for a run that goes wrong.
+  const log = process.env['BENCH_SERVER_LOG'];
+  if (log) for (const out of [server.child.stdout, server.child.stderr]) out?.on('data', (chunk: Buffer) => appendFileSync(log, chunk));
   const base = `http://127.0.0.1:${server.port}/api/client/v2.0/app/${server.appId}`;
   const tokens: string[] = [];
   for (let i = 0; i < 10; i++) {
@@ -227,6 +236,16 @@ async function startTesseraTarget(work: string): Promise<Target> {
         body: JSON.stringify({ name: 'insertOne', service: 'mongodb-atlas', arguments: [{ database: 'bench', collection: 'Item', document }] }),
       });
       if (!response.ok) throw new Error(`insertOne: ${response.status} ${await response.text()}`);
+    },
+    async documentsIn(partition) {
+      const response = await fetch(`${base}/functions/call`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[0]}` },
+        body: JSON.stringify({ name: 'count', service: 'mongodb-atlas', arguments: [{ database: 'bench', collection: 'Item', query: { _partition: partition } }] }),
+      });
+      if (!response.ok) throw new Error(`count: ${response.status} ${await response.text()}`);
+      const count = (await response.json()) as number | Record<string, string>;
+      return Number(typeof count === 'object' ? Object.values(count)[0] : count);
     },
     close: () => stop(server.child),
   };
@@ -349,6 +368,7 @@ async function startFloorTarget(): Promise<Target> {
       const response = await fetch(`http://127.0.0.1:${port}/${partition}`, { method: 'POST', body: JSON.stringify({ _id: id, _partition: partition, name: `external ${id}`, n: id }) });
       await response.arrayBuffer();
     },
+    documentsIn: async () => undefined,
     close: () => stop(child),
   };
 }
@@ -469,6 +489,43 @@ function carriesObject(payload: Uint8Array, id: number): boolean {
   }
 }
 
+/**
+ * One external write right after the initial download's upload: the server is still writing those objects
+ * to the collection and their change events (sync's own writes: not sent back, but still published for
+ * triggers) are in the feed ahead of it. Milliseconds until its DOWNLOAD (undefined: not within 120 s); the
+ * latency rounds start once it arrived, on a server that caught up.
+ */
+async function externalBehindBacklog(target: Target, id: number): Promise<number | undefined> {
+  const client = await target.open('ext', 0);
+  let arrival: bigint | undefined;
+  const wait = waitUntil(() => arrival !== undefined, 120_000);
+  client.onRemote = (at, payloads) => {
+    if (arrival !== undefined || !payloads.some((payload) => carriesObject(payload, id))) return;
+    arrival = at;
+    wait.poke();
+  };
+  const start = process.hrtime.bigint();
+  await target.externalWrite('ext', id);
+  await wait.promise;
+  client.close();
+  return arrival === undefined ? undefined : Number(arrival - start) / 1e6;
+}
+
+/**
+ * Milliseconds from now until the collection holds every object of the initial download (the server applies
+ * uploads to the collections after acknowledging them); undefined for the floor, or after 300 s.
+ */
+async function writeBack(target: Target): Promise<number | undefined> {
+  const start = Date.now();
+  while (Date.now() - start < 300_000) {
+    const count = await target.documentsIn('big');
+    if (count === undefined) return undefined;
+    if (count >= OBJECTS) return Date.now() - start;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return undefined;
+}
+
 async function externalWrites(target: Target): Promise<Latencies> {
   const client = await target.open('ext', 0);
   const samples: number[] = [];
@@ -497,6 +554,8 @@ interface Figures {
   bytesPerIdleConnection: number;
   initialDownloadMs: number;
   external: Latencies;
+  externalBehindBacklogMs: number | undefined;
+  writeBackMs: number | undefined;
 }
 
 /** Progress on stderr: the whole run takes minutes. */
@@ -519,8 +578,14 @@ async function measure(target: Target): Promise<Figures> {
   for (const client of clients) client.close();
   step(target, `initial download of ${OBJECTS} objects`);
   const initialDownloadMs = await initialDownload(target);
+  step(target, 'an external write behind the write-back of the initial download');
+  const externalBehindBacklogMs = await externalBehindBacklog(target, 4_999_998);
+  step(target, 'write-back of the initial download');
+  const writeBackMs = await writeBack(target);
+  // Once the collection holds every object, one more external write: it arrives after the last echoes.
+  await externalBehindBacklog(target, 4_999_999);
   step(target, 'external writes');
-  return { fanOut: fanOutLatencies, changesetsPerSecond, bytesPerIdleConnection, initialDownloadMs, external: await externalWrites(target) };
+  return { fanOut: fanOutLatencies, changesetsPerSecond, bytesPerIdleConnection, initialDownloadMs, external: await externalWrites(target), externalBehindBacklogMs, writeBackMs };
 }
 
 function describe(figures: Figures): string[] {
@@ -531,6 +596,8 @@ function describe(figures: Figures): string[] {
     `  memory per idle connection (${IDLE.toLocaleString('en-US')}): ${(figures.bytesPerIdleConnection / 1024).toFixed(1)} KB`,
     `  initial download of ${OBJECTS.toLocaleString('en-US')} objects: ${Math.round(figures.initialDownloadMs).toLocaleString('en-US')} ms`,
     `  external write to download: ${latency(figures.external)}`,
+    `  external write right after the ${OBJECTS.toLocaleString('en-US')}-object upload (behind its write-back): ${figures.externalBehindBacklogMs === undefined ? 'not delivered within 120 s' : `${Math.round(figures.externalBehindBacklogMs).toLocaleString('en-US')} ms`}`,
+    ...(figures.writeBackMs === undefined ? [] : [`  write-back: every object of the upload in the collection ${Math.round(figures.writeBackMs).toLocaleString('en-US')} ms after that write arrived`]),
   ];
 }
 

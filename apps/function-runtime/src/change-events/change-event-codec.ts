@@ -2,7 +2,7 @@
  * Change events between the datastore's change feed and the `datastore.document.changed` contract, and
  * back into the change event a trigger function receives (App Services' shape, BSON-typed values).
  */
-import { type DocumentChanged, type JsonValue } from '@tessera/contracts';
+import { type ChangeOrigin, type DocumentChanged, type JsonValue } from '@tessera/contracts';
 import { type ChangeEvent, type Document, type ResumeToken } from '@tessera/datastore';
 import { decodeEjson, encodeEjson } from '@tessera/messaging';
 
@@ -20,8 +20,11 @@ export function changeMessageId(source: ChangeSource, token: ResumeToken): strin
   return `${source.appId}/${source.service}/${token._data}`;
 }
 
-/** The contract payload of a feed event, or undefined for what the subject does not carry (drops). */
-export function toDocumentChanged(source: ChangeSource, event: ChangeEvent): DocumentChanged | undefined {
+/**
+ * The contract payload of a feed event, or undefined for what the subject does not carry (drops). `origin`
+ * is the writer's mark on the event's transaction (see TransactionOrigins).
+ */
+export function toDocumentChanged(source: ChangeSource, event: ChangeEvent, origin?: ChangeOrigin): DocumentChanged | undefined {
   if (!documentOperations.has(event.operationType) || event.ns.coll === undefined || !event.documentKey) return undefined;
   const ejson = (value: unknown): Record<string, JsonValue> => encodeEjson(value) as Record<string, JsonValue>;
   return {
@@ -46,6 +49,7 @@ export function toDocumentChanged(source: ChangeSource, event: ChangeEvent): Doc
     ...(event.clusterTime ? { clusterTime: encodeEjson(event.clusterTime) } : {}),
     ...(event.wallTime ? { wallTime: encodeEjson(event.wallTime) } : {}),
     resumeToken: encodeEjson(event._id),
+    ...(origin ? { origin } : {}),
   };
 }
 

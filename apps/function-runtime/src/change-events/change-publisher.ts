@@ -4,7 +4,8 @@
  * durable consumer). It runs in every function-runtime replica; replicas publish the same changes with the
  * same message id (`<app>/<service>/<resume token>`), which the stream stores once. Each feed resumes after
  * the last change the stream stored (its position, kept in the platform database), so a restart misses
- * nothing and what it publishes again is dropped as a duplicate. It must not interpret changes: consumers do.
+ * nothing and what it publishes again is dropped as a duplicate. It must not interpret changes: consumers do;
+ * it only passes a writer's mark on its transaction through to the transaction's events (TransactionOrigins).
  */
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { isDataSourceType, isFederatedType, type AppConfig } from '@tessera/app-config';
@@ -15,6 +16,7 @@ import { AppRegistry, DataSources, DeployedApps, PLATFORM_CLUSTER } from '@tesse
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { changeMessageId, type ChangeSource, toDocumentChanged } from './change-event-codec';
 import { ChangePositions } from './change-positions';
+import { TransactionOrigins } from './transaction-origins';
 
 /** How often a feed saves its position at most: what a crash makes it publish again (deduplicated by id). */
 const SAVE_EVERY_MS = 500;
@@ -34,6 +36,7 @@ class Feed {
   private saving?: Promise<void>;
   private lastSave = 0;
   private readonly done: Promise<void>;
+  private readonly origins = new TransactionOrigins();
 
   constructor(
     readonly key: string,
@@ -92,7 +95,9 @@ class Feed {
     this.stream = this.client.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable', ...(from ? { resumeAfter: from } : {}) });
     try {
       for await (const event of this.stream) {
-        const payload = toDocumentChanged(this.source, event);
+        // A writer's marker is not a change of anyone's data: its origin goes onto the rest of its transaction.
+        const verdict = this.origins.observe(event, this.published);
+        const payload = verdict.marker ? undefined : toDocumentChanged(this.source, event, verdict.origin);
         if (payload) {
           const stored = await this.events.publish(Subjects.DatastoreDocumentChanged, payload, { messageId: changeMessageId(this.source, event._id), retryForMs: PUBLISH_RETRY_MS });
           logger.debug(`published ${this.key} ${event._id._data} (${stored.duplicate ? 'duplicate' : `sequence ${stored.sequence}`})`);
@@ -107,7 +112,7 @@ class Feed {
 
   /** Saves the position at most every SAVE_EVERY_MS (always when `final`), in the background otherwise. */
   private async savePosition(final: boolean): Promise<void> {
-    const token = this.published;
+    const token = this.origins.savable(this.published);
     if (!token || token._data === this.saved) return;
     if (!final && (this.saving || Date.now() - this.lastSave < SAVE_EVERY_MS)) {
       if (!this.saving) this.saving = this.delayedSave();
@@ -119,7 +124,7 @@ class Feed {
 
   private async delayedSave(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, SAVE_EVERY_MS - (Date.now() - this.lastSave))));
-    const token = this.published;
+    const token = this.origins.savable(this.published);
     if (token) await this.write(token);
     this.saving = undefined;
   }

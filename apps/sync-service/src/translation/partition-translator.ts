@@ -5,10 +5,24 @@
  * remote data access, admin, a cluster's change stream) turned into server changesets for the partitions
  * they touch. The mapping itself is the pure code in @tessera/sync-protocol's translate; this class loads,
  * writes and logs. A document that does not fit is skipped and logged; it must never fail a session.
+ *
+ * Sync's own writes must not come back to the clients as server changesets (an old state replayed over a
+ * newer one). Each application of integrated changesets is a transaction of the data source whose first
+ * write is an origin marker (`WriteOriginsNamespace`, naming this app, the partition and the history
+ * version); the change publisher puts that origin on every change event of the transaction, and
+ * `handleChange` drops those events without a lookup. On MongoDB the transaction also makes the read of
+ * the documents and their rewrite one step against writes made meanwhile elsewhere (the conflict runs it
+ * again); the embedded engine makes outside writers wait only on collections the transaction already
+ * wrote, so there a write between the read and the rewrite can still be overwritten.
+ *
+ * Fingerprints of written documents (what this replaced) are gone: they cost a database write per document
+ * and a lookup per change event, and took an outside write that restored what sync had written earlier for
+ * sync's own. What is kept per document, only on MongoDB, is its partition (TranslationStore), because a
+ * change event there may come without the document before it and nothing else names the old partition.
  */
 import { Injectable, Logger } from '@nestjs/common';
-import { type DocumentChanged } from '@tessera/contracts';
-import { type BulkWriteOperation, type CollectionHandle, type DataSourceClient } from '@tessera/datastore';
+import { type ChangeOrigin, type DocumentChanged, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
+import { type BulkWriteOperation, type CollectionHandle, type DataSession, type DataSourceClient } from '@tessera/datastore';
 import { decodeEjson } from '@tessera/messaging';
 import { DataSources, DeployedApps } from '@tessera/platform';
 import {
@@ -19,6 +33,7 @@ import {
   documentPartition,
   type Instruction,
   objectInstructions,
+  objectKey,
   parseChangeset,
   parsePartitionValue,
   partitionKeyTypeOf,
@@ -40,12 +55,8 @@ import { historyKey, type PartitionHub } from '../sessions/partition-hub';
 import { syncModeOf } from '../sessions/sync-config';
 import { type AppConfig } from '@tessera/app-config';
 import { appSyncLayout, type AppSyncLayout, type CollectionRef } from './app-schema';
+import { originTimestampNow } from './origin-timestamp';
 import { TranslationStore } from './translation-store';
-
-/** What the hub's histories offer the translator (they are TranslatingHistory objects; naming the class here would close an import cycle). */
-interface ExternalAppends {
-  appendExternal(instructions: readonly Instruction[]): Promise<number>;
-}
 
 /** A partition as the hub knows it: its key, its app and its partition text (`formatPartitionValue`). */
 export interface PartitionRef {
@@ -56,6 +67,15 @@ export interface PartitionRef {
 
 /** Documents read and changesets appended at a time while seeding a partition. */
 export const SEED_BATCH = 500;
+
+/**
+ * Documents written per transaction when integrated changesets are applied: a transaction stays far below
+ * MongoDB's 16 MB and 60 s limits, and the embedded engine's write lock is never held long.
+ */
+export const APPLY_BATCH = 1_000;
+
+/** Runs of a transaction that met a write conflict (another writer changed a document it read). */
+const TRANSACTION_ATTEMPTS = 5;
 
 interface AppContext {
   client: DataSourceClient;
@@ -144,7 +164,7 @@ export class PartitionTranslator {
   }
 
   private documentKey(appId: string, ref: CollectionRef, id: unknown): string {
-    // Canonical: the _id of a change event (an int as the store returns it) names the document sync wrote with a long.
+    // Canonical: the _id of a change event (an int as the store returns it) names the document sync recorded with a long.
     return `${appId}/${ref.db}/${ref.coll}/${canonicalBson(id)}`;
   }
 
@@ -186,52 +206,93 @@ export class PartitionTranslator {
     this.devSchemas.set(appId, merged.schema);
   }
 
-  /** Applies integrated instructions to the partition's documents (never throws for what does not fit). */
-  async applyIntegrated(ref: PartitionRef, instructions: readonly Instruction[]): Promise<void> {
+  /**
+   * Applies integrated instructions (history versions up to `version`) to the partition's documents, in
+   * transactions of at most APPLY_BATCH documents, each marked with its origin (never throws for what does
+   * not fit; a store failure is the caller's to log).
+   */
+  async applyIntegrated(ref: PartitionRef, instructions: readonly Instruction[], version: number): Promise<void> {
     const context = await this.context(ref.appId);
     if (!context) return;
     const binding = this.binding(context, ref.partition);
-    const docs: DocumentSet = new Map();
-    const byTable = new Map<string, ReturnType<typeof touchedObjects>>();
-    for (const touched of touchedObjects(instructions)) {
-      if (!context.collectionOf(touched.table)) continue;
-      byTable.set(touched.table, [...(byTable.get(touched.table) ?? []), touched]);
+    const objects = touchedObjects(instructions).filter((touched) => context.collectionOf(touched.table) !== undefined);
+    if (objects.length === 0) return;
+    // Each object's instructions go with its batch, in their order.
+    const batchOf = new Map(objects.map((object, i) => [object.key, Math.floor(i / APPLY_BATCH)]));
+    const batches = Array.from({ length: Math.ceil(objects.length / APPLY_BATCH) }, (_, i) => ({ objects: objects.slice(i * APPLY_BATCH, (i + 1) * APPLY_BATCH), instructions: [] as Instruction[] }));
+    for (const instruction of instructions) {
+      if (!('object' in instruction)) continue;
+      const batch = batchOf.get(objectKey(instruction.table, instruction.object));
+      if (batch !== undefined) batches[batch]?.instructions.push(instruction);
     }
-    const locations = new Map<string, CollectionRef>();
-    for (const [table, objects] of byTable) {
-      const location = context.collectionOf(table) as CollectionRef;
-      const found = await this.collection(context, location)
-        .find({ _id: { $in: objects.map((o) => primaryKeyToBson(o.object)) } })
-        .toArray();
-      const byId = new Map(found.map((doc) => [canonicalBson(doc['_id']), doc]));
-      for (const object of objects) {
-        const doc = byId.get(canonicalBson(primaryKeyToBson(object.object))) ?? null;
-        if (doc && documentPartition(doc, context.partitioning) !== ref.partition) {
-          // The same _id in another partition's document: never overwrite or delete another partition's data.
-          this.logger.warn({ msg: 'sync object not written: its _id belongs to another partition', appId: ref.appId, partition: ref.partition, table, id: formatPrimaryKey(object.object) });
-          continue;
+    const origin: ChangeOrigin = { writer: SYNC_TRANSLATION_WRITER, appId: ref.appId, partition: ref.key, version };
+    for (const batch of batches) await this.applyBatch(context, ref, binding, origin, batch.objects, batch.instructions);
+  }
+
+  private async applyBatch(context: AppContext, ref: PartitionRef, binding: PartitionBinding, origin: ChangeOrigin, objects: ReturnType<typeof touchedObjects>, instructions: readonly Instruction[]): Promise<void> {
+    if (context.client.engine === 'mongodb') {
+      // Before the documents: a later change event without a pre-image must find where they are.
+      await this.store.notePartitions(objects.map((object) => ({ documentKey: this.documentKey(ref.appId, context.collectionOf(object.table) as CollectionRef, primaryKeyToBson(object.object)), partition: ref.partition })));
+    }
+    await this.inTransaction(context.client, async (session) => {
+      // The origin marker first: it heads the transaction's change events (the publisher puts its origin on
+      // the ones that follow). One marker per partition, replaced each time, so the collection stays small.
+      await context.client
+        .db(WriteOriginsNamespace.db)
+        .collection(WriteOriginsNamespace.coll)
+        .replaceOne({ _id: `${origin.writer}/${ref.key}` }, { origin, at: new Date() }, { upsert: true, session });
+      const docs: DocumentSet = new Map();
+      const locations = new Map<string, CollectionRef>();
+      const byTable = new Map<string, ReturnType<typeof touchedObjects>>();
+      for (const object of objects) byTable.set(object.table, [...(byTable.get(object.table) ?? []), object]);
+      for (const [table, tableObjects] of byTable) {
+        const location = context.collectionOf(table) as CollectionRef;
+        const found = await this.collection(context, location)
+          .find({ _id: { $in: tableObjects.map((o) => primaryKeyToBson(o.object)) } }, undefined, { session })
+          .toArray();
+        const byId = new Map(found.map((doc) => [canonicalBson(doc['_id']), doc]));
+        for (const object of tableObjects) {
+          const doc = byId.get(canonicalBson(primaryKeyToBson(object.object))) ?? null;
+          if (doc && documentPartition(doc, context.partitioning) !== ref.partition) {
+            // The same _id in another partition's document: never overwrite or delete another partition's data.
+            this.logger.warn({ msg: 'sync object not written: its _id belongs to another partition', appId: ref.appId, partition: ref.partition, table, id: formatPrimaryKey(object.object) });
+            continue;
+          }
+          docs.set(object.key, { table, object: object.object, doc });
+          locations.set(object.key, location);
         }
-        docs.set(object.key, { table, object: object.object, doc });
-        locations.set(object.key, location);
       }
+      const existed = new Set([...docs].filter(([, entry]) => entry.doc !== null).map(([key]) => key));
+      const { skipped } = applyToDocuments(instructions, docs, binding);
+      if (skipped > 0) this.logger.debug({ msg: 'sync instructions without a place in the documents', appId: ref.appId, partition: ref.partition, skipped });
+      const writes = new Map<CollectionRef, BulkWriteOperation[]>();
+      for (const [key, entry] of docs) {
+        if (entry.doc === null && !existed.has(key)) continue;
+        const location = locations.get(key) as CollectionRef;
+        const id = primaryKeyToBson(entry.object);
+        const operations = writes.get(location) ?? [];
+        writes.set(location, operations);
+        operations.push(entry.doc === null ? { deleteOne: { filter: { _id: id } } } : { replaceOne: { filter: { _id: id }, replacement: entry.doc, upsert: true } });
+      }
+      for (const [location, operations] of writes) await this.collection(context, location).bulkWrite(operations, { ordered: true, session });
+    });
+  }
+
+  /** Runs `work` in a transaction of `client`, again when it met a write conflict. */
+  private async inTransaction(client: DataSourceClient, work: (session: DataSession) => Promise<void>): Promise<void> {
+    const session = client.startSession();
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await session.withTransaction(work);
+          return;
+        } catch (error) {
+          if (!isTransientTransactionError(error) || attempt >= TRANSACTION_ATTEMPTS) throw error;
+        }
+      }
+    } finally {
+      await session.endSession();
     }
-    const existed = new Set([...docs].filter(([, entry]) => entry.doc !== null).map(([key]) => key));
-    const { skipped } = applyToDocuments(instructions, docs, binding);
-    if (skipped > 0) this.logger.debug({ msg: 'sync instructions without a place in the documents', appId: ref.appId, partition: ref.partition, skipped });
-    // Fingerprints first (one bulk write), so every change event of the writes that follow finds its own.
-    const own: Array<{ documentKey: string; doc: BsonDocument | null }> = [];
-    const writes = new Map<CollectionRef, BulkWriteOperation[]>();
-    for (const [key, entry] of docs) {
-      if (entry.doc === null && !existed.has(key)) continue;
-      const location = locations.get(key) as CollectionRef;
-      const id = primaryKeyToBson(entry.object);
-      own.push({ documentKey: this.documentKey(ref.appId, location, id), doc: entry.doc });
-      const operations = writes.get(location) ?? [];
-      writes.set(location, operations);
-      operations.push(entry.doc === null ? { deleteOne: { filter: { _id: id } } } : { replaceOne: { filter: { _id: id }, replacement: entry.doc, upsert: true } });
-    }
-    await this.store.rememberOwnWrites(own, ref.partition);
-    for (const [location, operations] of writes) await this.collection(context, location).bulkWrite(operations, { ordered: true });
   }
 
   /** The collections missed integrated versions (a store failure): logged, the history stays the truth. */
@@ -283,6 +344,9 @@ export class PartitionTranslator {
   async handleChange(change: DocumentChanged): Promise<void> {
     const hub = this.hub;
     if (!hub) return;
+    // Sync's own write (applyIntegrated marked its transaction): the history has it already. Another app's
+    // sync writing to a cluster this app links too is a write from elsewhere for this one.
+    if (change.origin?.writer === SYNC_TRANSLATION_WRITER && change.origin.appId === change.appId) return;
     let context: AppContext | undefined;
     try {
       context = await this.context(change.appId);
@@ -301,19 +365,20 @@ export class PartitionTranslator {
     const key = decodeEjson(change.documentKey) as BsonDocument;
     const after = change.fullDocument ? (decodeEjson(change.fullDocument) as BsonDocument) : change.fullDocument;
     const before = change.fullDocumentBeforeChange ? (decodeEjson(change.fullDocumentBeforeChange) as BsonDocument) : change.fullDocumentBeforeChange;
-    const documentKey = this.documentKey(change.appId, location, key['_id']);
-    const known = await this.store.lookup(documentKey, change.operationType === 'delete' ? null : (after ?? null));
-    if (known.own) return;
     const updatedFields = change.updateDescription
       ? [...Object.keys(change.updateDescription.updatedFields), ...change.updateDescription.removedFields].map((path) => path.split('.')[0] ?? path)
       : undefined;
+    // Only a MongoDB collection without pre-images needs the recorded partition (see TranslationStore).
+    const recorded = context.client.engine === 'mongodb';
+    const documentKey = this.documentKey(change.appId, location, key['_id']);
+    const knownPartition = recorded && !before ? await this.partitionWithoutPreImage(change.operationType, documentKey, after, updatedFields, context.partitioning) : undefined;
     const translation = translateDocumentChange(context.schema, context.partitioning, {
       operationType: change.operationType,
       table,
       id: key['_id'],
       ...(after !== undefined ? { after } : {}),
       ...(before !== undefined ? { before } : {}),
-      ...(known.partition !== undefined ? { knownPartition: known.partition } : {}),
+      ...(knownPartition !== undefined ? { knownPartition } : {}),
       ...(updatedFields ? { updatedFields } : {}),
     });
     if (translation.skipped) {
@@ -325,9 +390,29 @@ export class PartitionTranslator {
       const partitionKey = historyKey(change.appId, epoch, partition);
       // A partition no client opened yet gets the document when it is seeded.
       if (!(await this.store.isSeeded(partitionKey))) continue;
-      hub.appendedOutside(partitionKey, await (hub.history(partitionKey) as unknown as ExternalAppends).appendExternal(instructions));
+      await hub.appendServerChangeset(partitionKey, instructions, originTimestampNow());
     }
-    const now = after && change.operationType !== 'delete' ? documentPartition(after, context.partitioning) : undefined;
-    if (now !== known.partition) await this.store.notePartition(documentKey, now);
+    if (recorded) {
+      const was = before ? documentPartition(before, context.partitioning) : knownPartition;
+      const now = after && change.operationType !== 'delete' ? documentPartition(after, context.partitioning) : undefined;
+      if (now !== was) await this.store.notePartitions([{ documentKey, partition: now }]);
+    }
   }
+
+  /**
+   * The partition a document was in before a change reported without its pre-image: an update that left
+   * the key alone was in the partition it is in now; anything else is looked up in what was recorded.
+   */
+  private async partitionWithoutPreImage(operationType: DocumentChanged['operationType'], documentKey: string, after: BsonDocument | null | undefined, updatedFields: readonly string[] | undefined, partitioning: Partitioning): Promise<string | undefined> {
+    if (operationType === 'insert') return undefined;
+    if (operationType === 'update' && after && updatedFields && !updatedFields.includes(partitioning.key)) return documentPartition(after, partitioning);
+    return this.store.knownPartition(documentKey);
+  }
+}
+
+/** A transaction that may succeed when run again: a write conflict, or one the store aborted meanwhile. */
+function isTransientTransactionError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { codeName, cause } = error as { codeName?: unknown; cause?: { hasErrorLabel?: (label: string) => boolean } };
+  return codeName === 'WriteConflict' || codeName === 'NoSuchTransaction' || cause?.hasErrorLabel?.('TransientTransactionError') === true;
 }

@@ -2,8 +2,9 @@
  * A partition's server history that keeps the synced collections in step with it: an upload is checked
  * against the app's schema and the bound partition before it is integrated, and applied to the documents
  * after; the partition is seeded from the collections before its first client is served; writes made
- * elsewhere are appended as server changesets. One lock per partition orders these against each other in
- * this process; across replicas the history storage's atomic append does.
+ * elsewhere are appended as server changesets (through PartitionHub.appendServerChangeset, like every
+ * append). One lock per partition orders these against each other in this process; across replicas the
+ * history storage's atomic append does.
  */
 import {
   type ClientIdent,
@@ -18,15 +19,10 @@ import {
   type UploadProgress,
 } from '@tessera/sync-protocol';
 import { historyKeyParts } from '../sessions/partition-hub';
+import { originTimestampNow } from './origin-timestamp';
 import { type PartitionRef, type PartitionTranslator } from './partition-translator';
 
-/** Origin timestamps count milliseconds from 2015-01-01T00:00:00Z. */
-const ORIGIN_EPOCH_MS = Date.UTC(2015, 0, 1);
 const APPEND_ATTEMPTS = 5;
-
-export function originTimestampNow(): number {
-  return Date.now() - ORIGIN_EPOCH_MS;
-}
 
 /** The app and partition a history key names (the app's own id: the reset epoch is only in the key). */
 export function partitionRefOf(key: string): PartitionRef {
@@ -94,6 +90,7 @@ export class TranslatingHistory extends ServerHistory {
         await this.translator.applyIntegrated(
           this.ref,
           integrated.flatMap((e) => (e.changeset.length === 0 ? [] : parseChangeset(e.changeset).instructions)),
+          last,
         );
       } catch (error) {
         this.translator.applyFailed(this.ref, versions, error);
@@ -101,15 +98,19 @@ export class TranslatingHistory extends ServerHistory {
     });
   }
 
-  /** Appends a server changeset for a write made outside sync (after any seeding or upload in progress). */
-  appendExternal(instructions: readonly Instruction[]): Promise<number> {
-    return this.locked(() => this.appendWithRetry(instructions));
+  /**
+   * A server changeset for a write made outside sync (the hub's append path calls this): after any seeding
+   * or upload in progress here, so a seed page never lands after a newer write of the same document.
+   */
+  override appendServerChangeset(instructions: readonly Instruction[], originTimestamp: number): Promise<number> {
+    return this.locked(() => super.appendServerChangeset(instructions, originTimestamp));
   }
 
+  /** A seed page (under the lock already). */
   private async appendWithRetry(instructions: readonly Instruction[]): Promise<number> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.appendServerChangeset(instructions, originTimestampNow());
+        return await super.appendServerChangeset(instructions, originTimestampNow());
       } catch (error) {
         // Another replica appended first: a server changeset is based on the head, so append after it.
         if (!(error instanceof HistoryConflictError) || attempt >= APPEND_ATTEMPTS) throw error;

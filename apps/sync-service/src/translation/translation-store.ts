@@ -1,26 +1,22 @@
 /**
  * What the translator keeps in the platform database (never in a linked cluster, whose change feed it
  * follows): the development-mode schema each app's clients created, the partitions already seeded from the
- * collections, and the fingerprints of the documents sync wrote, by which their change events are known as
- * sync's own (not to be sent back to clients) and a document's last partition is known when a change event
- * carries no pre-image.
+ * collections, and, where change events carry no pre-image, the partition each synced document was last
+ * seen in. Sync's own writes are not recognised here: their change events carry the origin mark of their
+ * transaction (PartitionTranslator.applyIntegrated).
  */
-import { createHash } from 'node:crypto';
 import { type DataSourceClient, isDuplicateKeyError } from '@tessera/datastore';
-import { type AddColumn, canonicalBson, type SyncSchema, schemaFromPlain, schemaToPlain, type TableSpec } from '@tessera/sync-protocol';
+import { type AddColumn, type SyncSchema, schemaFromPlain, schemaToPlain, type TableSpec } from '@tessera/sync-protocol';
 
-/** Own writes remembered per document: an echo arrives after at most this many later writes of the same document. */
-const FINGERPRINTS_KEPT = 16;
-
-/** Own writes also remembered in memory (this replica's echoes skip the database read); bounded. */
-const LOCAL_WRITES_KEPT = 50_000;
+/** Seeded partitions remembered in memory (a partition stays seeded): bounded, oldest dropped first. */
+const SEEDED_KEPT = 100_000;
 
 export class TranslationStore {
-  private readonly localWrites = new Map<string, Set<string>>();
+  private readonly seeded = new Set<string>();
 
   constructor(private readonly platform: DataSourceClient) {}
 
-  private collection(name: 'sync_schemas' | 'sync_seeded_partitions' | 'sync_document_fingerprints') {
+  private collection(name: 'sync_schemas' | 'sync_seeded_partitions' | 'sync_document_partitions') {
     return this.platform.db('platform').collection(name);
   }
 
@@ -40,6 +36,7 @@ export class TranslationStore {
   async claimSeed(partitionKey: string): Promise<boolean> {
     try {
       await this.collection('sync_seeded_partitions').insertOne({ _id: partitionKey, at: new Date() });
+      this.seeded.add(partitionKey);
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;
@@ -47,57 +44,35 @@ export class TranslationStore {
     }
   }
 
+  /** Whether a partition was seeded (or its seeding began): read once per partition, then known here. */
   async isSeeded(partitionKey: string): Promise<boolean> {
-    return (await this.collection('sync_seeded_partitions').findOne({ _id: partitionKey })) !== null;
+    if (this.seeded.has(partitionKey)) return true;
+    if ((await this.collection('sync_seeded_partitions').findOne({ _id: partitionKey })) === null) return false;
+    this.seeded.add(partitionKey);
+    if (this.seeded.size > SEEDED_KEPT) this.seeded.delete(this.seeded.values().next().value ?? partitionKey);
+    return true;
   }
 
-  /** Remembers writes sync is about to make (before making them, so their change events always find them). */
-  async rememberOwnWrites(writes: ReadonlyArray<{ documentKey: string; doc: Record<string, unknown> | null }>, partition: string): Promise<void> {
-    if (writes.length === 0) return;
-    for (const { documentKey, doc } of writes) {
-      const hashes = this.localWrites.get(documentKey) ?? new Set<string>();
-      this.localWrites.delete(documentKey);
-      hashes.add(fingerprint(doc));
-      this.localWrites.set(documentKey, hashes);
-    }
-    // Oldest first out (a Map iterates in insertion order): an echo is long handled when its entry goes.
-    for (const stale of this.localWrites.keys()) {
-      if (this.localWrites.size <= LOCAL_WRITES_KEPT) break;
-      this.localWrites.delete(stale);
-    }
-    await this.collection('sync_document_fingerprints').bulkWrite(
-      writes.map(({ documentKey, doc }) => ({
-        updateOne: { filter: { _id: documentKey }, update: { $push: { hashes: { $each: [fingerprint(doc)], $slice: -FINGERPRINTS_KEPT } }, $set: { partition } }, upsert: true },
-      })),
-      { ordered: false },
+  /**
+   * Records the partition of documents (undefined: in none, or deleted), for a later change event that
+   * carries no pre-image: a MongoDB collection without `changeStreamPreAndPostImages` reports a delete, or a
+   * replace that moves a document, without the document before it, and only this record then names the
+   * partition whose clients must lose the object. Kept only where the store lacks pre-images (the caller
+   * decides); the embedded engine always has them.
+   */
+  async notePartitions(entries: ReadonlyArray<{ documentKey: string; partition: string | undefined }>): Promise<void> {
+    if (entries.length === 0) return;
+    await this.collection('sync_document_partitions').bulkWrite(
+      entries.map(({ documentKey, partition }) =>
+        partition === undefined ? { deleteOne: { filter: { _id: documentKey } } } : { replaceOne: { filter: { _id: documentKey }, replacement: { partition }, upsert: true } },
+      ),
+      { ordered: true },
     );
   }
 
-  async notePartition(documentKey: string, partition: string | undefined): Promise<void> {
-    if (partition === undefined) await this.collection('sync_document_fingerprints').updateOne({ _id: documentKey }, { $unset: { partition: '' } });
-    else await this.collection('sync_document_fingerprints').updateOne({ _id: documentKey }, { $set: { partition } }, { upsert: true });
+  /** The partition a document was last recorded in (see notePartitions). */
+  async knownPartition(documentKey: string): Promise<string | undefined> {
+    const stored = await this.collection('sync_document_partitions').findOne({ _id: documentKey });
+    return typeof stored?.['partition'] === 'string' ? stored['partition'] : undefined;
   }
-
-  /** Whether `document` (null: deleted) is one sync wrote itself, and the partition last known for it. */
-  async lookup(documentKey: string, document: Record<string, unknown> | null): Promise<{ own: boolean; partition?: string }> {
-    const local = this.localWrites.get(documentKey);
-    if (local?.has(fingerprint(document))) {
-      local.delete(fingerprint(document));
-      if (local.size === 0) this.localWrites.delete(documentKey);
-      return { own: true };
-    }
-    const stored = await this.collection('sync_document_fingerprints').findOne({ _id: documentKey });
-    if (!stored) return { own: false };
-    const hashes = Array.isArray(stored['hashes']) ? (stored['hashes'] as unknown[]) : [];
-    const partition = typeof stored['partition'] === 'string' ? stored['partition'] : undefined;
-    return { own: hashes.includes(fingerprint(document)), ...(partition !== undefined ? { partition } : {}) };
-  }
-}
-
-/**
- * A hash of a document that does not depend on field order or on how a store returns numbers (a driver
- * may hand back a long as a double): equal content, equal fingerprint.
- */
-export function fingerprint(document: Record<string, unknown> | null): string {
-  return createHash('sha256').update(canonicalBson(document)).digest('base64url').slice(0, 22);
 }

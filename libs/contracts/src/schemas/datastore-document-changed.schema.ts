@@ -6,6 +6,29 @@ export const DocumentOperationTypeSchema = z.enum(['insert', 'update', 'replace'
 export type DocumentOperationType = z.infer<typeof DocumentOperationTypeSchema>;
 
 /**
+ * Who made a change, when the writer marked its transaction (see the change publisher): the sync service's
+ * translation of history `version` of partition `partition` (its history key, which names the app). A
+ * consumer recognises its own writes by it; no origin means a write made anywhere else.
+ */
+export const ChangeOriginSchema = z.object({
+  writer: z.string().min(1).describe('What wrote the change: "sync-translation" for the sync service applying client changesets.'),
+  appId: z.string().min(1).describe('The app whose writer made it (several apps may link one cluster).'),
+  partition: z.string().optional().describe("The sync history (partition key) whose changesets were applied."),
+  version: z.number().int().min(0).optional().describe('The newest history version the write applied.'),
+});
+export type ChangeOrigin = z.infer<typeof ChangeOriginSchema>;
+
+/**
+ * Where a writer marks a transaction: it writes (inserts or replaces) a document of this namespace, with its
+ * `origin` field a ChangeOrigin, as the first write of the transaction; the change publisher then puts that
+ * origin on every other change event of the transaction and publishes no event for the marker itself.
+ */
+export const WriteOriginsNamespace = { db: '__tessera', coll: 'write_origins' } as const;
+
+/** The writer name of the sync service's translation (uploads applied to the synced collections). */
+export const SYNC_TRANSLATION_WRITER = 'sync-translation';
+
+/**
  * A change-stream event of one document in a data source an app links, every BSON value as canonical EJSON.
  * One event per app and linked service (apps linking one cluster each get theirs), so a consumer needs no
  * lookup to know whose change it is. The stream's message id is `<appId>/<service>/<resumeToken._data>`.
@@ -30,5 +53,6 @@ export const DocumentChangedSchema = z.object({
   clusterTime: EjsonValueSchema.optional().describe('Commit time as a BSON Timestamp.'),
   wallTime: EjsonValueSchema.optional().describe('Commit time as a BSON Date.'),
   resumeToken: EjsonValueSchema.describe('Where a consumer resumes the change stream after this event.'),
+  origin: ChangeOriginSchema.optional().describe("The writer's mark on its transaction, passed through by the change publisher."),
 });
 export type DocumentChanged = z.infer<typeof DocumentChangedSchema>;
