@@ -64,10 +64,14 @@ async function main(): Promise<void> {
     }, settings.shutdownDrainMs + shutdownMarginMs).unref();
     host
       .close()
-      .then(() => Promise.all([tracing?.shutdown(), metrics?.shutdown()]))
+      // A collector that is down or refuses the last export does not make the stop a failure: said, not fatal.
+      .then(() => Promise.all([tracing?.shutdown(), metrics?.shutdown()].map((shutdown) => shutdown?.catch((error: unknown) => process.stderr.write(`Tessera: the last telemetry export failed: ${error instanceof Error ? error.message : String(error)}\n`)))))
       .then(
         () => process.exit(0),
-        () => process.exit(1),
+        (error: unknown) => {
+          process.stderr.write(`Tessera did not stop cleanly: ${error instanceof Error ? error.message : String(error)}\n`);
+          process.exit(1);
+        },
       );
   };
   process.on('SIGINT', stop);

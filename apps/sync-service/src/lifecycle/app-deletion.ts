@@ -38,7 +38,7 @@ export class AppDeletion {
     this.logger.log({ appId, connections: closed, ...purged }, 'dropped the sync state of a deleted app');
   }
 
-  /** The development-mode schema, the seeded partitions (history keys) and the fingerprints of documents sync wrote. */
+  /** The development-mode schema, the seeded partitions (history keys) and the recorded partitions of documents sync wrote. */
   private async purgeTranslationState(appId: string): Promise<void> {
     const db = this.dataSources.platform().db(TRANSLATION_DATABASE);
     const keys = [
@@ -48,7 +48,7 @@ export class AppDeletion {
     await db.collection('sync_schemas').deleteOne({ _id: appId });
     for (const range of keys) {
       await db.collection('sync_seeded_partitions').deleteMany({ _id: range });
-      await db.collection('sync_document_fingerprints').deleteMany({ _id: range });
+      await db.collection('sync_document_partitions').deleteMany({ _id: range });
     }
   }
 }
