@@ -6,6 +6,7 @@ import { ApiKeysService } from './auth/api-keys.service';
 import { ApiKeysController, AuthController, UserpassController } from './auth/auth.controller';
 import { AuthService } from './auth/auth.service';
 import { Mailer, OutboxFileMailer } from './auth/mailer';
+import { OAuthLogins } from './auth/oauth-logins';
 import { ProviderLogins } from './auth/provider-logins';
 import { UserpassService } from './auth/userpass.service';
 import { ClientApps } from './client-apps.service';
@@ -30,6 +31,7 @@ import { PushController } from './push/push.controller';
     ClientApps,
     AuthService,
     ProviderLogins,
+    OAuthLogins,
     UserpassService,
     ApiKeysService,
     FunctionCalls,

@@ -6,6 +6,7 @@ import { SecretStore, newObjectIdHex } from '@tessera/platform';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
+import { OAuthLogins } from './oauth-logins';
 
 /** Who a provider says is logging in. */
 export interface ProviderIdentity {
@@ -28,6 +29,7 @@ export class ProviderLogins {
     private readonly secrets: SecretStore,
     private readonly functions: FunctionCalls,
     private readonly limiter: LoginRateLimiter,
+    private readonly oauth: OAuthLogins,
   ) {}
 
   /**
@@ -46,6 +48,10 @@ export class ProviderLogins {
         return this.limited(app, provider, clientAddress, () => this.customToken(app, provider, payload));
       case 'custom-function':
         return this.customFunction(app, provider, payload);
+      case 'oauth2-google':
+      case 'oauth2-apple':
+      case 'oauth2-facebook':
+        return this.limited(app, provider, clientAddress, () => this.oauth.identify(app, provider, payload));
       default:
         throw new ClientApiError(ClientApiErrorCode.AuthProviderNotFound, `authentication via '${provider.name}' is unsupported`);
     }
