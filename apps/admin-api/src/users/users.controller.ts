@@ -27,6 +27,14 @@ export class UsersController {
     return this.users.createEmailUser(await this.state.app(groupId, appId), body?.email, body?.password);
   }
 
+  /** Tessera: users exported from App Services, created with the same ids and identities (`tessera users import`). */
+  @Post('users/import')
+  @HttpCode(200)
+  async importUsers(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<Awaited<ReturnType<UsersService['importUsers']>>> {
+    requireGroup(request, groupId);
+    return this.users.importUsers(await this.state.app(groupId, appId), body);
+  }
+
   @Get('users/:userId')
   async get(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<UserView> {
     requireGroup(request, groupId);

@@ -7,6 +7,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, 
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
 import { OAuthLogins } from './oauth-logins';
+import { UserpassService } from './userpass.service';
 
 /** Who a provider says is logging in. */
 export interface ProviderIdentity {
@@ -30,6 +31,7 @@ export class ProviderLogins {
     private readonly functions: FunctionCalls,
     private readonly limiter: LoginRateLimiter,
     private readonly oauth: OAuthLogins,
+    private readonly userpassFlows: UserpassService,
   ) {}
 
   /**
@@ -41,7 +43,7 @@ export class ProviderLogins {
       case 'anon-user':
         return { id: newObjectIdHex() };
       case 'local-userpass':
-        return this.limited(app, provider, stringField(payload, 'username'), () => this.userpass(app, payload));
+        return this.limited(app, provider, stringField(payload, 'username'), () => this.userpass(app, provider, payload));
       case 'api-key':
         return this.limited(app, provider, clientAddress, () => this.apiKey(app, payload));
       case 'custom-token':
@@ -62,10 +64,15 @@ export class ProviderLogins {
     return this.limiter.attempt(key, check, (error) => error instanceof ClientApiError && error.httpStatus === 401);
   }
 
-  private async userpass(app: ClientApp, payload: Record<string, unknown>): Promise<ProviderIdentity> {
+  private async userpass(app: ClientApp, provider: AuthProvider, payload: Record<string, unknown>): Promise<ProviderIdentity> {
     const username = stringField(payload, 'username');
     const password = stringField(payload, 'password');
-    const account = await app.users.findAccount(username);
+    let account = await app.users.findAccount(username);
+    // An account imported from App Services has no password yet: its first login starts the reset flow.
+    if (account?.resetRequired) {
+      await this.userpassFlows.requireReset(app, provider, username, password);
+      account = await app.users.findAccount(username);
+    }
     if (!account || !(await verifyPassword(password, account.passwordHash))) {
       throw new ClientApiError(ClientApiErrorCode.InvalidPassword, 'invalid username/password');
     }
