@@ -16,7 +16,10 @@ import { FunctionsController } from './functions/functions.controller';
 import { GraphqlSchemaController } from './graphql-schema/graphql-schema.controller';
 import { ImportExportController } from './import-export/import-export.controller';
 import { ImportExportService } from './import-export/import-export.service';
+import { LogForwardersController } from './log-forwarders/log-forwarders.controller';
+import { LogForwardingWorker } from './log-forwarders/log-forwarding.worker';
 import { LogsController } from './logs/logs.controller';
+import { MetricsController } from './metrics/metrics.controller';
 import { RulesEvaluationController } from './rules-evaluation/rules-evaluation.controller';
 import { RulesEvaluationService } from './rules-evaluation/rules-evaluation.service';
 import { SecretsController } from './secrets/secrets.controller';
@@ -30,6 +33,7 @@ import { createTemplateStore } from './templates/template-catalog';
 import { TemplatesController } from './templates/templates.controller';
 import { TriggersController } from './triggers/triggers.controller';
 import { UsersController } from './users/users.controller';
+import { UserRegistrationsService } from './users/user-registrations.service';
 import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
 
@@ -52,6 +56,8 @@ import { ValuesController } from './values/values.controller';
     FunctionsController,
     TemplatesController,
     LogsController,
+    LogForwardersController,
+    MetricsController,
     UsersController,
     StatusController,
     RulesEvaluationController,
@@ -66,6 +72,8 @@ import { ValuesController } from './values/values.controller';
     ImportExportService,
     ServicesService,
     UsersService,
+    UserRegistrationsService,
+    LogForwardingWorker,
     RulesEvaluationService,
     FunctionCalls,
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },

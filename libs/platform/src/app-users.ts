@@ -39,6 +39,8 @@ export interface UserpassAccount {
   confirmed: boolean;
   userId?: string;
   createdAt: Date;
+  /** The pending user id the admin API lists a registration under (accounts made before it had one: none). */
+  registrationId?: string;
   /** An imported account (App Services never exported password hashes): it logs in only after a password reset. */
   resetRequired?: boolean;
 }
@@ -275,12 +277,25 @@ export class AppUserStore {
   /** False when the email is taken. */
   async createAccount(email: string, passwordHash: string): Promise<boolean> {
     try {
-      await this.accounts.insertOne({ _id: email, passwordHash, confirmed: false, createdAt: new Date() });
+      await this.accounts.insertOne({ _id: email, passwordHash, confirmed: false, createdAt: new Date(), registrationId: newObjectIdHex() });
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;
       throw error;
     }
+  }
+
+  /** Registrations still waiting for their confirmation, oldest first, after the one `after` names (the admin API's pending users). */
+  async pendingAccounts(options: { after?: string; limit: number }): Promise<UserpassAccount[]> {
+    const filter: Document = { confirmed: false, ...(options.after ? { registrationId: { $gt: options.after } } : {}) };
+    return (await this.accounts.find(filter).sort({ registrationId: 1 }).limit(options.limit).toArray()) as unknown as UserpassAccount[];
+  }
+
+  /** Removes a registration still waiting for its confirmation, and its tokens; false when there is none. */
+  async deletePendingAccount(email: string): Promise<boolean> {
+    const deleted = (await this.accounts.deleteOne({ _id: email, confirmed: false })).deletedCount > 0;
+    if (deleted) await this.tokens.deleteMany({ email });
+    return deleted;
   }
 
   async confirmAccount(email: string): Promise<boolean> {

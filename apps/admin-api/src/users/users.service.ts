@@ -30,7 +30,8 @@ export class UsersService {
     @Optional() private readonly bus?: MessageBus,
   ) {}
 
-  private async store(record: AppRecord): Promise<AppUserStore> {
+  /** The app's user store (one per app and process). */
+  async store(record: AppRecord): Promise<AppUserStore> {
     let store = this.stores.get(record._id);
     if (!store) {
       store = new AppUserStore(this.dataSources.platform(), record._id);
