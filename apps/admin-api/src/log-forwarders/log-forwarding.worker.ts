@@ -17,7 +17,8 @@ const DELIVERY_TIMEOUT_MS = 10_000;
  * Each forwarder keeps a cursor (the `_id` of the last entry it passed) in the platform database and moves it
  * with a compare-and-set before delivering, so replicas of the admin API never deliver an entry twice; a
  * delivery that fails is logged and not retried (at most once, as a log forwarder's reader expects no
- * duplicates). A new forwarder starts with the entries written from its first round on.
+ * duplicates). A new forwarder starts with the entries written from its first round on; a disabled one
+ * skips what is written while it is disabled.
  */
 @Injectable()
 export class LogForwardingWorker implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -60,7 +61,6 @@ export class LogForwardingWorker implements OnApplicationBootstrap, OnApplicatio
         continue; // not deployed yet
       }
       for (const forwarder of forwardersOf(app)) {
-        if (forwarder.disabled) continue;
         try {
           await this.forward(record._id, app, forwarder);
         } catch (error) {
@@ -84,7 +84,8 @@ export class LogForwardingWorker implements OnApplicationBootstrap, OnApplicatio
     if (entries.length === 0) return;
     // Claimed before delivery: a replica that loses the race delivers nothing.
     const claimed = await this.cursors.updateOne({ _id: key, after }, { $set: { after: entries[entries.length - 1]._id } });
-    if (claimed.modifiedCount === 0) return;
+    // A disabled forwarder passes entries by: enabling it again does not deliver what was logged meanwhile.
+    if (claimed.modifiedCount === 0 || forwarder.disabled) return;
     const selected = entries.filter((entry) => forwards(forwarder, entry));
     if (selected.length === 0) return;
     const batches = forwarder.policy.type === 'batch' ? [selected] : selected.map((entry) => [entry]);
