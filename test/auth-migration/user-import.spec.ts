@@ -137,7 +137,7 @@ describe('importing App Services users', () => {
       const users = await admin.request<Array<Record<string, unknown>>>('GET', admin.app(appId, '/users'));
       const byId = new Map(users.body.map((user) => [user['_id'], user]));
       for (const source of listing) {
-        const { api_keys: _keys, ...expected } = source as typeof source & { api_keys?: unknown };
+        const { api_keys: _keys, ...expected } = source;
         // App Services' email/password identity had an internal id and the email in provider_data: Tessera keys it by the email.
         const identities = expected.identities.map((identity) => (identity.provider_type === 'local-userpass' ? { ...identity, id: 'ada@example.com' } : identity));
         expect(byId.get(source._id), source._id).toEqual({ ...expected, identities });

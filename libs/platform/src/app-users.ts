@@ -199,7 +199,7 @@ export class AppUserStore {
       return { status: 'conflict', error };
     };
     try {
-      await this.users.insertOne({ ...user, identities: [] } as unknown as Document);
+      await this.users.insertOne({ ...user, identities: [] });
     } catch (error) {
       if (isDuplicateKeyError(error)) return { status: 'conflict', error: `a different user with id ${user._id} was created meanwhile` };
       throw error;

@@ -97,13 +97,14 @@ export class OAuthLogins {
     const debug = await providerJson(`${graph}/debug_token?${new URLSearchParams({ input_token: accessToken, access_token: appToken }).toString()}`, { method: 'GET' }, 'the Facebook Graph API');
     const data = (typeof debug['data'] === 'object' && debug['data'] !== null ? debug['data'] : {}) as Record<string, unknown>;
     if (data['is_valid'] !== true) throw authError('invalid Facebook access token');
-    if (String(data['app_id']) !== clientId) throw authError('the Facebook access token was issued to another app');
+    if ((typeof data['app_id'] === 'string' || typeof data['app_id'] === 'number' ? String(data['app_id']) : undefined) !== clientId) throw authError('the Facebook access token was issued to another app');
     const expiresAt = typeof data['expires_at'] === 'number' ? data['expires_at'] : 0;
     if (expiresAt !== 0 && expiresAt * 1000 <= Date.now()) throw authError('the Facebook access token has expired');
     const fields = ['id', ...(provider.metadata_fields ?? []).map((field) => field.name).filter((name) => /^[a-z_]+$/.test(name))];
     const me = await providerJson(`${graph}/me?${new URLSearchParams({ fields: [...new Set(fields)].join(','), access_token: accessToken }).toString()}`, { method: 'GET' }, 'the Facebook Graph API');
-    const id = me['id'] ?? data['user_id'];
-    if (typeof id !== 'string' || id === '' || (data['user_id'] !== undefined && String(data['user_id']) !== id)) throw authError('the Facebook Graph API did not name the user of the access token');
+    const tokenUser = typeof data['user_id'] === 'string' || typeof data['user_id'] === 'number' ? String(data['user_id']) : undefined;
+    const id = me['id'] ?? tokenUser;
+    if (typeof id !== 'string' || id === '' || (tokenUser !== undefined && tokenUser !== id)) throw authError('the Facebook Graph API did not name the user of the access token');
     return identityOf(provider, id, (name) => (name === 'picture' ? ((me['picture'] as { data?: { url?: unknown } } | undefined)?.data?.url ?? me['picture']) : me[name]));
   }
 
