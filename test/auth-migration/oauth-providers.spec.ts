@@ -6,6 +6,7 @@ const GOOGLE_CLIENT = 'google-client-id.apps.googleusercontent.com';
 const APPLE_CLIENT = 'com.example.tessera';
 const GOOGLE_ISS = 'https://accounts.google.com';
 const APPLE_ISS = 'https://appleid.apple.com';
+const CLIENT_REDIRECT = 'http://localhost:3000/callback';
 
 // oauth2-google, oauth2-apple and oauth2-facebook logins through the real realm-web client, against a local
 // stand-in for the providers (a real HTTP server publishing key sets and answering the Graph API).
@@ -34,7 +35,7 @@ describe('OAuth 2.0 providers', () => {
             { required: false, name: 'name' },
             { required: false, name: 'first_name' },
           ],
-          redirect_uris: ['http://localhost:3000/callback'],
+          redirect_uris: [CLIENT_REDIRECT],
         },
         { name: 'oauth2-apple', type: 'oauth2-apple', config: { clientId: APPLE_CLIENT }, secret_config: { clientSecret: 'appleSecret' }, redirect_uris: [] },
         {
@@ -42,6 +43,7 @@ describe('OAuth 2.0 providers', () => {
           type: 'oauth2-facebook',
           config: { clientId: 'facebook-app-id' },
           secret_config: { clientSecret: 'facebookSecret' },
+          redirect_uris: [CLIENT_REDIRECT],
           metadata_fields: [
             { required: false, name: 'name' },
             { required: false, name: 'email' },
@@ -166,6 +168,68 @@ describe('OAuth 2.0 providers', () => {
     const anonymous = await login('oauth2-google', { id_token: googleToken({ sub: 'link-sub-2' }) }, '?link=true');
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toMatchObject({ error_code: 'InvalidSession' });
+  });
+
+  describe('the redirect flow realm-web runs in a browser', () => {
+    const environment = Realm.getEnvironment();
+    // The browser window realm-web opens: it follows the redirects (the provider signs the user in at once)
+    // and, on the client's redirect page, stores the hash's result as realm-web's handleAuthRedirect() does.
+    const browse = async (start: string): Promise<void> => {
+      let url = start;
+      for (let hop = 0; hop < 5; hop++) {
+        const response = await fetch(url, { redirect: 'manual' });
+        const location = response.headers.get('location');
+        if (!location) throw new Error(`no redirect from ${url}: ${response.status} ${await response.text()}`);
+        if (location.startsWith(`${CLIENT_REDIRECT}#`)) {
+          const hash = Object.fromEntries(location.split('#')[1].split('&').map((pair) => pair.split('=')).map(([key, value]) => [key, decodeURIComponent(value)]));
+          const result = { appId: hash['_baas_client_app_id'], userAuth: hash['_baas_ua'], state: hash['_baas_state'], error: hash['_baas_error'] };
+          environment.defaultStorage.prefix('oauth2').prefix(`state(${hash['_baas_state']})`).set('result', JSON.stringify(result));
+          return;
+        }
+        url = new URL(location, url).toString();
+      }
+    };
+
+    beforeAll(() => Realm.setEnvironment({ ...environment, openWindow: (url: string) => (void browse(url), null) }));
+    afterAll(() => Realm.setEnvironment(environment));
+
+    it('logs in with Google and Facebook through the provider\'s sign-in page and Tessera\'s callback', async () => {
+      provider.signIn.google = googleToken({ sub: 'redirect-sub', email: 'redirect@example.com', name: 'Redirected' });
+      const user = await realm().logIn(Realm.Credentials.google({ redirectUrl: CLIENT_REDIRECT }));
+      expect(user.identities).toEqual([{ id: 'redirect-sub', providerType: 'oauth2-google' }]);
+      expect(user.profile).toMatchObject({ email: 'redirect@example.com', name: 'Redirected' });
+      // The same subject through the id-token flow is the same user.
+      expect((await realm().logIn(Realm.Credentials.google({ idToken: googleToken({ sub: 'redirect-sub', email: 'redirect@example.com' }) }))).id).toBe(user.id);
+      provider.facebookTokens.set('EAAB-redirected', { appId: 'facebook-app-id', userId: '20011', valid: true, profile: { name: 'Via Redirect' } });
+      provider.signIn.facebook = 'EAAB-redirected';
+      const facebook = await realm().logIn(Realm.Credentials.facebook(CLIENT_REDIRECT));
+      expect(facebook.identities).toEqual([{ id: '20011', providerType: 'oauth2-facebook' }]);
+      expect(facebook.profile.name).toBe('Via Redirect');
+    });
+
+    it('refuses a redirect URL the provider does not list, a forged state, and reports a denied sign-in in the hash', async () => {
+      const login = (query: string) => fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/oauth2-google/login?${query}`, { redirect: 'manual' });
+      const foreign = await login(`redirect=${encodeURIComponent('https://evil.example.com/steal')}&state=s1`);
+      expect(foreign.status).toBe(400);
+      expect(await foreign.json()).toMatchObject({ error_code: 'InvalidParameter' });
+      const started = await login(`redirect=${encodeURIComponent(CLIENT_REDIRECT)}&state=s2`);
+      expect(started.status).toBe(302);
+      const signedState = new URL(started.headers.get('location')!).searchParams.get('state')!;
+      const forged = forge(signedState, { redirect: 'https://evil.example.com/steal' });
+      const callback = await fetch(`${host.url}/api/client/v2.0/auth/callback?code=x&state=${encodeURIComponent(forged)}`, { redirect: 'manual' });
+      expect(callback.status).toBe(400);
+      expect(callback.headers.get('location')).toBeNull();
+      // The provider denies the sign-in: the client's page gets _baas_error with its state.
+      const denied = await fetch(`${host.url}/api/client/v2.0/auth/callback?error=access_denied&state=${encodeURIComponent(signedState)}`, { redirect: 'manual' });
+      expect(denied.status).toBe(302);
+      expect(denied.headers.get('location')).toMatch(new RegExp(`^${CLIENT_REDIRECT}#_baas_error=.*access_denied.*&_baas_state=s2$`));
+      // A code the provider never issued.
+      const unknownCode = await fetch(`${host.url}/api/client/v2.0/auth/callback?code=made-up&state=${encodeURIComponent(signedState)}`, { redirect: 'manual' });
+      expect(unknownCode.headers.get('location')).toMatch(/#_baas_error=.*invalid_grant/);
+      // Apple has no redirect flow here.
+      const apple = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/oauth2-apple/login?redirect=${encodeURIComponent(CLIENT_REDIRECT)}&state=s3`, { redirect: 'manual' });
+      expect(apple.status).toBe(400);
+    });
   });
 
   it('throttles a flood of forged tokens from one address with 429, valid tokens included', async () => {

@@ -22,7 +22,9 @@ export interface FacebookAccount {
 /**
  * A real HTTP server on a random port standing in for Google, Apple and Facebook: it publishes JSON Web Key
  * Sets (`/google/certs`, `/apple/keys`), exchanges Google auth codes (`/google/token`) and answers the Graph
- * API's `/facebook/debug_token` and `/facebook/me`. Tokens are signed with node:crypto (RS256), as the
+ * API's `/facebook/debug_token` and `/facebook/me`; for the redirect flow, its sign-in pages (`/google/authorize`,
+ * `/facebook/authorize`) send the browser back with a code that `/google/token` and
+ * `/facebook/oauth/access_token` exchange. Tokens are signed with node:crypto (RS256), as the
  * providers sign theirs; `foreignKey` signs with a key the set does not publish.
  */
 export class OAuthStandIn {
@@ -31,6 +33,10 @@ export class OAuthStandIn {
   readonly foreignKey = makeKey();
   /** Google auth code -> the id token its exchange returns. */
   readonly googleCodes = new Map<string, string>();
+  /** Who signs in at the stand-in's authorization pages (the redirect flow): the id token or access token its code yields. */
+  readonly signIn: { google?: string; facebook?: string } = {};
+  /** Facebook authorization code -> the access token it is exchanged for. */
+  readonly facebookCodes = new Map<string, string>();
   /** Facebook access token -> its account. */
   readonly facebookTokens = new Map<string, FacebookAccount>();
   /** How many times each path was requested (the key sets are fetched once and cached). */
@@ -59,6 +65,27 @@ export class OAuthStandIn {
             this.googleCodes.delete(form.get('code') ?? '');
             return json(200, { access_token: 'ya29.x', id_token: idToken, token_type: 'Bearer', expires_in: 3599 });
           }
+          case '/google/authorize':
+          case '/facebook/authorize': {
+            // The user signs in and the provider sends the browser back to the redirect URI with a code.
+            const google = url.pathname.startsWith('/google');
+            const credential = google ? this.signIn.google : this.signIn.facebook;
+            const back = new URL(url.searchParams.get('redirect_uri') ?? '');
+            if (credential) {
+              const code = randomUUID();
+              (google ? this.googleCodes : this.facebookCodes).set(code, credential);
+              back.searchParams.set('code', code);
+            } else back.searchParams.set('error', 'access_denied');
+            back.searchParams.set('state', url.searchParams.get('state') ?? '');
+            response.writeHead(302, { location: back.toString() });
+            return response.end();
+          }
+          case '/facebook/oauth/access_token': {
+            const accessToken = this.facebookCodes.get(url.searchParams.get('code') ?? '');
+            if (!accessToken || url.searchParams.get('client_secret') !== 'facebook-client-secret' || !url.searchParams.get('redirect_uri')) return json(400, { error: { message: 'Invalid verification code format.', code: 100 } });
+            this.facebookCodes.delete(url.searchParams.get('code') ?? '');
+            return json(200, { access_token: accessToken, token_type: 'bearer', expires_in: 5183944 });
+          }
           case '/facebook/debug_token': {
             if (url.searchParams.get('access_token') !== 'facebook-app-id|facebook-client-secret') return json(400, { error: { message: 'Invalid OAuth access token - Cannot parse access token', code: 190 } });
             const account = this.facebookTokens.get(url.searchParams.get('input_token') ?? '');
@@ -86,6 +113,8 @@ export class OAuthStandIn {
     return {
       TESSERA_OAUTH_GOOGLE_JWKS_URL: `${this.url}/google/certs`,
       TESSERA_OAUTH_GOOGLE_TOKEN_URL: `${this.url}/google/token`,
+      TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL: `${this.url}/google/authorize`,
+      TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL: `${this.url}/facebook/authorize`,
       TESSERA_OAUTH_APPLE_JWKS_URL: `${this.url}/apple/keys`,
       TESSERA_OAUTH_FACEBOOK_GRAPH_URL: `${this.url}/facebook`,
     };

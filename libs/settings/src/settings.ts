@@ -171,6 +171,8 @@ const environmentSchema = z.object({
   TESSERA_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(60 * 60).default(10),
   TESSERA_OAUTH_GOOGLE_JWKS_URL: z.string().url().default('https://www.googleapis.com/oauth2/v3/certs'),
   TESSERA_OAUTH_GOOGLE_TOKEN_URL: z.string().url().default('https://oauth2.googleapis.com/token'),
+  TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL: z.string().url().default('https://accounts.google.com/o/oauth2/v2/auth'),
+  TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL: z.string().url().default('https://www.facebook.com/v18.0/dialog/oauth'),
   TESSERA_OAUTH_APPLE_JWKS_URL: z.string().url().default('https://appleid.apple.com/auth/keys'),
   TESSERA_OAUTH_FACEBOOK_GRAPH_URL: z.string().url().default('https://graph.facebook.com'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
@@ -236,6 +238,9 @@ export interface Settings {
     googleJwksUrl: string;
     /** Google's token endpoint, where a server auth code is exchanged for an id token. */
     googleTokenUrl: string;
+    /** Where the redirect flow sends the user's browser to sign in with Google, and with Facebook. */
+    googleAuthorizeUrl: string;
+    facebookAuthorizeUrl: string;
     /** Apple's JSON Web Key Set (Sign in with Apple id tokens). */
     appleJwksUrl: string;
     /** The Graph API base URL (`/debug_token` checks an access token, `/me` reads the user). */
@@ -309,6 +314,8 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     oauth: {
       googleJwksUrl: env.TESSERA_OAUTH_GOOGLE_JWKS_URL,
       googleTokenUrl: env.TESSERA_OAUTH_GOOGLE_TOKEN_URL,
+      googleAuthorizeUrl: env.TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL,
+      facebookAuthorizeUrl: env.TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL,
       appleJwksUrl: env.TESSERA_OAUTH_APPLE_JWKS_URL,
       facebookGraphUrl: env.TESSERA_OAUTH_FACEBOOK_GRAPH_URL.replace(/\/+$/, ''),
     },

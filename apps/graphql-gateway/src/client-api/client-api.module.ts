@@ -7,6 +7,7 @@ import { ApiKeysController, AuthController, UserpassController } from './auth/au
 import { AuthService } from './auth/auth.service';
 import { Mailer, OutboxFileMailer } from './auth/mailer';
 import { OAuthLogins } from './auth/oauth-logins';
+import { OAuthRedirectController } from './auth/oauth-redirect.controller';
 import { ProviderLogins } from './auth/provider-logins';
 import { UserpassService } from './auth/userpass.service';
 import { ClientApps } from './client-apps.service';
@@ -26,7 +27,7 @@ import { PushController } from './push/push.controller';
  * 503 and everything else works.
  */
 @Module({
-  controllers: [AuthController, UserpassController, ApiKeysController, FunctionsController, PushController],
+  controllers: [AuthController, OAuthRedirectController, UserpassController, ApiKeysController, FunctionsController, PushController],
   providers: [
     ClientApps,
     AuthService,

@@ -38,8 +38,7 @@ export class OAuthLogins {
   ) {}
 
   async identify(app: ClientApp, provider: AuthProvider, payload: Record<string, unknown>): Promise<ProviderIdentity> {
-    const clientId = provider.config?.['clientId'];
-    if (typeof clientId !== 'string' || clientId === '') throw authError(`the ${provider.type} provider has no clientId configured`);
+    const clientId = clientIdOf(provider);
     switch (provider.type) {
       case 'oauth2-google': {
         const idToken = typeof payload['id_token'] === 'string' && payload['id_token'] ? payload['id_token'] : await this.exchangeGoogleCode(app, provider, clientId, payload);
@@ -81,8 +80,26 @@ export class OAuthLogins {
   private async exchangeGoogleCode(app: ClientApp, provider: AuthProvider, clientId: string, payload: Record<string, unknown>): Promise<string> {
     const code = payload['authCode'];
     if (typeof code !== 'string' || code === '') throw new ClientApiError(ClientApiErrorCode.InvalidParameter, "expected 'id_token' or 'authCode' to be a non-empty string");
-    const form = new URLSearchParams({ code, client_id: clientId, client_secret: await this.clientSecret(app, provider), grant_type: 'authorization_code' });
     const redirect = Array.isArray(provider['redirect_uris']) ? (provider['redirect_uris'] as unknown[]).find((uri): uri is string => typeof uri === 'string') : undefined;
+    return this.googleIdTokenForCode(app, provider, code, redirect);
+  }
+
+  /**
+   * The redirect flow's last step: the authorization code the provider sent to Tessera's callback, exchanged
+   * for what the id-token (Google) or access-token (Facebook) login takes.
+   */
+  async credentialForCode(app: ClientApp, provider: AuthProvider, code: string, redirectUri: string): Promise<Record<string, string>> {
+    if (provider.type === 'oauth2-google') return { id_token: await this.googleIdTokenForCode(app, provider, code, redirectUri) };
+    const clientId = clientIdOf(provider);
+    const query = new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, client_secret: await this.clientSecret(app, provider), code });
+    const answer = await providerJson(`${this.settings.oauth.facebookGraphUrl}/oauth/access_token?${query.toString()}`, { method: 'GET' }, 'the Facebook Graph API');
+    if (typeof answer['access_token'] !== 'string' || answer['access_token'] === '') throw authError('the Facebook Graph API returned no access token for the code');
+    return { accessToken: answer['access_token'] };
+  }
+
+  private async googleIdTokenForCode(app: ClientApp, provider: AuthProvider, code: string, redirect: string | undefined): Promise<string> {
+    const clientId = clientIdOf(provider);
+    const form = new URLSearchParams({ code, client_id: clientId, client_secret: await this.clientSecret(app, provider), grant_type: 'authorization_code' });
     if (redirect) form.set('redirect_uri', redirect);
     const answer = await providerJson(this.settings.oauth.googleTokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, 'the Google token endpoint');
     const idToken = answer['id_token'];
@@ -114,6 +131,13 @@ export class OAuthLogins {
     if (typeof value !== 'string' || value === '') throw authError(`the ${provider.type} provider has no client secret configured`);
     return value;
   }
+}
+
+/** The provider's `clientId` (the `aud` of its id tokens, the app id at Facebook). */
+export function clientIdOf(provider: AuthProvider): string {
+  const clientId = provider.config?.['clientId'];
+  if (typeof clientId !== 'string' || clientId === '') throw authError(`the ${provider.type} provider has no clientId configured`);
+  return clientId;
 }
 
 /** The identity of a subject, with the provider's `metadata_fields` read through `read` (required ones must be there). */
