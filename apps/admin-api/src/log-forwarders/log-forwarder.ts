@@ -1,4 +1,4 @@
-import type { AppConfig } from '@tessera/app-config';
+import type { AppConfig, AppFiles } from '@tessera/app-config';
 import type { LogEntry } from '@tessera/platform';
 import { z } from 'zod';
 
@@ -29,8 +29,13 @@ const PREFIX = 'log_forwarders/';
 
 /** The forwarders of an app: its `log_forwarders/<name>.json` files, as App Services exported them. */
 export function forwardersOf(app: AppConfig): LogForwarder[] {
+  return forwardersIn(app.extraFiles);
+}
+
+/** The forwarders among an app's files (its deployment's, or the model's unmodelled ones). */
+export function forwardersIn(files: AppFiles): LogForwarder[] {
   const forwarders: LogForwarder[] = [];
-  for (const [path, bytes] of app.extraFiles) {
+  for (const [path, bytes] of files) {
     if (!path.startsWith(PREFIX) || !path.endsWith('.json')) continue;
     try {
       const value = JSON.parse(Buffer.from(bytes).toString('utf8')) as Record<string, unknown>;

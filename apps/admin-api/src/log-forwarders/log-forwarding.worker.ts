@@ -1,9 +1,9 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
-import type { AppConfig } from '@tessera/app-config';
+import type { AppConfig, AppFiles } from '@tessera/app-config';
 import { FunctionCalls } from '@tessera/messaging';
 import { AppRegistry, DataSources, type LogEntry, LogStore, PLATFORM_DATABASE } from '@tessera/platform';
 import { AppStateService } from '../deploy/app-state.service';
-import { forwardersOf, forwards, type LogForwarder } from './log-forwarder';
+import { forwardersIn, forwards, type LogForwarder } from './log-forwarder';
 
 /** How often the log is read for new entries. */
 const POLL_MS = 1000;
@@ -54,15 +54,19 @@ export class LogForwardingWorker implements OnApplicationBootstrap, OnApplicatio
 
   async forwardAll(): Promise<void> {
     for (const record of await this.apps.list()) {
-      let app: AppConfig;
+      // Only the deployment's forwarder files are read each round; the whole app is parsed when a collection action needs its data sources.
+      let files: AppFiles;
       try {
-        app = await this.state.liveApp(record);
-      } catch {
-        continue; // not deployed yet
+        files = await this.state.liveFiles(record);
+      } catch (error) {
+        this.logger.warn({ err: error, appId: record._id }, 'could not read the app to forward its logs');
+        continue;
       }
-      for (const forwarder of forwardersOf(app)) {
+      let app: Promise<AppConfig> | undefined;
+      const config = (): Promise<AppConfig> => (app ??= this.state.liveApp(record));
+      for (const forwarder of forwardersIn(files)) {
         try {
-          await this.forward(record._id, app, forwarder);
+          await this.forward(record._id, config, forwarder);
         } catch (error) {
           this.logger.warn({ err: error, appId: record._id, forwarder: forwarder.name }, 'log forwarder could not deliver: these entries are not forwarded');
         }
@@ -70,7 +74,7 @@ export class LogForwardingWorker implements OnApplicationBootstrap, OnApplicatio
     }
   }
 
-  private async forward(appId: string, app: AppConfig, forwarder: LogForwarder): Promise<void> {
+  private async forward(appId: string, app: () => Promise<AppConfig>, forwarder: LogForwarder): Promise<void> {
     const key = `${appId}/${forwarder._id}`;
     const cursor = await this.cursors.findOne({ _id: key });
     if (!cursor) {
@@ -92,14 +96,14 @@ export class LogForwardingWorker implements OnApplicationBootstrap, OnApplicatio
     for (const batch of batches) await this.deliver(appId, app, forwarder, batch);
   }
 
-  private async deliver(appId: string, app: AppConfig, forwarder: LogForwarder, entries: LogEntry[]): Promise<void> {
+  private async deliver(appId: string, app: () => Promise<AppConfig>, forwarder: LogForwarder, entries: LogEntry[]): Promise<void> {
     const { action } = forwarder;
     switch (action.type) {
       case 'function':
         await this.functions.call({ appId, functionName: action.name, args: [entries], caller: { type: 'system' }, metadata: { origin: 'function', service: 'log_forwarder' } });
         return;
       case 'collection': {
-        const target = this.dataSources.forService(app, action.data_source).client.db(action.database).collection(action.collection);
+        const target = this.dataSources.forService(await app(), action.data_source).client.db(action.database).collection(action.collection);
         await target.insertMany(entries.map((entry) => ({ ...entry })), { ordered: false });
         return;
       }
