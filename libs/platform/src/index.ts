@@ -20,4 +20,5 @@ export * from './template-store';
 export * from './data-sources';
 export * from './admin-api-keys';
 export * from './app-users';
+export * from './user-import';
 export * from './custom-user-data';
