@@ -7,6 +7,7 @@ import { FunctionRuntimeModule } from '../function-runtime.module';
 import { NodeHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
+import { AuthenticationTriggerHandler } from '../triggers/authentication-trigger.handler';
 import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
 import { ScheduledTriggers } from '../triggers/scheduled-triggers';
 import { TriggerClaims } from '../triggers/trigger-claims';
@@ -37,7 +38,7 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
       }),
     }),
   ],
-  controllers: [FunctionsExecutionHandler],
+  controllers: [FunctionsExecutionHandler, AuthenticationTriggerHandler],
   providers: [ChangePublisher, TriggerClaims, DatabaseTriggerConsumer, ScheduledTriggers],
 })
 export class FunctionRuntimeServiceModule {}
