@@ -1,4 +1,4 @@
-import { ChangePublisher, DatabaseTriggerConsumer, NodeHttpPort, FunctionRuntimeService, TRIGGERS_CONSUMER, TriggerClaims } from '@tessera/function-runtime';
+import { ChangePublisher, DatabaseTriggerConsumer, DatabaseTriggerRunner, NodeHttpPort, FunctionRuntimeService, TRIGGERS_CONSUMER, TriggerClaims } from '@tessera/function-runtime';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryExecutionLogStore, InMemoryValues } from '@tessera/function-runtime/testing';
 import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
@@ -44,7 +44,7 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
     });
     const events = await connect();
     // Replicas share the claims of trigger runs in the platform database, as runtime processes do.
-    const consumer = new DatabaseTriggerConsumer(events, deployed, runtime, new TriggerClaims(dataSources, loadSettings({ TESSERA_DATA_DIR: dir.path })));
+    const consumer = new DatabaseTriggerConsumer(events, deployed, new DatabaseTriggerRunner(dataSources, deployed, runtime, new TriggerClaims(dataSources, loadSettings({ TESSERA_DATA_DIR: dir.path }))));
     await consumer.onApplicationBootstrap();
     const replica = { events, consumer, runtime, logs };
     replicas.push(replica);
@@ -68,7 +68,7 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
     ({ appId } = await deployTestApp({ apps: registry, deployments }, 'changes', (app) => {
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ChangeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
       app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });
-      app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'] } });
+      app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'], unordered: true } });
     }));
 
     publisherEvents = await connect();

@@ -20,3 +20,4 @@ export * from './data-sources';
 export * from './admin-api-keys';
 export * from './app-users';
 export * from './custom-user-data';
+export * from './trigger-states';

@@ -9,6 +9,7 @@ import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
 import { AuthenticationTriggerHandler } from '../triggers/authentication-trigger.handler';
 import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
+import { DatabaseTriggerRunner } from '../triggers/database-trigger-runner';
 import { ScheduledTriggers } from '../triggers/scheduled-triggers';
 import { TriggerClaims } from '../triggers/trigger-claims';
 import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
@@ -39,6 +40,6 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     }),
   ],
   controllers: [FunctionsExecutionHandler, AuthenticationTriggerHandler],
-  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerConsumer, ScheduledTriggers],
+  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerRunner, DatabaseTriggerConsumer, ScheduledTriggers],
 })
 export class FunctionRuntimeServiceModule {}

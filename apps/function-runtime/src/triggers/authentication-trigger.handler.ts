@@ -1,7 +1,8 @@
 import { Controller, Logger, Optional } from '@nestjs/common';
 import { type AppAuthEvent, type EventPayload, Subjects } from '@tessera/contracts';
 import { EventHandler } from '@tessera/messaging';
-import { AppNotDeployedError, AppRegistryError, AppRegistryErrorCode, DeployedApps } from '@tessera/platform';
+import { DeployedApps } from '@tessera/platform';
+import { isAppGone } from './app-gone';
 import { FunctionRuntimeService } from '../function-runtime.service';
 import { authenticationTriggers, authTriggerEvent, eventUser, firesOn, userCreationFunction } from './authentication-trigger';
 import { TriggerClaims } from './trigger-claims';
@@ -29,7 +30,7 @@ export class AuthenticationTriggerHandler {
     try {
       config = (await this.deployed.byId(event.appId)).config;
     } catch (error) {
-      if (error instanceof AppNotDeployedError || (error instanceof AppRegistryError && error.errorCode === AppRegistryErrorCode.AppNotFound)) return;
+      if (isAppGone(error)) return;
       throw error;
     }
     const runs: Promise<void>[] = [];

@@ -6,6 +6,7 @@
 import { type AppConfig, type Trigger } from '@tessera/app-config';
 import { type AppAuthEvent } from '@tessera/contracts';
 import { EJSON } from 'bson';
+import { triggerFunctionName } from './trigger-function';
 
 export interface AuthenticationTrigger {
   name: string;
@@ -35,13 +36,6 @@ function parse(trigger: Trigger): AuthenticationTrigger[] {
   if (typeof functionName !== 'string' || (operation !== 'CREATE' && operation !== 'LOGIN' && operation !== 'DELETE')) return [];
   const providers = Array.isArray(config['providers']) ? config['providers'].filter((provider): provider is string => typeof provider === 'string') : [];
   return [{ name: trigger.name, ...(trigger.id ? { id: trigger.id } : {}), functionName, operationType: operation, providers: new Set(providers) }];
-}
-
-/** `function_name`, or the function of the trigger's FUNCTION event processor (the export layout's form). */
-export function triggerFunctionName(trigger: Trigger): string | undefined {
-  if (typeof trigger.function_name === 'string') return trigger.function_name;
-  const processor = (trigger['event_processors'] as { FUNCTION?: { config?: { function_name?: unknown } } } | undefined)?.FUNCTION?.config?.function_name;
-  return typeof processor === 'string' ? processor : undefined;
 }
 
 /** True when `trigger` fires on `event`: its operation, and one of its providers (or any, when it names none). */
