@@ -23,6 +23,8 @@ export interface TriggerState {
   backlog?: number;
   /** More changes came than the backlog keeps: the saved position is gone. */
   backlog_lost?: boolean;
+  /** Resumed from now: changes made before this time are skipped (they may still be on their way). */
+  skip_before?: Date;
   lock_owner?: string;
   lock_until?: Date;
 }
@@ -116,6 +118,13 @@ export class TriggerStates {
     await this.states.deleteOne({ _id: key });
   }
 
+  /** Resumes from now: the backlog goes, and changes made before `since` that are still on their way are skipped. */
+  async startFrom(appId: string, trigger: string, since: Date): Promise<void> {
+    const key = TriggerStates.key(appId, trigger);
+    await this.entries.deleteMany({ key });
+    await this.states.updateOne({ _id: key }, { $set: { skip_before: since, last_modified: new Date() }, $unset: { status: '', error: '', error_at: '', resume_from: '', backlog: '', backlog_lost: '' } });
+  }
+
   /**
    * Takes the trigger's lock (one replica at a time touches its backlog), for `ms`. False when another
    * owner holds it.
@@ -139,6 +148,6 @@ export class TriggerStates {
   async unlock(appId: string, trigger: string, owner: string): Promise<void> {
     const key = TriggerStates.key(appId, trigger);
     await this.states.updateOne({ _id: key, lock_owner: owner }, { $unset: { lock_owner: '', lock_until: '' } });
-    await this.states.deleteOne({ _id: key, status: { $exists: false }, lock_owner: { $exists: false } });
+    await this.states.deleteOne({ _id: key, status: { $exists: false }, skip_before: { $exists: false }, lock_owner: { $exists: false } });
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { type DocumentChanged } from '@tessera/contracts';
 import { type Document } from '@tessera/datastore';
+import { decodeEjson } from '@tessera/messaging';
 import { DataSources, DeployedApps, newObjectIdHex, type TriggerState, TriggerStates } from '@tessera/platform';
 import { isAppGone } from './app-gone';
 import { FunctionRuntimeService } from '../function-runtime.service';
@@ -15,8 +16,16 @@ export const TRIGGER_RETRY_DELAYS_MS = [100, 400, 1_000] as const;
 const LOCK_MS = 30_000;
 /** How often replicas look for triggers to resume (an administrator's resume, an enabled trigger). */
 const POLL_MS = 1_000;
+/** How long after a resume from now changes made before it are still looked for (then the skip state goes). */
+const SKIP_FOR_MS = 10 * 60_000;
 /** Backlog entries read at a time while draining. */
 const DRAIN_PAGE = 200;
+
+/** When a change was made (the feed's wall time); unknown: now. */
+function changedAt(change: DocumentChanged): Date {
+  const wallTime = change.wallTime === undefined ? undefined : decodeEjson(change.wallTime);
+  return wallTime instanceof Date ? wallTime : new Date();
+}
 
 /** What a change is for the runner: its payload, and where it sits in the stream. */
 export interface TriggerDelivery {
@@ -86,6 +95,11 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
         await this.states.append(appId, trigger.name, delivery.sequence, delivery.messageId, delivery.change as unknown as Document);
         return;
       }
+      if (state?.skip_before) {
+        // Resumed from now: a change made before the resume is skipped; the first one after ends the skipping.
+        if (changedAt(delivery.change) < new Date(state.skip_before)) return;
+        await this.states.clear(appId, trigger.name);
+      }
       if (!(await this.fire(trigger, delivery))) await this.states.append(appId, trigger.name, delivery.sequence, delivery.messageId, delivery.change as unknown as Document);
     });
   }
@@ -139,6 +153,10 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
       return { ...state, status: 'suspended', error };
     }
     if (fromNow || state.backlog_lost) {
+      if (state.status === 'resuming') {
+        await this.states.startFrom(appId, trigger.name, new Date(state.last_modified));
+        return { ...state, status: undefined, skip_before: new Date(state.last_modified) };
+      }
       await this.states.clear(appId, trigger.name);
       return undefined;
     }
@@ -174,6 +192,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
   private async poll(): Promise<void> {
     if (this.closed) return;
     for (const state of await this.states.list()) {
+      if (!state.status && state.skip_before && Date.now() - new Date(state.skip_before).getTime() > SKIP_FOR_MS) await this.states.clear(state.app_id, state.trigger);
       if (state.status !== 'resuming' && state.status !== 'disabled') continue;
       let trigger: DatabaseTrigger | undefined;
       try {
