@@ -1,8 +1,10 @@
 import { emptyApp, type AppConfig } from '@tessera/app-config';
 import { AppRegistry, DeploymentStore } from '@tessera/platform';
-import { deployTestApp, eventually } from '@tessera/testing';
+import { join } from 'node:path';
+import { deployTestApp, eventually, makeTempDir } from '@tessera/testing';
 import * as Realm from 'realm-web';
 import { AdminSession } from '../admin-api/admin-session';
+import { tessera } from '../cli/tessera-cli';
 // The real process host (every service in one process, in-process transport and durable stream), its admin
 // API over HTTP and realm-web writing through the client API.
 import { startTestHost, type TestHost } from '../support/test-host';
@@ -62,6 +64,8 @@ describe('database trigger lifecycle (standalone)', () => {
   let admin: AdminSession;
   let appId: string;
   let user: Realm.User;
+  const cliHome = makeTempDir('tessera-trigger-cli-');
+  const cliEnv = { TESSERA_CONFIG_DIR: join(cliHome.path, 'config') };
 
   const db = () => user.mongoClient('mongodb-atlas').db('shop');
   const triggers = async () => (await admin.request<TriggerDocument[]>('GET', admin.app(appId, '/triggers'))).body;
@@ -85,6 +89,7 @@ describe('database trigger lifecycle (standalone)', () => {
 
   afterAll(async () => {
     await host?.close();
+    cliHome.remove();
   });
 
   it('suspends a trigger whose function keeps failing, shows the error, and resumes it without losing or repeating a change', async () => {
@@ -116,7 +121,8 @@ describe('database trigger lifecycle (standalone)', () => {
     await eventually(async () => expect((await trigger('flakyTrigger')).error).toBeUndefined());
     await jobs.insertOne({ n: 5 });
     await eventually(async () => expect(await runs([5])).toEqual({ 5: 1 }));
-    expect((await order()).filter((n) => n <= 5)).toEqual([1, 2, 3, 4, 5]);
+    // The function records the order after counting its run.
+    await eventually(async () => expect((await order()).filter((n) => n <= 5)).toEqual([1, 2, 3, 4, 5]));
   });
 
   it('resumes from now with disable_token: the changes since the failure are skipped', async () => {
@@ -130,7 +136,18 @@ describe('database trigger lifecycle (standalone)', () => {
     }, { timeoutMs: 15_000 });
     await jobs.insertOne({ n: 11 });
     await setFailing(false);
-    expect((await admin.request('PUT', admin.app(appId, `/triggers/${suspended._id}/resume`), { disable_token: true })).status).toBe(204);
+    // The CLI (the built binary, as a user runs it) shows the suspension and resumes it from now.
+    expect((await tessera(['login', '--url', host.url, '--username', 'admin', '--password', password], cliEnv)).code).toBe(0);
+    const listed = await tessera(['triggers', 'list', '--remote', appId, '--json'], cliEnv);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { name: string; status: string; error?: string }[]).find((found) => found.name === 'flakyTrigger')).toMatchObject({ status: 'suspended', error: expect.stringContaining('the function is broken') });
+    const table = await tessera(['triggers', 'list', '--remote', appId], cliEnv);
+    expect(table.stdout).toMatch(/flakyTrigger\s+DATABASE\s+suspended\s+error executing function "flaky": the function is broken/);
+    expect((await tessera(['triggers', 'resume', 'no-such-trigger', '--remote', appId], cliEnv)).code).not.toBe(0);
+    const resumed = await tessera(['triggers', 'resume', 'flakyTrigger', '--from-now', '--remote', appId], cliEnv);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('resumed trigger flakyTrigger from now');
+    expect(suspended._id).toBeDefined();
     await eventually(async () => expect((await trigger('flakyTrigger')).error).toBeUndefined());
     await jobs.insertOne({ n: 12 });
     await eventually(async () => expect(await runs([12])).toEqual({ 12: 1 }));
