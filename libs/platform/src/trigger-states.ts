@@ -44,7 +44,8 @@ export const TRIGGER_BACKLOG_LIMIT = 10_000;
 /**
  * The lifecycle state of database triggers and the changes a suspended (or disabled) trigger has not run
  * yet, in the platform database, shared by every function-runtime replica and the admin API. Backlog entries
- * are keyed by the change's stream sequence, so they come back in the order the changes happened.
+ * are keyed by the change's message id (`<app>/<service>/<resume token>`; a feed's tokens sort in commit
+ * order), so one source's changes come back in the order they happened, across restarts of the stream.
  */
 export class TriggerStates {
   constructor(private readonly platform: DataSourceClient) {}
@@ -87,7 +88,7 @@ export class TriggerStates {
   }
 
   /** Keeps a change for later; past the limit the position is lost instead (and the change dropped). */
-  async append(appId: string, trigger: string, sequence: number, messageId: string, change: Document): Promise<void> {
+  async append(appId: string, trigger: string, messageId: string, change: Document): Promise<void> {
     const key = TriggerStates.key(appId, trigger);
     const state = await this.states.findOneAndUpdate({ _id: key, $or: [{ backlog: { $exists: false } }, { backlog: { $lt: TRIGGER_BACKLOG_LIMIT } }] }, { $inc: { backlog: 1 } });
     if (!state) {
@@ -95,7 +96,7 @@ export class TriggerStates {
       return;
     }
     try {
-      await this.entries.insertOne({ _id: `${key}/${String(sequence).padStart(16, '0')}`, key, message_id: messageId, change });
+      await this.entries.insertOne({ _id: `${key}/${messageId}`, key, message_id: messageId, change });
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
     }

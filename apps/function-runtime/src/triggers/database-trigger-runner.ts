@@ -1,6 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { type DocumentChanged } from '@tessera/contracts';
-import { type Document } from '@tessera/datastore';
 import { decodeEjson } from '@tessera/messaging';
 import { DataSources, DeployedApps, newObjectIdHex, type TriggerState, TriggerStates } from '@tessera/platform';
 import { isAppGone } from './app-gone';
@@ -27,11 +26,10 @@ function changedAt(change: DocumentChanged): Date {
   return wallTime instanceof Date ? wallTime : new Date();
 }
 
-/** What a change is for the runner: its payload, and where it sits in the stream. */
+/** What a change is for the runner: its payload and its message id (`<app>/<service>/<resume token>`). */
 export interface TriggerDelivery {
   change: DocumentChanged;
   messageId: string;
-  sequence: number;
   correlationId?: string;
 }
 
@@ -79,7 +77,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
     // `match` first: a change the trigger did not ask for costs no read at all.
     if (!triggerEventFor(trigger, delivery.change)) return;
     if (!trigger.disabled && !(await this.states.get(appId, trigger.name))) {
-      if (!(await this.fire(trigger, delivery))) await this.states.append(appId, trigger.name, delivery.sequence, delivery.messageId, delivery.change as unknown as Document);
+      if (!(await this.fire(trigger, delivery))) await this.keep(trigger, delivery);
       return;
     }
     await this.locked(appId, trigger.name, async () => {
@@ -87,12 +85,12 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
       if (trigger.disabled) {
         if (trigger.skipCatchup) return;
         await this.states.keepWhileDisabled(appId, trigger.name);
-        await this.states.append(appId, trigger.name, delivery.sequence, delivery.messageId, delivery.change as unknown as Document);
+        await this.keep(trigger, delivery);
         return;
       }
       if (state?.status === 'resuming' || state?.status === 'disabled') state = await this.drain(trigger, state);
       if (state?.status === 'suspended') {
-        await this.states.append(appId, trigger.name, delivery.sequence, delivery.messageId, delivery.change as unknown as Document);
+        await this.keep(trigger, delivery);
         return;
       }
       if (state?.skip_before) {
@@ -100,8 +98,13 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
         if (changedAt(delivery.change) < new Date(state.skip_before)) return;
         await this.states.clear(appId, trigger.name);
       }
-      if (!(await this.fire(trigger, delivery))) await this.states.append(appId, trigger.name, delivery.sequence, delivery.messageId, delivery.change as unknown as Document);
+      if (!(await this.fire(trigger, delivery))) await this.keep(trigger, delivery);
     });
+  }
+
+  /** Keeps the change in the trigger's backlog, for when it resumes. */
+  private keep(trigger: DatabaseTrigger, delivery: TriggerDelivery): Promise<void> {
+    return this.states.append(delivery.change.appId, trigger.name, delivery.messageId, delivery.change);
   }
 
   /**
@@ -164,7 +167,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
       const page = await this.states.backlog(appId, trigger.name, DRAIN_PAGE);
       if (page.length === 0) break;
       for (const entry of page) {
-        const delivery: TriggerDelivery = { change: entry.change as unknown as DocumentChanged, messageId: entry.message_id, sequence: 0 };
+        const delivery: TriggerDelivery = { change: entry.change as unknown as DocumentChanged, messageId: entry.message_id };
         if (!(await this.fire(trigger, delivery))) return (await this.states.get(appId, trigger.name)) ?? { ...state, status: 'suspended' };
         await this.states.done(entry);
       }

@@ -69,7 +69,7 @@ export class DatabaseTriggerConsumer implements OnApplicationBootstrap, OnModule
       if (isAppGone(error)) return;
       throw error;
     }
-    const delivery = { change, messageId: context.messageId, sequence: context.sequence, ...(context.correlationId ? { correlationId: context.correlationId } : {}) };
+    const delivery = { change, messageId: context.messageId, ...(context.correlationId ? { correlationId: context.correlationId } : {}) };
     for (const trigger of triggers) {
       if (trigger.ordered !== ordered || !watches(trigger, change)) continue;
       await this.runner.deliver(trigger, delivery);
