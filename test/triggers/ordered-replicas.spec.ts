@@ -1,23 +1,15 @@
-import { ChangePublisher, DatabaseTriggerConsumer, DatabaseTriggerRunner, FunctionRuntimeService, NodeHttpPort, ORDERED_TRIGGERS_CONSUMER, TriggerClaims } from '@tessera/function-runtime';
-import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryExecutionLogStore, InMemoryValues } from '@tessera/function-runtime/testing';
+import { ChangePublisher, ORDERED_TRIGGERS_CONSUMER } from '@tessera/function-runtime';
 import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { deployTestApp, eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
+import { startTriggerReplica, stopTriggerReplica, type TriggerReplica } from '../support/trigger-replicas';
 
 // Takes a while (so a second replica would have time to run the next change meanwhile) and logs its change.
 const handleChange = `exports = async (changeEvent) => {
   await new Promise((resolve) => setTimeout(resolve, changeEvent.fullDocument.n % 3 === 0 ? 20 : 1));
   console.log(changeEvent.ns.coll + ' ' + changeEvent.fullDocument.n);
 };`;
-
-interface Replica {
-  events: JetStreamEvents;
-  consumer: DatabaseTriggerConsumer;
-  runner: DatabaseTriggerRunner;
-  runtime: FunctionRuntimeService;
-  logs: InMemoryExecutionLogStore;
-}
 
 // Ordered database triggers (`unordered: false`, App Services' default) over a real nats-server with
 // JetStream: two function-runtime replicas share the ordered consumer group, and one collection's changes run
@@ -32,23 +24,10 @@ describe.skipIf(!findNatsServer())(`ordered database triggers across two runtime
   let deployed: DeployedApps;
   let publisher: ChangePublisher;
   let publisherEvents: JetStreamEvents;
-  const replicas: Replica[] = [];
+  const replicas: TriggerReplica[] = [];
 
-  async function startReplica(): Promise<Replica> {
-    const functions = new InMemoryAppFunctions();
-    functions.deploy(appId, { handleChange: { source: handleChange, config: { private: true } } });
-    const logs = new InMemoryExecutionLogStore(10_000);
-    const runtime = new FunctionRuntimeService({
-      dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new NodeHttpPort({ timeoutMs: 5_000 }), logs },
-      options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 2 },
-    });
-    const events = await JetStreamEvents.connect({ url: nats.url });
-    const runner = new DatabaseTriggerRunner(dataSources, deployed, runtime, new TriggerClaims(dataSources, loadSettings({ TESSERA_DATA_DIR: dir.path })));
-    const consumer = new DatabaseTriggerConsumer(events, deployed, runner);
-    await consumer.onApplicationBootstrap();
-    const replica = { events, consumer, runner, runtime, logs };
-    replicas.push(replica);
-    return replica;
+  async function startReplica(): Promise<void> {
+    replicas.push(await startTriggerReplica({ natsUrl: nats.url, appId, functions: { handleChange }, dataSources, deployed, dataDir: dir.path }));
   }
 
   /** Every run of `trigger` on either replica, in the order they started: `<collection> <n>`. */
@@ -85,12 +64,7 @@ describe.skipIf(!findNatsServer())(`ordered database triggers across two runtime
 
   afterAll(async () => {
     await publisher?.onModuleDestroy();
-    for (const replica of replicas) {
-      await replica.consumer.onModuleDestroy();
-      await replica.runner.onModuleDestroy();
-      await replica.events.close();
-      await replica.runtime.close();
-    }
+    for (const replica of replicas) await stopTriggerReplica(replica);
     await publisherEvents?.close();
     await dataSources?.closeAll();
     await nats?.stop();
