@@ -191,12 +191,11 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
-  /** Resumes what waits without a new change: resumed triggers, enabled ones with a backlog; forgets removed ones. */
+  /** Resumes what waits without a new change (resumed triggers, enabled ones with a backlog); forgets the states of removed triggers and apps. */
   private async poll(): Promise<void> {
     if (this.closed) return;
     for (const state of await this.states.list()) {
       if (!state.status && state.skip_before && Date.now() - new Date(state.skip_before).getTime() > SKIP_FOR_MS) await this.states.clear(state.app_id, state.trigger);
-      if (state.status !== 'resuming' && state.status !== 'disabled') continue;
       let trigger: DatabaseTrigger | undefined;
       try {
         trigger = databaseTriggers((await this.deployed.byId(state.app_id)).config).find((candidate) => candidate.name === state.trigger);
@@ -209,7 +208,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
         await this.states.clear(state.app_id, state.trigger);
         continue;
       }
-      if (trigger.disabled) continue;
+      if (trigger.disabled || (state.status !== 'resuming' && state.status !== 'disabled')) continue;
       const found = trigger;
       if (!(await this.states.lock(state.app_id, state.trigger, this.owner, LOCK_MS))) continue;
       try {
