@@ -127,8 +127,8 @@ export class TriggerStates {
   }
 
   /**
-   * Takes the trigger's lock (one replica at a time touches its backlog), for `ms`. False when another
-   * owner holds it.
+   * Takes the trigger's lock (one holder at a time touches its backlog), for `ms`; the holder of `owner`
+   * (a token per holding) extends it. False when another holds it.
    */
   async lock(appId: string, trigger: string, owner: string, ms: number): Promise<boolean> {
     const now = new Date();

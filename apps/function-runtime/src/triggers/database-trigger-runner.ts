@@ -44,6 +44,7 @@ export interface TriggerDelivery {
 @Injectable()
 export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly owner = newObjectIdHex();
+  private holdings = 0;
   private readonly states: TriggerStates;
   private timer?: NodeJS.Timeout;
   private polling: Promise<void> = Promise.resolve();
@@ -80,7 +81,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
       if (!(await this.fire(trigger, delivery))) await this.keep(trigger, delivery);
       return;
     }
-    await this.locked(appId, trigger.name, async () => {
+    await this.locked(appId, trigger.name, async (lock) => {
       let state = await this.states.get(appId, trigger.name);
       if (trigger.disabled) {
         if (trigger.skipCatchup) return;
@@ -88,7 +89,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
         await this.keep(trigger, delivery);
         return;
       }
-      if (state?.status === 'resuming' || state?.status === 'disabled') state = await this.drain(trigger, state);
+      if (state?.status === 'resuming' || state?.status === 'disabled') state = await this.drain(trigger, state, lock);
       if (state?.status === 'suspended') {
         await this.keep(trigger, delivery);
         return;
@@ -147,7 +148,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
    * Runs the backlog of a resuming (or re-enabled) trigger in order, then lets it fire as changes come.
    * Returns the state left: suspended again when a change kept failing, else undefined. Call it locked.
    */
-  private async drain(trigger: DatabaseTrigger, state: TriggerState): Promise<TriggerState | undefined> {
+  private async drain(trigger: DatabaseTrigger, state: TriggerState, lock: string): Promise<TriggerState | undefined> {
     const appId = state.app_id;
     const fromNow = state.resume_from === 'now' || (state.status === 'disabled' && trigger.skipCatchup) || (state.status === 'resuming' && trigger.skipCatchup);
     if (!fromNow && state.backlog_lost && !trigger.tolerateResumeErrors) {
@@ -172,22 +173,27 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
         await this.states.done(entry);
       }
       // A long backlog keeps the lock.
-      await this.states.lock(appId, trigger.name, this.owner, LOCK_MS);
+      await this.states.lock(appId, trigger.name, lock, LOCK_MS);
     }
     await this.states.clear(appId, trigger.name);
     return undefined;
   }
 
-  /** Runs `work` holding the trigger's lock (waiting for another replica's); the lock is released after. */
-  private async locked(appId: string, trigger: string, work: () => Promise<void>): Promise<void> {
-    while (!(await this.states.lock(appId, trigger, this.owner, LOCK_MS))) {
-      if (this.closed) throw new Error(`stopping: trigger ${trigger} of app ${appId} is busy on another replica`);
+  /**
+   * Runs `work` holding the trigger's lock (waiting while another holds it: another replica, or this one's
+   * poller); the lock is released after. Each holding has its own token, so two holders in one process
+   * exclude each other too.
+   */
+  private async locked(appId: string, trigger: string, work: (lock: string) => Promise<void>): Promise<void> {
+    const lock = `${this.owner}/${++this.holdings}`;
+    while (!(await this.states.lock(appId, trigger, lock, LOCK_MS))) {
+      if (this.closed) throw new Error(`stopping: trigger ${trigger} of app ${appId} is busy elsewhere`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     try {
-      await work();
+      await work(lock);
     } finally {
-      await this.states.unlock(appId, trigger, this.owner);
+      await this.states.unlock(appId, trigger, lock);
     }
   }
 
@@ -210,12 +216,13 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
       }
       if (trigger.disabled || (state.status !== 'resuming' && state.status !== 'disabled')) continue;
       const found = trigger;
-      if (!(await this.states.lock(state.app_id, state.trigger, this.owner, LOCK_MS))) continue;
+      const lock = `${this.owner}/${++this.holdings}`;
+      if (!(await this.states.lock(state.app_id, state.trigger, lock, LOCK_MS))) continue;
       try {
         const current = await this.states.get(state.app_id, state.trigger);
-        if (current?.status === 'resuming' || current?.status === 'disabled') await this.drain(found, current);
+        if (current?.status === 'resuming' || current?.status === 'disabled') await this.drain(found, current, lock);
       } finally {
-        await this.states.unlock(state.app_id, state.trigger, this.owner);
+        await this.states.unlock(state.app_id, state.trigger, lock);
       }
     }
   }
