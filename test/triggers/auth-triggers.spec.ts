@@ -1,10 +1,13 @@
-import { type AppConfig } from '@tessera/app-config';
-import { LogStore } from '@tessera/platform';
-import { eventually } from '@tessera/testing';
+import { emptyApp, type AppConfig } from '@tessera/app-config';
+import { AppRegistry, DeploymentStore, LogStore } from '@tessera/platform';
+import { deployTestApp, eventually } from '@tessera/testing';
 import * as Realm from 'realm-web';
 // The real process host (every service in one process): realm-web logs in through the real HTTP server,
 // the client API emits the auth event, and the function runtime runs the triggers in the sandbox.
+import { AdminSession } from '../admin-api/admin-session';
 import { startTestHost, type TestHost } from '../support/test-host';
+
+const password = 'auth-triggers-password';
 
 // Records the auth event it received, one document per run.
 const recordAuthEvent = `exports = async function (authEvent) {
@@ -63,13 +66,19 @@ describe('authentication triggers (standalone)', () => {
   let appId: string;
   let realm: Realm.App;
   let reader: Realm.User;
+  let admin: AdminSession;
 
   const auditEvents = () => reader.mongoClient('mongodb-atlas').db('audit').collection('auth_events');
   const events = (userId: string) => auditEvents().find({ userId }, { sort: { _id: 1 } });
 
   beforeAll(async () => {
-    host = await startTestHost();
-    ({ appId, clientAppId } = await host.createApp('auth-triggers', authApp));
+    host = await startTestHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
+    admin = await AdminSession.login(host, 'admin', password);
+    // In the administrator's group, so the admin API reaches it.
+    ({ appId, clientAppId } = await deployTestApp({ apps: host.nest.get(AppRegistry), deployments: host.nest.get(DeploymentStore) }, 'auth-triggers', authApp, { groupId: admin.groupId }));
+    const config = emptyApp('auth-triggers');
+    authApp(config);
+    await host.redeploy(appId, config);
     realm = new Realm.App({ id: clientAppId, baseUrl: host.url });
     // Reads the audit collection (its own CREATE is recorded too, before the tests start).
     reader = await new Realm.App({ id: clientAppId, baseUrl: host.url }).logIn(Realm.Credentials.anonymous(false));
@@ -132,6 +141,15 @@ describe('authentication triggers (standalone)', () => {
     });
     await keyApp.deleteUser(viaKey);
     await eventually(async () => expect((await events(owner.id)).filter((event) => event['operationType'] === 'DELETE')).toMatchObject([{ providers: ['local-userpass'], identities: ['local-userpass'] }]));
+  });
+
+  it('fires DELETE when an administrator deletes the user through the admin API', async () => {
+    const user = await realm.logIn(Realm.Credentials.anonymous(false));
+    await eventually(async () => expect(await events(user.id)).toHaveLength(1));
+    expect((await admin.request('DELETE', admin.app(appId, `/users/${user.id}`))).status).toBe(204);
+    await eventually(async () => expect((await events(user.id)).filter((event) => event['operationType'] === 'DELETE')).toMatchObject([{ providers: ['anon-user'], identities: ['anon-user'], runAs: 'system' }]));
+    // An unknown user is refused as App Services did.
+    expect((await admin.request('DELETE', admin.app(appId, '/users/000000000000000000000000'))).status).toBe(404);
   });
 
   it('fires nothing for refused logins', async () => {
