@@ -48,7 +48,10 @@ export const TRIGGER_BACKLOG_LIMIT = 10_000;
  * order), so one source's changes come back in the order they happened, across restarts of the stream.
  */
 export class TriggerStates {
-  constructor(private readonly platform: DataSourceClient) {}
+  constructor(
+    private readonly platform: DataSourceClient,
+    private readonly backlogLimit = TRIGGER_BACKLOG_LIMIT,
+  ) {}
 
   private get states() {
     return this.platform.db('platform').collection('trigger_states');
@@ -90,7 +93,7 @@ export class TriggerStates {
   /** Keeps a change for later; past the limit the position is lost instead (and the change dropped). */
   async append(appId: string, trigger: string, messageId: string, change: Document): Promise<void> {
     const key = TriggerStates.key(appId, trigger);
-    const state = await this.states.findOneAndUpdate({ _id: key, $or: [{ backlog: { $exists: false } }, { backlog: { $lt: TRIGGER_BACKLOG_LIMIT } }] }, { $inc: { backlog: 1 } });
+    const state = await this.states.findOneAndUpdate({ _id: key, $or: [{ backlog: { $exists: false } }, { backlog: { $lt: this.backlogLimit } }] }, { $inc: { backlog: 1 } });
     if (!state) {
       await this.states.updateOne({ _id: key }, { $set: { backlog_lost: true } });
       return;

@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { type DocumentChanged } from '@tessera/contracts';
 import { decodeEjson } from '@tessera/messaging';
 import { DataSources, DeployedApps, newObjectIdHex, type TriggerState, TriggerStates } from '@tessera/platform';
@@ -25,6 +25,13 @@ function changedAt(change: DocumentChanged): Date {
   const wallTime = change.wallTime === undefined ? undefined : decodeEjson(change.wallTime);
   return wallTime instanceof Date ? wallTime : new Date();
 }
+
+/** Limits of the runner (tests make them small). */
+export interface TriggerRunnerOptions {
+  /** Changes a suspended or disabled trigger keeps (default TRIGGER_BACKLOG_LIMIT). */
+  backlogLimit?: number;
+}
+export const TRIGGER_RUNNER_OPTIONS = Symbol('TRIGGER_RUNNER_OPTIONS');
 
 /** What a change is for the runner: its payload and its message id (`<app>/<service>/<resume token>`). */
 export interface TriggerDelivery {
@@ -55,8 +62,9 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
     private readonly deployed: DeployedApps,
     private readonly runtime: FunctionRuntimeService,
     @Optional() private readonly claims?: TriggerClaims,
+    @Optional() @Inject(TRIGGER_RUNNER_OPTIONS) options?: TriggerRunnerOptions,
   ) {
-    this.states = new TriggerStates(dataSources.platform());
+    this.states = new TriggerStates(dataSources.platform(), options?.backlogLimit);
   }
 
   onApplicationBootstrap(): void {
