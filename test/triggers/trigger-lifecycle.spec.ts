@@ -115,6 +115,13 @@ describe('database trigger lifecycle (standalone)', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error_code).toBe('InvalidParameter');
     expect((await admin.request('PUT', admin.app(appId, '/triggers/no-such-trigger/resume'), {})).status).toBe(404);
+    // Without an administrator's token, with a forged one, or through another group: refused, and still suspended.
+    const path = `/api/admin/v3.0${admin.app(appId, `/triggers/${suspended._id}/resume`)}`;
+    expect((await fetch(`${host.url}${path}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
+    expect((await admin.request('PUT', admin.app(appId, `/triggers/${suspended._id}/resume`), {}, { token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.forged' })).status).toBe(401);
+    const foreign = await admin.request<{ error_code: string }>('PUT', `/groups/000000000000000000000000/apps/${appId}/triggers/${suspended._id}/resume`, {});
+    expect([403, 404]).toContain(foreign.status);
+    expect((await trigger('flakyTrigger')).error).toContain('the function is broken');
 
     expect((await admin.request('PUT', admin.app(appId, `/triggers/${suspended._id}/resume`), {})).status).toBe(204);
     await eventually(async () => expect(await runs([1, 2, 3, 4])).toEqual({ 1: 1, 2: 1, 3: 1, 4: 1 }), { timeoutMs: 15_000 });
