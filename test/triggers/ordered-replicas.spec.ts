@@ -1,9 +1,8 @@
 import { ChangePublisher, ORDERED_TRIGGERS_CONSUMER } from '@tessera/function-runtime';
 import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
-import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
-import { loadSettings } from '@tessera/settings';
+import { type DataSources, type DeployedApps } from '@tessera/platform';
 import { deployTestApp, eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
-import { startTriggerReplica, stopTriggerReplica, type TriggerReplica } from '../support/trigger-replicas';
+import { platformOf, startTriggerReplica, stopTriggerReplica, type TriggerReplica } from '../support/trigger-replicas';
 
 // Takes a while (so a second replica would have time to run the next change meanwhile) and logs its change.
 const handleChange = `exports = async (changeEvent) => {
@@ -38,12 +37,8 @@ describe.skipIf(!findNatsServer())(`ordered database triggers across two runtime
 
   beforeAll(async () => {
     nats = await startNatsServer();
-    const settings = loadSettings({ TESSERA_DATA_DIR: dir.path });
-    dataSources = new DataSources(settings);
-    const platform = new PlatformDatabase(dataSources.platform());
-    const registry = new DatastoreAppRegistry(platform);
-    const deployments = new DeploymentStore(platform);
-    deployed = new DeployedApps(registry, deployments);
+    const { settings, registry, deployments, ...platform } = platformOf(dir.path);
+    ({ dataSources, deployed } = platform);
     ({ appId } = await deployTestApp({ apps: registry, deployments }, 'ordered', (app) => {
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'OrderedCluster' } }, collectionRules: [], rules: [], webhooks: [] });
       app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });

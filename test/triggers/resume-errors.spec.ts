@@ -1,10 +1,10 @@
-import { DatabaseTriggerRunner, databaseTriggers, FunctionRuntimeService, NodeHttpPort, TriggerClaims } from '@tessera/function-runtime';
-import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryExecutionLogStore, InMemoryValues } from '@tessera/function-runtime/testing';
+import { DatabaseTriggerRunner, databaseTriggers, type FunctionRuntimeService, TriggerClaims } from '@tessera/function-runtime';
+import { type InMemoryExecutionLogStore } from '@tessera/function-runtime/testing';
 import { type DocumentChanged } from '@tessera/contracts';
 import { encodeEjson } from '@tessera/messaging';
-import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase, TriggerStates } from '@tessera/platform';
-import { loadSettings } from '@tessera/settings';
+import { type DataSources, type DeployedApps, TriggerStates } from '@tessera/platform';
 import { deployTestApp, eventually, makeTempDir } from '@tessera/testing';
+import { platformOf, triggerTestRuntime } from '../support/trigger-replicas';
 
 // Fails on documents marked `fail`; logs the number of the others.
 const handle = `exports = (changeEvent) => { if (changeEvent.fullDocument.fail) throw new Error('boom'); console.log(String(changeEvent.fullDocument.n)); };`;
@@ -46,25 +46,15 @@ describe('resuming a trigger whose saved position is gone (tolerate_resume_error
   const ran = async (name: string) => (await logs.list({ appId, limit: 1_000 })).filter((run) => run.trigger?.name === name && !run.error).flatMap((run) => run.logs);
 
   beforeAll(async () => {
-    const settings = loadSettings({ TESSERA_DATA_DIR: dir.path });
-    dataSources = new DataSources(settings);
-    const platform = new PlatformDatabase(dataSources.platform());
-    const registry = new DatastoreAppRegistry(platform);
-    const deployments = new DeploymentStore(platform);
-    deployed = new DeployedApps(registry, deployments);
+    const { settings, registry, deployments, ...platform } = platformOf(dir.path);
+    ({ dataSources, deployed } = platform);
     ({ appId } = await deployTestApp({ apps: registry, deployments }, 'resume-errors', (app) => {
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ResumeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
       app.functions.push({ config: { name: 'handle', private: true }, source: handle });
       const config = (tolerate: boolean) => ({ service_name: 'mongodb-atlas', database: 'shop', collection: 'jobs', operation_types: ['INSERT'], full_document: true, tolerate_resume_errors: tolerate });
       app.triggers.push({ name: 'strict', type: 'DATABASE', function_name: 'handle', config: config(false) }, { name: 'tolerant', type: 'DATABASE', function_name: 'handle', config: config(true) });
     }));
-    const functions = new InMemoryAppFunctions();
-    functions.deploy(appId, { handle: { source: handle, config: { private: true } } });
-    logs = new InMemoryExecutionLogStore(1_000);
-    runtime = new FunctionRuntimeService({
-      dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new NodeHttpPort({ timeoutMs: 5_000 }), logs },
-      options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 },
-    });
+    ({ runtime, logs } = triggerTestRuntime(appId, { handle }));
     runner = new DatabaseTriggerRunner(dataSources, deployed, runtime, new TriggerClaims(dataSources, settings), { backlogLimit: 2 });
     runner.onApplicationBootstrap();
     states = new TriggerStates(dataSources.platform());
