@@ -22,3 +22,4 @@ export * from './admin-api-keys';
 export * from './app-users';
 export * from './user-import';
 export * from './custom-user-data';
+export * from './trigger-states';

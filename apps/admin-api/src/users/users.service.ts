@@ -1,5 +1,5 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import { type AppUserChanged, Subjects } from '@tessera/contracts';
+import { type AppUserChanged, authEventOf, Subjects } from '@tessera/contracts';
 import { hashPassword } from '@tessera/credentials';
 import { MessageBus } from '@tessera/messaging';
 import { AppUserStore, DataSources, type AppRecord, type AppUser, type ImportResult, MAX_IMPORT_BATCH, parseUserListing } from '@tessera/platform';
@@ -71,8 +71,11 @@ export class UsersService {
 
   async remove(record: AppRecord, userId: string): Promise<void> {
     const store = await this.store(record);
-    await store.deleteUser(await this.require(record, userId));
+    const user = await this.require(record, userId);
+    await store.deleteUser(user);
     await this.announce({ appId: record._id, userId, change: 'deleted' });
+    // Authentication triggers on DELETE run on it (function runtime).
+    await this.bus?.emit(Subjects.AppsAuthEventOccurred, authEventOf(record._id, 'DELETE', [...new Set(user.identities.map((identity) => identity.provider_type))], user)).catch(() => undefined);
   }
 
   async setDisabled(record: AppRecord, userId: string, disabled: boolean): Promise<void> {
