@@ -2,7 +2,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { CollectionHandle, DataSourceClient, Document } from '@tessera/datastore';
 import { isDuplicateKeyError } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
-import type { ImportedUser } from './user-import';
 
 /** One way a user logs in: `id` is the identity's id within its provider (an email, a key id, a `sub`). */
 export interface Identity {
@@ -404,4 +403,10 @@ export class AppUserStore {
 
 function identityKey(providerType: string, externalId: string): string {
   return `${providerType}|${externalId}`;
+}
+
+/** A user ready to store, and the API keys (with their secrets) that log in as it. */
+export interface ImportedUser {
+  user: AppUser;
+  apiKeys: Array<{ _id: string; name: string; key: string; disabled: boolean }>;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AppUser } from './app-users';
+import type { AppUser, ImportedUser } from './app-users';
 
 /**
  * Reading an App Services user listing (the admin API's `GET /groups/{g}/apps/{a}/users` items, or a JSON
@@ -35,12 +35,6 @@ const userSchema = z.object({
   disabled: z.boolean().default(false),
   api_keys: z.array(apiKeySchema).max(64).optional(),
 });
-
-/** A user ready to store, and the API keys (with their secrets) that log in as it. */
-export interface ImportedUser {
-  user: AppUser;
-  apiKeys: Array<{ _id: string; name: string; key: string; disabled: boolean }>;
-}
 
 export type ImportStatus = 'created' | 'unchanged' | 'conflict' | 'invalid';
 

@@ -7,7 +7,8 @@ import { EJSON } from 'bson';
 import { ClientApiError, ClientApiErrorCode, invalidSession } from '../client-api.error';
 import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
 import { readCustomUserData } from './custom-user-data';
-import { type ProviderIdentity, ProviderLogins } from './provider-logins';
+import type { ProviderIdentity } from './provider-identity';
+import { ProviderLogins } from './provider-logins';
 import { bearerToken, type ClientTokenClaims, issueToken, tokenAppId, type TokenType, verifyToken } from './tokens';
 import type { AppUser } from '@tessera/platform';
 

@@ -5,7 +5,7 @@ import { SETTINGS, type Settings } from '@tessera/settings';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
-import type { ProviderIdentity } from './provider-logins';
+import type { ProviderIdentity } from './provider-identity';
 
 /** The `iss` each provider signs its id tokens with (Google has used both spellings). */
 const ISSUERS: Record<'oauth2-google' | 'oauth2-apple', string[]> = {

@@ -7,19 +7,8 @@ import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, 
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
 import { OAuthLogins } from './oauth-logins';
+import type { ProviderIdentity } from './provider-identity';
 import { UserpassService } from './userpass.service';
-
-/** Who a provider says is logging in. */
-export interface ProviderIdentity {
-  /** Id of the identity within its provider. */
-  id: string;
-  /** User metadata the provider contributes (email, metadata_fields, ...). */
-  data?: Record<string, unknown>;
-  /** Set when the credential names its user directly (API keys). */
-  userId?: string;
-  /** Runs once the identity's user exists (the email/password account remembers its user). */
-  onUserCreated?: (userId: string) => Promise<void>;
-}
 
 /** Checks the credentials of each provider type and answers with the identity they prove. */
 @Injectable()
