@@ -126,6 +126,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   private readonly sweeper: NodeJS.Timeout | undefined;
   /** Calls running now, so that shutdown can wait for them to stop. */
   private readonly running = new Set<Promise<unknown>>();
+  /** Log entries of finished calls not yet handed to the log store, so that shutdown can wait for them. */
+  private readonly recording = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
 
   constructor(@Inject(FUNCTION_RUNTIME_CONFIG) config: FunctionRuntimeConfig) {
@@ -253,6 +255,9 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     }
     this.pools.clear();
     await Promise.allSettled([...this.running]);
+    // The calls' log entries (recorded once their heap reading is in), then whatever the store buffers.
+    await Promise.allSettled([...this.recording]);
+    await this.deps.logs.flush?.().catch(() => undefined);
   }
 
   private evictIdleSandboxes(): void {
@@ -491,9 +496,11 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     };
     // Recorded once the heap size is known (read without blocking the call); the log store must not fail a
     // call, so a rejected append is dropped.
-    entry.memory
+    const recorded = entry.memory
       .then((memoryBytes) => this.deps.logs.append({ ...log, memoryBytes }))
       .catch(() => undefined);
+    this.recording.add(recorded);
+    void recorded.finally(() => this.recording.delete(recorded));
   }
 }
 

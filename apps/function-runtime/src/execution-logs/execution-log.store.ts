@@ -62,6 +62,8 @@ export interface ExecutionLogQuery {
 export interface ExecutionLogStore {
   append(entry: ExecutionLogEntry): void | Promise<void>;
   list(query: ExecutionLogQuery): Promise<ExecutionLogEntry[]>;
+  /** Writes entries a store buffers; the runtime calls it when it stops. */
+  flush?(): Promise<void>;
 }
 
 /** True when the entry matches every criterion of the query except skip and limit. */

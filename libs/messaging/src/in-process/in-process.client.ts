@@ -1,7 +1,16 @@
 import { ClientProxy, type MsPattern, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import { type MessageHeaderMap } from '@tessera/contracts';
 import { NoResponderError, TransportError } from '../errors';
 import { unwrapOutbound } from '../outbound-message';
 import { InProcessBus } from './in-process-bus';
+
+/** A request in flight on the fast path: its last response once the handler is done, and how to stop listening. */
+export interface InProcessRequest {
+  reply: Promise<unknown>;
+  cancel: () => void;
+}
+
+let fastPacketCounter = 0;
 
 export interface InProcessClientOptions {
   bus?: InProcessBus;
@@ -35,6 +44,53 @@ export class InProcessClient extends ClientProxy {
 
   unwrap<T>(): T {
     return this.bus as T;
+  }
+
+  /**
+   * A request without Nest's observable plumbing (the facade's path for commands on the in-process bus):
+   * the same packet on the same bus, answered by the same handler, and settled as `send` would settle it:
+   * with the last response once the handler is done, or rejected with the handler's error, NoResponderError
+   * or TransportError. The caller applies deadlines and cancellation; `cancel` drops a late answer.
+   */
+  request(subject: string, data: unknown, headers: MessageHeaderMap, validated: boolean): InProcessRequest {
+    const id = `fast-${++fastPacketCounter}`;
+    let active = true;
+    const reply = new Promise<unknown>((resolve, reject) => {
+      let last: unknown;
+      const onReply = (text: string): void => {
+        if (!active) return;
+        const answer = JSON.parse(text) as WritePacket & { id?: string };
+        if (answer.id !== undefined && answer.id !== id) return;
+        if (answer.err !== undefined && answer.err !== null) {
+          active = false;
+          // The handler's error body, given to the facade as Nest's observer would give it.
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+          reject(answer.err);
+          return;
+        }
+        if (answer.response !== undefined) last = answer.response;
+        if (answer.isDisposed) {
+          active = false;
+          resolve(last);
+        }
+      };
+      try {
+        const serialized = JSON.stringify(validated ? { pattern: subject, data, id, validated } : { pattern: subject, data, id });
+        if (this.bus.publish(subject, serialized, headers, onReply) === 0) {
+          active = false;
+          reject(new NoResponderError(subject));
+        }
+      } catch (error) {
+        active = false;
+        reject(new TransportError(subject, error));
+      }
+    });
+    return {
+      reply,
+      cancel: () => {
+        active = false;
+      },
+    };
   }
 
   protected publish(partialPacket: ReadPacket, callback: (packet: WritePacket) => void): () => void {
