@@ -74,16 +74,22 @@ export interface UpdateContext {
   arrayFilters?: Document[];
   /** True when the update builds an upserted document ($setOnInsert applies). */
   inserting?: boolean;
+  /** `let` variables for a pipeline update. */
+  variables?: Document;
 }
 
 /** Applies an update (operators or pipeline) to a copy of `doc` and returns the new document. */
 export function applyUpdate(doc: Document, update: Document | Document[], context: UpdateContext = {}): Document {
   if (Array.isArray(update)) {
-    const [out] = runPipeline([cloneValue(doc)], update);
+    const [out] = runPipeline([cloneValue(doc)], update, undefined, context.variables);
     if (!out) throw new DatastoreError('BadValue', 'pipeline update produced no document');
     const result = normalize(out) as Document;
-    if (!valuesEqual(result._id, doc._id) && doc._id !== undefined) {
-      throw new DatastoreError('ImmutableField', "Performing an update on the path '_id' would modify the immutable field '_id'");
+    if (doc._id === undefined) return result;
+    // A pipeline whose output leaves _id out ($project, $replaceRoot, $unset of _id) keeps the stored one,
+    // as MongoDB does; one that sets a different _id is refused.
+    if (result._id === undefined) return { _id: doc._id, ...result };
+    if (!valuesEqual(result._id, doc._id)) {
+      throw new DatastoreError('ImmutableField', "After applying the update, the (immutable) field '_id' was found to have been altered to _id: " + formatValue(result._id));
     }
     return result;
   }
