@@ -94,12 +94,14 @@ const UNSUPPORTED_ARGUMENTS: Record<string, string> = {
   rawData: 'rawData',
   writeConcern: 'write concern',
   readConcern: 'read concern',
-  bypassDocumentValidation: 'document validation',
-  allowDiskUse: 'allowDiskUse',
 };
 
-/** Arguments that change nothing observable here (batching, timeouts). */
-const IGNORED_ARGUMENTS = new Set(['batchSize', 'maxTimeMS', 'session']);
+/**
+ * Arguments that change nothing observable here: batching, timeouts, spilling to disk (the engine sorts in
+ * memory) and bypassing validators (collections of the data-access API have none; App Services validates
+ * with its schemas in the rules layer, above this API).
+ */
+const IGNORED_ARGUMENTS = new Set(['batchSize', 'maxTimeMS', 'session', 'allowDiskUse', 'bypassDocumentValidation']);
 
 /** Arguments every query-shaped operation passes on as they are: hint, let and comment. */
 const QUERY_ARGUMENTS = ['hint', 'let', 'comment'];
