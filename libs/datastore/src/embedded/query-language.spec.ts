@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatastoreError } from '../api/datastore.error';
-import { type CollectionHandle, type DataSourceClient } from '../api/data-source';
+import { type CollectionHandle, type DataSourceClient, type Document } from '../api/data-source';
 import { openEmbeddedClient } from './embedded-client';
 
 // The query-language surface MongoDB 7 offers beyond plain CRUD: pipeline updates, hint, let, comment,
@@ -214,10 +214,22 @@ describe('the embedded engine query language', () => {
       expect(facet).toEqual({ joined: [{ _id: 1, n: 2 }], union: [{ _id: 1 }, { _id: 't1' }, { _id: 't2' }], graph: [{ _id: 1, n: 2 }] });
     });
 
-    it('answers a malformed $lookup with a MongoDB error, not an internal one', async () => {
-      const error = await failure(Promise.resolve().then(() => coll.aggregate([{ $facet: { a: [{ $lookup: { from: 5, as: 'x' } }] } }]).toArray()));
-      expect(error.codeName).not.toBe('InternalError');
-      expect(error.message).not.toMatch(/TypeError|undefined|at .*\.js/);
+    it('answers malformed cross-collection stages, at any depth, with MongoDB errors and no engine internals', async () => {
+      const malformed: [Document, number][] = [
+        [{ $lookup: { from: 5, as: 'x', localField: 'a', foreignField: 'b' } }, 9],
+        [{ $lookup: { from: 'tags' } }, 9],
+        [{ $lookup: { from: 'tags', localField: 'x', as: 'y' } }, 9],
+        [{ $graphLookup: { from: 'tags' } }, 40103],
+        [{ $facet: { a: [{ $graphLookup: { from: 'tags', startWith: '$x', connectFromField: 3, connectToField: '_id', as: 'q' } }] } }, 40103],
+        [{ $unionWith: 5 }, 9],
+        [{ $facet: 3 }, 40169],
+        [{ $facet: { a: [{ $unionWith: { coll: 'tags', pipeline: [{ $lookup: { from: 'tags', as: 'z' } }] } }] } }, 9],
+      ];
+      for (const [stage, code] of malformed) {
+        const error = await failure(Promise.resolve().then(() => coll.aggregate([stage]).toArray()));
+        expect({ stage, code: error.code }).toEqual({ stage, code });
+        expect(error.message).not.toMatch(/Cannot read|is not a function|undefined \(reading|TypeError/);
+      }
     });
   });
 });

@@ -12,6 +12,7 @@ import { type Iterator } from 'mingo/lazy';
 import { type Document } from '../bson/values';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
+import { checkStages } from './stage-checks';
 import { prepareFilter, regexExpressionOperators, regexQueryOperators } from './regex-filter';
 
 function translate(error: unknown): never {
@@ -21,6 +22,11 @@ function translate(error: unknown): never {
   if (stage) throw new DatastoreError('BadValue', `Unrecognized pipeline stage name: '${stage[1]}'`, { cause: error, code: 40324 });
   const unknown = /unknown (?:query |top level |pipeline |expression |projection )?operator:? ?'?(\$\w+)'?/i.exec(message);
   if (unknown) throw new DatastoreError('BadValue', `unknown operator: ${unknown[1]}`, { cause: error });
+  // A JavaScript failure inside mingo (a malformed argument it did not check) says nothing a caller can use
+  // and names engine internals: answer with MongoDB's kind of error, keep the original as the cause.
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError) {
+    throw new DatastoreError('BadValue', 'invalid argument to an aggregation stage, expression or query operator', { cause: error });
+  }
   throw new DatastoreError('BadValue', message, { cause: error });
 }
 
@@ -80,6 +86,7 @@ export function compileFilter(filter: Document | undefined, variables?: Variable
 }
 
 export function runPipeline(docs: Iterable<Document>, pipeline: Document[], resolver?: CollectionResolver, variables?: Variables): Document[] {
+  checkStages(pipeline);
   try {
     const aggregator = new Aggregator(pipeline, optionsWith(resolver, variables));
     return aggregator.run<Document>(Array.isArray(docs) ? (docs as Document[]) : [...docs]);

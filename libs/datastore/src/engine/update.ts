@@ -5,7 +5,7 @@
  */
 import { Long, Timestamp } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeRank, valuesEqual } from '../bson/values';
+import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeName, typeRank, valuesEqual } from '../bson/values';
 import { compileFilter, mingoQuery, runPipeline } from './mingo';
 
 const OPERATORS = new Set([
@@ -294,14 +294,6 @@ function arith(a: unknown, b: unknown, op: 'add' | 'mul'): unknown {
   const x = Number(a instanceof Long ? a.toNumber() : isNumeric(a) ? Number.parseFloat(String(a)) : a);
   const y = Number(b instanceof Long ? b.toNumber() : isNumeric(b) ? Number.parseFloat(String(b)) : b);
   return op === 'add' ? x + y : x * y;
-}
-
-function typeName(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
-  if (typeof value === 'object') return isPlainObject(value) ? 'object' : value.constructor.name;
-  return typeof value;
 }
 
 function applyOperator(op: string, parent: Document | unknown[], key: string, value: unknown, path: string, root: Document): void {
