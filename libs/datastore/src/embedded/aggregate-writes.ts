@@ -5,7 +5,7 @@
  */
 import { ObjectId } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
+import { type Document, formatValue, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
 import { type CollectionState } from '../engine/collection-state';
 import { select } from '../engine/query';
 import { applyUpdate, checkUpdate } from '../engine/update';
@@ -52,7 +52,7 @@ function namespaceOf(value: unknown, db: string, stage: string): Namespace {
   if (typeof value === 'string' && value.length > 0) return { db, coll: value };
   if (isPlainObject(value) && typeof value.coll === 'string' && value.coll.length > 0) {
     if (value.db !== undefined && typeof value.db !== 'string') throw new DatastoreError('TypeMismatch', `${stage} 'db' must be a string`);
-    return { db: (value.db as string | undefined) ?? db, coll: value.coll };
+    return { db: (value.db) ?? db, coll: value.coll };
   }
   throw new DatastoreError('Location16990', `${stage} requires a collection name as a string or a document with 'db' and 'coll'`);
 }
@@ -69,14 +69,14 @@ function mergeSpec(spec: unknown, db: string): WriteStage {
   if (on.length === 0 || on.some((f) => typeof f !== 'string')) throw new DatastoreError('Location51187', "$merge 'on' must be a field name or a non-empty array of field names");
   const whenMatched = spec.whenMatched ?? 'merge';
   if (!Array.isArray(whenMatched) && !['replace', 'keepExisting', 'merge', 'fail'].includes(whenMatched as string)) {
-    throw new DatastoreError('BadValue', `Enumeration value '${String(whenMatched)}' for field '$merge.whenMatched' is not a valid value.`);
+    throw new DatastoreError('BadValue', `Enumeration value '${formatValue(whenMatched)}' for field '$merge.whenMatched' is not a valid value.`);
   }
   if (Array.isArray(whenMatched)) checkUpdate(whenMatched);
   const whenNotMatched = spec.whenNotMatched ?? 'insert';
   if (!['insert', 'discard', 'fail'].includes(whenNotMatched as string)) {
-    throw new DatastoreError('BadValue', `Enumeration value '${String(whenNotMatched)}' for field '$merge.whenNotMatched' is not a valid value.`);
+    throw new DatastoreError('BadValue', `Enumeration value '${formatValue(whenNotMatched)}' for field '$merge.whenNotMatched' is not a valid value.`);
   }
-  if (spec.let !== undefined && !Array.isArray(whenMatched)) throw new DatastoreError('Location51199', `Cannot use 'let' variables with 'whenMatched: ${String(whenMatched)}' mode`);
+  if (spec.let !== undefined && !Array.isArray(whenMatched)) throw new DatastoreError('Location51199', `Cannot use 'let' variables with 'whenMatched: ${formatValue(whenMatched)}' mode`);
   return {
     kind: '$merge',
     target: namespaceOf(spec.into, db, '$merge'),

@@ -4,7 +4,7 @@
  * JavaScript errors ("Cannot read properties of undefined"); those must never reach a caller.
  */
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, isPlainObject, typeName } from '../bson/values';
+import { isPlainObject, typeName } from '../bson/values';
 
 function parseError(message: string, code = 9): never {
   throw new DatastoreError('FailedToParse', message, { code });
@@ -58,7 +58,7 @@ export function checkStages(pipeline: unknown): void {
   if (!Array.isArray(pipeline)) parseError(`a pipeline must be an array, but found ${typeName(pipeline)}`, 14);
   for (const stage of pipeline as unknown[]) {
     if (!isPlainObject(stage)) continue;
-    const spec = (stage as Document)[Object.keys(stage)[0]];
+    const spec = stage[Object.keys(stage)[0]];
     switch (Object.keys(stage)[0]) {
       case '$lookup':
         checkLookup(spec);

@@ -37,7 +37,6 @@ import {
   type FindOneAndModifyOptions,
   type FindOneOptions,
   type FindOptions,
-  type Hint,
   type QueryOptions,
   type IndexDescription,
   type IndexOptions,
@@ -168,7 +167,7 @@ function sessionOf(options: SessionOption | undefined): { session?: ClientSessio
  */
 function queryOf(options: QueryOptions | undefined): { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document } {
   const out: { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document } = sessionOf(options);
-  if (options?.hint !== undefined) out.hint = options.hint as Hint as Document;
+  if (options?.hint !== undefined) out.hint = options.hint as Document;
   if (options?.let !== undefined) out.let = options.let;
   return out;
 }

@@ -2,23 +2,28 @@ import { makeTempDir } from '@tessera/testing';
 import { type Collection, MongoClient, MongoServerError } from 'mongodb';
 import { WireServer } from './wire-server';
 
+interface Item {
+  _id: number;
+  [field: string]: unknown;
+}
+
 // The query-language options MongoDB's driver sends (hint, let, comment, sort on updateOne, pipeline
 // updates, $out and $merge), through the real wire server with the official driver.
 describe('the wire server answers the query language as MongoDB 7 does', () => {
   let dir: ReturnType<typeof makeTempDir>;
   let server: WireServer;
   let client: MongoClient;
-  let coll: Collection;
+  let coll: Collection<Item>;
   beforeEach(async () => {
     dir = makeTempDir('tessera-wire-query-');
     server = await WireServer.start({ clustersDir: dir.path });
     client = new MongoClient(server.uri(), { serverSelectionTimeoutMS: 5000 });
-    coll = client.db('app').collection('items');
+    coll = client.db('app').collection<Item>('items');
     await coll.insertMany([
       { _id: 1, x: 1 },
       { _id: 2, x: 2 },
       { _id: 3, x: 3 },
-    ] as never[]);
+    ]);
   });
   afterEach(async () => {
     await client.close();
@@ -40,7 +45,7 @@ describe('the wire server answers the query language as MongoDB 7 does', () => {
       () => coll.find({}, { hint: 'nope_1' }).toArray(),
       () => coll.updateOne({ _id: 1 }, { $set: { y: 1 } }, { hint: 'nope_1' }),
       () => coll.deleteMany({}, { hint: { nope: 1 } }),
-      () => coll.findOneAndUpdate({ _id: 1 }, { $set: { y: 1 } }, { hint: 'nope_1' }),
+      () => coll.findOneAndUpdate({ _id: 1 }, { $set: { y: 1 } }, { hint: { nope: 1 } }),
       () => coll.aggregate([], { hint: 'nope_1' }).toArray(),
       () => coll.countDocuments({}, { hint: 'nope_1' }),
     ];
@@ -80,7 +85,7 @@ describe('the wire server answers the query language as MongoDB 7 does', () => {
   });
 
   it("refuses an _id holding a $-prefixed key with DollarPrefixedFieldName", async () => {
-    const error = await coll.insertOne({ _id: { $a: 1 } } as never).then(
+    const error = await coll.insertOne({ _id: { $a: 1 } } as unknown as Item).then(
       () => undefined,
       (e: unknown) => e as { code?: number },
     );
