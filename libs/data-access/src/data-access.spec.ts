@@ -190,6 +190,17 @@ describe('DataAccess', () => {
   it('refuses restricted selectors, stages, listings and federated sources to users only', async () => {
     await expect(call(alice, 'find', { query: { $where: 'true' } })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
     await expect(call(alice, 'aggregate', { pipeline: [{ $lookup: { from: 'users', localField: 'owner_id', foreignField: '_id', as: 'u' } }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    for (const pipeline of [
+      [{ $out: 'copy' }],
+      [{ $merge: { into: 'copy' } }],
+      [{ $facet: { nested: [{ $lookup: { from: 'users', localField: 'owner_id', foreignField: '_id', as: 'u' } }] } }],
+      [{ $facet: { nested: [{ $unionWith: 'users' }] } }],
+    ]) {
+      await expect(call(alice, 'aggregate', { pipeline })).rejects.toMatchObject({ errorCode: 'InvalidParameter', message: expect.stringMatching(/only allowed in a system function/) });
+    }
+    expect(await call(system, 'aggregate', { pipeline: [{ $match: { _id: { $lte: 2 } } }, { $project: { summary: 1 } }, { $out: 'copy' }] })).toEqual([]);
+    const all = (await stored()).length;
+    expect(await call(system, 'aggregate', { pipeline: [{ $facet: { n: [{ $unionWith: 'copy' }, { $count: 'n' }] } }] })).toEqual([{ n: [{ n: all + 2 }] }]);
     await expect(call(alice, 'getDBNames')).rejects.toMatchObject({ errorCode: 'ExecutionPermissionDenied' });
     expect(await call(system, 'getDBNames')).toContain('todo');
     expect(await call(system, 'find', { query: { summary: { $regex: '^a' } } })).toHaveLength(2);

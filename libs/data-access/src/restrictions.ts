@@ -137,13 +137,16 @@ export function assertUserQuery(query: unknown, where: string): void {
   visitPatterns(query, (pattern) => assertUserPattern(pattern, where));
 }
 
-/** Throws when a user's pipeline has a stage or selector reserved for system functions. */
+/**
+ * Throws when a user's pipeline has a stage or selector reserved for system functions, at any depth: a
+ * `$lookup` or `$out` inside `$facet` reaches other collections as surely as one at the top.
+ */
 export function assertUserPipeline(pipeline: unknown[]): void {
   for (const stage of pipeline) {
     if (stage === null || typeof stage !== 'object') continue;
-    for (const name of Object.keys(stage)) {
+    walk(stage, (name) => {
       if (restrictedStages.has(name)) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `aggregation stage ${name} is only allowed in a system function`);
-    }
+    });
     assertUserQuery(stage, 'an aggregation pipeline');
   }
 }

@@ -16,6 +16,7 @@ import {
   type DataSourceClient,
   DatastoreError,
   type Document,
+  type Hint,
   isPlainObject,
   type SortSpec,
   typeRank,
@@ -89,18 +90,47 @@ const UNSUPPORTED_OPERATIONS: Record<string, string> = {
 
 /** Arguments that address a server feature the data-access API does not expose. */
 const UNSUPPORTED_ARGUMENTS: Record<string, string> = {
-  hint: 'index hints',
   collation: 'collation',
-  let: 'let variables',
   rawData: 'rawData',
   writeConcern: 'write concern',
   readConcern: 'read concern',
-  bypassDocumentValidation: 'document validation',
-  allowDiskUse: 'allowDiskUse',
 };
 
-/** Arguments that change nothing observable here (batching, timeouts, comments). */
-const IGNORED_ARGUMENTS = new Set(['batchSize', 'maxTimeMS', 'comment', 'session']);
+/**
+ * Arguments that change nothing observable here: batching, timeouts, spilling to disk (the engine sorts in
+ * memory) and bypassing validators (collections of the data-access API have none; App Services validates
+ * with its schemas in the rules layer, above this API).
+ */
+const IGNORED_ARGUMENTS = new Set(['batchSize', 'maxTimeMS', 'session', 'allowDiskUse', 'bypassDocumentValidation']);
+
+/** Arguments every query-shaped operation passes on as they are: hint, let and comment. */
+const QUERY_ARGUMENTS = ['hint', 'let', 'comment'];
+
+/** The data-access API's query options from an operation's arguments (absent ones left out). */
+function queryOptions(a: Document): { hint?: Hint; let?: Document; comment?: unknown } {
+  const out: { hint?: Hint; let?: Document; comment?: unknown } = {};
+  if (a.hint !== undefined) out.hint = a.hint as Hint;
+  if (a.let !== undefined) out.let = a.let as Document;
+  if (a.comment !== undefined) out.comment = a.comment;
+  return out;
+}
+
+/**
+ * Tessera accepts `sort` on updateOne and replaceOne (and their bulk forms) as MongoDB 8.0 does, so cases
+ * that require 8.0 for that reason alone run, and the ones expecting 7.0's refusal are skipped for their
+ * server-version requirement. See the README's conformance section.
+ */
+function usesUpdateSort(test: TestCase): boolean {
+  return test.operations.some((op) => {
+    const a = op.arguments ?? {};
+    if ((op.name === 'updateOne' || op.name === 'replaceOne') && a.sort !== undefined) return true;
+    if (op.name !== 'bulkWrite') return false;
+    return ((a.requests as Document[] | undefined) ?? []).some((r) => {
+      const [kind, inner] = Object.entries(r)[0] as [string, Document];
+      return (kind === 'updateOne' || kind === 'replaceOne') && inner?.sort !== undefined;
+    });
+  });
+}
 
 function versionParts(v: string): number[] {
   return v.split('.').map((p) => Number(p) || 0);
@@ -208,6 +238,20 @@ export function match(actual: unknown, expected: unknown, root: boolean, path = 
   return typeRank(actual) === typeRank(expected) && compareValues(actual, expected) === 0 ? undefined : `${path}: expected ${EJSON.stringify(expected)}, got ${EJSON.stringify(actual)}`;
 }
 
+/** Operations returning an iterable of documents, whose elements match as root-level documents. */
+const ITERABLE_RESULTS = new Set(['find', 'aggregate']);
+
+/** Matches a cursor's documents: each element is a root-level document (extra fields allowed). */
+export function matchIterable(actual: unknown, expected: unknown): string | undefined {
+  if (!Array.isArray(expected) || !Array.isArray(actual)) return match(actual, expected, true);
+  if (actual.length !== expected.length) return `$: expected ${expected.length} documents, got ${actual.length}: ${EJSON.stringify(actual)}`;
+  for (let i = 0; i < expected.length; i++) {
+    const problem = match(actual[i], expected[i], true, `$[${i}]`);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 // ---- execution ----
 
 class Skip extends Error {}
@@ -216,6 +260,13 @@ interface Entities {
   client: DataSourceClient;
   databases: Map<string, DatabaseHandle>;
   collections: Map<string, CollectionHandle>;
+  /** Entities whose options this API cannot honour, with the reason: cases using them are skipped. */
+  unsupported: Map<string, string>;
+  /**
+   * Collections with write concern w: 0. The API acknowledges every write (App Services offered nothing
+   * else), so their operations run acknowledged: the outcome is checked, the (unacknowledged) result not.
+   */
+  unacknowledged: Set<string>;
 }
 
 function argumentProblems(op: Operation): string | undefined {
@@ -238,6 +289,8 @@ function knownArguments(op: Operation, allowed: string[]): void {
 
 async function execute(op: Operation, entities: Entities): Promise<unknown> {
   const a = op.arguments ?? {};
+  const unsupported = entities.unsupported.get(op.object);
+  if (unsupported) throw new Skip(unsupported);
   const collection = entities.collections.get(op.object);
   const database = entities.databases.get(op.object);
   if (database) {
@@ -258,47 +311,53 @@ async function execute(op: Operation, entities: Entities): Promise<unknown> {
   const filter = (a.filter as Document | undefined) ?? {};
   switch (op.name) {
     case 'find':
-      knownArguments(op, ['filter', 'sort', 'skip', 'limit', 'projection']);
-      return collection.find(filter, a.projection as Document | undefined, { sort: a.sort as SortSpec, skip: a.skip as number, limit: a.limit as number }).toArray();
+      knownArguments(op, ['filter', 'sort', 'skip', 'limit', 'projection', ...QUERY_ARGUMENTS]);
+      return collection.find(filter, a.projection as Document | undefined, { sort: a.sort as SortSpec, skip: a.skip as number, limit: a.limit as number, ...queryOptions(a) }).toArray();
     case 'findOne':
-      knownArguments(op, ['filter', 'sort', 'skip', 'projection']);
-      return collection.findOne(filter, a.projection as Document | undefined, { sort: a.sort as SortSpec, skip: a.skip as number });
+      knownArguments(op, ['filter', 'sort', 'skip', 'projection', ...QUERY_ARGUMENTS]);
+      return collection.findOne(filter, a.projection as Document | undefined, { sort: a.sort as SortSpec, skip: a.skip as number, ...queryOptions(a) });
     case 'aggregate':
-      knownArguments(op, ['pipeline']);
-      return collection.aggregate(a.pipeline as Document[]).toArray();
+      knownArguments(op, ['pipeline', ...QUERY_ARGUMENTS]);
+      return collection.aggregate(a.pipeline as Document[], queryOptions(a)).toArray();
     case 'countDocuments':
-      knownArguments(op, ['filter', 'skip', 'limit']);
-      return collection.countDocuments(filter, { skip: a.skip as number, limit: a.limit as number });
+      knownArguments(op, ['filter', 'skip', 'limit', ...QUERY_ARGUMENTS]);
+      return collection.countDocuments(filter, { skip: a.skip as number, limit: a.limit as number, ...queryOptions(a) });
     case 'count':
-      knownArguments(op, ['filter', 'skip', 'limit']);
-      return collection.count(filter, { skip: a.skip as number, limit: a.limit as number });
+      knownArguments(op, ['filter', 'skip', 'limit', ...QUERY_ARGUMENTS]);
+      return collection.count(filter, { skip: a.skip as number, limit: a.limit as number, ...queryOptions(a) });
     case 'estimatedDocumentCount':
-      knownArguments(op, []);
-      return collection.estimatedDocumentCount();
+      knownArguments(op, ['comment']);
+      return collection.estimatedDocumentCount(queryOptions(a));
     case 'distinct':
-      knownArguments(op, ['fieldName', 'filter']);
-      return collection.distinct(String(a.fieldName), filter);
+      knownArguments(op, ['fieldName', 'filter', ...QUERY_ARGUMENTS]);
+      return collection.distinct(String(a.fieldName), filter, queryOptions(a));
     case 'insertOne':
-      knownArguments(op, ['document']);
-      return collection.insertOne(a.document as Document);
+      knownArguments(op, ['document', 'comment']);
+      return collection.insertOne(a.document as Document, queryOptions(a));
     case 'insertMany':
-      knownArguments(op, ['documents', 'ordered']);
-      return collection.insertMany(a.documents as Document[], { ordered: a.ordered as boolean | undefined });
+      knownArguments(op, ['documents', 'ordered', 'comment']);
+      return collection.insertMany(a.documents as Document[], { ordered: a.ordered as boolean | undefined, ...queryOptions(a) });
     case 'updateOne':
     case 'updateMany':
-      knownArguments(op, ['filter', 'update', 'upsert', 'arrayFilters']);
-      return await collection[op.name](filter, a.update as Document, { upsert: a.upsert as boolean | undefined, arrayFilters: a.arrayFilters as Document[] | undefined });
+      knownArguments(op, ['filter', 'update', 'upsert', 'arrayFilters', ...(op.name === 'updateOne' ? ['sort'] : []), ...QUERY_ARGUMENTS]);
+      return await collection[op.name](filter, a.update as Document, {
+        upsert: a.upsert as boolean | undefined,
+        arrayFilters: a.arrayFilters as Document[] | undefined,
+        sort: a.sort as SortSpec | undefined,
+        ...queryOptions(a),
+      });
     case 'replaceOne':
-      knownArguments(op, ['filter', 'replacement', 'upsert']);
-      return collection.replaceOne(filter, a.replacement as Document, { upsert: a.upsert as boolean | undefined });
+      knownArguments(op, ['filter', 'replacement', 'upsert', 'sort', ...QUERY_ARGUMENTS]);
+      return collection.replaceOne(filter, a.replacement as Document, { upsert: a.upsert as boolean | undefined, sort: a.sort as SortSpec | undefined, ...queryOptions(a) });
     case 'deleteOne':
     case 'deleteMany':
-      knownArguments(op, ['filter']);
-      return collection[op.name](filter);
+      knownArguments(op, ['filter', ...QUERY_ARGUMENTS]);
+      return collection[op.name](filter, queryOptions(a));
     case 'findOneAndUpdate':
     case 'findOneAndReplace': {
-      knownArguments(op, ['filter', op.name === 'findOneAndUpdate' ? 'update' : 'replacement', 'upsert', 'returnDocument', 'sort', 'projection', 'arrayFilters']);
+      knownArguments(op, ['filter', op.name === 'findOneAndUpdate' ? 'update' : 'replacement', 'upsert', 'returnDocument', 'sort', 'projection', 'arrayFilters', ...QUERY_ARGUMENTS]);
       const options = {
+        ...queryOptions(a),
         upsert: a.upsert as boolean | undefined,
         returnNewDocument: a.returnDocument === 'After',
         sort: a.sort as SortSpec | undefined,
@@ -310,11 +369,16 @@ async function execute(op: Operation, entities: Entities): Promise<unknown> {
         : collection.findOneAndReplace(filter, a.replacement as Document, options);
     }
     case 'findOneAndDelete':
-      knownArguments(op, ['filter', 'sort', 'projection']);
-      return collection.findOneAndDelete(filter, { sort: a.sort as SortSpec | undefined, projection: a.projection as Document | undefined });
-    case 'bulkWrite':
-      knownArguments(op, ['requests', 'ordered']);
-      return collection.bulkWrite(a.requests as BulkWriteOperation[], { ordered: a.ordered as boolean | undefined });
+      knownArguments(op, ['filter', 'sort', 'projection', ...QUERY_ARGUMENTS]);
+      return collection.findOneAndDelete(filter, { sort: a.sort as SortSpec | undefined, projection: a.projection as Document | undefined, ...queryOptions(a) });
+    case 'bulkWrite': {
+      knownArguments(op, ['requests', 'ordered', 'let', 'comment']);
+      const { let: variables, comment } = queryOptions(a);
+      return collection.bulkWrite(a.requests as BulkWriteOperation[], { ordered: a.ordered as boolean | undefined, ...(variables ? { let: variables } : {}), ...(comment !== undefined ? { comment } : {}) });
+    }
+    case 'createIndex':
+      knownArguments(op, ['keys', 'name', 'unique', 'sparse']);
+      return collection.createIndex(a.keys as Record<string, 1 | -1>, { name: a.name as string | undefined, unique: a.unique as boolean | undefined, sparse: a.sparse as boolean | undefined });
     default:
       throw new Skip(`operation ${op.name} is not supported`);
   }
@@ -343,13 +407,18 @@ function checkError(error: unknown, expected: Document): string | undefined {
 }
 
 function buildEntities(client: DataSourceClient, file: TestFile): Entities {
-  const entities: Entities = { client, databases: new Map(), collections: new Map() };
+  const entities: Entities = { client, databases: new Map(), collections: new Map(), unsupported: new Map(), unacknowledged: new Set() };
   for (const entity of file.createEntities) {
     const [kind, spec] = Object.entries(entity)[0] as [string, Document];
     if (kind === 'database') entities.databases.set(String(spec.id), client.db(String(spec.databaseName)));
     else if (kind === 'collection') {
       const db = entities.databases.get(String(spec.database));
       if (!db) throw new Skip(`collection ${String(spec.id)} refers to an unknown database`);
+      // A collection with options this API lacks fails only the cases that use it, not its whole file.
+      const options = (spec.collectionOptions as Document | undefined) ?? {};
+      const level = (options.readConcern as Document | undefined)?.level;
+      if ((options.writeConcern as Document | undefined)?.w === 0) entities.unacknowledged.add(String(spec.id));
+      if (level === 'linearizable' || level === 'snapshot') entities.unsupported.set(String(spec.id), `read concern ${String(level)}: the data-access API has no read concern (App Services offered none)`);
       entities.collections.set(String(spec.id), db.collection(String(spec.collectionName)));
     } else if (kind !== 'client') throw new Skip(`entity type ${kind} is not supported`);
   }
@@ -359,7 +428,8 @@ function buildEntities(client: DataSourceClient, file: TestFile): Entities {
 async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget, fileName: string): Promise<CaseResult> {
   const result = (status: CaseResult['status'], reason?: string, unchecked?: string[]): CaseResult => ({ file: fileName, description: test.description, status, reason, unchecked });
   if (test.skipReason) return result('skipped', test.skipReason);
-  const unmet = unmetRequirement(file.runOnRequirements, target) ?? unmetRequirement(test.runOnRequirements, target);
+  const asTarget = usesUpdateSort(test) && compareVersions(target.serverVersion, '8.0.0') < 0 ? { ...target, serverVersion: '8.0.0' } : target;
+  const unmet = unmetRequirement(file.runOnRequirements, asTarget) ?? unmetRequirement(test.runOnRequirements, asTarget);
   if (unmet) return result('skipped', unmet);
   for (const op of test.operations) {
     const unsupported = UNSUPPORTED_OPERATIONS[op.name];
@@ -381,7 +451,13 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
       if (seed.documents.length > 0) await db.collection(seed.collectionName).insertMany(seed.documents);
       else await db.createCollection(seed.collectionName);
     }
-    const entities = buildEntities(client, file);
+    let entities: Entities;
+    try {
+      entities = buildEntities(client, file);
+    } catch (e) {
+      if (e instanceof Skip) return result('skipped', e.message);
+      throw e;
+    }
     for (const [i, op] of test.operations.entries()) {
       let actual: unknown;
       let error: unknown;
@@ -399,8 +475,10 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
         continue;
       }
       if (error !== undefined) return result('failed', `operation ${i} (${op.name}) threw: ${error instanceof Error ? error.message : text(error)}`);
-      if (op.expectResult !== undefined) {
-        const problem = match(actual, op.expectResult, true);
+      if (op.expectResult !== undefined && entities.unacknowledged.has(op.object)) {
+        unchecked.push(`result of ${op.name} with w: 0 (the API acknowledges every write)`);
+      } else if (op.expectResult !== undefined) {
+        const problem = ITERABLE_RESULTS.has(op.name) ? matchIterable(actual, op.expectResult) : match(actual, op.expectResult, true);
         if (problem) return result('failed', `operation ${i} (${op.name}): ${problem}`);
       }
     }

@@ -14,9 +14,20 @@ export type SortSpec = Record<string, SortDirection>;
 export interface SessionOption {
   /** Runs the operation inside this session (and its transaction, if one is open). */
   session?: DataSession;
+  /** Any value, attached to the operation for profiling and logs (MongoDB's `comment`); changes nothing. */
+  comment?: unknown;
 }
 
-export interface FindOptions extends SessionOption {
+/** An index, by name or by key pattern; naming no index of the collection is MongoDB's BadValue. */
+export type Hint = string | Record<string, SortDirection>;
+
+/** What every query-shaped operation may add: an index hint and `let` variables (`$$name`). */
+export interface QueryOptions extends SessionOption {
+  hint?: Hint;
+  let?: Document;
+}
+
+export interface FindOptions extends QueryOptions {
   sort?: SortSpec;
   skip?: number;
   limit?: number;
@@ -29,13 +40,13 @@ export interface FindOptions extends SessionOption {
   raw?: boolean;
 }
 
-export interface FindOneOptions extends SessionOption {
+export interface FindOneOptions extends QueryOptions {
   sort?: SortSpec;
   skip?: number;
   projection?: Document;
 }
 
-export interface FindOneAndModifyOptions extends SessionOption {
+export interface FindOneAndModifyOptions extends QueryOptions {
   upsert?: boolean;
   /** Return the document after the change (default false: as it was before). */
   returnNewDocument?: boolean;
@@ -44,18 +55,25 @@ export interface FindOneAndModifyOptions extends SessionOption {
   arrayFilters?: Document[];
 }
 
-export interface FindOneAndDeleteOptions extends SessionOption {
+export interface FindOneAndDeleteOptions extends QueryOptions {
   sort?: SortSpec;
   projection?: Document;
 }
 
-export interface UpdateOptions extends SessionOption {
+export interface UpdateOptions extends QueryOptions {
   upsert?: boolean;
   arrayFilters?: Document[];
+  /**
+   * updateOne only: which matching document to change, the first in this order (MongoDB 8.0 accepts it;
+   * Tessera does too, on both engines, and ignores nothing silently: updateMany refuses it).
+   */
+  sort?: SortSpec;
 }
 
-export interface ReplaceOptions extends SessionOption {
+export interface ReplaceOptions extends QueryOptions {
   upsert?: boolean;
+  /** Which matching document to replace: the first in this order (as MongoDB 8.0). */
+  sort?: SortSpec;
 }
 
 export interface InsertManyOptions extends SessionOption {
@@ -63,17 +81,23 @@ export interface InsertManyOptions extends SessionOption {
   ordered?: boolean;
 }
 
-export interface CountOptions extends SessionOption {
+export interface CountOptions extends QueryOptions {
   skip?: number;
   limit?: number;
 }
 
-export type AggregateOptions = SessionOption;
-export type DeleteOptions = SessionOption;
-export type DistinctOptions = SessionOption;
+/**
+ * `$out` and `$merge` write at this level; the rules layer (libs/data-access) refuses them, and every stage
+ * reading another collection, to callers other than system functions, as App Services did.
+ */
+export type AggregateOptions = QueryOptions;
+export type DeleteOptions = QueryOptions;
+export type DistinctOptions = QueryOptions;
 
 export interface BulkWriteOptions extends SessionOption {
   ordered?: boolean;
+  /** `let` variables for every operation of the batch. */
+  let?: Document;
 }
 
 export interface IndexOptions {
@@ -123,11 +147,11 @@ export interface BulkWriteResult {
 
 export type BulkWriteOperation =
   | { insertOne: { document: Document } }
-  | { updateOne: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[] } }
-  | { updateMany: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[] } }
-  | { replaceOne: { filter: Document; replacement: Document; upsert?: boolean } }
-  | { deleteOne: { filter: Document } }
-  | { deleteMany: { filter: Document } };
+  | { updateOne: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[]; hint?: Hint; sort?: SortSpec } }
+  | { updateMany: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[]; hint?: Hint } }
+  | { replaceOne: { filter: Document; replacement: Document; upsert?: boolean; hint?: Hint; sort?: SortSpec } }
+  | { deleteOne: { filter: Document; hint?: Hint } }
+  | { deleteMany: { filter: Document; hint?: Hint } };
 
 export interface IndexDescription {
   name: string;

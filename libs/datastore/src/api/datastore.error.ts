@@ -14,6 +14,7 @@ export const DatastoreErrorCode = {
   IndexNotFound: 27,
   PathNotViable: 28,
   ConflictingUpdateOperators: 40,
+  DollarPrefixedFieldName: 52,
   NamespaceExists: 48,
   ImmutableField: 66,
   InvalidOptions: 72,
@@ -25,6 +26,22 @@ export const DatastoreErrorCode = {
   InvalidProjection: 31254,
   InvalidProjectionInclusion: 31253,
   CursorInUse: 17,
+  Location40324: 40324,
+  OperationNotSupportedInTransaction: 263,
+  // Assertion codes MongoDB names `Location<code>` ($out and $merge).
+  Location13113: 13113,
+  Location16870: 16870,
+  Location16990: 16990,
+  Location40415: 40415,
+  Location40600: 40600,
+  Location40601: 40601,
+  Location51047: 51047,
+  Location51132: 51132,
+  Location51182: 51182,
+  Location51183: 51183,
+  Location51187: 51187,
+  Location51199: 51199,
+  OptionNotSupportedOnView: 167,
 } as const;
 
 export type DatastoreErrorCodeName = keyof typeof DatastoreErrorCode;

@@ -310,6 +310,15 @@ function numbersAsDoubles(value: unknown): unknown {
 }
 
 /** The shell-like rendering MongoDB uses in error messages, e.g. `{ _id: 1 }` or `ObjectId('...')`. */
+/** A value's type as MongoDB's messages name it (int, double, object, array, string...). */
+export function typeName(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
+  if (typeof value === 'object') return isPlainObject(value) ? 'object' : value.constructor.name;
+  return typeof value;
+}
+
 export function formatValue(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (value === null) return 'null';

@@ -8,6 +8,7 @@ import { LazyCursor, type CursorState } from '../api/cursor';
 import { DatastoreError, type WriteErrorDetail } from '../api/datastore.error';
 import {
   type AggregateCursor,
+  type AggregateOptions,
   type BulkWriteOperation,
   type BulkWriteOptions,
   type BulkWriteResult,
@@ -21,24 +22,28 @@ import {
   type FindOneAndModifyOptions,
   type FindOneOptions,
   type FindOptions,
+  type Hint,
   type IndexDescription,
   type IndexOptions,
   type InsertManyOptions,
   type InsertManyResult,
   type InsertOneResult,
   type ReplaceOptions,
+  type QueryOptions,
   type SessionOption,
   type SortDirection,
+  type SortSpec,
   type UpdateOptions,
   type UpdateResult,
   type WatchOptions,
 } from '../api/data-source';
 import { cloneValue, collectPathValues, compareValues, hasOwn, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
 import { type CollectionState, type StoredRecord } from '../engine/collection-state';
-import { compileFilter, runPipeline } from '../engine/mingo';
+import { compileFilter, evaluateVariables, runPipeline } from '../engine/mingo';
 import { buildProjector } from '../engine/projection';
 import { checkSort, select, sortDocuments } from '../engine/query';
 import { applyUpdate, checkReplacement, checkUpdate, upsertBase } from '../engine/update';
+import { applyWriteStage, splitWriteStage } from './aggregate-writes';
 import { EmbeddedChangeStream } from './change-stream';
 import { type EmbeddedSession } from './embedded-session';
 import { type ServiceStore, type WriteUnit } from './service-store';
@@ -70,6 +75,19 @@ function prepareInsert(doc: Document): Document {
 function checkId(id: unknown): void {
   if (Array.isArray(id)) throw new DatastoreError('BadValue', "can't use an array for _id");
   if (isRegexValue(id)) throw new DatastoreError('BadValue', "can't use a regex for _id");
+  const dollar = dollarKeyIn(id);
+  if (dollar !== undefined) throw new DatastoreError('DollarPrefixedFieldName', `_id fields may not contain '$'-prefixed fields: ${dollar} is not valid for storage.`);
+}
+
+/** The first `$`-prefixed key at any depth of an `_id` document (MongoDB 7.1+ refuses them all; 7.0 the top level). */
+function dollarKeyIn(value: unknown): string | undefined {
+  if (!isPlainObject(value)) return undefined;
+  for (const key of Object.keys(value)) {
+    if (key.startsWith('$')) return key;
+    const nested = dollarKeyIn(value[key]);
+    if (nested !== undefined) return nested;
+  }
+  return undefined;
 }
 
 function withIdFirst(doc: Document, id: unknown): Document {
@@ -77,6 +95,39 @@ function withIdFirst(doc: Document, id: unknown): Document {
   const out: Document = { _id: id };
   for (const key of Object.keys(doc)) if (key !== '_id') out[key] = doc[key];
   return out;
+}
+
+/** MongoDB refuses a hint naming no index of the collection; a missing collection has none to check. */
+function checkHint(coll: CollectionState | undefined, hint: Hint | undefined): void {
+  if (hint === undefined || !coll || coll.view) return;
+  if (isPlainObject(hint) && Object.keys(hint).length === 1 && '$natural' in hint) return;
+  const wanted = isPlainObject(hint) ? Object.entries(hint) : undefined;
+  for (const index of coll.indexes.values()) {
+    if (typeof hint === 'string' && index.name === hint) return;
+    const key = Object.entries(index.spec);
+    if (wanted && wanted.length === key.length && wanted.every(([f, d], i) => key[i][0] === f && Number(key[i][1]) === Number(d))) return;
+  }
+  throw new DatastoreError('BadValue', 'hint provided does not correspond to an existing index');
+}
+
+/** `let` must be a document; MongoDB's own variables ($$ROOT, $$NOW...) cannot be redefined. */
+function variablesOf(options: { let?: Document } | undefined): Document | undefined {
+  const value = options?.let;
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) throw new DatastoreError('TypeMismatch', "BSON field 'let' is the wrong type, expected type 'object'");
+  for (const name of Object.keys(value)) {
+    if (!/^[a-z\u0080-\uffff][\w\u0080-\uffff]*$/.test(name)) {
+      throw new DatastoreError('Location16870', `'${name}' starts with an invalid character for a user variable name`);
+    }
+  }
+  return evaluateVariables(normalize(value) as Document);
+}
+
+/** Sort on a single-document update or replace (MongoDB 8.0); refused on updateMany. */
+function updateSort(sort: SortSpec | undefined, many: boolean): SortSpec | undefined {
+  if (sort === undefined) return undefined;
+  if (many) throw new DatastoreError('InvalidOptions', 'Cannot specify sort with multi=true', { clientError: true });
+  return checkSort(sort);
 }
 
 function emptyBulkResult(): BulkWriteResult {
@@ -132,13 +183,15 @@ export class EmbeddedCollection implements CollectionHandle {
   }
 
   /** The matching stored documents (not copies). */
-  private matching(filter: Document, state: CursorState, owner?: EmbeddedSession): Document[] {
+  private matching(filter: Document, state: CursorState, owner?: EmbeddedSession, query: QueryOptions = {}): Document[] {
     const coll = this.state();
+    checkHint(coll, query.hint);
+    const variables = variablesOf(query);
     const committed = this.store.committedView(owner, this.dbName, this.collectionName);
     if (!coll && !committed) return [];
     const sort = checkSort(state.sort);
-    if (coll && !coll.view && !committed) return select(coll, filter, { sort, skip: state.skip, limit: state.limit }).map((r) => r.doc);
-    const matches = compileFilter(filter);
+    if (coll && !coll.view && !committed) return select(coll, filter, { sort, skip: state.skip, limit: state.limit, variables }).map((r) => r.doc);
+    const matches = compileFilter(filter, variables);
     let docs = (committed ?? (coll ? this.viewDocuments(coll) : [])).filter((d) => matches(d));
     if (sort) docs = sortDocuments(docs, sort);
     const skip = state.skip ?? 0;
@@ -146,9 +199,9 @@ export class EmbeddedCollection implements CollectionHandle {
     return docs.slice(skip, limit ? skip + limit : undefined);
   }
 
-  private read(filter: Document, state: CursorState, owner: EmbeddedSession | undefined, raw = false): Document[] {
+  private read(filter: Document, state: CursorState, owner: EmbeddedSession | undefined, raw = false, query: QueryOptions = {}): Document[] {
     const project = buildProjector(state.projection, filter);
-    const docs = this.matching(filter, state, owner);
+    const docs = this.matching(filter, state, owner, query);
     if (raw) return project ? docs.map(project) : docs;
     return docs.map((d) => cloneValue(project ? project(d) : d));
   }
@@ -156,12 +209,12 @@ export class EmbeddedCollection implements CollectionHandle {
   find(query?: Document, projection?: Document, options: FindOptions = {}): FindCursor {
     const filter = filterOf(query);
     const state: CursorState = { sort: options.sort, skip: options.skip, limit: options.limit, projection: projection ?? options.projection };
-    return new LazyCursor(async (s) => this.read(filter, s, ownerOf(options), options.raw === true), state);
+    return new LazyCursor(async (s) => this.read(filter, s, ownerOf(options), options.raw === true, options), state);
   }
 
   async findOne(query?: Document, projection?: Document, options: FindOneOptions = {}): Promise<Document | null> {
     const filter = filterOf(query);
-    const [doc] = this.read(filter, { sort: options.sort, skip: options.skip, limit: 1, projection: projection ?? options.projection }, ownerOf(options));
+    const [doc] = this.read(filter, { sort: options.sort, skip: options.skip, limit: 1, projection: projection ?? options.projection }, ownerOf(options), false, options);
     return doc ?? null;
   }
 
@@ -184,17 +237,20 @@ export class EmbeddedCollection implements CollectionHandle {
 
   private updateStep(unit: WriteUnit, filter: Document, update: Document | Document[], options: UpdateOptions, many: boolean): UpdateResult {
     const coll = this.existingForWrite();
-    const records = coll ? select(coll, filter, { limit: many ? 0 : 1 }) : [];
+    checkHint(coll, options.hint);
+    const variables = variablesOf(options);
+    const sort = updateSort(options.sort, many);
+    const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables }) : [];
     let modifiedCount = 0;
     for (const rec of records) {
-      const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters });
+      const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables });
       if (compareValues(next, rec.doc) === 0) continue;
       this.store.replace(unit, coll as CollectionState, rec, next, 'u');
       modifiedCount++;
     }
     if (records.length > 0 || !options.upsert) return { matchedCount: records.length, modifiedCount, upsertedCount: 0 };
     const base = upsertBase(filter);
-    const built = applyUpdate(base, update, { filter, arrayFilters: options.arrayFilters, inserting: true });
+    const built = applyUpdate(base, update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables });
     const doc = withIdFirst(built, '_id' in built ? built._id : new ObjectId());
     this.insertStep(unit, doc);
     return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id };
@@ -209,7 +265,8 @@ export class EmbeddedCollection implements CollectionHandle {
 
   private replaceStep(unit: WriteUnit, filter: Document, replacement: Document, options: ReplaceOptions): UpdateResult {
     const coll = this.existingForWrite();
-    const [rec] = coll ? select(coll, filter, { limit: 1 }) : [];
+    checkHint(coll, options.hint);
+    const [rec] = coll ? select(coll, filter, { limit: 1, sort: updateSort(options.sort, false), variables: variablesOf(options) }) : [];
     if (rec) {
       const next = this.replacement(rec, replacement);
       if (compareValues(next, rec.doc) === 0) return { matchedCount: 1, modifiedCount: 0, upsertedCount: 0 };
@@ -223,10 +280,11 @@ export class EmbeddedCollection implements CollectionHandle {
     return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id };
   }
 
-  private deleteStep(unit: WriteUnit, filter: Document, many: boolean): DeleteResult {
+  private deleteStep(unit: WriteUnit, filter: Document, many: boolean, options: QueryOptions = {}): DeleteResult {
     const coll = this.existingForWrite();
+    checkHint(coll, options.hint);
     if (!coll) return { deletedCount: 0 };
-    const records = select(coll, filter, { limit: many ? 0 : 1 });
+    const records = select(coll, filter, { limit: many ? 0 : 1, variables: variablesOf(options) });
     for (const rec of records) this.store.delete(unit, coll, rec);
     return { deletedCount: records.length };
   }
@@ -286,14 +344,14 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.write(ownerOf(options), (unit) => this.replaceStep(unit, filter, doc, options), this.scope);
   }
 
-  async deleteOne(query: Document, options?: SessionOption): Promise<DeleteResult> {
+  async deleteOne(query: Document, options?: QueryOptions): Promise<DeleteResult> {
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, false), this.scope);
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, false, options), this.scope);
   }
 
-  async deleteMany(query: Document, options?: SessionOption): Promise<DeleteResult> {
+  async deleteMany(query: Document, options?: QueryOptions): Promise<DeleteResult> {
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, true), this.scope);
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, true, options), this.scope);
   }
 
   async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
@@ -301,17 +359,19 @@ export class EmbeddedCollection implements CollectionHandle {
     const filter = filterOf(query);
     const project = buildProjector(options.projection, filter);
     const sort = checkSort(options.sort);
+    const variables = variablesOf(options);
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1 }) : [];
+      checkHint(coll, options.hint);
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables }) : [];
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
-        const next = applyUpdate(before, update, { filter, arrayFilters: options.arrayFilters });
+        const next = applyUpdate(before, update, { filter, arrayFilters: options.arrayFilters, variables });
         if (compareValues(next, before) !== 0) this.store.replace(unit, coll as CollectionState, rec, next, 'u');
         result = options.returnNewDocument ? next : before;
       } else if (options.upsert) {
-        const built = applyUpdate(upsertBase(filter), update, { filter, arrayFilters: options.arrayFilters, inserting: true });
+        const built = applyUpdate(upsertBase(filter), update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables });
         const doc = withIdFirst(built, '_id' in built ? built._id : new ObjectId());
         this.insertStep(unit, doc);
         result = options.returnNewDocument ? doc : null;
@@ -326,9 +386,11 @@ export class EmbeddedCollection implements CollectionHandle {
     const doc = normalize(replacement) as Document;
     const project = buildProjector(options.projection, filter);
     const sort = checkSort(options.sort);
+    const variables = variablesOf(options);
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1 }) : [];
+      checkHint(coll, options.hint);
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables }) : [];
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
@@ -349,9 +411,11 @@ export class EmbeddedCollection implements CollectionHandle {
     const filter = filterOf(query);
     const project = buildProjector(options.projection, filter);
     const sort = checkSort(options.sort);
+    const variables = variablesOf(options);
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1 }) : [];
+      checkHint(coll, options.hint);
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables }) : [];
       if (!rec || !coll) return null;
       this.store.delete(unit, coll, rec);
       return cloneValue(project ? project(rec.doc) : rec.doc);
@@ -364,7 +428,8 @@ export class EmbeddedCollection implements CollectionHandle {
     }
     const ordered = options.ordered ?? true;
     // Validate everything before writing anything, as drivers do.
-    const steps = operations.map((operation, index) => this.bulkStep(operation, index));
+    const variables = options.let;
+    const steps = operations.map((operation, index) => this.bulkStep(operation, index, variables));
     return this.store.write(ownerOf(options), (unit) => {
       const result = emptyBulkResult();
       const writeErrors: WriteErrorDetail[] = [];
@@ -384,7 +449,7 @@ export class EmbeddedCollection implements CollectionHandle {
     }, this.scope);
   }
 
-  private bulkStep(operation: BulkWriteOperation, index: number): (unit: WriteUnit, result: BulkWriteResult) => void {
+  private bulkStep(operation: BulkWriteOperation, index: number, variables: Document | undefined): (unit: WriteUnit, result: BulkWriteResult) => void {
     if ('insertOne' in operation) {
       const doc = prepareInsert(operation.insertOne.document);
       return (unit, result) => {
@@ -403,23 +468,25 @@ export class EmbeddedCollection implements CollectionHandle {
     };
     if ('updateOne' in operation || 'updateMany' in operation) {
       const many = 'updateMany' in operation;
-      const spec = 'updateMany' in operation ? operation.updateMany : operation.updateOne;
+      const spec: UpdateOptions & { filter: Document; update: Document | Document[] } = 'updateMany' in operation ? operation.updateMany : operation.updateOne;
       checkUpdate(spec.update);
       const filter = filterOf(spec.filter);
-      return (unit, result) => addUpdate(result, this.updateStep(unit, filter, spec.update, { upsert: spec.upsert, arrayFilters: spec.arrayFilters }, many));
+      const options: UpdateOptions = { upsert: spec.upsert, arrayFilters: spec.arrayFilters, hint: spec.hint, sort: spec.sort, let: variables };
+      return (unit, result) => addUpdate(result, this.updateStep(unit, filter, spec.update, options, many));
     }
     if ('replaceOne' in operation) {
       const spec = operation.replaceOne;
       checkReplacement(spec.replacement);
       const filter = filterOf(spec.filter);
       const doc = normalize(spec.replacement) as Document;
-      return (unit, result) => addUpdate(result, this.replaceStep(unit, filter, doc, { upsert: spec.upsert }));
+      return (unit, result) => addUpdate(result, this.replaceStep(unit, filter, doc, { upsert: spec.upsert, hint: spec.hint, sort: spec.sort, let: variables }));
     }
     if ('deleteOne' in operation || 'deleteMany' in operation) {
       const many = 'deleteMany' in operation;
-      const filter = filterOf(many ? operation.deleteMany.filter : (operation).deleteOne.filter);
+      const spec = many ? operation.deleteMany : operation.deleteOne;
+      const filter = filterOf(spec.filter);
       return (unit, result) => {
-        result.deletedCount += this.deleteStep(unit, filter, many).deletedCount;
+        result.deletedCount += this.deleteStep(unit, filter, many, { hint: spec.hint, let: variables }).deletedCount;
       };
     }
     throw new DatastoreError('FailedToParse', `Invalid bulkWrite operation at index ${index}: ${Object.keys(operation).join(', ')}`, { clientError: true });
@@ -427,29 +494,33 @@ export class EmbeddedCollection implements CollectionHandle {
 
   // ---- reads ----
 
-  aggregate(pipeline: Document[], options?: SessionOption): AggregateCursor {
+  aggregate(pipeline: Document[], options: AggregateOptions = {}): AggregateCursor {
     if (!Array.isArray(pipeline)) throw new DatastoreError('BadValue', 'aggregate requires a pipeline array', { clientError: true });
-    const stages = normalize(pipeline) as Document[];
-    for (const stage of stages) {
-      const name = isPlainObject(stage) ? Object.keys(stage)[0] : undefined;
-      if (name === '$out' || name === '$merge') throw new DatastoreError('IllegalOperation', `${name} is not supported by the embedded engine`);
+    const { read: stages, write } = splitWriteStage(normalize(pipeline) as Document[], this.dbName);
+    const owner = ownerOf(options);
+    if (write && owner?.inTransaction()) {
+      throw new DatastoreError('OperationNotSupportedInTransaction', `Operation not permitted in transaction :: caused by :: ${write.kind} cannot be used in a transaction`);
     }
     return new LazyCursor(
       async (state) => {
-        const owner = ownerOf(options);
+        const variables = variablesOf(options);
+        checkHint(this.state(), options.hint);
         let rest = stages;
         let docs: Document[];
         const first = stages[0];
         if (first && isPlainObject(first.$match)) {
-          docs = this.matching(first.$match, {}, owner);
+          docs = this.matching(first.$match, {}, owner, { let: options.let });
           rest = stages.slice(1);
         } else {
           const coll = this.state();
           docs = coll ? this.source(coll, owner) : (this.store.committedView(owner, this.dbName, this.collectionName) ?? []);
         }
-        if (state.skip) rest = [...rest, { $skip: state.skip }];
-        const out = rest.length ? runPipeline(docs, rest, (name) => this.resolve(name)) : docs;
-        return out.map((d) => cloneValue(d));
+        if (state.skip && !write) rest = [...rest, { $skip: state.skip }];
+        const out = rest.length ? runPipeline(docs, rest, (name) => this.resolve(name), variables) : docs;
+        if (!write) return out.map((d) => cloneValue(d));
+        const results = out.map((d) => cloneValue(d));
+        await this.store.write(owner, (unit) => applyWriteStage(this.store, unit, write, results), write.target);
+        return [];
       },
       {},
       'aggregate',
@@ -466,8 +537,9 @@ export class EmbeddedCollection implements CollectionHandle {
     const coll = this.state();
     const hidden = this.store.committedView(owner, this.dbName, this.collectionName) !== undefined;
     if (!coll && !hidden) return 0;
+    checkHint(coll, options.hint);
     if (coll && !hidden && Object.keys(filter).length === 0 && !options.skip && !options.limit && !coll.view) return coll.records.size;
-    return this.matching(filter, { skip: options.skip, limit: options.limit }, owner).length;
+    return this.matching(filter, { skip: options.skip, limit: options.limit }, owner, options).length;
   }
 
   async estimatedDocumentCount(options?: SessionOption): Promise<number> {
@@ -478,13 +550,13 @@ export class EmbeddedCollection implements CollectionHandle {
     return coll.view ? this.viewDocuments(coll).length : coll.records.size;
   }
 
-  async distinct(field: string, query?: Document, options?: SessionOption): Promise<unknown[]> {
+  async distinct(field: string, query?: Document, options?: QueryOptions): Promise<unknown[]> {
     const filter = filterOf(query);
     const owner = ownerOf(options);
     const parts = field.split('.');
     const seen = new Set<string>();
     const out: unknown[] = [];
-    for (const doc of this.matching(filter, {}, owner)) {
+    for (const doc of this.matching(filter, {}, owner, options)) {
       for (const value of collectPathValues(doc, parts)) {
         for (const item of Array.isArray(value) ? value : [value]) {
           const key = idKey(item) + (typeof item === 'number' ? '' : `:${typeof item}`);

@@ -12,6 +12,7 @@ import { type Iterator } from 'mingo/lazy';
 import { type Document } from '../bson/values';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
+import { checkStages } from './stage-checks';
 import { prepareFilter, regexExpressionOperators, regexQueryOperators } from './regex-filter';
 
 function translate(error: unknown): never {
@@ -21,6 +22,11 @@ function translate(error: unknown): never {
   if (stage) throw new DatastoreError('BadValue', `Unrecognized pipeline stage name: '${stage[1]}'`, { cause: error, code: 40324 });
   const unknown = /unknown (?:query |top level |pipeline |expression |projection )?operator:? ?'?(\$\w+)'?/i.exec(message);
   if (unknown) throw new DatastoreError('BadValue', `unknown operator: ${unknown[1]}`, { cause: error });
+  // A JavaScript failure inside mingo (a malformed argument it did not check) says nothing a caller can use
+  // and names engine internals: answer with MongoDB's kind of error, keep the original as the cause.
+  if (error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError) {
+    throw new DatastoreError('BadValue', 'invalid argument to an aggregation stage, expression or query operator', { cause: error });
+  }
   throw new DatastoreError('BadValue', message, { cause: error });
 }
 
@@ -49,20 +55,24 @@ OPTIONS.context.addPipelineOps({
   },
 });
 
-function optionsWith(resolver: CollectionResolver | undefined): Options {
-  return resolver ? ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), collectionResolver: resolver })) : OPTIONS;
+/** `let` variables of an operation, visible as `$$name` in its expressions. */
+export type Variables = Document;
+
+function optionsWith(resolver: CollectionResolver | undefined, variables?: Variables): Options {
+  if (!resolver && !variables) return OPTIONS;
+  return ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), ...(resolver ? { collectionResolver: resolver } : {}), ...(variables ? { variables } : {}) }));
 }
 
 const matchAll: Matcher = () => true;
 
 /** Compiles a query filter; throws BadValue for unknown operators. */
-export function compileFilter(filter: Document | undefined): Matcher {
+export function compileFilter(filter: Document | undefined, variables?: Variables): Matcher {
   if (!filter || Object.keys(filter).length === 0) return matchAll;
   const fast = fastMatcher(filter);
   if (fast) return fast;
   let query: Query;
   try {
-    query = new Query(prepareFilter(filter), OPTIONS);
+    query = new Query(prepareFilter(filter), optionsWith(undefined, variables));
   } catch (error) {
     translate(error);
   }
@@ -75,13 +85,21 @@ export function compileFilter(filter: Document | undefined): Matcher {
   };
 }
 
-export function runPipeline(docs: Iterable<Document>, pipeline: Document[], resolver?: CollectionResolver): Document[] {
+export function runPipeline(docs: Iterable<Document>, pipeline: Document[], resolver?: CollectionResolver, variables?: Variables): Document[] {
+  checkStages(pipeline);
   try {
-    const aggregator = new Aggregator(pipeline, optionsWith(resolver));
+    const aggregator = new Aggregator(pipeline, optionsWith(resolver, variables));
     return aggregator.run<Document>(Array.isArray(docs) ? (docs as Document[]) : [...docs]);
   } catch (error) {
     translate(error);
   }
+}
+
+/** Evaluates `let` definitions (expressions over no document, as MongoDB does) into their values. */
+export function evaluateVariables(definitions: Document): Variables {
+  if (Object.keys(definitions).length === 0) return {};
+  const [values] = runPipeline([{}], [{ $set: definitions }]);
+  return values ?? {};
 }
 
 /** Applies a validated projection to one document (mingo handles $slice, $elemMatch and the rest). */

@@ -314,6 +314,8 @@ export interface SelectOptions {
   sort?: SortSpec;
   skip?: number;
   limit?: number;
+  /** `let` variables for `$expr` in the filter. */
+  variables?: Document;
 }
 
 /** The stored documents matching `filter`, sorted, skipped and limited (not copied: callers copy). */
@@ -322,7 +324,7 @@ export function select(coll: CollectionState, filter: Document, options: SelectO
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit ? Math.abs(options.limit) : 0;
   const p = plan(coll, filter, sort);
-  const matches = p.exact ? undefined : compileFilter(filter);
+  const matches = p.exact ? undefined : compileFilter(filter, options.variables);
   const out: StoredRecord[] = [];
   if (p.sorted) {
     let skipped = 0;

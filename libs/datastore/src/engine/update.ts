@@ -5,7 +5,7 @@
  */
 import { Long, Timestamp } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeRank, valuesEqual } from '../bson/values';
+import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeName, typeRank, valuesEqual } from '../bson/values';
 import { compileFilter, mingoQuery, runPipeline } from './mingo';
 
 const OPERATORS = new Set([
@@ -74,16 +74,22 @@ export interface UpdateContext {
   arrayFilters?: Document[];
   /** True when the update builds an upserted document ($setOnInsert applies). */
   inserting?: boolean;
+  /** `let` variables for a pipeline update. */
+  variables?: Document;
 }
 
 /** Applies an update (operators or pipeline) to a copy of `doc` and returns the new document. */
 export function applyUpdate(doc: Document, update: Document | Document[], context: UpdateContext = {}): Document {
   if (Array.isArray(update)) {
-    const [out] = runPipeline([cloneValue(doc)], update);
+    const [out] = runPipeline([cloneValue(doc)], update, undefined, context.variables);
     if (!out) throw new DatastoreError('BadValue', 'pipeline update produced no document');
     const result = normalize(out) as Document;
-    if (!valuesEqual(result._id, doc._id) && doc._id !== undefined) {
-      throw new DatastoreError('ImmutableField', "Performing an update on the path '_id' would modify the immutable field '_id'");
+    if (doc._id === undefined) return result;
+    // A pipeline whose output leaves _id out ($project, $replaceRoot, $unset of _id) keeps the stored one,
+    // as MongoDB does; one that sets a different _id is refused.
+    if (result._id === undefined) return { _id: doc._id, ...result };
+    if (!valuesEqual(result._id, doc._id)) {
+      throw new DatastoreError('ImmutableField', "After applying the update, the (immutable) field '_id' was found to have been altered to _id: " + formatValue(result._id));
     }
     return result;
   }
@@ -288,14 +294,6 @@ function arith(a: unknown, b: unknown, op: 'add' | 'mul'): unknown {
   const x = Number(a instanceof Long ? a.toNumber() : isNumeric(a) ? Number.parseFloat(String(a)) : a);
   const y = Number(b instanceof Long ? b.toNumber() : isNumeric(b) ? Number.parseFloat(String(b)) : b);
   return op === 'add' ? x + y : x * y;
-}
-
-function typeName(value: unknown): string {
-  if (value === null || value === undefined) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
-  if (typeof value === 'object') return isPlainObject(value) ? 'object' : value.constructor.name;
-  return typeof value;
 }
 
 function applyOperator(op: string, parent: Document | unknown[], key: string, value: unknown, path: string, root: Document): void {

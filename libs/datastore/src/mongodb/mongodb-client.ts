@@ -37,6 +37,7 @@ import {
   type FindOneAndModifyOptions,
   type FindOneOptions,
   type FindOptions,
+  type QueryOptions,
   type IndexDescription,
   type IndexOptions,
   type InsertManyOptions,
@@ -153,9 +154,22 @@ class MongoSession implements DataSession {
   }
 }
 
-function sessionOf(options: SessionOption | undefined): { session?: ClientSession } {
+function sessionOf(options: SessionOption | undefined): { session?: ClientSession; comment?: unknown } {
   const session = options?.session;
-  return session instanceof MongoSession ? { session: session.inner } : {};
+  const out: { session?: ClientSession; comment?: unknown } = session instanceof MongoSession ? { session: session.inner } : {};
+  if (options?.comment !== undefined) out.comment = options.comment;
+  return out;
+}
+
+/**
+ * Session, comment, hint and `let` as the driver takes them (absent ones left out, not sent as undefined).
+ * The driver's findAndModify options type a hint as a document only, yet send an index name unchanged.
+ */
+function queryOf(options: QueryOptions | undefined): { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document } {
+  const out: { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document } = sessionOf(options);
+  if (options?.hint !== undefined) out.hint = options.hint as Document;
+  if (options?.let !== undefined) out.let = options.let;
+  return out;
 }
 
 /** The driver's (internal) eager start of a change stream's cursor: the one its unified test runner uses. */
@@ -222,19 +236,19 @@ class MongoCollection implements CollectionHandle {
       (s) =>
         this.gate.run(() =>
           this.inner
-            .find(query, { ...sessionOf(options), projection: s.projection, sort: s.sort, skip: s.skip, limit: s.limit })
+            .find(query, { ...queryOf(options), projection: s.projection, sort: s.sort, skip: s.skip, limit: s.limit })
             .toArray(),
         ),
       state,
     );
   }
   async findOne(query: Document = {}, projection?: Document, options: FindOneOptions = {}): Promise<Document | null> {
-    return this.gate.run(() => this.inner.findOne(query, { ...sessionOf(options), projection: projection ?? options.projection, sort: options.sort, skip: options.skip }));
+    return this.gate.run(() => this.inner.findOne(query, { ...queryOf(options), projection: projection ?? options.projection, sort: options.sort, skip: options.skip }));
   }
   async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
     return this.gate.run(() =>
       this.inner.findOneAndUpdate(query, update, {
-        ...sessionOf(options),
+        ...queryOf(options),
         upsert: options.upsert,
         sort: options.sort,
         projection: options.projection,
@@ -247,7 +261,7 @@ class MongoCollection implements CollectionHandle {
   async findOneAndReplace(query: Document, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
     return this.gate.run(() =>
       this.inner.findOneAndReplace(query, replacement, {
-        ...sessionOf(options),
+        ...queryOf(options),
         upsert: options.upsert,
         sort: options.sort,
         projection: options.projection,
@@ -257,7 +271,7 @@ class MongoCollection implements CollectionHandle {
     );
   }
   async findOneAndDelete(query: Document, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
-    return this.gate.run(() => this.inner.findOneAndDelete(query, { ...sessionOf(options), sort: options.sort, projection: options.projection, includeResultMetadata: false }));
+    return this.gate.run(() => this.inner.findOneAndDelete(query, { ...queryOf(options), sort: options.sort, projection: options.projection, includeResultMetadata: false }));
   }
   async insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult> {
     const r = await this.gate.run(() => this.inner.insertOne(withId(document), { ...sessionOf(options), forceServerObjectId: true }));
@@ -274,25 +288,25 @@ class MongoCollection implements CollectionHandle {
     return out;
   }
   async updateOne(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
-    return MongoCollection.updateResult(await this.gate.run(() => this.inner.updateOne(query, update, { ...sessionOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters })));
+    return MongoCollection.updateResult(await this.gate.run(() => this.inner.updateOne(query, update, { ...queryOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters, ...(options.sort ? { sort: options.sort } : {}) })));
   }
   async updateMany(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
-    return MongoCollection.updateResult(await this.gate.run(() => this.inner.updateMany(query, update, { ...sessionOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters })));
+    return MongoCollection.updateResult(await this.gate.run(() => this.inner.updateMany(query, update, { ...queryOf(options), upsert: options.upsert, arrayFilters: options.arrayFilters })));
   }
   async replaceOne(query: Document, replacement: Document, options: ReplaceOptions = {}): Promise<UpdateResult> {
-    return MongoCollection.updateResult(await this.gate.run(() => this.inner.replaceOne(query, replacement, { ...sessionOf(options), upsert: options.upsert })));
+    return MongoCollection.updateResult(await this.gate.run(() => this.inner.replaceOne(query, replacement, { ...queryOf(options), upsert: options.upsert, ...(options.sort ? { sort: options.sort } : {}) })));
   }
-  async deleteOne(query: Document, options?: SessionOption): Promise<DeleteResult> {
-    const r = await this.gate.run(() => this.inner.deleteOne(query, sessionOf(options)));
+  async deleteOne(query: Document, options?: QueryOptions): Promise<DeleteResult> {
+    const r = await this.gate.run(() => this.inner.deleteOne(query, queryOf(options)));
     return { deletedCount: r.deletedCount };
   }
-  async deleteMany(query: Document, options?: SessionOption): Promise<DeleteResult> {
-    const r = await this.gate.run(() => this.inner.deleteMany(query, sessionOf(options)));
+  async deleteMany(query: Document, options?: QueryOptions): Promise<DeleteResult> {
+    const r = await this.gate.run(() => this.inner.deleteMany(query, queryOf(options)));
     return { deletedCount: r.deletedCount };
   }
-  aggregate(pipeline: Document[], options?: SessionOption): AggregateCursor {
+  aggregate(pipeline: Document[], options?: QueryOptions): AggregateCursor {
     return new LazyCursor(
-      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, sessionOf(options)).toArray()),
+      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, queryOf(options)).toArray()),
       {},
       'aggregate',
     );
@@ -301,16 +315,16 @@ class MongoCollection implements CollectionHandle {
     return this.countDocuments(query, options);
   }
   async countDocuments(query: Document = {}, options: CountOptions = {}): Promise<number> {
-    return this.gate.run(() => this.inner.countDocuments(query, { ...sessionOf(options), skip: options.skip, limit: options.limit }));
+    return this.gate.run(() => this.inner.countDocuments(query, { ...queryOf(options), skip: options.skip, limit: options.limit }));
   }
   async estimatedDocumentCount(): Promise<number> {
     return this.gate.run(() => this.inner.estimatedDocumentCount());
   }
-  async distinct(field: string, query: Document = {}, options?: SessionOption): Promise<unknown[]> {
-    return this.gate.run(() => this.inner.distinct(field, query, sessionOf(options)));
+  async distinct(field: string, query: Document = {}, options?: QueryOptions): Promise<unknown[]> {
+    return this.gate.run(() => this.inner.distinct(field, query, queryOf(options)));
   }
   async bulkWrite(operations: BulkWriteOperation[], options: BulkWriteOptions = {}): Promise<BulkWriteResult> {
-    const r = await this.gate.run(() => this.inner.bulkWrite(withIds(operations), { ...sessionOf(options), ordered: options.ordered ?? true, forceServerObjectId: true }));
+    const r = await this.gate.run(() => this.inner.bulkWrite(withIds(operations), { ...sessionOf(options), ...(options.let ? { let: options.let } : {}), ordered: options.ordered ?? true, forceServerObjectId: true }));
     return {
       insertedCount: r.insertedCount,
       matchedCount: r.matchedCount,

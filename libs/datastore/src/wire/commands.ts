@@ -9,6 +9,8 @@ import {
   type BulkWriteOperation,
   type BulkWriteResult,
   type DataSession,
+  type Hint,
+  type QueryOptions,
   type Document,
   type SortSpec,
   type WatchOptions,
@@ -123,6 +125,23 @@ function sessionOption(call: Invocation): { session?: DataSession } {
   return call.session ? { session: call.session } : {};
 }
 
+function hintField(source: Document): Hint | undefined {
+  const hint = source.hint;
+  if (hint === undefined) return undefined;
+  if (typeof hint === 'string' || isPlainObject(hint)) return hint as Hint;
+  fail(9, 'FailedToParse', 'hint must be a string or an object');
+}
+
+/** The session plus what a query-shaped command may carry: `hint` (from `source`), `let` and `comment`. */
+function queryOption(call: Invocation, source: Document = call.command): QueryOptions {
+  const out: QueryOptions = sessionOption(call);
+  const hint = hintField(source);
+  if (hint !== undefined) out.hint = hint;
+  if (call.command.let !== undefined) out.let = documentField(call.command, 'let');
+  if (call.command.comment !== undefined) out.comment = call.command.comment;
+  return out;
+}
+
 // ---- handshake and server information ----
 
 function hello(call: Invocation): Document {
@@ -213,7 +232,7 @@ async function killCursors(call: Invocation): Promise<Document> {
 
 async function find(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation', 'let', 'tailable', 'min', 'max', 'returnKey', 'showRecordId']);
+  refuse(command, ['collation', 'tailable', 'min', 'max', 'returnKey', 'showRecordId']);
   const limitField = numberField(command, 'limit') ?? 0;
   const singleBatch = command.singleBatch === true || limitField < 0;
   const limit = Math.abs(limitField);
@@ -225,7 +244,7 @@ async function find(call: Invocation): Promise<Document> {
       sort: documentField(command, 'sort') as SortSpec | undefined,
       skip,
       limit: limit || undefined,
-      ...sessionOption(call),
+      ...queryOption(call),
     })
     .toArray();
   return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize ?? (limit ? Math.min(limit, defaultFirstBatch) : undefined), singleBatch);
@@ -235,7 +254,7 @@ async function count(call: Invocation): Promise<Document> {
   const { command } = call;
   refuse(command, ['collation']);
   const limit = numberField(command, 'limit');
-  const n = await collection(call).countDocuments(documentField(command, 'query') ?? {}, { skip: numberField(command, 'skip'), limit: limit ? Math.abs(limit) : undefined, ...sessionOption(call) });
+  const n = await collection(call).countDocuments(documentField(command, 'query') ?? {}, { skip: numberField(command, 'skip'), limit: limit ? Math.abs(limit) : undefined, ...queryOption(call) });
   return { n, ok: 1 };
 }
 
@@ -243,13 +262,13 @@ async function distinct(call: Invocation): Promise<Document> {
   const { command } = call;
   refuse(command, ['collation']);
   if (typeof command.key !== 'string') fail(14, 'TypeMismatch', "distinct requires a string 'key'");
-  const values = await collection(call).distinct(command.key, documentField(command, 'query') ?? {}, sessionOption(call));
+  const values = await collection(call).distinct(command.key, documentField(command, 'query') ?? {}, queryOption(call));
   return { values, ok: 1 };
 }
 
 async function aggregate(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation', 'let', 'explain']);
+  refuse(command, ['collation', 'explain']);
   const pipeline = command.pipeline;
   if (!Array.isArray(pipeline)) fail(14, 'TypeMismatch', "aggregate requires a 'pipeline' array");
   const cursorOptions = documentField(command, 'cursor');
@@ -260,7 +279,7 @@ async function aggregate(call: Invocation): Promise<Document> {
   for (const stage of pipeline as Document[]) {
     if (isPlainObject(stage) && '$changeStream' in stage) fail(40602, 'Location40602', '$changeStream is only valid as the first stage in a pipeline');
   }
-  const docs = await collection(call).aggregate(pipeline as Document[], sessionOption(call)).toArray();
+  const docs = await collection(call).aggregate(pipeline as Document[], queryOption(call)).toArray();
   return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize);
 }
 
@@ -371,27 +390,42 @@ function isReplacement(u: unknown): u is Document {
   return isPlainObject(u) && !Object.keys(u).some((key) => key.startsWith('$'));
 }
 
+/** `hint` and (single-document statements only, as MongoDB 8.0) `sort` of one update or delete statement. */
+function statementOptions(statement: Document, single: boolean): { hint?: Hint; sort?: SortSpec } {
+  const out: { hint?: Hint; sort?: SortSpec } = {};
+  const hint = hintField(statement);
+  if (hint !== undefined) out.hint = hint;
+  if (statement.sort !== undefined) {
+    if (!single) fail(72, 'InvalidOptions', 'Cannot specify sort with multi=true');
+    out.sort = documentField(statement, 'sort') as SortSpec;
+  }
+  return out;
+}
+
 function updateOperation(statement: Document): BulkWriteOperation {
-  refuse(statement, ['collation', 'c', 'sort']);
+  refuse(statement, ['collation', 'c']);
   const filter = (statement.q ?? {}) as Document;
   const u = statement.u;
   const upsert = statement.upsert === true;
   const arrayFilters = statement.arrayFilters as Document[] | undefined;
+  const options = statementOptions(statement, statement.multi !== true);
   if (isReplacement(u)) {
     if (statement.multi === true) fail(9, 'FailedToParse', 'multi update is not supported for replacement-style update');
-    return { replaceOne: { filter, replacement: u, upsert } };
+    return { replaceOne: { filter, replacement: u, upsert, ...options } };
   }
   if (!isPlainObject(u) && !Array.isArray(u)) fail(9, 'FailedToParse', 'Update argument must be either an object or an array');
-  const spec = { filter, update: u as Document | Document[], upsert, ...(arrayFilters ? { arrayFilters } : {}) };
+  const spec = { filter, update: u as Document | Document[], upsert, ...(arrayFilters ? { arrayFilters } : {}), ...options };
   return statement.multi === true ? { updateMany: spec } : { updateOne: spec };
 }
 
 function deleteOperation(statement: Document): BulkWriteOperation {
-  refuse(statement, ['collation']);
+  refuse(statement, ['collation', 'sort']);
   const limit = Number(statement.limit ?? 0);
   if (limit !== 0 && limit !== 1) fail(9, 'FailedToParse', `The limit field in delete objects must be 0 or 1. Got ${limit}`);
   const filter = (statement.q ?? {}) as Document;
-  return limit === 1 ? { deleteOne: { filter } } : { deleteMany: { filter } };
+  const { hint } = statementOptions(statement, false);
+  const spec = hint === undefined ? { filter } : { filter, hint };
+  return limit === 1 ? { deleteOne: spec } : { deleteMany: spec };
 }
 
 /**
@@ -402,10 +436,12 @@ function deleteOperation(statement: Document): BulkWriteOperation {
 async function runStatements(call: Invocation, list: Document[], toOperation: (statement: Document) => BulkWriteOperation): Promise<{ result: BulkWriteResult; writeErrors: WriteErrorDetail[] }> {
   const ordered = call.command.ordered !== false;
   const coll = collection(call);
+  const { let: variables, ...bulkOptions } = queryOption(call);
+  if (variables) Object.assign(bulkOptions, { let: variables });
   let operations: BulkWriteOperation[] | undefined;
   try {
     operations = list.map(toOperation);
-    return { result: await coll.bulkWrite(operations, { ordered, ...sessionOption(call) }), writeErrors: [] };
+    return { result: await coll.bulkWrite(operations, { ordered, ...bulkOptions }), writeErrors: [] };
   } catch (error) {
     if (isDetailed(error) && error.result) return { result: error.result as BulkWriteResult, writeErrors: error.writeErrors };
     if (!(error instanceof DatastoreError || error instanceof WireCommandError) || call.session) throw error;
@@ -414,7 +450,7 @@ async function runStatements(call: Invocation, list: Document[], toOperation: (s
   const writeErrors: WriteErrorDetail[] = [];
   for (let i = 0; i < list.length; i++) {
     try {
-      const r = await coll.bulkWrite([toOperation(list[i])]);
+      const r = await coll.bulkWrite([toOperation(list[i])], variables ? { let: variables } : {});
       total.matchedCount += r.matchedCount;
       total.modifiedCount += r.modifiedCount;
       total.deletedCount += r.deletedCount;
@@ -443,12 +479,12 @@ async function remove(call: Invocation): Promise<Document> {
 
 async function findAndModify(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation', 'let', 'hint']);
+  refuse(command, ['collation']);
   const coll = collection(call);
   const query = documentField(command, 'query') ?? {};
   const sort = documentField(command, 'sort') as SortSpec | undefined;
   const projection = documentField(command, 'fields');
-  const session = sessionOption(call);
+  const session = queryOption(call);
   if (command.remove === true) {
     if (command.update !== undefined) fail(9, 'FailedToParse', 'Cannot specify both an update and remove=true');
     if (command.new === true) fail(9, 'FailedToParse', 'Cannot specify both new=true and remove=true; \'remove\' always returns the deleted document');

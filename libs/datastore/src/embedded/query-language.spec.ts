@@ -1,0 +1,235 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatastoreError } from '../api/datastore.error';
+import { type CollectionHandle, type DataSourceClient, type Document } from '../api/data-source';
+import { openEmbeddedClient } from './embedded-client';
+
+// The query-language surface MongoDB 7 offers beyond plain CRUD: pipeline updates, hint, let, comment,
+// sort on single-document updates (as 8.0), _id key validation, $out/$merge and cross-collection stages.
+describe('the embedded engine query language', () => {
+  let dir: string;
+  let client: DataSourceClient;
+  let coll: CollectionHandle;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tessera-query-language-'));
+    client = openEmbeddedClient(dir);
+    coll = client.db('app').collection('items');
+    await coll.insertMany([
+      { _id: 1, x: 1, t: { u: 1 } },
+      { _id: 2, x: 2 },
+      { _id: 3, x: 3 },
+    ]);
+  });
+  afterEach(async () => {
+    await client.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function failure(promise: Promise<unknown>): Promise<DatastoreError> {
+    const error = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DatastoreError);
+    return error as DatastoreError;
+  }
+
+  describe('updates with an aggregation pipeline', () => {
+    it('keeps the stored _id when $project and $replaceRoot leave it out', async () => {
+      await coll.updateOne({ _id: 1 }, [{ $project: { x: 1, _id: 0 } }, { $addFields: { y: 5 } }]);
+      await coll.updateOne({ _id: 2 }, [{ $replaceWith: { z: '$x' } }]);
+      await coll.updateMany({ _id: 3 }, [{ $unset: '_id' }, { $set: { w: { $add: ['$x', 1] } } }]);
+      expect(await coll.find({}, undefined, { sort: { _id: 1 } }).toArray()).toEqual([
+        { _id: 1, x: 1, y: 5 },
+        { _id: 2, z: 2 },
+        { _id: 3, x: 3, w: 4 },
+      ]);
+    });
+
+    it('refuses a pipeline that changes _id with ImmutableField', async () => {
+      const error = await failure(coll.findOneAndUpdate({ _id: 1 }, [{ $set: { _id: 9 } }]));
+      expect(error.code).toBe(66);
+      expect(await coll.findOne({ _id: 1 })).toMatchObject({ x: 1 });
+    });
+
+    it('runs in bulk writes and findOneAndUpdate', async () => {
+      await coll.bulkWrite([{ updateOne: { filter: { _id: 1 }, update: [{ $replaceRoot: { newRoot: '$t' } }] } }]);
+      const after = await coll.findOneAndUpdate({ _id: 2 }, [{ $project: { x: 1 } }, { $set: { a: 1 } }], { returnNewDocument: true });
+      expect(after).toEqual({ _id: 2, x: 2, a: 1 });
+      expect(await coll.findOne({ _id: 1 })).toEqual({ _id: 1, u: 1 });
+    });
+  });
+
+  describe('hint', () => {
+    it('accepts an existing index by name or key on every operation', async () => {
+      await coll.createIndex({ x: 1 });
+      expect(await coll.find({ x: { $gt: 1 } }, undefined, { hint: 'x_1' }).toArray()).toHaveLength(2);
+      expect(await coll.countDocuments({}, { hint: { _id: 1 } })).toBe(3);
+      expect((await coll.updateOne({ x: 2 }, { $set: { y: 1 } }, { hint: { x: 1 } })).modifiedCount).toBe(1);
+      expect((await coll.deleteOne({ x: 3 }, { hint: '_id_' })).deletedCount).toBe(1);
+      expect(await coll.aggregate([{ $match: { x: 1 } }], { hint: 'x_1' }).toArray()).toHaveLength(1);
+    });
+
+    it('answers BadValue for a hint naming no index, and writes nothing', async () => {
+      const attempts: Promise<unknown>[] = [
+        coll.find({}, undefined, { hint: 'nope_1' }).toArray(),
+        coll.countDocuments({}, { hint: { y: 1 } }),
+        coll.updateMany({}, { $set: { y: 1 } }, { hint: 'nope_1' }),
+        coll.replaceOne({ _id: 1 }, { y: 1 }, { hint: { x: -1 } }),
+        coll.deleteMany({}, { hint: 'nope_1' }),
+        coll.findOneAndDelete({}, { hint: 'nope_1' }),
+        coll.aggregate([], { hint: 'nope_1' }).toArray(),
+      ];
+      for (const attempt of attempts) {
+        const error = await failure(attempt);
+        expect(error.code).toBe(2);
+        expect(error.message).toBe('hint provided does not correspond to an existing index');
+      }
+      const bulk = await failure(coll.bulkWrite([{ deleteOne: { filter: { _id: 1 }, hint: 'nope_1' } }]));
+      expect(bulk.writeErrors?.[0]).toMatchObject({ index: 0, code: 2 });
+      expect(await coll.countDocuments()).toBe(3);
+    });
+  });
+
+  describe('let variables and comment', () => {
+    it('reads $$variables in find $expr, aggregate, update pipelines and deletes', async () => {
+      const found = await coll.find({ $expr: { $eq: ['$x', '$$target'] } }, undefined, { let: { target: 2 }, comment: 'by let' }).toArray();
+      expect(found).toEqual([{ _id: 2, x: 2 }]);
+      const projected = await coll.aggregate([{ $match: { _id: 1 } }, { $project: { v: '$$v', _id: 0 } }], { let: { v: { $literal: '$x' } } }).toArray();
+      expect(projected).toEqual([{ v: '$x' }]);
+      await coll.updateOne({ $expr: { $eq: ['$_id', '$$id'] } }, [{ $set: { y: '$$y' } }], { let: { id: 3, y: { $add: [1, 1] } } });
+      expect(await coll.findOne({ _id: 3 })).toEqual({ _id: 3, x: 3, y: 2 });
+      expect((await coll.deleteMany({ $expr: { $lt: ['$x', '$$max'] } }, { let: { max: 3 } })).deletedCount).toBe(2);
+    });
+
+    it('refuses an invalid variable name', async () => {
+      const error = await failure(coll.find({}, undefined, { let: { Upper: 1 } }).toArray());
+      expect(error.code).toBe(16870);
+    });
+  });
+
+  describe('sort on updateOne and replaceOne (as MongoDB 8.0)', () => {
+    it('changes the first matching document in sort order', async () => {
+      await coll.updateOne({}, { $set: { top: true } }, { sort: { x: -1 } });
+      await coll.replaceOne({ x: { $lt: 3 } }, { replaced: true }, { sort: { x: -1 } });
+      await coll.bulkWrite([{ updateOne: { filter: { x: { $exists: true } }, update: { $set: { low: true } }, sort: { x: 1 } } }]);
+      expect(await coll.find({}, undefined, { sort: { _id: 1 } }).toArray()).toEqual([
+        { _id: 1, x: 1, t: { u: 1 }, low: true },
+        { _id: 2, replaced: true },
+        { _id: 3, x: 3, top: true },
+      ]);
+    });
+
+    it('refuses sort on updateMany', async () => {
+      const error = await failure(coll.updateMany({}, { $set: { y: 1 } }, { sort: { x: 1 } }));
+      expect(error.codeName).toBe('InvalidOptions');
+    });
+  });
+
+  describe('field names', () => {
+    it("refuses an _id holding a $-prefixed key at any depth with MongoDB's DollarPrefixedFieldName", async () => {
+      for (const _id of [{ $a: 1 }, { a: { $b: 1 } }]) {
+        const error = await failure(coll.insertOne({ _id }));
+        expect(error.code).toBe(52);
+        expect(error.message).toMatch(/_id fields may not contain '\$'-prefixed fields: \$\w is not valid for storage\./);
+      }
+    });
+
+    it('stores dotted and $-prefixed fields outside _id, as MongoDB 5.0+', async () => {
+      await coll.insertOne({ _id: 10, 'a.b': 1, $c: 2, n: { 'd.e': 3, $f: 4 } });
+      expect(await coll.findOne({ _id: 10 })).toEqual({ _id: 10, 'a.b': 1, $c: 2, n: { 'd.e': 3, $f: 4 } });
+    });
+  });
+
+  describe('$out and $merge', () => {
+    it('$out replaces the target with the results and keeps its indexes', async () => {
+      const target = client.db('app').collection('report');
+      await target.insertOne({ _id: 'old' });
+      await target.createIndex({ x: 1 }, { name: 'x_1' });
+      expect(await coll.aggregate([{ $match: { x: { $gte: 2 } } }, { $project: { x: 1 } }, { $out: 'report' }]).toArray()).toEqual([]);
+      expect(await target.find({}, undefined, { sort: { _id: 1 } }).toArray()).toEqual([
+        { _id: 2, x: 2 },
+        { _id: 3, x: 3 },
+      ]);
+      expect((await target.listIndexes()).map((i) => i.name)).toContain('x_1');
+    });
+
+    it('$out writes nothing when its results hold a duplicate _id', async () => {
+      const target = client.db('other').collection('report');
+      await target.insertOne({ _id: 'kept' });
+      const error = await failure(coll.aggregate([{ $replaceWith: { _id: 'same' } }, { $out: { db: 'other', coll: 'report' } }]).toArray());
+      expect(error.code).toBe(11000);
+      expect(await target.find().toArray()).toEqual([{ _id: 'kept' }]);
+    });
+
+    it('$merge merges, replaces, keeps, fails or runs a pipeline on matches', async () => {
+      const target = client.db('app').collection('totals');
+      await target.insertMany([{ _id: 1, total: 10, keep: true }, { _id: 2, total: 20 }]);
+      await coll.aggregate([{ $match: { _id: 1 } }, { $project: { total: '$x' } }, { $merge: { into: 'totals' } }]).toArray();
+      expect(await target.findOne({ _id: 1 })).toEqual({ _id: 1, total: 1, keep: true });
+      await coll.aggregate([{ $project: { total: '$x' } }, { $merge: { into: 'totals', whenMatched: [{ $set: { total: { $add: ['$total', '$$new.total'] } } }], whenNotMatched: 'discard' } }]).toArray();
+      expect(await target.find({}, undefined, { sort: { _id: 1 } }).toArray()).toEqual([
+        { _id: 1, total: 2, keep: true },
+        { _id: 2, total: 22 },
+      ]);
+      const error = await failure(coll.aggregate([{ $merge: { into: 'totals', whenMatched: 'fail' } }]).toArray());
+      expect(error.code).toBe(11000);
+      const notMatched = await failure(coll.aggregate([{ $match: { _id: 3 } }, { $merge: { into: 'totals', whenNotMatched: 'fail' } }]).toArray());
+      expect(notMatched.code).toBe(13113);
+    });
+
+    it('refuses $merge on a field without a unique index, and write stages anywhere but last', async () => {
+      expect((await failure(coll.aggregate([{ $merge: { into: 'x', on: 'x' } }]).toArray())).code).toBe(51183);
+      expect((await failure(Promise.resolve().then(() => coll.aggregate([{ $out: 'x' }, { $match: {} }]).toArray()))).code).toBe(40601);
+      expect((await failure(Promise.resolve().then(() => coll.aggregate([{ $facet: { a: [{ $out: 'x' }] } }]).toArray()))).code).toBe(40600);
+    });
+
+    it('refuses $out inside a transaction', async () => {
+      const session = client.startSession();
+      session.startTransaction();
+      const error = await failure(Promise.resolve().then(() => coll.aggregate([{ $out: 'x' }], { session }).toArray()));
+      expect(error.code).toBe(263);
+      await session.abortTransaction();
+      await session.endSession();
+    });
+  });
+
+  describe('stages reading other collections', () => {
+    it('$lookup, $unionWith and $graphLookup read other collections, nested in $facet too', async () => {
+      const tags = client.db('app').collection('tags');
+      await tags.insertMany([{ _id: 't1', item: 1, parent: null }, { _id: 't2', item: 1, parent: 't1' }]);
+      const [facet] = await coll
+        .aggregate([
+          { $match: { _id: 1 } },
+          {
+            $facet: {
+              joined: [{ $lookup: { from: 'tags', localField: '_id', foreignField: 'item', as: 'tags' } }, { $project: { n: { $size: '$tags' } } }],
+              union: [{ $project: { _id: 1 } }, { $unionWith: { coll: 'tags', pipeline: [{ $project: { _id: 1 } }] } }],
+              graph: [{ $graphLookup: { from: 'tags', startWith: 't2', connectFromField: 'parent', connectToField: '_id', as: 'chain' } }, { $project: { n: { $size: '$chain' } } }],
+            },
+          },
+        ])
+        .toArray();
+      expect(facet).toEqual({ joined: [{ _id: 1, n: 2 }], union: [{ _id: 1 }, { _id: 't1' }, { _id: 't2' }], graph: [{ _id: 1, n: 2 }] });
+    });
+
+    it('answers malformed cross-collection stages, at any depth, with MongoDB errors and no engine internals', async () => {
+      const malformed: [Document, number][] = [
+        [{ $lookup: { from: 5, as: 'x', localField: 'a', foreignField: 'b' } }, 9],
+        [{ $lookup: { from: 'tags' } }, 9],
+        [{ $lookup: { from: 'tags', localField: 'x', as: 'y' } }, 9],
+        [{ $graphLookup: { from: 'tags' } }, 40103],
+        [{ $facet: { a: [{ $graphLookup: { from: 'tags', startWith: '$x', connectFromField: 3, connectToField: '_id', as: 'q' } }] } }, 40103],
+        [{ $unionWith: 5 }, 9],
+        [{ $facet: 3 }, 40169],
+        [{ $facet: { a: [{ $unionWith: { coll: 'tags', pipeline: [{ $lookup: { from: 'tags', as: 'z' } }] } }] } }, 9],
+      ];
+      for (const [stage, code] of malformed) {
+        const error = await failure(Promise.resolve().then(() => coll.aggregate([stage]).toArray()));
+        expect({ stage, code: error.code }).toEqual({ stage, code });
+        expect(error.message).not.toMatch(/Cannot read|is not a function|undefined \(reading|TypeError/);
+      }
+    });
+  });
+});

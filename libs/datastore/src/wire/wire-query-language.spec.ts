@@ -1,0 +1,107 @@
+import { makeTempDir } from '@tessera/testing';
+import { type Collection, MongoClient, MongoServerError } from 'mongodb';
+import { WireServer } from './wire-server';
+
+interface Item {
+  _id: number;
+  [field: string]: unknown;
+}
+
+// The query-language options MongoDB's driver sends (hint, let, comment, sort on updateOne, pipeline
+// updates, $out and $merge), through the real wire server with the official driver.
+describe('the wire server answers the query language as MongoDB 7 does', () => {
+  let dir: ReturnType<typeof makeTempDir>;
+  let server: WireServer;
+  let client: MongoClient;
+  let coll: Collection<Item>;
+  beforeEach(async () => {
+    dir = makeTempDir('tessera-wire-query-');
+    server = await WireServer.start({ clustersDir: dir.path });
+    client = new MongoClient(server.uri(), { serverSelectionTimeoutMS: 5000 });
+    coll = client.db('app').collection<Item>('items');
+    await coll.insertMany([
+      { _id: 1, x: 1 },
+      { _id: 2, x: 2 },
+      { _id: 3, x: 3 },
+    ]);
+  });
+  afterEach(async () => {
+    await client.close();
+    await server.close();
+    dir.remove();
+  });
+
+  async function serverError(promise: Promise<unknown>): Promise<MongoServerError> {
+    const error = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(MongoServerError);
+    return error as MongoServerError;
+  }
+
+  it("refuses a hint naming no index with MongoDB's BadValue on find, update, delete, findAndModify and aggregate", async () => {
+    const attempts = [
+      () => coll.find({}, { hint: 'nope_1' }).toArray(),
+      () => coll.updateOne({ _id: 1 }, { $set: { y: 1 } }, { hint: 'nope_1' }),
+      () => coll.deleteMany({}, { hint: { nope: 1 } }),
+      () => coll.findOneAndUpdate({ _id: 1 }, { $set: { y: 1 } }, { hint: { nope: 1 } }),
+      () => coll.aggregate([], { hint: 'nope_1' }).toArray(),
+      () => coll.countDocuments({}, { hint: 'nope_1' }),
+    ];
+    for (const attempt of attempts) {
+      const error = await serverError(attempt());
+      expect(error.code).toBe(2);
+      expect(error.message).toBe('hint provided does not correspond to an existing index');
+    }
+    expect(await coll.countDocuments({}, { hint: '_id_' })).toBe(3);
+    expect(await coll.find({ _id: 1 }).toArray()).toEqual([{ _id: 1, x: 1 }]);
+  });
+
+  it('passes let and comment to find, aggregate, updates and deletes', async () => {
+    expect(await coll.find({ $expr: { $eq: ['$x', '$$want'] } }, { let: { want: 2 }, comment: 'by let' }).toArray()).toEqual([{ _id: 2, x: 2 }]);
+    await coll.updateMany({ $expr: { $gte: ['$x', '$$from'] } }, [{ $set: { tag: '$$tag' } }], { let: { from: 2, tag: 'hi' } });
+    expect(await coll.aggregate([{ $match: { tag: 'hi' } }, { $project: { _id: 1 } }], { let: { unused: 1 } }).toArray()).toEqual([{ _id: 2 }, { _id: 3 }]);
+    expect((await coll.deleteOne({ $expr: { $eq: ['$_id', '$$id'] } }, { let: { id: 3 }, comment: { why: 'test' } })).deletedCount).toBe(1);
+  });
+
+  it('updates with a [$project, $addFields] pipeline, keeping _id', async () => {
+    await coll.updateOne({ _id: 1 }, [{ $project: { x: 1 } }, { $addFields: { y: { $multiply: ['$x', 10] } } }]);
+    await client.db('app').command({ update: 'items', updates: [{ q: { _id: 2 }, u: [{ $replaceWith: { z: 1 } }] }] });
+    expect(await coll.find({ _id: { $in: [1, 2] } }).toArray()).toEqual([
+      { _id: 1, x: 1, y: 10 },
+      { _id: 2, z: 1 },
+    ]);
+  });
+
+  it('accepts sort on updateOne and replaceOne, changing the first match in that order', async () => {
+    await coll.updateOne({}, { $set: { top: true } }, { sort: { x: -1 } });
+    await coll.bulkWrite([{ replaceOne: { filter: { x: { $lt: 3 } }, replacement: { second: true }, sort: { x: -1 } } }]);
+    expect(await coll.find({}).toArray()).toEqual([
+      { _id: 1, x: 1 },
+      { _id: 2, second: true },
+      { _id: 3, x: 3, top: true },
+    ]);
+  });
+
+  it("refuses an _id holding a $-prefixed key with DollarPrefixedFieldName", async () => {
+    const error = await coll.insertOne({ _id: { $a: 1 } } as unknown as Item).then(
+      () => undefined,
+      (e: unknown) => e as { code?: number },
+    );
+    expect(error?.code).toBe(52);
+    expect(await coll.countDocuments()).toBe(3);
+  });
+
+  it('writes $out and $merge results', async () => {
+    expect(await coll.aggregate([{ $match: { x: { $gt: 1 } } }, { $out: 'copy' }]).toArray()).toEqual([]);
+    await coll.aggregate([{ $match: { _id: 1 } }, { $merge: { into: 'copy' } }]).toArray();
+    expect(await client.db('app').collection('copy').find().sort({ _id: 1 }).toArray()).toEqual([
+      { _id: 1, x: 1 },
+      { _id: 2, x: 2 },
+      { _id: 3, x: 3 },
+    ]);
+    const error = await serverError(coll.aggregate([{ $out: 'copy' }, { $match: {} }]).toArray());
+    expect(error.code).toBe(40601);
+  });
+});
