@@ -1,4 +1,5 @@
-import { type AppConfig } from '@tessera/app-config';
+import { type AppConfig, emptyApp } from '@tessera/app-config';
+import { eventually } from '@tessera/testing';
 import { AppWireService } from '@tessera/server';
 import { SignJWT } from 'jose';
 import { type Document, MongoBulkWriteError, MongoClient, MongoServerError } from 'mongodb';
@@ -176,5 +177,24 @@ describe('the app wire endpoint', () => {
     expect((await asAda.db('admin').admin().listDatabases()).databases.map((db) => db.name)).toEqual(['shop']);
     expect((await shop.listCollections().toArray()).map((info) => info.name)).toEqual(['catalog', 'items']);
     expect(await asAda.db('other').listCollections().toArray()).toEqual([]);
+  });
+
+  it('applies a redeploy to open connections: new rules at once, and no more commands once the wire protocol is off', async () => {
+    const later = await host.createApp('wirelater', linkCluster(true));
+    const server = await serverApiKey(host, later.clientAppId, 'later');
+    const client = await connect(uri(later.clientAppId, 'api-key', 'k', server.key));
+    const items = client.db('shop').collection('items');
+    await items.insertOne({ owner: server.userId, name: 'before' });
+    // Rules now make items read-only for everyone.
+    const readOnly = emptyApp('wirelater');
+    linkCluster(true)(readOnly);
+    readOnly.services[0].collectionRules[0].roles = [{ name: 'reader', apply_when: {}, read: true, write: false, insert: false, delete: false, search: true }];
+    await host.redeploy(later.appId, readOnly);
+    await eventually(async () => expect((await refusal(items.insertOne({ owner: server.userId, name: 'after' }))).code).toBe(13));
+    expect(await items.countDocuments({ name: { $in: ['before', 'after'] } })).toBe(1);
+    const off = emptyApp('wirelater');
+    linkCluster(false)(off);
+    await host.redeploy(later.appId, off);
+    await eventually(async () => expect((await refusal(items.countDocuments())).code).toBe(13));
   });
 });

@@ -26,8 +26,8 @@ interface AppNameParts {
 }
 
 interface WireUser {
-  app: ClientApp;
-  service: AppService;
+  appId: string;
+  serviceName: string;
   user: CallerUser;
   name: string;
 }
@@ -48,6 +48,12 @@ export function parseAppName(appName: string | undefined): AppNameParts | undefi
   const parts = appName?.split(':');
   if (!parts || parts.length !== 3 || parts.some((part) => part.length === 0)) return undefined;
   return { clientAppId: parts[0], service: parts[1], provider: parts[2] };
+}
+
+/** The app's linked cluster service of that name, when its `config.wireProtocolEnabled` is true. */
+function wireService(app: ClientApp, name: string): AppService | undefined {
+  const service = app.config.services.find((candidate) => candidate.config.name === name);
+  return service?.config.config?.wireProtocolEnabled === true ? service : undefined;
 }
 
 const electionless = { maxBsonObjectSize: 16 * 1024 * 1024, maxMessageSizeBytes: 48_000_000, maxWriteBatchSize: 100_000 };
@@ -122,15 +128,20 @@ export class AppWireService implements OnApplicationBootstrap, OnApplicationShut
         if (isOpenCommand(name)) return { ok: 1 };
         throw unauthorized(`Command ${name} requires authentication`);
       }
+      // The live deployment on every command: a redeploy's rules apply at once, and turning the wire
+      // protocol off closes the endpoint to open connections too.
+      const app = await this.apps.byAppId(user.appId);
+      const service = wireService(app, user.serviceName);
+      if (!service) throw unauthorized(`service '${user.serviceName}' no longer has the wire protocol enabled`);
       return await runAppCommand(
         name,
         {
           db,
           command,
-          service: user.service,
+          service,
           cursors: state.cursors,
           userName: user.name,
-          call: (action, args) => this.data.execute({ appId: user.app.appId, clientAppId: user.app.clientAppId, deploymentId: user.app.deploymentId, config: user.app.config }, String(user.service.config.name), action, args, user.user),
+          call: (action, args) => this.data.execute({ appId: app.appId, clientAppId: app.clientAppId, deploymentId: app.deploymentId, config: app.config }, user.serviceName, action, args, user.user),
         },
         (error) => {
           const reply = this.reply(error);
@@ -166,7 +177,9 @@ export class AppWireService implements OnApplicationBootstrap, OnApplicationShut
     const fields = saslPayload(command).split('\u0000');
     if (fields.length !== 3) throw authenticationFailed();
     const [, userName, password] = fields;
+    // A new authentication starts afresh: nothing the previous user opened stays reachable.
     state.user = undefined;
+    state.cursors = new ConnectionCursors();
     state.user = await this.authenticate(connection, state.appName, userName, password);
     return { conversationId: 1, done: true, payload: new Uint8Array(0), ok: 1 };
   }
@@ -180,10 +193,9 @@ export class AppWireService implements OnApplicationBootstrap, OnApplicationShut
     }
     try {
       const app = await this.appOf(named.clientAppId);
-      const service = app.config.services.find((candidate) => candidate.config.name === named.service);
-      if (service?.config.config?.wireProtocolEnabled !== true) throw new Error(`service '${named.service}' does not have the wire protocol enabled`);
+      if (!wireService(app, named.service)) throw new Error(`service '${named.service}' does not have the wire protocol enabled`);
       const user = await this.auth.userForCredentials(app, named.provider, credentials(userName, password), { createUser: true, clientAddress: connection.remoteAddress });
-      return { app, service, user: await this.auth.callerOf({ app, user }), name: userName };
+      return { appId: app.appId, serviceName: named.service, user: await this.auth.callerOf({ app, user }), name: userName };
     } catch (error) {
       this.logger.debug(`wire connection ${connection.id}: authentication refused: ${error instanceof Error ? error.message : String(error)}`);
       throw authenticationFailed();
