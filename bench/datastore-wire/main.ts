@@ -2,7 +2,9 @@
  * Datastore wire-server benchmark (`npm run bench:datastore-wire`): 20,000 documents of about 1 KB, each
  * operation through the official driver against the datastore wire server (in this process, on loopback:
  * client and server share the CPU) beside the same operation on the embedded engine called directly, in
- * the same run. The last line gives the ratios: what the wire, the driver and BSON cost.
+ * the same run. Then point queries and batched inserts through a connection authenticated with SCRAM-SHA-256
+ * (a second server with credentials) beside the unauthenticated one, in the same run. The last line gives
+ * the ratios: what the wire, the driver and BSON cost, and what authentication costs (goal at least 0.95).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +44,21 @@ async function run(target: Target): Promise<Record<string, Rate>> {
   return rates;
 }
 
+/** Point queries and batched inserts through one driver connection (the authentication comparison). */
+async function authRun(client: MongoClient): Promise<Record<string, Rate>> {
+  const coll = client.db('bench').collection('auth');
+  const docs = Array.from({ length: COUNT }, (_, i) => makeDoc(i));
+  const rates: Record<string, Rate> = {};
+  rates['batched insert'] = await timed(
+    () => COUNT,
+    async () => {
+      for (let i = 0; i < COUNT; i += BATCH) await coll.insertMany(docs.slice(i, i + BATCH));
+    },
+  );
+  rates['point query'] = await measureConcurrent(3000, 1, (i) => coll.findOne({ _id: (i * 7919) % COUNT } as Document));
+  return rates;
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-wire-'));
   const server = await WireServer.start({ clustersDir: dir });
@@ -65,6 +82,27 @@ async function main(): Promise<void> {
       find: (filter, sort, limit) => directColl.find(filter, undefined, { sort: sort as Record<string, 1 | -1>, limit }).toArray(),
       updateOne: (filter, update) => directColl.updateOne(filter, update),
     });
+    // Authentication: a server requiring credentials, measured beside the open one (fresh clusters each).
+    const password = 'bench-password-0123456789';
+    const secured = await WireServer.start({ clustersDir: join(dir, 'secured'), credentials: { user: 'tessera', password } });
+    const authenticated = new MongoClient(`mongodb://tessera:${password}@127.0.0.1:${secured.port}/?directConnection=true`, { appName: 'auth' });
+    const open = new MongoClient(server.uri(), { appName: 'open' });
+    let authRates: Record<string, Rate>;
+    let openRates: Record<string, Rate>;
+    try {
+      openRates = await authRun(open);
+      authRates = await authRun(authenticated);
+    } finally {
+      await authenticated.close();
+      await open.close();
+      await secured.close();
+    }
+    const authRatios: string[] = [];
+    for (const name of Object.keys(openRates)) {
+      const ratio = authRates[name].wall / openRates[name].wall;
+      console.log(`${`${name} (SCRAM-SHA-256 vs none)`.padEnd(46)} authenticated ${fmt(authRates[name].wall).padStart(8)} | unauthenticated ${fmt(openRates[name].wall).padStart(8)} | ratio ${ratio.toFixed(2)}`);
+      authRatios.push(`${name.split(' ').pop() ?? name} ${ratio.toFixed(2)}`);
+    }
     const ratios: string[] = [];
     for (const name of Object.keys(wire)) {
       const w = wire[name];
@@ -72,7 +110,7 @@ async function main(): Promise<void> {
       console.log(`${name.padEnd(46)} wire ${fmt(w.wall).padStart(8)} (${fmt(w.cpu)} per CPU-second) | embedded ${fmt(d.wall).padStart(9)} (${fmt(d.cpu)} per CPU-second) | ratio ${(w.wall / d.wall).toFixed(2)}`);
       ratios.push(`${name.split(' ')[0]} ${(w.wall / d.wall).toFixed(2)}`);
     }
-    console.log(`ratios wire/embedded: ${ratios.join(', ')}`);
+    console.log(`ratios wire/embedded: ${ratios.join(', ')}; authenticated/unauthenticated (goal >= 0.95): ${authRatios.join(', ')}`);
   } finally {
     await driver.close();
     await embedded.close();
