@@ -44,19 +44,32 @@ async function run(target: Target): Promise<Record<string, Rate>> {
   return rates;
 }
 
-/** Point queries and batched inserts through one driver connection (the authentication comparison). */
-async function authRun(client: MongoClient): Promise<Record<string, Rate>> {
-  const coll = client.db('bench').collection('auth');
+/**
+ * Batched inserts and point queries through two clients, interleaved in small slices (a batch, 50
+ * queries) so a busy machine slows both alike; answers each client's operations per second.
+ */
+async function interleaved(clients: { open: MongoClient; authenticated: MongoClient }): Promise<Record<'open' | 'authenticated', Record<string, number>>> {
+  const names = ['open', 'authenticated'] as const;
+  const spent = { open: { insert: 0, query: 0 }, authenticated: { insert: 0, query: 0 } };
   const docs = Array.from({ length: COUNT }, (_, i) => makeDoc(i));
-  const rates: Record<string, Rate> = {};
-  rates['batched insert'] = await timed(
-    () => COUNT,
-    async () => {
-      for (let i = 0; i < COUNT; i += BATCH) await coll.insertMany(docs.slice(i, i + BATCH));
-    },
-  );
-  rates['point query'] = await measureConcurrent(3000, 1, (i) => coll.findOne({ _id: (i * 7919) % COUNT } as Document));
-  return rates;
+  const slice = async (name: (typeof names)[number], kind: 'insert' | 'query', work: () => Promise<unknown>) => {
+    const started = performance.now();
+    await work();
+    spent[name][kind] += performance.now() - started;
+  };
+  for (let i = 0; i < COUNT; i += BATCH) {
+    for (const name of i % (2 * BATCH) === 0 ? names : [...names].reverse()) await slice(name, 'insert', () => clients[name].db('bench').collection('auth').insertMany(docs.slice(i, i + BATCH)));
+  }
+  const QUERIES = 4000;
+  for (let i = 0; i < QUERIES; i += 50) {
+    for (const name of i % 100 === 0 ? names : [...names].reverse()) {
+      await slice(name, 'query', async () => {
+        for (let j = i; j < i + 50; j += 1) await clients[name].db('bench').collection('auth').findOne({ _id: (j * 7919) % COUNT } as Document);
+      });
+    }
+  }
+  const rates = (name: (typeof names)[number]) => ({ 'batched insert docs/s': (COUNT * 1000) / spent[name].insert, 'point query ops/s': (QUERIES * 1000) / spent[name].query });
+  return { open: rates('open'), authenticated: rates('authenticated') };
 }
 
 async function main(): Promise<void> {
@@ -87,21 +100,19 @@ async function main(): Promise<void> {
     const secured = await WireServer.start({ clustersDir: join(dir, 'secured'), credentials: { user: 'tessera', password } });
     const authenticated = new MongoClient(`mongodb://tessera:${password}@127.0.0.1:${secured.port}/?directConnection=true`, { appName: 'auth' });
     const open = new MongoClient(server.uri(), { appName: 'open' });
-    let authRates: Record<string, Rate>;
-    let openRates: Record<string, Rate>;
+    let measured: Awaited<ReturnType<typeof interleaved>>;
     try {
-      openRates = await authRun(open);
-      authRates = await authRun(authenticated);
+      measured = await interleaved({ open, authenticated });
     } finally {
       await authenticated.close();
       await open.close();
       await secured.close();
     }
     const authRatios: string[] = [];
-    for (const name of Object.keys(openRates)) {
-      const ratio = authRates[name].wall / openRates[name].wall;
-      console.log(`${`${name} (SCRAM-SHA-256 vs none)`.padEnd(46)} authenticated ${fmt(authRates[name].wall).padStart(8)} | unauthenticated ${fmt(openRates[name].wall).padStart(8)} | ratio ${ratio.toFixed(2)}`);
-      authRatios.push(`${name.split(' ').pop() ?? name} ${ratio.toFixed(2)}`);
+    for (const name of Object.keys(measured.open)) {
+      const ratio = measured.authenticated[name] / measured.open[name];
+      console.log(`${`${name} (SCRAM-SHA-256 vs none)`.padEnd(46)} authenticated ${fmt(measured.authenticated[name]).padStart(8)} | unauthenticated ${fmt(measured.open[name]).padStart(8)} | ratio ${ratio.toFixed(2)}`);
+      authRatios.push(`${name.split(' ').slice(0, 2).join(' ')} ${ratio.toFixed(2)}`);
     }
     const ratios: string[] = [];
     for (const name of Object.keys(wire)) {

@@ -179,6 +179,22 @@ describe('the app wire endpoint', () => {
     expect(await asAda.db('other').listCollections().toArray()).toEqual([]);
   });
 
+  it('keeps a connection to 100 open cursors, and a cursor to its own connection', async () => {
+    const server = await serverApiKey(host, app.clientAppId, 'cursors');
+    const client = await connect(uri(app.clientAppId, 'api-key', 'k', server.key));
+    const shop = client.db('shop');
+    await shop.collection('items').insertMany([{ owner: server.userId, n: 1 }, { owner: server.userId, n: 2 }]);
+    const opened = await shop.command({ find: 'items', batchSize: 1 });
+    const id = (opened['cursor'] as { id: unknown }).id;
+    // Another user's connection cannot continue it.
+    const other = await connect(uri(app.clientAppId, 'local-userpass', 'ada@example.com', 'correct-horse'));
+    expect((await refusal(other.db('shop').command({ getMore: id, collection: 'items' }))).code).toBe(43);
+    for (let i = 1; i < 100; i += 1) await shop.command({ find: 'items', batchSize: 1 });
+    expect((await refusal(shop.command({ find: 'items', batchSize: 1 }))).code).toBe(2);
+    await shop.command({ killCursors: 'items', cursors: [id] });
+    expect((await shop.command({ find: 'items', batchSize: 1 }))['ok']).toBe(1);
+  });
+
   it('applies a redeploy to open connections: new rules at once, and no more commands once the wire protocol is off', async () => {
     const later = await host.createApp('wirelater', linkCluster(true));
     const server = await serverApiKey(host, later.clientAppId, 'later');

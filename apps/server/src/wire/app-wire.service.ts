@@ -56,7 +56,7 @@ function wireService(app: ClientApp, name: string): AppService | undefined {
   return service?.config.config?.wireProtocolEnabled === true ? service : undefined;
 }
 
-const electionless = { maxBsonObjectSize: 16 * 1024 * 1024, maxMessageSizeBytes: 48_000_000, maxWriteBatchSize: 100_000 };
+const wireLimits = { maxBsonObjectSize: 16 * 1024 * 1024, maxMessageSizeBytes: 48_000_000, maxWriteBatchSize: 100_000 };
 
 @Injectable()
 export class AppWireService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -115,7 +115,7 @@ export class AppWireService implements OnApplicationBootstrap, OnApplicationShut
           return { ok: 1 };
         case 'buildInfo':
         case 'buildinfo':
-          return { version: '7.0.0', versionArray: [7, 0, 0, 0], gitVersion: 'tessera-app-wire', modules: [], bits: 64, maxBsonObjectSize: electionless.maxBsonObjectSize, ok: 1 };
+          return { version: '7.0.0', versionArray: [7, 0, 0, 0], gitVersion: 'tessera-app-wire', modules: [], bits: 64, maxBsonObjectSize: wireLimits.maxBsonObjectSize, ok: 1 };
         case 'saslStart':
           return await this.saslStart(connection, state, db, command);
         case 'saslContinue':
@@ -159,7 +159,7 @@ export class AppWireService implements OnApplicationBootstrap, OnApplicationShut
     return {
       helloOk: true,
       ...(name === 'hello' ? { isWritablePrimary: true } : { ismaster: true }),
-      ...electionless,
+      ...wireLimits,
       localTime: new Date(),
       connectionId: connection.id,
       minWireVersion: 0,
