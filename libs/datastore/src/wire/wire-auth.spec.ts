@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +33,16 @@ describe('the datastore wire server with credentials', () => {
     expect(await collection.find().toArray()).toEqual([{ _id: 1, name: 'one' }]);
     const status = await client.db('admin').command({ connectionStatus: 1 });
     expect(status.ok).toBe(1);
+    // The cluster the handshake named, once authenticated.
+    expect(existsSync(join(dir.path, 'ClusterA'))).toBe(true);
+  });
+
+  it('opens no cluster for the handshakes of clients that do not authenticate', async () => {
+    for (const name of ['Probe1', 'Probe2', 'Probe3']) {
+      const client = await connect('', { appName: name });
+      expect((await client.db('admin').command({ ping: 1 })).ok).toBe(1);
+      expect(existsSync(join(dir.path, name))).toBe(false);
+    }
   });
 
   it('serves a client that names the mechanism and the admin database', async () => {

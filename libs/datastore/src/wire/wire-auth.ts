@@ -51,6 +51,10 @@ export class DatastoreAuthenticator {
     this.credential = scramCredential(user, password);
   }
 
+  isAuthenticated(connection: number): boolean {
+    return this.authenticated.has(connection);
+  }
+
   /** Drops what a closed connection left. */
   forget(connection: number): void {
     this.authenticated.delete(connection);

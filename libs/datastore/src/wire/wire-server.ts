@@ -41,12 +41,14 @@ export interface WireServerOptions {
   maxReplyBufferBytes?: number;
 }
 
+const handshakeCommands = new Set(['hello', 'isMaster', 'ismaster']);
+
 /** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
 const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
 export class WireServer implements CommandServer {
   private readonly clients = new Map<string, EmbeddedClient>();
-  private readonly connections = new Map<number, WireConnection>();
+  private readonly connections = new Map<number, WireConnection & { requestedCluster?: string }>();
   private listener?: WireListener;
   private readonly auth?: DatastoreAuthenticator;
   readonly cursors = new CursorRegistry();
@@ -150,7 +152,20 @@ export class WireServer implements CommandServer {
     try {
       if (this.auth) {
         const answered = this.auth.intercept(info.id, command);
-        if (answered) return answered;
+        if (answered) {
+          // Authenticated now: the connection gets the cluster its handshake named.
+          if (this.auth.isAuthenticated(info.id) && connection.requestedCluster !== undefined) {
+            connection.cluster = connection.requestedCluster;
+            connection.requestedCluster = undefined;
+          }
+          return answered;
+        }
+        if (!this.auth.isAuthenticated(info.id) && handshakeCommands.has(Object.keys(command)[0] ?? '')) {
+          // Before authentication a handshake opens no cluster of its own (an anonymous client naming
+          // thousands would open thousands): it is answered on the default cluster, its name kept.
+          connection.requestedCluster = this.clusterOf(command);
+          connection.cluster = this.defaultCluster;
+        }
         const reply = await runCommand({ server: this, connection, db, command });
         return this.auth.decorateHandshake(info.id, command, reply);
       }
