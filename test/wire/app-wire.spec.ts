@@ -3,7 +3,7 @@ import { eventually } from '@tessera/testing';
 import { AppWireService } from '@tessera/server';
 import { SignJWT } from 'jose';
 import { type Document, MongoBulkWriteError, MongoClient, MongoServerError } from 'mongodb';
-import { clientLogin, remoteDataAccess, serverApiKey } from '../data-api/data-api-support';
+import { clientLogin, ownedItemsAndCatalog, remoteDataAccess, serverApiKey } from '../data-api/data-api-support';
 import { startTestHost, type TestHost } from '../support/test-host';
 
 // The apps' MongoDB wire endpoint with the official driver as the client: App Services' connection string
@@ -26,10 +26,7 @@ describe('the app wire endpoint', () => {
     config.services.push({
       config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0', wireProtocolEnabled } },
       defaultRule: { roles: [] },
-      collectionRules: [
-        { database: 'shop', collection: 'items', roles: [{ name: 'owner', apply_when: {}, document_filters: { read: { owner: '%%user.id' }, write: { owner: '%%user.id' } }, read: true, write: true, insert: true, delete: true, search: true }] },
-        { database: 'shop', collection: 'catalog', roles: [{ name: 'reader', apply_when: {}, read: true, write: false, insert: false, delete: false, search: true }] },
-      ],
+      collectionRules: ownedItemsAndCatalog(),
       rules: [],
       webhooks: [],
     });
