@@ -2,7 +2,9 @@
  * Datastore wire-server benchmark (`npm run bench:datastore-wire`): 20,000 documents of about 1 KB, each
  * operation through the official driver against the datastore wire server (in this process, on loopback:
  * client and server share the CPU) beside the same operation on the embedded engine called directly, in
- * the same run. The last line gives the ratios: what the wire, the driver and BSON cost.
+ * the same run. Then point queries and batched inserts through a connection authenticated with SCRAM-SHA-256
+ * (a second server with credentials) beside the unauthenticated one, in the same run. The last line gives
+ * the ratios: what the wire, the driver and BSON cost, and what authentication costs (goal at least 0.95).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +44,34 @@ async function run(target: Target): Promise<Record<string, Rate>> {
   return rates;
 }
 
+/**
+ * Batched inserts and point queries through two clients, interleaved in small slices (a batch, 50
+ * queries) so a busy machine slows both alike; answers each client's operations per second.
+ */
+async function interleaved(clients: { open: MongoClient; authenticated: MongoClient }): Promise<Record<'open' | 'authenticated', Record<string, number>>> {
+  const names = ['open', 'authenticated'] as const;
+  const spent = { open: { insert: 0, query: 0 }, authenticated: { insert: 0, query: 0 } };
+  const docs = Array.from({ length: COUNT }, (_, i) => makeDoc(i));
+  const slice = async (name: (typeof names)[number], kind: 'insert' | 'query', work: () => Promise<unknown>) => {
+    const started = performance.now();
+    await work();
+    spent[name][kind] += performance.now() - started;
+  };
+  for (let i = 0; i < COUNT; i += BATCH) {
+    for (const name of i % (2 * BATCH) === 0 ? names : [...names].reverse()) await slice(name, 'insert', () => clients[name].db('bench').collection('auth').insertMany(docs.slice(i, i + BATCH)));
+  }
+  const QUERIES = 4000;
+  for (let i = 0; i < QUERIES; i += 50) {
+    for (const name of i % 100 === 0 ? names : [...names].reverse()) {
+      await slice(name, 'query', async () => {
+        for (let j = i; j < i + 50; j += 1) await clients[name].db('bench').collection('auth').findOne({ _id: (j * 7919) % COUNT } as Document);
+      });
+    }
+  }
+  const rates = (name: (typeof names)[number]) => ({ 'batched insert docs/s': (COUNT * 1000) / spent[name].insert, 'point query ops/s': (QUERIES * 1000) / spent[name].query });
+  return { open: rates('open'), authenticated: rates('authenticated') };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-wire-'));
   const server = await WireServer.start({ clustersDir: dir });
@@ -65,6 +95,25 @@ async function main(): Promise<void> {
       find: (filter, sort, limit) => directColl.find(filter, undefined, { sort: sort as Record<string, 1 | -1>, limit }).toArray(),
       updateOne: (filter, update) => directColl.updateOne(filter, update),
     });
+    // Authentication: a server requiring credentials, measured beside the open one (fresh clusters each).
+    const password = 'bench-password-0123456789';
+    const secured = await WireServer.start({ clustersDir: join(dir, 'secured'), credentials: { user: 'tessera', password } });
+    const authenticated = new MongoClient(`mongodb://tessera:${password}@127.0.0.1:${secured.port}/?directConnection=true`, { appName: 'auth' });
+    const open = new MongoClient(server.uri(), { appName: 'open' });
+    let measured: Awaited<ReturnType<typeof interleaved>>;
+    try {
+      measured = await interleaved({ open, authenticated });
+    } finally {
+      await authenticated.close();
+      await open.close();
+      await secured.close();
+    }
+    const authRatios: string[] = [];
+    for (const name of Object.keys(measured.open)) {
+      const ratio = measured.authenticated[name] / measured.open[name];
+      console.log(`${`${name} (SCRAM-SHA-256 vs none)`.padEnd(46)} authenticated ${fmt(measured.authenticated[name]).padStart(8)} | unauthenticated ${fmt(measured.open[name]).padStart(8)} | ratio ${ratio.toFixed(2)}`);
+      authRatios.push(`${name.split(' ').slice(0, 2).join(' ')} ${ratio.toFixed(2)}`);
+    }
     const ratios: string[] = [];
     for (const name of Object.keys(wire)) {
       const w = wire[name];
@@ -72,7 +121,7 @@ async function main(): Promise<void> {
       console.log(`${name.padEnd(46)} wire ${fmt(w.wall).padStart(8)} (${fmt(w.cpu)} per CPU-second) | embedded ${fmt(d.wall).padStart(9)} (${fmt(d.cpu)} per CPU-second) | ratio ${(w.wall / d.wall).toFixed(2)}`);
       ratios.push(`${name.split(' ')[0]} ${(w.wall / d.wall).toFixed(2)}`);
     }
-    console.log(`ratios wire/embedded: ${ratios.join(', ')}`);
+    console.log(`ratios wire/embedded: ${ratios.join(', ')}; authenticated/unauthenticated (goal >= 0.95): ${authRatios.join(', ')}`);
   } finally {
     await driver.close();
     await embedded.close();

@@ -1,6 +1,14 @@
-import { type AppConfig } from '@tessera/app-config';
+import { type AppConfig, type CollectionRule } from '@tessera/app-config';
 import { ClientApps } from '@tessera/graphql-gateway';
 import type { TestHost } from '../support/test-host';
+
+/** Rules of `shop`: owners see and change only their own `items`; `catalog` is readable by everyone and writable by none. */
+export function ownedItemsAndCatalog(): CollectionRule[] {
+  return [
+    { database: 'shop', collection: 'items', roles: [{ name: 'owner', apply_when: {}, document_filters: { read: { owner: '%%user.id' }, write: { owner: '%%user.id' } }, read: true, write: true, insert: true, delete: true, search: true }] },
+    { database: 'shop', collection: 'catalog', roles: [{ name: 'reader', apply_when: {}, read: true, write: false, insert: false, delete: false, search: true }] },
+  ];
+}
 
 /** One Data API answer as a client sees it. */
 export interface DataApiAnswer {

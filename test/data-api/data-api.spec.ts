@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { eventually } from '@tessera/testing';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { clientLogin, dataApi, remoteDataAccess, serverApiKey, withDataApiConfig } from './data-api-support';
+import { clientLogin, dataApi, ownedItemsAndCatalog, remoteDataAccess, serverApiKey, withDataApiConfig } from './data-api-support';
 
 // The Data API over real HTTP with fetch: every action, every way to authenticate, both formats, the
 // caller's rules exactly as remote data access applies them, the configuration's options, and attacks.
@@ -21,10 +21,7 @@ describe('Data API', () => {
     config.services.push({
       config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
       defaultRule: { roles: [] },
-      collectionRules: [
-        { database: 'shop', collection: 'items', roles: [{ name: 'owner', apply_when: {}, document_filters: { read: { owner: '%%user.id' }, write: { owner: '%%user.id' } }, read: true, write: true, insert: true, delete: true, search: true }] },
-        { database: 'shop', collection: 'catalog', roles: [{ name: 'reader', apply_when: {}, read: true, write: false, insert: false, delete: false, search: true }] },
-      ],
+      collectionRules: ownedItemsAndCatalog(),
       rules: [],
       webhooks: [],
     });

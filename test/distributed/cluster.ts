@@ -21,6 +21,7 @@ export class Cluster {
   datastoreUri = '';
   private readonly temporary: { remove(): void }[] = [];
   private datastorePort = '';
+  private datastorePassword: Record<string, string> = {};
 
   private constructor(
     readonly nats: NatsServerHandle,
@@ -28,7 +29,8 @@ export class Cluster {
     private env: Record<string, string>,
   ) {}
 
-  static async start(options: { runtimes?: number; env?: Record<string, string>; serviceEnv?: Partial<Record<ServiceName, Record<string, string>>> } = {}): Promise<Cluster> {
+  /** `datastorePassword`: the datastore requires it (SCRAM-SHA-256) and the others' URI carries it. */
+  static async start(options: { runtimes?: number; env?: Record<string, string>; serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>; datastorePassword?: string } = {}): Promise<Cluster> {
     const nats = await startNatsServer();
     const datastoreDir = makeTempDir('tessera-distributed-datastore-');
     const cluster = new Cluster(nats, datastoreDir, {
@@ -43,11 +45,13 @@ export class Cluster {
     const names: ServiceName[] = ['admin-api', 'graphql-gateway', 'sync-service', ...Array.from({ length: options.runtimes ?? 1 }, () => 'function-runtime' as const)];
     try {
       // The datastore first (on a port of its choosing, read from its banner): the others connect to it.
-      const datastore = await cluster.startService('datastore', { TESSERA_DATA_DIR: datastoreDir.path, TESSERA_DATASTORE_PORT: '0', ...options.serviceEnv?.datastore });
+      cluster.datastorePassword = options.datastorePassword ? { TESSERA_DATASTORE_PASSWORD: options.datastorePassword } : {};
+      const datastore = await cluster.startService('datastore', { TESSERA_DATA_DIR: datastoreDir.path, TESSERA_DATASTORE_PORT: '0', ...cluster.datastorePassword, ...options.serviceEnv?.datastore });
       const port = /datastore \(MongoDB wire protocol\): mongodb:\/\/[^/]*:(\d+)\//.exec(datastore.output())?.[1];
       if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
       cluster.datastorePort = port;
-      cluster.datastoreUri = `mongodb://127.0.0.1:${port}/?directConnection=true`;
+      const credentials = options.datastorePassword ? `tessera:${encodeURIComponent(options.datastorePassword)}@` : '';
+      cluster.datastoreUri = `mongodb://${credentials}127.0.0.1:${port}/?directConnection=true`;
       cluster.env.TESSERA_CLUSTER_URIS = `*=${cluster.datastoreUri}`;
       // The admin API bootstraps the platform (first administrator); the others only read it.
       await cluster.startService('admin-api', options.serviceEnv?.['admin-api']);
@@ -71,7 +75,7 @@ export class Cluster {
   /** Stops the datastore service (SIGTERM) and starts it again on the same port and data directory; resolves with the exit code. */
   async restartDatastore(): Promise<number | null> {
     const code = await this.stopService(this.one('datastore'));
-    await this.startService('datastore', { TESSERA_DATA_DIR: this.datastoreDir.path, TESSERA_DATASTORE_PORT: this.datastorePort });
+    await this.startService('datastore', { TESSERA_DATA_DIR: this.datastoreDir.path, TESSERA_DATASTORE_PORT: this.datastorePort, ...this.datastorePassword });
     return code;
   }
 

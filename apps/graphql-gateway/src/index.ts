@@ -5,3 +5,6 @@ export * from './client-api/client-api.error';
 export * from './client-api/functions/remote-data-access.port';
 export { Mailer, OutboxFileMailer, type OutgoingMail } from './client-api/auth/mailer';
 export { ClientApps, type ClientApp } from './client-api/client-apps.service';
+// The process host's app wire endpoint authenticates with the client API's credential checks.
+export { ClientApiModule } from './client-api/client-api.module';
+export { AuthService } from './client-api/auth/auth.service';

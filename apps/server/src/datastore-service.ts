@@ -5,6 +5,7 @@
 import { Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { embeddedClusterDir, WireServer } from '@tessera/datastore';
 import { SETTINGS, type Settings } from '@tessera/settings';
+import { isLoopback, readTlsFiles } from './wire/tls-files';
 
 @Injectable()
 export class DatastoreWireService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -18,11 +19,17 @@ export class DatastoreWireService implements OnApplicationBootstrap, OnApplicati
       // The clusters live where standalone mode keeps them, so one data directory serves either mode.
       clustersDir: embeddedClusterDir(this.settings.dataDir, ''),
       port: this.settings.datastorePort,
-      // Not settings.host: the wire server has no authentication, so it listens on loopback unless told.
+      // Not settings.host: loopback unless told (a pod sets 0.0.0.0 with TESSERA_DATASTORE_PASSWORD).
       host: this.settings.datastoreHost,
+      credentials: this.settings.datastoreCredentials,
+      tls: readTlsFiles(this.settings.datastoreTls),
       log: (level, message) => this.logger[level === 'info' ? 'log' : level](message),
     });
-    this.logger.log(`MongoDB wire server listening on ${this.settings.datastoreHost}:${this.server.port}`);
+    const auth = this.settings.datastoreCredentials ? 'SCRAM-SHA-256' : 'no authentication';
+    this.logger.log(`MongoDB wire server listening on ${this.settings.datastoreHost}:${this.server.port} (${auth}${this.settings.datastoreTls ? ', TLS' : ''})`);
+    if (!this.settings.datastoreCredentials && !isLoopback(this.settings.datastoreHost)) {
+      this.logger.warn('the datastore wire server listens beyond loopback without TESSERA_DATASTORE_PASSWORD: any client that reaches it reads every cluster');
+    }
   }
 
   /** Port the wire server listens on (undefined until it started). */

@@ -14,6 +14,7 @@ import { DatastoreServiceModule } from './datastore-service';
 import { HealthController } from './health.controller';
 import { PlatformEventsHandler } from './platform-events.handler';
 import { bindRequestLogger } from './request-logger';
+import { AppWireModule } from './wire/app-wire.module';
 
 /**
  * Stand-ins for service modules, by service name: the end-to-end tests run this host with a fake in one
@@ -43,6 +44,8 @@ export class HostModule implements NestModule {
       quietReqLogger: true,
     };
     const services = settings.services.map((name) => replacements[name] ?? serviceModules[name]).filter((module) => module !== undefined);
+    // The apps' wire endpoint serves from the gateway's processes, when a port is configured.
+    if (settings.wire.port !== undefined && settings.services.includes('graphql-gateway') && !replacements['graphql-gateway']) services.push(AppWireModule);
     return {
       module: HostModule,
       controllers: [HealthController, PlatformEventsHandler],

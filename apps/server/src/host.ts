@@ -16,6 +16,7 @@ import { type Observable } from 'rxjs';
 import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './bootstrap/platform-bootstrap';
 import { prepareDataDirectory } from './bootstrap/data-directory';
 import { DatastoreWireService } from './datastore-service';
+import { AppWireService } from './wire/app-wire.service';
 import { HostModule, messagingOptions, type ServiceReplacements } from './host.module';
 import { HostLogger } from './logging/host-logger';
 import { createLogOutput } from './logging/log-output';
@@ -26,6 +27,8 @@ export interface RunningHost {
   bootstrap: BootstrapResult;
   /** Port of the datastore service's MongoDB wire server, when this process runs it. */
   datastorePort: number | undefined;
+  /** Port of the apps' MongoDB wire endpoint, when this process serves it. */
+  wirePort: number | undefined;
   /** Writes plain text to the process's output after every log line written so far (the start banner). */
   print(text: string): void;
   /** The Nest application (tests reach providers through it). */
@@ -75,6 +78,7 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
     datastorePort: settings.services.includes('datastore') ? app.get(DatastoreWireService).port : undefined,
+    wirePort: settings.wire.port !== undefined ? wirePortOf(app) : undefined,
     print: (text) => output.print(text),
     nest: app,
     // Message handlers first: they stop taking work and finish what they hold while the stores, sandboxes
@@ -158,4 +162,13 @@ function traceHttpEdge(app: NestFastifyApplication): void {
     spans.get(request)?.end(reply.statusCode, request.routeOptions.url);
     done();
   });
+}
+
+/** The apps' wire endpoint's port, when the host mounted it (it does beside a real gateway). */
+function wirePortOf(app: NestFastifyApplication): number | undefined {
+  try {
+    return app.get(AppWireService, { strict: false }).port;
+  } catch {
+    return undefined;
+  }
 }

@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     ...(bootstrap.imported
       ? [`  imported the platform state of an earlier release (${bootstrap.imported.apps} app(s), ${bootstrap.imported.deployments} deployment(s), ${bootstrap.imported.logEntries} log entries); the files moved to ${bootstrap.imported.movedTo}`]
       : []),
+    ...(host.wirePort !== undefined ? [`  apps' MongoDB wire endpoint: mongodb://<user>:<password>@${datastoreAddress(settings.wire.host)}:${host.wirePort}/?authMechanism=PLAIN&authSource=%24external${settings.wire.tls ? '&tls=true' : ''}&appName=<client app id>:<service>:<provider>`] : []),
     ...(host.datastorePort !== undefined ? [`  datastore (MongoDB wire protocol): mongodb://${datastoreAddress(settings.datastoreHost)}:${host.datastorePort}/?directConnection=true`] : []),
     ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${clientApiUrl(settings, host.url)}/api/client/v2.0/app/${app.client_app_id}/location`),
     ...(settings.services.includes('admin-api') ? adminLines(host.url, bootstrap) : []),

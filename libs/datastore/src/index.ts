@@ -13,4 +13,8 @@ export { compareValues, normalize, cloneValue, idKey, isPlainObject, typeRank } 
 export { applyUpdate, upsertBase, checkUpdate as checkUpdateDocument, checkReplacement, type UpdateContext } from './engine/update';
 export { buildProjector, type Projector } from './engine/projection';
 export { runPipeline, compileFilter as compileDocumentFilter, type Matcher } from './engine/mingo';
-export { WireServer, type WireServerOptions } from './wire/wire-server';
+export { WireServer, errorReply, type WireServerOptions } from './wire/wire-server';
+// The wire listener and authentication helpers serve the process host's app endpoint too.
+export { WireListener, type WireListenerOptions, type WireConnectionInfo, type WireConnectionLoad } from './wire/wire-listener';
+export { WireCommandError } from './wire/errors';
+export { isOpenCommand, unauthorized, authenticationFailed, commandName, saslPayload } from './wire/wire-auth';

@@ -52,6 +52,23 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ TESSERA_DATASTORE_HOST: 'http://x' })).toThrow(/TESSERA_DATASTORE_HOST/);
   });
 
+  it('reads the datastore credentials and TLS files, and refuses a short password or half a TLS pair', () => {
+    expect(loadSettings({}).datastoreCredentials).toBeUndefined();
+    expect(loadSettings({ TESSERA_DATASTORE_PASSWORD: 'a-long-enough-secret' }).datastoreCredentials).toEqual({ user: 'tessera', password: 'a-long-enough-secret' });
+    expect(loadSettings({ TESSERA_DATASTORE_USER: 'svc', TESSERA_DATASTORE_PASSWORD: 'a-long-enough-secret' }).datastoreCredentials?.user).toBe('svc');
+    expect(() => loadSettings({ TESSERA_DATASTORE_PASSWORD: 'short' })).toThrow(/TESSERA_DATASTORE_PASSWORD/);
+    expect(loadSettings({ TESSERA_DATASTORE_TLS_CERT: '/tls/cert.pem', TESSERA_DATASTORE_TLS_KEY: '/tls/key.pem' }).datastoreTls).toEqual({ certFile: '/tls/cert.pem', keyFile: '/tls/key.pem' });
+    expect(() => loadSettings({ TESSERA_DATASTORE_TLS_CERT: '/tls/cert.pem' })).toThrow(/TESSERA_DATASTORE_TLS_KEY/);
+  });
+
+  it('leaves the app wire endpoint off without TESSERA_WIRE_PORT, on HOST by default', () => {
+    expect(loadSettings({}).wire).toEqual({ port: undefined, host: '0.0.0.0', tls: undefined });
+    expect(loadSettings({ TESSERA_WIRE_PORT: '27020', HOST: '127.0.0.1' }).wire).toEqual({ port: 27020, host: '127.0.0.1', tls: undefined });
+    expect(loadSettings({ TESSERA_WIRE_PORT: '27020', TESSERA_WIRE_HOST: '::1', TESSERA_WIRE_TLS_CERT: 'c.pem', TESSERA_WIRE_TLS_KEY: 'k.pem' }).wire).toEqual({ port: 27020, host: '::1', tls: { certFile: `${process.cwd()}/c.pem`, keyFile: `${process.cwd()}/k.pem` } });
+    expect(() => loadSettings({ TESSERA_WIRE_TLS_KEY: 'k.pem' })).toThrow(/TESSERA_WIRE_TLS_CERT/);
+    expect(() => loadSettings({ TESSERA_WIRE_PORT: 'x' })).toThrow(/TESSERA_WIRE_PORT/);
+  });
+
   it('runs only the named services in distributed mode', () => {
     expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'admin-api,function-runtime', TESSERA_SECRETS_KEY: secretsKey }).services).toEqual(['admin-api', 'function-runtime']);
   });

@@ -139,6 +139,16 @@ const environmentSchema = z.object({
   // The wire server has no authentication: loopback unless the deployment says otherwise (a pod: 0.0.0.0).
   TESSERA_DATASTORE_HOST: listenHost.default('127.0.0.1'),
   TESSERA_CLUSTER_URIS: clusterUris.default(''),
+  // The datastore service's one user (SCRAM-SHA-256); the other processes put it in TESSERA_CLUSTER_URIS.
+  TESSERA_DATASTORE_USER: z.string().min(1).default('tessera'),
+  TESSERA_DATASTORE_PASSWORD: z.string().min(12, 'must be at least 12 characters (openssl rand -base64 24)').optional(),
+  TESSERA_DATASTORE_TLS_CERT: z.string().min(1).optional(),
+  TESSERA_DATASTORE_TLS_KEY: z.string().min(1).optional(),
+  // The apps' MongoDB wire endpoint (wireProtocolEnabled): off unless a port is given.
+  TESSERA_WIRE_PORT: port.optional(),
+  TESSERA_WIRE_HOST: listenHost.optional(),
+  TESSERA_WIRE_TLS_CERT: z.string().min(1).optional(),
+  TESSERA_WIRE_TLS_KEY: z.string().min(1).optional(),
   // Recovery from a corrupt log: the point its refusal message names (`<segment file>:<byte offset>`).
   TESSERA_DATASTORE_TRUNCATE_LOG: z
     .string()
@@ -203,6 +213,12 @@ export interface Settings {
   datastoreHost: string;
   /** `<absolute segment path>:<offset>`: where recovery may discard a corrupt embedded log (docs/security.md). */
   datastoreTruncateLog: string | undefined;
+  /** The user the datastore wire server requires (SCRAM-SHA-256); undefined: no authentication (loopback only). */
+  datastoreCredentials: { user: string; password: string } | undefined;
+  /** PEM files of the datastore wire server's TLS certificate and key. */
+  datastoreTls: TlsFiles | undefined;
+  /** The apps' MongoDB wire endpoint (spec 2.5 wireProtocolEnabled): off when `port` is undefined. */
+  wire: { port: number | undefined; host: string; tls: TlsFiles | undefined };
   admin: { username: string; password: string | undefined };
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
@@ -268,6 +284,19 @@ export class SettingsError extends Error {
   }
 }
 
+/** PEM certificate chain and private key files of a TLS listener. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+/** Both files or neither: a certificate without its key (or the reverse) stops the process. */
+function tlsFiles(cert: string | undefined, key: string | undefined, prefix: string): TlsFiles | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) throw new SettingsError([{ setting: cert === undefined ? `${prefix}_CERT` : `${prefix}_KEY`, message: `required with ${cert === undefined ? `${prefix}_KEY` : `${prefix}_CERT`}` }]);
+  return { certFile: resolve(cert), keyFile: resolve(key) };
+}
+
 /** `<file>:<offset>` with the file made absolute, as the datastore names its segments. */
 function absolutePoint(point: string): string {
   const colon = point.lastIndexOf(':');
@@ -300,6 +329,9 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     datastorePort: env.TESSERA_DATASTORE_PORT,
     datastoreHost: env.TESSERA_DATASTORE_HOST,
     datastoreTruncateLog: env.TESSERA_DATASTORE_TRUNCATE_LOG === undefined ? undefined : absolutePoint(env.TESSERA_DATASTORE_TRUNCATE_LOG),
+    datastoreCredentials: env.TESSERA_DATASTORE_PASSWORD === undefined ? undefined : { user: env.TESSERA_DATASTORE_USER, password: env.TESSERA_DATASTORE_PASSWORD },
+    datastoreTls: tlsFiles(env.TESSERA_DATASTORE_TLS_CERT, env.TESSERA_DATASTORE_TLS_KEY, 'TESSERA_DATASTORE_TLS'),
+    wire: { port: env.TESSERA_WIRE_PORT, host: env.TESSERA_WIRE_HOST ?? env.HOST, tls: tlsFiles(env.TESSERA_WIRE_TLS_CERT, env.TESSERA_WIRE_TLS_KEY, 'TESSERA_WIRE_TLS') },
     admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,

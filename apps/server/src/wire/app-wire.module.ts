@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { ClientApiModule } from '@tessera/graphql-gateway';
+import { AppWireService } from './app-wire.service';
+
+/**
+ * The apps' MongoDB wire endpoint, mounted beside the gateway (whose client API checks credentials and
+ * runs remote data access) when TESSERA_WIRE_PORT is set.
+ */
+@Module({ imports: [ClientApiModule], providers: [AppWireService], exports: [AppWireService] })
+export class AppWireModule {}
