@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DataAccess, DataAccessModule } from '@tessera/data-access';
-import { DataSources, DeployedApps, LogStore } from '@tessera/platform';
+import { DataSources, DependencyStore, DeployedApps, LogStore } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeModule } from '../function-runtime.module';
@@ -10,7 +10,7 @@ import { PlatformExecutionLogStore } from './platform-execution-logs';
 import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
 import { ScheduledTriggers } from '../triggers/scheduled-triggers';
 import { TriggerClaims } from '../triggers/trigger-claims';
-import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
+import { DeployedFunctionsPort, DeployedValuesPort, PlatformDependenciesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
 
 /**
  * The function runtime as a service of the host: the engine wired to the platform (deployed functions,
@@ -22,8 +22,8 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     DataAccessModule,
     FunctionRuntimeModule.registerAsync({
       imports: [DataAccessModule],
-      inject: [DeployedApps, DataSources, LogStore, DataAccess, SETTINGS],
-      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess, settings: Settings) => ({
+      inject: [DeployedApps, DataSources, LogStore, DataAccess, SETTINGS, DependencyStore],
+      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess, settings: Settings, dependencyStore: DependencyStore) => ({
         options: { timeLimitMs: settings.functionTimeLimitMs },
         dependencies: {
           functions: new DeployedFunctionsPort(apps),
@@ -33,6 +33,7 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
           logs: new PlatformExecutionLogStore(logs),
           canEvaluate: rulesCanEvaluate,
           users: new PlatformUsersPort(dataSources),
+          dependencies: new PlatformDependenciesPort(dependencyStore),
         },
       }),
     }),
