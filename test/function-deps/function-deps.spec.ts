@@ -114,11 +114,12 @@ describe('function dependencies (admin API upload, require in the sandbox)', () 
   it('refuses a native package at upload, naming it, and keeps the dependencies in use', async () => {
     const appId = await appWith('deps-native', { usePad: "exports = (s) => require('pad-left')(s, 3);" });
     expect((await upload(appId, zipTree(pureTree))).status).toBe(204);
-    for (const native of [
+    const natives: Tree[] = [
       { 'node_modules/bcrypt/package.json': json({ name: 'bcrypt', version: '5.1.0', gypfile: true }), 'node_modules/bcrypt/index.js': '' },
       { 'node_modules/sharp/package.json': json({ name: 'sharp', version: '0.33.0' }), 'node_modules/sharp/build/Release/sharp.node': Uint8Array.from([0x7f, 0x45, 0x4c, 0x46]) },
       { 'node_modules/pure/package.json': json({ name: 'pure', version: '1.0.0', dependencies: { addon: '1' } }), 'node_modules/addon/package.json': json({ name: 'addon', version: '1.0.0' }), 'node_modules/addon/binding.gyp': '{}' },
-    ]) {
+    ];
+    for (const native of natives) {
       const response = await upload(appId, zipTree(native));
       const body = (await response.json()) as { error: string; error_code: string };
       expect(response.status).toBe(400);

@@ -8,8 +8,6 @@
  * The bundle's completion value is the `{ run, resolve }` object (see the last statement and
  * isolate-scripts.ts), which the host keeps references to.
  */
-import { moduleLoader } from '../dependencies/module-loader';
-import { nodeBuiltins } from '../dependencies/node-builtins';
 import { HOST_GLOBAL_NAMES, bson, isolateGlobal } from './bridge';
 import { Buffer, toBuffer } from './buffer';
 import { randomSource } from './codec';
@@ -18,6 +16,8 @@ import { fromEjsonText, toEjsonText } from './ejson-values';
 import { type Call, type CallLimits, type FunctionConsole, type Frame, type HostOp } from './host-op';
 import { httpClient } from './http';
 import { httpResponse, withBodyText, type HttpResponseState } from './http-endpoint';
+import { moduleLoader } from './module-loader';
+import { nodeBuiltins } from './node-builtins';
 import { hashing } from './node-crypto';
 import { urlClasses } from './url';
 

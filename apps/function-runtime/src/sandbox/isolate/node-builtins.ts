@@ -4,7 +4,7 @@
  * (POSIX), `util`, `events`, `querystring`, `assert`, `stream` and `zlib`. Written for the sandbox: no host
  * object is reachable from them; `zlib` compresses on the host through a string-in, string-out callback.
  */
-import type { Buffer as BufferClass } from '../isolate/buffer';
+import type { Buffer as BufferClass } from './buffer';
 
 type BufferType = typeof BufferClass;
 
@@ -139,7 +139,7 @@ function promisify(fn: unknown): unknown {
   if (typeof own === 'function') return own;
   return function (this: unknown, ...args: unknown[]) {
     return new Promise((resolve, reject) => {
-      (fn as (...a: unknown[]) => void).call(this, ...args, (error: unknown, value: unknown) => (error ? reject(error) : resolve(value)));
+      (fn as (...a: unknown[]) => void).call(this, ...args, (error: unknown, value: unknown) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(value)));
     });
   };
 }
@@ -278,7 +278,7 @@ function eventsModule(): unknown {
     new Promise((resolve, reject) => {
       const onError = (error: unknown): void => {
         emitter.removeListener(name, onEvent);
-        reject(error);
+        reject(error instanceof Error ? error : new Error(String(error)));
       };
       const onEvent = (...args: unknown[]): void => {
         if (name !== 'error') emitter.removeListener('error', onError);
@@ -343,7 +343,7 @@ class AssertionError extends Error {
 }
 function fail(message: unknown, actual: unknown, expected: unknown, operator: string): never {
   if (message instanceof Error) throw message;
-  throw new AssertionError({ ...(message === undefined ? {} : { message: String(message) }), actual, expected, operator });
+  throw new AssertionError({ ...(typeof message === 'string' ? { message } : {}), actual, expected, operator });
 }
 function matches(error: unknown, expected: unknown): boolean {
   if (expected === undefined) return true;
@@ -356,7 +356,6 @@ function assertModule(): unknown {
   const assert = (value: unknown, message?: unknown): void => {
     if (!value) fail(message ?? 'The expression evaluated to a falsy value', value, true, '==');
   };
-  /* eslint-disable eqeqeq -- assert.equal is loose equality by definition */
   return Object.assign(assert, {
     ok: assert,
     AssertionError,
@@ -391,7 +390,6 @@ function assertModule(): unknown {
     },
     match: (s: string, re: RegExp, m?: unknown) => void (re.test(s) || fail(m, s, re, 'match')),
   });
-  /* eslint-enable eqeqeq */
 }
 
 // ---------------------------------------------------------------- stream (synchronous, object-or-chunk streams)

@@ -1,5 +1,5 @@
 /**
- * Runs INSIDE the sandbox isolate (bundled into the prelude): the CommonJS `require` of an app's uploaded
+ * Runs INSIDE the sandbox isolate (bundled into the prelude; the host side of dependencies is under ../dependencies/): the CommonJS `require` of an app's uploaded
  * dependencies. The bundle is the app's node_modules as `{ path relative to node_modules: source }` (built
  * at upload by the admin API: pure JavaScript and JSON only); this resolves names as Node does (nearest
  * node_modules first, package.json `exports` with the `require` condition, `main`, index files, extensions,
@@ -75,7 +75,7 @@ export function moduleLoader(bundleText: string | undefined, builtins: Record<st
     const path = dir + '/package.json';
     if (!has(path)) return undefined;
     try {
-      return JSON.parse(bundleFiles()[path] as string) as Record<string, unknown>;
+      return JSON.parse(bundleFiles()[path]) as Record<string, unknown>;
     } catch {
       return undefined;
     }
@@ -181,7 +181,7 @@ export function moduleLoader(bundleText: string | undefined, builtins: Record<st
     const module: LoadedModule = { id: filename, filename, loaded: false, exports: {}, children: [], paths: [], parent, require: (r: unknown) => requireFrom(r, dir, module) };
     cache.set(path, module);
     parent?.children.push(module);
-    const source = bundleFiles()[path] as string;
+    const source = bundleFiles()[path];
     try {
       if (path.endsWith('.json')) {
         module.exports = JSON.parse(source);
