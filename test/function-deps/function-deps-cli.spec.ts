@@ -38,8 +38,8 @@ describe('tessera push --include-node-modules / --include-package-json', () => {
 
   it('pushes the packages package.json names with the functions, and a client call requires them', async () => {
     const functions = join(local, 'functions');
-    write(join(functions, 'config.json'), JSON.stringify([{ name: 'slug', private: false }]));
-    write(join(functions, 'slug.js'), "exports = (title) => require('slugger')(title);");
+    write(join(functions, 'slug', 'config.json'), JSON.stringify({ name: 'slug', private: false }));
+    write(join(functions, 'slug', 'source.js'), "exports = (title) => require('slugger')(title);");
     write(join(functions, 'package.json'), JSON.stringify({ name: 'functions', dependencies: { slugger: '1.0.0' } }));
     write(join(functions, 'node_modules', 'slugger', 'package.json'), JSON.stringify({ name: 'slugger', version: '1.0.0', dependencies: { lower: '1.0.0' } }));
     write(join(functions, 'node_modules', 'slugger', 'index.js'), "const lower = require('lower'); module.exports = (s) => lower(s).split(/\\s+/).join('-');");
@@ -48,7 +48,7 @@ describe('tessera push --include-node-modules / --include-package-json', () => {
     // Installed but not named by package.json: not uploaded, so a native module here does no harm.
     write(join(functions, 'node_modules', 'stray', 'package.json'), JSON.stringify({ name: 'stray', version: '1.0.0', gypfile: true }));
     const config = JSON.parse(readFileSync(join(local, 'config.json'), 'utf8')) as Record<string, unknown>;
-    write(join(local, 'auth', 'providers.json'), JSON.stringify({ 'anon-user': { name: 'anon-user', type: 'anon-user', disabled: false } }));
+    write(join(local, 'auth_providers', 'anon-user.json'), JSON.stringify({ name: 'anon-user', type: 'anon-user', disabled: false }));
     write(join(local, 'config.json'), JSON.stringify(config));
 
     const push = await tessera(['push', '--local', local, '--include-package-json', '--yes', '--json'], env);
@@ -64,7 +64,7 @@ describe('tessera push --include-node-modules / --include-package-json', () => {
 
     // Now a native package is one package.json names: the push is refused, naming it, and nothing is deployed.
     write(join(functions, 'package.json'), JSON.stringify({ name: 'functions', dependencies: { slugger: '1.0.0', stray: '1.0.0' } }));
-    write(join(functions, 'slug.js'), "exports = () => 'changed';");
+    write(join(functions, 'slug', 'source.js'), "exports = () => 'changed';");
     const refused = await tessera(['push', '--local', local, '--include-node-modules', '--include-package-json', '--yes'], env);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/package 'stray' is a native module/);
