@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
-import { tessera } from '../cli/tessera-cli';
+import { cliWithApp, tessera } from '../cli/tessera-cli';
 import { startTestHost, type TestHost } from '../support/test-host';
 
 const password = 'function-deps-cli-password';
@@ -23,12 +23,7 @@ describe('tessera push --include-node-modules / --include-package-json', () => {
 
   beforeAll(async () => {
     host = await startTestHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
-    env = { TESSERA_CONFIG_DIR: join(work.path, 'config') };
-    const login = await tessera(['login', '--url', host.url, '--username', 'admin', '--password', password], env);
-    expect(login.code, login.stderr).toBe(0);
-    const created = await tessera(['apps', 'create', '--name', 'deps', '--local', local, '--json'], env);
-    expect(created.code, created.stderr).toBe(0);
-    clientAppId = (JSON.parse(created.stdout) as { client_app_id: string }).client_app_id;
+    ({ env, clientAppId } = await cliWithApp(host.url, password, work.path, 'deps', local));
   }, 60_000);
 
   afterAll(async () => {
