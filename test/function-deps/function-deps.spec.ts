@@ -28,7 +28,8 @@ const pureTree: Tree = {
   'node_modules/hasher/package.json': json({ name: 'hasher', version: '1.0.0' }),
   'node_modules/hasher/index.js':
     "const util = require('util'); const crypto = require('crypto'); const { EventEmitter } = require('events'); const path = require('node:path'); const qs = require('querystring'); const zlib = require('zlib');" +
-    "module.exports = (s) => { const e = new EventEmitter(); let seen; e.on('x', (v) => { seen = v; }); e.emit('x', 'heard');" +
+    "function Em() { EventEmitter.call(this); } util.inherits(Em, EventEmitter); class Loud extends EventEmitter {}" +
+    "module.exports = (s) => { const e = new Em(); const l = new Loud(); let seen; e.on('x', (v) => { seen = v; }); l.once('y', (v) => e.emit('x', v)); l.emit('y', 'heard'); l.emit('y', 'twice');" +
     " return [util.format('%s=%d', 'n', 42), crypto.createHash('sha256').update(s).digest('hex'), seen, path.join('/a', '../b', 'c.js'), qs.stringify({ a: [1, 2] }), zlib.gunzipSync(zlib.gzipSync(Buffer.from(s))).toString()]; };",
 };
 

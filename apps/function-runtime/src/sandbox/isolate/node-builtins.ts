@@ -196,8 +196,15 @@ const util = {
 type Listener = ((...args: unknown[]) => unknown) & { listener?: unknown };
 class EventEmitter {
   static defaultMaxListeners = 10;
-  private _events: Map<string | symbol, Listener[]> = new Map();
-  private _maxListeners = EventEmitter.defaultMaxListeners;
+  private _maxListeners?: number;
+  /** Made on first use, so that old-style subclasses (`EventEmitter.call(this)`, util.inherits) work too. */
+  private get _events(): Map<string | symbol, Listener[]> {
+    const own = Object.getOwnPropertyDescriptor(this, '__events')?.value as Map<string | symbol, Listener[]> | undefined;
+    if (own) return own;
+    const made = new Map<string | symbol, Listener[]>();
+    Object.defineProperty(this, '__events', { value: made, writable: true, configurable: true, enumerable: false });
+    return made;
+  }
   on(name: string | symbol, listener: Listener): this {
     return this.addListener(name, listener);
   }
@@ -270,10 +277,23 @@ class EventEmitter {
     return this;
   }
   getMaxListeners(): number {
-    return this._maxListeners;
+    return this._maxListeners ?? EventEmitter.defaultMaxListeners;
   }
 }
+/**
+ * What `require('events')` gives: a plain constructor function over the class's prototype, since packages
+ * written for older Node call it without `new` (`EventEmitter.call(this)`), which a class forbids.
+ */
+function emitterConstructor(): typeof EventEmitter {
+  const EventEmitterFunction = function EventEmitter(): void {} as unknown as typeof EventEmitter;
+  EventEmitterFunction.prototype = EventEmitter.prototype;
+  Object.defineProperty(EventEmitter.prototype, 'constructor', { value: EventEmitterFunction, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(EventEmitterFunction, 'defaultMaxListeners', { value: 10, writable: true, enumerable: true });
+  return EventEmitterFunction;
+}
+
 function eventsModule(): unknown {
+  const Emitter = emitterConstructor();
   const once = (emitter: EventEmitter, name: string | symbol): Promise<unknown[]> =>
     new Promise((resolve, reject) => {
       const onError = (error: unknown): void => {
@@ -287,7 +307,7 @@ function eventsModule(): unknown {
       emitter.once(name, onEvent);
       if (name !== 'error') emitter.once('error', onError);
     });
-  return Object.assign(EventEmitter, { EventEmitter, once });
+  return Object.assign(Emitter, { EventEmitter: Emitter, once });
 }
 
 // ---------------------------------------------------------------- querystring
