@@ -203,7 +203,7 @@ describe('admin API: apps, import and export, drafts, secrets', () => {
     expect((await admin.request('DELETE', admin.app(app._id, `/secrets/${created.body._id}`))).status).toBe(204);
   });
 
-  it('serves functions, values, logs and users; says plainly that pending registrations are not available yet', async () => {
+  it('serves functions, values, logs, users and pending registrations', async () => {
     const app = await admin.createApp('misc', { template_id: 'backend' });
     const functions = await admin.request<{ _id: string; name: string }[]>('GET', admin.app(app._id, '/functions'));
     expect(functions.body).toMatchObject([{ name: 'hello' }]);
@@ -233,9 +233,9 @@ describe('admin API: apps, import and export, drafts, secrets', () => {
     expect((await admin.request<{ logs: unknown[] }>('GET', admin.app(app._id, `/logs?start_date=${new Date(Date.now() + 60_000).toISOString()}`))).body.logs).toHaveLength(0);
 
     expect((await admin.request('GET', admin.app(app._id, '/users'))).body).toEqual([]);
-    const pending = await admin.request<{ error_code: string }>('GET', admin.app(app._id, '/user_registrations/pending_users'));
-    expect(pending.status).toBe(501);
-    expect(pending.body.error_code).toBe('NotImplemented');
+    const pending = await admin.request('GET', admin.app(app._id, '/user_registrations/pending_users'));
+    expect(pending.status).toBe(200);
+    expect(pending.body).toEqual([]);
   });
 
   it('manages auth providers, services, rules, the default rule and custom user data as realm-core tests do', async () => {

@@ -1,20 +1,12 @@
-import { ChangePublisher, DatabaseTriggerConsumer, NodeHttpPort, FunctionRuntimeService, TRIGGERS_CONSUMER, TriggerClaims } from '@tessera/function-runtime';
-import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryExecutionLogStore, InMemoryValues } from '@tessera/function-runtime/testing';
+import { ChangePublisher, TRIGGERS_CONSUMER } from '@tessera/function-runtime';
 import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { deployTestApp, eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
+import { startTriggerReplica, stopTriggerReplica, type TriggerReplica } from '../support/trigger-replicas';
 
 // The function a trigger runs: it logs the key of the changed document, and the test counts those lines.
 const handleChange = `exports = (changeEvent) => { console.log('handled ' + changeEvent.documentKey._id + ' ' + changeEvent.operationType); };`;
-
-/** A function-runtime replica as far as triggers go: its own NATS connection, runtime and execution log. */
-interface Replica {
-  events: JetStreamEvents;
-  consumer: DatabaseTriggerConsumer;
-  runtime: FunctionRuntimeService;
-  logs: InMemoryExecutionLogStore;
-}
 
 // Change events through a real nats-server with JetStream: the change publisher follows an app's linked
 // cluster and publishes every change; two runtime replicas share the trigger consumer group. The NATS server
@@ -30,29 +22,18 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
   let registry: DatastoreAppRegistry;
   let publisher: ChangePublisher;
   let publisherEvents: JetStreamEvents;
-  const replicas: Replica[] = [];
+  const replicas: TriggerReplica[] = [];
 
   const connect = () => JetStreamEvents.connect({ url: nats.url, connection: { reconnectTimeWait: 100 } });
 
-  async function startReplica(): Promise<Replica> {
-    const functions = new InMemoryAppFunctions();
-    functions.deploy(appId, { handleChange: { source: handleChange, config: { private: true } } });
-    const logs = new InMemoryExecutionLogStore(10_000);
-    const runtime = new FunctionRuntimeService({
-      dependencies: { functions, dataAccess: new InMemoryDataAccess(), values: new InMemoryValues(), http: new NodeHttpPort({ timeoutMs: 5_000 }), logs },
-      options: { timeLimitMs: 5_000, memoryLimitMb: 64, sandboxesPerApp: 1 },
-    });
-    const events = await connect();
-    // Replicas share the claims of trigger runs in the platform database, as runtime processes do.
-    const consumer = new DatabaseTriggerConsumer(events, deployed, runtime, new TriggerClaims(dataSources, loadSettings({ TESSERA_DATA_DIR: dir.path })));
-    await consumer.onApplicationBootstrap();
-    const replica = { events, consumer, runtime, logs };
+  async function startReplica(): Promise<TriggerReplica> {
+    const replica = await startTriggerReplica({ natsUrl: nats.url, appId, functions: { handleChange }, dataSources, deployed, dataDir: dir.path, connection: { reconnectTimeWait: 100 } });
     replicas.push(replica);
     return replica;
   }
 
   /** Every `handled <id> <op>` line the replicas' trigger runs logged, by replica. */
-  async function handledBy(replica: Replica): Promise<string[]> {
+  async function handledBy(replica: TriggerReplica): Promise<string[]> {
     const runs = await replica.logs.list({ appId, limit: 10_000 });
     return runs.filter((run) => run.trigger?.name === 'countChanges').flatMap((run) => run.logs).map((line) => line.replace(/^handled /, ''));
   }
@@ -68,7 +49,7 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
     ({ appId } = await deployTestApp({ apps: registry, deployments }, 'changes', (app) => {
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ChangeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
       app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });
-      app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'] } });
+      app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'], unordered: true } });
     }));
 
     publisherEvents = await connect();
@@ -81,11 +62,7 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
 
   afterAll(async () => {
     await publisher?.onModuleDestroy();
-    for (const replica of replicas) {
-      await replica.consumer.onModuleDestroy();
-      await replica.events.close();
-      await replica.runtime.close();
-    }
+    for (const replica of replicas) await stopTriggerReplica(replica);
     await publisherEvents?.close();
     await dataSources?.closeAll();
     await nats?.stop();

@@ -39,8 +39,8 @@ export interface TestHost {
   dataSources: DataSources;
   /** The host's secret store (values sealed with the host's key). */
   secrets: SecretStore;
-  /** Creates an app in the test group, deploys `config` (or `emptyApp(name)` changed by it) and announces it. */
-  createApp(name: string, config: AppConfig | ((app: AppConfig) => void)): Promise<TestApp>;
+  /** Creates an app in the test group (or `groupId`), deploys `config` (or `emptyApp(name)` changed by it) and announces it. */
+  createApp(name: string, config: AppConfig | ((app: AppConfig) => void), options?: { groupId?: string }): Promise<TestApp>;
   /** Deploys a new version of an app and announces it, as the admin API does. */
   redeploy(appId: string, config: AppConfig): Promise<void>;
   anonymousLogin(clientAppId: string): Promise<TestLogin>;
@@ -74,8 +74,8 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
     runs,
     dataSources: host.nest.get(DataSources),
     secrets: host.nest.get(SecretStore),
-    async createApp(name, config) {
-      const app = await deployTestApp(stores, name, config);
+    async createApp(name, config, options = {}) {
+      const app = await deployTestApp(stores, name, config, options);
       await announce(app.appId, app.deployment);
       return app;
     },

@@ -21,7 +21,10 @@ import { HostingAssetsService } from './hosting/hosting-assets.service';
 import { HostingBodyParser } from './hosting/hosting-body';
 import { ImportExportController } from './import-export/import-export.controller';
 import { ImportExportService } from './import-export/import-export.service';
+import { LogForwardersController } from './log-forwarders/log-forwarders.controller';
+import { LogForwardingWorker } from './log-forwarders/log-forwarding.worker';
 import { LogsController } from './logs/logs.controller';
+import { MetricsController } from './metrics/metrics.controller';
 import { RulesEvaluationController } from './rules-evaluation/rules-evaluation.controller';
 import { RulesEvaluationService } from './rules-evaluation/rules-evaluation.service';
 import { SecretsController } from './secrets/secrets.controller';
@@ -36,6 +39,7 @@ import { createTemplateStore } from './templates/template-catalog';
 import { TemplatesController } from './templates/templates.controller';
 import { TriggersController } from './triggers/triggers.controller';
 import { UsersController } from './users/users.controller';
+import { UserRegistrationsService } from './users/user-registrations.service';
 import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
 import { EndpointsController } from './endpoints/endpoints.controller';
@@ -60,6 +64,8 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     FunctionsController,
     TemplatesController,
     LogsController,
+    LogForwardersController,
+    MetricsController,
     UsersController,
     StatusController,
     RulesEvaluationController,
@@ -79,6 +85,8 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     ImportExportService,
     ServicesService,
     UsersService,
+    UserRegistrationsService,
+    LogForwardingWorker,
     RulesEvaluationService,
     FunctionCalls,
     SyncStatusService,

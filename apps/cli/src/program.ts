@@ -4,6 +4,7 @@ import { registerAppsCommands } from './commands/apps.command';
 import { registerAuthCommands } from './commands/auth.command';
 import { registerManageCommands } from './commands/manage.command';
 import { registerTransferCommands } from './commands/transfer.command';
+import { registerTriggerCommands } from './commands/triggers.command';
 import { CliContext, type GlobalOptions } from './context';
 import { Output } from './output';
 
@@ -39,6 +40,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
   registerAppsCommands(program, context);
   registerTransferCommands(program, context);
   registerManageCommands(program, context);
+  registerTriggerCommands(program, context);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

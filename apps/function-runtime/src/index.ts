@@ -17,6 +17,8 @@ export * from './change-events/change-positions';
 export * from './change-events/change-publisher';
 export * from './triggers/database-trigger';
 export * from './triggers/database-trigger.consumer';
+export * from './triggers/database-trigger-runner';
+export * from './triggers/authentication-trigger';
 export * from './triggers/trigger-claims';
 export * from './triggers/cron';
 export * from './triggers/scheduled-triggers';

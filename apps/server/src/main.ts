@@ -64,8 +64,7 @@ async function main(): Promise<void> {
     }, settings.shutdownDrainMs + shutdownMarginMs).unref();
     host
       .close()
-      // A collector that is down or refuses the last export does not make the stop a failure: said, not fatal.
-      .then(() => Promise.all([tracing?.shutdown(), metrics?.shutdown()].map((shutdown) => shutdown?.catch((error: unknown) => process.stderr.write(`Tessera: the last telemetry export failed: ${error instanceof Error ? error.message : String(error)}\n`)))))
+      .then(() => Promise.all([finishTelemetry(tracing?.shutdown()), finishTelemetry(metrics?.shutdown())]))
       .then(
         () => process.exit(0),
         (error: unknown) => {
@@ -76,6 +75,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+/** A collector that is down or refuses the last export does not make the stop a failure: said, not fatal. */
+async function finishTelemetry(shutdown: Promise<void> | undefined): Promise<void> {
+  try {
+    await shutdown;
+  } catch (error) {
+    process.stderr.write(`Tessera: the last telemetry export failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }
 
 /** Tracing is on when an OTLP endpoint is configured; spans are named after the services this process runs. */

@@ -1,7 +1,8 @@
 // The two conversions of the one caller identity (schemas/caller.schema.ts): from the stored user record
 // into the identity, once at the edge, and from the identity into the rules' `%%user`, once per identity.
 import type { RuleUser } from '@tessera/rules';
-import { EJSON } from 'bson';
+import { EJSON, ObjectId } from 'bson';
+import type { AppAuthEvent } from './schemas/apps-auth-event-occurred.schema';
 import type { CallerUser } from './schemas/caller.schema';
 
 /** What the identity is made from: the stored user record (@tessera/platform's AppUser has this shape). */
@@ -50,4 +51,9 @@ export function ruleUserOf(user: CallerUser): RuleUser {
     derived.set(user, ruleUser);
   }
   return ruleUser;
+}
+
+/** An auth event of `user` now (the `apps.auth-event.occurred` payload), with a fresh event id. */
+export function authEventOf(appId: string, operationType: AppAuthEvent['operationType'], providers: readonly string[], user: CallerUserRecord): AppAuthEvent {
+  return { appId, eventId: new ObjectId().toHexString(), operationType, providers: [...providers], user: callerUserOf(user), time: new Date().toISOString() };
 }

@@ -8,6 +8,7 @@ export * from './json-schema/zod-to-json-schema';
 export * from './parse';
 export * from './registry';
 export * from './schemas/apps-app-deleted.schema';
+export * from './schemas/apps-auth-event-occurred.schema';
 export * from './schemas/apps-deployment-changed.schema';
 export * from './schemas/apps-user-changed.schema';
 export * from './schemas/caller.schema';

@@ -1,6 +1,7 @@
 import { type z } from 'zod';
 import { AppDeletedSchema } from './schemas/apps-app-deleted.schema';
 import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
+import { AppAuthEventSchema } from './schemas/apps-auth-event-occurred.schema';
 import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
@@ -55,6 +56,10 @@ export const contracts = {
   [Subjects.AppsUserChanged]: event({
     description: 'An app user was disabled or deleted; every replica closes the live connections of that user.',
     payload: AppUserChangedSchema,
+  }),
+  [Subjects.AppsAuthEventOccurred]: event({
+    description: "An app user was created, logged in or was deleted (App Services' auth event); one function-runtime replica runs the app's authentication triggers on it.",
+    payload: AppAuthEventSchema,
   }),
   [Subjects.DatastoreDocumentChanged]: event({
     description: 'A document changed in a linked data source (change-stream event in canonical EJSON).',

@@ -15,6 +15,8 @@ export const Subjects = {
   AppsAppDeleted: 'apps.app.deleted',
   /** Event: an app user was disabled or deleted; services close that user's live connections (sync). */
   AppsUserChanged: 'apps.user.changed',
+  /** Event: an app user was created, logged in or was deleted; authentication triggers run on it (function runtime). */
+  AppsAuthEventOccurred: 'apps.auth-event.occurred',
   /** Event: a document changed in a linked data source (triggers, sync, change streams). */
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Event: a sync-service replica appended to a partition's history; every replica wakes its sessions on it. */

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { CollectionHandle, DataSourceClient, Document } from '@tessera/datastore';
 import { isDuplicateKeyError } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
+import type { ImportedUser } from './user-import';
 
 /** One way a user logs in: `id` is the identity's id within its provider (an email, a key id, a `sub`). */
 export interface Identity {
@@ -38,6 +39,10 @@ export interface UserpassAccount {
   confirmed: boolean;
   userId?: string;
   createdAt: Date;
+  /** The pending user id the admin API lists a registration under (accounts made before it had one: none). */
+  registrationId?: string;
+  /** An imported account (App Services never exported password hashes): it logs in only after a password reset. */
+  resetRequired?: boolean;
 }
 
 export type UserpassTokenPurpose = 'confirm' | 'reset';
@@ -166,6 +171,65 @@ export class AppUserStore {
     await this.users.deleteOne({ _id: user._id });
   }
 
+  /**
+   * Stores a user brought from App Services with its own `_id` and identities (user-import.ts reads them).
+   * `unchanged` when that user is already here with the same identities (a re-import); `conflict`, with
+   * nothing written, when the id is another user's or an identity or email account belongs to another
+   * user. Its email/password identities get accounts that wait for a password reset; its API keys with a
+   * known secret log in as it again.
+   */
+  async importUser({ user, apiKeys }: ImportedUser): Promise<{ status: 'created' | 'unchanged' | 'conflict'; error?: string }> {
+    const keyOf = (identity: Identity): string => identityKey(identity.provider_type, identity.id);
+    const existing = await this.findUser(user._id);
+    if (existing) {
+      const same = existing.identities.length === user.identities.length && user.identities.every((identity) => existing.identities.some((other) => keyOf(other) === keyOf(identity)));
+      return same ? { status: 'unchanged' } : { status: 'conflict', error: `a different user with id ${user._id} exists (its identities differ)` };
+    }
+    for (const identity of user.identities) {
+      const link = await this.identities.findOne({ _id: keyOf(identity) });
+      if (link) return { status: 'conflict', error: `the ${identity.provider_type} identity "${identity.id}" belongs to user ${String(link['userId'])}` };
+    }
+    const emails = user.identities.filter((identity) => identity.provider_type === 'local-userpass').map((identity) => identity.id);
+    for (const email of emails) {
+      if (await this.findAccount(email)) return { status: 'conflict', error: `an email/password account "${email}" already exists` };
+    }
+    const written: Array<() => Promise<unknown>> = [];
+    const undo = async (error: string): Promise<{ status: 'conflict'; error: string }> => {
+      for (const step of written.reverse()) await step();
+      return { status: 'conflict', error };
+    };
+    try {
+      await this.users.insertOne({ ...user, identities: [] });
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return { status: 'conflict', error: `a different user with id ${user._id} was created meanwhile` };
+      throw error;
+    }
+    written.push(() => this.users.deleteOne({ _id: user._id }));
+    for (const identity of user.identities) {
+      if (!(await this.addIdentity(user._id, identity))) return undo(`the ${identity.provider_type} identity "${identity.id}" was claimed meanwhile`);
+      written.push(() => this.identities.deleteOne({ _id: keyOf(identity) }));
+    }
+    for (const email of emails) {
+      try {
+        await this.accounts.insertOne({ _id: email, passwordHash: '', confirmed: true, resetRequired: true, userId: user._id, createdAt: user.createdAt });
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return undo(`an email/password account "${email}" was created meanwhile`);
+        throw error;
+      }
+      written.push(() => this.accounts.deleteOne({ _id: email }));
+    }
+    for (const key of apiKeys) {
+      try {
+        await this.apiKeys.insertOne({ _id: key._id, name: key.name, keyHash: digest(key.key), disabled: key.disabled, userId: user._id, server: user.type === 'server', createdAt: user.createdAt });
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return undo(`API key ${key._id} (or its secret, or its name for this user) is already in use`);
+        throw error;
+      }
+      written.push(() => this.apiKeys.deleteOne({ _id: key._id }));
+    }
+    return { status: 'created' };
+  }
+
   /** Users, newest first (the admin API's user list). */
   async listUsers(options: { limit?: number; after?: string } = {}): Promise<AppUser[]> {
     const cursor = this.users.find(options.after ? { _id: { $lt: options.after } } : {}).sort({ _id: -1 });
@@ -213,7 +277,7 @@ export class AppUserStore {
   /** False when the email is taken. */
   async createAccount(email: string, passwordHash: string): Promise<boolean> {
     try {
-      await this.accounts.insertOne({ _id: email, passwordHash, confirmed: false, createdAt: new Date() });
+      await this.accounts.insertOne({ _id: email, passwordHash, confirmed: false, createdAt: new Date(), registrationId: newObjectIdHex() });
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;
@@ -221,12 +285,26 @@ export class AppUserStore {
     }
   }
 
+  /** Registrations still waiting for their confirmation, oldest first, after the one `after` names (the admin API's pending users). */
+  async pendingAccounts(options: { after?: string; limit: number }): Promise<UserpassAccount[]> {
+    const filter: Document = { confirmed: false, ...(options.after ? { registrationId: { $gt: options.after } } : {}) };
+    return (await this.accounts.find(filter).sort({ registrationId: 1 }).limit(options.limit).toArray()) as unknown as UserpassAccount[];
+  }
+
+  /** Removes a registration still waiting for its confirmation, and its tokens; false when there is none. */
+  async deletePendingAccount(email: string): Promise<boolean> {
+    const deleted = (await this.accounts.deleteOne({ _id: email, confirmed: false })).deletedCount > 0;
+    if (deleted) await this.tokens.deleteMany({ email });
+    return deleted;
+  }
+
   async confirmAccount(email: string): Promise<boolean> {
     return (await this.accounts.updateOne({ _id: email, confirmed: false }, { $set: { confirmed: true } })).modifiedCount > 0;
   }
 
+  /** Also ends an imported account's wait for a password reset. */
   async setPassword(email: string, passwordHash: string): Promise<void> {
-    await this.accounts.updateOne({ _id: email }, { $set: { passwordHash } });
+    await this.accounts.updateOne({ _id: email }, { $set: { passwordHash }, $unset: { resetRequired: '' } });
   }
 
   async setAccountUser(email: string, userId: string): Promise<void> {

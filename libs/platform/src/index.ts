@@ -21,4 +21,6 @@ export * from './template-store';
 export * from './data-sources';
 export * from './admin-api-keys';
 export * from './app-users';
+export * from './user-import';
 export * from './custom-user-data';
+export * from './trigger-states';

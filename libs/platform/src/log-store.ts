@@ -42,6 +42,8 @@ export interface LogQuery {
   end?: Date;
   /** Most recent entries first; at most this many (default 100). */
   limit?: number;
+  /** Only entries written after the one with this `_id`, oldest first (a reader following the log). */
+  afterId?: string;
 }
 
 /** Where services write application logs (the function runtime, triggers, sync) and the admin API reads them. */
@@ -132,9 +134,10 @@ export class DatastoreLogStore extends LogStore {
     if (query.errorsOnly) filter['entry.error'] = { $exists: true };
     if (query.coId !== undefined) filter['entry.co_id'] = query.coId;
     if (query.start || query.end) filter['at'] = { ...(query.start ? { $gte: query.start } : {}), ...(query.end ? { $lte: query.end } : {}) };
+    if (query.afterId !== undefined) filter['_id'] = { $gt: query.afterId };
     const found = await (await this.db.collection('logs'))
       .find(filter)
-      .sort({ _id: -1 })
+      .sort({ _id: query.afterId !== undefined ? 1 : -1 })
       .limit(query.limit ?? 100)
       .toArray();
     return found.map((stored) => ({ ...(stored['entry'] as Omit<LogEntry, '_id'>), _id: String(stored['_id']) }) as LogEntry);

@@ -169,6 +169,12 @@ const environmentSchema = z.object({
   TESSERA_FUNCTION_TIME_LIMIT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(300),
   TESSERA_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(10),
   TESSERA_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(60 * 60).default(10),
+  TESSERA_OAUTH_GOOGLE_JWKS_URL: z.string().url().default('https://www.googleapis.com/oauth2/v3/certs'),
+  TESSERA_OAUTH_GOOGLE_TOKEN_URL: z.string().url().default('https://oauth2.googleapis.com/token'),
+  TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL: z.string().url().default('https://accounts.google.com/o/oauth2/v2/auth'),
+  TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL: z.string().url().default('https://www.facebook.com/v18.0/dialog/oauth'),
+  TESSERA_OAUTH_APPLE_JWKS_URL: z.string().url().default('https://appleid.apple.com/auth/keys'),
+  TESSERA_OAUTH_FACEBOOK_GRAPH_URL: z.string().url().default('https://graph.facebook.com'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
   OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
@@ -224,6 +230,23 @@ export interface Settings {
   requestTimeoutMs: number;
   /** On SIGTERM, how long work in flight may finish before running functions are terminated and the process exits. */
   shutdownDrainMs: number;
+  /**
+   * Where the OAuth 2.0 providers' keys and endpoints are (TESSERA_OAUTH_*): the providers' published URLs by
+   * default; a deployment behind a proxy, or a test's stand-in provider, points them elsewhere.
+   */
+  oauth: {
+    /** Google's JSON Web Key Set, which signs its id tokens. */
+    googleJwksUrl: string;
+    /** Google's token endpoint, where a server auth code is exchanged for an id token. */
+    googleTokenUrl: string;
+    /** Where the redirect flow sends the user's browser to sign in with Google, and with Facebook. */
+    googleAuthorizeUrl: string;
+    facebookAuthorizeUrl: string;
+    /** Apple's JSON Web Key Set (Sign in with Apple id tokens). */
+    appleJwksUrl: string;
+    /** The Graph API base URL (`/debug_token` checks an access token, `/me` reads the user). */
+    facebookGraphUrl: string;
+  };
   /** OpenTelemetry tracing: off unless an OTLP endpoint is set. */
   telemetry: {
     /** OTLP/HTTP base URL (spans go to `<endpoint>/v1/traces`). */
@@ -291,6 +314,14 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     functionTimeLimitMs: Math.round(env.TESSERA_FUNCTION_TIME_LIMIT_SECONDS * 1000),
     requestTimeoutMs: Math.round(env.TESSERA_REQUEST_TIMEOUT_SECONDS * 1000),
     shutdownDrainMs: Math.round(env.TESSERA_SHUTDOWN_DRAIN_SECONDS * 1000),
+    oauth: {
+      googleJwksUrl: env.TESSERA_OAUTH_GOOGLE_JWKS_URL,
+      googleTokenUrl: env.TESSERA_OAUTH_GOOGLE_TOKEN_URL,
+      googleAuthorizeUrl: env.TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL,
+      facebookAuthorizeUrl: env.TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL,
+      appleJwksUrl: env.TESSERA_OAUTH_APPLE_JWKS_URL,
+      facebookGraphUrl: env.TESSERA_OAUTH_FACEBOOK_GRAPH_URL.replace(/\/+$/, ''),
+    },
     telemetry: {
       otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, ''),
       sampler: env.OTEL_TRACES_SAMPLER,

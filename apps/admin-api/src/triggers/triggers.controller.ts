@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import type { Trigger } from '@tessera/app-config';
+import { DataSources, type TriggerState, TriggerStates } from '@tessera/platform';
+import { z } from 'zod';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
@@ -7,23 +9,56 @@ import { AppStateService } from '../deploy/app-state.service';
 
 type TriggerBody = (Partial<Trigger> & { _id?: unknown }) | undefined;
 
-/** `.../triggers` (spec 2.9): each change is a validated deployment of the whole app. */
+const ResumeBodySchema = z.object({ disable_token: z.boolean().optional() }).passthrough();
+
+/**
+ * `.../triggers` (spec 2.9): each change is a validated deployment of the whole app. A trigger's runtime
+ * state (suspended with an error, resuming) lives in the platform database (TriggerStates), written by the
+ * function runtime; the trigger documents show it as App Services did (`error`, `last_modified`).
+ */
 @Controller('api/admin/v3.0/groups/:groupId/apps/:appId/triggers')
 @UseGuards(AdminAuthGuard)
 export class TriggersController {
-  constructor(private readonly state: AppStateService) {}
+  private readonly states: TriggerStates;
+
+  constructor(
+    private readonly state: AppStateService,
+    dataSources: DataSources,
+  ) {
+    this.states = new TriggerStates(dataSources.platform());
+  }
 
   @Get()
   async list(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<object[]> {
     requireGroup(request, groupId);
-    const app = await this.state.liveApp(await this.state.app(groupId, appId));
-    return app.triggers.map(toWire);
+    const record = await this.state.app(groupId, appId);
+    const app = await this.state.liveApp(record);
+    const states = new Map((await this.states.list(record._id)).map((found) => [found.trigger, found]));
+    return app.triggers.map((trigger) => toWire(trigger, states.get(trigger.name)));
   }
 
   @Get(':triggerId')
   async get(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('triggerId') triggerId: string): Promise<object> {
     requireGroup(request, groupId);
-    return toWire(findTrigger((await this.state.liveApp(await this.state.app(groupId, appId))).triggers, triggerId));
+    const record = await this.state.app(groupId, appId);
+    const trigger = findTrigger((await this.state.liveApp(record)).triggers, triggerId);
+    return toWire(trigger, await this.states.get(record._id, trigger.name));
+  }
+
+  /**
+   * Resumes a suspended database trigger from the change that failed (its backlog), or from now with
+   * `disable_token: true`. One that is not suspended is left as it is.
+   */
+  @Put(':triggerId/resume')
+  @HttpCode(204)
+  async resume(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('triggerId') triggerId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    const parsed = ResumeBodySchema.safeParse(body ?? {});
+    if (!parsed.success) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'disable_token must be a boolean');
+    const record = await this.state.app(groupId, appId);
+    const trigger = findTrigger((await this.state.liveApp(record)).triggers, triggerId);
+    if (trigger.type !== 'DATABASE') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `only database triggers can be resumed; "${trigger.name}" is a ${trigger.type} trigger`);
+    await this.states.requestResume(record._id, trigger.name, parsed.data.disable_token === true ? 'now' : 'position');
   }
 
   @Post()
@@ -65,7 +100,14 @@ function findTrigger(triggers: Trigger[], id: string): Trigger {
   return trigger;
 }
 
-function toWire(trigger: Trigger): object {
+function toWire(trigger: Trigger, state?: TriggerState): object {
   const { id, ...rest } = trigger;
-  return { _id: id, ...rest, disabled: trigger.disabled === true };
+  const suspended = state?.status === 'suspended' || state?.status === 'resuming';
+  return {
+    _id: id,
+    ...rest,
+    disabled: trigger.disabled === true,
+    ...(suspended && state.error ? { error: state.error } : {}),
+    ...(state ? { last_modified: Math.floor(new Date(state.last_modified).getTime() / 1000) } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
+import { type PendingUserView, UserRegistrationsService } from './user-registrations.service';
 import { UsersService, type UserView } from './users.service';
 
 /** `.../users`: the app's users, with realm-cli's statuses (create 201; delete, enable, disable, logout 204). */
@@ -12,6 +13,7 @@ export class UsersController {
   constructor(
     private readonly users: UsersService,
     private readonly state: AppStateService,
+    private readonly registrations: UserRegistrationsService,
   ) {}
 
   @Get('users')
@@ -25,6 +27,14 @@ export class UsersController {
   async create(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: { email?: unknown; password?: unknown } | undefined): Promise<UserView> {
     requireGroup(request, groupId);
     return this.users.createEmailUser(await this.state.app(groupId, appId), body?.email, body?.password);
+  }
+
+  /** Tessera: users exported from App Services, created with the same ids and identities (`tessera users import`). */
+  @Post('users/import')
+  @HttpCode(200)
+  async importUsers(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<Awaited<ReturnType<UsersService['importUsers']>>> {
+    requireGroup(request, groupId);
+    return this.users.importUsers(await this.state.app(groupId, appId), body);
   }
 
   @Get('users/:userId')
@@ -61,11 +71,38 @@ export class UsersController {
     await this.users.logout(await this.state.app(groupId, appId), userId);
   }
 
-  /** Pending email/password registrations: the user store keeps no listing of unconfirmed accounts yet. */
+  @Get('user_registrations/pending_users')
+  async pendingUsers(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('after') after: string | undefined): Promise<PendingUserView[]> {
+    requireGroup(request, groupId);
+    return this.registrations.pending(await this.state.app(groupId, appId), after);
+  }
+
+  @Delete('user_registrations/by_email/:email')
+  @HttpCode(204)
+  async deletePending(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('email') email: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.registrations.remove(await this.state.app(groupId, appId), email);
+  }
+
+  @Post('user_registrations/by_email/:email/confirm')
+  @HttpCode(204)
+  async confirmPending(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('email') email: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.registrations.confirm(await this.state.app(groupId, appId), email);
+  }
+
+  @Post('user_registrations/by_email/:email/run_confirm')
+  @HttpCode(202)
+  async rerunConfirmation(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('email') email: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.registrations.runConfirmation(await this.state.app(groupId, appId), email);
+  }
+
+  /** Sending the confirmation email again needs the client API's mailer, which the admin API does not reach. */
   @All('user_registrations/*')
-  async registrations(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<never> {
+  async otherRegistrations(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<never> {
     requireGroup(request, groupId);
     await this.state.app(groupId, appId);
-    throw new AdminApiError(AdminApiErrorCode.NotImplemented, 'pending user registrations are not available yet: the user store does not list unconfirmed accounts');
+    throw new AdminApiError(AdminApiErrorCode.NotImplemented, 'this pending-user operation is not available yet (send_confirm: ask the client to call confirm/send)');
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import { type AppUserChanged, Subjects } from '@tessera/contracts';
+import { type AppUserChanged, authEventOf, Subjects } from '@tessera/contracts';
 import { hashPassword } from '@tessera/credentials';
 import { MessageBus } from '@tessera/messaging';
-import { AppUserStore, DataSources, type AppRecord, type AppUser } from '@tessera/platform';
+import { AppUserStore, DataSources, type AppRecord, type AppUser, type ImportResult, MAX_IMPORT_BATCH, parseUserListing } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 
@@ -30,7 +30,8 @@ export class UsersService {
     @Optional() private readonly bus?: MessageBus,
   ) {}
 
-  private async store(record: AppRecord): Promise<AppUserStore> {
+  /** The app's user store (one per app and process). */
+  async store(record: AppRecord): Promise<AppUserStore> {
     let store = this.stores.get(record._id);
     if (!store) {
       store = new AppUserStore(this.dataSources.platform(), record._id);
@@ -70,8 +71,11 @@ export class UsersService {
 
   async remove(record: AppRecord, userId: string): Promise<void> {
     const store = await this.store(record);
-    await store.deleteUser(await this.require(record, userId));
+    const user = await this.require(record, userId);
+    await store.deleteUser(user);
     await this.announce({ appId: record._id, userId, change: 'deleted' });
+    // Authentication triggers on DELETE run on it (function runtime).
+    await this.bus?.emit(Subjects.AppsAuthEventOccurred, authEventOf(record._id, 'DELETE', [...new Set(user.identities.map((identity) => identity.provider_type))], user)).catch(() => undefined);
   }
 
   async setDisabled(record: AppRecord, userId: string, disabled: boolean): Promise<void> {
@@ -86,6 +90,32 @@ export class UsersService {
     } catch (error) {
       this.logger.warn({ err: error, appId: change.appId }, 'could not announce a user change: live sync connections of the user stay open');
     }
+  }
+
+  /**
+   * `POST .../users/import` (Tessera): users from an App Services listing, with their ids and identities.
+   * Each user succeeds or fails on its own; nothing existing is overwritten.
+   */
+  async importUsers(record: AppRecord, body: unknown): Promise<{ results: ImportResult[]; created: number; unchanged: number; conflicts: number; invalid: number }> {
+    let parsed: ReturnType<typeof parseUserListing>;
+    try {
+      parsed = parseUserListing(body);
+    } catch (error) {
+      throw new AdminApiError(AdminApiErrorCode.InvalidParameter, error instanceof Error ? error.message : String(error));
+    }
+    if (parsed.length > MAX_IMPORT_BATCH) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `at most ${MAX_IMPORT_BATCH} users per import request (got ${parsed.length}); send them in batches`);
+    const store = await this.store(record);
+    const results: ImportResult[] = [];
+    for (const item of parsed) {
+      if (!item.imported) {
+        results.push({ index: item.index, ...(item._id ? { _id: item._id } : {}), status: 'invalid', error: item.error ?? 'invalid user' });
+        continue;
+      }
+      const outcome = await store.importUser(item.imported);
+      results.push({ index: item.index, _id: item.imported.user._id, ...outcome });
+    }
+    const count = (status: ImportResult['status']): number => results.filter((result) => result.status === status).length;
+    return { results, created: count('created'), unchanged: count('unchanged'), conflicts: count('conflict'), invalid: count('invalid') };
   }
 
   /** Ends every session of the user (realm-cli `users revoke`). */

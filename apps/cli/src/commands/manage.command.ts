@@ -4,6 +4,7 @@ import type { CliContext } from '../context';
 import { relaxedEjson } from '../ejson-output';
 import { localAppId } from '../local-files';
 import { table } from './apps.command';
+import { registerUsersImport } from './users-import.command';
 
 interface LogEntry {
   _id: string;
@@ -167,6 +168,7 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const user = (await client.request<UserView>('POST', `/groups/${groupId}/apps/${app._id}/users`, { json: { email: options.email, password: options.password }, expect: [201] })).body;
       ctx.output.result(user, `Created user ${options.email} (${user._id})`);
     });
+  registerUsersImport(users, context, remoteOption);
   const done = { delete: 'Deleted', disable: 'Disabled', enable: 'Enabled', revoke: 'Ended the sessions of' } as const;
   for (const [name, description, method, suffix] of [
     ['delete', 'delete users and all they own', 'DELETE', ''],

@@ -7,7 +7,9 @@ import { FunctionRuntimeModule } from '../function-runtime.module';
 import { NodeHttpPort } from '../ports/http.port';
 import { FunctionsExecutionHandler } from './functions-execution.handler';
 import { PlatformExecutionLogStore } from './platform-execution-logs';
+import { AuthenticationTriggerHandler } from '../triggers/authentication-trigger.handler';
 import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
+import { DatabaseTriggerRunner } from '../triggers/database-trigger-runner';
 import { ScheduledTriggers } from '../triggers/scheduled-triggers';
 import { TriggerClaims } from '../triggers/trigger-claims';
 import { DeployedFunctionsPort, DeployedValuesPort, PlatformDependenciesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
@@ -38,7 +40,7 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformDependenciesPort, Pl
       }),
     }),
   ],
-  controllers: [FunctionsExecutionHandler],
-  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerConsumer, ScheduledTriggers],
+  controllers: [FunctionsExecutionHandler, AuthenticationTriggerHandler],
+  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerRunner, DatabaseTriggerConsumer, ScheduledTriggers],
 })
 export class FunctionRuntimeServiceModule {}

@@ -6,6 +6,7 @@ import { type AppConfig, type Trigger } from '@tessera/app-config';
 import { type DocumentChanged } from '@tessera/contracts';
 import { buildProjector, compileDocumentFilter, type Document, type Matcher, normalize, type Projector } from '@tessera/datastore';
 import { toTriggerEvent } from '../change-events/change-event-codec';
+import { triggerFunctionName } from './trigger-function';
 
 export interface DatabaseTrigger {
   name: string;
@@ -23,15 +24,23 @@ export interface DatabaseTrigger {
   /** Updates carry `fullDocument` (inserts and replaces always do). */
   fullDocument: boolean;
   fullDocumentBeforeChange: boolean;
+  /** `disabled: true`: it does not fire; its changes wait for it to be enabled, unless it skips catch-up events. */
+  disabled: boolean;
+  /** `config.unordered` false (App Services' default): one change at a time, in order, across replicas. */
+  ordered: boolean;
+  /** `config.skip_catchup_events`: enabling or resuming it starts from now. */
+  skipCatchup: boolean;
+  /** `config.tolerate_resume_errors`: a resume whose position is lost starts from now instead of failing. */
+  tolerateResumeErrors: boolean;
 }
 
 const cache = new WeakMap<AppConfig, DatabaseTrigger[]>();
 
-/** The enabled database triggers of a deployed app (parsed once per deployment). */
+/** The database triggers of a deployed app, disabled ones too (parsed once per deployment). */
 export function databaseTriggers(config: AppConfig): DatabaseTrigger[] {
   let triggers = cache.get(config);
   if (!triggers) {
-    triggers = config.triggers.filter((trigger) => trigger.type === 'DATABASE' && trigger.disabled !== true).flatMap((trigger) => parse(trigger));
+    triggers = config.triggers.filter((trigger) => trigger.type === 'DATABASE').flatMap((trigger) => parse(trigger));
     cache.set(config, triggers);
   }
   return triggers;
@@ -39,7 +48,7 @@ export function databaseTriggers(config: AppConfig): DatabaseTrigger[] {
 
 function parse(trigger: Trigger): DatabaseTrigger[] {
   const config = (trigger.config ?? {}) as Record<string, unknown>;
-  const functionName = trigger.function_name ?? processorFunction(trigger);
+  const functionName = triggerFunctionName(trigger);
   const service = config['service_name'];
   if (typeof functionName !== 'string' || typeof service !== 'string') return [];
   const kinds = Array.isArray(config['operation_types']) ? config['operation_types'].filter((kind): kind is string => typeof kind === 'string').map((kind) => kind.toLowerCase()) : ['insert', 'update', 'replace', 'delete'];
@@ -58,25 +67,29 @@ function parse(trigger: Trigger): DatabaseTrigger[] {
       ...(project ? { project } : {}),
       fullDocument: config['full_document'] === true,
       fullDocumentBeforeChange: config['full_document_before_change'] === true,
+      disabled: trigger.disabled === true,
+      ordered: config['unordered'] !== true,
+      skipCatchup: config['skip_catchup_events'] === true,
+      tolerateResumeErrors: config['tolerate_resume_errors'] === true,
     },
   ];
-}
-
-function processorFunction(trigger: Trigger): unknown {
-  const processors = trigger['event_processors'] as { FUNCTION?: { config?: { function_name?: unknown } } } | undefined;
-  return processors?.FUNCTION?.config?.function_name;
 }
 
 function isDocument(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** True when the change is of the source, namespace and operation type the trigger asked for (no decoding). */
+export function watches(trigger: DatabaseTrigger, change: Pick<DocumentChanged, 'service' | 'db' | 'coll' | 'operationType'>): boolean {
+  if (trigger.service !== change.service) return false;
+  if (trigger.database !== undefined && trigger.database !== change.db) return false;
+  if (trigger.collection !== undefined && trigger.collection !== change.coll) return false;
+  return trigger.operationTypes.has(change.operationType);
+}
+
 /** The change event `trigger`'s function gets for `change`, or undefined when the trigger does not fire. */
 export function triggerEventFor(trigger: DatabaseTrigger, change: DocumentChanged): Document | undefined {
-  if (trigger.service !== change.service) return undefined;
-  if (trigger.database !== undefined && trigger.database !== change.db) return undefined;
-  if (trigger.collection !== undefined && trigger.collection !== change.coll) return undefined;
-  if (!trigger.operationTypes.has(change.operationType)) return undefined;
+  if (!watches(trigger, change)) return undefined;
   let event = toTriggerEvent(change);
   if (change.operationType === 'update' && !trigger.fullDocument) delete event['fullDocument'];
   if (!trigger.fullDocumentBeforeChange) delete event['fullDocumentBeforeChange'];

@@ -2,6 +2,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, 
 import { type AppConfig } from '@tessera/app-config';
 import { AppRegistry, DeployedApps } from '@tessera/platform';
 import { FunctionRuntimeService } from '../function-runtime.service';
+import { triggerFunctionName } from './trigger-function';
 import { CronError, type CronSchedule, parseCron } from './cron';
 import { TriggerClaims } from './trigger-claims';
 
@@ -115,7 +116,7 @@ export class ScheduledTriggers implements OnApplicationBootstrap, OnModuleDestro
       }
       for (const trigger of config.triggers) {
         if (trigger.type !== 'SCHEDULED' || trigger.disabled === true) continue;
-        const functionName = trigger.function_name ?? (trigger['event_processors'] as { FUNCTION?: { config?: { function_name?: unknown } } } | undefined)?.FUNCTION?.config?.function_name;
+        const functionName = triggerFunctionName(trigger);
         const expression = (trigger.config as { schedule?: unknown } | undefined)?.schedule;
         if (typeof functionName !== 'string' || typeof expression !== 'string') continue;
         const key = `${record._id}/${trigger.name}`;

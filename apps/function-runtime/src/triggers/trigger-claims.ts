@@ -43,6 +43,12 @@ export class TriggerClaims {
     }
   }
 
+  /** Gives a claim back: the run did not happen after all (a failed run that will be tried again later). */
+  async release(key: string): Promise<void> {
+    if (!this.enabled) return;
+    await this.collection.deleteOne({ _id: key });
+  }
+
   private async sweep(): Promise<void> {
     if (Date.now() - this.lastSweep < 60 * 60 * 1000) return;
     this.lastSweep = Date.now();

@@ -6,6 +6,8 @@ import { ApiKeysService } from './auth/api-keys.service';
 import { ApiKeysController, AuthController, UserpassController } from './auth/auth.controller';
 import { AuthService } from './auth/auth.service';
 import { Mailer, OutboxFileMailer } from './auth/mailer';
+import { OAuthLogins } from './auth/oauth-logins';
+import { OAuthRedirectController } from './auth/oauth-redirect.controller';
 import { ProviderLogins } from './auth/provider-logins';
 import { UserpassService } from './auth/userpass.service';
 import { ClientApps } from './client-apps.service';
@@ -25,11 +27,12 @@ import { PushController } from './push/push.controller';
  * 503 and everything else works.
  */
 @Module({
-  controllers: [AuthController, UserpassController, ApiKeysController, FunctionsController, PushController],
+  controllers: [AuthController, OAuthRedirectController, UserpassController, ApiKeysController, FunctionsController, PushController],
   providers: [
     ClientApps,
     AuthService,
     ProviderLogins,
+    OAuthLogins,
     UserpassService,
     ApiKeysService,
     FunctionCalls,

@@ -47,6 +47,12 @@ export interface DurableConsumerOptions<S extends EventSubject> {
   maxDeliver?: number;
   /** Events pulled per batch by this replica (default 32). */
   batch?: number;
+  /**
+   * Events handed out and not yet acknowledged across the whole group (JetStream's `max_ack_pending`;
+   * default: the server's). 1 hands the group's events out one at a time, in stream order, whichever
+   * replica handles each. The in-process stream has one member per process and handles its events in order.
+   */
+  maxAckPending?: number;
 }
 
 export interface DurableSubscription {

@@ -105,9 +105,10 @@ export class JetStreamEvents extends DurableEvents {
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(options.ackWaitMs ?? 30_000),
       max_deliver: options.maxDeliver ?? 5,
+      ...(options.maxAckPending !== undefined ? { max_ack_pending: options.maxAckPending } : {}),
     });
     const consumer = await this.js.consumers.get(options.stream, options.durable);
-    const messages: ConsumerMessages = await consumer.consume({ max_messages: options.batch ?? 32 });
+    const messages: ConsumerMessages = await consumer.consume({ max_messages: Math.min(options.batch ?? 32, options.maxAckPending ?? Number.POSITIVE_INFINITY) });
     const loop = (async () => {
       for await (const message of messages) await this.handle(options, message);
     })().catch((error: unknown) => logger.error(`consumer ${options.durable} on ${options.stream} stopped: ${String(error)}`));

@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
-import { type CallerUser, callerUserOf, Subjects } from '@tessera/contracts';
+import { type AppAuthEvent, authEventOf, type CallerUser, callerUserOf, Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
 import { DataSources, newObjectIdHex } from '@tessera/platform';
 import { EJSON } from 'bson';
@@ -62,7 +62,9 @@ export class AuthService {
     const user = await this.userFor(app, provider, identity);
     if (user.disabled) throw new ClientApiError(ClientApiErrorCode.UserDisabled, 'user disabled');
     if (identity.data && Object.keys(identity.data).length > 0) await app.users.updateUserData(user._id, identity.data);
-    return this.startSession(app, user._id, deviceId);
+    const response = await this.startSession(app, user._id, deviceId);
+    await this.authEvent(app, 'LOGIN', [provider.type], user);
+    return response;
   }
 
   /** Issues a new refresh-token session and its first access token. */
@@ -96,6 +98,12 @@ export class AuthService {
     await app.users.deleteUser(user);
     // The user's live sync connections close; their reconnect is refused.
     await this.bus?.emit(Subjects.AppsUserChanged, { appId: app.appId, userId: user._id, change: 'deleted' }).catch(() => undefined);
+    await this.authEvent(app, 'DELETE', user.identities.map((identity) => identity.provider_type), user);
+  }
+
+  /** Authentication triggers run on it (function runtime); a lost event never fails the request. */
+  private async authEvent(app: ClientApp, operationType: AppAuthEvent['operationType'], providers: string[], user: AppUser): Promise<void> {
+    await this.bus?.emit(Subjects.AppsAuthEventOccurred, authEventOf(app.appId, operationType, [...new Set(providers)], user)).catch(() => undefined);
   }
 
   profile(session: ClientSession): ProfileResponse {
@@ -177,7 +185,9 @@ export class AuthService {
     const created = await app.users.createUser('normal', identity.data ?? {});
     if (await app.users.addIdentity(created._id, this.identityRecord(provider, identity))) {
       if (identity.onUserCreated) await identity.onUserCreated(created._id);
-      return (await app.users.findUser(created._id)) ?? created;
+      const user = (await app.users.findUser(created._id)) ?? created;
+      await this.authEvent(app, 'CREATE', [provider.type], user);
+      return user;
     }
     // Another request created the owner first: use it and drop ours.
     await app.users.deleteUser(created);

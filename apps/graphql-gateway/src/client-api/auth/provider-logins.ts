@@ -6,6 +6,8 @@ import { SecretStore, newObjectIdHex } from '@tessera/platform';
 import { createRemoteJWKSet, decodeProtectedHeader, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import type { ClientApp } from '../client-apps.service';
+import { OAuthLogins } from './oauth-logins';
+import { UserpassService } from './userpass.service';
 
 /** Who a provider says is logging in. */
 export interface ProviderIdentity {
@@ -28,6 +30,8 @@ export class ProviderLogins {
     private readonly secrets: SecretStore,
     private readonly functions: FunctionCalls,
     private readonly limiter: LoginRateLimiter,
+    private readonly oauth: OAuthLogins,
+    private readonly userpassFlows: UserpassService,
   ) {}
 
   /**
@@ -39,13 +43,17 @@ export class ProviderLogins {
       case 'anon-user':
         return { id: newObjectIdHex() };
       case 'local-userpass':
-        return this.limited(app, provider, stringField(payload, 'username'), () => this.userpass(app, payload));
+        return this.limited(app, provider, stringField(payload, 'username'), () => this.userpass(app, provider, payload));
       case 'api-key':
         return this.limited(app, provider, clientAddress, () => this.apiKey(app, payload));
       case 'custom-token':
         return this.limited(app, provider, clientAddress, () => this.customToken(app, provider, payload));
       case 'custom-function':
         return this.customFunction(app, provider, payload);
+      case 'oauth2-google':
+      case 'oauth2-apple':
+      case 'oauth2-facebook':
+        return this.limited(app, provider, clientAddress, () => this.oauth.identify(app, provider, payload));
       default:
         throw new ClientApiError(ClientApiErrorCode.AuthProviderNotFound, `authentication via '${provider.name}' is unsupported`);
     }
@@ -56,10 +64,15 @@ export class ProviderLogins {
     return this.limiter.attempt(key, check, (error) => error instanceof ClientApiError && error.httpStatus === 401);
   }
 
-  private async userpass(app: ClientApp, payload: Record<string, unknown>): Promise<ProviderIdentity> {
+  private async userpass(app: ClientApp, provider: AuthProvider, payload: Record<string, unknown>): Promise<ProviderIdentity> {
     const username = stringField(payload, 'username');
     const password = stringField(payload, 'password');
-    const account = await app.users.findAccount(username);
+    let account = await app.users.findAccount(username);
+    // An account imported from App Services has no password yet: its first login starts the reset flow.
+    if (account?.resetRequired) {
+      await this.userpassFlows.requireReset(app, provider, username, password);
+      account = await app.users.findAccount(username);
+    }
     if (!account || !(await verifyPassword(password, account.passwordHash))) {
       throw new ClientApiError(ClientApiErrorCode.InvalidPassword, 'invalid username/password');
     }

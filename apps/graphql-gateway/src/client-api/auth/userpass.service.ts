@@ -97,6 +97,30 @@ export class UserpassService {
     }
   }
 
+  /**
+   * The login of an account that must reset its password (imported from App Services, which never exported
+   * password hashes) starts the provider's reset flow: the reset function, given the attempted password as
+   * `reset/call` would give it (its `success` sets it and the login goes on), or a reset email. Otherwise the
+   * login is refused with 401 AuthError, as App Services refused a login that needed another step first.
+   */
+  async requireReset(app: ClientApp, provider: AuthProvider, email: string, attemptedPassword: string): Promise<void> {
+    const config = provider.config ?? {};
+    const functionName = config['resetFunctionName'];
+    if (config['runResetFunction'] === true && typeof functionName === 'string' && functionName) {
+      const { token, tokenId } = await app.users.issueToken(email, 'reset', tokenLifetimeSeconds);
+      const status = await this.decision(app, functionName, [{ token, tokenId, username: email, password: attemptedPassword }]);
+      if (status === 'success' && attemptedPassword.length >= 6 && attemptedPassword.length <= 128) {
+        await app.users.consumeToken(tokenId, token, 'reset');
+        await app.users.setPassword(email, await hashPassword(attemptedPassword));
+        return;
+      }
+      if (status !== 'pending') await app.users.consumeToken(tokenId, token, 'reset');
+      throw new ClientApiError(ClientApiErrorCode.AuthError, `password reset required: the app's reset function answered ${status}`);
+    }
+    await this.sendToken(app, provider, email, 'reset');
+    throw new ClientApiError(ClientApiErrorCode.AuthError, 'password reset required: a password reset email was sent');
+  }
+
   private async runConfirmation(app: ClientApp, provider: AuthProvider, email: string): Promise<void> {
     const functionName = provider.config?.['confirmationFunctionName'];
     if (typeof functionName !== 'string' || !functionName) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the provider names no confirmation function');

@@ -1,0 +1,85 @@
+import { Controller, Get, Param, Query, Req, UseGuards } from '@nestjs/common';
+import { LOG_ENTRIES_KEPT_PER_APP, type LogEntry, LogStore } from '@tessera/platform';
+import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
+import { requireGroup } from '../apps/apps.controller';
+import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
+import { AppStateService } from '../deploy/app-state.service';
+import { durationMs, type Measurement, measure, METRICS } from './app-metrics';
+
+/** Data points one answer may hold per series (a year by hour is 8,784). */
+const MAX_POINTS = 10_000;
+const HOUR_MS = 3_600_000;
+
+/**
+ * `GET .../metrics` and `GET .../measurements` (openapi-admin-v3.yaml), computed from the app's log: the
+ * platform keeps the newest LOG_ENTRIES_KEPT_PER_APP entries of an app, so older periods read as quieter
+ * than they were.
+ */
+@Controller('api/admin/v3.0/groups/:groupId/apps/:appId')
+@UseGuards(AdminAuthGuard)
+export class MetricsController {
+  constructor(
+    private readonly state: AppStateService,
+    private readonly logs: LogStore,
+  ) {}
+
+  @Get('metrics')
+  async metrics(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query() query: Record<string, string | string[] | undefined>): Promise<object> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    const start = date(query['start'], 'start');
+    const end = date(query['end'], 'end');
+    const granularity = single(query['granularity'], 'granularity');
+    const granularityMs = granularity === undefined ? undefined : durationMs(granularity);
+    if (!start || !end || !granularity) throw invalid('start, end and granularity are required');
+    if (granularityMs === undefined) throw invalid(`granularity must be an ISO-8601 duration such as PT1H, PT5M or P1D (got "${granularity}")`);
+    const names = (Array.isArray(query['metrics']) ? query['metrics'] : query['metrics'] ? [query['metrics']] : Object.keys(METRICS)).flatMap((name) => name.split(','));
+    const unknown = names.find((name) => !(name in METRICS));
+    if (unknown) throw invalid(`metric ${unknown} is not recorded by this server (available: ${Object.keys(METRICS).join(', ')})`);
+    const measurements = await this.measure(record._id, names.map((name) => ({ name, ...METRICS[name] })), start, end, granularityMs);
+    return { app_id: record._id, app_name: record.name, group_id: groupId, start: start.toISOString(), end: end.toISOString(), granularity, measurements };
+  }
+
+  /** Billing usage: `request_count` and `compute_time` (hours), by P31D or PT1H. */
+  @Get('measurements')
+  async measurements(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query() query: Record<string, string | string[] | undefined>): Promise<object> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    const now = new Date();
+    const start = date(query['start'], 'start') ?? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const end = date(query['end'], 'end') ?? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - 1000);
+    const granularity = single(query['granularity'], 'granularity') ?? 'P31D';
+    if (granularity !== 'P31D' && granularity !== 'PT1H') throw invalid('granularity must be P31D or PT1H');
+    const granularityMs = granularity === 'PT1H' ? HOUR_MS : end.getTime() - start.getTime() + 1;
+    const series = [
+      { name: 'request_count', units: '', selects: () => true, value: () => 1 },
+      { name: 'compute_time', units: 'HOURS', selects: () => true, value: (entry: LogEntry) => METRICS['OVERALL_COMPUTE_MS'].value(entry) / HOUR_MS },
+    ];
+    // P31D is one period from start to end, as App Services reported a billing month.
+    const measurements = await this.measure(record._id, series, start, end, granularityMs, granularity === 'P31D' ? start.getTime() : 0);
+    return { start: start.toISOString(), end: end.toISOString(), granularity, group_id: groupId, appId: record._id, appName: record.name, measurements };
+  }
+
+  private async measure(appId: string, series: Parameters<typeof measure>[1], start: Date, end: Date, granularityMs: number, origin = 0): Promise<Measurement[]> {
+    if (end.getTime() < start.getTime()) throw invalid('end must not be before start');
+    if ((end.getTime() - start.getTime()) / granularityMs > MAX_POINTS) throw invalid(`the range holds more than ${MAX_POINTS} periods of this granularity`);
+    return measure(await this.logs.list(appId, { start, end, limit: LOG_ENTRIES_KEPT_PER_APP }), series, start, end, granularityMs, origin);
+  }
+}
+
+function single(value: string | string[] | undefined, name: string): string | undefined {
+  if (Array.isArray(value)) throw invalid(`${name} may be given once`);
+  return value === '' ? undefined : value;
+}
+
+function date(value: string | string[] | undefined, name: string): Date | undefined {
+  const text = single(value, name);
+  if (text === undefined) return undefined;
+  const parsed = new Date(text);
+  if (Number.isNaN(parsed.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw invalid(`${name} must be an ISO-8601 date and time (e.g. 2022-10-27T14:01:01Z)`);
+  return parsed;
+}
+
+function invalid(message: string): AdminApiError {
+  return new AdminApiError(AdminApiErrorCode.InvalidParameter, message);
+}

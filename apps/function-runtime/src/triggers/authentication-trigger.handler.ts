@@ -1,0 +1,61 @@
+import { Controller, Logger, Optional } from '@nestjs/common';
+import { type AppAuthEvent, type EventPayload, Subjects } from '@tessera/contracts';
+import { EventHandler } from '@tessera/messaging';
+import { DeployedApps } from '@tessera/platform';
+import { isAppGone } from './app-gone';
+import { FunctionRuntimeService } from '../function-runtime.service';
+import { authenticationTriggers, authTriggerEvent, eventUser, firesOn, userCreationFunction } from './authentication-trigger';
+import { TriggerClaims } from './trigger-claims';
+
+const logger = new Logger('AuthenticationTriggers');
+
+/**
+ * Runs what an app user's auth event fires: the app's matching AUTHENTICATION triggers (logged as
+ * `AUTH_TRIGGER`) and, on CREATE, the custom user data's user creation function, each as system. The event
+ * reaches one replica (the runtime's queue group); each run is claimed by event id first, so an event
+ * delivered twice runs once. The user already exists when this runs: a failing function is logged and never
+ * undoes it (as App Services).
+ */
+@Controller()
+export class AuthenticationTriggerHandler {
+  constructor(
+    private readonly deployed: DeployedApps,
+    private readonly runtime: FunctionRuntimeService,
+    @Optional() private readonly claims?: TriggerClaims,
+  ) {}
+
+  @EventHandler(Subjects.AppsAuthEventOccurred)
+  async authEvent(event: EventPayload<typeof Subjects.AppsAuthEventOccurred>): Promise<void> {
+    let config;
+    try {
+      config = (await this.deployed.byId(event.appId)).config;
+    } catch (error) {
+      if (isAppGone(error)) return;
+      throw error;
+    }
+    const runs: Promise<void>[] = [];
+    for (const trigger of authenticationTriggers(config)) {
+      if (!firesOn(trigger, event)) continue;
+      runs.push(
+        this.run(event, `${event.appId}/${trigger.name}/${event.eventId}`, trigger.functionName, [authTriggerEvent(event)], {
+          name: trigger.name,
+          ...(trigger.id ? { id: trigger.id } : {}),
+          type: 'AUTHENTICATION',
+        }),
+      );
+    }
+    const creation = event.operationType === 'CREATE' ? userCreationFunction(config) : undefined;
+    if (creation) runs.push(this.run(event, `${event.appId}/on_user_creation/${event.eventId}`, creation, [eventUser(event)]));
+    await Promise.all(runs);
+  }
+
+  /** One claimed run; never rejects (a failure is in the app's logs). */
+  private async run(event: AppAuthEvent, claim: string, functionName: string, args: unknown[], trigger?: { name: string; id?: string; type: 'AUTHENTICATION' }): Promise<void> {
+    try {
+      if (this.claims && !(await this.claims.claim(claim))) return;
+      await this.runtime.execute({ appId: event.appId, name: functionName, arguments: args, caller: { type: 'system' }, origin: 'trigger', ...(trigger ? { trigger } : {}) });
+    } catch (error) {
+      logger.debug(`${trigger ? `authentication trigger ${trigger.name}` : `user creation function ${functionName}`} of app ${event.appId} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+}
