@@ -50,3 +50,16 @@ export async function snapshot(root: string): Promise<Record<string, string>> {
   await walk(root);
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
 }
+
+/**
+ * A CLI profile logged in to `url` as the admin (config in `<workDir>/config`) and a new app created with
+ * `apps create --local <local>`: the set-up of every test that pushes with the CLI.
+ */
+export async function cliWithApp(url: string, password: string, workDir: string, name: string, local: string): Promise<{ env: Record<string, string>; clientAppId: string }> {
+  const env = { TESSERA_CONFIG_DIR: join(workDir, 'config') };
+  const login = await tessera(['login', '--url', url, '--username', 'admin', '--password', password], env);
+  if (login.code !== 0) throw new Error(`tessera login: ${login.stderr}`);
+  const created = await tessera(['apps', 'create', '--name', name, '--local', local, '--json'], env);
+  if (created.code !== 0) throw new Error(`tessera apps create: ${created.stderr}`);
+  return { env, clientAppId: (JSON.parse(created.stdout) as { client_app_id: string }).client_app_id };
+}

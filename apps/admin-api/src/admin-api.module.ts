@@ -11,6 +11,8 @@ import { AdminAuthService } from './auth/admin-auth.service';
 import { ApiKeyLoginController } from './auth/api-key-login.controller';
 import { ZipBodyParser } from './common/zip-body';
 import { AppStateService } from './deploy/app-state.service';
+import { DependenciesController } from './dependencies/dependencies.controller';
+import { DependenciesService } from './dependencies/dependencies.service';
 import { DraftsController } from './drafts/drafts.controller';
 import { FunctionsController } from './functions/functions.controller';
 import { GraphqlSchemaController } from './graphql-schema/graphql-schema.controller';
@@ -69,6 +71,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     RulesEvaluationController,
     GraphqlSchemaController,
     HostingAssetsController,
+    DependenciesController,
   ],
   providers: [
     AdminAuthService,
@@ -76,6 +79,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     ZipBodyParser,
     HostingBodyParser,
     HostingAssetsService,
+    DependenciesService,
     AppStateService,
     AppsService,
     ImportExportService,

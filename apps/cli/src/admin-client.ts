@@ -9,6 +9,8 @@ export interface Tokens {
 export interface RequestOptions {
   json?: unknown;
   zip?: Uint8Array;
+  /** One file as multipart/form-data (realm-cli's uploads: the dependencies archive as `file`). */
+  file?: { field: string; filename: string; bytes: Uint8Array };
   /** Statuses that count as success (realm-cli checks exact ones); any 2xx when absent. */
   expect?: number[];
   /** Label of a progress line for a large download. */
@@ -72,6 +74,11 @@ export class AdminClient {
     if (options.zip) {
       headers['content-type'] = 'application/zip';
       body = new Uint8Array(options.zip);
+    } else if (options.file) {
+      const boundary = `tessera-${Date.now().toString(16)}${Math.random().toString(16).slice(2)}`;
+      headers['content-type'] = `multipart/form-data; boundary=${boundary}`;
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="${options.file.field}"; filename="${options.file.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+      body = new Uint8Array(Buffer.concat([Buffer.from(head), options.file.bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]));
     } else if (options.json !== undefined) {
       headers['content-type'] = 'application/json';
       body = JSON.stringify(options.json);

@@ -339,7 +339,7 @@ describe('FunctionRuntimeService', () => {
 
     it('refuses require of anything outside the allow-list', async () => {
       rt.functions.deploy(APP, { req: 'exports = () => require("fs");' });
-      await expectRuntimeError(rt.call('req'), FunctionRuntimeErrorCode.FunctionExecutionError, /Cannot require 'fs'/);
+      await expectRuntimeError(rt.call('req'), FunctionRuntimeErrorCode.FunctionExecutionError, /Cannot find module 'fs'/);
     });
 
     it('makes outbound HTTP requests with context.http, App Services style and fetch style', async () => {

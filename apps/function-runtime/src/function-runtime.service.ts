@@ -21,6 +21,7 @@ import type { DataAccessPort } from './ports/data-access.port';
 import type { HttpPort, OutboundHttpRequest } from './ports/http.port';
 import type { UsersPort } from './ports/identity';
 import type { ValuesPort } from './ports/values.port';
+import type { DependenciesPort } from './sandbox/dependencies/dependencies.port';
 import { Sandbox, type SandboxFrame, type SandboxOutcome } from './sandbox/sandbox';
 import { SandboxPool } from './sandbox/sandbox-pool';
 
@@ -37,6 +38,8 @@ export interface FunctionRuntimeDependencies {
   users?: UsersPort;
   /** Evaluates can_evaluate; without it a function with a can_evaluate expression refuses client calls. */
   canEvaluate?: CanEvaluateEvaluator;
+  /** The app's uploaded dependencies; without it functions require only the built-ins. */
+  dependencies?: DependenciesPort;
 }
 
 export interface FunctionRuntimeConfig {
@@ -422,10 +425,11 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   }
 
   private async loadBoot(appId: string): Promise<Parameters<typeof Sandbox.create>[0]> {
-    const { values, environment } = await this.deps.values.getValues(appId);
+    // Read once per pool (per deployment): every sandbox of the pool gets the same values and dependencies.
+    const [{ values, environment }, dependencies] = await Promise.all([this.deps.values.getValues(appId), this.deps.dependencies?.getBundle(appId)]);
     const encoded: Record<string, string> = {};
     for (const [name, value] of Object.entries(values)) encoded[name] = JSON.stringify(value ?? null);
-    return { appId, values: encoded, environment: JSON.stringify(environment) };
+    return { appId, values: encoded, environment: JSON.stringify(environment), ...(dependencies === undefined ? {} : { dependencies }) };
   }
 
   private unwrap(outcome: SandboxOutcome): string {

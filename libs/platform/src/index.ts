@@ -14,6 +14,7 @@ export * from './secret-store';
 export * from './secrets-cipher';
 export * from './draft-store';
 export * from './hosting-store';
+export * from './dependency-store';
 export * from './log-store';
 export * from './sync-state-store';
 export * from './template-store';

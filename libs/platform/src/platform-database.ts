@@ -15,7 +15,7 @@ interface IndexSpec {
 }
 
 /** The collections and the indexes each needs; unique indexes are what keeps two replicas from racing. */
-const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts' | 'secrets' | 'sync_states' | 'logs' | 'admin_users' | 'admin_sessions' | 'admin_api_keys' | 'signing_keys' | 'meta' | 'hosting_assets' | 'hosting_content', IndexSpec[]> = {
+const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts' | 'secrets' | 'sync_states' | 'logs' | 'admin_users' | 'admin_sessions' | 'admin_api_keys' | 'signing_keys' | 'meta' | 'hosting_assets' | 'hosting_content' | 'function_dependencies' | 'function_dependency_chunks', IndexSpec[]> = {
   apps: [
     { keys: { client_app_id: 1 }, unique: true },
     { keys: { group_id: 1, name: 1 }, unique: true },
@@ -42,6 +42,9 @@ const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts'
   /** One document per hosted file (`_id` = `<app id>:<path>`); its content in `hosting_content`. */
   hosting_assets: [{ keys: { app_id: 1, path: 1 }, unique: true }],
   hosting_content: [{ keys: { content_id: 1, n: 1 }, unique: true }],
+  /** One document per app (`_id` = app id): its uploaded function dependencies; content in the chunks. */
+  function_dependencies: [],
+  function_dependency_chunks: [{ keys: { content_id: 1, n: 1 }, unique: true }],
 };
 
 export type PlatformCollection = keyof typeof collections;
@@ -76,6 +79,9 @@ export class PlatformDatabase {
     const contentIds = (await hosted.find({ app_id: appId }, { content_id: 1 }).toArray()).map((asset) => asset['content_id']);
     await hosted.deleteMany({ app_id: appId });
     if (contentIds.length) await (await this.collection('hosting_content')).deleteMany({ content_id: { $in: contentIds } });
+    const dependencies = await (await this.collection('function_dependencies')).findOneAndDelete({ _id: appId });
+    const dependencyContent = [dependencies?.['bundle_id'], dependencies?.['archive_id']].filter((id) => typeof id === 'string');
+    if (dependencyContent.length) await (await this.collection('function_dependency_chunks')).deleteMany({ content_id: { $in: dependencyContent } });
   }
 }
 

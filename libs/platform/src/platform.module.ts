@@ -9,6 +9,7 @@ import { DataSources } from './data-sources';
 import { DeployedApps } from './deployed-apps';
 import { DeploymentStore } from './deployment-store';
 import { DraftStore } from './draft-store';
+import { DependencyStore } from './dependency-store';
 import { HostingStore } from './hosting-store';
 import { DatastoreLogStore, LogStore } from './log-store';
 import { PlatformDatabase } from './platform-database';
@@ -157,6 +158,7 @@ export class PlatformModule {
         { provide: AdminApiKeyStore, useValue: new AdminApiKeyStore(db) },
         { provide: DraftStore, useValue: new DraftStore(db) },
         { provide: HostingStore, useValue: new HostingStore(db) },
+        { provide: DependencyStore, useValue: new DependencyStore(db) },
         { provide: SecretsCipher, useValue: cipher },
         { provide: SecretStore, useValue: secrets },
         { provide: SyncStateStore, useValue: new SyncStateStore(db) },
@@ -179,6 +181,7 @@ export class PlatformModule {
         AdminApiKeyStore,
         DraftStore,
         HostingStore,
+        DependencyStore,
         SecretsCipher,
         SecretStore,
         SyncStateStore,

@@ -5,6 +5,7 @@ import { CliError, ExitCode } from '../cli-error';
 import type { CliContext, RemoteApp } from '../context';
 import { appDirectory, isNonEmptyDirectory, localAppId, readLocalFiles, replaceLocalFiles, unzip, zip } from '../local-files';
 import { formatBytes } from '../output';
+import { uploadDependencies } from './dependencies';
 
 interface PullOptions {
   remote?: string;
@@ -19,6 +20,8 @@ interface PushOptions {
   local?: string;
   dryRun?: boolean;
   includeHosting?: boolean;
+  includeNodeModules?: boolean;
+  includePackageJson?: boolean;
   resetCdnCache?: boolean;
   yes?: boolean;
 }
@@ -66,10 +69,14 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .option('--dry-run', 'show what would change and change nothing')
     .option('--include-hosting', 'also deploy the hosted files (hosting/metadata.json and hosting/files/): they replace the app\'s hosted files')
     .option('--reset-cdn-cache', 'invalidate cached copies of the hosted files after the push')
+    .option('--include-node-modules', 'also upload the functions\' dependencies (functions/node_modules, or an archive of it): pure JavaScript packages their functions can require')
+    .option('--include-package-json', 'also upload functions/package.json with functions/node_modules: only the packages it names (and theirs) are kept')
     .option('-y, --yes', 'deploy without asking')
     .action(async (options: PushOptions) => {
       const ctx = context();
-      const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
+      const { client, app, groupId, archive, directory } = await prepareTransfer(ctx, options);
+      // Dependencies first: a refused package (a native module, a missing dependency) stops the push before anything is deployed.
+      if (!options.dryRun && (options.includeNodeModules || options.includePackageJson)) await uploadDependencies(ctx, client, groupId, app, directory, options);
       const { diffs, warnings } = await dryRun(client, groupId, app, archive, ctx);
       if (diffs.length === 0) {
         ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: false }, `App ${app.client_app_id} is up to date: nothing to push`);
@@ -102,14 +109,14 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     });
 }
 
-async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array }> {
+async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array; directory: string }> {
   const directory = await appDirectory(options.local ?? '.');
   const files = await readLocalFiles(directory);
   if (!options.includeHosting) for (const path of [...files.keys()]) if (isHostingContent(path)) files.delete(path);
   if (files.size === 0) throw new CliError(`no app in ${directory}: it holds no files`, ExitCode.Usage);
   const client = await ctx.client();
   const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId(directory)));
-  return { client, app, groupId, archive: zip(files) };
+  return { client, app, groupId, archive: zip(files), directory };
 }
 
 interface PushWarning {

@@ -74,11 +74,11 @@ describe('hostile code is contained', () => {
     });
 
     it('2. cannot require child_process', async () => {
-      failsWith(await attack('exports = () => require("child_process").execSync("id").toString();'), FunctionRuntimeErrorCode.FunctionExecutionError, /Cannot require 'child_process'/);
+      failsWith(await attack('exports = () => require("child_process").execSync("id").toString();'), FunctionRuntimeErrorCode.FunctionExecutionError, /Cannot find module 'child_process'/);
     });
 
     it('3. cannot require node:fs through the node: prefix', async () => {
-      failsWith(await attack('exports = () => require("node:fs").readFileSync("/etc/passwd", "utf8");'), FunctionRuntimeErrorCode.FunctionExecutionError, /Cannot require/);
+      failsWith(await attack('exports = () => require("node:fs").readFileSync("/etc/passwd", "utf8");'), FunctionRuntimeErrorCode.FunctionExecutionError, /Cannot find module 'node:fs'/);
     });
 
     it('4. this.constructor.constructor("return process")() finds no process', async () => {

@@ -14,6 +14,7 @@ import { EJSON } from 'bson';
 import { HttpResponseStateSchema, type HttpResponseState } from '@tessera/contracts';
 import { parseEjson } from '@tessera/messaging';
 import ivm from 'isolated-vm';
+import { hostZlib } from './dependencies/host-zlib';
 import { isolateScripts } from './isolate-scripts';
 
 export interface SandboxLimits {
@@ -35,6 +36,8 @@ export interface SandboxBoot {
   values: Record<string, string>;
   /** JSON text of `{ tag, values }`. */
   environment: string;
+  /** The app's uploaded dependencies (the admin API's bundle, JSON text), loaded by the sandbox's `require`. */
+  dependencies?: string;
 }
 
 /** A frame: the identity one function (top-level or nested) runs as. `user` is EJSON text or null. */
@@ -158,9 +161,12 @@ export class Sandbox {
       await jail.set('__tessera_hash', new ivm.Callback(hash));
       await jail.set('__tessera_url', new ivm.Callback(parseUrl));
       await jail.set('__tessera_randomHex', new ivm.Callback((n: number) => randomBytes(Math.max(0, Math.min(65_536, Math.floor(Number(n)) || 0))).toString('hex')));
+      await jail.set('__tessera_zlib', new ivm.Callback((op: string, input: string) => hostZlib(op, input, limits.maxResultBytes)));
       // The per-call limits are the sandbox's for its whole life: sent once here, not with every call.
       const callLimits = { maxResultBytes: limits.maxResultBytes, maxLogLines: limits.maxLogLines, maxLogBytes: limits.maxLogBytes, maxLogLineBytes: limits.maxLogLineBytes };
-      await jail.set('__tessera_boot', JSON.stringify({ ...boot, limits: callLimits }));
+      const { dependencies, ...rest } = boot;
+      if (dependencies !== undefined) await jail.set('__tessera_dependencies', dependencies);
+      await jail.set('__tessera_boot', JSON.stringify({ ...rest, limits: callLimits }));
       const scripts = isolateScripts();
       await context.eval(scripts.polyfills, { filename: 'tessera:polyfills.js' });
       await runBsonBundle(isolate, context);

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DataAccess, DataAccessModule } from '@tessera/data-access';
-import { DataSources, DeployedApps, LogStore } from '@tessera/platform';
+import { DataSources, DependencyStore, DeployedApps, LogStore } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeModule } from '../function-runtime.module';
@@ -12,7 +12,7 @@ import { DatabaseTriggerConsumer } from '../triggers/database-trigger.consumer';
 import { DatabaseTriggerRunner } from '../triggers/database-trigger-runner';
 import { ScheduledTriggers } from '../triggers/scheduled-triggers';
 import { TriggerClaims } from '../triggers/trigger-claims';
-import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
+import { DeployedFunctionsPort, DeployedValuesPort, PlatformDependenciesPort, PlatformUsersPort, RulesDataAccessPort, rulesCanEvaluate } from './platform-ports';
 
 /**
  * The function runtime as a service of the host: the engine wired to the platform (deployed functions,
@@ -24,8 +24,8 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
     DataAccessModule,
     FunctionRuntimeModule.registerAsync({
       imports: [DataAccessModule],
-      inject: [DeployedApps, DataSources, LogStore, DataAccess, SETTINGS],
-      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess, settings: Settings) => ({
+      inject: [DeployedApps, DataSources, LogStore, DataAccess, SETTINGS, DependencyStore],
+      useFactory: (apps: DeployedApps, dataSources: DataSources, logs: LogStore, dataAccess: DataAccess, settings: Settings, dependencyStore: DependencyStore) => ({
         options: { timeLimitMs: settings.functionTimeLimitMs },
         dependencies: {
           functions: new DeployedFunctionsPort(apps),
@@ -35,6 +35,7 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformUsersPort, RulesData
           logs: new PlatformExecutionLogStore(logs),
           canEvaluate: rulesCanEvaluate,
           users: new PlatformUsersPort(dataSources),
+          dependencies: new PlatformDependenciesPort(dependencyStore),
         },
       }),
     }),

@@ -5,13 +5,14 @@
 import { appEnvironment } from '@tessera/app-config';
 import { type CallerUser, callerUserOf, ruleUserOf } from '@tessera/contracts';
 import type { DataAccess } from '@tessera/data-access';
-import { AppUserStore, type DataSources, type DeployedApps } from '@tessera/platform';
+import { AppUserStore, type DataSources, type DependencyStore, type DeployedApps } from '@tessera/platform';
 import { evaluateExpression } from '@tessera/rules';
 import type { FunctionConfig } from '../config/function-config';
 import type { CanEvaluateEvaluator } from '../function-runtime.options';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
 import type { DataAccessCall, DataAccessPort } from '../ports/data-access.port';
 import type { UsersPort } from '../ports/identity';
+import type { DependenciesPort } from '../sandbox/dependencies/dependencies.port';
 import type { AppValues, ValuesPort } from '../ports/values.port';
 
 export class DeployedFunctionsPort implements AppFunctionsPort {
@@ -87,5 +88,14 @@ export class PlatformUsersPort implements UsersPort {
   async findUser(appId: string, userId: string): Promise<CallerUser | null> {
     const user = await new AppUserStore(this.dataSources.platform(), appId).findUser(userId);
     return user && !user.disabled ? callerUserOf(user) : null;
+  }
+}
+
+/** The dependencies the admin API stored for the app (one read per sandbox pool, that is per deployment). */
+export class PlatformDependenciesPort implements DependenciesPort {
+  constructor(private readonly store: DependencyStore) {}
+
+  getBundle(appId: string): Promise<string | undefined> {
+    return this.store.bundle(appId);
   }
 }

@@ -20,12 +20,16 @@ export interface HostGlobals {
   __tessera_url: (input: string, base: string, field: string, value: string) => string;
   /** n -> n random bytes as hex. */
   __tessera_randomHex: (n: number) => string;
+  /** (zlib operation, input as base64) -> output as base64. */
+  __tessera_zlib: (op: string, inputBase64: string) => string;
+  /** The app's dependency bundle (JSON text), when it uploaded one. */
+  __tessera_dependencies?: string;
   /** JSON text of the SandboxBoot. */
   __tessera_boot: string;
   BSON: BsonModule;
 }
 
-export const HOST_GLOBAL_NAMES = ['__tessera_hostStart', '__tessera_hash', '__tessera_url', '__tessera_boot', '__tessera_randomHex'] as const;
+export const HOST_GLOBAL_NAMES = ['__tessera_hostStart', '__tessera_hash', '__tessera_url', '__tessera_boot', '__tessera_randomHex', '__tessera_zlib', '__tessera_dependencies'] as const;
 
 /** The global object, with what the host and the bson bundle put there. */
 export function isolateGlobal(): typeof globalThis & HostGlobals & Record<PropertyKey, unknown> {

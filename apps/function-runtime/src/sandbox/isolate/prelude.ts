@@ -16,6 +16,8 @@ import { fromEjsonText, toEjsonText } from './ejson-values';
 import { type Call, type CallLimits, type FunctionConsole, type Frame, type HostOp } from './host-op';
 import { httpClient } from './http';
 import { httpResponse, withBodyText, type HttpResponseState } from './http-endpoint';
+import { moduleLoader } from './module-loader';
+import { nodeBuiltins } from './node-builtins';
 import { hashing } from './node-crypto';
 import { urlClasses } from './url';
 
@@ -53,6 +55,8 @@ const hostStart = g.__tessera_hostStart;
 const hostHash = g.__tessera_hash;
 const hostUrl = g.__tessera_url;
 const random = randomSource(g.__tessera_randomHex);
+const hostZlib = g.__tessera_zlib;
+const dependencyBundle = g.__tessera_dependencies;
 const boot = JSON.parse(g.__tessera_boot) as Boot;
 for (const name of HOST_GLOBAL_NAMES) delete g[name];
 const BSON = bson();
@@ -61,18 +65,28 @@ const EJSON = BSON.EJSON;
 const { makeHash, cryptoModule } = hashing(hostHash, random);
 const { URL, URLSearchParams } = urlClasses(hostUrl);
 
-// ---------------------------------------------------------------- require: an allow-list, nothing else
+// ---------------------------------------------------------------- require: built-ins, then the app's packages
 const BUILTINS: Record<string, unknown> = {
   buffer: { Buffer },
   crypto: cryptoModule,
   url: { URL, URLSearchParams },
   bson: BSON,
+  ...nodeBuiltins(hostZlib, Buffer, toBuffer),
 };
-function safeRequire(name: unknown): unknown {
-  const key = String(name).replace(/^node:/, '');
-  if (Object.prototype.hasOwnProperty.call(BUILTINS, key)) return BUILTINS[key];
-  throw new Error("Cannot require '" + String(name) + "': functions may require only " + Object.keys(BUILTINS).join(', '));
-}
+// What packages see as `process` and `global`: no host state, only what CommonJS code commonly reads.
+const processObject = {
+  env: { NODE_ENV: 'production' },
+  version: 'v20.0.0',
+  versions: { node: '20.0.0' },
+  platform: 'linux',
+  arch: 'x64',
+  browser: false,
+  argv: [],
+  cwd: () => '/',
+  nextTick: (fn: (...a: unknown[]) => void, ...args: unknown[]) => queueMicrotask(() => fn(...args)),
+  emitWarning: () => undefined,
+};
+const safeRequire = moduleLoader(dependencyBundle, BUILTINS, processObject, g);
 
 // ---------------------------------------------------------------- utils (as App Services offered)
 const utils = {
