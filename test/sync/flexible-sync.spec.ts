@@ -1,42 +1,16 @@
-import { type AppConfig } from '@tessera/app-config';
 import { type DataSourceClient } from '@tessera/datastore';
 import { decodePrimaryKey, type FlexibleDownloadMessage, parseChangeset } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { FlexibleTestClient, taskSchema, writeTask } from './flexible-test-client';
+import { FLEXIBLE_CLUSTER, flexibleApp, FlexibleTestClient, taskSchema, writeTask } from './flexible-test-client';
 import { syncUrl } from './sync-test-client';
 
 // Issue 17 item 4 at the protocol level: flexible-sync sessions over real WebSockets against the real host.
 // The app syncs Task (queryable: owner_id, status) whose role reads every task but the hidden ones and
 // writes only the user's own, and Log, an asymmetric (data ingest) type.
 
-const CLUSTER = 'flx-cluster';
-const string = { bsonType: 'string' };
-
-function flexibleApp(app: AppConfig): void {
-  app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
-  app.services.push({
-    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: CLUSTER } },
-    collectionRules: [
-      {
-        database: 'app',
-        collection: 'Task',
-        schema: { title: 'Task', bsonType: 'object', properties: { _id: string, owner_id: string, status: string, name: string } },
-        roles: [{ name: 'owner', apply_when: {}, document_filters: { read: { status: { $ne: 'hidden' } }, write: { owner_id: '%%user.id' } }, read: true, write: true, insert: true, delete: true, search: true }],
-      },
-      {
-        database: 'app',
-        collection: 'Log',
-        schema: { title: 'Log', bsonType: 'object', properties: { _id: string, message: string } },
-        roles: [{ name: 'ingest', apply_when: {}, document_filters: { read: true, write: true }, read: true, write: true, insert: true, delete: true, search: true }],
-      },
-    ],
-    rules: [],
-    webhooks: [],
-  });
-  app.sync = { type: 'flexible', state: 'enabled', service_name: 'mongodb-atlas', database_name: 'app', queryable_fields_names: ['owner_id', 'status'], asymmetric_tables: ['Log'] };
-}
+const CLUSTER = FLEXIBLE_CLUSTER;
 
 /** The objects a bootstrap or download creates and erases, as `table/id`. */
 function objectsOf(downloads: readonly FlexibleDownloadMessage[]): { created: string[]; erased: string[] } {

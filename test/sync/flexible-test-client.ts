@@ -12,6 +12,7 @@ import {
 } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import WebSocket from 'ws';
+import { type AppConfig } from '@tessera/app-config';
 
 /** Every flexible-sync version realm-core v14 offers, newest first, as realm-js 12 sends them. */
 export const flexibleProtocols = Array.from({ length: 13 }, (_, i) => `com.mongodb.realm-query-sync#${14 - i}`);
@@ -147,7 +148,7 @@ export class FlexibleTestClient {
         if (!('object' in instruction)) continue;
         let table = this.objects.get(instruction.table);
         if (!table) this.objects.set(instruction.table, (table = new Map()));
-        const id = keyText(instruction.object as { type: string; value?: unknown });
+        const id = keyText(instruction.object);
         if (instruction.type === 'CreateObject') table.set(id, table.get(id) ?? {});
         else if (instruction.type === 'EraseObject') table.delete(id);
         else if (instruction.type === 'Update' && instruction.path.length === 0) {
@@ -173,3 +174,36 @@ export function writeTask(id: string, fields: Record<string, string>, create = t
     ...Object.entries(fields).map(([field, value]): Instruction => ({ type: 'Update', table: 'Task', object, field, path: [], value: { type: 'String', value }, isDefault: false, priorSize: 0 })),
   ];
 }
+
+/** The cluster of the flexible-sync test app. */
+export const FLEXIBLE_CLUSTER = 'flx-cluster';
+const string = { bsonType: 'string' };
+
+/**
+ * The flexible-sync test app: Task (queryable owner_id and status) whose role reads every task but the hidden
+ * ones and writes only the user's own, and Log, an asymmetric type; anonymous login.
+ */
+export function flexibleApp(app: AppConfig): void {
+  app.authProviders.push({ name: 'anon-user', type: 'anon-user' });
+  app.services.push({
+    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: FLEXIBLE_CLUSTER } },
+    collectionRules: [
+      {
+        database: 'app',
+        collection: 'Task',
+        schema: { title: 'Task', bsonType: 'object', properties: { _id: string, owner_id: string, status: string, name: string } },
+        roles: [{ name: 'owner', apply_when: {}, document_filters: { read: { status: { $ne: 'hidden' } }, write: { owner_id: '%%user.id' } }, read: true, write: true, insert: true, delete: true, search: true }],
+      },
+      {
+        database: 'app',
+        collection: 'Log',
+        schema: { title: 'Log', bsonType: 'object', properties: { _id: string, message: string } },
+        roles: [{ name: 'ingest', apply_when: {}, document_filters: { read: true, write: true }, read: true, write: true, insert: true, delete: true, search: true }],
+      },
+    ],
+    rules: [],
+    webhooks: [],
+  });
+  app.sync = { type: 'flexible', state: 'enabled', service_name: 'mongodb-atlas', database_name: 'app', queryable_fields_names: ['owner_id', 'status'], asymmetric_tables: ['Log'] };
+}
+

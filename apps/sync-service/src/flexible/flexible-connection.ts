@@ -350,20 +350,19 @@ export class FlexibleConnection {
     session.held.clear();
     for (const [key, held] of present) session.held.set(key, held);
 
-    if (chunks.length === 0) {
-      this.send(this.download(session, [], 'lastInBatch', 1));
-      return;
-    }
+    // A bootstrap carries at least one changeset (the schema of the subscribed types, maybe nothing): realm-core
+    // never finishes integrating a bootstrap of no changesets.
+    if (chunks.length === 0) chunks.push(schemaInstructions(app.schema, tables.keys()));
     chunks.forEach((instructions, i) => {
       const last = i === chunks.length - 1;
-      this.send(this.download(session, instructions, last ? 'lastInBatch' : 'moreToCome', (i + 1) / chunks.length));
+      this.send(this.download(session, instructions, last ? 'lastInBatch' : 'moreToCome', (i + 1) / chunks.length, true));
     });
   }
 
-  /** A DOWNLOAD of one server changeset (none when `instructions` is empty) at the next server version. */
-  private download(session: FlexibleSession, instructions: readonly Instruction[], batchState: FlexibleDownloadMessage['batchState'], progressEstimate: number): FlexibleDownloadMessage {
+  /** A DOWNLOAD of one server changeset at the next server version (none when `instructions` is empty, unless in a bootstrap). */
+  private download(session: FlexibleSession, instructions: readonly Instruction[], batchState: FlexibleDownloadMessage['batchState'], progressEstimate: number, bootstrap = false): FlexibleDownloadMessage {
     const changesets = [];
-    if (instructions.length > 0) {
+    if (instructions.length > 0 || bootstrap) {
       session.serverVersion = Math.max(session.serverVersion + 1, this.context.hub.nextVersion());
       const changeset = encodeChangeset({ instructions: [...instructions] });
       changesets.push({ serverVersion: session.serverVersion, lastIntegratedClientVersion: session.clientVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: SERVER_FILE_IDENT, originalChangesetSize: changeset.length, changeset });
@@ -423,6 +422,8 @@ export class FlexibleConnection {
     const app = await this.context.hub.app(this.context.appId);
     if (!app) return this.sessionError(session, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
     const fresh = message.changesets.filter((changeset) => changeset.clientVersion > session.clientVersion);
+    // Progress only (or changesets integrated before): nothing to apply and nothing to acknowledge.
+    if (fresh.length === 0) return;
     let instructions: Instruction[];
     try {
       instructions = fresh.flatMap((changeset) => (changeset.changeset.length === 0 ? [] : parseChangeset(changeset.changeset).instructions));
@@ -441,8 +442,8 @@ export class FlexibleConnection {
       const ref = app.collectionOf(object.table)!;
       const id = primaryKeyToBson(object.object);
       const collection = app.client.db(ref.db).collection(ref.coll);
-      const pre = (await collection.findOne({ _id: id })) as Document | null;
-      const working = (await collection.findOne({ _id: id })) as Document | null;
+      const pre = (await collection.findOne({ _id: id }));
+      const working = (await collection.findOne({ _id: id }));
       const docs: DocumentSet = new Map([[object.key, { table: object.table, object: object.object, doc: working }]]);
       applyToDocuments(
         instructions.filter((instruction) => 'object' in instruction && instruction.table === object.table && objectKey(instruction.table, instruction.object) === object.key),
