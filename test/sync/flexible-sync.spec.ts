@@ -125,10 +125,10 @@ describe('flexible sync sessions (protocol level)', () => {
     await c.openSession(1, 1, { Task: 'status == "open"' });
     // Outside the view: a task the subscription does not match. Outside the write filter: someone else's task.
     c.upload(1, [...taskSchema(), ...writeTask('stray', { owner_id: userId, status: 'done' }), ...writeTask('o1', { name: 'renamed' }, false)]);
-    const undo = await c.next();
-    if (undo.type !== 'download') throw new Error(`expected a download, got ${undo.type}`);
     const error = await c.next();
     if (error.type !== 'json_error') throw new Error(`expected a compensating write, got ${error.type}`);
+    const undo = await c.next();
+    if (undo.type !== 'download') throw new Error(`expected a download, got ${undo.type}`);
     expect(error).toMatchObject({ code: 231, sessionIdent: 1, body: { action: 'Warning', compensatingWriteServerVersion: undo.downloadServerVersion } });
     const rejected = (error.body.rejectedUpdates as Array<{ table: string; pk: string; reason: string }>).map((update) => ({ ...update, pk: decodePrimaryKey(update.pk) }));
     expect(rejected).toEqual([

@@ -106,6 +106,10 @@ const operations = {
 
   /** Replaces the flexible realm's subscription with `query` on Task; waits until the server bootstrapped it. */
   async subscribe({ query, timeoutMs = 15_000 }) {
+    // A refused set rejects with what the server said, as realm.subscriptions.error holds it.
+    const refused = (error) => {
+      throw new Error(realm.subscriptions.error ?? String(error?.message ?? error));
+    };
     await withTimeout(
       realm.subscriptions.update((mutable) => {
         mutable.removeAll();
@@ -113,7 +117,7 @@ const operations = {
       }),
       timeoutMs,
       'subscribe',
-    );
+    ).catch(refused);
     return { state: realm.subscriptions.state, version: realm.subscriptions.version };
   },
 

@@ -483,12 +483,14 @@ export class FlexibleConnection {
     for (const write of writes) if (!app.mode.asymmetricTables.includes(write.table)) this.context.hub.fanOut(app.appId, write.table, write.id, write.after, session);
     if (last) session.clientVersion = last.clientVersion;
     session.uploadServerVersion = Math.max(session.uploadServerVersion, message.progressServerVersion);
-    // The upload is acknowledged by the DOWNLOAD (its client version); with it, what undoes refused writes.
-    this.send(this.download(session, answer, 'steadyState', 1));
+    // The upload is acknowledged by the DOWNLOAD (its client version); with it, what undoes refused writes. The
+    // compensating-write error goes first: the client reports it once it integrates that DOWNLOAD's version.
+    const acknowledgement = this.download(session, answer, 'steadyState', 1);
     if (rejected.length > 0) {
       this.report({ kind: 'refused', code: 231, message: rejected.map((update) => update.reason).join('; ') }, session.ident);
       this.send(compensatingWriteMessage(session.ident, { rejectedClientVersion: last?.clientVersion ?? session.clientVersion, compensatingWriteServerVersion: session.serverVersion, updates: rejected }));
     }
+    this.send(acknowledgement);
   }
 
   /** Why a client's write to one object is refused (a compensating write), or undefined when it is allowed. */
