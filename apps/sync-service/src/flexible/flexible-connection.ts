@@ -95,11 +95,11 @@ class FlexibleSession implements FlexibleListener {
   constructor(
     readonly appId: string,
     readonly ident: number,
-    private readonly onChange: (session: FlexibleSession, table: string, id: unknown, after: Document | null) => void,
+    private readonly onChange: (session: FlexibleSession, table: string, id: unknown) => void,
   ) {}
 
-  documentChanged(table: string, id: unknown, after: Document | null): void {
-    this.onChange(this, table, id, after);
+  documentChanged(table: string, id: unknown): void {
+    this.onChange(this, table, id);
   }
 }
 
@@ -246,7 +246,7 @@ export class FlexibleConnection {
     }
     const scope = await this.context.permissions();
     if (!scope.ok) return this.refuseBind(message.sessionIdent, 206, `${scope.reason}: cannot sync`, 'ApplicationBug');
-    const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id, after) => this.enqueue(() => this.externalChange(s, table, id, after)));
+    const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id) => this.enqueue(() => this.externalChange(s, table, id)));
     session.scope = scope;
     this.sessions.set(message.sessionIdent, session);
     this.context.hub.register(session);
@@ -384,11 +384,15 @@ export class FlexibleConnection {
   }
 
   /** A document changed elsewhere: it enters, changes in, or leaves the session's view (or none of these). */
-  private async externalChange(session: FlexibleSession, table: string, id: unknown, after: Document | null): Promise<void> {
+  private async externalChange(session: FlexibleSession, table: string, id: unknown): Promise<void> {
     if (this.closed || session.failed || session.clientFileIdent === undefined || this.sessions.get(session.ident) !== session) return;
     const app = await this.context.hub.app(this.context.appId);
-    if (!app) return;
-    const instructions = this.objectState(session, app, table, id, after);
+    const ref = app?.collectionOf(table);
+    if (!app || !ref) return;
+    // The document as it is now, not as the change left it: this session's own upload, or a write fanned out
+    // later, may have changed it since, and the client must end up with what the collection holds.
+    const current = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id })) as Document | null;
+    const instructions = this.objectState(session, app, table, id, current);
     if (instructions.length > 0) this.send(this.download(session, instructions, 'steadyState', 1));
   }
 

@@ -38,8 +38,8 @@ export interface FlexibleApp {
 export interface FlexibleListener {
   readonly id: string;
   readonly appId: string;
-  /** A document of `table` changed elsewhere (`after` null: deleted); the session decides what it means for it. */
-  documentChanged(table: string, id: unknown, after: Document | null): void;
+  /** A document of `table` changed elsewhere; the session reads it as it is when it gets to it, and decides. */
+  documentChanged(table: string, id: unknown): void;
 }
 
 /** A document write of an upload, after the session's checks. */
@@ -198,8 +198,9 @@ export class FlexibleHub {
   }
 
   /**
-   * A document changed: every session whose subscriptions it now matches (found through the index) and
-   * every session holding it hears of it; no other session is looked at.
+   * A document changed (`after`: its state after the change, null when deleted): every session whose
+   * subscriptions it now matches (found through the index) and every session holding it hears of it; no other
+   * session is looked at.
    */
   fanOut(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener): void {
     const entry = this.apps.get(appId);
@@ -208,7 +209,7 @@ export class FlexibleHub {
     if (after) for (const match of entry.index.match(table, undefined, after)) targets.add(match.sessionId);
     for (const sessionId of targets) {
       const listener = entry.sessions.get(sessionId);
-      if (listener && listener !== except) listener.documentChanged(table, id, after);
+      if (listener && listener !== except) listener.documentChanged(table, id);
     }
   }
 
