@@ -120,6 +120,8 @@ export class FlexibleTestClient {
       lockedServerVersion: this.serverVersion,
       changesets: [{ clientVersion, lastIntegratedServerVersion: this.serverVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: 0, changeset: encodeChangeset({ instructions }) }],
     };
+    // The client's own write shows at once; the server's answer (acknowledgement, or what undoes it) follows.
+    this.apply(instructions);
     this.send(message);
     return message;
   }
@@ -144,17 +146,22 @@ export class FlexibleTestClient {
   private integrate(message: FlexibleDownloadMessage): void {
     for (const changeset of message.changesets) {
       this.serverVersion = Math.max(this.serverVersion, changeset.serverVersion);
-      for (const instruction of parseChangeset(changeset.changeset).instructions) {
-        if (!('object' in instruction)) continue;
-        let table = this.objects.get(instruction.table);
-        if (!table) this.objects.set(instruction.table, (table = new Map()));
-        const id = keyText(instruction.object);
-        if (instruction.type === 'CreateObject') table.set(id, table.get(id) ?? {});
-        else if (instruction.type === 'EraseObject') table.delete(id);
-        else if (instruction.type === 'Update' && instruction.path.length === 0) {
-          const fields = table.get(id);
-          if (fields) fields[instruction.field] = 'value' in instruction.value ? instruction.value.value : null;
-        }
+      this.apply(parseChangeset(changeset.changeset).instructions);
+    }
+  }
+
+  /** Applies instructions to the client's copy (top-level string fields), as a write or a download does. */
+  private apply(instructions: readonly Instruction[]): void {
+    for (const instruction of instructions) {
+      if (!('object' in instruction)) continue;
+      let table = this.objects.get(instruction.table);
+      if (!table) this.objects.set(instruction.table, (table = new Map()));
+      const id = keyText(instruction.object);
+      if (instruction.type === 'CreateObject') table.set(id, table.get(id) ?? {});
+      else if (instruction.type === 'EraseObject') table.delete(id);
+      else if (instruction.type === 'Update' && instruction.path.length === 0) {
+        const fields = table.get(id);
+        if (fields) fields[instruction.field] = 'value' in instruction.value ? instruction.value.value : null;
       }
     }
   }
