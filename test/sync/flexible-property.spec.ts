@@ -43,7 +43,7 @@ describe('flexible sync property: clients end with exactly their views', () => {
 
   it(`converges (seed ${seed})`, async () => {
     const random = seededRandom(seed);
-    const pick = <T,>(items: readonly T[]): T => items[random(items.length)] as T;
+    const pick = <T,>(items: readonly T[]): T => items[random(items.length)];
     const tasks = cluster.db('app').collection('Task');
     const participants: Participant[] = [];
     for (let i = 0; i < 3; i++) {

@@ -84,9 +84,9 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`flexible sync with the real R
     );
     expect(await tasks().findOne({ _id: `stray-${userId}` })).toBeNull();
     // Outside the write filter: someone else's task in the view is put back as stored.
-    await d.update('open-1', { name: 'taken over' } as never);
+    await d.update('open-1', { name: 'taken over' });
     await d.upload();
-    await d.waitFor({ fields: { 'open-1': { name: 'open one' } as never } });
+    await d.waitFor({ fields: { 'open-1': { name: 'open one' } } });
     await eventually(() => expect(d.events).toContainEqual(expect.objectContaining({ code: 1033, writes: [{ objectName: 'Task', primaryKey: 'open-1', reason: 'write to "open-1" in table "Task" not allowed' }] })));
     expect(await tasks().findOne({ _id: 'open-1' })).toMatchObject({ name: 'open one' });
   }, 60_000);

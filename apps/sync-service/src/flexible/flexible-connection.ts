@@ -391,7 +391,7 @@ export class FlexibleConnection {
     if (!app || !ref) return;
     // The document as it is now, not as the change left it: this session's own upload, or a write fanned out
     // later, may have changed it since, and the client must end up with what the collection holds.
-    const current = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id })) as Document | null;
+    const current = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id }));
     const instructions = this.objectState(session, app, table, id, current);
     if (instructions.length > 0) this.send(this.download(session, instructions, 'steadyState', 1));
   }
