@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { FlexibleHub } from './flexible/flexible-hub';
 import { AppDeletion } from './lifecycle/app-deletion';
 import { ClientReset } from './lifecycle/client-reset';
 import { SyncApps } from './lifecycle/sync-apps.service';
@@ -25,6 +26,7 @@ import { SyncUpgradeHandler } from './upgrade/sync-upgrade.handler';
     historyHousekeepingProvider,
     SharedHistoryLifecycle,
     PartitionTranslator,
+    FlexibleHub,
     DocumentChangeConsumer,
     SyncApps,
     SyncConnections,

@@ -18,6 +18,10 @@ if (!sdkPath) {
   process.exit(2);
 }
 const Realm = require(sdkPath);
+if (process.env.REALM_CLIENT_LOG_LEVEL) {
+  Realm.setLogger((level, message) => require('node:fs').appendFileSync(process.env.REALM_CLIENT_LOG_FILE ?? '/dev/stderr', `[${level}] ${message}\n`));
+  Realm.setLogLevel(process.env.REALM_CLIENT_LOG_LEVEL);
+}
 
 // Every client keeps its files in its own directory, as each device has its own.
 const baseFilePath = process.env.REALM_CLIENT_DIR || mkdtempSync(join(tmpdir(), 'tessera-realm-client-'));
@@ -77,6 +81,49 @@ const operations = {
     };
     realm = await Realm.open(config);
     return { path: realm.path };
+  },
+
+  /** Opens a flexible-sync realm (Task, and Log as asymmetric) subscribed to `query` on Task. */
+  async openFlexible({ query, timeoutMs }) {
+    const config = {
+      schema: [
+        { name: 'Task', primaryKey: '_id', properties: { _id: 'string', owner_id: 'string?', status: 'string?', name: 'string?' } },
+        { name: 'Log', asymmetric: true, primaryKey: '_id', properties: { _id: 'string', message: 'string?' } },
+      ],
+      path: join(baseFilePath, `flx-${Date.now()}.realm`),
+      sync: {
+        user,
+        flexible: true,
+        initialSubscriptions: { update: (subs, r) => subs.add(r.objects('Task').filtered(query), { name: 'tasks' }) },
+        newRealmFileBehavior: { type: 'downloadBeforeOpen', timeOut: timeoutMs ?? 20_000, timeOutBehavior: 'throwException' },
+        existingRealmFileBehavior: { type: 'openImmediately' },
+        onError: (_session, error) => send({ event: 'sync-error', code: error.code, name: error.name, message: error.message, isFatal: error.isFatal, reason: error.reason, writes: error.writes }),
+      },
+    };
+    realm = await Realm.open(config);
+    return { path: realm.path };
+  },
+
+  /** Replaces the flexible realm's subscription with `query` on Task; waits until the server bootstrapped it. */
+  async subscribe({ query, timeoutMs = 15_000 }) {
+    // A refused set rejects with what the server said, as realm.subscriptions.error holds it.
+    const refused = (error) => {
+      throw new Error(realm.subscriptions.error ?? String(error?.message ?? error));
+    };
+    await withTimeout(
+      realm.subscriptions.update((mutable) => {
+        mutable.removeAll();
+        mutable.add(realm.objects('Task').filtered(query), { name: 'tasks' });
+      }),
+      timeoutMs,
+      'subscribe',
+    ).catch(refused);
+    return { state: realm.subscriptions.state, version: realm.subscriptions.version };
+  },
+
+  createLog({ log }) {
+    realm.write(() => realm.create('Log', log));
+    return null;
   },
 
   create({ task }) {

@@ -6,9 +6,12 @@
 import { Injectable } from '@nestjs/common';
 import { type SyncConnection } from '../sessions/sync-connection';
 
+/** What the registry needs of a connection of either mode (partition or flexible). */
+export type RegisteredConnection = Pick<SyncConnection, 'syncChanged' | 'shutDown' | 'boundPaths'>;
+
 interface Live {
   userId: string;
-  connection: SyncConnection;
+  connection: RegisteredConnection;
   connectedAt: Date;
 }
 
@@ -25,7 +28,7 @@ export class SyncConnections {
   private readonly byApp = new Map<string, Set<Live>>();
 
   /** Registers a connection; the returned function forgets it. */
-  add(appId: string, userId: string, connection: SyncConnection, connectedAt = new Date()): () => void {
+  add(appId: string, userId: string, connection: RegisteredConnection, connectedAt = new Date()): () => void {
     let live = this.byApp.get(appId);
     if (!live) {
       live = new Set();

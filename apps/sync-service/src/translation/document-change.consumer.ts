@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { Subjects } from '@tessera/contracts';
 import { DATASTORE_CHANGES_STREAM, DurableEvents, type DurableSubscription } from '@tessera/messaging';
+import { FlexibleHub } from '../flexible/flexible-hub';
 import { PartitionTranslator } from './partition-translator';
 
 /** The durable consumer (queue group) of the sync service's replicas: each change goes to one of them. */
@@ -19,6 +20,7 @@ export class DocumentChangeConsumer implements OnApplicationBootstrap, OnModuleD
   constructor(
     @Inject(DurableEvents) private readonly events: DurableEvents,
     private readonly translator: PartitionTranslator,
+    private readonly flexible: FlexibleHub,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -26,7 +28,11 @@ export class DocumentChangeConsumer implements OnApplicationBootstrap, OnModuleD
       stream: DATASTORE_CHANGES_STREAM,
       durable: SYNC_TRANSLATION_CONSUMER,
       subject: Subjects.DatastoreDocumentChanged,
-      handler: (change) => this.translator.handleChange(change),
+      // Partition histories, then the flexible-sync sessions of this process whose views the change concerns.
+      handler: async (change) => {
+        await this.translator.handleChange(change);
+        await this.flexible.handleChange(change);
+      },
     });
   }
 

@@ -10,12 +10,14 @@ import { type Duplex } from 'node:stream';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { type DeployedApp, DeployedApps, LogStore, SigningKeyStore } from '@tessera/platform';
-import { negotiateSubprotocol, ProtocolErrorCode } from '@tessera/sync-protocol';
+import { negotiateSyncSubprotocol, ProtocolErrorCode, type SyncConnectionMode } from '@tessera/sync-protocol';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { FlexibleConnection } from '../flexible/flexible-connection';
+import { FLEXIBLE_FILES, FlexibleHub } from '../flexible/flexible-hub';
 import { SyncApps } from '../lifecycle/sync-apps.service';
 import { SyncCompaction } from '../lifecycle/sync-compaction';
 import { SyncConnections } from '../lifecycle/sync-connections';
-import { PartitionHub } from '../sessions/partition-hub';
+import { historyKey, PartitionHub } from '../sessions/partition-hub';
 import { SyncConnection, type SyncReport } from '../sessions/sync-connection';
 import { createSyncMetrics, type SyncMetrics } from '../sessions/sync-metrics';
 import { authenticateSyncUser } from './sync-auth';
@@ -29,7 +31,7 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     noServer: true,
     perMessageDeflate: false,
     // ws would echo the first offered token; the client needs the highest version we speak.
-    handleProtocols: (offered: Set<string>) => negotiateSubprotocol([...offered])?.protocol ?? false,
+    handleProtocols: (offered: Set<string>) => negotiateSyncSubprotocol([...offered])?.protocol ?? false,
   });
   private metrics: SyncMetrics | undefined;
   private server: Server | undefined;
@@ -49,6 +51,7 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     private readonly connections: SyncConnections,
     private readonly compaction: SyncCompaction,
     private readonly logs: LogStore,
+    private readonly flexible: FlexibleHub,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -88,14 +91,14 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
       this.logger.warn({ appId, status: auth.status, msg: `sync connection refused: ${auth.message}` });
       return refuse(socket, auth.status, auth.message, auth.status === 401 ? 'InvalidSession' : 'UserDisabled');
     }
-    const negotiated = negotiateSubprotocol(request.headers['sec-websocket-protocol'] ?? '');
-    if (!negotiated) return refuse(socket, 400, 'no supported sync protocol version offered (com.mongodb.realm-sync#2..14)', 'BadRequest');
+    const negotiated = negotiateSyncSubprotocol(request.headers['sec-websocket-protocol'] ?? '');
+    if (!negotiated) return refuse(socket, 400, 'no supported sync protocol version offered (com.mongodb.realm-sync#2..14 or com.mongodb.realm-query-sync#2..14)', 'BadRequest');
 
-    this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => this.serve(ws, appId, auth.userId));
+    this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => this.serve(ws, appId, auth.userId, negotiated.mode));
   }
 
-  private serve(ws: WebSocket, appId: string, userId: string): void {
-    const connection = new SyncConnection(
+  private serve(ws: WebSocket, appId: string, userId: string, mode: SyncConnectionMode): void {
+    const connection = mode === 'flexible' ? this.flexibleConnection(ws, appId, userId) : new SyncConnection(
       { send: (bytes) => ws.send(bytes, { binary: true }), close: () => ws.close() },
       {
         appId,
@@ -124,6 +127,22 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     });
     ws.on('close', end);
     ws.on('error', end);
+  }
+
+  /** A connection of a flexible-sync client (`com.mongodb.realm-query-sync#N`): sessions in ../flexible. */
+  private flexibleConnection(ws: WebSocket, appId: string, userId: string): FlexibleConnection {
+    return new FlexibleConnection(
+      { send: (bytes) => ws.send(bytes, { binary: true }), close: () => ws.close() },
+      {
+        appId,
+        userId,
+        sync: () => this.apps.view(appId),
+        permissions: () => this.apps.permissionScope(appId, userId),
+        hub: this.flexible,
+        registerClientFile: (epoch) => this.hub.history(historyKey(appId, epoch, FLEXIBLE_FILES)).registerClientFile(),
+        report: (report) => this.report(report),
+      },
+    );
   }
 
   /**

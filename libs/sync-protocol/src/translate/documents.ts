@@ -129,7 +129,7 @@ function addInteger(current: unknown, delta: bigint): unknown {
  * Applies integrated instructions to the partition's documents in `docs` (which must hold every object
  * `touchedObjects` names). Returns how many instructions found no place to apply.
  */
-export function applyToDocuments(instructions: readonly Instruction[], docs: DocumentSet, binding: PartitionBinding): { skipped: number } {
+export function applyToDocuments(instructions: readonly Instruction[], docs: DocumentSet, binding?: PartitionBinding): { skipped: number } {
   let skipped = 0;
   for (const instr of instructions) {
     if (!('object' in instr)) continue;
@@ -139,7 +139,7 @@ export function applyToDocuments(instructions: readonly Instruction[], docs: Doc
       continue;
     }
     if (instr.type === 'CreateObject') {
-      entry.doc ??= { _id: primaryKeyToBson(instr.object), [binding.key]: binding.bson };
+      entry.doc ??= { _id: primaryKeyToBson(instr.object), ...(binding ? { [binding.key]: binding.bson } : {}) };
       continue;
     }
     if (instr.type === 'EraseObject') {
@@ -149,13 +149,13 @@ export function applyToDocuments(instructions: readonly Instruction[], docs: Doc
     const doc = entry.doc;
     if (!doc || !applyPath(doc, instr, binding)) skipped++;
   }
-  for (const entry of docs.values()) if (entry.doc) entry.doc[binding.key] = binding.bson;
+  if (binding) for (const entry of docs.values()) if (entry.doc) entry.doc[binding.key] = binding.bson;
   return { skipped };
 }
 
-function applyPath(doc: BsonDocument, instr: Exclude<Instruction, { type: 'AddTable' | 'EraseTable' | 'AddColumn' | 'EraseColumn' | 'CreateObject' | 'EraseObject' }>, binding: PartitionBinding): boolean {
+function applyPath(doc: BsonDocument, instr: Exclude<Instruction, { type: 'AddTable' | 'EraseTable' | 'AddColumn' | 'EraseColumn' | 'CreateObject' | 'EraseObject' }>, binding: PartitionBinding | undefined): boolean {
   // The key field always holds the bound value (a client cannot move an object: that is checked before).
-  if (instr.field === binding.key && instr.path.length === 0) return true;
+  if (binding && instr.field === binding.key && instr.path.length === 0) return true;
   const endsInIndex = typeof instr.path[instr.path.length - 1] === 'number';
   const slot = slotOf(doc, instr.field, instr.path, true);
   if (!slot) return false;

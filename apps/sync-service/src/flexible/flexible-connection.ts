@@ -1,0 +1,530 @@
+/**
+ * One flexible-sync WebSocket (`com.mongodb.realm-query-sync#N`): runs the sessions its client opens (BIND
+ * with a JSON body, IDENT with the active query set, QUERY, UPLOAD, MARK, UNBIND, PING) one message at a
+ * time. A session's view is its subscriptions intersected with its role's read filter (flexible-view); a
+ * bootstrap sends the view in DOWNLOAD batches, a query change sends what entered and erases what left;
+ * uploads go to the collections after the role's write filter and the subscriptions allowed them, and
+ * what they refused is undone by a compensating write (231). Changes made elsewhere arrive through the
+ * FlexibleHub. A query the server cannot serve is a QUERY_ERROR (226), never a dropped connection.
+ */
+import { randomUUID } from 'node:crypto';
+import { isRqlError } from '@tessera/rql';
+import { openSyncSession, type SyncSession } from '@tessera/rules';
+import {
+  applyToDocuments,
+  compensatingWriteMessage,
+  decodeFlexibleClientMessage,
+  documentPrimaryKey,
+  type DocumentSet,
+  encodeChangeset,
+  encodeFlexibleServerMessage,
+  type FlexibleBindMessage,
+  type FlexibleClientMessage,
+  type FlexibleDownloadMessage,
+  type FlexibleIdentMessage,
+  type FlexibleServerMessage,
+  type Instruction,
+  type JsonErrorAction,
+  jsonErrorMessage,
+  objectInstructions,
+  objectKey,
+  parseChangeset,
+  type PrimaryKey,
+  primaryKeyToBson,
+  type QueryMessage,
+  type QuerySet,
+  queryErrorMessage,
+  type RejectedUpdate,
+  refusedWriteReason,
+  type RefusalCause,
+  schemaInstructions,
+  type SendableErrorCode,
+  SERVER_FILE_IDENT,
+  SyncProtocolError,
+  type SyncedPrimaryKey,
+  touchedObjects,
+  type UploadMessage,
+} from '@tessera/sync-protocol';
+import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
+import { type SyncReport, type SyncSocket } from '../sessions/sync-connection';
+import { queryableFieldsFor } from '../sessions/sync-config';
+import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type FlexibleWrite, heldKey } from './flexible-hub';
+import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
+
+type Document = Record<string, unknown>;
+
+export interface FlexibleConnectionContext {
+  appId: string;
+  userId: string;
+  sync(): Promise<SyncAppView>;
+  permissions(): Promise<PermissionScope>;
+  hub: FlexibleHub;
+  /** Issues a client file ident and salt (the app's file registry, shared with partition sync). */
+  registerClientFile(epoch: number): Promise<{ ident: number; salt: bigint }>;
+  report(report: SyncReport): void;
+}
+
+/** Objects per bootstrap changeset (one changeset per DOWNLOAD message). */
+export const BOOTSTRAP_OBJECTS_PER_MESSAGE = 500;
+/** Documents read from a collection at a time while bootstrapping. */
+const BOOTSTRAP_PAGE = 1_000;
+/** The salt of the latest server version: flexible sessions do not resume from a stored history. */
+const VERSION_SALT = 0n;
+
+interface HeldObject {
+  table: string;
+  object: PrimaryKey;
+}
+
+class FlexibleSession implements FlexibleListener {
+  readonly id = randomUUID();
+  clientFileIdent?: number;
+  queryVersion = 0;
+  view: FlexibleView = { tables: new Map() };
+  /** The roles chosen for the session, per type (apply_when evaluated once, with the user at IDENT). */
+  readonly roles = new Map<string, SyncSession>();
+  /** The objects the client holds from this server, by heldKey. */
+  readonly held = new Map<string, HeldObject>();
+  serverVersion = 0;
+  /** The last client version integrated, and the server version the client had then. */
+  clientVersion = 0;
+  uploadServerVersion = 0;
+  failed = false;
+  scope?: Extract<PermissionScope, { ok: true }>;
+
+  constructor(
+    readonly appId: string,
+    readonly ident: number,
+    private readonly onChange: (session: FlexibleSession, table: string, id: unknown) => void,
+  ) {}
+
+  documentChanged(table: string, id: unknown): void {
+    this.onChange(this, table, id);
+  }
+}
+
+export class FlexibleConnection {
+  private readonly sessions = new Map<number, FlexibleSession>();
+  private readonly refusedBinds = new Set<number>();
+  private queue: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    private readonly socket: SyncSocket,
+    private readonly context: FlexibleConnectionContext,
+  ) {}
+
+  receive(bytes: Uint8Array): void {
+    this.enqueue(() => this.handleFrame(bytes));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const session of this.sessions.values()) this.endSession(session);
+    this.sessions.clear();
+  }
+
+  /** The live sessions, as operations list them (a flexible session has no partition: its query version). */
+  get boundPaths(): string[] {
+    return [...this.sessions.values()].filter((session) => !session.failed).map((session) => `flexible query version ${session.queryVersion}`);
+  }
+
+  /** The app's sync changed: a session of a terminated, re-enabled or switched app ends (the client retries or resets). */
+  syncChanged(): void {
+    this.enqueue(async () => {
+      if (this.sessions.size === 0) return;
+      const { mode } = await this.context.sync();
+      for (const session of this.sessions.values()) {
+        if (session.failed) continue;
+        if (mode.kind === 'disabled') this.sessionError(session, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
+        else if (mode.kind === 'partition') this.sessionError(session, 201, 'sync was switched to partition-based sync for this app', 'ApplicationBug');
+        else this.sessionError(session, 201, 'the app was deployed again: the session restarts', 'Transient');
+      }
+    });
+  }
+
+  shutDown(): void {
+    this.socket.close();
+    this.close();
+  }
+
+  private endSession(session: FlexibleSession): void {
+    this.context.hub.unregister(session, session.held.keys());
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.queue = this.queue.then(task).catch((error: unknown) => {
+      this.report({ kind: 'internal_error', code: 101, message: error instanceof Error ? error.message : String(error) });
+      this.connectionError(101, 'internal server error');
+    });
+  }
+
+  private report(fields: Omit<SyncReport, 'appId' | 'userId'>, sessionIdent?: number): void {
+    this.context.report({ appId: this.context.appId, userId: this.context.userId, ...(sessionIdent !== undefined ? { sessionIdent } : {}), ...fields });
+  }
+
+  private send(message: FlexibleServerMessage): void {
+    if (!this.closed) this.socket.send(encodeFlexibleServerMessage(message));
+  }
+
+  private connectionError(code: SendableErrorCode, message: string): void {
+    if (this.closed) return;
+    if (code !== 101) this.report({ kind: 'protocol_error', code, message });
+    this.send({ type: 'error', code, message, tryAgain: false, sessionIdent: 0 });
+    this.socket.close();
+    this.close();
+  }
+
+  private refuseBind(ident: number, code: SendableErrorCode, message: string, action: JsonErrorAction): void {
+    this.refusedBinds.add(ident);
+    this.report({ kind: action === 'Transient' ? 'terminated' : 'refused', code, message, action }, ident);
+    this.send(jsonErrorMessage(code, ident, { message, action }));
+  }
+
+  private sessionError(session: FlexibleSession, code: SendableErrorCode, message: string, action: JsonErrorAction): void {
+    session.failed = true;
+    this.endSession(session);
+    this.report({ kind: action === 'ProtocolViolation' ? 'protocol_error' : action === 'Transient' ? 'terminated' : 'refused', code, message, action }, session.ident);
+    this.send(jsonErrorMessage(code, session.ident, { message, action }));
+  }
+
+  private async handleFrame(bytes: Uint8Array): Promise<void> {
+    if (this.closed) return;
+    let message: FlexibleClientMessage;
+    try {
+      message = decodeFlexibleClientMessage(bytes);
+    } catch (error) {
+      if (!(error instanceof SyncProtocolError)) throw error;
+      this.connectionError(error.kind === 'unknown_message' ? 102 : error.kind === 'bad_decompression' ? 110 : 103, error.message);
+      return;
+    }
+    switch (message.type) {
+      case 'bind':
+        return this.bind(message);
+      case 'ident':
+        return this.ident(message);
+      case 'query':
+        return this.query(message);
+      case 'upload':
+        return this.upload(message);
+      case 'mark': {
+        const session = this.live(message.sessionIdent);
+        if (!session) return;
+        if (session.clientFileIdent === undefined) return this.connectionError(109, 'MARK before IDENT');
+        // Everything this server has for the session was sent when it happened: download is complete.
+        this.send({ type: 'mark', sessionIdent: session.ident, requestIdent: message.requestIdent });
+        return;
+      }
+      case 'unbind':
+        return this.unbind(message.sessionIdent);
+      case 'ping':
+        this.send({ type: 'pong', timestamp: message.timestamp });
+        return;
+      case 'json_error':
+        this.report({ kind: 'client_error', code: message.code, message: message.json }, message.sessionIdent);
+        return;
+    }
+  }
+
+  private live(ident: number): FlexibleSession | undefined {
+    const session = this.sessions.get(ident);
+    if (!session) {
+      if (!this.refusedBinds.has(ident)) this.connectionError(106, `no session with ident ${ident}`);
+      return undefined;
+    }
+    return session.failed ? undefined : session;
+  }
+
+  private async bind(message: FlexibleBindMessage): Promise<void> {
+    if (this.sessions.has(message.sessionIdent) || this.refusedBinds.has(message.sessionIdent)) return this.connectionError(107, `session ident ${message.sessionIdent} is already in use`);
+    const { mode, epoch } = await this.context.sync();
+    if (mode.kind === 'partition') return this.connectionError(113, 'the app uses partition-based sync: open a partition-based sync configuration');
+    if (mode.kind === 'disabled') {
+      if (mode.terminated) return this.refuseBind(message.sessionIdent, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
+      return this.refuseBind(message.sessionIdent, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
+    }
+    const scope = await this.context.permissions();
+    if (!scope.ok) return this.refuseBind(message.sessionIdent, 206, `${scope.reason}: cannot sync`, 'ApplicationBug');
+    const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id) => this.enqueue(() => this.externalChange(s, table, id)));
+    session.scope = scope;
+    this.sessions.set(message.sessionIdent, session);
+    this.context.hub.register(session);
+    if (message.needClientFileIdent) {
+      const file = await this.context.registerClientFile(epoch);
+      this.send({ type: 'ident', sessionIdent: session.ident, clientFileIdent: file.ident, clientFileIdentSalt: file.salt });
+    }
+  }
+
+  private async ident(message: FlexibleIdentMessage): Promise<void> {
+    const session = this.live(message.sessionIdent);
+    if (!session) return;
+    if (session.clientFileIdent !== undefined) return this.connectionError(109, 'IDENT received twice');
+    session.clientFileIdent = message.clientFileIdent;
+    // A client continuing from an earlier connection gets versions after the one it has.
+    session.serverVersion = message.downloadServerVersion;
+    session.clientVersion = message.downloadClientVersion;
+    await this.changeQuery(session, message.queryVersion, message.queries);
+  }
+
+  private async query(message: QueryMessage): Promise<void> {
+    const session = this.live(message.sessionIdent);
+    if (!session) return;
+    if (session.clientFileIdent === undefined) return this.connectionError(109, 'QUERY before IDENT');
+    if (message.queryVersion < session.queryVersion) return this.sessionError(session, 227, `query version ${message.queryVersion} is older than the active ${session.queryVersion}`, 'ProtocolViolation');
+    await this.changeQuery(session, message.queryVersion, message.queries);
+  }
+
+  /** The session's role on a type's collection, chosen once per session (apply_when with the session's user). */
+  private async role(session: FlexibleSession, app: FlexibleApp, table: string): Promise<SyncSession> {
+    let role = session.roles.get(table);
+    if (!role) {
+      role = await openSyncSession(app.rules(table), session.scope?.context ?? {}, { queryableFields: [...queryableFieldsFor(app.mode, table)] });
+      session.roles.set(table, role);
+    }
+    return role;
+  }
+
+  /**
+   * Makes `queries` the session's view and bootstraps it: every object of the new view (what entered, and
+   * what stayed, which the client may have changed offline), then erasures of what the client holds outside
+   * it. A query the server does not serve is answered with QUERY_ERROR and leaves the view as it was.
+   */
+  private async changeQuery(session: FlexibleSession, queryVersion: number, queries: QuerySet): Promise<void> {
+    const app = await this.context.hub.app(this.context.appId);
+    if (!app) return this.sessionError(session, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
+    let translated;
+    try {
+      translated = translateQuerySet(app.mode, app.schema, queries);
+    } catch (error) {
+      if (!isRqlError(error)) throw error;
+      this.report({ kind: 'refused', code: 226, message: error.message }, session.ident);
+      this.send(queryErrorMessage(session.ident, queryVersion, error.message));
+      return;
+    }
+    const tables = new Map<string, ViewTable>();
+    for (const [table, query] of translated) tables.set(table, { table, query, role: await this.role(session, app, table) });
+    this.context.hub.subscribe(session, translated, session.view.tables.keys());
+    session.view = { tables };
+    session.queryVersion = queryVersion;
+
+    const present = new Map<string, HeldObject>();
+    const chunks: Instruction[][] = [];
+    let chunk: Instruction[] = [];
+    let objects = 0;
+    for (const entry of tables.values()) {
+      const filter = viewFilter(entry);
+      const ref = app.collectionOf(entry.table);
+      if (!filter || !ref) continue;
+      const collection = app.client.db(ref.db).collection(ref.coll);
+      let after: unknown;
+      for (;;) {
+        const page = await collection
+          .find(after === undefined ? filter : { $and: [filter, { _id: { $gt: after } }] })
+          .sort({ _id: 1 })
+          .limit(BOOTSTRAP_PAGE)
+          .toArray();
+        for (const doc of page) {
+          if (!inView(session.view, entry.table, doc)) continue;
+          const written = objectInstructions(app.schema, entry.table, doc);
+          const object = documentPrimaryKey(app.schema, entry.table, doc['_id']);
+          if (!written.ok || !object) continue;
+          if (chunk.length === 0) chunk.push(...schemaInstructions(app.schema, [entry.table]));
+          chunk.push(...written.instructions);
+          present.set(heldKey(entry.table, doc['_id']), { table: entry.table, object });
+          if (++objects % BOOTSTRAP_OBJECTS_PER_MESSAGE === 0) {
+            chunks.push(chunk);
+            chunk = [];
+          }
+        }
+        if (page.length < BOOTSTRAP_PAGE) break;
+        after = page[page.length - 1]?.['_id'];
+      }
+    }
+    for (const [key, held] of session.held) {
+      if (!present.has(key)) chunk.push({ type: 'EraseObject', table: held.table, object: held.object });
+    }
+    if (chunk.length > 0) chunks.push(chunk);
+    for (const key of session.held.keys()) if (!present.has(key)) this.context.hub.hold(session, key, false);
+    for (const key of present.keys()) this.context.hub.hold(session, key, true);
+    session.held.clear();
+    for (const [key, held] of present) session.held.set(key, held);
+
+    // A bootstrap carries at least one changeset (the schema of the subscribed types, maybe nothing): realm-core
+    // never finishes integrating a bootstrap of no changesets.
+    if (chunks.length === 0) chunks.push(schemaInstructions(app.schema, tables.keys()));
+    chunks.forEach((instructions, i) => {
+      const last = i === chunks.length - 1;
+      this.send(this.download(session, instructions, last ? 'lastInBatch' : 'moreToCome', (i + 1) / chunks.length, true));
+    });
+  }
+
+  /** A DOWNLOAD of one server changeset at the next server version (none when `instructions` is empty, unless in a bootstrap). */
+  private download(session: FlexibleSession, instructions: readonly Instruction[], batchState: FlexibleDownloadMessage['batchState'], progressEstimate: number, bootstrap = false): FlexibleDownloadMessage {
+    const changesets = [];
+    if (instructions.length > 0 || bootstrap) {
+      session.serverVersion = Math.max(session.serverVersion + 1, this.context.hub.nextVersion());
+      const changeset = encodeChangeset({ instructions: [...instructions] });
+      changesets.push({ serverVersion: session.serverVersion, lastIntegratedClientVersion: session.clientVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: SERVER_FILE_IDENT, originalChangesetSize: changeset.length, changeset });
+    }
+    return {
+      type: 'download',
+      sessionIdent: session.ident,
+      downloadServerVersion: session.serverVersion,
+      downloadClientVersion: session.clientVersion,
+      latestServerVersion: session.serverVersion,
+      latestServerVersionSalt: VERSION_SALT,
+      uploadClientVersion: session.clientVersion,
+      uploadServerVersion: session.uploadServerVersion,
+      queryVersion: session.queryVersion,
+      batchState,
+      progressEstimate,
+      changesets,
+    };
+  }
+
+  /** A document changed elsewhere: it enters, changes in, or leaves the session's view (or none of these). */
+  private async externalChange(session: FlexibleSession, table: string, id: unknown): Promise<void> {
+    if (this.closed || session.failed || session.clientFileIdent === undefined || this.sessions.get(session.ident) !== session) return;
+    const app = await this.context.hub.app(this.context.appId);
+    const ref = app?.collectionOf(table);
+    if (!app || !ref) return;
+    // The document as it is now, not as the change left it: this session's own upload, or a write fanned out
+    // later, may have changed it since, and the client must end up with what the collection holds.
+    const current = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id }));
+    const instructions = this.objectState(session, app, table, id, current);
+    if (instructions.length > 0) this.send(this.download(session, instructions, 'steadyState', 1));
+  }
+
+  /**
+   * The instructions that bring the client's copy of one object to `after` as the view allows it: the whole
+   * object when it is in the view, an erasure when the client holds it and it is not. Updates what is held.
+   */
+  private objectState(session: FlexibleSession, app: FlexibleApp, table: string, id: unknown, after: Document | null): Instruction[] {
+    const schema = app.schema;
+    const key = heldKey(table, id);
+    const held = session.held.get(key);
+    if (after && inView(session.view, table, after)) {
+      const written = objectInstructions(schema, table, after);
+      const object = documentPrimaryKey(schema, table, id);
+      if (written.ok && object) {
+        session.held.set(key, { table, object });
+        this.context.hub.hold(session, key, true);
+        return [...schemaInstructions(schema, [table]), ...written.instructions];
+      }
+    }
+    if (!held) return [];
+    session.held.delete(key);
+    this.context.hub.hold(session, key, false);
+    return [{ type: 'EraseObject', table, object: held.object }];
+  }
+
+  private async upload(message: UploadMessage): Promise<void> {
+    const session = this.live(message.sessionIdent);
+    if (!session) return;
+    if (session.clientFileIdent === undefined) return this.connectionError(109, 'UPLOAD before IDENT');
+    const app = await this.context.hub.app(this.context.appId);
+    if (!app) return this.sessionError(session, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
+    const fresh = message.changesets.filter((changeset) => changeset.clientVersion > session.clientVersion);
+    // Progress only (or changesets integrated before): nothing to apply and nothing to acknowledge.
+    if (fresh.length === 0) return;
+    let instructions: Instruction[];
+    try {
+      instructions = fresh.flatMap((changeset) => (changeset.changeset.length === 0 ? [] : parseChangeset(changeset.changeset).instructions));
+    } catch (error) {
+      if (!(error instanceof SyncProtocolError)) throw error;
+      return this.sessionError(session, 112, `bad changeset: ${error.message}`, 'ProtocolViolation');
+    }
+    const schemaRefusal = this.context.hub.acceptSchema(app, instructions);
+    if (schemaRefusal) return this.sessionError(session, 225, schemaRefusal, 'ApplicationBug');
+
+    const writes: FlexibleWrite[] = [];
+    const rejected: RejectedUpdate[] = [];
+    const answer: Instruction[] = [];
+    const objects = touchedObjects(instructions).filter((object) => app.collectionOf(object.table) !== undefined);
+    for (const object of objects) {
+      const ref = app.collectionOf(object.table)!;
+      const id = primaryKeyToBson(object.object);
+      const collection = app.client.db(ref.db).collection(ref.coll);
+      const pre = (await collection.findOne({ _id: id }));
+      const working = (await collection.findOne({ _id: id }));
+      const docs: DocumentSet = new Map([[object.key, { table: object.table, object: object.object, doc: working }]]);
+      applyToDocuments(
+        instructions.filter((instruction) => 'object' in instruction && instruction.table === object.table && objectKey(instruction.table, instruction.object) === object.key),
+        docs,
+      );
+      const post = docs.get(object.key)?.doc ?? null;
+      if (pre === null && post === null) continue;
+      const refusal = await this.refusal(session, app, object.table, pre, post);
+      if (refusal) {
+        rejected.push({ table: object.table, primaryKey: object.object as SyncedPrimaryKey, reason: refusedWriteReason(object.table, object.object as SyncedPrimaryKey, refusal) });
+        // Undo on the client: back to the stored object when it is in the view, gone otherwise.
+        const key = heldKey(object.table, id);
+        if (pre && inView(session.view, object.table, pre)) answer.push(...this.objectState(session, app, object.table, id, pre));
+        else {
+          session.held.delete(key);
+          this.context.hub.hold(session, key, false);
+          answer.push({ type: 'EraseObject', table: object.table, object: object.object });
+        }
+        continue;
+      }
+      writes.push({ table: object.table, id, after: post });
+      if (app.mode.asymmetricTables.includes(object.table)) continue;
+      const key = heldKey(object.table, id);
+      if (post && inView(session.view, object.table, post)) {
+        session.held.set(key, { table: object.table, object: object.object });
+        this.context.hub.hold(session, key, true);
+      } else if (session.held.has(key) || pre === null) {
+        // Written, but no longer (or never) in the view: the client lets go of it.
+        session.held.delete(key);
+        this.context.hub.hold(session, key, false);
+        answer.push({ type: 'EraseObject', table: object.table, object: object.object });
+      }
+    }
+    const last = fresh[fresh.length - 1];
+    const version = this.context.hub.nextVersion();
+    await this.context.hub.write(app, writes, session.id, version);
+    for (const write of writes) if (!app.mode.asymmetricTables.includes(write.table)) this.context.hub.fanOut(app.appId, write.table, write.id, write.after, session);
+    if (last) session.clientVersion = last.clientVersion;
+    session.uploadServerVersion = Math.max(session.uploadServerVersion, message.progressServerVersion);
+    // The upload is acknowledged by the DOWNLOAD (its client version); with it, what undoes refused writes. The
+    // compensating-write error goes first: the client reports it once it integrates that DOWNLOAD's version.
+    const acknowledgement = this.download(session, answer, 'steadyState', 1);
+    if (rejected.length > 0) {
+      this.report({ kind: 'refused', code: 231, message: rejected.map((update) => update.reason).join('; ') }, session.ident);
+      this.send(compensatingWriteMessage(session.ident, { rejectedClientVersion: last?.clientVersion ?? session.clientVersion, compensatingWriteServerVersion: session.serverVersion, updates: rejected }));
+    }
+    this.send(acknowledgement);
+  }
+
+  /** Why a client's write to one object is refused (a compensating write), or undefined when it is allowed. */
+  private async refusal(session: FlexibleSession, app: FlexibleApp, table: string, pre: Document | null, post: Document | null): Promise<RefusalCause | undefined> {
+    const role = await this.role(session, app, table);
+    if (app.mode.asymmetricTables.includes(table)) {
+      // Data ingest: objects are only inserted.
+      if (pre !== null || post === null) return 'permission';
+      return role.checkWrite('insert', undefined, post).allowed ? undefined : 'permission';
+    }
+    const entry = session.view.tables.get(table);
+    if (pre !== null && !inView(session.view, table, pre)) return 'outside_view';
+    if (pre === null) {
+      if (!post || !entry?.query.matches(post)) return 'outside_view';
+      return role.checkWrite('insert', undefined, post).allowed ? undefined : 'permission';
+    }
+    if (post === null) return role.checkWrite('delete', pre, undefined).allowed ? undefined : 'permission';
+    return role.checkWrite('update', pre, post).allowed ? undefined : 'permission';
+  }
+
+  private unbind(ident: number): Promise<void> {
+    if (this.refusedBinds.delete(ident)) return Promise.resolve();
+    const session = this.sessions.get(ident);
+    if (!session) {
+      this.connectionError(106, `no session with ident ${ident}`);
+      return Promise.resolve();
+    }
+    this.sessions.delete(ident);
+    this.endSession(session);
+    if (!session.failed) this.send({ type: 'unbound', sessionIdent: ident });
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * The flexible-sync sessions of this process and what they share: each app's synced types (schema,
+ * collections, collection rules), a SubscriptionIndex per app so that a changed document is matched only
+ * against the queries that can hold it, who holds which object (so a document leaving every query still
+ * reaches the sessions that have it), the server version counter, and the writes of uploads to the
+ * collections. It must not decide what a session sees: sessions do (FlexibleConnection with flexible-view).
+ *
+ * Sync's own writes are marked with their origin (as the partition translator marks its transactions), so
+ * the change feed drops them; the hub fans them out to the app's other sessions itself.
+ */
+import { Injectable, Logger } from '@nestjs/common';
+import { type AppConfig, type AppService } from '@tessera/app-config';
+import { type ChangeOrigin, type DocumentChanged, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
+import { type BulkWriteOperation, type DataSourceClient } from '@tessera/datastore';
+import { decodeEjson } from '@tessera/messaging';
+import { DataSources, DeployedApps } from '@tessera/platform';
+import { SubscriptionIndex, type TranslatedQuery } from '@tessera/rql';
+import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/rules';
+import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } from '@tessera/sync-protocol';
+import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
+import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
+
+type Document = Record<string, unknown>;
+
+/** An app's flexible sync as sessions need it, read from its live deployment. */
+export interface FlexibleApp {
+  appId: string;
+  mode: FlexibleSyncMode;
+  client: DataSourceClient;
+  schema: SyncSchema;
+  collectionOf(table: string): CollectionRef | undefined;
+  tableOf(db: string, coll: string): string | undefined;
+  /** The collection rules of a type's collection (roles chosen per session with openSyncSession). */
+  rules(table: string): CompiledRules;
+}
+
+/** A session as the hub reaches it. */
+export interface FlexibleListener {
+  readonly id: string;
+  readonly appId: string;
+  /** A document of `table` changed elsewhere; the session reads it as it is when it gets to it, and decides. */
+  documentChanged(table: string, id: unknown): void;
+}
+
+/** A document write of an upload, after the session's checks. */
+export interface FlexibleWrite {
+  table: string;
+  id: unknown;
+  /** The document after the upload, or null when the upload deleted it. */
+  after: Document | null;
+}
+
+/** The history whose client file registry issues flexible-sync client file idents (it holds no changesets). */
+export const FLEXIBLE_FILES = '__flexible_sync_files';
+
+/** The key naming one object of an app across sessions. */
+export function heldKey(table: string, id: unknown): string {
+  return `${table}\u0000${canonicalBson(id)}`;
+}
+
+interface AppSessions {
+  index: SubscriptionIndex;
+  sessions: Map<string, FlexibleListener>;
+  holders: Map<string, Set<string>>;
+}
+
+/** Milliseconds between the Unix epoch and realm's (2015-01-01), where server versions start counting. */
+const REALM_EPOCH_MS = Date.UTC(2015, 0, 1);
+
+@Injectable()
+export class FlexibleHub {
+  private readonly logger = new Logger('FlexibleSync');
+  private readonly apps = new Map<string, AppSessions>();
+  private readonly layouts = new WeakMap<AppConfig, Omit<FlexibleApp, 'appId' | 'mode' | 'client'> & { service: string; database: string; developmentMode: boolean }>();
+  /** Types created by development-mode clients, per app. */
+  private readonly devSchemas = new Map<string, SyncSchema>();
+  private lastVersion = 0;
+
+  constructor(
+    private readonly deployed: DeployedApps,
+    private readonly dataSources: DataSources,
+  ) {}
+
+  /**
+   * The next server version. Versions only grow, across restarts too (they start from the clock), because a
+   * client that reconnects sends the last one it integrated and must never see an older one.
+   */
+  nextVersion(): number {
+    this.lastVersion = Math.max(this.lastVersion + 1, Date.now() - REALM_EPOCH_MS);
+    return this.lastVersion;
+  }
+
+  /** The app's flexible sync, or undefined when the app does not use it (or has nowhere to store data). */
+  async app(appId: string): Promise<FlexibleApp | undefined> {
+    const config = (await this.deployed.byId(appId)).config;
+    const mode = syncModeOf(config);
+    if (mode.kind !== 'flexible') return undefined;
+    let layout = this.layouts.get(config);
+    if (!layout) {
+      const read = appSyncLayout(config);
+      if (!read) return undefined;
+      const service = config.services.find((s) => s.config.name === read.service) as AppService;
+      const compiled = new Map<string, CompiledRules>();
+      const database = read.database ?? 'sync';
+      const collectionOf = (table: string): CollectionRef | undefined => read.collections.get(table) ?? (read.developmentMode ? { db: database, coll: table } : undefined);
+      layout = {
+        service: read.service,
+        database,
+        developmentMode: read.developmentMode,
+        schema: read.schema,
+        collectionOf,
+        tableOf: () => undefined,
+        rules: (table) => {
+          let rules = compiled.get(table);
+          if (!rules) {
+            const ref = collectionOf(table);
+            const rule = service.collectionRules.find((candidate) => candidate.database === ref?.db && candidate.collection === ref.coll);
+            rules = compileRules(rule as RuleSetConfig | undefined, service.defaultRule as RuleSetConfig | undefined, { namespace: `${ref?.db}.${ref?.coll}` });
+            compiled.set(table, rules);
+          }
+          return rules;
+        },
+      };
+      this.layouts.set(config, layout);
+    }
+    let schema = layout.schema;
+    const dev = layout.developmentMode ? this.devSchemas.get(appId) : undefined;
+    if (dev) {
+      schema = new Map(schema);
+      for (const [name, table] of dev) if (!schema.has(name)) schema.set(name, table);
+    }
+    const { collectionOf } = layout;
+    return {
+      appId,
+      mode,
+      client: this.dataSources.forService(config, layout.service).client,
+      schema,
+      collectionOf,
+      tableOf: (db, coll) => [...schema.keys()].find((table) => schema.get(table)?.spec.kind === 'TopLevel' && collectionOf(table)?.db === db && collectionOf(table)?.coll === coll),
+      rules: layout.rules,
+    };
+  }
+
+  /**
+   * Checks an upload's schema instructions; in development mode, keeps the types a client adds. Returns the
+   * refusal message (error 225) or undefined.
+   */
+  acceptSchema(app: FlexibleApp, instructions: readonly Instruction[]): string | undefined {
+    const check = checkSchemaChanges(app.schema, instructions, app.mode.developmentMode);
+    if (!check.ok) return check.message;
+    if (check.changed) {
+      const dev = new Map(this.devSchemas.get(app.appId) ?? []);
+      for (const [name, table] of check.schema) if (!dev.has(name)) dev.set(name, table);
+      this.devSchemas.set(app.appId, dev);
+      app.schema = check.schema;
+    }
+    return undefined;
+  }
+
+  private sessionsOf(appId: string): AppSessions {
+    let entry = this.apps.get(appId);
+    if (!entry) this.apps.set(appId, (entry = { index: new SubscriptionIndex(), sessions: new Map(), holders: new Map() }));
+    return entry;
+  }
+
+  register(listener: FlexibleListener): void {
+    this.sessionsOf(listener.appId).sessions.set(listener.id, listener);
+  }
+
+  /** Files a session's subscriptions (one query per type), replacing those it had. */
+  subscribe(listener: FlexibleListener, queries: ReadonlyMap<string, TranslatedQuery>, previous: Iterable<string>): void {
+    const { index } = this.sessionsOf(listener.appId);
+    for (const table of previous) if (!queries.has(table)) index.remove(listener.id, table);
+    for (const [table, query] of queries) index.add(listener.id, table, query);
+  }
+
+  /** Records that a session's client holds (or no longer holds) an object. */
+  hold(listener: FlexibleListener, key: string, held: boolean): void {
+    const { holders } = this.sessionsOf(listener.appId);
+    let set = holders.get(key);
+    if (held) {
+      if (!set) holders.set(key, (set = new Set()));
+      set.add(listener.id);
+    } else if (set) {
+      set.delete(listener.id);
+      if (set.size === 0) holders.delete(key);
+    }
+  }
+
+  /** The session ended: its queries and holdings are dropped. */
+  unregister(listener: FlexibleListener, held: Iterable<string>): void {
+    const entry = this.apps.get(listener.appId);
+    if (!entry || entry.sessions.get(listener.id) !== listener) return;
+    entry.sessions.delete(listener.id);
+    entry.index.removeSession(listener.id);
+    for (const key of held) this.hold(listener, key, false);
+    if (entry.sessions.size === 0) this.apps.delete(listener.appId);
+  }
+
+  /**
+   * A document changed (`after`: its state after the change, null when deleted): every session whose
+   * subscriptions it now matches (found through the index) and every session holding it hears of it; no other
+   * session is looked at.
+   */
+  fanOut(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener): void {
+    const entry = this.apps.get(appId);
+    if (!entry) return;
+    const targets = new Set(entry.holders.get(heldKey(table, id)) ?? []);
+    if (after) for (const match of entry.index.match(table, undefined, after)) targets.add(match.sessionId);
+    for (const sessionId of targets) {
+      const listener = entry.sessions.get(sessionId);
+      if (listener && listener !== except) listener.documentChanged(table, id);
+    }
+  }
+
+  /** A change made outside sync (the datastore's change feed), for the app's flexible sessions in this process. */
+  async handleChange(change: DocumentChanged): Promise<void> {
+    if (!this.apps.has(change.appId)) return;
+    // Sync's own write: fanned out when it was made.
+    if (change.origin?.writer === SYNC_TRANSLATION_WRITER && change.origin.appId === change.appId) return;
+    const app = await this.app(change.appId);
+    const table = app?.tableOf(change.db, change.coll);
+    if (!app || !table) return;
+    const key = decodeEjson(change.documentKey) as Document;
+    const after = change.operationType === 'delete' || !change.fullDocument ? null : (decodeEjson(change.fullDocument) as Document);
+    if (change.operationType !== 'delete' && !after) {
+      this.logger.warn({ msg: 'flexible sync change without its document skipped', appId: change.appId, db: change.db, coll: change.coll });
+      return;
+    }
+    this.fanOut(change.appId, table, key['_id'], after);
+  }
+
+  /**
+   * Writes an upload's accepted documents in one transaction headed by the origin marker, so that the change
+   * feed does not send them back; the caller fans them out.
+   */
+  async write(app: FlexibleApp, writes: readonly FlexibleWrite[], sessionId: string, version: number): Promise<void> {
+    if (writes.length === 0) return;
+    const origin: ChangeOrigin = { writer: SYNC_TRANSLATION_WRITER, appId: app.appId, partition: `flexible/${sessionId}`, version };
+    const session = app.client.startSession();
+    try {
+      await session.withTransaction(async (tx) => {
+        await app.client.db(WriteOriginsNamespace.db).collection(WriteOriginsNamespace.coll).replaceOne({ _id: `${origin.writer}/${app.appId}/flexible` }, { origin, at: new Date() }, { upsert: true, session: tx });
+        const byCollection = new Map<string, { ref: CollectionRef; operations: BulkWriteOperation[] }>();
+        for (const write of writes) {
+          const ref = app.collectionOf(write.table);
+          if (!ref) continue;
+          const name = `${ref.db}.${ref.coll}`;
+          let group = byCollection.get(name);
+          if (!group) byCollection.set(name, (group = { ref, operations: [] }));
+          group.operations.push(write.after === null ? { deleteOne: { filter: { _id: write.id } } } : { replaceOne: { filter: { _id: write.id }, replacement: write.after, upsert: true } });
+        }
+        for (const { ref, operations } of byCollection.values()) await app.client.db(ref.db).collection(ref.coll).bulkWrite(operations, { ordered: true, session: tx });
+      });
+    } finally {
+      await session.endSession();
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import { type DataSourceClient } from '@tessera/datastore';
+import { eventually } from '@tessera/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestHost, type TestHost } from '../support/test-host';
+import { seededRandom } from './converging-client';
+import { FLEXIBLE_CLUSTER, flexibleApp, FlexibleTestClient, taskSchema, writeTask } from './flexible-test-client';
+import { syncUrl } from './sync-test-client';
+
+// Issue 17's property: several flexible-sync clients subscribe, change their queries and write (inside and
+// outside their views and write filters) while the collection is written directly; once everything is
+// delivered, each client holds exactly the documents its subscription and role allow, as the collection
+// holds them. The seed is printed on failure and can be replayed with TESSERA_FLX_SEED.
+
+const STATUSES = ['a', 'b', 'c', 'hidden'] as const;
+const TASKS = 30;
+const STEPS = 120;
+
+interface Participant {
+  client: FlexibleTestClient;
+  userId: string;
+  queryVersion: number;
+  statuses: string[];
+}
+
+type TaskDoc = { _id: string; owner_id: string; status: string; name: string };
+
+describe('flexible sync property: clients end with exactly their views', () => {
+  let host: TestHost;
+  let clientAppId: string;
+  let cluster: DataSourceClient;
+
+  beforeAll(async () => {
+    host = await startTestHost();
+    clientAppId = (await host.createApp('flexible-property', flexibleApp)).clientAppId;
+    cluster = host.dataSources.forCluster(FLEXIBLE_CLUSTER);
+  }, 60_000);
+
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  const seed = Number(process.env['TESSERA_FLX_SEED'] ?? Date.now() % 100_000);
+
+  it(`converges (seed ${seed})`, async () => {
+    const random = seededRandom(seed);
+    const pick = <T,>(items: readonly T[]): T => items[random(items.length)];
+    const tasks = cluster.db('app').collection('Task');
+    const participants: Participant[] = [];
+    for (let i = 0; i < 3; i++) {
+      const login = await host.anonymousLogin(clientAppId);
+      const client = await FlexibleTestClient.open(syncUrl(host.url, clientAppId, login.accessToken));
+      await client.openSession(1, 1, { Task: 'status == "a"' });
+      client.upload(1, taskSchema());
+      participants.push({ client, userId: login.userId, queryVersion: 1, statuses: ['a'] });
+    }
+    const owners = [...participants.map((p) => p.userId), 'outsider'];
+    await tasks.insertMany(Array.from({ length: TASKS }, (_, i): TaskDoc => ({ _id: `t${i}`, owner_id: pick(owners), status: pick(STATUSES), name: `n${i}` })));
+    // The change feed follows a new app's cluster within its reconcile interval: wait until a write arrives.
+    const [first] = participants;
+    let probe = 0;
+    await eventually(
+      async () => {
+        await tasks.insertOne({ _id: `probe${probe++}`, owner_id: 'outsider', status: 'a', name: 'probe' });
+        await eventually(() => expect(first?.client.ids('Task').some((id) => id.startsWith('probe'))).toBe(true), { timeoutMs: 500 });
+      },
+      { timeoutMs: 20_000 },
+    );
+
+    for (let step = 0; step < STEPS; step++) {
+      const actor = pick(participants);
+      const action = random(10);
+      const id = `t${random(TASKS + 5)}`;
+      if (action < 2) {
+        actor.statuses = STATUSES.filter(() => random(2) === 0);
+        if (actor.statuses.length === 0) actor.statuses = ['b'];
+        actor.queryVersion++;
+        actor.client.send({ type: 'query', sessionIdent: 1, queryVersion: actor.queryVersion, queries: { Task: actor.statuses.map((s) => `status == "${s}"`).join(' OR ') } });
+      } else if (action < 6) {
+        // A client write: its own or someone else's task, into any status (some are refused and undone).
+        const known = actor.client.objects.get('Task')?.has(id) === true;
+        actor.client.upload(1, writeTask(id, { owner_id: random(4) === 0 ? 'outsider' : actor.userId, status: pick(STATUSES), name: `by ${actor.userId} at ${step}` }, !known));
+      } else if (action < 9) {
+        await tasks.replaceOne({ _id: id }, { owner_id: pick(owners), status: pick(STATUSES), name: `external ${step}` }, { upsert: true });
+      } else {
+        await tasks.deleteOne({ _id: id });
+      }
+    }
+
+    for (const participant of participants) {
+      await eventually(
+        async () => {
+          // The role reads what passes its read filter (not hidden) or its write filter (the user's own).
+          const readable = { $or: [{ status: { $ne: 'hidden' } }, { owner_id: participant.userId }] };
+          const visible = (await tasks.find({ $and: [{ status: { $in: participant.statuses } }, readable] }).toArray()) as unknown as TaskDoc[];
+          const expected = new Map(visible.map((doc) => [doc._id, { owner_id: doc.owner_id, status: doc.status, name: doc.name }]));
+          const held = new Map([...(participant.client.objects.get('Task') ?? new Map<string, Record<string, unknown>>())].map(([key, fields]) => [key, { owner_id: fields['owner_id'], status: fields['status'], name: fields['name'] }]));
+          expect(held).toEqual(expected);
+        },
+        { timeoutMs: 15_000 },
+      );
+    }
+    for (const participant of participants) {
+      expect(participant.client.received.some((message) => message.type === 'error')).toBe(false);
+      participant.client.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,190 @@
+import { type DataSourceClient } from '@tessera/datastore';
+import { decodePrimaryKey, type FlexibleDownloadMessage, parseChangeset } from '@tessera/sync-protocol';
+import { eventually } from '@tessera/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestHost, type TestHost } from '../support/test-host';
+import { FLEXIBLE_CLUSTER, flexibleApp, FlexibleTestClient, taskSchema, writeTask } from './flexible-test-client';
+import { syncUrl } from './sync-test-client';
+
+// Issue 17 item 4 at the protocol level: flexible-sync sessions over real WebSockets against the real host.
+// The app syncs Task (queryable: owner_id, status) whose role reads every task but the hidden ones and
+// writes only the user's own, and Log, an asymmetric (data ingest) type.
+
+const CLUSTER = FLEXIBLE_CLUSTER;
+
+/** The objects a bootstrap or download creates and erases, as `table/id`. */
+function objectsOf(downloads: readonly FlexibleDownloadMessage[]): { created: string[]; erased: string[] } {
+  const created: string[] = [];
+  const erased: string[] = [];
+  for (const download of downloads) {
+    for (const changeset of download.changesets) {
+      for (const instruction of parseChangeset(changeset.changeset).instructions) {
+        if (instruction.type !== 'CreateObject' && instruction.type !== 'EraseObject') continue;
+        const name = `${instruction.table}/${'value' in instruction.object ? String(instruction.object.value) : 'null'}`;
+        (instruction.type === 'CreateObject' ? created : erased).push(name);
+      }
+    }
+  }
+  return { created: created.sort(), erased: erased.sort() };
+}
+
+describe('flexible sync sessions (protocol level)', () => {
+  let host: TestHost;
+  let clientAppId: string;
+  let cluster: DataSourceClient;
+
+  beforeAll(async () => {
+    host = await startTestHost();
+    clientAppId = (await host.createApp('flexible-sync', flexibleApp)).clientAppId;
+    cluster = host.dataSources.forCluster(CLUSTER);
+    const tasks = Array.from({ length: 1_200 }, (_, i) => ({ _id: `bulk-${String(i).padStart(4, '0')}`, owner_id: 'someone', status: 'bulk', name: `bulk ${i}` }));
+    await cluster.db('app').collection('Task').insertMany([
+      ...tasks,
+      { _id: 'o1', owner_id: 'someone', status: 'open', name: 'open one' },
+      { _id: 'o2', owner_id: 'someone', status: 'open', name: 'open two' },
+      { _id: 'd1', owner_id: 'someone', status: 'done', name: 'done one' },
+      { _id: 'h1', owner_id: 'someone', status: 'hidden', name: 'hidden one' },
+    ]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  async function client(): Promise<{ client: FlexibleTestClient; userId: string }> {
+    const login = await host.anonymousLogin(clientAppId);
+    return { client: await FlexibleTestClient.open(syncUrl(host.url, clientAppId, login.accessToken)), userId: login.userId };
+  }
+
+  it('negotiates realm-query-sync, answers BIND with a client file and bootstraps the view at the IDENT query version', async () => {
+    const { client: c } = await client();
+    expect(c.protocol).toBe('com.mongodb.realm-query-sync#14');
+    const bootstrap = await c.openSession(1, 1, { Task: 'status == "open" OR status == "hidden"' });
+    expect(bootstrap.map((download) => [download.queryVersion, download.batchState])).toEqual([[1, 'lastInBatch']]);
+    // The role's read filter keeps the hidden task out although the query asks for it.
+    expect(objectsOf(bootstrap)).toEqual({ created: ['Task/o1', 'Task/o2'], erased: [] });
+    expect(c.objects.get('Task')?.get('o1')).toMatchObject({ name: 'open one', status: 'open' });
+    c.close();
+  });
+
+  it('sends a large view in batches: more-to-come messages, then last-in-batch, every one at the query version', async () => {
+    const { client: c } = await client();
+    const bootstrap = await c.openSession(1, 3, { Task: 'status == "bulk"' });
+    expect(bootstrap.length).toBeGreaterThanOrEqual(3);
+    expect(bootstrap.slice(0, -1).every((download) => download.batchState === 'moreToCome' && download.changesets.length === 1)).toBe(true);
+    expect(bootstrap.every((download) => download.queryVersion === 3)).toBe(true);
+    expect(bootstrap.at(-1)?.progressEstimate).toBe(1);
+    const versions = bootstrap.flatMap((download) => download.changesets.map((changeset) => changeset.serverVersion));
+    expect([...versions].sort((a, b) => a - b)).toEqual(versions);
+    expect(new Set(versions).size).toBe(versions.length);
+    expect(c.ids('Task')).toHaveLength(1_200);
+    c.close();
+  });
+
+  it('answers a QUERY with what entered and erases what left', async () => {
+    const { client: c } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 2, queries: { Task: 'status == "done"' } });
+    const change = await c.bootstrap();
+    expect(change.every((download) => download.queryVersion === 2)).toBe(true);
+    expect(objectsOf(change)).toEqual({ created: ['Task/d1'], erased: ['Task/o1', 'Task/o2'] });
+    expect(c.ids('Task')).toEqual(['d1']);
+    c.close();
+  });
+
+  it('refuses a query on a non-queryable field with QUERY_ERROR 226 and keeps the session and its view', async () => {
+    const { client: c } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 2, queries: { Task: 'name == "open one"' } });
+    const error = await c.next();
+    expect(error).toMatchObject({ type: 'query_error', code: 226, sessionIdent: 1, queryVersion: 2 });
+    expect(error.type === 'query_error' && error.message).toMatch(/^Invalid query: .*name/);
+    // A syntax error, and a type the app does not sync, are query errors too.
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 3, queries: { Task: 'status ==' } });
+    expect(await c.next()).toMatchObject({ type: 'query_error', code: 226, queryVersion: 3 });
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 4, queries: { Nope: 'TRUEPREDICATE' } });
+    expect(await c.next()).toMatchObject({ type: 'query_error', code: 226, queryVersion: 4 });
+    c.send({ type: 'mark', sessionIdent: 1, requestIdent: 7 });
+    expect(await c.next()).toMatchObject({ type: 'mark', requestIdent: 7 });
+    expect(c.closed()).toBe(false);
+    c.close();
+  });
+
+  it('applies an upload inside the view to the collection, and acknowledges it', async () => {
+    const { client: c, userId } = await client();
+    await c.openSession(1, 1, { Task: `owner_id == "${userId}"` });
+    const upload = c.upload(1, [...taskSchema(), ...writeTask('mine-1', { owner_id: userId, status: 'open', name: 'mine' })]);
+    const ack = await c.next();
+    expect(ack).toMatchObject({ type: 'download', batchState: 'steadyState', downloadClientVersion: upload.progressClientVersion });
+    expect(await cluster.db('app').collection('Task').findOne({ _id: 'mine-1' })).toMatchObject({ owner_id: userId, status: 'open', name: 'mine' });
+    c.close();
+  });
+
+  it('refuses a write outside the subscriptions or the write filter with a compensating write, and does not apply it', async () => {
+    const { client: c, userId } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    // Outside the view: a task the subscription does not match. Outside the write filter: someone else's task.
+    c.upload(1, [...taskSchema(), ...writeTask('stray', { owner_id: userId, status: 'done' }), ...writeTask('o1', { name: 'renamed' }, false)]);
+    const error = await c.next();
+    if (error.type !== 'json_error') throw new Error(`expected a compensating write, got ${error.type}`);
+    const undo = await c.next();
+    if (undo.type !== 'download') throw new Error(`expected a download, got ${undo.type}`);
+    expect(error).toMatchObject({ code: 231, sessionIdent: 1, body: { action: 'Warning', compensatingWriteServerVersion: undo.downloadServerVersion } });
+    const rejected = (error.body.rejectedUpdates as Array<{ table: string; pk: string; reason: string }>).map((update) => ({ ...update, pk: decodePrimaryKey(update.pk) }));
+    expect(rejected).toEqual([
+      { table: 'Task', pk: { type: 'String', value: 'stray' }, reason: expect.stringContaining('outside of the current query view') },
+      { table: 'Task', pk: { type: 'String', value: 'o1' }, reason: 'write to "o1" in table "Task" not allowed' },
+    ]);
+    // The client is put back: the stray task erased, o1 as stored.
+    expect(objectsOf([undo]).erased).toEqual(['Task/stray']);
+    expect(c.objects.get('Task')?.get('o1')).toMatchObject({ name: 'open one' });
+    expect(await cluster.db('app').collection('Task').findOne({ _id: 'stray' })).toBeNull();
+    expect(await cluster.db('app').collection('Task').findOne({ _id: 'o1' })).toMatchObject({ name: 'open one' });
+    c.close();
+  });
+
+  it('reaches a subscribed session with an external insert, and erases a document an external update moves out', async () => {
+    const { client: c } = await client();
+    await c.openSession(1, 1, { Task: 'status == "watched"' });
+    const tasks = cluster.db('app').collection('Task');
+    // The change feed follows a new app's cluster within its reconcile interval: write until one arrives.
+    let n = 0;
+    await eventually(
+      async () => {
+        await tasks.insertOne({ _id: `w${n++}`, owner_id: 'someone', status: 'watched', name: 'watched' });
+        await eventually(() => expect(c.ids('Task').length).toBeGreaterThan(0), { timeoutMs: 500 });
+      },
+      { timeoutMs: 20_000 },
+    );
+    await tasks.insertOne({ _id: 'w-new', owner_id: 'someone', status: 'watched', name: 'new' });
+    await tasks.insertOne({ _id: 'w-other', owner_id: 'someone', status: 'elsewhere', name: 'not watched' });
+    await eventually(() => expect(c.objects.get('Task')?.get('w-new')).toMatchObject({ name: 'new' }));
+    await tasks.updateOne({ _id: 'w-new' }, { $set: { status: 'elsewhere' } });
+    await eventually(() => expect(c.ids('Task')).not.toContain('w-new'));
+    // A document moved into the read filter's hidden status leaves too, and one moved in enters.
+    await tasks.updateOne({ _id: 'w-other' }, { $set: { status: 'watched' } });
+    await eventually(() => expect(c.ids('Task')).toContain('w-other'));
+    await tasks.updateOne({ _id: 'w-other' }, { $set: { status: 'hidden' } });
+    await eventually(() => expect(c.ids('Task')).not.toContain('w-other'));
+    expect(c.ids('Task')).not.toContain('w-other');
+    c.close();
+  }, 30_000);
+
+  it('inserts asymmetric objects and never syncs them back; a subscription to them is a query error', async () => {
+    const { client: c } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    const log = { type: 'String', value: 'log-1' } as const;
+    c.upload(1, [
+      { type: 'AddTable', table: 'Log', spec: { kind: 'TopLevel', asymmetric: true, pkField: '_id', pkType: 'String', pkNullable: false } },
+      { type: 'AddColumn', table: 'Log', field: 'message', valueType: 'String', nullable: true, collectionType: 'Single', keyType: 'Null' },
+      { type: 'CreateObject', table: 'Log', object: log },
+      { type: 'Update', table: 'Log', object: log, field: 'message', path: [], value: { type: 'String', value: 'hello' }, isDefault: false, priorSize: 0 },
+    ]);
+    const ack = await c.next();
+    expect(ack.type === 'download' && objectsOf([ack])).toEqual({ created: [], erased: [] });
+    expect(await cluster.db('app').collection('Log').findOne({ _id: 'log-1' })).toMatchObject({ message: 'hello' });
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 2, queries: { Log: 'TRUEPREDICATE' } });
+    expect(await c.next()).toMatchObject({ type: 'query_error', code: 226, queryVersion: 2 });
+    c.close();
+  });
+});
