@@ -10,9 +10,9 @@ import {
   type QuerySet,
   type UploadMessage,
 } from '@tessera/sync-protocol';
-import { eventually } from '@tessera/testing';
 import WebSocket from 'ws';
 import { type AppConfig } from '@tessera/app-config';
+import { nextUnread } from './sync-test-client';
 
 /** Every flexible-sync version realm-core v14 offers, newest first, as realm-js 12 sends them. */
 export const flexibleProtocols = Array.from({ length: 13 }, (_, i) => `com.mongodb.realm-query-sync#${14 - i}`);
@@ -64,18 +64,9 @@ export class FlexibleTestClient {
   }
 
   async next(timeoutMs = 5_000): Promise<FlexibleServerMessage> {
-    for (;;) {
-      const message = await eventually(
-        () => {
-          const candidate = this.received[this.read];
-          if (!candidate) throw new Error('no server message yet');
-          return candidate;
-        },
-        { timeoutMs },
-      );
-      this.read++;
-      if (message.type !== 'log_message') return message;
-    }
+    const { message, read } = await nextUnread(this.received, this.read, timeoutMs);
+    this.read = read;
+    return message;
   }
 
   /** Reads DOWNLOADs up to the one ending a bootstrap (`lastInBatch`). */

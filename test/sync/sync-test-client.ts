@@ -57,18 +57,9 @@ export class SyncTestClient {
 
   /** The next server message not read yet (log messages skipped). */
   async next(timeoutMs = 5_000): Promise<ServerMessage> {
-    for (;;) {
-      const message = await eventually(
-        () => {
-          const candidate = this.received[this.read];
-          if (!candidate) throw new Error('no server message yet');
-          return candidate;
-        },
-        { timeoutMs },
-      );
-      this.read++;
-      if (message.type !== 'log_message') return message;
-    }
+    const { message, read } = await nextUnread(this.received, this.read, timeoutMs);
+    this.read = read;
+    return message;
   }
 
   /**
@@ -127,4 +118,24 @@ export function createTaskUpload(sessionIdent: number, partition: string, id: st
     lockedServerVersion: serverVersion,
     changesets: [{ clientVersion, lastIntegratedServerVersion: serverVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: 0, changeset }],
   };
+}
+
+/**
+ * The first message of `received` at or after index `from` that is not a LOG_MESSAGE, waiting for it to
+ * arrive, and the index after it: the reading of both the partition and the flexible test clients.
+ */
+export async function nextUnread<T extends { type: string }>(received: readonly T[], from: number, timeoutMs: number): Promise<{ message: T; read: number }> {
+  let read = from;
+  for (;;) {
+    const message = await eventually(
+      () => {
+        const candidate = received[read];
+        if (!candidate) throw new Error('no server message yet');
+        return candidate;
+      },
+      { timeoutMs },
+    );
+    read++;
+    if (message.type !== 'log_message') return { message, read };
+  }
 }
