@@ -41,8 +41,7 @@ describe('flexible sync property: clients end with exactly their views', () => {
 
   // A fixed seed by default, so CI is repeatable; TESSERA_FLX_SEED explores others. Seed 73782 fails today
   // (a client ends holding objects or values that differ from what its query and role allow in the database):
-  // a known defect of the flexible
-  // sessions, open in issue 17, reproduced by the skipped case below.
+  // a known defect of the flexible sessions, open in issue 17, reproduced by the skipped case below.
   const seed = Number(process.env['TESSERA_FLX_SEED'] ?? 1);
   it.skip('converges (seed 73782) (skipped: known defect of flexible sessions under this sequence; replay with TESSERA_FLX_SEED=73782)', () => undefined);
 
