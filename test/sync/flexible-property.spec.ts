@@ -42,10 +42,9 @@ describe('flexible sync property: clients end with exactly their views', () => {
   // A fixed seed by default, so CI is repeatable; TESSERA_FLX_SEED explores others. Seed 73782 fails today
   // (a client ends holding objects or values that differ from what its query and role allow in the database):
   // a known defect of the flexible sessions, open in issue 17, reproduced by the skipped case below.
-  const seed = Number(process.env['TESSERA_FLX_SEED'] ?? 1);
-  it.skip('converges (seed 73782) (skipped: known defect of flexible sessions under this sequence; replay with TESSERA_FLX_SEED=73782)', () => undefined);
+  const defaultSeed = Number(process.env['TESSERA_FLX_SEED'] ?? 1);
 
-  it(`converges (seed ${seed})`, async () => {
+  const converges = (seed: number) => async () => {
     const random = seededRandom(seed);
     const pick = <T,>(items: readonly T[]): T => items[random(items.length)];
     const tasks = cluster.db('app').collection('Task');
@@ -107,5 +106,8 @@ describe('flexible sync property: clients end with exactly their views', () => {
       expect(participant.client.received.some((message) => message.type === 'error')).toBe(false);
       participant.client.close();
     }
-  }, 120_000);
+  };
+
+  it(`converges (seed ${defaultSeed})`, converges(defaultSeed), 120_000);
+  it.skip('converges (seed 73782) (skipped: known defect of flexible sessions under this sequence; unskip when issue 17 fixes it)', converges(73782), 120_000);
 });
