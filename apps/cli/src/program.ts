@@ -3,6 +3,7 @@ import { CliError, ExitCode } from './cli-error';
 import { registerAppsCommands } from './commands/apps.command';
 import { registerAuthCommands } from './commands/auth.command';
 import { registerManageCommands } from './commands/manage.command';
+import { registerSyncCommands } from './commands/sync.command';
 import { registerTransferCommands } from './commands/transfer.command';
 import { registerTriggerCommands } from './commands/triggers.command';
 import { CliContext, type GlobalOptions } from './context';
@@ -41,6 +42,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
   registerTransferCommands(program, context);
   registerManageCommands(program, context);
   registerTriggerCommands(program, context);
+  registerSyncCommands(program, context);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

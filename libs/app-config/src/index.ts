@@ -42,3 +42,4 @@ export {
   httpsEndpointsProblems,
   httpsEndpoints,
 } from './https-endpoints';
+export { migratePartitionSync, type PartitionMigration, type MigratedCollection, type UntranslatedPermission, type PartitionPermission } from './migrate-partition-sync';
