@@ -20,6 +20,8 @@
  *   into a collection no session syncs (the datastore and its change feed, sync doing nothing).
  * - opening a session whose query selects a few of the 100,000 documents (IDENT to its bootstrap), which
  *   shows what a bootstrap costs when no index serves the query.
+ * Server CPU time (from /proc) is given beside each wall-clock figure: on a shared machine it is the steadier
+ * measure of what the server spent.
  * BENCH_OBJECTS, BENCH_SESSIONS, BENCH_ROUNDS and BENCH_SECONDS scale it; BENCH_SERVER_NODE_ARGS passes
  * flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` to profile it).
  */
@@ -38,7 +40,7 @@ import {
   type QuerySet,
 } from '@tessera/sync-protocol';
 import WebSocket from 'ws';
-import { loadAverage, percentile, startTessera, stop, writeJson } from '../support/processes';
+import { cpuMs, loadAverage, percentile, startTessera, stop, writeJson } from '../support/processes';
 
 const OBJECTS = Number(process.env['BENCH_OBJECTS'] ?? 100_000);
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1_000);
@@ -130,7 +132,10 @@ class FlexibleBenchClient {
         this.failure = new Error(`server ${message.type}: ${JSON.stringify(message, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}`);
         console.error(this.failure.message);
         return;
-      default:
+      case 'log_message':
+      case 'mark':
+      case 'pong':
+      case 'unbound':
         return;
     }
   }
@@ -419,16 +424,23 @@ async function main(): Promise<void> {
     const few = await openSessions(url, all.filter((i) => i % GROUPS === firstGroup));
     opened.push(...few.values());
     await matchLatency(items, few, groups.slice(0, 20).map(() => firstGroup), 10_000_000); // warm-up
+    const serverCpu = (): number => cpuMs(server.pid);
+    let cpu = serverCpu();
     const alone = await matchLatency(items, few, groups.map(() => firstGroup), 11_000_000);
+    const aloneCpu = serverCpu() - cpu;
     process.stderr.write(`opening ${SESSIONS} sessions\n`);
     const rest = await openSessions(url, all.filter((i) => !few.has(i)));
     opened.push(...rest.values());
     const sessions = new Map([...few, ...rest]);
     await matchLatency(items, sessions, groups.slice(0, 20), 12_000_000); // warm-up
+    cpu = serverCpu();
     const many = await matchLatency(items, sessions, groups, 13_000_000);
+    const manyCpu = serverCpu() - cpu;
 
     process.stderr.write('throughput baseline: inserts into a collection no session syncs\n');
+    cpu = serverCpu();
     const plain = await insertThroughput(other, 20_000_000, async () => undefined);
+    const plainCpu = serverCpu() - cpu;
     process.stderr.write('fan-out throughput\n');
     let deliveries = 0;
     let expected = Number.POSITIVE_INFINITY;
@@ -439,11 +451,13 @@ async function main(): Promise<void> {
         drained.poke();
       };
     }
+    cpu = serverCpu();
     const fanned = await insertThroughput(items, 30_000_000, async (writes) => {
       expected = writes * PER_GROUP;
       drained.poke();
       await drained.done;
     });
+    const fannedCpu = serverCpu() - cpu;
     const undelivered = Math.max(0, fanned.writes * PER_GROUP - deliveries);
     for (const client of opened.splice(0)) client.close();
 
@@ -454,7 +468,9 @@ async function main(): Promise<void> {
     const encoded = await readAndEncode(items);
     process.stderr.write(`bootstrap of ${OBJECTS} documents\n`);
     const big = await FlexibleBenchClient.connect(url(0));
+    cpu = serverCpu();
     const bootstrap = await big.subscribe({ Item: `group == ${SEED_GROUP}` });
+    const bootstrapCpu = serverCpu() - cpu;
     big.close();
     const bootstrapMs = ms(bootstrap.sent, bootstrap.arrived);
     const bootstrapObjects = objectsIn(bootstrap.messages);
@@ -469,16 +485,16 @@ async function main(): Promise<void> {
     selective.sort((a, b) => a - b);
 
     console.log(`flexible sync bench: ${OBJECTS.toLocaleString('en-US')} documents, ${sessions.size.toLocaleString('en-US')} sessions in ${GROUPS} groups, load average ${loadAverage()}`);
-    console.log(`  bootstrap of ${bootstrapObjects.toLocaleString('en-US')} documents (${bootstrap.messages.length} DOWNLOADs): ${Math.round(bootstrapMs).toLocaleString('en-US')} ms (goal < 3,000 ms)`);
+    console.log(`  bootstrap of ${bootstrapObjects.toLocaleString('en-US')} documents (${bootstrap.messages.length} DOWNLOADs): ${Math.round(bootstrapMs).toLocaleString('en-US')} ms, server CPU ${bootstrapCpu.toLocaleString('en-US')} ms (goal < 3,000 ms)`);
     console.log(`    baseline, read ${encoded.objects.toLocaleString('en-US')} documents through remote data access and encode them: ${Math.round(encoded.ms).toLocaleString('en-US')} ms (${(encoded.bytes / 1024 / 1024).toFixed(1)} MB of changesets)`);
     console.log(`  opening a session whose query selects a few of those documents (IDENT to its bootstrap): median ${Math.round(selective[2] ?? 0).toLocaleString('en-US')} ms of 5 (every bootstrap reads the whole collection: no index on queryable fields)`);
-    console.log(`  external insert to the DOWNLOAD at the last of its ${PER_GROUP} sessions, ${sessions.size} sessions: ${describeLatency(many.latency)} (goal p99 < 5 ms); ${many.strays} stray DOWNLOADs`);
+    console.log(`  external insert to the DOWNLOAD at the last of its ${PER_GROUP} sessions, ${sessions.size} sessions: ${describeLatency(many.latency)} (goal p99 < 5 ms); server CPU ${(manyCpu / groups.length).toFixed(2)} ms per write; ${many.strays} stray DOWNLOADs`);
     console.log(`    of which from the first of the ${PER_GROUP} DOWNLOADs to the last (the fan-out after matching): p50 ${many.spread.p50.toFixed(2)} ms, p99 ${many.spread.p99.toFixed(2)} ms`);
-    console.log(`    baseline, only those ${few.size} sessions connected: ${describeLatency(alone.latency)}; first to last p50 ${alone.spread.p50.toFixed(2)} ms, p99 ${alone.spread.p99.toFixed(2)} ms`);
-    console.log(`  fan-out throughput, ${WRITERS} writers, each insert to ${PER_GROUP} of ${sessions.size} sessions: ${Math.round(fanned.perSecond).toLocaleString('en-US')} inserts/s delivered (${(fanned.perSecond * PER_GROUP).toFixed(0)} DOWNLOADs/s)${undelivered ? `, ${undelivered} DOWNLOADs missing` : ''}`);
-    console.log(`    baseline, the same inserts into a collection no session syncs: ${Math.round(plain.perSecond).toLocaleString('en-US')} inserts/s`);
+    console.log(`    baseline, only those ${few.size} sessions connected: ${describeLatency(alone.latency)}; server CPU ${(aloneCpu / groups.length).toFixed(2)} ms per write; first to last p50 ${alone.spread.p50.toFixed(2)} ms, p99 ${alone.spread.p99.toFixed(2)} ms`);
+    console.log(`  fan-out throughput, ${WRITERS} writers, each insert to ${PER_GROUP} of ${sessions.size} sessions: ${Math.round(fanned.perSecond).toLocaleString('en-US')} inserts/s delivered (${(fanned.perSecond * PER_GROUP).toFixed(0)} DOWNLOADs/s), server CPU ${(fannedCpu / Math.max(1, fanned.writes)).toFixed(2)} ms per insert${undelivered ? `, ${undelivered} DOWNLOADs missing` : ''}`);
+    console.log(`    baseline, the same inserts into a collection no session syncs: ${Math.round(plain.perSecond).toLocaleString('en-US')} inserts/s, server CPU ${(plainCpu / Math.max(1, plain.writes)).toFixed(2)} ms per insert`);
     const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
-    console.log(`ratios to baseline: bootstrap ${ratio(bootstrapMs, encoded.ms)}x, write-to-last-download p99 ${ratio(many.latency.p99, alone.latency.p99)}x, fan-out inserts/s ${ratio(fanned.perSecond, plain.perSecond)}x`);
+    console.log(`ratios to baseline: bootstrap ${ratio(bootstrapMs, encoded.ms)}x, write-to-last-download p99 ${ratio(many.latency.p99, alone.latency.p99)}x, fan-out inserts/s ${ratio(fanned.perSecond, plain.perSecond)}x; server CPU per write ${ratio(manyCpu, aloneCpu)}x (1,000 sessions to 10), per insert ${ratio(fannedCpu / Math.max(1, fanned.writes), plainCpu / Math.max(1, plain.writes))}x (fanned out to unsynced)`);
   } finally {
     for (const client of opened) client.close();
     await stop(server.child);

@@ -58,14 +58,14 @@ describe('tessera sync', () => {
   });
 
   it('shows a partition-sync app: mode, enabled, partition key and permissions; an app without sync says so', async () => {
-    const summary = await show(ids['tracker']!);
+    const summary = await show(ids['tracker']);
     expect(summary).toMatchObject({ mode: 'partition', enabled: true, terminated: false, service: 'mongodb-atlas', partition: { key: '_partition', type: 'string' } });
-    const text = await tessera(['sync', 'show', '--remote', ids['tracker']!], env);
+    const text = await tessera(['sync', 'show', '--remote', ids['tracker']], env);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toMatch(/mode:\s+partition-based/);
     expect(text.stdout).toMatch(/partition key:\s+_partition \(string\)/);
     expect(text.stdout).toContain('%%user.custom_data.teams');
-    expect(await show(ids['plain']!)).toEqual({ app: ids['plain'], mode: 'none', enabled: false, terminated: false });
+    expect(await show(ids['plain'])).toEqual({ app: ids['plain'], mode: 'none', enabled: false, terminated: false });
   }, CLI_TIMEOUT_MS);
 
   it('plans the move to flexible sync, writes an app that validates, and that app deploys and runs flexible sync', async () => {
@@ -97,7 +97,7 @@ describe('tessera sync', () => {
   }, CLI_TIMEOUT_MS);
 
   it('lists a connected flexible-sync client', async () => {
-    const appId = ids['flexible']!;
+    const appId = ids['flexible'];
     const login = await fetch(`${server.url}/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     const { access_token: token, user_id: userId } = (await login.json()) as { access_token: string; user_id: string };
     const client = await FlexibleTestClient.open(`${server.url.replace(/^http/, 'ws')}/api/client/v2.0/app/${appId}/realm-sync?baas_at=${token}`);
@@ -117,7 +117,7 @@ describe('tessera sync', () => {
   }, CLI_TIMEOUT_MS);
 
   it('terminates and re-enables flexible sync only when confirmed, saying clients reset', async () => {
-    const app = ids['flexible']!;
+    const app = ids['flexible'];
     // No terminal to ask on and no --yes: nothing changes.
     const unconfirmed = await tessera(['sync', 'terminate', '--remote', app], env);
     expect(unconfirmed.code).toBe(2);
@@ -148,7 +148,7 @@ describe('tessera sync', () => {
   }, CLI_TIMEOUT_MS);
 
   it('terminates and re-enables partition sync, keeping its key and permissions', async () => {
-    const app = ids['tracker']!;
+    const app = ids['tracker'];
     const terminated = await tessera(['sync', 'terminate', '--remote', app, '--yes', '--json'], env);
     expect(terminated.code, terminated.stderr).toBe(0);
     expect(JSON.parse(terminated.stdout)).toMatchObject({ mode: 'partition', enabled: false, terminated: true });
@@ -163,22 +163,22 @@ describe('tessera sync', () => {
     expect(unknown.stderr).toContain('app not found');
     const unknownTerminate = await tessera(['sync', 'terminate', '--remote', 'no-such-app-zzzzz', '--yes'], env);
     expect(unknownTerminate.code).toBe(4);
-    const badFlag = await tessera(['sync', 'show', '--remote', ids['tracker']!, '--partition-key', 'x'], env);
+    const badFlag = await tessera(['sync', 'show', '--remote', ids['tracker'], '--partition-key', 'x'], env);
     expect(badFlag.code).toBe(2);
     const badCommand = await tessera(['sync', 'explode'], env);
     expect(badCommand.code).toBe(2);
     const noRemote = await tessera(['sync', 'show'], { ...env });
     expect(noRemote.code).toBe(2);
     const nobody = { TESSERA_CONFIG_DIR: join(work.path, 'nobody') };
-    for (const args of [['sync', 'show', '--remote', ids['tracker']!], ['sync', 'terminate', '--remote', ids['tracker']!, '--yes'], ['sync', 'clients', '--remote', ids['tracker']!]]) {
+    for (const args of [['sync', 'show', '--remote', ids['tracker']], ['sync', 'terminate', '--remote', ids['tracker'], '--yes'], ['sync', 'clients', '--remote', ids['tracker']]]) {
       const run = await tessera(args, nobody);
       expect(run.code, args.join(' ')).toBe(3);
       expect(run.stderr).toContain('not logged in');
     }
     // A forged session is refused by the server, not trusted by the CLI.
-    const forged = await tessera(['sync', 'show', '--remote', ids['tracker']!], { TESSERA_URL: server.url, TESSERA_ACCESS_TOKEN: 'eyJhbGciOiJIUzI1NiJ9.e30.forged' });
+    const forged = await tessera(['sync', 'show', '--remote', ids['tracker']], { TESSERA_URL: server.url, TESSERA_ACCESS_TOKEN: 'eyJhbGciOiJIUzI1NiJ9.e30.forged' });
     expect(forged.code).toBe(3);
-    expect((await show(ids['tracker']!)).enabled).toBe(true);
+    expect((await show(ids['tracker'])).enabled).toBe(true);
 
     // migrate-plan: a flexible app, a directory holding no app, an --output that is not empty.
     const flexible = join(work.path, 'tracker-flexible');

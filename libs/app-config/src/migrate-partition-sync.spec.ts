@@ -112,7 +112,7 @@ describe('migratePartitionSync', () => {
     const flexible = readAppFiles(readDirSync(join(__dirname, '..', '..', '..', 'test', 'fixtures', 'appservices-flexible'))).app;
     expect(migratePartitionSync(flexible)).toEqual({ ok: false, reason: 'the app already uses flexible sync' });
     const none = trackerWith();
-    none.services[0]!.config.config = { clusterName: 'Cluster0' };
+    none.services[0].config.config = { clusterName: 'Cluster0' };
     expect(migratePartitionSync(none)).toEqual({ ok: false, reason: 'the app has no partition-based sync configuration' });
   });
 });

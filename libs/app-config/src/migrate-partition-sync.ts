@@ -84,7 +84,7 @@ function asQuery(value: unknown): unknown {
 /** A test of `%%partition` and nothing else (`{"%%partition": X}` with X free of expansions that need a partition). */
 function partitionFilter(expression: unknown, key: string): Record<string, unknown> | undefined {
   if (typeof expression !== 'object' || expression === null || Array.isArray(expression)) return undefined;
-  const entries = Object.entries(expression);
+  const entries: Array<[string, unknown]> = Object.entries(expression);
   if (entries.length !== 1 || entries[0]?.[0] !== '%%partition') return undefined;
   const test = entries[0][1];
   if (untranslatable(test) !== undefined) return undefined;
@@ -94,7 +94,7 @@ function partitionFilter(expression: unknown, key: string): Record<string, unkno
 /** An expression as a session condition: true, false, or an `apply_when` on the user (no partition, no document). */
 type Condition = { ok: true; when: boolean | Record<string, unknown> } | { ok: false; reason: string };
 
-function condition(expression: Expression | undefined): Condition {
+function condition(expression: Expression): Condition {
   // An absent permission grants nothing, as in partition sync.
   if (expression === undefined || expression === null || expression === false) return { ok: true, when: false };
   if (expression === true) return { ok: true, when: true };

@@ -60,9 +60,9 @@ async function locateSync(client: AdminClient, base: string): Promise<LocatedSyn
   for (const service of services) {
     const config = (await client.request<Record<string, unknown>>('GET', `${base}/services/${service._id}/config`)).body;
     const flexible = config['flexible_sync'];
-    if (isObject(flexible)) return { mode: 'flexible', serviceId: service._id, serviceName: service.name, sync: flexible as SyncDocument };
+    if (isObject(flexible)) return { mode: 'flexible', serviceId: service._id, serviceName: service.name, sync: flexible };
     const partition = config['sync'];
-    if (isObject(partition) && (partition['type'] === undefined || partition['type'] === 'partition')) return { mode: 'partition', serviceId: service._id, serviceName: service.name, sync: partition as SyncDocument };
+    if (isObject(partition) && (partition['type'] === undefined || partition['type'] === 'partition')) return { mode: 'partition', serviceId: service._id, serviceName: service.name, sync: partition };
   }
   return undefined;
 }
