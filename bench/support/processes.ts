@@ -92,3 +92,14 @@ export function percentile(sorted: readonly number[], p: number): number {
 export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 }
+
+/** Access tokens of `count` new anonymous users of an app (`base`: its client API URL, .../app/<app id>). */
+export async function anonymousTokens(base: string, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await fetch(`${base}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    if (!response.ok) throw new Error(`anonymous login: ${response.status} ${await response.text()}`);
+    tokens.push(((await response.json()) as { access_token: string }).access_token);
+  }
+  return tokens;
+}

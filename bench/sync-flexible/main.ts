@@ -40,7 +40,7 @@ import {
   type QuerySet,
 } from '@tessera/sync-protocol';
 import WebSocket from 'ws';
-import { cpuMs, loadAverage, percentile, startTessera, stop, writeJson } from '../support/processes';
+import { anonymousTokens, cpuMs, loadAverage, percentile, startTessera, stop, writeJson } from '../support/processes';
 
 const OBJECTS = Number(process.env['BENCH_OBJECTS'] ?? 100_000);
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 1_000);
@@ -404,12 +404,7 @@ async function main(): Promise<void> {
   const opened: FlexibleBenchClient[] = [];
   try {
     const base = `http://127.0.0.1:${server.port}/api/client/v2.0/app/${server.appId}`;
-    const tokens: string[] = [];
-    for (let i = 0; i < 10; i++) {
-      const response = await fetch(`${base}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-      if (!response.ok) throw new Error(`anonymous login: ${response.status} ${await response.text()}`);
-      tokens.push(((await response.json()) as { access_token: string }).access_token);
-    }
+    const tokens = await anonymousTokens(base, 10);
     const url = (i: number): string => `${base.replace(/^http/, 'ws')}/realm-sync?baas_at=${encodeURIComponent(tokens[i % tokens.length] ?? '')}`;
     const items = new RemoteCollection(base, tokens[0] ?? '', 'Item');
     const other = new RemoteCollection(base, tokens[1] ?? '', 'Other');

@@ -129,6 +129,17 @@ async function confirmConsequence(ctx: CliContext, question: string, yes: boolea
   await ctx.output.confirm(question, false);
 }
 
+/** What a client reset does with the changes a device has not synced, under the app's recovery setting. */
+function unsyncedChanges(sync: SyncDocument): string {
+  return sync.is_recovery_mode_disabled ? 'recovery mode is off: unsynced changes on devices are lost' : 'recovery mode recovers unsynced changes';
+}
+
+/** Sets the sync state through the service configuration (the admin API's sync state machine decides) and reads it back. */
+async function setSyncState(client: AdminClient, base: string, name: string, located: LocatedSync, state: 'enabled' | 'disabled'): Promise<SyncSummary> {
+  await client.request('PATCH', `${base}/services/${located.serviceId}/config`, { json: { [located.mode === 'partition' ? 'sync' : 'flexible_sync']: { state } }, expect: [200] });
+  return summarize(name, await locateSync(client, base));
+}
+
 function describeMigration(plan: Extract<PartitionMigration, { ok: true }>, output: string | undefined): string {
   const lines = ['Flexible sync configuration (sync/config.json):', JSON.stringify(plan.sync, null, 2), ''];
   lines.push('Roles of the synced collections (they replace the current roles):');
@@ -185,12 +196,10 @@ export function registerSyncCommands(program: Command, context: () => CliContext
       if (!isEnabled(located.sync)) throw new CliError(`sync of ${name} is not enabled: nothing to terminate`, ExitCode.Conflict);
       await confirmConsequence(
         ctx,
-        `Terminate ${located.mode === 'partition' ? 'partition-based' : 'flexible'} sync of ${name}? Connected clients stop syncing now; when sync is enabled again every client must reset (${located.sync.is_recovery_mode_disabled ? 'recovery mode is off: unsynced changes on devices are lost' : 'recovery mode recovers unsynced changes'})?`,
+        `Terminate ${located.mode === 'partition' ? 'partition-based' : 'flexible'} sync of ${name}? Connected clients stop syncing now; when sync is enabled again every client must reset (${unsyncedChanges(located.sync)})?`,
         options.yes,
       );
-      await client.request('PATCH', `${base}/services/${located.serviceId}/config`, { json: { [located.mode === 'partition' ? 'sync' : 'flexible_sync']: { state: 'disabled' } }, expect: [200] });
-      const after = summarize(name, await locateSync(client, base));
-      ctx.output.result(after, `Terminated sync of ${name}. Clients cannot sync until it is enabled again; then every client resets.`);
+      ctx.output.result(await setSyncState(client, base, name, located, 'disabled'), `Terminated sync of ${name}. Clients cannot sync until it is enabled again; then every client resets.`);
     });
 
   sync
@@ -210,13 +219,11 @@ export function registerSyncCommands(program: Command, context: () => CliContext
       if (reEnable) {
         await confirmConsequence(
           ctx,
-          `Enable sync of ${name} again? Every client that synced before the terminate must reset (${located.sync.is_recovery_mode_disabled ? 'recovery mode is off: their unsynced changes are lost' : 'recovery mode recovers their unsynced changes'})?`,
+          `Enable sync of ${name} again? Every client that synced before the terminate must reset (${unsyncedChanges(located.sync)})?`,
           options.yes,
         );
       }
-      await client.request('PATCH', `${base}/services/${located.serviceId}/config`, { json: { [located.mode === 'partition' ? 'sync' : 'flexible_sync']: { state: 'enabled' } }, expect: [200] });
-      const after = summarize(name, await locateSync(client, base));
-      ctx.output.result(after, reEnable ? `Enabled sync of ${name} again: clients reset on their next connection.` : `Enabled sync of ${name}.`);
+      ctx.output.result(await setSyncState(client, base, name, located, 'enabled'), reEnable ? `Enabled sync of ${name} again: clients reset on their next connection.` : `Enabled sync of ${name}.`);
     });
 
   sync
