@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { eventually, makeTempDir, repositoryRoot, startServerProcess, type ServerProcess } from '@tessera/testing';
-import { FlexibleTestClient } from '../sync/flexible-test-client';
+import { FlexibleTestClient, writeTask } from '../sync/flexible-test-client';
 import { tessera } from './tessera-cli';
 
 // `tessera sync ...` run as a subprocess against the built server: a partition-sync app (the README's
@@ -37,6 +37,12 @@ describe('tessera sync', () => {
     const created = await tessera(['apps', 'create', '--name', name, '--local', join(work.path, `${name}-empty`), '--json'], env);
     expect(created.code, created.stderr).toBe(0);
     return (JSON.parse(created.stdout) as { client_app_id: string }).client_app_id;
+  };
+
+  const anonymousSync = async (appId: string): Promise<{ client: FlexibleTestClient; userId: string }> => {
+    const login = await fetch(`${server.url}/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const { access_token: token, user_id: userId } = (await login.json()) as { access_token: string; user_id: string };
+    return { client: await FlexibleTestClient.open(`${server.url.replace(/^http/, 'ws')}/api/client/v2.0/app/${appId}/realm-sync?baas_at=${token}`), userId };
   };
 
   beforeAll(async () => {
@@ -87,6 +93,11 @@ describe('tessera sync', () => {
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, sync: { type: 'flexible' }, untranslated: [{ permission: 'read' }, { permission: 'write' }] });
 
+    // The deployed partition-sync app gives the same plan as its export.
+    const deployed = await tessera(['sync', 'migrate-plan', '--remote', ids['tracker'], '--json'], env);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    expect((JSON.parse(deployed.stdout) as { sync: unknown }).sync).toEqual((JSON.parse(json.stdout) as { sync: unknown }).sync);
+
     ids['flexible'] = await create('flexible');
     const push = await tessera(['push', '--remote', ids['flexible'], '--local', output, '--yes'], env);
     expect(push.code, push.stderr).toBe(0);
@@ -98,9 +109,7 @@ describe('tessera sync', () => {
 
   it('lists a connected flexible-sync client', async () => {
     const appId = ids['flexible'];
-    const login = await fetch(`${server.url}/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    const { access_token: token, user_id: userId } = (await login.json()) as { access_token: string; user_id: string };
-    const client = await FlexibleTestClient.open(`${server.url.replace(/^http/, 'ws')}/api/client/v2.0/app/${appId}/realm-sync?baas_at=${token}`);
+    const { client, userId } = await anonymousSync(appId);
     try {
       await eventually(async () => {
         const run = await tessera(['sync', 'clients', '--remote', appId, '--json'], env);
@@ -114,6 +123,42 @@ describe('tessera sync', () => {
     } finally {
       client.close();
     }
+  }, CLI_TIMEOUT_MS);
+
+  it('runs the migrated apps: untranslated permissions let nobody sync; translated ones serve queries on the partition key', async () => {
+    // task-tracker's %%partition rules gave no role: a session sees nothing and its writes are undone, not widened.
+    const { client: refused } = await anonymousSync(ids['flexible']);
+    await refused.openSession(1, 1, { Task: '_partition == "red"' });
+    refused.upload(1, writeTask('t1', { _partition: 'red', name: 'not allowed' }));
+    expect(await refused.next()).toMatchObject({ type: 'json_error', code: 231, sessionIdent: 1 });
+    refused.close();
+
+    // The same export with global permissions: one role, and a migrated client's subscription on the key works.
+    const source = join(work.path, 'tracker-open');
+    cpSync(TASK_TRACKER, source, { recursive: true });
+    const cluster = join(source, 'data_sources', 'mongodb-atlas', 'config.json');
+    const config = JSON.parse(readFileSync(cluster, 'utf8')) as { config: { sync: { partition: { permissions: unknown } } } };
+    config.config.sync.partition.permissions = { read: true, write: true };
+    writeFileSync(cluster, JSON.stringify(config));
+    const output = join(work.path, 'tracker-open-flexible');
+    const plan = await tessera(['sync', 'migrate-plan', '--local', source, '--output', output, '--json'], env);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(JSON.parse(plan.stdout)).toMatchObject({ untranslated: [], collections: [{ roles: [{ name: 'sync-everyone-writes' }] }] });
+    const appId = await create('open');
+    const push = await tessera(['push', '--remote', appId, '--local', output, '--yes'], env);
+    expect(push.code, push.stderr).toBe(0);
+    const { client: writer } = await anonymousSync(appId);
+    await writer.openSession(1, 1, { Task: '_partition == "red"' });
+    writer.upload(1, writeTask('t1', { _partition: 'red', name: 'allowed' }));
+    expect(await writer.next()).toMatchObject({ type: 'download', sessionIdent: 1, uploadClientVersion: 2 });
+    writer.close();
+    const { client } = await anonymousSync(appId);
+    await client.openSession(1, 1, { Task: '_partition == "red"' });
+    expect(client.objects.get('Task')?.get('t1')).toMatchObject({ _partition: 'red', name: 'allowed' });
+    // `name` was never a partition key: not queryable.
+    client.send({ type: 'query', sessionIdent: 1, queryVersion: 2, queries: { Task: 'name == "x"' } });
+    expect(await client.next()).toMatchObject({ type: 'query_error', code: 226, queryVersion: 2 });
+    client.close();
   }, CLI_TIMEOUT_MS);
 
   it('terminates and re-enables flexible sync only when confirmed, saying clients reset', async () => {
@@ -185,6 +230,9 @@ describe('tessera sync', () => {
     const already = await tessera(['sync', 'migrate-plan', '--local', flexible], env);
     expect(already.code).toBe(5);
     expect(already.stderr).toContain('already uses flexible sync');
+    const deployedFlexible = await tessera(['sync', 'migrate-plan', '--remote', ids['flexible']], env);
+    expect(deployedFlexible.code).toBe(5);
+    expect((await tessera(['sync', 'migrate-plan', '--remote', 'no-such-app-zzzzz'], env)).code).toBe(4);
     const empty = join(work.path, 'not-an-app');
     mkdirSync(empty, { recursive: true });
     const none = await tessera(['sync', 'migrate-plan', '--local', empty], env);

@@ -1,10 +1,10 @@
 import { resolve } from 'node:path';
-import { migratePartitionSync, readAppDirectory, validateApp, writeAppDirectory, type PartitionMigration } from '@tessera/app-config';
+import { migratePartitionSync, readAppDirectory, readAppFiles, validateApp, writeAppDirectory, type AppConfig, type PartitionMigration } from '@tessera/app-config';
 import type { Command } from 'commander';
 import type { AdminClient } from '../admin-client';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
-import { appDirectory, exists, isNonEmptyDirectory, localAppId } from '../local-files';
+import { appDirectory, exists, isNonEmptyDirectory, localAppId, unzip } from '../local-files';
 import { table } from './apps.command';
 
 const remoteOption = ['--remote <app id>', 'the app (client app id, name or _id; default: app_id in ./config.json)'] as const;
@@ -161,6 +161,22 @@ function describeMigration(plan: Extract<PartitionMigration, { ok: true }>, outp
   return lines.join('\n');
 }
 
+/** The app of a local directory, in any layout `push` takes. */
+async function localApp(directory: string): Promise<AppConfig> {
+  const source = await appDirectory(resolve(directory));
+  if (!(await exists(resolve(source, 'config.json'))) && !(await exists(resolve(source, 'realm_config.json'))) && !(await exists(resolve(source, 'root_config.json')))) {
+    throw new CliError(`no app in ${resolve(directory)} (no config.json, realm_config.json or root_config.json)`, ExitCode.NotFound);
+  }
+  return (await readAppDirectory(source)).app;
+}
+
+/** The app as deployed, pulled as `tessera pull` pulls it. */
+async function deployedApp(ctx: CliContext, remote: string): Promise<AppConfig> {
+  const client = await ctx.client();
+  const { app, groupId } = await ctx.resolveApp(client, remote);
+  return readAppFiles(unzip((await client.request('GET', `/groups/${groupId}/apps/${app._id}/pull`)).bytes)).app;
+}
+
 /** `sync show|terminate|enable|clients|progress|migrate-plan`. */
 export function registerSyncCommands(program: Command, context: () => CliContext): void {
   const sync = program.command('sync').description('show and change an app\'s sync (partition-based or flexible), list clients, plan a move to flexible sync');
@@ -262,23 +278,18 @@ export function registerSyncCommands(program: Command, context: () => CliContext
     .command('migrate-plan')
     .description('for a partition-sync app: the flexible-sync configuration and roles that reproduce it, and what does not translate')
     .option('--local <directory>', 'the app directory (default: the current directory)', '.')
+    .option('--remote <app id>', 'plan for the app deployed on the server instead of a local directory')
     .option('--output <directory>', 'write the flexible-sync app there (a new or empty directory)')
-    .action(async (options: { local: string; output?: string }) => {
+    .action(async (options: { local: string; remote?: string; output?: string }) => {
       const ctx = context();
-      const source = await appDirectory(resolve(options.local));
-      if (!(await exists(resolve(source, 'config.json'))) && !(await exists(resolve(source, 'realm_config.json')))) {
-        throw new CliError(`no app in ${resolve(options.local)} (no config.json or realm_config.json)`, ExitCode.NotFound);
-      }
-      const { app } = await readAppDirectory(source);
+      const output = options.output === undefined ? undefined : resolve(options.output);
+      if (output && (await isNonEmptyDirectory(output))) throw new CliError(`directory ${output} is not empty: choose a new or empty --output`, ExitCode.Usage);
+      const app = options.remote === undefined ? await localApp(options.local) : await deployedApp(ctx, options.remote);
       const plan = migratePartitionSync(app);
       if (!plan.ok) throw new CliError(`cannot plan a move to flexible sync: ${plan.reason}`, ExitCode.InvalidConfiguration);
       const violations = validateApp(plan.app);
       if (violations.length > 0) throw new CliError('the flexible-sync app would not be valid', ExitCode.InvalidConfiguration, { violations });
-      const output = options.output === undefined ? undefined : resolve(options.output);
-      if (output) {
-        if (await isNonEmptyDirectory(output)) throw new CliError(`directory ${output} is not empty: choose a new or empty --output`, ExitCode.Usage);
-        await writeAppDirectory(plan.app, output);
-      }
+      if (output) await writeAppDirectory(plan.app, output);
       const { app: _app, ...printed } = plan;
       ctx.output.result({ ...printed, ...(output ? { output } : {}) }, () => describeMigration(plan, output));
     });
