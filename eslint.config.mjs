@@ -77,6 +77,11 @@ export default tseslint.config(
     },
   },
   {
+    // The admin console is browser code with its own compiler settings (DOM, Preact's JSX).
+    files: ['apps/console/src/**/*.ts', 'apps/console/src/**/*.tsx'],
+    languageOptions: { parserOptions: { project: ['./apps/console/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
+  },
+  {
     files: ['apps/server/src/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, serviceApps)] },
   },
