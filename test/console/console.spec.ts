@@ -209,9 +209,9 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     // Flexible sync needs sync-compatible roles: the template's owner role gets document filters.
     const rulesPath = `/groups/${await groupId()}/apps/${app._id}/services/${serviceId}/rules`;
     const [rule] = (await api<{ _id: string }[]>('GET', rulesPath)).body;
-    const full = (await api<{ roles: Record<string, unknown>[] }>('GET', `${rulesPath}/${rule!._id}`)).body;
+    const full = (await api<{ roles: Record<string, unknown>[] }>('GET', `${rulesPath}/${rule._id}`)).body;
     const filters = { read: { owner_id: '%%user.id' }, write: { owner_id: '%%user.id' } };
-    const updated = await api('PUT', `${rulesPath}/${rule!._id}`, { ...full, roles: full.roles.map((role) => ({ ...role, document_filters: filters })) });
+    const updated = await api('PUT', `${rulesPath}/${rule._id}`, { ...full, roles: full.roles.map((role) => ({ ...role, document_filters: filters })) });
     expect([200, 204], JSON.stringify(updated.body)).toContain(updated.status);
     const enabled = await api('PATCH', configPath, { flexible_sync: { state: 'enabled', database_name: 'todo', queryable_fields_names: ['owner_id'] } });
     expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
