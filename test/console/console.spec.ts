@@ -25,7 +25,20 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
   let app: { _id: string; client_app_id: string };
   let client: { access_token: string; user_id: string };
 
-  const shot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
+  /** Saves the page for the README, after checking that every control on it is named for assistive technology. */
+  const shot = async (name: string) => {
+    const unnamed = await page.locator('input:not([type=hidden]), select, textarea, button').evaluateAll((controls) =>
+      controls
+        .filter((control) => {
+          const element = control as HTMLInputElement;
+          const named = (element.labels?.length ?? 0) > 0 || element.getAttribute('aria-label') || (element.tagName === 'BUTTON' && element.textContent?.trim());
+          return !named;
+        })
+        .map((control) => control.outerHTML.slice(0, 120)),
+    );
+    expect(unnamed, `controls without a label on ${name}`).toEqual([]);
+    await page.screenshot({ path: join(screenshots, `${name}.png`) });
+  };
   const api = async <T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
     const token = (await page.evaluate(() => sessionStorage.getItem('tessera.console.session'))) ?? '{}';
     const { accessToken } = JSON.parse(token) as { accessToken: string };
@@ -117,10 +130,15 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByLabel('Username').waitFor();
     const interactiveMs = Date.now() - started;
     process.stdout.write(`console: sign-in page interactive ${interactiveMs} ms after navigation (loopback)\n`);
-    await page.getByLabel('Username').fill('admin');
-    await page.getByLabel('Password').fill('not-the-password');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // By keyboard alone: the sign-in choice, then the username and password fields, then Enter.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('admin');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('not-the-password');
+    await page.keyboard.press('Enter');
     await page.getByRole('alert').filter({ hasText: 'invalid username/password' }).waitFor();
+    expect(await page.getByLabel('Username').inputValue()).toBe('admin');
     await page.getByLabel('Password').fill(password);
     await shot('sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -180,6 +198,16 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByLabel('Function result').getByText('$oid').waitFor();
     await page.getByText(/Ran in \d+ms/).waitFor();
+    // As an app user: the function sees that user as context.user (the log entry of the run names them).
+    const other = (await (await clientCall('/auth/providers/anon-user/login', {})).json()) as { user_id: string };
+    await page.getByLabel('A user').check();
+    await page.getByLabel('User id').fill(other.user_id);
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Function result').getByText('$oid').waitFor();
+    await eventually(async () => {
+      const logs = await api<{ logs: { function_name?: string; user_id?: string }[] }>('GET', `/groups/${await groupId()}/apps/${app._id}/logs?type=FUNCTION`);
+      expect(logs.body.logs.some((entry) => entry.function_name === 'addItem' && entry.user_id === other.user_id)).toBe(true);
+    });
     await shot('functions');
     // An unknown argument shape is stopped in the page, before any call.
     await page.getByLabel('Arguments (a JSON array)').fill('{"not": "an array"}');
@@ -288,9 +316,14 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByLabel('Username').waitFor();
   });
 
-  it('signs out: the session ends on the server, and every admin API call the console made is refused without a valid session', async () => {
-    await page.getByLabel('Username').fill('admin');
-    await page.getByLabel('Password').fill(password);
+  it('signs in with an admin API key, signs out: the session ends on the server, and every admin API call the console made is refused without a valid session', async () => {
+    const key = await adminApiKey(server.url, password);
+    await page.getByLabel('Admin API key').check();
+    await page.getByLabel('Public API key').fill(key.public_key);
+    await page.getByLabel('Private API key').fill('not-the-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'invalid API key pair' }).waitFor();
+    await page.getByLabel('Private API key').fill(key.private_key);
     await page.getByRole('button', { name: 'Sign in' }).click();
     // Back where the session ended.
     await page.getByRole('heading', { name: 'Metrics', level: 1 }).waitFor();
@@ -323,6 +356,15 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     return session.groupId;
   }
 });
+
+/** A new admin API key pair of the admin user, made through the admin API. */
+async function adminApiKey(url: string, adminPassword: string): Promise<{ public_key: string; private_key: string }> {
+  const login = await fetch(`${url}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: adminPassword }) });
+  const { access_token: token } = (await login.json()) as { access_token: string };
+  const created = await fetch(`${url}/api/admin/v3.0/admin_api_keys`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'console-test' }) });
+  expect(created.status).toBe(201);
+  return (await created.json()) as { public_key: string; private_key: string };
+}
 
 /** A well-formed access token signed with a key the server does not have. */
 function forgeToken(): string {

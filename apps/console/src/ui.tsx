@@ -84,12 +84,17 @@ export function ConfirmAction(props: { label: string; confirmLabel?: string; con
   const [asking, setAsking] = useState(false);
   const action = useAction();
   const confirm = useRef<HTMLButtonElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
+  const asked = useRef(false);
+  // Focus moves to the confirming button, and back to the action's button when the question closes.
   useEffect(() => {
     if (asking) confirm.current?.focus();
+    else if (asked.current) trigger.current?.focus();
+    asked.current = asking;
   }, [asking]);
   if (!asking) {
     return (
-      <button type="button" class={props.danger === false ? '' : 'danger'} onClick={() => setAsking(true)}>
+      <button type="button" ref={trigger} class={props.danger === false ? '' : 'danger'} onClick={() => setAsking(true)}>
         {props.label}
       </button>
     );
@@ -140,4 +145,40 @@ export function parseJson(text: string, field: string): unknown {
 export function text(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** A table of `items` with a caption and column headings; `row` draws one item's cells. */
+export function DataTable<T>({ caption, columns, items, row, label }: { caption?: ComponentChildren; columns: string[]; items: T[]; row: (item: T, index: number) => ComponentChildren; label?: string }) {
+  return (
+    <table aria-label={label}>
+      {caption !== undefined && <caption>{caption}</caption>}
+      <thead>
+        <tr>
+          {columns.map((column) => (
+            <th key={column} scope="col">
+              {column}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{items.map(row)}</tbody>
+    </table>
+  );
+}
+
+/** A user id typed or picked from the app's users (a datalist of ids, each with its email or provider). */
+export function UserIdField({ id, value, onInput, users }: { id: string; value: string; onInput: (value: string) => void; users: { _id: string; data: Record<string, unknown>; identities: { provider_type: string }[] }[] }) {
+  return (
+    <label>
+      User id
+      <input name="user-id" list={id} value={value} onInput={(event) => onInput(event.currentTarget.value)} />
+      <datalist id={id}>
+        {users.map((user) => (
+          <option key={user._id} value={user._id}>
+            {text(user.data['email'] ?? user.identities[0]?.provider_type)}
+          </option>
+        ))}
+      </datalist>
+    </label>
+  );
 }

@@ -1,6 +1,6 @@
 // The built admin console (apps/console/dist), read into memory once: the console answers only the files
 // the build wrote, looked up by their exact name, so no request path ever reaches the file system.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 export interface ConsoleFile {
@@ -69,6 +69,8 @@ function listFiles(directory: string): string[] {
   }
   return names.flatMap((name) => {
     const path = join(directory, name);
-    return statSync(path).isDirectory() ? listFiles(path) : [path];
+    // Only what the build wrote: a symbolic link (to anywhere) is not followed.
+    const stat = lstatSync(path);
+    return stat.isDirectory() ? listFiles(path) : stat.isFile() ? [path] : [];
   });
 }

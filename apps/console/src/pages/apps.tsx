@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { AdminApi } from '../api';
-import { ConfirmAction, ErrorNote, formatSeconds, Loading, useAction, useLoad } from '../ui';
+import { ConfirmAction, DataTable, ErrorNote, formatSeconds, Loading, useAction, useLoad } from '../ui';
 
 interface AppRecord {
   _id: string;
@@ -65,46 +65,37 @@ export function AppsPage({ api }: { api: AdminApi }) {
       </form>
       <Loading loaded={apps} />
       {apps.data && (
-        <table>
-          <caption>{apps.data.length} app(s)</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Client app id</th>
-              <th scope="col">Template</th>
-              <th scope="col">Last modified</th>
-              <th scope="col">Actions</th>
+        <DataTable
+          caption={`${apps.data.length} app(s)`}
+          columns={['Name', 'Client app id', 'Template', 'Last modified', 'Actions']}
+          items={apps.data}
+          row={(app) => (
+            <tr key={app._id}>
+              <th scope="row">
+                <a href={`#/apps/${app._id}/logs`}>{app.name}</a>
+              </th>
+              <td>
+                <code>{app.client_app_id}</code>
+              </td>
+              <td>{app.template_id ?? '—'}</td>
+              <td>{formatSeconds(app.last_modified)}</td>
+              <td>
+                <ConfirmAction
+                  label={`Delete ${app.name}`}
+                  consequences={
+                    <p>
+                      Deleting <strong>{app.name}</strong> removes its configuration, deployments, users, logs and sync history. Clients using <code>{app.client_app_id}</code> stop working. This cannot be undone.
+                    </p>
+                  }
+                  onConfirm={async () => {
+                    await api.request('DELETE', api.app(app._id));
+                    apps.reload();
+                  }}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {apps.data.map((app) => (
-              <tr key={app._id}>
-                <th scope="row">
-                  <a href={`#/apps/${app._id}/logs`}>{app.name}</a>
-                </th>
-                <td>
-                  <code>{app.client_app_id}</code>
-                </td>
-                <td>{app.template_id ?? '—'}</td>
-                <td>{formatSeconds(app.last_modified)}</td>
-                <td>
-                  <ConfirmAction
-                    label={`Delete ${app.name}`}
-                    consequences={
-                      <p>
-                        Deleting <strong>{app.name}</strong> removes its configuration, deployments, users, logs and sync history. Clients using <code>{app.client_app_id}</code> stop working. This cannot be undone.
-                      </p>
-                    }
-                    onConfirm={async () => {
-                      await api.request('DELETE', api.app(app._id));
-                      apps.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
     </section>
   );

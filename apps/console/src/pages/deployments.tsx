@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ConfirmAction, ErrorNote, formatSeconds, Json, Loading, useAction, useLoad, type AppPageProps } from '../ui';
+import { ConfirmAction, DataTable, ErrorNote, formatSeconds, Json, Loading, useAction, useLoad, type AppPageProps } from '../ui';
 
 interface Deployment {
   _id: string;
@@ -95,31 +95,22 @@ export function DeploymentsPage({ api, appId }: AppPageProps) {
       <h2>History</h2>
       <Loading loaded={deployments} />
       {deployments.data && (
-        <table>
-          <caption>{deployments.data.length} deployment(s)</caption>
-          <thead>
-            <tr>
-              <th scope="col">Version</th>
-              <th scope="col">Deployed</th>
-              <th scope="col">Origin</th>
-              <th scope="col">Status</th>
-              <th scope="col">By</th>
+        <DataTable
+          caption={`${deployments.data.length} deployment(s)`}
+          columns={['Version', 'Deployed', 'Origin', 'Status', 'By']}
+          items={deployments.data}
+          row={(deployment) => (
+            <tr key={deployment._id}>
+              <td>{deployment.version}</td>
+              <td>{formatSeconds(deployment.deployed_at)}</td>
+              <td>{deployment.origin}</td>
+              <td>{deployment.status}</td>
+              <td>
+                <code>{deployment.user_id}</code>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {deployments.data.map((deployment) => (
-              <tr key={deployment._id}>
-                <td>{deployment.version}</td>
-                <td>{formatSeconds(deployment.deployed_at)}</td>
-                <td>{deployment.origin}</td>
-                <td>{deployment.status}</td>
-                <td>
-                  <code>{deployment.user_id}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ErrorNote, Json, Loading, parseJson, text, useAction, useLoad, type AppPageProps } from '../ui';
+import { ErrorNote, Json, Loading, parseJson, useAction, useLoad, UserIdField, type AppPageProps } from '../ui';
 import type { AppUser } from './users';
 
 interface FunctionSummary {
@@ -66,17 +66,7 @@ export function FunctionsPage({ api, appId }: AppPageProps) {
             </label>
           </fieldset>
           {runAs === 'user' && (
-            <label>
-              User id
-              <input name="user-id" list="function-users" value={userId} onInput={(event) => setUserId(event.currentTarget.value)} />
-              <datalist id="function-users">
-                {(users.data ?? []).map((user) => (
-                  <option key={user._id} value={user._id}>
-                    {text(user.data['email'] ?? user.identities[0]?.provider_type)}
-                  </option>
-                ))}
-              </datalist>
-            </label>
+            <UserIdField id="function-users" value={userId} onInput={setUserId} users={users.data ?? []} />
           )}
         </div>
         <label>

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ErrorNote, Json, messageOf, text, type AppPageProps } from '../ui';
+import { DataTable, ErrorNote, Json, messageOf, text, type AppPageProps } from '../ui';
 
 interface LogEntry {
   _id: string;
@@ -146,37 +146,26 @@ export function LogsPage({ api, appId }: AppPageProps) {
         {tail && arrived > 0 ? `${arrived} new log entries` : ''}
       </p>
       <div class="split">
-        <table class="logs">
-          <caption>
-            {shown.length} of {entries.length} entries{tail ? ' · live' : ''}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">Started</th>
-              <th scope="col">Type</th>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">User</th>
+        <DataTable
+          caption={`${shown.length} of ${entries.length} entries${tail ? ' · live' : ''}`}
+          columns={['Started', 'Type', 'Name', 'Status', 'User']}
+          items={shown}
+          row={(entry) => (
+            <tr key={entry._id} class={entry === selected ? 'selected' : ''}>
+              <td>
+                <button type="button" class="link" aria-pressed={entry === selected} onClick={() => setSelected(entry)}>
+                  {new Date(entry.started).toLocaleTimeString()}
+                </button>
+              </td>
+              <td>{entry.type}</td>
+              <td>{entry.function_name ?? nameOf(entry)}</td>
+              <td class={entry.error ? 'bad' : 'good'}>{entry.error ? 'error' : 'ok'}</td>
+              <td>
+                <code>{entry.user_id ?? ''}</code>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {shown.map((entry) => (
-              <tr key={entry._id} class={entry === selected ? 'selected' : ''}>
-                <td>
-                  <button type="button" class="link" aria-pressed={entry === selected} onClick={() => setSelected(entry)}>
-                    {new Date(entry.started).toLocaleTimeString()}
-                  </button>
-                </td>
-                <td>{entry.type}</td>
-                <td>{entry.function_name ?? nameOf(entry)}</td>
-                <td class={entry.error ? 'bad' : 'good'}>{entry.error ? 'error' : 'ok'}</td>
-                <td>
-                  <code>{entry.user_id ?? ''}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
         {selected && <LogRecord entry={selected} onClose={() => setSelected(undefined)} />}
       </div>
     </section>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ErrorNote, Json, Loading, parseJson, text, useAction, useLoad, type AppPageProps } from '../ui';
+import { ErrorNote, Json, Loading, parseJson, useAction, useLoad, UserIdField, type AppPageProps } from '../ui';
 import type { AppUser } from './users';
 
 interface Service {
@@ -78,17 +78,7 @@ export function RulesPage({ api, appId }: AppPageProps) {
               ))}
             </select>
           </label>
-          <label>
-            User id
-            <input name="user-id" list="rules-users" value={userId} onInput={(event) => setUserId(event.currentTarget.value)} />
-            <datalist id="rules-users">
-              {(users.data ?? []).map((user) => (
-                <option key={user._id} value={user._id}>
-                  {text(user.data['email'])}
-                </option>
-              ))}
-            </datalist>
-          </label>
+          <UserIdField id="rules-users" value={userId} onInput={setUserId} users={users.data ?? []} />
           <label>
             Operation
             <select name="operation" value={operation} onChange={(event) => setOperation(event.currentTarget.value as (typeof operations)[number])}>

@@ -1,4 +1,4 @@
-import { ConfirmAction, ErrorNote, formatSeconds, Json, Loading, useLoad, type AppPageProps } from '../ui';
+import { ConfirmAction, DataTable, ErrorNote, formatSeconds, Json, Loading, useLoad, type AppPageProps } from '../ui';
 
 interface Service {
   _id: string;
@@ -140,62 +140,42 @@ export function SyncPage({ api, appId }: AppPageProps) {
       <h2>Connected clients</h2>
       <ErrorNote error={clients.error} />
       {clients.data && (
-        <table>
-          <caption>
-            {clients.data.clients.length} client(s) on {clients.data.replicas} replica(s){clients.data.truncated ? ' (list truncated)' : ''}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Partitions / subscriptions</th>
-              <th scope="col">Connected since</th>
-              <th scope="col">Replica</th>
+        <DataTable
+          caption={`${clients.data.clients.length} client(s) on ${clients.data.replicas} replica(s)${clients.data.truncated ? ' (list truncated)' : ''}`}
+          columns={['User', 'Partitions / subscriptions', 'Connected since', 'Replica']}
+          items={clients.data.clients}
+          row={(client, index) => (
+            <tr key={index}>
+              <td>
+                <code>{client.user_id}</code>
+              </td>
+              <td>{client.partitions.join(', ')}</td>
+              <td>{new Date(client.connected_at).toLocaleString()}</td>
+              <td>{client.replica}</td>
             </tr>
-          </thead>
-          <tbody>
-            {clients.data.clients.map((client, index) => (
-              <tr key={index}>
-                <td>
-                  <code>{client.user_id}</code>
-                </td>
-                <td>{client.partitions.join(', ')}</td>
-                <td>{new Date(client.connected_at).toLocaleString()}</td>
-                <td>{client.replica}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
       <h2>Histories</h2>
       <ErrorNote error={partitions.error} />
       {partitions.data && (
-        <table>
-          <caption>{partitions.data.partitions.length} history(ies)</caption>
-          <thead>
-            <tr>
-              <th scope="col">Partition</th>
-              <th scope="col">Epoch</th>
-              <th scope="col">Versions</th>
-              <th scope="col">Bytes</th>
-              <th scope="col">Compacted until</th>
-              <th scope="col">Client files</th>
+        <DataTable
+          caption={`${partitions.data.partitions.length} history(ies)`}
+          columns={['Partition', 'Epoch', 'Versions', 'Bytes', 'Compacted until', 'Client files']}
+          items={partitions.data.partitions}
+          row={(history) => (
+            <tr key={`${history.partition}/${history.epoch}`}>
+              <td>
+                <code>{history.partition}</code>
+              </td>
+              <td>{history.epoch}</td>
+              <td>{history.versions}</td>
+              <td>{history.bytes}</td>
+              <td>{history.compacted_until}</td>
+              <td>{history.client_files}</td>
             </tr>
-          </thead>
-          <tbody>
-            {partitions.data.partitions.map((history) => (
-              <tr key={`${history.partition}/${history.epoch}`}>
-                <td>
-                  <code>{history.partition}</code>
-                </td>
-                <td>{history.epoch}</td>
-                <td>{history.versions}</td>
-                <td>{history.bytes}</td>
-                <td>{history.compacted_until}</td>
-                <td>{history.client_files}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
       <h2>Recent sync errors and resets</h2>
       <ErrorNote error={recent.error} />

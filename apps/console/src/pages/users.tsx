@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ConfirmAction, formatSeconds, Json, Loading, text, useLoad, type AppPageProps } from '../ui';
+import { ConfirmAction, DataTable, formatSeconds, Json, Loading, text, useLoad, type AppPageProps } from '../ui';
 
 export interface AppUser {
   _id: string;
@@ -56,31 +56,23 @@ export function UsersPage({ api, appId }: AppPageProps) {
       </div>
       <Loading loaded={users} />
       <div class="split">
-        <table>
-          <caption>{shown.length} user(s)</caption>
-          <thead>
-            <tr>
-              <th scope="col">User id</th>
-              <th scope="col">Email / name</th>
-              <th scope="col">Providers</th>
-              <th scope="col">State</th>
+        <DataTable
+          caption={`${shown.length} user(s)`}
+          columns={['User id', 'Email / name', 'Providers', 'State']}
+          items={shown}
+          row={(user) => (
+            <tr key={user._id} class={user._id === selectedId ? 'selected' : ''}>
+              <td>
+                <button type="button" class="link" aria-pressed={user._id === selectedId} onClick={() => setSelectedId(user._id)}>
+                  {user._id}
+                </button>
+              </td>
+              <td>{text(user.data['email'] ?? user.data['name'])}</td>
+              <td>{[...new Set(user.identities.map((identity) => identity.provider_type))].join(', ')}</td>
+              <td class={user.disabled ? 'bad' : 'good'}>{user.disabled ? 'disabled' : 'enabled'}</td>
             </tr>
-          </thead>
-          <tbody>
-            {shown.map((user) => (
-              <tr key={user._id} class={user._id === selectedId ? 'selected' : ''}>
-                <td>
-                  <button type="button" class="link" aria-pressed={user._id === selectedId} onClick={() => setSelectedId(user._id)}>
-                    {user._id}
-                  </button>
-                </td>
-                <td>{text(user.data['email'] ?? user.data['name'])}</td>
-                <td>{[...new Set(user.identities.map((identity) => identity.provider_type))].join(', ')}</td>
-                <td class={user.disabled ? 'bad' : 'good'}>{user.disabled ? 'disabled' : 'enabled'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
         {selected && (
           <aside class="card record" aria-label="User">
             <h2>User {selected._id}</h2>
@@ -130,37 +122,31 @@ export function UsersPage({ api, appId }: AppPageProps) {
       <Loading loaded={pending} />
       {pending.data && pending.data.length === 0 && <p>No registration is waiting for confirmation.</p>}
       {pending.data && pending.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pending.data.map((entry) => {
-              const email = entry.login_ids.find((login) => login.id_type === 'email')?.id ?? entry._id;
-              return (
-                <tr key={entry._id}>
-                  <td>{email}</td>
-                  <td class="row">
-                    <ConfirmAction
-                      label={`Confirm ${email}`}
-                      danger={false}
-                      consequences={<p>The account is confirmed without the email link: it can sign in.</p>}
-                      onConfirm={async () => (await api.request('POST', api.app(appId, `/user_registrations/by_email/${encodeURIComponent(email)}/confirm`)), pending.reload(), users.reload())}
-                    />
-                    <ConfirmAction
-                      label={`Delete ${email}`}
-                      consequences={<p>The registration is removed; the address may register again.</p>}
-                      onConfirm={async () => (await api.request('DELETE', api.app(appId, `/user_registrations/by_email/${encodeURIComponent(email)}`)), pending.reload())}
-                    />
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <DataTable
+          columns={['Email', 'Actions']}
+          items={pending.data}
+          row={(entry) => {
+            const email = entry.login_ids.find((login) => login.id_type === 'email')?.id ?? entry._id;
+            return (
+              <tr key={entry._id}>
+                <td>{email}</td>
+                <td class="row">
+                  <ConfirmAction
+                    label={`Confirm ${email}`}
+                    danger={false}
+                    consequences={<p>The account is confirmed without the email link: it can sign in.</p>}
+                    onConfirm={async () => (await api.request('POST', api.app(appId, `/user_registrations/by_email/${encodeURIComponent(email)}/confirm`)), pending.reload(), users.reload())}
+                  />
+                  <ConfirmAction
+                    label={`Delete ${email}`}
+                    consequences={<p>The registration is removed; the address may register again.</p>}
+                    onConfirm={async () => (await api.request('DELETE', api.app(appId, `/user_registrations/by_email/${encodeURIComponent(email)}`)), pending.reload())}
+                  />
+                </td>
+              </tr>
+            );
+          }}
+        />
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ConfirmAction, ErrorNote, Json, Loading, parseJson, useAction, useLoad, type AppPageProps } from '../ui';
+import { ConfirmAction, DataTable, ErrorNote, Json, Loading, parseJson, useAction, useLoad, type AppPageProps } from '../ui';
 
 interface ValueSummary {
   _id: string;
@@ -29,30 +29,23 @@ export function ValuesPage({ api, appId }: AppPageProps) {
       <h2>Values</h2>
       <Loading loaded={values} />
       {values.data && (
-        <table>
-          <caption>{values.data.length} value(s)</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Actions</th>
+        <DataTable
+          caption={`${values.data.length} value(s)`}
+          columns={['Name', 'Kind', 'Actions']}
+          items={values.data}
+          row={(value) => (
+            <tr key={value._id}>
+              <th scope="row">{value.name}</th>
+              <td>{value.from_secret ? 'from a secret' : 'JSON'}{value.private ? ', private' : ''}</td>
+              <td class="row">
+                <button type="button" onClick={() => void open.run(async () => setOpened(await api.get<{ name: string; value: unknown }>(api.app(appId, `/values/${value._id}`))))}>
+                  Show {value.from_secret ? 'secret name' : 'value'}
+                </button>
+                <ConfirmAction label={`Delete ${value.name}`} consequences={<p>Functions reading {value.name} get undefined after the deployment this makes.</p>} onConfirm={async () => (await api.request('DELETE', api.app(appId, `/values/${value._id}`)), values.reload())} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {values.data.map((value) => (
-              <tr key={value._id}>
-                <th scope="row">{value.name}</th>
-                <td>{value.from_secret ? 'from a secret' : 'JSON'}{value.private ? ', private' : ''}</td>
-                <td class="row">
-                  <button type="button" onClick={() => void open.run(async () => setOpened(await api.get<{ name: string; value: unknown }>(api.app(appId, `/values/${value._id}`))))}>
-                    Show {value.from_secret ? 'secret name' : 'value'}
-                  </button>
-                  <ConfirmAction label={`Delete ${value.name}`} consequences={<p>Functions reading {value.name} get undefined after the deployment this makes.</p>} onConfirm={async () => (await api.request('DELETE', api.app(appId, `/values/${value._id}`)), values.reload())} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
       <ErrorNote error={open.error} />
       {opened && <Json value={opened} label={`Value ${opened.name}`} />}
@@ -60,26 +53,20 @@ export function ValuesPage({ api, appId }: AppPageProps) {
       <h2>Secrets</h2>
       <Loading loaded={secrets} />
       {secrets.data && (
-        <table>
-          <caption>{secrets.data.length} secret(s); their values are never shown</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Actions</th>
+        <DataTable
+          caption={`${secrets.data.length} secret(s); their values are never shown`}
+          columns={['Name', 'Actions']}
+          items={secrets.data}
+          row={(secret) => (
+            <tr key={secret._id}>
+              <th scope="row">{secret.name}</th>
+              <td class="row">
+                <SecretValueForm label={`New value for ${secret.name}`} submitLabel="Replace value" onSubmit={(value) => api.request('PUT', api.app(appId, `/secrets/${secret._id}`), { json: { name: secret.name, value } })} />
+                <ConfirmAction label={`Delete ${secret.name}`} consequences={<p>Values and services that use {secret.name} stop deploying until it exists again.</p>} onConfirm={async () => (await api.request('DELETE', api.app(appId, `/secrets/${secret._id}`)), secrets.reload())} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {secrets.data.map((secret) => (
-              <tr key={secret._id}>
-                <th scope="row">{secret.name}</th>
-                <td class="row">
-                  <SecretValueForm label={`New value for ${secret.name}`} submitLabel="Replace value" onSubmit={(value) => api.request('PUT', api.app(appId, `/secrets/${secret._id}`), { json: { name: secret.name, value } })} />
-                  <ConfirmAction label={`Delete ${secret.name}`} consequences={<p>Values and services that use {secret.name} stop deploying until it exists again.</p>} onConfirm={async () => (await api.request('DELETE', api.app(appId, `/secrets/${secret._id}`)), secrets.reload())} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
       <NewSecret api={api} appId={appId} onCreated={secrets.reload} />
     </section>
