@@ -287,11 +287,26 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     expect(JSON.stringify(secrets.body)).not.toContain(secretValue);
   });
 
-  it('shows the deployment history and the metrics as charts', async () => {
+  it('exports the app as a zip, imports it back after showing its diff, and shows the deployment history', async () => {
     await open('Deployments');
-    await page.getByRole('table').filter({ hasText: 'deployment(s)' }).waitFor();
-    expect(await page.getByRole('table').getByRole('row').count()).toBeGreaterThan(1);
+    const history = page.getByRole('table').filter({ hasText: 'deployment(s)' });
+    await history.waitFor();
+    const before = await history.getByRole('row').count();
+    expect(before).toBeGreaterThan(1);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the app as a zip' }).click()]);
+    const zip = join(dataDir.path, 'export.zip');
+    await download.saveAs(zip);
+    await page.getByLabel('App directory as a zip').setInputFiles(zip);
+    await page.getByRole('heading', { name: 'What the import changes' }).waitFor();
+    await page.getByRole('button', { name: 'Import and deploy' }).click();
+    await page.getByText("configuration is replaced by the zip's").waitFor();
+    await page.getByRole('button', { name: 'Yes, import and deploy' }).click();
+    await page.getByRole('status').filter({ hasText: 'Imported and deployed' }).waitFor();
+    await eventually(async () => expect(await history.getByRole('row').count()).toBe(before + 1));
     await shot('deployments');
+  });
+
+  it('shows the metrics as charts', async () => {
     await open('Metrics');
     await page.getByRole('img', { name: 'Requests per period', exact: true }).waitFor();
     await shot('metrics');

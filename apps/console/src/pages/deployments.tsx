@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ConfirmAction, DataTable, ErrorNote, formatSeconds, Json, Loading, useAction, useLoad, type AppPageProps } from '../ui';
+import { ConfirmAction, DataTable, ErrorNote, formatSeconds, Loading, useAction, useLoad, type AppPageProps } from '../ui';
 
 interface Deployment {
   _id: string;
@@ -64,7 +64,7 @@ export function DeploymentsPage({ api, appId }: AppPageProps) {
         {importDiff && (
           <>
             <h3>What the import changes</h3>
-            {importDiff.length ? <Json value={importDiff} label="Import diff" /> : <p>Nothing changes.</p>}
+            {importDiff.length ? <Diff lines={importDiff} label="Import diff" /> : <p>Nothing changes.</p>}
             {zip && !imported && (
               <ConfirmAction
                 label="Import and deploy"
@@ -85,7 +85,7 @@ export function DeploymentsPage({ api, appId }: AppPageProps) {
         <div class="card">
           <h2>Draft</h2>
           <Loading loaded={draftDiff} />
-          {draftDiff.data && (draftDiff.data.diffs.length ? <Json value={draftDiff.data.diffs} label="Draft diff" /> : <p>The draft changes nothing yet.</p>)}
+          {draftDiff.data && (draftDiff.data.diffs.length ? <Diff lines={draftDiff.data.diffs} label="Draft diff" /> : <p>The draft changes nothing yet.</p>)}
           <div class="row">
             <ConfirmAction label="Deploy the draft" danger={false} consequences={<p>The changes above go live now.</p>} onConfirm={async () => (await api.request('POST', api.app(appId, `/drafts/${draft._id}/deployment`)), drafts.reload(), deployments.reload())} />
             <ConfirmAction label="Discard the draft" consequences={<p>The draft's changes are dropped; nothing is deployed.</p>} onConfirm={async () => (await api.request('DELETE', api.app(appId, `/drafts/${draft._id}`)), drafts.reload())} />
@@ -113,5 +113,22 @@ export function DeploymentsPage({ api, appId }: AppPageProps) {
         />
       )}
     </section>
+  );
+}
+
+/** The server's diff text, one change per entry, each line marked by its first character (+ added, - removed). */
+function Diff({ lines, label }: { lines: string[]; label: string }) {
+  return (
+    <pre class="json diff" aria-label={label} tabIndex={0}>
+      {lines
+        .join('\n')
+        .split('\n')
+        .map((line, index) => (
+          <span key={index} class={line.startsWith('+') ? 'added' : line.startsWith('-') ? 'removed' : ''}>
+            {line}
+            {'\n'}
+          </span>
+        ))}
+    </pre>
   );
 }
