@@ -46,7 +46,7 @@ export function MetricsPage({ api, appId }: AppPageProps) {
           </select>
         </label>
         <p>
-          Sync connections now: <strong>{clients.data ? clients.data.clients.length : clients.error ? 'unavailable' : '…'}</strong>. Over time, sync connections and trigger lag are exported to OpenTelemetry (OTEL_EXPORTER_OTLP_ENDPOINT), not kept here.
+          Sync connections now: <strong>{clients.data ? clients.data.clients.length : clients.error ? 'unavailable' : '…'}</strong>. Sync connections over time go to OpenTelemetry (tessera.sync.connections, with OTEL_EXPORTER_OTLP_ENDPOINT set), not to this page; trigger lag is not measured yet.
         </p>
       </div>
       <Loading loaded={metrics} />
@@ -62,7 +62,9 @@ export function MetricsPage({ api, appId }: AppPageProps) {
 
 function BarChart({ title, measurement }: { title: string; measurement: Measurement }) {
   const points = measurement.data_points;
-  const max = Math.max(1, ...points.map((point) => point.value));
+  const max = Math.max(0, ...points.map((point) => point.value));
+  // Bars are drawn against at least 1, so a quiet period draws no bar rather than a full one.
+  const scale = Math.max(1, max);
   const total = points.reduce((sum, point) => sum + point.value, 0);
   const unit = measurement.units ? ` ${measurement.units.toLowerCase()}` : '';
   const width = 320;
@@ -76,7 +78,7 @@ function BarChart({ title, measurement }: { title: string; measurement: Measurem
       </figcaption>
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${title} per period`}>
         {points.map((point, index) => {
-          const barHeight = (point.value / max) * (height - 4);
+          const barHeight = (point.value / scale) * (height - 4);
           return (
             <rect key={point.timestamp} x={index * bar + 1} y={height - barHeight} width={Math.max(1, bar - 2)} height={barHeight} class="bar">
               <title>
