@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConsoleFiles } from './console-files';
@@ -29,12 +29,18 @@ describe('ConsoleFiles', () => {
     }
   });
 
-  it('has nothing when the console is not built, and finds it once it is', () => {
+  it('has nothing when the console is not built, finds it once it is, and serves a new build without a restart', () => {
     const later = join(root, 'later');
     const files = new ConsoleFiles(later);
     expect(files.get('index.html')).toBeUndefined();
-    mkdirSync(later);
-    writeFileSync(join(later, 'index.html'), '<!doctype html>');
-    expect(files.get('index.html')).toBeDefined();
+    mkdirSync(join(later, 'assets'), { recursive: true });
+    writeFileSync(join(later, 'index.html'), 'first build');
+    writeFileSync(join(later, 'assets', 'console-aaaaaaaaaaaa.js'), 'first');
+    expect(files.get('index.html')?.body.toString()).toBe('first build');
+    writeFileSync(join(later, 'assets', 'console-bbbbbbbbbbbb.js'), 'second');
+    writeFileSync(join(later, 'index.html'), 'second build');
+    utimesSync(join(later, 'index.html'), new Date(), new Date(Date.now() + 5_000));
+    expect(files.get('index.html')?.body.toString()).toBe('second build');
+    expect(files.get('assets/console-bbbbbbbbbbbb.js')?.body.toString()).toBe('second');
   });
 });

@@ -1,6 +1,6 @@
 // The built admin console (apps/console/dist), read into memory once: the console answers only the files
 // the build wrote, looked up by their exact name, so no request path ever reaches the file system.
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 export interface ConsoleFile {
@@ -35,14 +35,20 @@ export const defaultConsoleDirectory = join(__dirname, '..', '..', '..', 'consol
 
 export class ConsoleFiles {
   private files: Map<string, ConsoleFile> | undefined;
+  private builtAt: number | undefined;
 
   constructor(private readonly directory: string = defaultConsoleDirectory) {}
 
   /** The file at `name` (`index.html`, `assets/console-<hash>.js`), or undefined; an unbuilt console has none. */
   get(name: string): ConsoleFile | undefined {
-    this.files ??= this.load();
-    if (this.files.size === 0) this.files = undefined;
-    return this.files?.get(name);
+    // A build while the server runs writes a new page naming new assets: each request for the page checks
+    // whether it changed (one stat), and reads the directory again when it did.
+    if (name === 'index.html' && this.files && this.builtAt !== pageTime(this.directory)) this.files = undefined;
+    if (!this.files) {
+      this.builtAt = pageTime(this.directory);
+      this.files = this.load();
+    }
+    return this.files.get(name);
   }
 
   private load(): Map<string, ConsoleFile> {
@@ -57,6 +63,15 @@ export class ConsoleFiles {
       files.set(name, { body: readFileSync(path), headers: { 'content-type': type, 'cache-control': cache, ...consoleSecurityHeaders } });
     }
     return files;
+  }
+}
+
+/** When the page was written, or undefined when the console is not built. */
+function pageTime(directory: string): number | undefined {
+  try {
+    return statSync(join(directory, 'index.html')).mtimeMs;
+  } catch {
+    return undefined;
   }
 }
 
