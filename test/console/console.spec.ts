@@ -22,6 +22,8 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
   let page: Page;
   /** Every admin API call the page made, to replay without a valid session. */
   const calls: { method: string; url: string; body: string | null; contentType: string | undefined }[] = [];
+  /** Uncaught errors in the page and CSP violations: none is expected anywhere in the file. */
+  const problems: string[] = [];
   let app: { _id: string; client_app_id: string };
   let client: { access_token: string; user_id: string };
 
@@ -67,10 +69,18 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1366, height: 820 } });
     page.setDefaultTimeout(10_000);
+    page.on('pageerror', (error) => problems.push(`uncaught: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.text().includes('Content Security Policy')) problems.push(`CSP: ${message.text()}`);
+    });
     page.on('request', (request: Request) => {
       if (request.url().includes('/api/admin/v3.0/')) calls.push({ method: request.method(), url: request.url(), body: request.postData(), contentType: request.headers()['content-type'] });
     });
   }, 90_000);
+
+  afterEach(() => {
+    expect(problems).toEqual([]);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -95,6 +105,12 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     expect(js.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     expect((await fetch(`${server.url}${style}`)).headers.get('content-type')).toBe('text/css; charset=utf-8');
     expect((await fetch(`${server.url}/console/`)).status).toBe(200);
+    expect((await fetch(`${server.url}/console/?from=bookmark`)).status).toBe(200);
+    const head = await fetch(`${server.url}/console`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const post = await fetch(`${server.url}/console`, { method: 'POST', body: 'x' });
+    expect(post.status).toBe(405);
 
     // No path reaches the file system: only the names the build wrote are answered.
     const attempts = [
