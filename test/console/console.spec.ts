@@ -244,6 +244,11 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByLabel('Document (JSON)').fill(JSON.stringify({ owner_id: 'someone-else', summary: 'theirs' }));
     await page.getByRole('button', { name: 'Explain' }).click();
     await decision.getByRole('heading', { name: 'Refused' }).waitFor();
+    // A partition-sync decision on an app without partition-based sync: the API's refusal, shown as it says it.
+    await page.getByLabel('Operation').selectOption('sync_read');
+    await page.getByLabel(/^Partition value/).fill(JSON.stringify(client.user_id));
+    await page.getByRole('button', { name: 'Explain' }).click();
+    await page.getByRole('alert').filter({ hasText: 'no partition-based sync permissions' }).waitFor();
   });
 
   it('terminates and re-enables sync, stating the consequences before the click', async () => {

@@ -23,7 +23,7 @@ interface Explained {
   trace?: { role: string | null; roleSource?: string; decidedBy?: string; reason?: string; withheldFields: string[]; evaluations: unknown[] };
 }
 
-const operations = ['read', 'insert', 'update', 'delete'] as const;
+const operations = ['read', 'insert', 'update', 'delete', 'sync_read', 'sync_write'] as const;
 
 /** A collection's rules and the explain endpoint as a form: which role applied, which expression decided, which fields were withheld. */
 export function RulesPage({ api, appId }: AppPageProps) {
@@ -37,6 +37,8 @@ export function RulesPage({ api, appId }: AppPageProps) {
   const [userId, setUserId] = useState('');
   const [operation, setOperation] = useState<(typeof operations)[number]>('read');
   const [documentText, setDocumentText] = useState('{}');
+  const [partitionText, setPartitionText] = useState('""');
+  const sync = operation.startsWith('sync_');
   const [answer, setAnswer] = useState<Explained | undefined>();
   const action = useAction();
   const chosen = namespaces.data?.find((entry) => entry.rule._id === namespace) ?? namespaces.data?.[0];
@@ -46,17 +48,15 @@ export function RulesPage({ api, appId }: AppPageProps) {
     event.preventDefault();
     setAnswer(undefined);
     void action.run(async () => {
-      if (!chosen) throw new Error('The app has no collection rules to explain');
+      if (!chosen && !sync) throw new Error('The app has no collection rules to explain');
       const id = userId.trim();
       if (!id) throw new Error('Choose or type a user id');
       const known = users.data?.find((user) => user._id === id);
       const user = known ? { id, type: known.type, data: known.data, identities: known.identities } : { id };
-      const document = parseJson(documentText, 'Document') ?? {};
-      setAnswer(
-        await api.request<Explained>('POST', api.app(appId, '/rules/evaluate'), {
-          json: { user, operation, document, namespace: { service: chosen.service.name, database: chosen.rule.database, collection: chosen.rule.collection } },
-        }),
-      );
+      const body = sync
+        ? { user, operation, partition: parseJson(partitionText, 'Partition value') ?? null }
+        : { user, operation, document: parseJson(documentText, 'Document') ?? {}, namespace: { service: chosen!.service.name, database: chosen!.rule.database, collection: chosen!.rule.collection } };
+      setAnswer(await api.request<Explained>('POST', api.app(appId, '/rules/evaluate'), { json: body }));
     });
   };
 
@@ -90,10 +90,17 @@ export function RulesPage({ api, appId }: AppPageProps) {
             </select>
           </label>
         </div>
-        <label>
-          Document (JSON)
-          <textarea name="document" rows={5} spellcheck={false} value={documentText} onInput={(event) => setDocumentText(event.currentTarget.value)} />
-        </label>
+        {sync ? (
+          <label>
+            Partition value (JSON, as the client binds it; partition-based sync)
+            <input name="partition" value={partitionText} onInput={(event) => setPartitionText(event.currentTarget.value)} />
+          </label>
+        ) : (
+          <label>
+            Document (JSON)
+            <textarea name="document" rows={5} spellcheck={false} value={documentText} onInput={(event) => setDocumentText(event.currentTarget.value)} />
+          </label>
+        )}
         <button class="primary" type="submit" disabled={action.busy}>
           Explain
         </button>
