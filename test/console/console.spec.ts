@@ -372,6 +372,7 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     const distinct = new Map(replayed.map((call) => [`${call.method} ${new URL(call.url).pathname}`, call]));
     // The pages this file visits make at least these calls; all of them are admin API calls under the guard.
     expect(distinct.size).toBeGreaterThan(25);
+    process.stdout.write(`console: replaying ${distinct.size} distinct admin API calls with 5 kinds of invalid session\n`);
     const forged = forgeToken();
     const credentials = [undefined, 'Bearer not-a-token', `Bearer ${forged}`, `Bearer ${session.accessToken}`, `Bearer ${session.refreshToken}`];
     for (const call of distinct.values()) {
