@@ -190,6 +190,16 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await record.getByText('written from the test').first().waitFor();
     await expect(record.getByText(client.user_id).first().isVisible()).resolves.toBe(true);
     await shot('logs');
+    // The filters: the API's (status) and the page's own (text).
+    const caption = page.getByRole('table').locator('caption');
+    await page.getByLabel('Text').fill('no such words anywhere');
+    await eventually(async () => expect(await caption.textContent()).toMatch(/^0 of \d+ entries/));
+    await page.getByLabel('Text').fill('written from the test');
+    await eventually(async () => expect(await caption.textContent()).toMatch(/^1 of \d+ entries/));
+    await page.getByLabel('Status').selectOption('errors');
+    await eventually(async () => expect(await caption.textContent()).toMatch(/^0 of 0 entries/));
+    await page.getByLabel('Status').selectOption('all');
+    await page.getByLabel('Text').fill('');
   });
 
   it('looks up a user and disables them: their next client call is refused', async () => {
@@ -205,6 +215,21 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByRole('row').filter({ hasText: client.user_id }).getByText('disabled').waitFor();
     const refused = await clientCall('/functions/call', { name: 'addItem', arguments: ['after the disable'] }, client.access_token);
     expect(refused.status).toBe(401);
+
+    // A registration waiting for its confirmation, confirmed from the console: the account can then sign in.
+    const providers = await api<{ _id: string; name: string; config?: Record<string, unknown> }[]>('GET', `/groups/${await groupId()}/apps/${app._id}/auth_providers`);
+    const userpass = providers.body.find((provider) => provider.name === 'local-userpass')!;
+    const changed = await api('PUT', `/groups/${await groupId()}/apps/${app._id}/auth_providers/${userpass._id}`, { config: { ...userpass.config, autoConfirm: false, emailConfirmationUrl: 'http://localhost/confirm' } });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(204);
+    const registered = await clientCall('/auth/providers/local-userpass/register', { email: 'waiting@example.com', password: 'waiting-password' });
+    expect(registered.status, await registered.text()).toBe(201);
+    await page.reload();
+    const pending = page.getByRole('row').filter({ hasText: 'waiting@example.com' });
+    await pending.getByRole('button', { name: 'Confirm waiting@example.com' }).click();
+    await page.getByRole('button', { name: 'Yes, confirm waiting@example.com' }).click();
+    await page.getByText('No registration is waiting for confirmation.').waitFor();
+    const login = await clientCall('/auth/providers/local-userpass/login', { username: 'waiting@example.com', password: 'waiting-password' });
+    expect(login.status).toBe(200);
   });
 
   it('runs a function as the system user and as a user, with arguments', async () => {
