@@ -84,7 +84,7 @@ export function AppsPage({ api }: { api: AdminApi }) {
                   label={`Delete ${app.name}`}
                   consequences={
                     <p>
-                      Deleting <strong>{app.name}</strong> removes its configuration, deployments, users, logs and sync history. Clients using <code>{app.client_app_id}</code> stop working. This cannot be undone.
+                      Deleting <strong>{app.name}</strong> removes the app with its configuration and deployments and drops its sync history; clients using <code>{app.client_app_id}</code> can no longer reach it. This cannot be undone.
                     </p>
                   }
                   onConfirm={async () => {
