@@ -172,6 +172,18 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     const apps = await api<{ _id: string; name: string; client_app_id: string; template_id?: string }[]>('GET', `/groups/${await groupId()}/apps`);
     app = apps.body.find((candidate) => candidate.name === 'console-todo')!;
     expect(app).toMatchObject({ template_id: 'web.mql.todo' });
+
+    // An empty app, then deleted: the consequences first, then the app is gone from the list and the API.
+    await page.getByLabel('Name').fill('console-scratch');
+    await page.getByLabel('Template').selectOption('');
+    await page.getByRole('button', { name: 'Create app' }).click();
+    const scratch = page.getByRole('row').filter({ hasText: 'console-scratch' });
+    await scratch.getByRole('button', { name: 'Delete console-scratch' }).click();
+    await scratch.getByText('This cannot be undone').waitFor();
+    await scratch.getByRole('button', { name: 'Yes, delete console-scratch' }).click();
+    await scratch.waitFor({ state: 'detached' });
+    const after = await api<{ name: string }[]>('GET', `/groups/${await groupId()}/apps`);
+    expect(after.body.map((candidate) => candidate.name).sort()).toEqual(['console-todo', 'todo']);
   });
 
   it("shows a function call's log entry live, and its whole record", async () => {
