@@ -10,6 +10,8 @@ import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { AdminAuthService } from './auth/admin-auth.service';
 import { ApiKeyLoginController } from './auth/api-key-login.controller';
 import { ZipBodyParser } from './common/zip-body';
+import { ConsoleController } from './console/console.controller';
+import { ConsoleFiles } from './console/console-files';
 import { AppStateService } from './deploy/app-state.service';
 import { DependenciesController } from './dependencies/dependencies.controller';
 import { DependenciesService } from './dependencies/dependencies.service';
@@ -72,6 +74,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     GraphqlSchemaController,
     HostingAssetsController,
     DependenciesController,
+    ConsoleController,
   ],
   providers: [
     AdminAuthService,
@@ -90,6 +93,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     RulesEvaluationService,
     FunctionCalls,
     SyncStatusService,
+    { provide: ConsoleFiles, useFactory: () => new ConsoleFiles() },
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
   ],
 })

@@ -120,6 +120,7 @@ main().catch((error: unknown) => {
 function adminLines(url: string, bootstrap: BootstrapResult): string[] {
   return [
     `  admin API: ${url}/api/admin/v3.0 (group ${bootstrap.groupId})`,
+    `    console: ${url}/console (sign in as the admin user below, or with an admin API key)`,
     `    log in:  curl -s -X POST ${url}/api/admin/v3.0/auth/providers/local-userpass/login -H 'Content-Type: application/json' -d '{"username":"${bootstrap.adminUsername}","password":"<password>"}'`,
     bootstrap.generatedAdminPassword
       ? `    admin user "${bootstrap.adminUsername}", generated password (shown once, set TESSERA_ADMIN_PASSWORD to choose your own): ${bootstrap.generatedAdminPassword}`
