@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { createHmac, randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
@@ -9,7 +10,9 @@ import { eventually, makeTempDir, startServerProcess, type ServerProcess } from 
 // each from where the previous one left the page, and each saves a screenshot the README shows.
 const chromiumPath = process.env['TESSERA_CHROMIUM'] ?? '/usr/bin/chromium';
 const hasChromium = existsSync(chromiumPath);
-const screenshots = join(__dirname, '..', '..', 'docs', 'console');
+// The screenshots go to docs/console (what the README shows) when TESSERA_CONSOLE_SCREENSHOTS=1, else to a
+// temporary directory, so a test run leaves the checkout as it found it.
+const screenshots = process.env['TESSERA_CONSOLE_SCREENSHOTS'] === '1' ? join(__dirname, '..', '..', 'docs', 'console') : join(tmpdir(), 'tessera-console-screenshots');
 const password = 'console-test-password';
 
 if (!hasChromium) process.stderr.write(`console tests skipped: no Chromium at ${chromiumPath} (apt-get install chromium, or set TESSERA_CHROMIUM)\n`);
