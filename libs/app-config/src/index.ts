@@ -42,3 +42,13 @@ export {
   httpsEndpointsProblems,
   httpsEndpoints,
 } from './https-endpoints';
+export {
+  type DataApiConfig,
+  type DataApiConfigFile,
+  type DataApiConfigProblem,
+  DATA_API_CONFIG_FILE,
+  DATA_API_VERSIONS,
+  dataApiConfigOf,
+  dataApiConfigProblems,
+  withDataApiDefaults,
+} from './data-api-config';

@@ -4,7 +4,7 @@ import type { AppUser } from '@tessera/platform';
 import { AuthService } from '../client-api/auth/auth.service';
 import { invalidSession } from '../client-api/client-api.error';
 import type { ClientApp } from '../client-api/client-apps.service';
-import type { DataApiConfig } from './data-api-config';
+import type { DataApiConfig } from '@tessera/app-config';
 import { DataApiError, DataApiErrorCode } from './data-api.error';
 import { EndpointCredentials, type RequestHeaders } from './endpoint-credentials';
 

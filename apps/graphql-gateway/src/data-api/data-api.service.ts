@@ -20,7 +20,7 @@ import { asWireError } from '../client-api/functions/functions.service';
 import { normalizeDataSourceCall } from '../client-api/functions/mongodb-actions';
 import { RemoteDataAccess } from '../client-api/functions/remote-data-access.port';
 import { type DataApiCaller, DataApiCallers } from './data-api-caller';
-import { type DataApiConfig, dataApiConfigOf } from './data-api-config';
+import { type DataApiConfig, dataApiConfigOf } from '@tessera/app-config';
 import { mediaTypeOf, parseRequestBody, responseFormat, serializeResponse } from './data-api-format';
 import { type DataApiAction, isDataApiAction, toDataApiResponse, toDataSourceCall, withUpsertId } from './data-api-request';
 import { DataApiError, DataApiErrorCode } from './data-api.error';
