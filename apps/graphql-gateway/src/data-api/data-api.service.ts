@@ -116,7 +116,8 @@ export class DataApiService implements OnModuleInit {
       const refusal = requestProofRefusal(config.validation_method, secret, { rawQuery: rawQueryOf(request.raw.url), headers, body: request.body }, ENDPOINT_SIGNATURE);
       if (refusal !== undefined) throw new DataApiError(DataApiErrorCode.AuthError, refusal);
     }
-    const caller = await this.callers.callerOf(app, config, headers, request.raw.ip);
+    const caller = await this.callers.callerOf(app, config, request);
+    await this.callers.assertMayRun(config, caller, request);
     record.userId = caller.userId;
     const body = parseRequestBody(single(headers['content-type']), request.body);
     const { call, upsertId } = withUpsertId(toDataSourceCall(action, body));
