@@ -39,7 +39,7 @@ export class DeployedFunctionsPort implements AppFunctionsPort {
 
 /** The Data API's script as the run-as setting of a function that answers the id of the user it runs as. */
 export function dataApiRunAsFunction(script: string): DeployedFunction {
-  return { config: { name: 'data_api', run_as_user_id_script_source: script } as FunctionConfig, source: 'exports = function () { return context.user.id; };' };
+  return { config: { name: 'data_api', run_as_user_id_script_source: script }, source: 'exports = function () { return context.user.id; };' };
 }
 
 export class DeployedValuesPort implements ValuesPort {
