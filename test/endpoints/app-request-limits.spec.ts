@@ -4,7 +4,7 @@ import { dataApi, serverApiKey, withDataApiConfig } from '../data-api/data-api-s
 import { curl } from '../hosting/hosting-support';
 import { type MetricReader, startMetricReader } from '../support/metric-reader';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { httpsEndpoint } from './endpoint-config';
+import { httpsEndpoint, linkOpenCluster } from './endpoint-config';
 
 // Per-app request budgets over real HTTP on the real host: a small budget (burst 20, one request back every
 // 10 s, so nothing refills while a test runs), spent on one surface, refuses every other surface of the same
@@ -13,13 +13,7 @@ const BURST = 20;
 
 function withEverySurface(app: AppConfig, domain: string): void {
   app.authProviders.push({ name: 'anon-user', type: 'anon-user' }, { name: 'api-key', type: 'api-key' });
-  app.services.push({
-    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
-    defaultRule: { roles: [{ name: 'all', apply_when: {}, read: true, write: true, insert: true, delete: true, search: true }] },
-    collectionRules: [],
-    rules: [],
-    webhooks: [],
-  });
+  linkOpenCluster(app);
   app.services.push({ config: { name: 'hooks', type: 'http', config: {} }, collectionRules: [], rules: [], webhooks: [{ config: { name: 'ping', respond_result: true, options: { httpMethod: 'ANY', validationMethod: 'NO_VALIDATION' } }, source: 'exports = () => "pong";' }] });
   app.functions.push({ config: { name: 'hello', private: true, run_as_system: true }, source: 'exports = () => "hello";' });
   app.extraFiles.set(HTTPS_ENDPOINTS_FILE, new TextEncoder().encode(JSON.stringify([httpsEndpoint('/hello', 'hello', { http_method: 'GET' })])));

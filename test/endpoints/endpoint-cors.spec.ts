@@ -1,7 +1,7 @@
 import { type AppConfig, HTTPS_ENDPOINTS_FILE } from '@tessera/app-config';
 import { dataApi, serverApiKey, withDataApiConfig } from '../data-api/data-api-support';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { httpsEndpoint } from './endpoint-config';
+import { httpsEndpoint, linkOpenCluster } from './endpoint-config';
 
 // CORS of `/app/<client app id>/endpoint/*` over real HTTP: an app listing `allowed_request_origins` gets
 // preflights answered and its origins allowed on the Data API and its custom endpoints, any other origin is
@@ -13,13 +13,7 @@ const notes = { dataSource: 'mongodb-atlas', database: 'cors', collection: 'note
 function withEndpoints(app: AppConfig, origins?: string[]): void {
   if (origins) app.settings.security = { allowed_request_origins: origins };
   app.authProviders.push({ name: 'api-key', type: 'api-key' });
-  app.services.push({
-    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
-    defaultRule: { roles: [{ name: 'all', apply_when: {}, read: true, write: true, insert: true, delete: true, search: true }] },
-    collectionRules: [],
-    rules: [],
-    webhooks: [],
-  });
+  linkOpenCluster(app);
   app.functions.push({ config: { name: 'hello', private: true, run_as_system: true }, source: 'exports = () => ({ hello: "world" });' });
   app.extraFiles.set(HTTPS_ENDPOINTS_FILE, new TextEncoder().encode(JSON.stringify([httpsEndpoint('/hello', 'hello', { http_method: 'GET' })])));
   withDataApiConfig(app, { disabled: false, versions: ['v1'], return_type: 'JSON' });
