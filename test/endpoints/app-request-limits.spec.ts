@@ -38,8 +38,9 @@ describe('per-app request budgets', () => {
   it('refuses every surface of an app once its budget is spent, with 429 TooManyRequests and Retry-After, and counts the refusals', async () => {
     const app = await host.createApp('spender', (config) => withEverySurface(config, 'spender.example.test'));
     const hostPort = new URL(host.url).host;
-    // The site at its own domain is served once the domain table has it (refreshed in the background).
-    await eventually(async () => expect((await curl(['-H', 'Host: spender.example.test', `http://${hostPort}/missing.html`])).status).toBe(404));
+    // The site at its own domain is served once the domain table has it (refreshed in the background): until
+    // then the request is no app's (the routes' 404, spending nothing); then hosting's own 404 (spending one).
+    await eventually(async () => expect((await curl(['-H', 'Host: spender.example.test', `http://${hostPort}/missing.html`])).body).toContain('no hosted file at /missing.html'));
     const login = await host.anonymousLogin(app.clientAppId);
     const { key } = await serverApiKey(host, app.clientAppId, 'spender');
     const endpoint = `${host.url}/app/${app.clientAppId}/endpoint`;
@@ -59,6 +60,8 @@ describe('per-app request budgets', () => {
       ['Data API', () => fetchAnswer(`${endpoint}/data/v1/action/find`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ dataSource: 'mongodb-atlas', database: 'd', collection: 'c' }) })],
       ['HTTPS endpoint', () => fetchAnswer(`${endpoint}/hello`, { headers: { apiKey: key } })],
       ['hosting by path', () => fetchAnswer(`${host.url}/hosting/${app.clientAppId}/index.html`)],
+      // Spelling the app id another way names the same app and the same budget.
+      ['HTTPS endpoint, app id percent-encoded', () => fetchAnswer(`${endpoint.replace(app.clientAppId, percentEncoded(app.clientAppId))}/hello`, { headers: { apiKey: key } })],
       ['hosting by domain', async () => {
         const answer = await curl(['-H', 'Host: spender.example.test', `http://${hostPort}/index.html`]);
         return { status: answer.status, retryAfter: answer.headers['retry-after'] ?? null, body: answer.body };
@@ -72,7 +75,7 @@ describe('per-app request budgets', () => {
     }
     const refused = (await meters.points('tessera.http.rate_limited')).filter((point) => point.attributes['app_id'] === app.appId);
     const bySurface = Object.fromEntries(refused.map((point) => [String(point.attributes['surface']), point.value]));
-    expect(bySurface).toMatchObject({ 'client-api': expect.any(Number) as unknown, graphql: 1, webhook: 1, 'data-api': 1, endpoint: 1, hosting: 2 });
+    expect(bySurface).toMatchObject({ 'client-api': expect.any(Number) as unknown, graphql: 1, webhook: 1, 'data-api': 1, endpoint: 2, hosting: 2 });
     expect(bySurface['client-api']).toBeGreaterThanOrEqual(3);
   });
 
@@ -101,4 +104,9 @@ describe('per-app request budgets', () => {
 async function fetchAnswer(url: string, init?: RequestInit): Promise<{ status: number; retryAfter: string | null; body: string }> {
   const response = await fetch(url, init);
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.text() };
+}
+
+/** Every character as %XX, as a client may send a path segment. */
+function percentEncoded(text: string): string {
+  return [...Buffer.from(text)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 }
