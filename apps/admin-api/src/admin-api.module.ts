@@ -44,6 +44,7 @@ import { UsersController } from './users/users.controller';
 import { UserRegistrationsService } from './users/user-registrations.service';
 import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
+import { DataApiConfigController } from './endpoints/data-api-config.controller';
 import { EndpointsController } from './endpoints/endpoints.controller';
 
 /** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
@@ -63,6 +64,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     SecretsController,
     ValuesController,
     EndpointsController,
+    DataApiConfigController,
     FunctionsController,
     TemplatesController,
     LogsController,

@@ -179,6 +179,8 @@ const environmentSchema = z.object({
   TESSERA_FUNCTION_TIME_LIMIT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(300),
   TESSERA_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(10),
   TESSERA_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(60 * 60).default(10),
+  TESSERA_APP_REQUESTS_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(2_000),
+  TESSERA_APP_REQUEST_BURST: z.coerce.number().int().min(1).max(10_000_000).optional(),
   TESSERA_OAUTH_GOOGLE_JWKS_URL: z.string().url().default('https://www.googleapis.com/oauth2/v3/certs'),
   TESSERA_OAUTH_GOOGLE_TOKEN_URL: z.string().url().default('https://oauth2.googleapis.com/token'),
   TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL: z.string().url().default('https://accounts.google.com/o/oauth2/v2/auth'),
@@ -246,6 +248,12 @@ export interface Settings {
   requestTimeoutMs: number;
   /** On SIGTERM, how long work in flight may finish before running functions are terminated and the process exits. */
   shutdownDrainMs: number;
+  /**
+   * Each app's request budget on the client-facing HTTP surfaces, per gateway process (token bucket):
+   * `requestsPerSecond` sustained (TESSERA_APP_REQUESTS_PER_SECOND, default 2000; 0 turns limiting off) and
+   * `burst` at once (TESSERA_APP_REQUEST_BURST, default twice the rate). Requests over it get 429.
+   */
+  appRequestLimit: { requestsPerSecond: number; burst: number };
   /**
    * Where the OAuth 2.0 providers' keys and endpoints are (TESSERA_OAUTH_*): the providers' published URLs by
    * default; a deployment behind a proxy, or a test's stand-in provider, points them elsewhere.
@@ -346,6 +354,10 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     functionTimeLimitMs: Math.round(env.TESSERA_FUNCTION_TIME_LIMIT_SECONDS * 1000),
     requestTimeoutMs: Math.round(env.TESSERA_REQUEST_TIMEOUT_SECONDS * 1000),
     shutdownDrainMs: Math.round(env.TESSERA_SHUTDOWN_DRAIN_SECONDS * 1000),
+    appRequestLimit: {
+      requestsPerSecond: env.TESSERA_APP_REQUESTS_PER_SECOND,
+      burst: env.TESSERA_APP_REQUEST_BURST ?? Math.max(1, Math.ceil(env.TESSERA_APP_REQUESTS_PER_SECOND * 2)),
+    },
     oauth: {
       googleJwksUrl: env.TESSERA_OAUTH_GOOGLE_JWKS_URL,
       googleTokenUrl: env.TESSERA_OAUTH_GOOGLE_TOKEN_URL,
