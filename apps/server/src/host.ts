@@ -25,8 +25,10 @@ export interface RunningHost {
   /** Base URL of the HTTP edge, e.g. `http://localhost:8080`. */
   url: string;
   bootstrap: BootstrapResult;
-  /** Port of the datastore service's MongoDB wire server, when this process runs it. */
+  /** Port of the datastore MongoDB wire server, when this process runs it (the datastore service, or standalone mode). */
   datastorePort: number | undefined;
+  /** Standalone mode: why the datastore wire server is not running although configured (its port was taken). */
+  datastoreUnavailable: string | undefined;
   /** Port of the apps' MongoDB wire endpoint, when this process serves it. */
   wirePort: number | undefined;
   /** Writes plain text to the process's output after every log line written so far (the start banner). */
@@ -77,7 +79,8 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
   return {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
-    datastorePort: settings.services.includes('datastore') ? app.get(DatastoreWireService).port : undefined,
+    datastorePort: datastoreWireOf(app)?.port,
+    datastoreUnavailable: datastoreWireOf(app)?.unavailable,
     wirePort: settings.wire.port !== undefined ? wirePortOf(app) : undefined,
     print: (text) => output.print(text),
     nest: app,
@@ -162,6 +165,15 @@ function traceHttpEdge(app: NestFastifyApplication): void {
     spans.get(request)?.end(reply.statusCode, request.routeOptions.url);
     done();
   });
+}
+
+/** The datastore wire server, when the host mounted it (the datastore service, or standalone mode with a port). */
+function datastoreWireOf(app: NestFastifyApplication): DatastoreWireService | undefined {
+  try {
+    return app.get(DatastoreWireService, { strict: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /** The apps' wire endpoint's port, when the host mounted it (it does beside a real gateway). */
