@@ -20,6 +20,7 @@ import { isPlainObject } from '../bson/values';
 import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
 import { compileFilter } from '../engine/mingo';
+import { checkSort, select, type SelectStats } from '../engine/query';
 import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, type ServerCursor } from './cursors';
 import { WireCommandError } from './errors';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
@@ -256,6 +257,57 @@ async function count(call: Invocation): Promise<Document> {
   const limit = numberField(command, 'limit');
   const n = await collection(call).countDocuments(documentField(command, 'query') ?? {}, { skip: numberField(command, 'skip'), limit: limit ? Math.abs(limit) : undefined, ...queryOption(call) });
   return { n, ok: 1 };
+}
+
+/** The plan stage MongoDB names for one of the planner's plans (`IXSCAN <index>`, `COLLSCAN`, `IDHACK`, `OR (...)`). */
+function planStage(description: string, indexes: Map<string, { spec: Document; multikey: boolean }>, direction: 'forward' | 'backward'): Document {
+  if (description === 'COLLSCAN') return { stage: 'COLLSCAN', direction: 'forward' };
+  if (description === 'IDHACK') return { stage: 'IDHACK' };
+  if (description.startsWith('OR (')) {
+    const branches = description.slice(4, -1).split(', ');
+    return { stage: 'FETCH', inputStage: { stage: 'OR', inputStages: branches.map((branch) => planStage(branch, indexes, 'forward').inputStage as Document) } };
+  }
+  const name = description.replace(/^IXSCAN /, '').replace(/ \(sort\)$/, '');
+  const index = indexes.get(name);
+  return { stage: 'FETCH', inputStage: { stage: 'IXSCAN', keyPattern: index?.spec ?? {}, indexName: name, isMultiKey: index?.multikey ?? false, direction } };
+}
+
+/**
+ * `explain` of `find` and `count`: the plan the embedded planner picks, run once to report what it examined
+ * (MongoDB's `queryPlanner.winningPlan` and `executionStats` shapes, one plan, no rejected ones).
+ */
+async function explain(call: Invocation): Promise<Document> {
+  const inner = documentField(call.command, 'explain');
+  if (!inner) fail(2, 'BadValue', "explain requires a command document");
+  const verbosity = call.command.verbosity ?? 'allPlansExecution';
+  if (verbosity !== 'queryPlanner' && verbosity !== 'executionStats' && verbosity !== 'allPlansExecution') fail(2, 'BadValue', `verbosity string must be one of {'queryPlanner', 'executionStats', 'allPlansExecution'}`);
+  const kind = Object.keys(inner)[0];
+  if (kind !== 'find' && kind !== 'count') fail(115, 'CommandNotSupported', `explain of '${kind ?? ''}' is not supported by the Tessera datastore (find and count are)`);
+  refuse(inner, ['collation']);
+  const name = inner[kind];
+  if (typeof name !== 'string' || name.length === 0) fail(73, 'InvalidNamespace', `collection name must be a non-empty string for ${kind}`);
+  const filter = documentField(inner, kind === 'find' ? 'filter' : 'query') ?? {};
+  const sort = kind === 'find' ? checkSort(documentField(inner, 'sort') as SortSpec | undefined) : undefined;
+  const limit = numberField(inner, 'limit');
+  const options = { sort, skip: numberField(inner, 'skip'), limit: limit ? Math.abs(limit) : undefined, variables: documentField(inner, 'let') };
+  const state = call.client.store.collection(call.db, name);
+  const stats: SelectStats = { plan: 'EOF', keysExamined: 0, docsExamined: 0 };
+  const started = Date.now();
+  // A view or a missing collection has no plan of the planner's: reported as MongoDB reports an empty one.
+  const returned = state && !state.view ? select(state, filter, options, stats).length : 0;
+  const indexes = new Map([...(state?.indexes.values() ?? [])].map((index) => [index.name, { spec: index.spec as Document, multikey: index.multikey }]));
+  const sortField = sort ? Object.keys(sort)[0] : undefined;
+  const winningPlan = stats.plan === 'EOF' ? { stage: 'EOF' } : planStage(stats.plan, indexes, sortField !== undefined && sort?.[sortField] === -1 && stats.plan.endsWith('(sort)') ? 'backward' : 'forward');
+  return {
+    explainVersion: '1',
+    queryPlanner: { namespace: `${call.db}.${name}`, indexFilterSet: false, parsedQuery: filter, winningPlan, rejectedPlans: [] },
+    ...(verbosity === 'queryPlanner'
+      ? {}
+      : { executionStats: { executionSuccess: true, nReturned: returned, executionTimeMillis: Date.now() - started, totalKeysExamined: stats.keysExamined, totalDocsExamined: stats.docsExamined } }),
+    command: { ...inner, $db: call.db },
+    serverInfo: { host: call.connection.me, version: serverVersion },
+    ok: 1,
+  };
 }
 
 async function distinct(call: Invocation): Promise<Document> {
@@ -662,6 +714,7 @@ const handlers: Record<string, Handler> = {
   aggregate,
   count,
   distinct,
+  explain,
   commitTransaction,
   abortTransaction,
 };
