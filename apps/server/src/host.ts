@@ -8,7 +8,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { configureEmbeddedDatastore } from '@tessera/datastore';
 import { AppServicesExceptionFilter, appServicesClientErrorHandler, installAppServicesContentType, recordRoutes } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
-import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase, SecretsAtRest } from '@tessera/platform';
+import { AdminUserStore, AppRegistry, DataSources, DeploymentReconciler, DeploymentStore, PlatformDatabase, SecretsAtRest } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
 import { Logger } from 'nestjs-pino';
@@ -69,7 +69,11 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
   await app.startAllMicroservices();
 
   const bootstrap = firstStart
-    ? await bootstrapPlatform(settings, { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore), secretsAtRest: app.get(SecretsAtRest) }, example)
+    ? await bootstrapPlatform(
+        settings,
+        { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore), secretsAtRest: app.get(SecretsAtRest), dataSources: app.get(DataSources) },
+        example,
+      )
     : // The banner lists the apps a service serves; the datastore service serves the platform database
       // itself (possibly mapped to its own URI, not listening yet), so it reads nothing at boot.
       { groupId: '', adminUsername: settings.admin.username, apps: settings.services.every((service) => service === 'datastore') ? [] : await app.get(AppRegistry).list() };
