@@ -611,7 +611,7 @@ function checkIndexes(c: Checker, rule: JsonObject, file: string): void {
       c.report(rule, file, at, 'rule.indexes.entry.type', 'an index must be an object with a key pattern');
       return;
     }
-    const index = entry as JsonObject;
+    const index = entry;
     for (const option of Object.keys(index)) {
       if (!indexOptions.has(option)) c.report(rule, file, `${at}.${option}`, 'rule.indexes.option', `index option ${JSON.stringify(option)} is not supported (key, name, unique, sparse)`);
     }

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { BSON, type Document, EJSON } from 'bson';
-import { type MongoClient, MongoBulkWriteError, MongoServerError } from 'mongodb';
+import { type MongoClient, MongoBulkWriteError, MongoServerError, type WriteError } from 'mongodb';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
 import { connectDatastore, type DataTarget, resolveTarget, type TargetOptions } from '../data/datastore-connection';
@@ -110,7 +110,8 @@ async function insertBatch(client: MongoClient, db: string, name: string, batch:
     return { inserted: result.insertedCount, failed: [] };
   } catch (error) {
     if (error instanceof MongoBulkWriteError) {
-      const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+      const listed: unknown = error.writeErrors;
+      const errors = (Array.isArray(listed) ? listed : [listed]) as WriteError[];
       return { inserted: error.result.insertedCount, failed: errors.map((e) => e.errmsg ?? 'refused') };
     }
     throw error;

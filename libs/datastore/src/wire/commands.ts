@@ -287,7 +287,7 @@ async function explain(call: Invocation): Promise<Document> {
   const name = inner[kind];
   if (typeof name !== 'string' || name.length === 0) fail(73, 'InvalidNamespace', `collection name must be a non-empty string for ${kind}`);
   const filter = documentField(inner, kind === 'find' ? 'filter' : 'query') ?? {};
-  const sort = kind === 'find' ? checkSort(documentField(inner, 'sort') as SortSpec | undefined) : undefined;
+  const sort = kind === 'find' ? checkSort(documentField(inner, 'sort')) : undefined;
   const limit = numberField(inner, 'limit');
   const options = { sort, skip: numberField(inner, 'skip'), limit: limit ? Math.abs(limit) : undefined, variables: documentField(inner, 'let') };
   const state = call.client.store.collection(call.db, name);
@@ -295,7 +295,7 @@ async function explain(call: Invocation): Promise<Document> {
   const started = Date.now();
   // A view or a missing collection has no plan of the planner's: reported as MongoDB reports an empty one.
   const returned = state && !state.view ? select(state, filter, options, stats).length : 0;
-  const indexes = new Map([...(state?.indexes.values() ?? [])].map((index) => [index.name, { spec: index.spec as Document, multikey: index.multikey }]));
+  const indexes = new Map([...(state?.indexes.values() ?? [])].map((index) => [index.name, { spec: index.spec, multikey: index.multikey }]));
   const sortField = sort ? Object.keys(sort)[0] : undefined;
   const winningPlan = stats.plan === 'EOF' ? { stage: 'EOF' } : planStage(stats.plan, indexes, sortField !== undefined && sort?.[sortField] === -1 && stats.plan.endsWith('(sort)') ? 'backward' : 'forward');
   return {
