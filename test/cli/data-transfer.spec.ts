@@ -110,7 +110,7 @@ describe('the standalone wire server and tessera data export/import', () => {
     await lists.insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: new ObjectId(), name: `list ${i}`, owner_id: `user-${i % 25}` })));
     await lists.createIndex({ name: 1 }, { unique: true, name: 'list_name' });
     await lists.createIndex({ owner_id: 1, name: -1 });
-    await client.db('todo').collection('users').insertOne({ _id: 'user-1', name: 'Ada' });
+    await client.db('todo').collection<{ _id: string; name: string }>('users').insertOne({ _id: 'user-1', name: 'Ada' });
     await client.db('todo').createCollection('open_items', { viewOn: 'items', pipeline: [{ $match: { isComplete: false } }] });
     for (const coll of ['items', 'lists', 'users']) original[coll] = await contents(client, 'todo', coll);
 

@@ -17,7 +17,7 @@ import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './boots
 import { prepareDataDirectory } from './bootstrap/data-directory';
 import { DatastoreWireService } from './datastore-service';
 import { AppWireService } from './wire/app-wire.service';
-import { HostModule, messagingOptions, type ServiceReplacements } from './host.module';
+import { HostModule, messagingOptions, runsDatastoreWire, type ServiceReplacements } from './host.module';
 import { HostLogger } from './logging/host-logger';
 import { createLogOutput } from './logging/log-output';
 
@@ -83,8 +83,8 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
   return {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
-    datastorePort: datastoreWireOf(app)?.port,
-    datastoreUnavailable: datastoreWireOf(app)?.unavailable,
+    datastorePort: runsDatastoreWire(settings) ? app.get(DatastoreWireService).port : undefined,
+    datastoreUnavailable: runsDatastoreWire(settings) ? app.get(DatastoreWireService).unavailable : undefined,
     wirePort: settings.wire.port !== undefined ? wirePortOf(app) : undefined,
     print: (text) => output.print(text),
     nest: app,
@@ -169,15 +169,6 @@ function traceHttpEdge(app: NestFastifyApplication): void {
     spans.get(request)?.end(reply.statusCode, request.routeOptions.url);
     done();
   });
-}
-
-/** The datastore wire server, when the host mounted it (the datastore service, or standalone mode with a port). */
-function datastoreWireOf(app: NestFastifyApplication): DatastoreWireService | undefined {
-  try {
-    return app.get(DatastoreWireService, { strict: false });
-  } catch {
-    return undefined;
-  }
 }
 
 /** The apps' wire endpoint's port, when the host mounted it (it does beside a real gateway). */
