@@ -26,6 +26,7 @@ export class DatastoreWireService implements OnApplicationBootstrap, OnApplicati
         // The clusters live where standalone mode keeps them, so one data directory serves either mode (and
         // in standalone mode the server shares this process's open stores: one writer per directory).
         clustersDir: embeddedClusterDir(this.settings.dataDir, ''),
+        defaultCluster: this.settings.datastoreDefaultCluster,
         port,
         host,
         credentials,

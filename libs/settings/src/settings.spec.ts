@@ -42,6 +42,10 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ TESSERA_DATASTORE_PORT: '70000' })).toThrow(/TESSERA_DATASTORE_PORT/);
     // Standalone mode runs the wire server unless told `off`; the datastore service cannot do without it.
     expect(loadSettings({ TESSERA_DATASTORE_PORT: 'off' }).datastorePort).toBeUndefined();
+    // The cluster of connections naming none (MongoDB's tools): Atlas's and the example app's Cluster0 unless set.
+    expect(loadSettings({}).datastoreDefaultCluster).toBe('Cluster0');
+    expect(loadSettings({ TESSERA_DATASTORE_DEFAULT_CLUSTER: 'Shop' }).datastoreDefaultCluster).toBe('Shop');
+    expect(() => loadSettings({ TESSERA_DATASTORE_DEFAULT_CLUSTER: '../x' })).toThrow(/TESSERA_DATASTORE_DEFAULT_CLUSTER/);
     expect(() => loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'datastore', TESSERA_DATASTORE_PORT: 'off' })).toThrow(/TESSERA_DATASTORE_PORT: the datastore service needs a port/);
   });
 

@@ -143,6 +143,8 @@ const environmentSchema = z.object({
   // The datastore service's one user (SCRAM-SHA-256); the other processes put it in TESSERA_CLUSTER_URIS.
   TESSERA_DATASTORE_USER: z.string().min(1).default('tessera'),
   TESSERA_DATASTORE_PASSWORD: z.string().min(12, 'must be at least 12 characters (openssl rand -base64 24)').optional(),
+  // The cluster of wire connections whose handshake names none (MongoDB's tools, which name themselves).
+  TESSERA_DATASTORE_DEFAULT_CLUSTER: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/, 'expected a cluster name (letters, digits, _ - .)').default('Cluster0'),
   TESSERA_DATASTORE_TLS_CERT: z.string().min(1).optional(),
   TESSERA_DATASTORE_TLS_KEY: z.string().min(1).optional(),
   // The apps' MongoDB wire endpoint (wireProtocolEnabled): off unless a port is given.
@@ -221,6 +223,8 @@ export interface Settings {
   datastoreCredentials: { user: string; password: string } | undefined;
   /** PEM files of the datastore wire server's TLS certificate and key. */
   datastoreTls: TlsFiles | undefined;
+  /** The cluster a wire connection gets when its handshake's `appName` names none (or is a MongoDB tool's). */
+  datastoreDefaultCluster: string;
   /** The apps' MongoDB wire endpoint (spec 2.5 wireProtocolEnabled): off when `port` is undefined. */
   wire: { port: number | undefined; host: string; tls: TlsFiles | undefined };
   admin: { username: string; password: string | undefined };
@@ -349,6 +353,7 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     datastoreTruncateLog: env.TESSERA_DATASTORE_TRUNCATE_LOG === undefined ? undefined : absolutePoint(env.TESSERA_DATASTORE_TRUNCATE_LOG),
     datastoreCredentials: env.TESSERA_DATASTORE_PASSWORD === undefined ? undefined : { user: env.TESSERA_DATASTORE_USER, password: env.TESSERA_DATASTORE_PASSWORD },
     datastoreTls: tlsFiles(env.TESSERA_DATASTORE_TLS_CERT, env.TESSERA_DATASTORE_TLS_KEY, 'TESSERA_DATASTORE_TLS'),
+    datastoreDefaultCluster: env.TESSERA_DATASTORE_DEFAULT_CLUSTER,
     wire: { port: env.TESSERA_WIRE_PORT, host: env.TESSERA_WIRE_HOST ?? env.HOST, tls: tlsFiles(env.TESSERA_WIRE_TLS_CERT, env.TESSERA_WIRE_TLS_KEY, 'TESSERA_WIRE_TLS') },
     admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
