@@ -123,7 +123,7 @@ describe('the standalone wire server and tessera data export/import', () => {
     // it has none in the example app, so it is not the app's and stays out).
     expect(readdirSync(join(out, 'todo')).sort()).toEqual(['items.bson', 'items.metadata.json', 'lists.bson', 'lists.metadata.json', 'users.bson', 'users.metadata.json']);
     const metadata = EJSON.parse(readFileSync(join(out, 'todo', 'lists.metadata.json'), 'utf8'), { relaxed: false }) as Document;
-    expect(Object.keys(metadata)).toEqual(['indexes', 'collectionName']);
+    expect(Object.keys(metadata)).toEqual(['indexes', 'collectionName', 'type']);
     expect(metadata.collectionName).toBe('lists');
     expect(metadata.indexes.map((index: Document) => index.name)).toEqual(['_id_', 'list_name', 'owner_id_1_name_-1']);
     expect(readFileSync(join(out, 'todo', 'lists.metadata.json'), 'utf8')).toContain('"v":{"$numberInt":"2"}');
@@ -162,7 +162,7 @@ describe('the standalone wire server and tessera data export/import', () => {
     expect(existsSync(join(gz, 'todo', 'items.bson.gz'))).toBe(true);
     expect(existsSync(join(gz, 'todo', 'open_items.bson.gz'))).toBe(false);
     const viewMeta = EJSON.parse(gunzipSync(readFileSync(join(gz, 'todo', 'open_items.metadata.json.gz'))).toString('utf8')) as Document;
-    expect(viewMeta).toMatchObject({ options: { viewOn: 'items' }, indexes: [], collectionName: 'open_items' });
+    expect(viewMeta).toMatchObject({ options: { viewOn: 'items' }, indexes: [], collectionName: 'open_items', type: 'view' });
 
     const json = join(work.path, 'dump-json');
     expect((await tessera(['data', 'export', '--remote', appId, '--out', json, '--type', 'json'], env)).code).toBe(0);

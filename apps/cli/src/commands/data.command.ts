@@ -75,7 +75,7 @@ async function exportData(ctx: CliContext, options: CommonOptions & { out: strin
         const indexes = view ? [] : ((await coll.listIndexes().toArray()) as Document[]);
         const base = join(dir, escapeCollectionName(name));
         const metadata = openOutput(`${base}.metadata.json`, options.gzip === true);
-        await write(metadata.stream, metadataText({ options: (info.options as Document | undefined) ?? {}, indexes, collectionName: name }));
+        await write(metadata.stream, metadataText({ options: (info.options as Document | undefined) ?? {}, indexes, collectionName: name, type: view ? 'view' : 'collection' }));
         await metadata.close();
         let documents = 0;
         if (!view) {

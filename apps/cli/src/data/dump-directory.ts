@@ -22,6 +22,8 @@ export interface CollectionMetadata {
   indexes: Document[];
   uuid?: string;
   collectionName: string;
+  /** `collection` or `view` (mongodump 100.x writes it; older dumps lack it). */
+  type?: string;
 }
 
 /** Characters a URL path segment keeps as they are (mongodump escapes collection names so). */
@@ -48,6 +50,7 @@ export function metadataText(metadata: CollectionMetadata): string {
   ordered.indexes = metadata.indexes;
   if (metadata.uuid) ordered.uuid = metadata.uuid;
   ordered.collectionName = metadata.collectionName;
+  if (metadata.type) ordered.type = metadata.type;
   return EJSON.stringify(ordered, { relaxed: false });
 }
 

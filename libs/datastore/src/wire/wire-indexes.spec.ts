@@ -113,5 +113,11 @@ describe('indexes through the wire server', () => {
     expect(dup).toBeInstanceOf(MongoServerError);
     expect((dup as MongoServerError).code).toBe(11000);
     expect((await items.listIndexes().toArray()).map((index) => index.name)).not.toContain('owner_unique');
+    // mongorestore sends each index with the `ns` old servers kept: the matching one is accepted, another refused.
+    const shop = client.db('shop');
+    await shop.command({ createIndexes: 'items', indexes: [{ v: 2, key: { qty: 1 }, name: 'qty_1', ns: 'shop.items' }] });
+    const foreign = await shop.command({ createIndexes: 'items', indexes: [{ key: { qty: 1, owner: 1 }, name: 'x', ns: 'other.items' }] }).catch((error: unknown) => error);
+    expect((foreign as MongoServerError).codeName).toBe('BadValue');
+    expect((await items.listIndexes().toArray()).map((index) => index.name)).toContain('qty_1');
   });
 });
