@@ -115,10 +115,23 @@ function checkMaxTimeMS(command: Document): void {
   if (n > maxTimeMSLimit) fail(2, 'BadValue', `BSON field 'maxTimeMS' value must be <= ${maxTimeMSLimit}, actual value '${n}'`);
 }
 
+/**
+ * A `collation`: the simple one (binary comparison, what every query does without one) is accepted, as
+ * MongoDB accepts it; any locale is refused, since the embedded engine compares strings by code point only.
+ */
+function checkCollation(value: unknown): void {
+  if (!isPlainObject(value)) fail(14, 'TypeMismatch', "BSON field 'collation' is the wrong type, expected type 'object'");
+  if (value.locale === undefined) fail(40414, 'Location40414', "BSON field 'locale' is missing but a required field");
+  if (value.locale === 'simple' && Object.keys(value).length === 1) return;
+  fail(115, 'CommandNotSupported', `collation ${JSON.stringify(value)} is not supported by the Tessera datastore (only {locale: 'simple'})`);
+}
+
 /** Options the embedded engine cannot honour are refused rather than silently ignored. */
 function refuse(command: Document, fields: string[]): void {
   for (const field of fields) {
-    if (command[field] !== undefined) fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore`);
+    if (command[field] === undefined) continue;
+    if (field === 'collation') checkCollation(command[field]);
+    else fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore`);
   }
 }
 
@@ -607,7 +620,7 @@ async function dropDatabase(call: Invocation): Promise<Document> {
 }
 
 // `ns` is what old servers kept in index specs; mongorestore still sends it (MongoDB accepts the matching one).
-const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background', 'ns']);
+const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background', 'ns', 'collation']);
 
 async function createIndexes(call: Invocation): Promise<Document> {
   const indexes = call.command.indexes;
@@ -622,6 +635,7 @@ async function createIndexes(call: Invocation): Promise<Document> {
       if (!supportedIndexOptions.has(option)) fail(197, 'InvalidIndexSpecificationOption', `The index option '${option}' is not supported by the Tessera datastore`);
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
+    if (spec.collation !== undefined) checkCollation(spec.collation);
     if (spec.ns !== undefined && spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${String(spec.ns)}) doesn't match the namespace '${call.db}.${name}'`);
     await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true });
   }

@@ -120,4 +120,26 @@ describe('indexes through the wire server', () => {
     expect((foreign as MongoServerError).codeName).toBe('BadValue');
     expect((await items.listIndexes().toArray()).map((index) => index.name)).toContain('qty_1');
   });
+
+  it("accepts the simple collation everywhere the driver sends one, and refuses a locale with MongoDB's error shapes", async () => {
+    const simple = { locale: 'simple' };
+    expect(await items.countDocuments({ owner: 'u1' }, { collation: simple })).toBe(20);
+    expect(await items.find({ owner: 'u1' }, { collation: simple }).toArray()).toHaveLength(20);
+    expect(await items.distinct('owner', { qty: { $lt: 3 } }, { collation: simple })).toEqual(['u0', 'u1', 'u2']);
+    expect((await items.updateMany({ owner: 'u1' }, { $set: { seen: true } }, { collation: simple })).modifiedCount).toBe(20);
+    expect(await items.createIndex({ seen: 1 }, { collation: simple })).toBe('seen_1');
+    for (const attempt of [
+      () => items.find({ owner: 'U1' }, { collation: { locale: 'en', strength: 2 } }).toArray(),
+      () => items.deleteMany({ owner: 'U1' }, { collation: { locale: 'en', strength: 1 } }),
+      () => items.aggregate([{ $match: { owner: 'U1' } }], { collation: { locale: 'en' } }).toArray(),
+    ]) {
+      const refused = await attempt().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(MongoServerError);
+      expect((refused as MongoServerError).code).toBe(115);
+    }
+    const missing = await client.db('shop').command({ find: 'items', collation: { strength: 2 } }).catch((error: unknown) => error);
+    expect((missing as MongoServerError).code).toBe(40414);
+    // Nothing was deleted by the refused delete.
+    expect(await items.countDocuments({ owner: 'u1' })).toBe(20);
+  });
 });
