@@ -636,7 +636,7 @@ async function createIndexes(call: Invocation): Promise<Document> {
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
     if (spec.collation !== undefined) checkCollation(spec.collation);
-    if (spec.ns !== undefined && spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${String(spec.ns)}) doesn't match the namespace '${call.db}.${name}'`);
+    if (spec.ns !== undefined && spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${JSON.stringify(spec.ns)}) doesn't match the namespace '${call.db}.${name}'`);
     await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true });
   }
   const numIndexesAfter = call.client.store.collection(call.db, name)?.indexes.size ?? numIndexesBefore;
