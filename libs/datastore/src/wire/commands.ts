@@ -4,7 +4,7 @@
  * server-side cursors, sessions and transactions, and change streams. Replies follow MongoDB's shapes:
  * write failures as `writeErrors`, command failures as `{ok: 0, errmsg, code, codeName}`.
  */
-import { Long, ObjectId } from 'bson';
+import { calculateObjectSize, Long, ObjectId } from 'bson';
 import {
   type BulkWriteOperation,
   type BulkWriteResult,
@@ -643,6 +643,31 @@ async function createIndexes(call: Invocation): Promise<Document> {
   return { createdCollectionAutomatically: !existed, numIndexesBefore, numIndexesAfter, ok: 1 };
 }
 
+/**
+ * `collStats`, as far as tools read it: document count and sizes (the documents' BSON sizes; the engine keeps
+ * them in memory, so storage equals data) and the indexes. mongodump asks it to learn the storage engine.
+ */
+function collStats(call: Invocation): Document {
+  const name = collectionName(call);
+  const state = call.client.store.collection(call.db, name);
+  if (state?.view) fail(166, 'CommandNotSupportedOnView', `Namespace ${call.db}.${name} is a view, not a collection`);
+  let size = 0;
+  for (const rec of state?.records.values() ?? []) size += calculateObjectSize(rec.doc);
+  const count = state?.records.size ?? 0;
+  const indexNames = [...(state?.indexes.keys() ?? [])];
+  return {
+    ns: `${call.db}.${name}`,
+    count,
+    size,
+    avgObjSize: count ? Math.round(size / count) : 0,
+    storageSize: size,
+    nindexes: indexNames.length,
+    totalIndexSize: 0,
+    indexSizes: Object.fromEntries(indexNames.map((index) => [index, 0])),
+    ok: 1,
+  };
+}
+
 async function listIndexes(call: Invocation): Promise<Document> {
   const name = collectionName(call);
   if (!call.client.store.collection(call.db, name)) fail(26, 'NamespaceNotFound', `ns does not exist: ${call.db}.${name}`);
@@ -720,6 +745,7 @@ const handlers: Record<string, Handler> = {
   dropDatabase,
   createIndexes,
   listIndexes,
+  collStats,
   dropIndexes,
   find,
   insert,

@@ -121,6 +121,18 @@ describe('indexes through the wire server', () => {
     expect((await items.listIndexes().toArray()).map((index) => index.name)).toContain('qty_1');
   });
 
+  it('answers collStats with counts and sizes (mongodump asks it), and refuses it on a view', async () => {
+    const shop = client.db('shop');
+    const stats = await shop.command({ collStats: 'items' });
+    expect(stats).toMatchObject({ ns: 'shop.items', count: 2000, ok: 1 });
+    expect(stats.size).toBeGreaterThan(2000 * 30);
+    expect(stats.nindexes).toBe((await items.listIndexes().toArray()).length);
+    expect(stats.numExtents).toBeUndefined();
+    await shop.createCollection('items_view', { viewOn: 'items', pipeline: [] });
+    const refused = await shop.command({ collStats: 'items_view' }).catch((error: unknown) => error);
+    expect((refused as MongoServerError).code).toBe(166);
+  });
+
   it("accepts the simple collation everywhere the driver sends one, and refuses a locale with MongoDB's error shapes", async () => {
     const simple = { locale: 'simple' };
     expect(await items.countDocuments({ owner: 'u1' }, { collation: simple })).toBe(20);
