@@ -71,6 +71,22 @@ export class AuthService {
     return response;
   }
 
+  /**
+   * Links a provider's identity to the user of a session that is still valid (the OAuth redirect flow, which
+   * comes back without the user's token): as `login?link=true` with that session's access token.
+   */
+  async linkSession(app: ClientApp, providerName: string, body: Record<string, unknown>, session: { userId: string; sessionId: string; deviceId: string }, clientAddress?: string): Promise<{ access_token: string; user_id: string; device_id: string }> {
+    const stored = await app.users.findSession(session.sessionId);
+    if (!stored || stored.userId !== session.userId || stored.expiresAt.getTime() <= Date.now()) throw invalidSession('the session that started linking has ended');
+    const current = await app.users.findUser(session.userId);
+    if (!current) throw invalidSession('user not found');
+    if (current.disabled) throw new ClientApiError(ClientApiErrorCode.UserDisabled, 'user disabled', { httpStatus: 401 });
+    const provider = enabledProvider(app, providerName);
+    const identity = await this.providers.identify(app, provider, body, clientAddress);
+    const user = await this.link(app, current, provider, identity);
+    return { access_token: await this.accessToken(app, user, { deviceId: session.deviceId, sessionId: session.sessionId }), user_id: user._id, device_id: session.deviceId };
+  }
+
   /** Issues a new refresh-token session and its first access token. */
   async startSession(app: ClientApp, userId: string, deviceId: string): Promise<LoginResponse> {
     const user = await app.users.findUser(userId);
