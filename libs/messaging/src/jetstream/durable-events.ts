@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { context as otelContext, propagation, SpanKind, trace } from '@opentelemetry/api';
-import { type EventPayload, type EventPayloadInput, type EventSubject, MessageHeaders, parseEventPayload } from '@tessera/contracts';
+import { type EventPayloadInput, type EventSubject, MessageHeaders, parseEventPayload } from '@tessera/contracts';
 import {
   AckPolicy,
   connect,

@@ -9,6 +9,13 @@ import { Mailer } from './mailer';
 import type { UserpassTokenPurpose } from '@tessera/platform';
 
 const tokenLifetimeSeconds = 30 * 60;
+/** How the admin API's `send_confirm` names a refusal of the client API. */
+const OUTCOME_OF_ERROR = new Map<string, SendConfirmationResponse['outcome']>([
+  [ClientApiErrorCode.UserNotFound, 'not_found'],
+  [ClientApiErrorCode.AppNotFound, 'not_found'],
+  [ClientApiErrorCode.UserAlreadyConfirmed, 'already_confirmed'],
+  [ClientApiErrorCode.AuthProviderNotFound, 'not_enabled'],
+]);
 const PROVIDER = 'local-userpass';
 
 /**
@@ -68,8 +75,7 @@ export class UserpassService {
       return { outcome: await this.startConfirmation(app, provider, email) };
     } catch (error) {
       if (!(error instanceof ClientApiError)) throw error;
-      const outcome = error.errorCode === ClientApiErrorCode.UserNotFound || error.errorCode === ClientApiErrorCode.AppNotFound ? 'not_found' : error.errorCode === ClientApiErrorCode.UserAlreadyConfirmed ? 'already_confirmed' : error.errorCode === ClientApiErrorCode.AuthProviderNotFound ? 'not_enabled' : 'failed';
-      return { outcome, message: error.message };
+      return { outcome: OUTCOME_OF_ERROR.get(error.errorCode) ?? 'failed', message: error.message };
     }
   }
 
