@@ -240,17 +240,19 @@ export class InProcessDurableEvents extends DurableEvents {
       wakeAll(group);
       return;
     }
-    for (const { stored } of batch) this.finish(stream, group, stored.sequence);
+    // Events every group finished are dropped once for the batch (dropping is a copy of what stays).
+    for (const { stored } of batch) this.finish(stream, group, stored.sequence, false);
+    this.trim(stream, Date.now());
   }
 
   /** Marks an event done for a group and drops events every group is done with. */
-  private finish(stream: StreamState, group: GroupState, sequence: number): void {
+  private finish(stream: StreamState, group: GroupState, sequence: number, trim = true): void {
     const event = this.find(stream, sequence);
     if (event) settle(event, group);
     group.deliveries.delete(sequence);
     group.done.add(sequence);
     while (group.done.delete(group.ackFloor + 1)) group.ackFloor++;
-    this.trim(stream, Date.now());
+    if (trim) this.trim(stream, Date.now());
   }
 
   private trim(stream: StreamState, now: number): void {
