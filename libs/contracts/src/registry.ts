@@ -2,6 +2,7 @@ import { type z } from 'zod';
 import { AppDeletedSchema } from './schemas/apps-app-deleted.schema';
 import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
 import { AppAuthEventSchema } from './schemas/apps-auth-event-occurred.schema';
+import { SendConfirmationRequestSchema, SendConfirmationResponseSchema } from './schemas/apps-registration-send-confirmation.schema';
 import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
@@ -60,6 +61,11 @@ export const contracts = {
   [Subjects.AppsAuthEventOccurred]: event({
     description: "An app user was created, logged in or was deleted (App Services' auth event); one function-runtime replica runs the app's authentication triggers on it.",
     payload: AppAuthEventSchema,
+  }),
+  [Subjects.AppsRegistrationSendConfirmation]: command({
+    description: "Send a pending email/password user's confirmation again, as the provider is configured: run its confirmation function or email a new confirmation token; any one client-API replica answers.",
+    request: SendConfirmationRequestSchema,
+    response: SendConfirmationResponseSchema,
   }),
   [Subjects.DatastoreDocumentChanged]: event({
     description: 'A document changed in a linked data source (change-stream event in canonical EJSON).',

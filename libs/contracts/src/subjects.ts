@@ -17,6 +17,8 @@ export const Subjects = {
   AppsUserChanged: 'apps.user.changed',
   /** Event: an app user was created, logged in or was deleted; authentication triggers run on it (function runtime). */
   AppsAuthEventOccurred: 'apps.auth-event.occurred',
+  /** Command: send a pending email/password user's confirmation again (admin API `send_confirm`; client API). */
+  AppsRegistrationSendConfirmation: 'apps.registration.send-confirmation',
   /** Event: a document changed in a linked data source (triggers, sync, change streams). */
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Event: a sync-service replica appended to a partition's history; every replica wakes its sessions on it. */

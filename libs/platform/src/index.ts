@@ -25,3 +25,4 @@ export * from './user-import';
 export * from './custom-user-data';
 export * from './trigger-states';
 export * from './declared-indexes';
+export * from './auth-events';

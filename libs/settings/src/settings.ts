@@ -189,6 +189,8 @@ const environmentSchema = z.object({
   TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL: z.string().url().default('https://accounts.google.com/o/oauth2/v2/auth'),
   TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL: z.string().url().default('https://www.facebook.com/v18.0/dialog/oauth'),
   TESSERA_OAUTH_APPLE_JWKS_URL: z.string().url().default('https://appleid.apple.com/auth/keys'),
+  TESSERA_OAUTH_APPLE_AUTHORIZE_URL: z.string().url().default('https://appleid.apple.com/auth/authorize'),
+  TESSERA_OAUTH_APPLE_TOKEN_URL: z.string().url().default('https://appleid.apple.com/auth/token'),
   TESSERA_OAUTH_FACEBOOK_GRAPH_URL: z.string().url().default('https://graph.facebook.com'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
@@ -276,6 +278,9 @@ export interface Settings {
     facebookAuthorizeUrl: string;
     /** Apple's JSON Web Key Set (Sign in with Apple id tokens). */
     appleJwksUrl: string;
+    /** Where the redirect flow sends the browser to sign in with Apple, and where Apple's code is exchanged. */
+    appleAuthorizeUrl: string;
+    appleTokenUrl: string;
     /** The Graph API base URL (`/debug_token` checks an access token, `/me` reads the user). */
     facebookGraphUrl: string;
   };
@@ -387,6 +392,8 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
       googleAuthorizeUrl: env.TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL,
       facebookAuthorizeUrl: env.TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL,
       appleJwksUrl: env.TESSERA_OAUTH_APPLE_JWKS_URL,
+      appleAuthorizeUrl: env.TESSERA_OAUTH_APPLE_AUTHORIZE_URL,
+      appleTokenUrl: env.TESSERA_OAUTH_APPLE_TOKEN_URL,
       facebookGraphUrl: env.TESSERA_OAUTH_FACEBOOK_GRAPH_URL.replace(/\/+$/, ''),
     },
     telemetry: {
