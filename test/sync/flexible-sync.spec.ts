@@ -116,7 +116,32 @@ describe('flexible sync sessions (protocol level)', () => {
     const upload = c.upload(1, [...taskSchema(), ...writeTask('mine-1', { owner_id: userId, status: 'open', name: 'mine' })]);
     const ack = await c.next();
     expect(ack).toMatchObject({ type: 'download', batchState: 'steadyState', downloadClientVersion: upload.progressClientVersion });
+    // The client made the write on top of everything it had been sent: the acknowledgement carries nothing.
+    expect(ack.type === 'download' && ack.changesets).toEqual([]);
     expect(await cluster.db('app').collection('Task').findOne({ _id: 'mine-1' })).toMatchObject({ owner_id: userId, status: 'open', name: 'mine' });
+    c.close();
+  });
+
+  it('acknowledges an upload that crossed a bootstrap on the wire with the written object as the collection holds it', async () => {
+    const { client: c, userId } = await client();
+    await c.openSession(1, 1, { Task: `owner_id == "${userId}"` });
+    c.upload(1, [...taskSchema(), ...writeTask('crossed', { owner_id: userId, status: 'open', name: 'first' })]);
+    await c.next();
+    // The client changes its query and, before the bootstrap reaches it, renames the task: its write is made
+    // on top of a server version older than the bootstrap, which carries the task's earlier name.
+    const before = c.serverVersion;
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 2, queries: { Task: `owner_id == "${userId}" OR status == "open"` } });
+    const upload = c.upload(1, writeTask('crossed', { name: 'second' }, false), before);
+    const bootstrap = await c.bootstrap();
+    expect(objectsOf(bootstrap).created).toContain('Task/crossed');
+    const ack = await c.next();
+    if (ack.type !== 'download') throw new Error(`expected the acknowledgement, got ${ack.type}`);
+    expect(ack.downloadClientVersion).toBe(upload.progressClientVersion);
+    expect(ack.changesets.map((changeset) => changeset.lastIntegratedClientVersion)).toEqual([upload.progressClientVersion]);
+    const renamed = ack.changesets.flatMap((changeset) => parseChangeset(changeset.changeset).instructions).find((instruction) => instruction.type === 'Update' && instruction.field === 'name');
+    expect(renamed).toMatchObject({ object: { value: 'crossed' }, value: { type: 'String', value: 'second' } });
+    expect(c.objects.get('Task')?.get('crossed')).toMatchObject({ name: 'second' });
+    expect(await cluster.db('app').collection('Task').findOne({ _id: 'crossed' })).toMatchObject({ name: 'second' });
     c.close();
   });
 

@@ -100,16 +100,19 @@ export class FlexibleTestClient {
     return this.bootstrap();
   }
 
-  /** Uploads one changeset of `instructions` as the client's next version. */
-  upload(sessionIdent: number, instructions: Instruction[]): UploadMessage {
+  /**
+   * Uploads one changeset of `instructions` as the client's next version, made on top of server version
+   * `integrated` (by default everything the client has integrated so far).
+   */
+  upload(sessionIdent: number, instructions: Instruction[], integrated = this.serverVersion): UploadMessage {
     const clientVersion = ++this.clientVersion;
     const message: UploadMessage = {
       type: 'upload',
       sessionIdent,
       progressClientVersion: clientVersion,
-      progressServerVersion: this.serverVersion,
-      lockedServerVersion: this.serverVersion,
-      changesets: [{ clientVersion, lastIntegratedServerVersion: this.serverVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: 0, changeset: encodeChangeset({ instructions }) }],
+      progressServerVersion: integrated,
+      lockedServerVersion: integrated,
+      changesets: [{ clientVersion, lastIntegratedServerVersion: integrated, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: 0, changeset: encodeChangeset({ instructions }) }],
     };
     // The client's own write shows at once; the server's answer (acknowledgement, or what undoes it) follows.
     this.apply(instructions);

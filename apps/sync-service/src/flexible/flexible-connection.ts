@@ -42,6 +42,7 @@ import {
   SERVER_FILE_IDENT,
   SyncProtocolError,
   type SyncedPrimaryKey,
+  type SyncSchema,
   touchedObjects,
   type UploadMessage,
 } from '@tessera/sync-protocol';
@@ -52,6 +53,12 @@ import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type Flexibl
 import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
 
 type Document = Record<string, unknown>;
+
+/** A changeset's instructions headed by the schema of the types whose objects it creates (once per type). */
+function withSchema(schema: SyncSchema, instructions: readonly Instruction[]): Instruction[] {
+  const created = new Set(instructions.flatMap((instruction) => (instruction.type === 'CreateObject' ? [instruction.table] : [])));
+  return created.size === 0 ? [...instructions] : [...schemaInstructions(schema, created), ...instructions];
+}
 
 export interface FlexibleConnectionContext {
   appId: string;
@@ -392,13 +399,14 @@ export class FlexibleConnection {
     // The document as it is now, not as the change left it: this session's own upload, or a write fanned out
     // later, may have changed it since, and the client must end up with what the collection holds.
     const current = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id }));
-    const instructions = this.objectState(session, app, table, id, current);
+    const instructions = withSchema(app.schema, this.objectState(session, app, table, id, current));
     if (instructions.length > 0) this.send(this.download(session, instructions, 'steadyState', 1));
   }
 
   /**
    * The instructions that bring the client's copy of one object to `after` as the view allows it: the whole
-   * object when it is in the view, an erasure when the client holds it and it is not. Updates what is held.
+   * object when it is in the view, an erasure when the client holds it and it is not (no schema: withSchema
+   * adds it once per changeset). Updates what is held.
    */
   private objectState(session: FlexibleSession, app: FlexibleApp, table: string, id: unknown, after: Document | null): Instruction[] {
     const schema = app.schema;
@@ -410,7 +418,7 @@ export class FlexibleConnection {
       if (written.ok && object) {
         session.held.set(key, { table, object });
         this.context.hub.hold(session, key, true);
-        return [...schemaInstructions(schema, [table]), ...written.instructions];
+        return written.instructions;
       }
     }
     if (!held) return [];
@@ -441,6 +449,12 @@ export class FlexibleConnection {
     const writes: FlexibleWrite[] = [];
     const rejected: RejectedUpdate[] = [];
     const answer: Instruction[] = [];
+    // The client wrote without having integrated everything this session sent it (a bootstrap or a change made
+    // elsewhere crossed the upload on the wire). The client merges such a changeset with its own write, by its
+    // rules and before the server has integrated the write, so its copy of a written object may end differently
+    // from the collection: the acknowledgement then carries every written object as the collection holds it,
+    // which the client applies as it is (it already integrated its own write).
+    const crossed = fresh.some((changeset) => changeset.lastIntegratedServerVersion < session.serverVersion);
     const objects = touchedObjects(instructions).filter((object) => app.collectionOf(object.table) !== undefined);
     for (const object of objects) {
       const ref = app.collectionOf(object.table)!;
@@ -472,6 +486,7 @@ export class FlexibleConnection {
       if (app.mode.asymmetricTables.includes(object.table)) continue;
       const key = heldKey(object.table, id);
       if (post && inView(session.view, object.table, post)) {
+        if (crossed) answer.push(...this.objectState(session, app, object.table, id, post));
         session.held.set(key, { table: object.table, object: object.object });
         this.context.hub.hold(session, key, true);
       } else if (session.held.has(key) || pre === null) {
@@ -489,7 +504,7 @@ export class FlexibleConnection {
     session.uploadServerVersion = Math.max(session.uploadServerVersion, message.progressServerVersion);
     // The upload is acknowledged by the DOWNLOAD (its client version); with it, what undoes refused writes. The
     // compensating-write error goes first: the client reports it once it integrates that DOWNLOAD's version.
-    const acknowledgement = this.download(session, answer, 'steadyState', 1);
+    const acknowledgement = this.download(session, withSchema(app.schema, answer), 'steadyState', 1);
     if (rejected.length > 0) {
       this.report({ kind: 'refused', code: 231, message: rejected.map((update) => update.reason).join('; ') }, session.ident);
       this.send(compensatingWriteMessage(session.ident, { rejectedClientVersion: last?.clientVersion ?? session.clientVersion, compensatingWriteServerVersion: session.serverVersion, updates: rejected }));
