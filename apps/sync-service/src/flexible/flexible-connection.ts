@@ -47,7 +47,7 @@ import {
   type UploadMessage,
 } from '@tessera/sync-protocol';
 import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
-import { type SyncReport, type SyncSocket } from '../sessions/sync-connection';
+import { type CommonClientMessage, type CommonServerMessage, type ConnectionSession, SessionConnection, type SessionConnectionContext, type SyncSocket } from '../sessions/session-connection';
 import { queryableFieldsFor } from '../sessions/sync-config';
 import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type FlexibleWrite, heldKey } from './flexible-hub';
 import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
@@ -60,15 +60,12 @@ function withSchema(schema: SyncSchema, instructions: readonly Instruction[]): I
   return created.size === 0 ? [...instructions] : [...schemaInstructions(schema, created), ...instructions];
 }
 
-export interface FlexibleConnectionContext {
-  appId: string;
-  userId: string;
+export interface FlexibleConnectionContext extends SessionConnectionContext {
   sync(): Promise<SyncAppView>;
   permissions(): Promise<PermissionScope>;
   hub: FlexibleHub;
   /** Issues a client file ident and salt (the app's file registry, shared with partition sync). */
   registerClientFile(epoch: number): Promise<{ ident: number; salt: bigint }>;
-  report(report: SyncReport): void;
 }
 
 /** Objects per bootstrap changeset (one changeset per DOWNLOAD message). */
@@ -83,7 +80,7 @@ interface HeldObject {
   object: PrimaryKey;
 }
 
-class FlexibleSession implements FlexibleListener {
+class FlexibleSession implements FlexibleListener, ConnectionSession {
   readonly id = randomUUID();
   clientFileIdent?: number;
   queryVersion = 0;
@@ -110,26 +107,12 @@ class FlexibleSession implements FlexibleListener {
   }
 }
 
-export class FlexibleConnection {
-  private readonly sessions = new Map<number, FlexibleSession>();
-  private readonly refusedBinds = new Set<number>();
-  private queue: Promise<void> = Promise.resolve();
-  private closed = false;
-
+export class FlexibleConnection extends SessionConnection<FlexibleSession, FlexibleClientMessage, FlexibleServerMessage> {
   constructor(
-    private readonly socket: SyncSocket,
+    socket: SyncSocket,
     private readonly context: FlexibleConnectionContext,
-  ) {}
-
-  receive(bytes: Uint8Array): void {
-    this.enqueue(() => this.handleFrame(bytes));
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const session of this.sessions.values()) this.endSession(session);
-    this.sessions.clear();
+  ) {
+    super(socket, context);
   }
 
   /** The live sessions, as operations list them (a flexible session has no partition: its query version). */
@@ -151,61 +134,19 @@ export class FlexibleConnection {
     });
   }
 
-  shutDown(): void {
-    this.socket.close();
-    this.close();
+  protected decode(bytes: Uint8Array): FlexibleClientMessage {
+    return decodeFlexibleClientMessage(bytes);
   }
 
-  private endSession(session: FlexibleSession): void {
+  protected encode(message: FlexibleServerMessage | CommonServerMessage): Uint8Array {
+    return encodeFlexibleServerMessage(message);
+  }
+
+  protected stopSession(session: FlexibleSession): void {
     this.context.hub.unregister(session, session.held.keys());
   }
 
-  private enqueue(task: () => Promise<void>): void {
-    this.queue = this.queue.then(task).catch((error: unknown) => {
-      this.report({ kind: 'internal_error', code: 101, message: error instanceof Error ? error.message : String(error) });
-      this.connectionError(101, 'internal server error');
-    });
-  }
-
-  private report(fields: Omit<SyncReport, 'appId' | 'userId'>, sessionIdent?: number): void {
-    this.context.report({ appId: this.context.appId, userId: this.context.userId, ...(sessionIdent !== undefined ? { sessionIdent } : {}), ...fields });
-  }
-
-  private send(message: FlexibleServerMessage): void {
-    if (!this.closed) this.socket.send(encodeFlexibleServerMessage(message));
-  }
-
-  private connectionError(code: SendableErrorCode, message: string): void {
-    if (this.closed) return;
-    if (code !== 101) this.report({ kind: 'protocol_error', code, message });
-    this.send({ type: 'error', code, message, tryAgain: false, sessionIdent: 0 });
-    this.socket.close();
-    this.close();
-  }
-
-  private refuseBind(ident: number, code: SendableErrorCode, message: string, action: JsonErrorAction): void {
-    this.refusedBinds.add(ident);
-    this.report({ kind: action === 'Transient' ? 'terminated' : 'refused', code, message, action }, ident);
-    this.send(jsonErrorMessage(code, ident, { message, action }));
-  }
-
-  private sessionError(session: FlexibleSession, code: SendableErrorCode, message: string, action: JsonErrorAction): void {
-    session.failed = true;
-    this.endSession(session);
-    this.report({ kind: action === 'ProtocolViolation' ? 'protocol_error' : action === 'Transient' ? 'terminated' : 'refused', code, message, action }, session.ident);
-    this.send(jsonErrorMessage(code, session.ident, { message, action }));
-  }
-
-  private async handleFrame(bytes: Uint8Array): Promise<void> {
-    if (this.closed) return;
-    let message: FlexibleClientMessage;
-    try {
-      message = decodeFlexibleClientMessage(bytes);
-    } catch (error) {
-      if (!(error instanceof SyncProtocolError)) throw error;
-      this.connectionError(error.kind === 'unknown_message' ? 102 : error.kind === 'bad_decompression' ? 110 : 103, error.message);
-      return;
-    }
+  protected handle(message: Exclude<FlexibleClientMessage, CommonClientMessage>): Promise<void> {
     switch (message.type) {
       case 'bind':
         return this.bind(message);
@@ -215,36 +156,31 @@ export class FlexibleConnection {
         return this.query(message);
       case 'upload':
         return this.upload(message);
-      case 'mark': {
-        const session = this.live(message.sessionIdent);
-        if (!session) return;
-        if (session.clientFileIdent === undefined) return this.connectionError(109, 'MARK before IDENT');
-        // Everything this server has for the session was sent when it happened: download is complete.
-        this.send({ type: 'mark', sessionIdent: session.ident, requestIdent: message.requestIdent });
-        return;
-      }
-      case 'unbind':
-        return this.unbind(message.sessionIdent);
-      case 'ping':
-        this.send({ type: 'pong', timestamp: message.timestamp });
-        return;
-      case 'json_error':
-        this.report({ kind: 'client_error', code: message.code, message: message.json }, message.sessionIdent);
-        return;
+      case 'mark':
+        return this.mark(message.sessionIdent, message.requestIdent);
     }
   }
 
-  private live(ident: number): FlexibleSession | undefined {
-    const session = this.sessions.get(ident);
-    if (!session) {
-      if (!this.refusedBinds.has(ident)) this.connectionError(106, `no session with ident ${ident}`);
-      return undefined;
+  private mark(ident: number, requestIdent: number): Promise<void> {
+    const session = this.live(ident);
+    if (!session) return Promise.resolve();
+    if (session.clientFileIdent === undefined) {
+      this.connectionError(109, 'MARK before IDENT');
+      return Promise.resolve();
     }
-    return session.failed ? undefined : session;
+    // Everything this server has for the session was sent when it happened: download is complete.
+    this.send({ type: 'mark', sessionIdent: session.ident, requestIdent });
+    return Promise.resolve();
+  }
+
+  /** The session a message names, unless it failed (the client has not yet sent its UNBIND). */
+  private live(ident: number): FlexibleSession | undefined {
+    const session = this.boundSession(ident);
+    return session?.failed ? undefined : session;
   }
 
   private async bind(message: FlexibleBindMessage): Promise<void> {
-    if (this.sessions.has(message.sessionIdent) || this.refusedBinds.has(message.sessionIdent)) return this.connectionError(107, `session ident ${message.sessionIdent} is already in use`);
+    if (!this.identFree(message.sessionIdent)) return;
     const { mode, epoch } = await this.context.sync();
     if (mode.kind === 'partition') return this.connectionError(113, 'the app uses partition-based sync: open a partition-based sync configuration');
     if (mode.kind === 'disabled') {
@@ -528,18 +464,5 @@ export class FlexibleConnection {
     }
     if (post === null) return role.checkWrite('delete', pre, undefined).allowed ? undefined : 'permission';
     return role.checkWrite('update', pre, post).allowed ? undefined : 'permission';
-  }
-
-  private unbind(ident: number): Promise<void> {
-    if (this.refusedBinds.delete(ident)) return Promise.resolve();
-    const session = this.sessions.get(ident);
-    if (!session) {
-      this.connectionError(106, `no session with ident ${ident}`);
-      return Promise.resolve();
-    }
-    this.sessions.delete(ident);
-    this.endSession(session);
-    if (!session.failed) this.send({ type: 'unbound', sessionIdent: ident });
-    return Promise.resolve();
   }
 }
