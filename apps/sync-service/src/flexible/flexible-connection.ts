@@ -48,6 +48,7 @@ import { type CommonClientMessage, type CommonServerMessage, type ConnectionSess
 import { queryableFieldsFor } from '../sessions/sync-config';
 import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type FlexibleWrite, heldKey } from './flexible-hub';
 import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
+import { type FlexibleFileState, flexibleFileKey, loadFileState, saveHeld, snapshotCovers } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
@@ -63,6 +64,8 @@ export interface FlexibleConnectionContext extends SessionConnectionContext {
   hub: FlexibleHub;
   /** Issues a client file ident and salt (the app's file registry, shared with partition sync). */
   registerClientFile(epoch: number): Promise<{ ident: number; salt: bigint }>;
+  /** A client file the registry issued in `epoch` (null: never issued, or issued before a re-enable). */
+  clientFile(epoch: number, ident: number): Promise<{ salt: bigint; expired: boolean } | null>;
 }
 
 /** Objects per bootstrap changeset (one changeset per DOWNLOAD message). */
@@ -71,6 +74,10 @@ export const BOOTSTRAP_OBJECTS_PER_MESSAGE = 500;
 const BOOTSTRAP_PAGE = 1_000;
 /** The salt of the latest server version: flexible sessions do not resume from a stored history. */
 const VERSION_SALT = 0n;
+/** How long after a change of what a client holds its snapshot is written (changes in between go with it). */
+const SNAPSHOT_DELAY_MS = 300;
+/** How long an IDENT waits for the snapshot of a connection that has just ended (on this or another replica). */
+const SNAPSHOT_WAIT_MS = [100, 250, 500, 1_000];
 
 interface HeldObject {
   table: string;
@@ -92,6 +99,14 @@ class FlexibleSession implements FlexibleListener, ConnectionSession {
   uploadServerVersion = 0;
   failed = false;
   scope?: Extract<PermissionScope, { ok: true }>;
+  /** The reset epoch the session was bound in, and its client file's key in the stored states. */
+  epoch = 0;
+  recoveryDisabled = false;
+  fileKey?: string;
+  /** Objects erased at a server version the client may not have integrated yet (by heldKey). */
+  readonly released = new Map<string, HeldObject & { version: number }>();
+  /** A snapshot of what the client holds is due (SNAPSHOT_DELAY_MS after the first change). */
+  snapshotDue?: NodeJS.Timeout;
 
   constructor(
     readonly appId: string,
@@ -121,14 +136,25 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
   syncChanged(): void {
     this.enqueue(async () => {
       if (this.sessions.size === 0) return;
-      const { mode } = await this.context.sync();
+      const view = await this.context.sync();
       for (const session of this.sessions.values()) {
-        if (session.failed) continue;
-        if (mode.kind === 'disabled') this.sessionError(session, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
-        else if (mode.kind === 'partition') this.sessionError(session, 201, 'sync was switched to partition-based sync for this app', 'ApplicationBug');
-        else this.sessionError(session, 201, 'the app was deployed again: the session restarts', 'Transient');
+        if (session.failed || this.ended(session, view)) continue;
+        // Still the same sync: the deployment changed (rules, schema), and the session starts again under it.
+        this.sessionError(session, 201, 'the app was deployed again: the session restarts', 'Transient');
       }
     });
+  }
+
+  /**
+   * Ends a session whose sync is gone (spec 3): after a terminate the client retries quietly until sync is
+   * enabled again; after a re-enable its file belongs to an earlier epoch and it resets. True when it ended.
+   */
+  private ended(session: FlexibleSession, { mode, epoch }: SyncAppView): boolean {
+    if (mode.kind === 'disabled') this.sessionError(session, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
+    else if (mode.kind === 'partition') this.sessionError(session, 201, 'sync was switched to partition-based sync for this app', 'ApplicationBug');
+    else if (epoch !== session.epoch) this.resetError(session, 208, 'sync was terminated and enabled again: the client must reset', mode.recoveryDisabled);
+    else return false;
+    return true;
   }
 
   protected decode(bytes: Uint8Array): FlexibleClientMessage {
@@ -141,6 +167,33 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
 
   protected stopSession(session: FlexibleSession): void {
     this.context.hub.unregister(session, session.held.keys());
+    // After the message being handled, if any: its upload may still move the client's upload cursor.
+    this.enqueue(() => this.saveSnapshot(session));
+  }
+
+  /** Writes what the client holds (FlexibleClientFiles), so that a reconnect can erase what left its view. */
+  private async saveSnapshot(session: FlexibleSession): Promise<void> {
+    clearTimeout(session.snapshotDue);
+    session.snapshotDue = undefined;
+    if (!session.fileKey) return;
+    const app = await this.context.hub.app(this.context.appId);
+    if (!app) return;
+    await saveHeld(app.client, session.fileKey, {
+      serverVersion: session.serverVersion,
+      clientVersion: session.clientVersion,
+      objects: [...session.held.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object) })),
+      released: [...session.released.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object), v: held.version })),
+    });
+  }
+
+  /** What the client holds changed: a snapshot is written shortly (one for a burst of changes). */
+  private snapshotSoon(session: FlexibleSession): void {
+    if (session.snapshotDue || !session.fileKey || session.failed) return;
+    session.snapshotDue = setTimeout(() => {
+      session.snapshotDue = undefined;
+      if (!this.closed && !session.failed) this.enqueue(() => this.saveSnapshot(session));
+    }, SNAPSHOT_DELAY_MS);
+    session.snapshotDue.unref();
   }
 
   protected handle(message: Exclude<FlexibleClientMessage, CommonClientMessage>): Promise<void> {
@@ -188,6 +241,8 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     if (!scope.ok) return this.refuseBind(message.sessionIdent, 206, `${scope.reason}: cannot sync`, 'ApplicationBug');
     const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id) => this.enqueue(() => this.externalChange(s, table, id)));
     session.scope = scope;
+    session.epoch = epoch;
+    session.recoveryDisabled = mode.recoveryDisabled;
     this.sessions.set(message.sessionIdent, session);
     this.context.hub.register(session);
     if (message.needClientFileIdent) {
@@ -200,11 +255,49 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     const session = this.live(message.sessionIdent);
     if (!session) return;
     if (session.clientFileIdent !== undefined) return this.connectionError(109, 'IDENT received twice');
+    // A file this server never issued in the current epoch (one from before a terminate and re-enable, or from
+    // another server) cannot continue: the client resets, recovering its unsynced changes unless disabled.
+    const file = await this.context.clientFile(session.epoch, message.clientFileIdent);
+    if (!file) return this.resetError(session, 208, `unknown client file ident ${message.clientFileIdent}: the client must reset`, session.recoveryDisabled);
+    if (file.salt !== message.clientFileIdentSalt) return this.resetError(session, 211, 'client file ident salt mismatch: the client must reset', session.recoveryDisabled);
+    if (file.expired) return this.resetError(session, 222, 'client file expired: the client must reset', session.recoveryDisabled);
+    const app = await this.context.hub.app(this.context.appId);
+    if (!app) return this.sessionError(session, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
+    const fileKey = flexibleFileKey(this.context.appId, session.epoch, message.clientFileIdent);
+    const state = await this.fileState(app, fileKey, message.downloadServerVersion);
+    if (state === 'unknown') {
+      return this.resetError(session, 222, 'the server does not know what this client file holds (its last session ended without saving it): the client must reset', session.recoveryDisabled);
+    }
     session.clientFileIdent = message.clientFileIdent;
-    // A client continuing from an earlier connection gets versions after the one it has.
+    session.fileKey = fileKey;
+    // A client continuing from an earlier connection gets versions after the one it has; the changesets it
+    // re-sends that were integrated before are skipped.
     session.serverVersion = message.downloadServerVersion;
-    session.clientVersion = message.downloadClientVersion;
+    session.clientVersion = Math.max(message.downloadClientVersion, state?.clientVersion ?? 0);
+    for (const entry of state?.held?.objects ?? []) this.restoreHeld(app, session, entry.t, entry.id);
+    for (const entry of state?.held?.released ?? []) if (entry.v > message.downloadServerVersion) this.restoreHeld(app, session, entry.t, entry.id);
     await this.changeQuery(session, message.queryVersion, message.queries);
+  }
+
+  /**
+   * The stored state of a client file, waiting a little for the snapshot of a session that has just ended;
+   * 'unknown' when the client has integrated more than any snapshot says (it may hold objects the server
+   * cannot name), null for a file that never had a session that held anything.
+   */
+  private async fileState(app: FlexibleApp, key: string, downloadServerVersion: number): Promise<FlexibleFileState | null | 'unknown'> {
+    let state = await loadFileState(app.client, key);
+    for (const delay of SNAPSHOT_WAIT_MS) {
+      if (snapshotCovers(state, downloadServerVersion) || (downloadServerVersion === 0 && (state?.clientVersion ?? 0) === 0)) return state;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      state = await loadFileState(app.client, key);
+    }
+    return snapshotCovers(state, downloadServerVersion) ? state : 'unknown';
+  }
+
+  /** An object the client may hold from an earlier connection (a snapshot entry whose type still syncs). */
+  private restoreHeld(app: FlexibleApp, session: FlexibleSession, table: string, id: unknown): void {
+    const object = documentPrimaryKey(app.schema, table, id);
+    if (object) session.held.set(heldKey(table, id), { table, object });
   }
 
   private async query(message: QueryMessage): Promise<void> {
@@ -304,6 +397,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     const changesets = [];
     if (instructions.length > 0 || bootstrap) {
       session.serverVersion = Math.max(session.serverVersion + 1, this.context.hub.nextVersion());
+      this.noteSent(session, instructions);
       const changeset = encodeChangeset({ instructions: [...instructions] });
       changesets.push({ serverVersion: session.serverVersion, lastIntegratedClientVersion: session.clientVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: SERVER_FILE_IDENT, originalChangesetSize: changeset.length, changeset });
     }
@@ -321,6 +415,20 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
       progressEstimate,
       changesets,
     };
+  }
+
+  /**
+   * A changeset goes out at the session's server version: its erasures are kept (by version) until the client
+   * has integrated them, so that a reconnect before then erases those objects again; a snapshot is due.
+   */
+  private noteSent(session: FlexibleSession, instructions: readonly Instruction[]): void {
+    for (const instruction of instructions) {
+      if (instruction.type !== 'EraseObject' && instruction.type !== 'CreateObject') continue;
+      const key = heldKey(instruction.table, primaryKeyToBson(instruction.object));
+      if (instruction.type === 'CreateObject') session.released.delete(key);
+      else session.released.set(key, { table: instruction.table, object: instruction.object, version: session.serverVersion });
+    }
+    this.snapshotSoon(session);
   }
 
   /** A document changed elsewhere: it enters, changes in, or leaves the session's view (or none of these). */
@@ -363,7 +471,10 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
   private async upload(message: UploadMessage): Promise<void> {
     const session = this.live(message.sessionIdent);
     if (!session) return;
-    if (session.clientFileIdent === undefined) return this.connectionError(109, 'UPLOAD before IDENT');
+    const fileKey = session.fileKey;
+    if (fileKey === undefined) return this.connectionError(109, 'UPLOAD before IDENT');
+    // A terminate refuses what is uploaded from then on, even before the session hears of it.
+    if (this.ended(session, await this.context.sync())) return;
     const app = await this.context.hub.app(this.context.appId);
     if (!app) return this.sessionError(session, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
     const fresh = message.changesets.filter((changeset) => changeset.clientVersion > session.clientVersion);
@@ -431,10 +542,13 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     }
     const last = fresh[fresh.length - 1];
     const version = this.context.hub.nextVersion();
-    await this.context.hub.write(app, writes, session.id, version);
+    await this.context.hub.write(app, writes, session.id, version, { key: fileKey, clientVersion: last?.clientVersion ?? session.clientVersion });
     for (const write of writes) if (!app.mode.asymmetricTables.includes(write.table)) this.context.hub.fanOut(app.appId, write.table, write.id, write.after, session);
     if (last) session.clientVersion = last.clientVersion;
     session.uploadServerVersion = Math.max(session.uploadServerVersion, message.progressServerVersion);
+    // The client has integrated every version up to its download progress: erasures up to there are done.
+    for (const [key, released] of session.released) if (released.version <= message.progressServerVersion) session.released.delete(key);
+    this.snapshotSoon(session);
     // The upload is acknowledged by the DOWNLOAD (its client version); with it, what undoes refused writes. The
     // compensating-write error goes first: the client reports it once it integrates that DOWNLOAD's version.
     const acknowledgement = this.download(session, withSchema(app.schema, answer), 'steadyState', 1);

@@ -19,6 +19,7 @@ import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/r
 import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } from '@tessera/sync-protocol';
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
+import { recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
@@ -169,14 +170,19 @@ export class FlexibleHub {
 
   /** Files a session's subscriptions (one query per type), replacing those it had. */
   subscribe(listener: FlexibleListener, queries: ReadonlyMap<string, TranslatedQuery>, previous: Iterable<string>): void {
-    const { index } = this.sessionsOf(listener.appId);
+    const entry = this.apps.get(listener.appId);
+    if (!entry || entry.sessions.get(listener.id) !== listener) return;
+    const { index } = entry;
     for (const table of previous) if (!queries.has(table)) index.remove(listener.id, table);
     for (const [table, query] of queries) index.add(listener.id, table, query);
   }
 
   /** Records that a session's client holds (or no longer holds) an object. */
   hold(listener: FlexibleListener, key: string, held: boolean): void {
-    const { holders } = this.sessionsOf(listener.appId);
+    const entry = this.apps.get(listener.appId);
+    // A session that ended (its socket closed while it was handling a message) holds nothing here any more.
+    if (!entry || entry.sessions.get(listener.id) !== listener) return;
+    const { holders } = entry;
     let set = holders.get(key);
     if (held) {
       if (!set) holders.set(key, (set = new Set()));
@@ -232,10 +238,10 @@ export class FlexibleHub {
 
   /**
    * Writes an upload's accepted documents in one transaction headed by the origin marker, so that the change
-   * feed does not send them back; the caller fans them out.
+   * feed does not send them back, and moves the client file's upload cursor in it; the caller fans them out.
    */
-  async write(app: FlexibleApp, writes: readonly FlexibleWrite[], sessionId: string, version: number): Promise<void> {
-    if (writes.length === 0) return;
+  async write(app: FlexibleApp, writes: readonly FlexibleWrite[], sessionId: string, version: number, file: { key: string; clientVersion: number }): Promise<void> {
+    if (writes.length === 0) return recordIntegrated(app.client, file.key, file.clientVersion);
     const origin: ChangeOrigin = { writer: SYNC_TRANSLATION_WRITER, appId: app.appId, partition: `flexible/${sessionId}`, version };
     const session = app.client.startSession();
     try {
@@ -251,6 +257,7 @@ export class FlexibleHub {
           group.operations.push(write.after === null ? { deleteOne: { filter: { _id: write.id } } } : { replaceOne: { filter: { _id: write.id }, replacement: write.after, upsert: true } });
         }
         for (const { ref, operations } of byCollection.values()) await app.client.db(ref.db).collection(ref.coll).bulkWrite(operations, { ordered: true, session: tx });
+        await recordIntegrated(app.client, file.key, file.clientVersion, tx);
       });
     } finally {
       await session.endSession();

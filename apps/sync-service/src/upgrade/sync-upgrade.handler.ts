@@ -141,6 +141,7 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
         permissions: () => this.apps.permissionScope(appId, userId),
         hub: this.flexible,
         registerClientFile: (epoch) => this.hub.history(historyKey(appId, epoch, FLEXIBLE_FILES)).registerClientFile(),
+        clientFile: (epoch, ident) => this.hub.storage.getClientFile(historyKey(appId, epoch, FLEXIBLE_FILES), ident),
         report: (report) => this.report(report),
         ...(this.metrics ? { metrics: this.metrics } : {}),
       },
