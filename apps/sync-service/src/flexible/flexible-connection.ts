@@ -543,7 +543,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     const last = fresh[fresh.length - 1];
     const version = this.context.hub.nextVersion();
     await this.context.hub.write(app, writes, session.id, version, { key: fileKey, clientVersion: last?.clientVersion ?? session.clientVersion });
-    for (const write of writes) if (!app.mode.asymmetricTables.includes(write.table)) this.context.hub.fanOut(app.appId, write.table, write.id, write.after, session);
+    for (const write of writes) if (!app.mode.asymmetricTables.includes(write.table)) this.context.hub.changed(app.appId, write.table, write.id, write.after, session);
     if (last) session.clientVersion = last.clientVersion;
     session.uploadServerVersion = Math.max(session.uploadServerVersion, message.progressServerVersion);
     // The client has integrated every version up to its download progress: erasures up to there are done.

@@ -6,13 +6,16 @@
  * collections. It must not decide what a session sees: sessions do (FlexibleConnection with flexible-view).
  *
  * Sync's own writes are marked with their origin (as the partition translator marks its transactions), so
- * the change feed drops them; the hub fans them out to the app's other sessions itself.
+ * the change feed drops them; the hub fans them out to the app's other sessions itself. Replicas: the change
+ * feed reaches one replica per change, and an upload one replica; that replica announces the document on
+ * `sync.flexible-document.changed`, and every other replica reads it and tells its own sessions.
  */
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { type AppConfig, type AppService } from '@tessera/app-config';
-import { type ChangeOrigin, type DocumentChanged, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
+import { type ChangeOrigin, type DocumentChanged, type SyncFlexibleDocumentChanged, Subjects, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
 import { type BulkWriteOperation, type DataSourceClient } from '@tessera/datastore';
-import { decodeEjson } from '@tessera/messaging';
+import { decodeEjson, encodeEjson, MessageBus, parseEjson } from '@tessera/messaging';
 import { DataSources, DeployedApps } from '@tessera/platform';
 import { SubscriptionIndex, type TranslatedQuery } from '@tessera/rql';
 import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/rules';
@@ -76,10 +79,13 @@ export class FlexibleHub {
   /** Types created by development-mode clients, per app. */
   private readonly devSchemas = new Map<string, SyncSchema>();
   private lastVersion = 0;
+  /** This process, as its announcements name it. */
+  readonly replica = randomUUID();
 
   constructor(
     private readonly deployed: DeployedApps,
     private readonly dataSources: DataSources,
+    private readonly bus: MessageBus,
   ) {}
 
   /**
@@ -233,7 +239,29 @@ export class FlexibleHub {
       this.logger.warn({ msg: 'flexible sync change without its document skipped', appId: change.appId, db: change.db, coll: change.coll });
       return;
     }
-    this.fanOut(change.appId, table, key['_id'], after);
+    this.changed(change.appId, table, key['_id'], after);
+  }
+
+  /**
+   * A document of a synced type changed, here (an upload of `except`'s, or the change feed): the sessions of
+   * this process hear of it now, those of the other replicas through the announcement.
+   */
+  changed(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener): void {
+    this.fanOut(appId, table, id, after, except);
+    const event: SyncFlexibleDocumentChanged = { appId, table, documentKey: JSON.stringify(encodeEjson(id)), replica: this.replica };
+    // Losing one leaves the other replicas' clients behind on this document until it changes again: log it.
+    this.bus.emit(Subjects.SyncFlexibleDocumentChanged, event).catch((error: unknown) => this.logger.warn({ err: error, appId, table }, 'could not announce a flexible sync change to the other replicas'));
+  }
+
+  /** Another replica announced a changed document: the sessions here whose views it concerns read it. */
+  async changedElsewhere(event: SyncFlexibleDocumentChanged): Promise<void> {
+    if (event.replica === this.replica || !this.apps.has(event.appId)) return;
+    const app = await this.app(event.appId);
+    const ref = app?.collectionOf(event.table);
+    if (!app || !ref) return;
+    const id = parseEjson(event.documentKey);
+    const after = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id })) as Document | null;
+    this.fanOut(event.appId, event.table, id, after);
   }
 
   /**
