@@ -232,7 +232,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
   private async bind(message: FlexibleBindMessage): Promise<void> {
     if (!this.identFree(message.sessionIdent)) return;
     const { mode, epoch } = await this.context.sync();
-    if (mode.kind === 'partition') return this.connectionError(113, 'the app uses partition-based sync: open a partition-based sync configuration');
+    if (mode.kind === 'partition') return this.connectionError(114, 'the app uses partition-based sync: open a partition-based sync configuration');
     if (mode.kind === 'disabled') {
       if (mode.terminated) return this.refuseBind(message.sessionIdent, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
       return this.refuseBind(message.sessionIdent, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
