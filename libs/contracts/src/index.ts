@@ -20,5 +20,6 @@ export * from './schemas/remote-error.schema';
 export * from './schemas/system-health-ping.schema';
 export * from './schemas/sync-history-appended.schema';
 export * from './schemas/sync-flexible-document-changed.schema';
+export * from './schemas/apps-development-schema-apply.schema';
 export * from './schemas/sync-status-read.schema';
 export * from './subjects';

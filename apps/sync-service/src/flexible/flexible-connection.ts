@@ -103,6 +103,8 @@ class FlexibleSession implements FlexibleListener, ConnectionSession {
   epoch = 0;
   recoveryDisabled = false;
   fileKey?: string;
+  /** The app's rules and sync configuration when the session started (FlexibleApp.fingerprint). */
+  fingerprint?: string;
   /** Objects erased at a server version the client may not have integrated yet (by heldKey). */
   readonly released = new Map<string, HeldObject & { version: number }>();
   /** A snapshot of what the client holds is due (SNAPSHOT_DELAY_MS after the first change). */
@@ -137,9 +139,10 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     this.enqueue(async () => {
       if (this.sessions.size === 0) return;
       const view = await this.context.sync();
+      const app = await this.context.hub.app(this.context.appId);
       for (const session of this.sessions.values()) {
-        if (session.failed || this.ended(session, view)) continue;
-        // Still the same sync: the deployment changed (rules, schema), and the session starts again under it.
+        if (session.failed || this.ended(session, view) || app?.fingerprint === session.fingerprint) continue;
+        // Still the same sync: the rules changed, and the session starts again under them.
         this.sessionError(session, 201, 'the app was deployed again: the session restarts', 'Transient');
       }
     });
@@ -241,6 +244,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     if (!scope.ok) return this.refuseBind(message.sessionIdent, 206, `${scope.reason}: cannot sync`, 'ApplicationBug');
     const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id) => this.enqueue(() => this.externalChange(s, table, id)));
     session.scope = scope;
+    session.fingerprint = (await this.context.hub.app(this.context.appId))?.fingerprint;
     session.epoch = epoch;
     session.recoveryDisabled = mode.recoveryDisabled;
     this.sessions.set(message.sessionIdent, session);
@@ -487,7 +491,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
       if (!(error instanceof SyncProtocolError)) throw error;
       return this.sessionError(session, 112, `bad changeset: ${error.message}`, 'ProtocolViolation');
     }
-    const schemaRefusal = this.context.hub.acceptSchema(app, instructions);
+    const schemaRefusal = await this.context.hub.acceptSchema(app, instructions);
     if (schemaRefusal) return this.sessionError(session, 225, schemaRefusal, 'ApplicationBug');
 
     const writes: FlexibleWrite[] = [];

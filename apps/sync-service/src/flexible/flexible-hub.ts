@@ -22,6 +22,7 @@ import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/r
 import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } from '@tessera/sync-protocol';
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
+import { declaredTypes } from './development-types';
 import { recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
@@ -36,6 +37,11 @@ export interface FlexibleApp {
   tableOf(db: string, coll: string): string | undefined;
   /** The collection rules of a type's collection (roles chosen per session with openSyncSession). */
   rules(table: string): CompiledRules;
+  /**
+   * What sessions fixed when they started (sync configuration, rules, values), as text: a deploy that leaves
+   * it alone (functions, hosting, schemas development mode added) does not restart them.
+   */
+  fingerprint: string;
 }
 
 /** A session as the hub reaches it. */
@@ -110,7 +116,17 @@ export class FlexibleHub {
       const compiled = new Map<string, CompiledRules>();
       const database = read.database ?? 'sync';
       const collectionOf = (table: string): CollectionRef | undefined => read.collections.get(table) ?? (read.developmentMode ? { db: database, coll: table } : undefined);
+      const fingerprint = JSON.stringify(
+        {
+          sync: config.sync,
+          values: config.values,
+          // A collection rule without roles or filters leaves its collection to the default rule, as no rule does.
+          rules: config.services.map((s) => ({ name: s.config.name, rules: s.collectionRules.filter((rule) => (rule.roles?.length ?? 0) > 0 || (rule.filters?.length ?? 0) > 0), default: s.defaultRule })),
+        },
+        (key, value: unknown) => (key === 'schema' ? undefined : value),
+      );
       layout = {
+        fingerprint,
         service: read.service,
         database,
         developmentMode: read.developmentMode,
@@ -133,8 +149,9 @@ export class FlexibleHub {
     let schema = layout.schema;
     const dev = layout.developmentMode ? this.devSchemas.get(appId) : undefined;
     if (dev) {
+      // What clients declared here: a superset of the deployed table (development mode only adds).
       schema = new Map(schema);
-      for (const [name, table] of dev) if (!schema.has(name)) schema.set(name, table);
+      for (const [name, table] of dev) if ((schema.get(name)?.columns.size ?? -1) < table.columns.size) schema.set(name, table);
     }
     const { collectionOf } = layout;
     return {
@@ -143,23 +160,33 @@ export class FlexibleHub {
       client: this.dataSources.forService(config, layout.service).client,
       schema,
       collectionOf,
+      fingerprint: layout.fingerprint,
       tableOf: (db, coll) => [...schema.keys()].find((table) => schema.get(table)?.spec.kind === 'TopLevel' && collectionOf(table)?.db === db && collectionOf(table)?.coll === coll),
       rules: layout.rules,
     };
   }
 
   /**
-   * Checks an upload's schema instructions; in development mode, keeps the types a client adds. Returns the
-   * refusal message (error 225) or undefined.
+   * Checks an upload's schema instructions; in development mode, keeps the types and fields a client adds and
+   * has the admin API deploy them as collection schemas (spec 2.6), so that they outlive this process and show
+   * in the app's rules. Returns the refusal message (error 225) or undefined.
    */
-  acceptSchema(app: FlexibleApp, instructions: readonly Instruction[]): string | undefined {
+  async acceptSchema(app: FlexibleApp, instructions: readonly Instruction[]): Promise<string | undefined> {
     const check = checkSchemaChanges(app.schema, instructions, app.mode.developmentMode);
     if (!check.ok) return check.message;
-    if (check.changed) {
-      const dev = new Map(this.devSchemas.get(app.appId) ?? []);
-      for (const [name, table] of check.schema) if (!dev.has(name)) dev.set(name, table);
-      this.devSchemas.set(app.appId, dev);
-      app.schema = check.schema;
+    if (!check.changed) return undefined;
+    const types = declaredTypes(app.schema, check.schema);
+    const dev = new Map(this.devSchemas.get(app.appId) ?? []);
+    for (const [name, table] of check.schema) dev.set(name, table);
+    this.devSchemas.set(app.appId, dev);
+    app.schema = check.schema;
+    if (types.length > 0) {
+      try {
+        await this.bus.request(Subjects.AppsDevelopmentSchemaApply, { appId: app.appId, types }, { timeoutMs: 15_000 });
+      } catch (error) {
+        // The types still sync in this process; the next client that declares them asks again.
+        this.logger.warn({ err: error, appId: app.appId, types: types.map((type) => type.name) }, 'development mode: could not deploy the schemas a sync client declared');
+      }
     }
     return undefined;
   }
