@@ -48,7 +48,7 @@ function property(schema: SyncSchema, column: AddColumn, names: ReadonlySet<stri
       return { type: 'set', items: element };
     case 'Dictionary':
       return { type: 'dictionary', items: element };
-    default:
+    case 'Single':
       return column.nullable ? { ...element, optional: true } : element;
   }
 }

@@ -287,7 +287,7 @@ export class FlexibleHub {
     const ref = app?.collectionOf(event.table);
     if (!app || !ref) return;
     const id = parseEjson(event.documentKey);
-    const after = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id })) as Document | null;
+    const after = await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id });
     this.fanOut(event.appId, event.table, id, after);
   }
 
