@@ -1,4 +1,5 @@
 import { type DataSourceClient } from '@tessera/datastore';
+import { type QuerySet } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/test-host';
@@ -6,8 +7,9 @@ import { seededRandom } from './converging-client';
 import { FLEXIBLE_CLUSTER, flexibleApp, FlexibleTestClient, taskSchema, writeTask } from './flexible-test-client';
 import { syncUrl } from './sync-test-client';
 
-// Issue 17's property: several flexible-sync clients subscribe, change their queries and write (inside and
-// outside their views and write filters) while the collection is written directly; once everything is
+// Issue 17's property: several flexible-sync clients subscribe, change their queries, write (inside and
+// outside their views and write filters) and go away and come back with their files (sending their
+// unacknowledged uploads again) while the collection is written directly; once everything is
 // delivered, each client holds exactly the documents its subscription and role allow, as the collection
 // holds them. Each case's seed is in its title.
 
@@ -17,8 +19,10 @@ const STEPS = 120;
 
 interface Participant {
   client: FlexibleTestClient;
+  url: string;
   userId: string;
   queryVersion: number;
+  query: QuerySet;
   statuses: string[];
 }
 
@@ -53,10 +57,12 @@ describe('flexible sync property: clients end with exactly their views', () => {
     const participants: Participant[] = [];
     for (let i = 0; i < 3; i++) {
       const login = await host.anonymousLogin(clientAppId);
-      const client = await FlexibleTestClient.open(syncUrl(host.url, clientAppId, login.accessToken));
-      await client.openSession(1, 1, { Task: 'status == "a"' });
+      const url = syncUrl(host.url, clientAppId, login.accessToken);
+      const client = await FlexibleTestClient.open(url);
+      const query = { Task: 'status == "a"' };
+      await client.openSession(1, 1, query);
       client.upload(1, taskSchema());
-      participants.push({ client, userId: login.userId, queryVersion: 1, statuses: ['a'] });
+      participants.push({ client, url, userId: login.userId, queryVersion: 1, query, statuses: ['a'] });
     }
     const owners = [...participants.map((p) => p.userId), 'outsider'];
     await tasks.insertMany(Array.from({ length: TASKS }, (_, i): TaskDoc => ({ _id: `t${i}`, owner_id: pick(owners), status: pick(STATUSES), name: `n${i}` })));
@@ -73,13 +79,18 @@ describe('flexible sync property: clients end with exactly their views', () => {
 
     for (let step = 0; step < STEPS; step++) {
       const actor = pick(participants);
-      const action = random(10);
+      const action = random(11);
       const id = `t${random(TASKS + 5)}`;
-      if (action < 2) {
+      if (action === 10) {
+        // The client goes away and comes back with its file (its unacknowledged uploads sent again).
+        actor.client.close();
+        actor.client = await FlexibleTestClient.resume(actor.url, actor.client, 1, actor.queryVersion, actor.query);
+      } else if (action < 2) {
         actor.statuses = STATUSES.filter(() => random(2) === 0);
         if (actor.statuses.length === 0) actor.statuses = ['b'];
         actor.queryVersion++;
-        actor.client.send({ type: 'query', sessionIdent: 1, queryVersion: actor.queryVersion, queries: { Task: actor.statuses.map((s) => `status == "${s}"`).join(' OR ') } });
+        actor.query = { Task: actor.statuses.map((s) => `status == "${s}"`).join(' OR ') };
+        actor.client.send({ type: 'query', sessionIdent: 1, queryVersion: actor.queryVersion, queries: actor.query });
       } else if (action < 6) {
         // A client write: its own or someone else's task, into any status (some are refused and undone).
         const known = actor.client.objects.get('Task')?.has(id) === true;
@@ -106,6 +117,8 @@ describe('flexible sync property: clients end with exactly their views', () => {
     }
     for (const participant of participants) {
       expect(participant.client.received.some((message) => message.type === 'error')).toBe(false);
+      // Compensating writes (231) are expected; a reset or any other session error is not.
+      expect(participant.client.received.filter((message) => message.type === 'json_error' && message.code !== 231)).toEqual([]);
       participant.client.close();
     }
   };

@@ -40,6 +40,8 @@ export class FlexibleTestClient {
   downloadClientVersion = 0;
   /** The client file the server issued at the first BIND. */
   file?: { ident: number; salt: bigint };
+  /** Uploads not acknowledged yet: a resumed client sends them again, as realm-core does after IDENT. */
+  pending: UploadMessage[] = [];
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer) => {
@@ -71,6 +73,7 @@ export class FlexibleTestClient {
     for (const [table, objects] of previous.objects) client.objects.set(table, new Map([...objects].map(([id, fields]) => [id, { ...fields }])));
     client.file = file;
     client.clientVersion = previous.clientVersion;
+    client.pending = [...previous.pending];
     client.serverVersion = cursor.serverVersion ?? previous.serverVersion;
     client.downloadClientVersion = cursor.clientVersion ?? previous.downloadClientVersion;
     client.send({ type: 'bind', sessionIdent, data: { sessionReason: 0, schemaVersion: 0 }, token: '', needClientFileIdent: false, isSubserver: false });
@@ -86,6 +89,7 @@ export class FlexibleTestClient {
       queryVersion,
       queries,
     });
+    for (const upload of client.pending) client.send({ ...upload, sessionIdent });
     return client;
   }
 
@@ -151,6 +155,7 @@ export class FlexibleTestClient {
     };
     // The client's own write shows at once; the server's answer (acknowledgement, or what undoes it) follows.
     this.apply(instructions);
+    this.pending.push(message);
     this.send(message);
     return message;
   }
@@ -174,6 +179,7 @@ export class FlexibleTestClient {
 
   private integrate(message: FlexibleDownloadMessage): void {
     this.downloadClientVersion = Math.max(this.downloadClientVersion, message.downloadClientVersion);
+    this.pending = this.pending.filter((upload) => upload.progressClientVersion > message.uploadClientVersion);
     for (const changeset of message.changesets) {
       this.serverVersion = Math.max(this.serverVersion, changeset.serverVersion);
       this.apply(parseChangeset(changeset.changeset).instructions);
