@@ -1,3 +1,4 @@
+import { emptyApp } from '@tessera/app-config';
 import { type DataSourceClient } from '@tessera/datastore';
 import { decodePrimaryKey, type FlexibleDownloadMessage, parseChangeset, SERVER_FILE_IDENT } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
@@ -32,11 +33,14 @@ function objectsOf(downloads: readonly FlexibleDownloadMessage[]): { created: st
 describe('flexible sync sessions (protocol level)', () => {
   let host: TestHost;
   let clientAppId: string;
+  let appId: string;
   let cluster: DataSourceClient;
 
   beforeAll(async () => {
     host = await startTestHost();
-    clientAppId = (await host.createApp('flexible-sync', flexibleApp)).clientAppId;
+    const created = await host.createApp('flexible-sync', flexibleApp);
+    clientAppId = created.clientAppId;
+    appId = created.appId;
     cluster = host.dataSources.forCluster(CLUSTER);
     const tasks = Array.from({ length: 1_200 }, (_, i) => ({ _id: `bulk-${String(i).padStart(4, '0')}`, owner_id: 'someone', status: 'bulk', name: `bulk ${i}` }));
     await cluster.db('app').collection('Task').insertMany([
@@ -286,6 +290,29 @@ describe('flexible sync sessions (protocol level)', () => {
     c.send({ type: 'ping', timestamp: 3, rtt: 0 });
     expect(await c.next()).toMatchObject({ type: 'pong', timestamp: 3 });
     c.close();
+  });
+
+  it('restarts live sessions with 200 (Transient) when a deploy changes the rules, and leaves them alone otherwise', async () => {
+    const { client: c } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    const config = emptyApp('flexible-sync');
+    flexibleApp(config);
+    // A deploy that adds a function changes nothing a session depends on.
+    config.functions.push({ config: { name: 'unrelated', private: false }, source: 'exports = () => 1;' });
+    await host.redeploy(appId, config);
+    c.send({ type: 'mark', sessionIdent: 1, requestIdent: 21 });
+    expect(await c.next()).toEqual({ type: 'mark', sessionIdent: 1, requestIdent: 21 });
+    // One that changes the role's read filter restarts the session.
+    const role = config.services[0]?.collectionRules[0]?.roles?.[0] as { document_filters: { read: unknown } };
+    role.document_filters.read = { status: { $nin: ['hidden', 'done'] } };
+    await host.redeploy(appId, config);
+    expect(await c.next()).toMatchObject({ type: 'json_error', code: 200, sessionIdent: 1, body: { action: 'Transient', tryAgain: true, shouldClientReset: false } });
+    // Rebinding with the same file and query version gets the view under the new rules.
+    const again = await FlexibleTestClient.resume(syncUrl(host.url, clientAppId, (await host.anonymousLogin(clientAppId)).accessToken), c, 1, 1, { Task: 'status == "open"' });
+    await again.bootstrap();
+    expect(again.unread()).toEqual([]);
+    c.close();
+    again.close();
   });
 
   it('inserts asymmetric objects and never syncs them back; a subscription to them is a query error', async () => {

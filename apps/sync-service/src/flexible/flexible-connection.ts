@@ -142,8 +142,9 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
       const app = await this.context.hub.app(this.context.appId);
       for (const session of this.sessions.values()) {
         if (session.failed || this.ended(session, view) || app?.fingerprint === session.fingerprint) continue;
-        // Still the same sync: the rules changed, and the session starts again under them.
-        this.sessionError(session, 201, 'the app was deployed again: the session restarts', 'Transient');
+        // Still the same sync, other rules: protocol 14's session_closed (200), after which the client binds again
+        // about a second later and the same query version is bootstrapped under the new permissions.
+        this.sessionError(session, 200, 'permissions changed: the session restarts and downloads its view again', 'Transient');
       }
     });
   }
