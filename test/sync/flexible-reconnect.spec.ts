@@ -135,11 +135,11 @@ describe('flexible sync: a client file that reconnects (protocol level)', () => 
     expect(await ahead.next(10_000)).toMatchObject({ type: 'json_error', code: 222, sessionIdent: 1, body: { action: 'ClientReset', shouldClientReset: true, isRecoveryModeDisabled: false } });
     ahead.close();
 
-    const forged = Object.assign(Object.create(FlexibleTestClient.prototype) as FlexibleTestClient, { file: { ident: 987_654, salt: 1n }, objects: new Map(), serverVersion: 0, downloadClientVersion: 0, clientVersion: 1 });
+    const forged = Object.assign(Object.create(FlexibleTestClient.prototype) as FlexibleTestClient, { file: { ident: 987_654, salt: 1n }, objects: new Map(), pending: [], serverVersion: 0, downloadClientVersion: 0, clientVersion: 1 });
     const unknown = await FlexibleTestClient.resume(url, forged, 1, 1, { Task: 'status == "open"' });
     expect(await unknown.next()).toMatchObject({ type: 'json_error', code: 208, sessionIdent: 1, body: { action: 'ClientReset' } });
     unknown.close();
-    const salted = Object.assign(Object.create(FlexibleTestClient.prototype) as FlexibleTestClient, { file: { ...first.file!, salt: first.file!.salt + 1n }, objects: new Map(), serverVersion: 0, downloadClientVersion: 0, clientVersion: 1 });
+    const salted = Object.assign(Object.create(FlexibleTestClient.prototype) as FlexibleTestClient, { file: { ...first.file!, salt: first.file!.salt + 1n }, objects: new Map(), pending: [], serverVersion: 0, downloadClientVersion: 0, clientVersion: 1 });
     const wrongSalt = await FlexibleTestClient.resume(url, salted, 1, 1, { Task: 'status == "open"' });
     expect(await wrongSalt.next()).toMatchObject({ type: 'json_error', code: 211, sessionIdent: 1, body: { action: 'ClientReset' } });
     // The refused session's client unbinds; the connection stays usable.

@@ -74,8 +74,14 @@ export const BOOTSTRAP_OBJECTS_PER_MESSAGE = 500;
 const BOOTSTRAP_PAGE = 1_000;
 /** The salt of the latest server version: flexible sessions do not resume from a stored history. */
 const VERSION_SALT = 0n;
-/** How long after a change of what a client holds its snapshot is written (changes in between go with it). */
-const SNAPSHOT_DELAY_MS = 300;
+/**
+ * How long after a change of what a client holds its snapshot is written (changes in between go with it).
+ * The snapshot written when the session ends is the one reconnects normally use; this one covers a process
+ * that stops without ending its sessions, and is spaced out so that busy sessions do not write all the time.
+ */
+const SNAPSHOT_DELAY_MS = 2_000;
+/** Beyond this many objects held, no snapshot is written: such a client resets when it reconnects. */
+const SNAPSHOT_MAX_OBJECTS = 200_000;
 /** How long an IDENT waits for the snapshot of a connection that has just ended (on this or another replica). */
 const SNAPSHOT_WAIT_MS = [100, 250, 500, 1_000];
 
@@ -179,15 +185,20 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
   private async saveSnapshot(session: FlexibleSession): Promise<void> {
     clearTimeout(session.snapshotDue);
     session.snapshotDue = undefined;
-    if (!session.fileKey) return;
+    if (!session.fileKey || session.held.size + session.released.size > SNAPSHOT_MAX_OBJECTS) return;
     const app = await this.context.hub.app(this.context.appId);
     if (!app) return;
-    await saveHeld(app.client, session.fileKey, {
-      serverVersion: session.serverVersion,
-      clientVersion: session.clientVersion,
-      objects: [...session.held.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object) })),
-      released: [...session.released.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object), v: held.version })),
-    });
+    try {
+      await saveHeld(app.client, session.fileKey, {
+        serverVersion: session.serverVersion,
+        clientVersion: session.clientVersion,
+        objects: [...session.held.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object) })),
+        released: [...session.released.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object), v: held.version })),
+      });
+    } catch (error) {
+      // The session goes on; only a reconnect of this file is affected (it resets).
+      this.report({ kind: 'internal_error', code: 101, message: `could not save what client file ${session.clientFileIdent} holds: ${error instanceof Error ? error.message : String(error)}` }, session);
+    }
   }
 
   /** What the client holds changed: a snapshot is written shortly (one for a burst of changes). */
