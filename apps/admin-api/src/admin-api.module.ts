@@ -10,6 +10,8 @@ import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { AdminAuthService } from './auth/admin-auth.service';
 import { ApiKeyLoginController } from './auth/api-key-login.controller';
 import { ZipBodyParser } from './common/zip-body';
+import { ConsoleController } from './console/console.controller';
+import { ConsoleFiles } from './console/console-files';
 import { AppStateService } from './deploy/app-state.service';
 import { DependenciesController } from './dependencies/dependencies.controller';
 import { DependenciesService } from './dependencies/dependencies.service';
@@ -43,6 +45,7 @@ import { UsersController } from './users/users.controller';
 import { UserRegistrationsService } from './users/user-registrations.service';
 import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
+import { DataApiConfigController } from './endpoints/data-api-config.controller';
 import { EndpointsController } from './endpoints/endpoints.controller';
 
 /** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
@@ -63,6 +66,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     SecretsController,
     ValuesController,
     EndpointsController,
+    DataApiConfigController,
     FunctionsController,
     TemplatesController,
     LogsController,
@@ -74,6 +78,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     GraphqlSchemaController,
     HostingAssetsController,
     DependenciesController,
+    ConsoleController,
   ],
   providers: [
     AdminAuthService,
@@ -92,6 +97,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     RulesEvaluationService,
     FunctionCalls,
     SyncStatusService,
+    { provide: ConsoleFiles, useFactory: () => new ConsoleFiles() },
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
   ],
 })

@@ -56,7 +56,7 @@ export const contracts = {
     payload: AppDeletedSchema,
   }),
   [Subjects.AppsUserChanged]: event({
-    description: 'An app user was disabled or deleted; every replica closes the live connections of that user.',
+    description: 'An app user was disabled or deleted, or had every session revoked; every replica closes the live connections of that user (sync, the apps\' wire endpoint).',
     payload: AppUserChangedSchema,
   }),
   [Subjects.AppsAuthEventOccurred]: event({

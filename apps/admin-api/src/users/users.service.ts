@@ -83,7 +83,7 @@ export class UsersService {
     if (disabled) await this.announce({ appId: record._id, userId, change: 'disabled' });
   }
 
-  /** Live connections of the user (sync) close; a lost announcement leaves them open until they reconnect. */
+  /** Live connections of the user (sync, the apps' wire endpoint) close; a lost announcement leaves them open until they reconnect. */
   private async announce(change: AppUserChanged): Promise<void> {
     try {
       await this.bus?.emit(Subjects.AppsUserChanged, change);
@@ -122,6 +122,7 @@ export class UsersService {
   async logout(record: AppRecord, userId: string): Promise<void> {
     await this.require(record, userId);
     await (await this.store(record)).revokeSessions(userId);
+    await this.announce({ appId: record._id, userId, change: 'sessions-revoked' });
   }
 
   private async require(record: AppRecord, userId: string): Promise<AppUser> {

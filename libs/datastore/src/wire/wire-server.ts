@@ -46,6 +46,9 @@ const handshakeCommands = new Set(['hello', 'isMaster', 'ismaster']);
 /** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
 const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
+/** MongoDB's database tools name themselves in `appName` whatever the URI says: they get the default cluster. */
+const toolNames = new Set(['mongodump', 'mongorestore', 'mongoexport', 'mongoimport', 'mongofiles', 'mongostat', 'mongotop', 'bsondump']);
+
 export class WireServer implements CommandServer {
   private readonly clients = new Map<string, EmbeddedClient>();
   private readonly connections = new Map<number, WireConnection & { requestedCluster?: string }>();
@@ -120,7 +123,7 @@ export class WireServer implements CommandServer {
     const client = handshake.client as Document | undefined;
     const application = client?.application as Document | undefined;
     const name = application?.name;
-    return typeof name === 'string' && clusterNamePattern.test(name) ? name : this.defaultCluster;
+    return typeof name === 'string' && clusterNamePattern.test(name) && !toolNames.has(name) ? name : this.defaultCluster;
   }
 
   /**
