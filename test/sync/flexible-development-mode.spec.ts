@@ -1,11 +1,11 @@
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { DataSources } from '@tessera/platform';
 import { type Instruction } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminSession } from '../admin-api/admin-session';
+import { type AdminSession } from '../admin-api/admin-session';
 import { FlexibleTestClient } from './flexible-test-client';
-import { startSyncHost, type SyncHost } from './sync-host';
+import { createConfiguredApp, startAdminSyncHost } from './sync-admin-app';
+import { type SyncHost } from './sync-host';
 import { syncUrl } from './sync-test-client';
 
 // Development mode for flexible sync (spec 2.6): a type a client declares in its changesets becomes a
@@ -32,8 +32,7 @@ describe('flexible sync development mode: schemas from clients persist', () => {
   let admin: AdminSession;
 
   beforeAll(async () => {
-    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
-    admin = await AdminSession.login(host, 'admin', password);
+    ({ host, admin } = await startAdminSyncHost(password));
   }, 60_000);
 
   afterAll(async () => {
@@ -41,20 +40,17 @@ describe('flexible sync development mode: schemas from clients persist', () => {
   });
 
   it('deploys a declared type as a collection schema, keeps the session, and syncs the type after a restart', async () => {
-    const created = await admin.createApp('flx-dev');
-    const config = emptyApp('flx-dev');
-    config.authProviders.push({ name: 'anon-user', type: 'anon-user' });
-    config.services.push({
-      config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: CLUSTER } },
-      collectionRules: [],
-      defaultRule: { roles: [{ name: 'everyone', apply_when: {}, document_filters: { read: true, write: true }, read: true, write: true, insert: true, delete: true, search: true }] },
-      rules: [],
-      webhooks: [],
+    const { appId, clientAppId } = await createConfiguredApp(admin, 'flx-dev', (config) => {
+      config.authProviders.push({ name: 'anon-user', type: 'anon-user' });
+      config.services.push({
+        config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: CLUSTER } },
+        collectionRules: [],
+        defaultRule: { roles: [{ name: 'everyone', apply_when: {}, document_filters: { read: true, write: true }, read: true, write: true, insert: true, delete: true, search: true }] },
+        rules: [],
+        webhooks: [],
+      });
+      config.sync = { type: 'flexible', state: 'enabled', service_name: 'mongodb-atlas', database_name: 'devdb', development_mode_enabled: true, queryable_fields_names: ['title'] };
     });
-    config.sync = { type: 'flexible', state: 'enabled', service_name: 'mongodb-atlas', database_name: 'devdb', development_mode_enabled: true, queryable_fields_names: ['title'] };
-    const pushed = await admin.push(created._id, new Map([...writeAppFiles(config)].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')])));
-    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
-    const clientAppId = created.client_app_id;
 
     const { access } = await host.login(clientAppId);
     const client = await FlexibleTestClient.open(syncUrl(host.url, clientAppId, access));
@@ -75,7 +71,7 @@ describe('flexible sync development mode: schemas from clients persist', () => {
 
     // The schema is in the app's configuration, as the admin API exports it.
     await eventually(async () => {
-      const files = await admin.pull(created._id);
+      const files = await admin.pull(appId);
       // The rule file of the collection (this export layout keeps the schema in it).
       const path = [...files.keys()].find((name) => name.endsWith('rules/devdb.Note.json'));
       expect(path, [...files.keys()].join(', ')).toBeDefined();

@@ -1,9 +1,8 @@
-import { emptyApp, writeAppFiles } from '@tessera/app-config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdminSession } from '../admin-api/admin-session';
+import { type AdminSession } from '../admin-api/admin-session';
 import { flexibleApp, FlexibleTestClient, taskSchema, writeTask } from './flexible-test-client';
-import { startSyncHost, type SyncHost } from './sync-host';
-import { userIdOf } from './sync-admin-app';
+import { type SyncHost } from './sync-host';
+import { createConfiguredApp, startAdminSyncHost, userIdOf } from './sync-admin-app';
 import { syncUrl } from './sync-test-client';
 
 // Spec 3's lifecycle for flexible sync, driven through the admin API as an operator does it and seen by
@@ -18,24 +17,18 @@ describe('flexible sync lifecycle (spec 3, protocol level)', () => {
   let admin: AdminSession;
 
   beforeAll(async () => {
-    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
-    admin = await AdminSession.login(host, 'admin', password);
+    ({ host, admin } = await startAdminSyncHost(password));
   }, 60_000);
 
   afterAll(async () => {
     await host?.close();
   });
 
-  async function createApp(name: string, sync: Record<string, unknown> = {}): Promise<{ appId: string; clientAppId: string }> {
-    const app = await admin.createApp(name);
-    const config = emptyApp(name);
-    flexibleApp(config);
-    Object.assign(config.sync!, sync);
-    const files = new Map([...writeAppFiles(config)].map(([path, bytes]) => [path, Buffer.from(bytes).toString('utf8')]));
-    const pushed = await admin.push(app._id, files);
-    if (pushed.status !== 204) throw new Error(`push ${name}: ${pushed.status} ${JSON.stringify(pushed.body)}`);
-    return { appId: app._id, clientAppId: app.client_app_id };
-  }
+  const createApp = (name: string, sync: Record<string, unknown> = {}): Promise<{ appId: string; clientAppId: string }> =>
+    createConfiguredApp(admin, name, (config) => {
+      flexibleApp(config);
+      Object.assign(config.sync!, sync);
+    });
 
   async function changeSync(appId: string, change: Record<string, unknown>): Promise<void> {
     const files = await admin.pull(appId);
