@@ -35,6 +35,7 @@ import { ServiceRulesController } from './services/service-rules.controller';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
 import { StatusController } from './status/status.controller';
+import { DevelopmentSchemaHandler } from './sync/development-schema.handler';
 import { SyncController } from './sync/sync.controller';
 import { SyncStatusService } from './sync/sync-status.service';
 import { createTemplateStore } from './templates/template-catalog';
@@ -50,6 +51,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
 /** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
 @Module({
   controllers: [
+    DevelopmentSchemaHandler,
     ApiKeyLoginController,
     AdminAuthController,
     AdminApiKeysController,

@@ -20,5 +20,7 @@ export * from './schemas/messaging-request-abandoned.schema';
 export * from './schemas/remote-error.schema';
 export * from './schemas/system-health-ping.schema';
 export * from './schemas/sync-history-appended.schema';
+export * from './schemas/sync-flexible-document-changed.schema';
+export * from './schemas/apps-development-schema-apply.schema';
 export * from './schemas/sync-status-read.schema';
 export * from './subjects';

@@ -7,6 +7,8 @@ import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
 import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
+import { AppsDevelopmentSchemaApplyRequestSchema, AppsDevelopmentSchemaApplyResponseSchema } from './schemas/apps-development-schema-apply.schema';
+import { SyncFlexibleDocumentChangedSchema } from './schemas/sync-flexible-document-changed.schema';
 import { SyncHistoryAppendedSchema } from './schemas/sync-history-appended.schema';
 import { SyncClientResetRequestSchema, SyncClientResetResponseSchema, SyncStatusRequestSchema, SyncStatusResponseSchema } from './schemas/sync-status-read.schema';
 import { HealthPingRequestSchema, HealthPingResponseSchema } from './schemas/system-health-ping.schema';
@@ -74,6 +76,15 @@ export const contracts = {
   [Subjects.SyncHistoryAppended]: event({
     description: "A sync-service replica appended to a partition's history; every replica (broadcast) sends the new versions to its sessions on that partition.",
     payload: SyncHistoryAppendedSchema,
+  }),
+  [Subjects.SyncFlexibleDocumentChanged]: event({
+    description: 'A document of a flexible-sync type changed (an upload, or the change feed on one replica); every other replica (broadcast) reads it and tells its sessions whose views it enters, changes in or leaves.',
+    payload: SyncFlexibleDocumentChangedSchema,
+  }),
+  [Subjects.AppsDevelopmentSchemaApply]: command({
+    description: 'Development mode: the object types a sync client declared become collection schemas of database_name in a new deployment; one admin-api replica answers.',
+    request: AppsDevelopmentSchemaApplyRequestSchema,
+    response: AppsDevelopmentSchemaApplyResponseSchema,
   }),
   [Subjects.SyncStatusRead]: command({
     description: "The connected clients of an app on every live sync-service replica and the size of each partition's history; any one replica answers from the shared sync database.",

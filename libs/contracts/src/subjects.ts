@@ -23,6 +23,10 @@ export const Subjects = {
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Event: a sync-service replica appended to a partition's history; every replica wakes its sessions on it. */
   SyncHistoryAppended: 'sync.history.appended',
+  /** Event: a document of a flexible-sync type changed; every other replica tells its sessions whose views it concerns. */
+  SyncFlexibleDocumentChanged: 'sync.flexible-document.changed',
+  /** Command: development mode, the types a sync client declared become collection schemas in a new deployment (admin API). */
+  AppsDevelopmentSchemaApply: 'apps.development-schema.apply',
   /** Command: the connected clients and partition histories of an app, across sync-service replicas (admin API). */
   SyncStatusRead: 'sync.status.read',
   /** Command: reset one client file of an app (admin API `sync/force_reset`). */
