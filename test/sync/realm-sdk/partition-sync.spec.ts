@@ -1,9 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { DataSources, DeployedApps } from '@tessera/platform';
-import { eventually, repositoryRoot } from '@tessera/testing';
+import { eventually } from '@tessera/testing';
 import { AdminSession } from '../../admin-api/admin-session';
 import { type SyncHost, startSyncHost } from '../sync-host';
+import { exampleFiles, setSyncState } from './app-export';
 import { RealmDevice, realmSdkSkipReason, SdkError, type Task } from './realm-client';
 
 // Partition-based sync with the real Realm JS SDK 12.15.0, each client a device in its own process, against
@@ -12,21 +11,7 @@ import { RealmDevice, realmSdkSkipReason, SdkError, type Task } from './realm-cl
 // through the admin API as the first deployment of a new app (as the README's walk-through does): read for
 // the teams in `teams` and `readOnlyTeams` of the user's custom data, write for `teams`.
 
-const exportDir = join(repositoryRoot, 'examples/task-tracker');
 const password = 'realm-sdk-admin-password';
-
-function exportFiles(): Map<string, string> {
-  const files = new Map<string, string>();
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.set(relative(exportDir, path), readFileSync(path, 'utf8'));
-    }
-  };
-  walk(exportDir);
-  return files;
-}
 
 describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real Realm JS SDK${realmSdkSkipReason ? ` (skipped: ${realmSdkSkipReason})` : ''}`, () => {
   let host: SyncHost;
@@ -53,27 +38,13 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real 
 
   const stored = async (id: string) => (await collection('Task')).findOne({ _id: id });
 
-  /** Changes the sync state in whichever pulled file holds the sync configuration, and pushes it back. */
-  const setSyncState = async (state: 'enabled' | 'disabled'): Promise<void> => {
-    const files = await admin.pull(appId);
-    const own = JSON.parse(files.get('sync/config.json') ?? '{}') as Record<string, unknown>;
-    if (own['state'] !== undefined || own['partition'] !== undefined) {
-      files.set('sync/config.json', JSON.stringify({ ...own, state }));
-    } else {
-      const path = [...files.keys()].find((file) => /^(data_sources|services)\/mongodb-atlas\/config\.json$/.test(file))!;
-      const service = JSON.parse(files.get(path)!) as { config: { sync: Record<string, unknown> } };
-      service.config.sync['state'] = state;
-      files.set(path, JSON.stringify(service));
-    }
-    const pushed = await admin.push(appId, files);
-    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
-  };
+  const setState = (state: 'enabled' | 'disabled') => setSyncState(admin, appId, state);
 
   beforeAll(async () => {
     host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
     admin = await AdminSession.login(host, 'admin', password);
     const app = await admin.createApp('task-tracker');
-    const pushed = await admin.push(app._id, exportFiles());
+    const pushed = await admin.push(app._id, exampleFiles('task-tracker'));
     expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
     appId = app._id;
     clientAppId = app.client_app_id;
@@ -218,8 +189,8 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real 
 
     await a.pause();
     await a.create({ _id: 'unsynced', _partition: 'teal', name: 'made while sync was terminated' });
-    await setSyncState('disabled');
-    await setSyncState('enabled');
+    await setState('disabled');
+    await setState('enabled');
     await a.resume();
 
     await eventually(() => expect(a.events).toEqual([{ event: 'client-reset', phase: 'before' }, { event: 'client-reset', phase: 'after' }]), { timeoutMs: 30_000 });
