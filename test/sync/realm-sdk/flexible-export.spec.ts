@@ -4,13 +4,14 @@ import { eventually } from '@tessera/testing';
 import { AdminSession } from '../../admin-api/admin-session';
 import { type SyncHost, startSyncHost } from '../sync-host';
 import { exampleFiles, setSyncState } from './app-export';
-import { RealmDevice, realmSdkSkipReason } from './realm-client';
+import { RealmDevice, realmSdkSkipReason, SdkError } from './realm-client';
 
 // examples/team-board is an App Services export of the last generation (.mdb/meta.json config_version
 // 20230101, root_config.json, environments/, flexible sync in sync/config.json with queryable and indexed
 // queryable fields and an asymmetric table, document filters on the collection's role). It is pushed unchanged
 // through the admin API as the first deployment of a new app and synced with the real Realm JS SDK 12.15.0:
-// each user reads their own tasks and everyone's tasks that are not drafts, and writes only their own.
+// each user reads their own tasks and everyone's tasks that are not drafts, and writes only their own; every
+// query names owner_id (the indexed queryable field) with == or IN, as App Services required.
 
 const password = 'realm-sdk-admin-password';
 const files = (): Map<string, string> => exampleFiles('team-board');
@@ -81,9 +82,15 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`the team-board export with th
     await eventually(async () => expect(await stored('alice-open')).toEqual({ _id: 'alice-open', owner_id: aliceId, status: 'open', name: 'plan the sprint' }));
     expect(await stored('alice-draft')).toMatchObject({ status: 'draft' });
 
-    // Bob subscribes to everything; the read filter shows him Alice's open task, not her draft.
-    await open(bob, 'TRUEPREDICATE');
+    // Bob subscribes to both users' tasks; the read filter shows him Alice's open task, not her draft.
+    const both = `owner_id IN {"${aliceId}", "${bobId}"}`;
+    await open(bob, both);
     await bob.waitFor({ ids: ['alice-open'], absent: ['alice-draft'] });
+    // With an indexed queryable field every query must pin it with == or IN: a query without it is refused.
+    const refused = await bob.call('subscribe', { query: 'status == "open"' }).catch((caught: unknown) => caught);
+    expect(refused).toBeInstanceOf(SdkError);
+    expect((refused as SdkError).message).toMatch(/^Invalid query: .*indexed queryable field "owner_id"/);
+    await bob.call('subscribe', { query: both });
     // Alice publishes her draft: it enters Bob's view.
     await alice.update('alice-draft', { status: 'open' } as never);
     await alice.upload();
@@ -99,7 +106,7 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`the team-board export with th
     await bob.create({ _id: 'bob-task', owner_id: bobId, status: 'open', name: "bob's own" } as never);
     await bob.upload();
     await eventually(async () => expect(await stored('bob-task')).toMatchObject({ owner_id: bobId }));
-    await alice.call('subscribe', { query: 'status == "open"' });
+    await alice.call('subscribe', { query: `${both} AND status == "open"` });
     await alice.waitFor({ ids: ['alice-open', 'alice-draft', 'bob-task'] });
   }, 90_000);
 
