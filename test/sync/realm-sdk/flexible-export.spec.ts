@@ -1,9 +1,6 @@
 import { loadApp } from '@tessera/app-config';
-import { DataSources, DeployedApps } from '@tessera/platform';
 import { eventually } from '@tessera/testing';
-import { AdminSession } from '../../admin-api/admin-session';
-import { type SyncHost, startSyncHost } from '../sync-host';
-import { exampleFiles, setSyncState } from './app-export';
+import { type DeployedExample, deployExample, exampleFiles } from './app-export';
 import { RealmDevice, realmSdkSkipReason, SdkError } from './realm-client';
 
 // examples/team-board is an App Services export of the last generation (.mdb/meta.json config_version
@@ -13,9 +10,6 @@ import { RealmDevice, realmSdkSkipReason, SdkError } from './realm-client';
 // each user reads their own tasks and everyone's tasks that are not drafts, and writes only their own; every
 // query names owner_id (the indexed queryable field) with == or IN, as App Services required.
 
-const password = 'realm-sdk-admin-password';
-const files = (): Map<string, string> => exampleFiles('team-board');
-
 /** The SDK's schema for the export's collections, as the app's own client declares it. */
 const schema = [
   { name: 'Task', primaryKey: '_id', properties: { _id: 'string', owner_id: 'string', status: 'string?', name: 'string' } },
@@ -24,7 +18,7 @@ const schema = [
 
 describe('the team-board example, an App Services export with flexible sync', () => {
   it('loads as the App Services layout with no violation, flexible sync and its queryable fields', () => {
-    const { layout, violations, app } = loadApp(new Map([...files()].map(([path, text]) => [path, Buffer.from(text)])));
+    const { layout, violations, app } = loadApp(new Map([...exampleFiles('team-board')].map(([path, text]) => [path, Buffer.from(text)])));
     expect(layout).toBe('appservices');
     expect(violations).toEqual([]);
     expect(app.sync).toMatchObject({ type: 'flexible', state: 'enabled', queryable_fields_names: ['owner_id', 'status'], indexed_queryable_fields_names: ['owner_id'], asymmetric_tables: ['Activity'] });
@@ -32,17 +26,11 @@ describe('the team-board example, an App Services export with flexible sync', ()
 });
 
 describe.skipIf(realmSdkSkipReason !== undefined)(`the team-board export with the real Realm JS SDK${realmSdkSkipReason ? ` (skipped: ${realmSdkSkipReason})` : ''}`, () => {
-  let host: SyncHost;
-  let admin: AdminSession;
-  let appId = '';
-  let clientAppId = '';
+  let deployed: DeployedExample;
   const devices: RealmDevice[] = [];
   let users = 0;
 
-  const collection = async (name: 'Task' | 'Activity') => {
-    const app = await host.nest.get(DeployedApps).byClientAppId(clientAppId);
-    return host.nest.get(DataSources).forService(app.config, 'mongodb-atlas').client.db('board').collection(name);
-  };
+  const collection = (name: 'Task' | 'Activity') => deployed.collection('board', name);
   const stored = async (id: string) => (await collection('Task')).findOne({ _id: id });
 
   /** A device logged in as a new email/password user, or as the user of `email` when given. */
@@ -50,19 +38,13 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`the team-board export with th
     const started = RealmDevice.start();
     devices.push(started);
     const login = email ?? `member${++users}@board.example.com`;
-    const { userId } = await started.login(host.url, clientAppId, { email: login, password: 'board-password', register: email === undefined });
+    const { userId } = await started.login(deployed.host.url, deployed.clientAppId, { email: login, password: 'board-password', register: email === undefined });
     return { device: started, userId, email: login };
   };
   const open = (d: RealmDevice, query: string) => d.call('openFlexible', { query, schema });
 
   beforeAll(async () => {
-    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
-    admin = await AdminSession.login(host, 'admin', password);
-    const app = await admin.createApp('team-board');
-    const pushed = await admin.push(app._id, files());
-    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
-    appId = app._id;
-    clientAppId = app.client_app_id;
+    deployed = await deployExample('team-board');
   }, 60_000);
 
   afterEach(async () => {
@@ -70,7 +52,7 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`the team-board export with th
   });
 
   afterAll(async () => {
-    await host?.close();
+    await deployed?.close();
   });
 
   it('syncs the imported app: own tasks upload, others see them unless drafts, and writes to theirs are reverted', async () => {
@@ -132,8 +114,8 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`the team-board export with th
 
     await d.pause();
     await d.create({ _id: `unsynced-${userId}`, owner_id: userId, status: 'open', name: 'made while sync was terminated' } as never);
-    await setSyncState(admin, appId, 'disabled');
-    await setSyncState(admin, appId, 'enabled');
+    await deployed.setSyncState('disabled');
+    await deployed.setSyncState('enabled');
     await d.resume();
 
     await eventually(() => expect(d.events.filter((e) => e.event === 'client-reset')).toEqual([{ event: 'client-reset', phase: 'before' }, { event: 'client-reset', phase: 'after' }]), { timeoutMs: 30_000 });
