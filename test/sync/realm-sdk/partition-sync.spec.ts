@@ -1,9 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { DataSources, DeployedApps } from '@tessera/platform';
-import { eventually, repositoryRoot } from '@tessera/testing';
-import { AdminSession } from '../../admin-api/admin-session';
-import { type SyncHost, startSyncHost } from '../sync-host';
+import { eventually } from '@tessera/testing';
+import { type DeployedExample, deployExample } from './app-export';
 import { RealmDevice, realmSdkSkipReason, SdkError, type Task } from './realm-client';
 
 // Partition-based sync with the real Realm JS SDK 12.15.0, each client a device in its own process, against
@@ -12,71 +8,28 @@ import { RealmDevice, realmSdkSkipReason, SdkError, type Task } from './realm-cl
 // through the admin API as the first deployment of a new app (as the README's walk-through does): read for
 // the teams in `teams` and `readOnlyTeams` of the user's custom data, write for `teams`.
 
-const exportDir = join(repositoryRoot, 'examples/task-tracker');
-const password = 'realm-sdk-admin-password';
-
-function exportFiles(): Map<string, string> {
-  const files = new Map<string, string>();
-  const walk = (dir: string): void => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files.set(relative(exportDir, path), readFileSync(path, 'utf8'));
-    }
-  };
-  walk(exportDir);
-  return files;
-}
 
 describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real Realm JS SDK${realmSdkSkipReason ? ` (skipped: ${realmSdkSkipReason})` : ''}`, () => {
-  let host: SyncHost;
-  let admin: AdminSession;
-  let appId = '';
-  let clientAppId = '';
+  let deployed: DeployedExample;
   const devices: RealmDevice[] = [];
   let users = 0;
 
-  const collection = async (name: 'Task' | 'profiles') => {
-    const app = await host.nest.get(DeployedApps).byClientAppId(clientAppId);
-    return host.nest.get(DataSources).forService(app.config, 'mongodb-atlas').client.db('tracker').collection(name);
-  };
+  const collection = (name: 'Task' | 'profiles') => deployed.collection('tracker', name);
 
   /** A device logged in as a new email/password user whose custom data lists `teams` (and `readOnlyTeams`). */
   const device = async (teams: string[], readOnlyTeams: string[] = [], dir?: string): Promise<{ device: RealmDevice; userId: string }> => {
     const started = RealmDevice.start(dir);
     devices.push(started);
     const email = `member${++users}@tracker.example.com`;
-    const { userId } = await started.login(host.url, clientAppId, { email, password: 'tracker-password', register: true });
+    const { userId } = await started.login(deployed.host.url, deployed.clientAppId, { email, password: 'tracker-password', register: true });
     await (await collection('profiles')).replaceOne({ userId }, { userId, teams, readOnlyTeams }, { upsert: true });
     return { device: started, userId };
   };
 
   const stored = async (id: string) => (await collection('Task')).findOne({ _id: id });
 
-  /** Changes the sync state in whichever pulled file holds the sync configuration, and pushes it back. */
-  const setSyncState = async (state: 'enabled' | 'disabled'): Promise<void> => {
-    const files = await admin.pull(appId);
-    const own = JSON.parse(files.get('sync/config.json') ?? '{}') as Record<string, unknown>;
-    if (own['state'] !== undefined || own['partition'] !== undefined) {
-      files.set('sync/config.json', JSON.stringify({ ...own, state }));
-    } else {
-      const path = [...files.keys()].find((file) => /^(data_sources|services)\/mongodb-atlas\/config\.json$/.test(file))!;
-      const service = JSON.parse(files.get(path)!) as { config: { sync: Record<string, unknown> } };
-      service.config.sync['state'] = state;
-      files.set(path, JSON.stringify(service));
-    }
-    const pushed = await admin.push(appId, files);
-    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
-  };
-
   beforeAll(async () => {
-    host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
-    admin = await AdminSession.login(host, 'admin', password);
-    const app = await admin.createApp('task-tracker');
-    const pushed = await admin.push(app._id, exportFiles());
-    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
-    appId = app._id;
-    clientAppId = app.client_app_id;
+    deployed = await deployExample('task-tracker');
   }, 60_000);
 
   afterEach(async () => {
@@ -84,7 +37,7 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real 
   });
 
   afterAll(async () => {
-    await host?.close();
+    await deployed?.close();
   });
 
   it('opens and creates; the object lands in the collection and a second device downloads it', async () => {
@@ -201,7 +154,7 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real 
     await b.waitFor({ ids: ['before-restart'] });
 
     // The device writes while the server stops and starts again on the same port and data directory.
-    const restarting = host.restart();
+    const restarting = deployed.host.restart();
     await a.create({ _id: 'during-restart', _partition: 'yellow', name: 'made while the server restarted' });
     await restarting;
     await b.waitFor({ ids: ['during-restart'], timeoutMs: 30_000 });
@@ -218,8 +171,8 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`partition sync with the real 
 
     await a.pause();
     await a.create({ _id: 'unsynced', _partition: 'teal', name: 'made while sync was terminated' });
-    await setSyncState('disabled');
-    await setSyncState('enabled');
+    await deployed.setSyncState('disabled');
+    await deployed.setSyncState('enabled');
     await a.resume();
 
     await eventually(() => expect(a.events).toEqual([{ event: 'client-reset', phase: 'before' }, { event: 'client-reset', phase: 'after' }]), { timeoutMs: 30_000 });

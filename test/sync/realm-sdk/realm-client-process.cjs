@@ -45,6 +45,16 @@ function schemaOf(partitionType) {
   ];
 }
 
+/** The SDK's client reset handling in `mode` (recovery by default, as the SDK's own default), each phase reported as an event. */
+function clientResetConfig(mode) {
+  return {
+    mode: mode ?? 'recoverUnsyncedChanges',
+    onBefore: () => send({ event: 'client-reset', phase: 'before' }),
+    onAfter: () => send({ event: 'client-reset', phase: 'after' }),
+    onFallback: () => send({ event: 'client-reset', phase: 'fallback' }),
+  };
+}
+
 const operations = {
   async login({ appId, baseUrl, email, password, register }) {
     app = new Realm.App({ id: appId, baseUrl, baseFilePath });
@@ -71,22 +81,20 @@ const operations = {
         newRealmFileBehavior: { type: 'downloadBeforeOpen', timeOut: timeoutMs ?? 20_000, timeOutBehavior: 'throwException' },
         existingRealmFileBehavior: { type: 'openImmediately' },
         onError: (_session, error) => send({ event: 'sync-error', code: error.code, name: error.name, message: error.message, isFatal: error.isFatal }),
-        clientReset: {
-          mode: clientReset ?? 'recoverUnsyncedChanges',
-          onBefore: () => send({ event: 'client-reset', phase: 'before' }),
-          onAfter: () => send({ event: 'client-reset', phase: 'after' }),
-          onFallback: () => send({ event: 'client-reset', phase: 'fallback' }),
-        },
+        clientReset: clientResetConfig(clientReset),
       },
     };
     realm = await Realm.open(config);
     return { path: realm.path };
   },
 
-  /** Opens a flexible-sync realm (Task, and Log as asymmetric) subscribed to `query` on Task. */
-  async openFlexible({ query, timeoutMs }) {
+  /**
+   * Opens a flexible-sync realm subscribed to `query` on Task. The schema is the protocol tests' app's (Task,
+   * and Log as asymmetric) unless the test gives its own (an imported app's).
+   */
+  async openFlexible({ query, schema, clientReset, timeoutMs }) {
     const config = {
-      schema: [
+      schema: schema ?? [
         { name: 'Task', primaryKey: '_id', properties: { _id: 'string', owner_id: 'string?', status: 'string?', name: 'string?' } },
         { name: 'Log', asymmetric: true, primaryKey: '_id', properties: { _id: 'string', message: 'string?' } },
       ],
@@ -98,6 +106,7 @@ const operations = {
         newRealmFileBehavior: { type: 'downloadBeforeOpen', timeOut: timeoutMs ?? 20_000, timeOutBehavior: 'throwException' },
         existingRealmFileBehavior: { type: 'openImmediately' },
         onError: (_session, error) => send({ event: 'sync-error', code: error.code, name: error.name, message: error.message, isFatal: error.isFatal, reason: error.reason, writes: error.writes }),
+        clientReset: clientResetConfig(clientReset),
       },
     };
     realm = await Realm.open(config);
@@ -121,8 +130,9 @@ const operations = {
     return { state: realm.subscriptions.state, version: realm.subscriptions.version };
   },
 
-  createLog({ log }) {
-    realm.write(() => realm.create('Log', log));
+  /** Creates an asymmetric (data ingest) object: a Log unless `type` names another asymmetric table. */
+  createLog({ log, type = 'Log' }) {
+    realm.write(() => realm.create(type, log));
     return null;
   },
 
