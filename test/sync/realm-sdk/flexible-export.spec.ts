@@ -133,12 +133,9 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`the team-board export with th
     await resetRecoversUnsyncedChange([schema[0]]);
   }, 90_000);
 
-  // Skipped: even with h-flx's reset, a client whose schema holds the asymmetric table cannot recover. The SDK gets
-  // ERROR 208 ClientReset, downloads the fresh copy (BIND sessionReason 1, QUERY, one 180-byte changeset), then
-  // fails: "A fatal error occurred during 'ClientReset' client reset diff ...: 'Client reset cannot recover when
-  // classes have been removed: {Activity}'" (onBefore runs, onAfter never). The fresh copy's bootstrap must
-  // create every table of the app's sync schema, asymmetric ones included, as realm-core's recovery requires.
-  it.skip('resets a device whose schema holds the asymmetric table, recovering its unsynced change (skipped: the fresh download after a reset lacks the asymmetric table)', async () => {
+  // The fresh copy's first changeset holds every synced type, the asymmetric one too (as asymmetric): realm-core
+  // recovers only into a copy that has every class of the client's file.
+  it('resets a device whose schema holds the asymmetric table, recovering its unsynced change', async () => {
     await resetRecoversUnsyncedChange(schema);
   }, 90_000);
 });

@@ -359,7 +359,9 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
 
     const present = new Map<string, HeldObject>();
     const chunks: Instruction[][] = [];
-    let chunk: Instruction[] = [];
+    // The first changeset carries every synced type, subscribed or not (asymmetric ones too): a fresh copy made
+    // for a client reset must hold every class the client's file has, or realm-core refuses to recover into it.
+    let chunk: Instruction[] = schemaInstructions(app.schema, app.schema.keys());
     let objects = 0;
     for (const entry of tables.values()) {
       const filter = viewFilter(entry);
@@ -401,7 +403,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
 
     // A bootstrap carries at least one changeset (the schema of the subscribed types, maybe nothing): realm-core
     // never finishes integrating a bootstrap of no changesets.
-    if (chunks.length === 0) chunks.push(schemaInstructions(app.schema, tables.keys()));
+    if (chunks.length === 0) chunks.push(schemaInstructions(app.schema, app.schema.keys()));
     chunks.forEach((instructions, i) => {
       const last = i === chunks.length - 1;
       this.send(this.download(session, instructions, last ? 'lastInBatch' : 'moreToCome', (i + 1) / chunks.length, true));

@@ -130,7 +130,7 @@ export class FlexibleHub {
         service: read.service,
         database,
         developmentMode: read.developmentMode,
-        schema: read.schema,
+        schema: withAsymmetricTables(read.schema, mode.asymmetricTables),
         collectionOf,
         tableOf: () => undefined,
         rules: (table) => {
@@ -318,4 +318,18 @@ export class FlexibleHub {
       await session.endSession();
     }
   }
+}
+
+/**
+ * The schema with the app's asymmetric tables marked as such: clients declare them asymmetric, and realm-core
+ * refuses an AddTable whose table type differs from the one it holds.
+ */
+function withAsymmetricTables(schema: SyncSchema, asymmetric: readonly string[]): SyncSchema {
+  if (asymmetric.length === 0) return schema;
+  const marked: SyncSchema = new Map(schema);
+  for (const name of asymmetric) {
+    const table = schema.get(name);
+    if (table?.spec.kind === 'TopLevel') marked.set(name, { ...table, spec: { ...table.spec, asymmetric: true } });
+  }
+  return marked;
 }
