@@ -554,7 +554,8 @@ async function dropDatabase(call: Invocation): Promise<Document> {
   return { dropped: call.db, ok: 1 };
 }
 
-const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background']);
+// `ns` is accepted when it names the collection, and not kept (as MongoDB 4.4+): mongorestore sends it.
+const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background', 'ns']);
 
 async function createIndexes(call: Invocation): Promise<Document> {
   const indexes = call.command.indexes;
@@ -569,6 +570,7 @@ async function createIndexes(call: Invocation): Promise<Document> {
       if (!supportedIndexOptions.has(option)) fail(197, 'InvalidIndexSpecificationOption', `The index option '${option}' is not supported by the Tessera datastore`);
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
+    if (spec.ns !== undefined && spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${String(spec.ns)}) doesn't match the namespace '${call.db}.${name}'`);
     await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true });
   }
   const numIndexesAfter = call.client.store.collection(call.db, name)?.indexes.size ?? numIndexesBefore;

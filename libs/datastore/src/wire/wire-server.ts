@@ -46,6 +46,13 @@ const handshakeCommands = new Set(['hello', 'isMaster', 'ismaster']);
 /** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
 const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
+/**
+ * The application names MongoDB's database tools send, whatever the connection string says: they name the
+ * tool, not a cluster, so their connections get the default cluster (or `mongorestore` would write where
+ * `mongodump` never reads).
+ */
+const databaseTools = new Set(['mongodump', 'mongorestore', 'mongoimport', 'mongoexport', 'mongofiles', 'mongostat', 'mongotop', 'bsondump']);
+
 export class WireServer implements CommandServer {
   private readonly clients = new Map<string, EmbeddedClient>();
   private readonly connections = new Map<number, WireConnection & { requestedCluster?: string }>();
@@ -120,7 +127,7 @@ export class WireServer implements CommandServer {
     const client = handshake.client as Document | undefined;
     const application = client?.application as Document | undefined;
     const name = application?.name;
-    return typeof name === 'string' && clusterNamePattern.test(name) ? name : this.defaultCluster;
+    return typeof name === 'string' && clusterNamePattern.test(name) && !databaseTools.has(name) ? name : this.defaultCluster;
   }
 
   /**

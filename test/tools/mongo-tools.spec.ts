@@ -1,0 +1,229 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeTempDir } from '@tessera/testing';
+import { DatastoreWireService } from '@tessera/server';
+import { Binary, Decimal128, Double, EJSON, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
+import { type Document, MongoClient } from 'mongodb';
+import { startTestHost, type TestHost } from '../support/test-host';
+import { mongoToolsSkipReason, runTool } from './mongo-tools';
+
+// MongoDB's own mongodump and mongorestore (and mongoexport/mongoimport) against the datastore service's wire
+// server with SCRAM credentials: several collections in two databases, with their indexes and BSON types,
+// dumped as a directory, a gzipped directory, an archive and a gzipped archive, dropped, restored, and
+// compared value for value (canonical Extended JSON, so an Int32 that came back a Double is a failure).
+describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools against Tessera${mongoToolsSkipReason ? ` (skipped: ${mongoToolsSkipReason})` : ''}`, () => {
+  const password = 'tools-secret-0123456789';
+  let datastore: TestHost;
+  let client: MongoClient;
+  let uri: string;
+  const work = makeTempDir('tessera-mongo-tools-');
+
+  /** Every document of every collection of `dbs`, as canonical Extended JSON, in `_id` order. */
+  const snapshot = async (dbs: string[]): Promise<Record<string, string>> => {
+    const out: Record<string, string> = {};
+    for (const dbName of dbs) {
+      const db = client.db(dbName);
+      for (const name of (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).sort()) {
+        const docs = await db.collection(name).find({}).sort({ _id: 1 }).toArray();
+        out[`${dbName}.${name}`] = EJSON.stringify(docs, { relaxed: false });
+      }
+    }
+    return out;
+  };
+
+  /** Each collection's indexes (name, key and options; `v` is the server's business). */
+  const indexes = async (dbs: string[]): Promise<Record<string, Document[]>> => {
+    const out: Record<string, Document[]> = {};
+    for (const dbName of dbs) {
+      const db = client.db(dbName);
+      for (const name of (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).sort()) {
+        const list = await db.collection(name).listIndexes().toArray();
+        out[`${dbName}.${name}`] = list.map(({ v: _v, ...index }) => index).sort((a, b) => String(a.name).localeCompare(String(b.name)));
+      }
+    }
+    return out;
+  };
+
+  const dropAll = async () => {
+    for (const dbName of ['shop', 'audit', 'copy']) await client.db(dbName).dropDatabase();
+    expect(await snapshot(['shop', 'audit'])).toEqual({});
+  };
+
+  const seed = async () => {
+    const shop = client.db('shop');
+    const customers = Array.from({ length: 250 }, (_, i) => ({
+      _id: new ObjectId(),
+      name: `customer ${i}`,
+      email: `c${i}@example.com`,
+      tier: i % 3 === 0 ? 'gold' : 'basic',
+      since: new Date(Date.UTC(2020, 0, 1) + i * 86_400_000),
+      visits: new Int32(i),
+      ...(i % 5 === 0 ? { referrer: `c${i - 1}@example.com` } : {}),
+    }));
+    await shop.collection('customers').insertMany(customers);
+    await shop.collection('customers').createIndex({ email: 1 }, { unique: true, name: 'email_unique' });
+    await shop.collection('customers').createIndex({ referrer: 1 }, { sparse: true, name: 'referrer_sparse' });
+    await shop.collection('orders').insertMany([
+      {
+        _id: new ObjectId(),
+        customer: customers[0]._id,
+        total: Decimal128.fromString('1234.5600'),
+        placedAt: new Date('2024-02-29T23:59:59.999Z'),
+        quantity: Long.fromString('9007199254740993'),
+        weight: new Double(2),
+        count: new Int32(2),
+        receipt: new Binary(Buffer.from([0, 1, 2, 254, 255]), 0),
+        token: new UUID('0b1c8a9e-7b3f-4a45-9a8e-1b2c3d4e5f60').toBinary(),
+        lines: [{ sku: 'a-1', qty: new Int32(1), price: Decimal128.fromString('0.10') }, { sku: 'b-2', qty: new Int32(3), price: Decimal128.fromString('9.99') }],
+        notes: null,
+        flags: { gift: true, tags: ['x', 'y'], nested: { deeper: [[1, 2], []] } },
+        unicode: 'grüße, 東京 🎉',
+        bounds: [new MinKey(), new MaxKey()],
+        stamp: new Timestamp({ t: 1_700_000_000, i: 7 }),
+      },
+      { _id: 'string-id', customer: customers[1]._id, total: Decimal128.fromString('-0.00'), placedAt: new Date(0), quantity: Long.fromNumber(-1), weight: new Double(-0.5) },
+      { _id: new Int32(42), customer: customers[2]._id, total: Decimal128.fromString('1E+10'), placedAt: new Date(-1000), weight: new Double(1e300) },
+    ]);
+    await shop.collection('orders').createIndex({ customer: 1, placedAt: -1 }, { name: 'customer_recent' });
+    await shop.collection('orders').createIndex({ 'lines.sku': 1 }, { name: 'line_skus' });
+    // An empty collection with an index still exists after the round trip.
+    await shop.createCollection('returns');
+    await shop.collection('returns').createIndex({ order: 1 }, { name: 'by_order' });
+    await client.db('audit').collection('events').insertMany(Array.from({ length: 1200 }, (_, i) => ({ seq: new Int32(i), at: new Date(1_700_000_000_000 + i), payload: 'p'.repeat(i % 50) })));
+    await client.db('audit').collection('events').createIndex({ seq: -1 }, { name: 'seq_desc', unique: true });
+  };
+
+  beforeAll(async () => {
+    datastore = await startTestHost({ services: ['datastore'], settings: { TESSERA_DATASTORE_PORT: '0', TESSERA_DATASTORE_PASSWORD: password } });
+    const port = datastore.nest.get(DatastoreWireService).port ?? 0;
+    uri = `mongodb://tessera:${password}@127.0.0.1:${port}/?directConnection=true`;
+    client = new MongoClient(uri);
+    await client.connect();
+  });
+
+  afterAll(async () => {
+    await client?.close(true);
+    await datastore?.close();
+    work.remove();
+  });
+
+  beforeEach(async () => {
+    await dropAll();
+    await seed();
+  });
+
+  const expectRestored = async (before: { docs: Record<string, string>; indexes: Record<string, Document[]> }) => {
+    expect(Object.keys(before.docs).sort()).toEqual(['audit.events', 'shop.customers', 'shop.orders', 'shop.returns']);
+    const after = await snapshot(['shop', 'audit']);
+    for (const ns of Object.keys(before.docs)) expect(after[ns], ns).toBe(before.docs[ns]);
+    expect(after).toEqual(before.docs);
+    expect(await indexes(['shop', 'audit'])).toEqual(before.indexes);
+  };
+
+  const state = async () => ({ docs: await snapshot(['shop', 'audit']), indexes: await indexes(['shop', 'audit']) });
+
+  const ok = (run: { code: number; stderr: string }) => expect(run.code, run.stderr).toBe(0);
+
+  it('round-trips a directory dump of every database, with indexes and BSON types', async () => {
+    const before = await state();
+    expect(before.indexes['shop.customers'].map((i) => i.name)).toEqual(['_id_', 'email_unique', 'referrer_sparse']);
+    const out = join(work.path, 'plain');
+    ok(await runTool('mongodump', ['--uri', uri, '--out', out]));
+    expect(readdirSync(join(out, 'shop')).sort()).toEqual(['customers.bson', 'customers.metadata.json', 'orders.bson', 'orders.metadata.json', 'returns.bson', 'returns.metadata.json']);
+    // The dump's metadata carries the indexes as the server listed them.
+    const metadata = JSON.parse(readFileSync(join(out, 'shop', 'orders.metadata.json'), 'utf8')) as { indexes: { name: string; key: unknown }[] };
+    expect(metadata.indexes.map((i) => i.name).sort()).toEqual(['_id_', 'customer_recent', 'line_skus']);
+    await dropAll();
+    const restore = await runTool('mongorestore', ['--uri', uri, out]);
+    ok(restore);
+    expect(restore.stderr).toContain('1453 document(s) restored successfully. 0 document(s) failed to restore.');
+    await expectRestored(before);
+    // The unique index restored is enforced.
+    await expect(client.db('shop').collection('customers').insertOne({ email: 'c1@example.com' })).rejects.toMatchObject({ code: 11000 });
+  });
+
+  it('round-trips gzipped directory dumps, archives and gzipped archives of one database at a time', async () => {
+    const before = await state();
+    const variants: [string, string[]][] = [
+      ['gzip directory', ['--gzip', '--out', join(work.path, 'gz')]],
+      ['archive', [`--archive=${join(work.path, 'dump.archive')}`]],
+      ['gzipped archive', ['--gzip', `--archive=${join(work.path, 'dump.archive.gz')}`]],
+    ];
+    for (const [what, args] of variants) {
+      for (const db of ['shop', 'audit']) {
+        const dumpArgs = args[0] === '--gzip' && args[1] === '--out' ? args : args.map((a) => (a.startsWith('--archive=') ? `${a}.${db}` : a));
+        ok(await runTool('mongodump', ['--uri', uri, '--db', db, ...dumpArgs]));
+      }
+      await dropAll();
+      for (const db of ['shop', 'audit']) {
+        const restoreArgs = args[0] === '--gzip' && args[1] === '--out' ? ['--gzip', '--nsInclude', `${db}.*`, join(work.path, 'gz')] : args.map((a) => (a.startsWith('--archive=') ? `${a}.${db}` : a));
+        const restore = await runTool('mongorestore', ['--uri', uri, ...restoreArgs]);
+        expect(restore.code, `${what} ${db}: ${restore.stderr}`).toBe(0);
+      }
+      await expectRestored(before);
+    }
+  });
+
+  it('restores over existing data with --drop, and reports duplicates without it', async () => {
+    const before = await state();
+    const out = join(work.path, 'again');
+    ok(await runTool('mongodump', ['--uri', uri, '--db', 'shop', '--out', out]));
+    // Without --drop the documents already there are duplicate keys: reported, the rest restored.
+    await client.db('shop').collection('orders').deleteOne({ _id: 'string-id' });
+    const duplicates = await runTool('mongorestore', ['--uri', uri, out]);
+    ok(duplicates);
+    expect(duplicates.stderr).toContain('1 document(s) restored successfully. 252 document(s) failed to restore.');
+    expect(duplicates.stderr).toContain('E11000');
+    // With --drop what changed since the dump is replaced by the dump.
+    await client.db('shop').collection('customers').updateMany({}, { $set: { tier: 'changed' } });
+    await client.db('shop').collection('customers').dropIndex('referrer_sparse');
+    await client.db('shop').collection('extra').insertOne({ kept: true });
+    const dropped = await runTool('mongorestore', ['--uri', uri, '--drop', out]);
+    ok(dropped);
+    expect(await client.db('shop').collection('extra').countDocuments()).toBe(1);
+    await client.db('shop').collection('extra').drop();
+    await expectRestored(before);
+  });
+
+  it('restores into another database with --nsFrom/--nsTo', async () => {
+    const out = join(work.path, 'renamed');
+    ok(await runTool('mongodump', ['--uri', uri, '--db', 'shop', '--out', out]));
+    ok(await runTool('mongorestore', ['--uri', uri, '--nsFrom', 'shop.*', '--nsTo', 'copy.*', out]));
+    const original = await snapshot(['shop']);
+    const copy = await snapshot(['copy']);
+    expect(Object.keys(copy).sort()).toEqual(['copy.customers', 'copy.orders', 'copy.returns']);
+    for (const name of ['customers', 'orders', 'returns']) expect(copy[`copy.${name}`]).toBe(original[`shop.${name}`]);
+    expect((await client.db('copy').collection('orders').listIndexes().toArray()).map((i) => i.name).sort()).toEqual(['_id_', 'customer_recent', 'line_skus']);
+  });
+
+  it('moves a collection with mongoexport and mongoimport in canonical Extended JSON', async () => {
+    const file = join(work.path, 'orders.json');
+    ok(await runTool('mongoexport', ['--uri', uri, '--db', 'shop', '--collection', 'orders', '--jsonFormat=canonical', `--out=${file}`]));
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(3);
+    ok(await runTool('mongoimport', ['--uri', uri, '--db', 'copy', '--collection', 'orders', `--file=${file}`]));
+    const original = await snapshot(['shop']);
+    const copy = await snapshot(['copy']);
+    expect(copy['copy.orders']).toBe(original['shop.orders']);
+  });
+
+  it('refuses the tools without the credentials or with a wrong password', async () => {
+    const port = datastore.nest.get(DatastoreWireService).port ?? 0;
+    const anonymous = await runTool('mongodump', ['--uri', `mongodb://127.0.0.1:${port}/?directConnection=true`, '--out', join(work.path, 'anonymous')]);
+    expect(anonymous.code).not.toBe(0);
+    expect(anonymous.stderr).toMatch(/requires authentication|Unauthorized/);
+    const wrong = await runTool('mongorestore', ['--uri', `mongodb://tessera:wrong-password@127.0.0.1:${port}/?directConnection=true`, join(work.path, 'anonymous')]);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/Authentication failed/);
+  });
+
+  it('refuses a dump whose documents are not BSON, naming the file, and leaves the database as it was', async () => {
+    const out = join(work.path, 'corrupt');
+    ok(await runTool('mongodump', ['--uri', uri, '--db', 'shop', '--collection', 'returns', '--out', out]));
+    writeFileSync(join(out, 'shop', 'returns.bson'), Buffer.from([0xff, 0xff, 0xff, 0x7f, 1, 2, 3]));
+    const before = await snapshot(['shop']);
+    const restore = await runTool('mongorestore', ['--uri', uri, out]);
+    expect(restore.code).not.toBe(0);
+    expect(restore.stderr).toContain('returns.bson');
+    expect(await snapshot(['shop'])).toEqual(before);
+  });
+});

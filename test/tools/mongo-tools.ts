@@ -1,0 +1,34 @@
+/**
+ * MongoDB's own database tools (mongodump, mongorestore, mongoimport, mongoexport), found through
+ * TESSERA_MONGO_TOOLS: a directory holding their binaries. Debian has no package of them and the npm ones
+ * download from MongoDB's servers, so they are built from mongodb/mongo-tools outside this repository;
+ * without them the tests that need them are skipped with the reason.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const toolsDir = process.env['TESSERA_MONGO_TOOLS'];
+
+export const mongoToolsSkipReason = !toolsDir
+  ? "TESSERA_MONGO_TOOLS is not set: build MongoDB's database tools (mongodb/mongo-tools 100.8.0 with Go 1.19) and point it at their bin directory"
+  : !existsSync(join(toolsDir, 'mongodump')) || !existsSync(join(toolsDir, 'mongorestore'))
+    ? `TESSERA_MONGO_TOOLS=${toolsDir} holds no mongodump and mongorestore`
+    : undefined;
+
+export interface ToolRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one tool to its end (never rejects for a failing tool: the exit code is in the result). */
+export function runTool(tool: 'mongodump' | 'mongorestore' | 'mongoimport' | 'mongoexport', args: string[], timeoutMs = 60_000): Promise<ToolRun> {
+  if (!toolsDir) throw new Error(mongoToolsSkipReason);
+  return new Promise((resolve) => {
+    execFile(join(toolsDir, tool), args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
