@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { DatastoreWireService } from '@tessera/server';
-import { Binary, Decimal128, Double, EJSON, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
+import { Binary, BSON, Decimal128, Double, EJSON, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
 import { type Document, MongoClient } from 'mongodb';
 import { startTestHost, type TestHost } from '../support/test-host';
 import { mongoToolsSkipReason, runTool } from './mongo-tools';
@@ -36,7 +36,7 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     const out: Record<string, Document[]> = {};
     for (const dbName of dbs) {
       const db = client.db(dbName);
-      for (const name of (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).sort()) {
+      for (const name of (await db.listCollections({ type: 'collection' }, { nameOnly: true }).toArray()).map((c) => c.name).sort()) {
         const list = await db.collection(name).listIndexes().toArray();
         out[`${dbName}.${name}`] = list.map(({ v: _v, ...index }) => index).sort((a, b) => String(a.name).localeCompare(String(b.name)));
       }
@@ -89,6 +89,8 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     // An empty collection with an index still exists after the round trip.
     await shop.createCollection('returns');
     await shop.collection('returns').createIndex({ order: 1 }, { name: 'by_order' });
+    // A view is dumped as its definition and restored as a view.
+    await shop.createCollection('goldCustomers', { viewOn: 'customers', pipeline: [{ $match: { tier: 'gold' } }, { $project: { email: 1 } }] });
     await client.db('audit').collection('events').insertMany(Array.from({ length: 1200 }, (_, i) => ({ seq: new Int32(i), at: new Date(1_700_000_000_000 + i), payload: 'p'.repeat(i % 50) })));
     await client.db('audit').collection('events').createIndex({ seq: -1 }, { name: 'seq_desc', unique: true });
   };
@@ -113,7 +115,8 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
   });
 
   const expectRestored = async (before: { docs: Record<string, string>; indexes: Record<string, Document[]> }) => {
-    expect(Object.keys(before.docs).sort()).toEqual(['audit.events', 'shop.customers', 'shop.orders', 'shop.returns']);
+    expect(Object.keys(before.docs).sort()).toEqual(['audit.events', 'shop.customers', 'shop.goldCustomers', 'shop.orders', 'shop.returns']);
+    expect(JSON.parse(before.docs['shop.goldCustomers'])).toHaveLength(84);
     const after = await snapshot(['shop', 'audit']);
     for (const ns of Object.keys(before.docs)) expect(after[ns], ns).toBe(before.docs[ns]);
     expect(after).toEqual(before.docs);
@@ -129,7 +132,7 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     expect(before.indexes['shop.customers'].map((i) => i.name)).toEqual(['_id_', 'email_unique', 'referrer_sparse']);
     const out = join(work.path, 'plain');
     ok(await runTool('mongodump', ['--uri', uri, '--out', out]));
-    expect(readdirSync(join(out, 'shop')).sort()).toEqual(['customers.bson', 'customers.metadata.json', 'orders.bson', 'orders.metadata.json', 'returns.bson', 'returns.metadata.json']);
+    expect(readdirSync(join(out, 'shop')).sort()).toEqual(['customers.bson', 'customers.metadata.json', 'goldCustomers.metadata.json', 'orders.bson', 'orders.metadata.json', 'returns.bson', 'returns.metadata.json']);
     // The dump's metadata carries the indexes as the server listed them.
     const metadata = JSON.parse(readFileSync(join(out, 'shop', 'orders.metadata.json'), 'utf8')) as { indexes: { name: string; key: unknown }[] };
     expect(metadata.indexes.map((i) => i.name).sort()).toEqual(['_id_', 'customer_recent', 'line_skus']);
@@ -138,6 +141,7 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     ok(restore);
     expect(restore.stderr).toContain('1453 document(s) restored successfully. 0 document(s) failed to restore.');
     await expectRestored(before);
+    expect(await client.db('shop').listCollections({ name: 'goldCustomers' }).toArray()).toMatchObject([{ type: 'view', options: { viewOn: 'customers' } }]);
     // The unique index restored is enforced.
     await expect(client.db('shop').collection('customers').insertOne({ email: 'c1@example.com' })).rejects.toMatchObject({ code: 11000 });
   });
@@ -191,8 +195,9 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     ok(await runTool('mongorestore', ['--uri', uri, '--nsFrom', 'shop.*', '--nsTo', 'copy.*', out]));
     const original = await snapshot(['shop']);
     const copy = await snapshot(['copy']);
-    expect(Object.keys(copy).sort()).toEqual(['copy.customers', 'copy.orders', 'copy.returns']);
-    for (const name of ['customers', 'orders', 'returns']) expect(copy[`copy.${name}`]).toBe(original[`shop.${name}`]);
+    expect(Object.keys(copy).sort()).toEqual(['copy.customers', 'copy.goldCustomers', 'copy.orders', 'copy.returns']);
+    // The view came along and reads the copy (its viewOn names a collection of its own database).
+    for (const name of ['customers', 'goldCustomers', 'orders', 'returns']) expect(copy[`copy.${name}`]).toBe(original[`shop.${name}`]);
     expect((await client.db('copy').collection('orders').listIndexes().toArray()).map((i) => i.name).sort()).toEqual(['_id_', 'customer_recent', 'line_skus']);
   });
 
@@ -204,6 +209,50 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     const original = await snapshot(['shop']);
     const copy = await snapshot(['copy']);
     expect(copy['copy.orders']).toBe(original['shop.orders']);
+  });
+
+  it('restores a dump as MongoDB writes it (collection UUIDs, options, views) and refuses an index it cannot build', async () => {
+    // A dump directory as mongodump writes it from MongoDB 7: metadata with the collection's UUID, its
+    // options and index versions; a view beside the collection.
+    const out = join(work.path, 'from-mongodb', 'legacy');
+    mkdirSync(out, { recursive: true });
+    const docs = [{ _id: new ObjectId(), sku: 'a', price: Decimal128.fromString('1.50'), added: new Date('2023-05-01T00:00:00Z') }, { _id: new ObjectId(), sku: 'b', price: Decimal128.fromString('2.25'), added: new Date('2023-05-02T00:00:00Z') }];
+    writeFileSync(join(out, 'products.bson'), Buffer.concat(docs.map((doc) => BSON.serialize(doc))));
+    const productIndexes = [
+      { v: new Int32(2), key: { _id: new Int32(1) }, name: '_id_' },
+      { v: new Int32(2), key: { sku: new Int32(1) }, name: 'sku_1', unique: true },
+    ];
+    writeFileSync(join(out, 'products.metadata.json'), EJSON.stringify({ indexes: productIndexes, uuid: '6f1c2b3a4d5e4f60a1b2c3d4e5f60718', collectionName: 'products', type: 'collection', options: {} }, { relaxed: false }));
+    writeFileSync(join(out, 'cheap.metadata.json'), EJSON.stringify({ options: { viewOn: 'products', pipeline: [{ $match: { price: { $lt: Decimal128.fromString('2') } } }] }, uuid: '', collectionName: 'cheap', type: 'view', indexes: [] }, { relaxed: false }));
+    writeFileSync(join(out, 'cheap.bson'), Buffer.alloc(0));
+    const restore = await runTool('mongorestore', ['--uri', uri, join(work.path, 'from-mongodb')]);
+    ok(restore);
+    expect(EJSON.stringify(await client.db('legacy').collection('products').find({}).sort({ _id: 1 }).toArray(), { relaxed: false })).toBe(EJSON.stringify(docs, { relaxed: false }));
+    expect((await client.db('legacy').collection('products').listIndexes().toArray()).map(({ v: _v, ...index }) => index)).toEqual([{ key: { _id: 1 }, name: '_id_' }, { key: { sku: 1 }, name: 'sku_1', unique: true }]);
+    expect(await client.db('legacy').collection('cheap').find({}, { projection: { _id: 0, sku: 1 } }).toArray()).toEqual([{ sku: 'a' }]);
+    expect(await client.db('legacy').listCollections({ name: 'cheap' }).toArray()).toMatchObject([{ type: 'view', options: { viewOn: 'products' } }]);
+
+    // An index option the datastore cannot honour fails the restore loudly, naming it; the documents are in.
+    productIndexes.push({ v: new Int32(2), key: { added: new Int32(1) }, name: 'added_1', weights: { sku: new Int32(1) } } as never);
+    writeFileSync(join(out, 'products.metadata.json'), EJSON.stringify({ indexes: productIndexes, uuid: '6f1c2b3a4d5e4f60a1b2c3d4e5f60718', collectionName: 'products', type: 'collection', options: {} }, { relaxed: false }));
+    rmSync(join(out, 'cheap.metadata.json'));
+    rmSync(join(out, 'cheap.bson'));
+    const refused = await runTool('mongorestore', ['--uri', uri, '--drop', join(work.path, 'from-mongodb')]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/index option 'weights' is not supported/);
+    expect(await client.db('legacy').collection('products').countDocuments()).toBe(2);
+    await client.db('legacy').dropDatabase();
+  });
+
+  it('dumps what a query selects and restores without indexes when told', async () => {
+    const out = join(work.path, 'query');
+    ok(await runTool('mongodump', ['--uri', uri, '--db', 'shop', '--collection', 'customers', '--query', '{"tier": "gold", "visits": {"$gte": 100}}', '--out', out]));
+    const expected = await client.db('shop').collection('customers').find({ tier: 'gold', visits: { $gte: 100 } }).sort({ _id: 1 }).toArray();
+    expect(expected.length).toBe(50);
+    ok(await runTool('mongorestore', ['--uri', uri, '--noIndexRestore', '--nsFrom', 'shop.customers', '--nsTo', 'copy.gold', out]));
+    const copied = await client.db('copy').collection('gold').find({}).sort({ _id: 1 }).toArray();
+    expect(EJSON.stringify(copied, { relaxed: false })).toBe(EJSON.stringify(expected, { relaxed: false }));
+    expect((await client.db('copy').collection('gold').listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
   });
 
   it('refuses the tools without the credentials or with a wrong password', async () => {
