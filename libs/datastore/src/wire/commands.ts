@@ -24,6 +24,7 @@ import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, t
 import { WireCommandError } from './errors';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
 import { sessionKey, type SessionRegistry } from './sessions';
+import { collectionStats, databaseStats, statsScale } from './stats';
 
 export { WireCommandError };
 
@@ -570,7 +571,10 @@ async function createIndexes(call: Invocation): Promise<Document> {
       if (!supportedIndexOptions.has(option)) fail(197, 'InvalidIndexSpecificationOption', `The index option '${option}' is not supported by the Tessera datastore`);
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
-    if (spec.ns !== undefined && spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${String(spec.ns)}) doesn't match the namespace '${call.db}.${name}'`);
+    if (spec.ns !== undefined) {
+      if (typeof spec.ns !== 'string') fail(14, 'TypeMismatch', "The field 'ns' must be a string");
+      if (spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${spec.ns}) doesn't match the namespace '${call.db}.${name}'`);
+    }
     await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true });
   }
   const numIndexesAfter = call.client.store.collection(call.db, name)?.indexes.size ?? numIndexesBefore;
@@ -608,6 +612,18 @@ async function dropIndexes(call: Invocation): Promise<Document> {
   }
   for (const index of names) await coll.dropIndex(index);
   return { nIndexesWas, ok: 1 };
+}
+
+function collStats(call: Invocation): Document {
+  const name = collectionName(call);
+  return collectionStats(`${call.db}.${name}`, call.client.store.collection(call.db, name), statsScale(call.command));
+}
+
+async function dbStats(call: Invocation): Promise<Document> {
+  const scale = statsScale(call.command);
+  const names = await call.client.db(call.db).getCollectionNames();
+  const states = names.map((name) => call.client.store.collection(call.db, name)).filter((state) => state !== undefined);
+  return databaseStats(call.db, states, scale);
 }
 
 // ---- sessions and transactions ----
@@ -655,6 +671,8 @@ const handlers: Record<string, Handler> = {
   createIndexes,
   listIndexes,
   dropIndexes,
+  collStats,
+  dbStats,
   find,
   insert,
   update,
