@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
@@ -5,7 +6,7 @@ import { DatastoreWireService } from '@tessera/server';
 import { Binary, BSON, Decimal128, Double, EJSON, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
 import { type Document, MongoClient } from 'mongodb';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { mongoToolsSkipReason, runTool } from './mongo-tools';
+import { mongoToolsSkipReason, pipeDumpToRestore, runTool } from './mongo-tools';
 
 /** Documents whose `_id` is any BSON value. */
 type AnyDoc = { _id: ObjectId | Int32 | string } & Record<string, unknown>;
@@ -207,6 +208,62 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     for (const name of ['customers', 'goldCustomers', 'orders', 'returns']) expect(copy[`copy.${name}`]).toBe(original[`shop.${name}`]);
     expect((await client.db('copy').collection('orders').listIndexes().toArray()).map((i) => i.name).sort()).toEqual(['_id_', 'customer_recent', 'line_skus']);
   });
+
+  it('copies a database live through a pipe from mongodump --archive to mongorestore --archive', async () => {
+    const { dump, restore } = await pipeDumpToRestore(['--uri', uri, '--db', 'shop', '--archive'], ['--uri', uri, '--archive', '--nsFrom', 'shop.*', '--nsTo', 'copy.*']);
+    ok(dump);
+    ok(restore);
+    const original = await snapshot(['shop']);
+    const copy = await snapshot(['copy']);
+    for (const name of ['customers', 'goldCustomers', 'orders', 'returns']) expect(copy[`copy.${name}`], name).toBe(original[`shop.${name}`]);
+  });
+
+  it('imports with upsert and merge modes, and exports CSV with a query, sort and limit', async () => {
+    const file = join(work.path, 'changes.json');
+    // Two known customers changed (matched by email), one new.
+    writeFileSync(file, ['{"email": "c1@example.com", "tier": "platinum"}', '{"email": "c2@example.com", "tier": "silver"}', '{"email": "new@example.com", "tier": "basic"}'].join('\n'));
+    const customers = client.db('shop').collection('customers');
+    const c1 = await customers.findOne({ email: 'c1@example.com' });
+    ok(await runTool('mongoimport', ['--uri', uri, '--db', 'shop', '--collection', 'customers', '--mode=merge', '--upsertFields=email', `--file=${file}`]));
+    // merge keeps the other fields of a matched document and sets the given ones.
+    expect(await customers.findOne({ email: 'c1@example.com' })).toEqual({ ...c1, tier: 'platinum' });
+    expect(await customers.countDocuments()).toBe(251);
+    ok(await runTool('mongoimport', ['--uri', uri, '--db', 'shop', '--collection', 'customers', '--mode=upsert', '--upsertFields=email', `--file=${file}`]));
+    // upsert replaces a matched document whole (its _id kept).
+    expect(await customers.findOne({ email: 'c2@example.com' }, { projection: { _id: 0 } })).toEqual({ email: 'c2@example.com', tier: 'silver' });
+    expect(await customers.countDocuments()).toBe(251);
+    const csv = join(work.path, 'gold.csv');
+    ok(await runTool('mongoexport', ['--uri', uri, '--db', 'shop', '--collection', 'customers', '--type=csv', '--fields=name,email,visits', '--query={"tier": "gold"}', '--sort={"visits": -1}', '--limit=3', `--out=${csv}`]));
+    expect(readFileSync(csv, 'utf8').trim().split('\n')).toEqual(['name,email,visits', 'customer 249,c249@example.com,249', 'customer 246,c246@example.com,246', 'customer 243,c243@example.com,243']);
+  });
+
+  it('round-trips documents near the 16 MB limit and batches of thousands of small ones', async () => {
+    const blobs = client.db('big').collection<AnyDoc>('blobs');
+    const near = 16 * 1024 * 1024 - 1024;
+    await blobs.insertOne({ _id: 'largest', data: new Binary(Buffer.alloc(near, 7)) });
+    for (let i = 0; i < 4; i++) await blobs.insertOne({ _id: `mb-${i}`, data: new Binary(Buffer.alloc(4 * 1024 * 1024, i)) });
+    await client.db('big').collection('small').insertMany(Array.from({ length: 20_000 }, (_, i) => ({ i: new Int32(i), s: `row ${i}` })));
+    // The documents' exact BSON, hashed (Extended JSON of 32 MB of binary would be slow to compare).
+    const digest = async () => {
+      const out: Record<string, string> = {};
+      for (const name of ['blobs', 'small']) {
+        const hash = createHash('sha256');
+        for (const doc of await client.db('big').collection(name).find({}).sort({ _id: 1 }).toArray()) hash.update(BSON.serialize(doc));
+        out[name] = hash.digest('hex');
+      }
+      return out;
+    };
+    const before = await digest();
+    const archive = join(work.path, 'big.archive');
+    ok(await runTool('mongodump', ['--uri', uri, '--db', 'big', `--archive=${archive}`]));
+    await client.db('big').dropDatabase();
+    const restore = await runTool('mongorestore', ['--uri', uri, `--archive=${archive}`]);
+    ok(restore);
+    expect(restore.stderr).toContain('20005 document(s) restored successfully. 0 document(s) failed to restore.');
+    expect(await digest()).toEqual(before);
+    expect(await client.db('big').collection('blobs').countDocuments()).toBe(5);
+    await client.db('big').dropDatabase();
+  }, 120_000);
 
   it('moves a collection with mongoexport and mongoimport in canonical Extended JSON', async () => {
     const file = join(work.path, 'orders.json');

@@ -4,7 +4,7 @@
  * download from MongoDB's servers, so they are built from mongodb/mongo-tools outside this repository;
  * without them the tests that need them are skipped with the reason.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -20,6 +20,23 @@ export interface ToolRun {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** Runs `mongodump` into `mongorestore` through a pipe (`--archive` on both ends, as a live copy is made). */
+export function pipeDumpToRestore(dumpArgs: string[], restoreArgs: string[], timeoutMs = 60_000): Promise<{ dump: ToolRun; restore: ToolRun }> {
+  if (!toolsDir) throw new Error(mongoToolsSkipReason);
+  const dump = spawn(join(toolsDir, 'mongodump'), dumpArgs, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
+  const restore = spawn(join(toolsDir, 'mongorestore'), restoreArgs, { stdio: ['pipe', 'pipe', 'pipe'], timeout: timeoutMs });
+  dump.stdout.pipe(restore.stdin);
+  const finished = (child: ReturnType<typeof spawn>): Promise<ToolRun> =>
+    new Promise((resolve) => {
+      let stdout = '';
+      let stderr = '';
+      if (child !== dump) child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+  return Promise.all([finished(dump), finished(restore)]).then(([d, r]) => ({ dump: d, restore: r }));
 }
 
 /** Runs one tool to its end (never rejects for a failing tool: the exit code is in the result). */
