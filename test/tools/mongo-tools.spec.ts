@@ -319,6 +319,33 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     expect((await client.db('copy').collection('gold').listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_']);
   });
 
+  it("moves one cluster's data into another named by the user name (`tessera+<cluster>`), the tools' appName being fixed", async () => {
+    const port = datastore.nest.get(DatastoreWireService).port ?? 0;
+    const clusterUri = (cluster: string) => `mongodb://tessera+${cluster}:${password}@127.0.0.1:${port}/?directConnection=true`;
+    const appClient = async (cluster: string) => {
+      const c = new MongoClient(`${uri}&appName=${cluster}`);
+      await c.connect();
+      return c;
+    };
+    const source = await appClient('AtlasCluster');
+    const target = await appClient('Cluster0');
+    try {
+      await source.db('todo').collection('items').insertMany([{ text: 'one', done: false }, { text: 'two', done: true }]);
+      await source.db('todo').collection('items').createIndex({ done: 1, text: 1 }, { name: 'by_done' });
+      const archive = join(work.path, 'cluster.archive');
+      ok(await runTool('mongodump', ['--uri', clusterUri('AtlasCluster'), '--db', 'todo', `--archive=${archive}`]));
+      ok(await runTool('mongorestore', ['--uri', clusterUri('Cluster0'), `--archive=${archive}`]));
+      const read = async (c: MongoClient) => EJSON.stringify(await c.db('todo').collection('items').find({}).sort({ _id: 1 }).toArray(), { relaxed: false });
+      expect(await read(target)).toBe(await read(source));
+      expect((await target.db('todo').collection('items').listIndexes().toArray()).map((i) => i.name)).toEqual(['_id_', 'by_done']);
+      // Nothing of it reached the default cluster.
+      expect(await client.db('todo').collection('items').countDocuments()).toBe(0);
+    } finally {
+      await source.close();
+      await target.close();
+    }
+  });
+
   it('refuses the tools without the credentials or with a wrong password', async () => {
     const port = datastore.nest.get(DatastoreWireService).port ?? 0;
     const anonymous = await runTool('mongodump', ['--uri', `mongodb://127.0.0.1:${port}/?directConnection=true`, '--out', join(work.path, 'anonymous')]);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { calculateObjectSize, type Document } from 'bson';
-import { MongoClient } from 'mongodb';
+import { MongoClient, MongoServerError } from 'mongodb';
 import { WireServer } from './wire-server';
 
 // What MongoDB's database tools (mongodump, mongorestore, ...) need of the wire server beyond a driver's
@@ -75,5 +75,60 @@ describe('the wire server and the database tools', () => {
       await expect(db.command({ createIndexes: 'items', indexes: [{ key: { at: 1 }, name: 'at_1', ns }] })).rejects.toMatchObject({ code: 14, codeName: 'TypeMismatch' });
     }
     expect((await db.collection('items').listIndexes().toArray()).map((index) => index.name)).toEqual(['_id_', 'sku_1']);
+  });
+});
+
+// The tools cannot choose their appName, so with credentials the user name may name the cluster instead.
+describe('the wire server with credentials and a cluster in the user name', () => {
+  const password = 'tools-pass-0123456789';
+  let dir: { path: string; remove(): void };
+  let server: WireServer;
+  const clients: MongoClient[] = [];
+  const connect = async (user: string, appName?: string, secret = password) => {
+    const client = new MongoClient(`mongodb://${encodeURIComponent(user)}:${secret}@127.0.0.1:${server.port}/?directConnection=true&serverSelectionTimeoutMS=3000`, appName ? { appName } : {});
+    clients.push(client);
+    await client.connect();
+    return client;
+  };
+
+  beforeAll(async () => {
+    dir = makeTempDir('tessera-wire-tools-auth-');
+    server = await WireServer.start({ clustersDir: dir.path, credentials: { user: 'tessera', password } });
+  });
+
+  afterAll(async () => {
+    for (const client of clients.splice(0)) await client.close(true);
+    await server.close();
+    dir.remove();
+  });
+
+  it('serves the cluster a `<user>+<cluster>` name names, over the appName and for the tools', async () => {
+    await (await connect('tessera', 'Cluster0')).db('shop').collection('items').insertOne({ name: 'in Cluster0' });
+    await (await connect('tessera')).db('shop').collection('items').insertOne({ name: 'in default' });
+    for (const appName of [undefined, 'mongodump', 'mongorestore', 'OtherCluster']) {
+      const client = await connect('tessera+Cluster0', appName);
+      expect(await client.db('shop').collection('items').find({}, { projection: { _id: 0 } }).toArray(), appName).toEqual([{ name: 'in Cluster0' }]);
+    }
+    expect(existsSync(join(dir.path, 'OtherCluster'))).toBe(false);
+    // The plain user name keeps the appName's cluster, and a tool's connection the default one.
+    expect(await (await connect('tessera', 'mongodump')).db('shop').collection('items').find({}, { projection: { _id: 0 } }).toArray()).toEqual([{ name: 'in default' }]);
+  });
+
+  it('refuses a cluster name the server does not accept, another user and a wrong password, opening no cluster', async () => {
+    for (const [user, secret] of [
+      ['tessera+', password],
+      ['tessera+bad name', password],
+      ['tessera+../escape', password],
+      ['tessera+/abs', password],
+      ['tesserax+Cluster0', password],
+      ['someone+Cluster0', password],
+      ['tessera+Refused', 'wrong-password-000'],
+    ]) {
+      const refusal = await connect(user, undefined, secret).catch((error: unknown) => error);
+      expect(refusal, user).toBeInstanceOf(MongoServerError);
+      expect((refusal as MongoServerError).code, user).toBe(18);
+    }
+    expect(existsSync(join(dir.path, 'Refused'))).toBe(false);
+    expect(existsSync(join(dir.path, '..', 'escape'))).toBe(false);
   });
 });
