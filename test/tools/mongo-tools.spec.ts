@@ -296,6 +296,11 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     expect(await client.db('legacy').collection('cheap').find({}, { projection: { _id: 0, sku: 1 } }).toArray()).toEqual([{ sku: 'a' }]);
     expect(await client.db('legacy').listCollections({ name: 'cheap' }).toArray()).toMatchObject([{ type: 'view', options: { viewOn: 'products' } }]);
 
+    // The datastore's collections have no UUIDs: --preserveUUID (applyOps) is refused, not ignored.
+    const uuids = await runTool('mongorestore', ['--uri', uri, '--drop', '--preserveUUID', '--nsInclude', 'legacy.products', join(work.path, 'from-mongodb')]);
+    expect(uuids.code).not.toBe(0);
+    expect(uuids.stderr).toContain("no such command: 'applyOps'");
+
     // An index option the datastore cannot honour fails the restore loudly, naming it; the documents are in.
     productIndexes.push({ v: new Int32(2), key: { added: new Int32(1) }, name: 'added_1', weights: { sku: new Int32(1) } } as never);
     writeFileSync(join(out, 'products.metadata.json'), EJSON.stringify({ indexes: productIndexes, uuid: '6f1c2b3a4d5e4f60a1b2c3d4e5f60718', collectionName: 'products', type: 'collection', options: {} }, { relaxed: false }));
