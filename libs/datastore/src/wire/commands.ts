@@ -614,7 +614,7 @@ async function dropIndexes(call: Invocation): Promise<Document> {
   return { nIndexesWas, ok: 1 };
 }
 
-function collStats(call: Invocation): Document {
+function collStats(call: Invocation): Promise<Document> {
   const name = collectionName(call);
   return collectionStats(`${call.db}.${name}`, call.client.store.collection(call.db, name), statsScale(call.command));
 }

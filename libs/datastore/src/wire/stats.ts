@@ -28,9 +28,17 @@ interface Sizes {
   indexSizes: Record<string, number>;
 }
 
-function sizesOf(state: CollectionState): Sizes {
+/** Documents sized between two yields to the event loop (a million take seconds; other clients go on meanwhile). */
+const sizingSlice = 5000;
+
+async function sizesOf(state: CollectionState): Promise<Sizes> {
   let dataSize = 0;
-  for (const record of state.records.values()) dataSize += calculateObjectSize(record.doc);
+  let sized = 0;
+  // Writes that land while this yields are counted or not, as with MongoDB's own statistics.
+  for (const record of state.records.values()) {
+    dataSize += calculateObjectSize(record.doc);
+    if (++sized % sizingSlice === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
   const indexSizes: Record<string, number> = {};
   for (const [name, index] of state.indexes) indexSizes[name] = index.list.size * indexEntryBytes;
   return { count: state.records.size, dataSize, indexSizes };
@@ -39,9 +47,9 @@ function sizesOf(state: CollectionState): Sizes {
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 /** `collStats` of `ns` (a collection that does not exist has zeros, as MongoDB 7 answers; a view is refused). */
-export function collectionStats(ns: string, state: CollectionState | undefined, scale: number): Document {
+export async function collectionStats(ns: string, state: CollectionState | undefined, scale: number): Promise<Document> {
   if (state?.view) throw new WireCommandError(166, 'CommandNotSupportedOnView', `Namespace ${ns} is a view, not a collection`);
-  const sizes = state ? sizesOf(state) : { count: 0, dataSize: 0, indexSizes: {} };
+  const sizes = state ? await sizesOf(state) : { count: 0, dataSize: 0, indexSizes: {} };
   const indexSizes = Object.fromEntries(Object.entries(sizes.indexSizes).map(([name, bytes]) => [name, Math.floor(bytes / scale)]));
   const totalIndexSize = Math.floor(sum(Object.values(sizes.indexSizes)) / scale);
   const size = Math.floor(sizes.dataSize / scale);
@@ -65,8 +73,9 @@ export function collectionStats(ns: string, state: CollectionState | undefined, 
 }
 
 /** `dbStats` over the collections and views of one database. */
-export function databaseStats(db: string, states: CollectionState[], scale: number): Document {
-  const collections = states.filter((state) => !state.view).map(sizesOf);
+export async function databaseStats(db: string, states: CollectionState[], scale: number): Promise<Document> {
+  const collections: Sizes[] = [];
+  for (const state of states) if (!state.view) collections.push(await sizesOf(state));
   const objects = sum(collections.map((c) => c.count));
   const dataBytes = sum(collections.map((c) => c.dataSize));
   const indexBytes = sum(collections.map((c) => sum(Object.values(c.indexSizes))));

@@ -56,8 +56,12 @@ describe('the wire server and the database tools', () => {
     expect(await db.command({ collStats: 'missing' })).toMatchObject({ ns: 'shop.missing', count: 0, size: 0, nindexes: 0, ok: 1 });
     await expect(db.command({ collStats: 'named' })).rejects.toMatchObject({ code: 166, codeName: 'CommandNotSupportedOnView' });
     for (const scale of [0, -5, 'big']) await expect(db.command({ collStats: 'items', scale })).rejects.toMatchObject({ code: typeof scale === 'string' ? 14 : 51024 });
-    await db.collection('other').insertOne({ x: 1 });
-    expect(await db.command({ dbStats: 1 })).toMatchObject({ db: 'shop', collections: 2, views: 1, objects: 11, indexes: 3, scaleFactor: 1, ok: 1 });
+    // Beyond one sizing slice (the sizing yields to other clients between slices), still exact.
+    const many = Array.from({ length: 12_345 }, (_, i) => ({ _id: i, v: 'x'.repeat(i % 7) }));
+    await db.collection<{ _id: number }>('other').insertMany(many);
+    const manyBytes = many.reduce((total, doc) => total + calculateObjectSize(doc), 0);
+    expect(await db.command({ collStats: 'other' })).toMatchObject({ count: 12_345, size: manyBytes });
+    expect(await db.command({ dbStats: 1 })).toMatchObject({ db: 'shop', collections: 2, views: 1, objects: 12_355, indexes: 3, dataSize: manyBytes + Math.floor(docs.slice(0, 10).reduce((t, d) => t + calculateObjectSize(d), 0)), scaleFactor: 1, ok: 1 });
     expect(await connect().db('empty').command({ dbStats: 1 })).toMatchObject({ db: 'empty', collections: 0, views: 0, objects: 0, dataSize: 0, ok: 1 });
   });
 
