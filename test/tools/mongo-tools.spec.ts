@@ -313,6 +313,25 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
     await client.db('legacy').dropDatabase();
   });
 
+  it("refuses a full dump's MongoDB users and roles with what to do, and restores the rest without them", async () => {
+    // A full mongodump of a MongoDB deployment holds admin.system.users/roles/version beside the data.
+    const out = join(work.path, 'full');
+    mkdirSync(join(out, 'admin'), { recursive: true });
+    mkdirSync(join(out, 'inventory'), { recursive: true });
+    writeFileSync(join(out, 'admin', 'system.version.bson'), BSON.serialize({ _id: 'authSchema', currentVersion: new Int32(5) }));
+    writeFileSync(join(out, 'admin', 'system.users.bson'), BSON.serialize({ _id: 'admin.bob', user: 'bob', db: 'admin', credentials: {}, roles: [{ role: 'root', db: 'admin' }] }));
+    writeFileSync(join(out, 'inventory', 'parts.bson'), BSON.serialize({ _id: new Int32(1), name: 'bolt' }));
+    writeFileSync(join(out, 'inventory', 'parts.metadata.json'), EJSON.stringify({ indexes: [{ v: new Int32(2), key: { _id: new Int32(1) }, name: '_id_' }], collectionName: 'parts', type: 'collection', options: {} }, { relaxed: false }));
+    const refused = await runTool('mongorestore', ['--uri', uri, out]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("keeps no MongoDB users or roles (authSchemaVersion): leave them out of the restore (mongorestore --nsExclude 'admin.system.*')");
+    expect(await client.db('inventory').collection('parts').countDocuments()).toBe(0);
+    ok(await runTool('mongorestore', ['--uri', uri, '--nsExclude', 'admin.system.*', out]));
+    expect(await client.db('inventory').collection('parts').find().toArray()).toEqual([{ _id: 1, name: 'bolt' }]);
+    expect(await client.db('admin').listCollections().toArray()).toEqual([]);
+    await client.db('inventory').dropDatabase();
+  });
+
   it('dumps what a query selects and restores without indexes when told', async () => {
     const out = join(work.path, 'query');
     ok(await runTool('mongodump', ['--uri', uri, '--db', 'shop', '--collection', 'customers', '--query', '{"tier": "gold", "visits": {"$gte": 100}}', '--out', out]));

@@ -179,6 +179,15 @@ function buildInfo(): Document {
   return { version: serverVersion, versionArray: [7, 0, 0, 0], gitVersion: 'tessera-datastore', modules: [], bits: 64, maxBsonObjectSize: MAX_BSON_SIZE, storageEngines: ['tessera-embedded'], ok: 1 };
 }
 
+function getParameter(call: Invocation): Document {
+  // mongorestore asks before restoring MongoDB's users and roles (admin.system.users/roles), which the
+  // datastore does not have: refused with what to do, rather than answered with nothing it understands.
+  if (call.command.authSchemaVersion !== undefined) {
+    fail(72, 'InvalidOptions', "the Tessera datastore keeps no MongoDB users or roles (authSchemaVersion): leave them out of the restore (mongorestore --nsExclude 'admin.system.*')");
+  }
+  return call.command.featureCompatibilityVersion ? { featureCompatibilityVersion: { version: '7.0' }, ok: 1 } : { ok: 1 };
+}
+
 // ---- cursors ----
 
 async function cursorReply(call: Invocation, cursor: ServerCursor, batchSize: number | undefined, field: 'firstBatch' | 'nextBatch', waitMs = 0, keepOpen = true): Promise<Document> {
@@ -656,7 +665,7 @@ const handlers: Record<string, Handler> = {
   ping: () => ({ ok: 1 }),
   buildInfo,
   buildinfo: buildInfo,
-  getParameter: (call) => (call.command.featureCompatibilityVersion ? { featureCompatibilityVersion: { version: '7.0' }, ok: 1 } : { ok: 1 }),
+  getParameter,
   whatsmyuri: (call) => ({ you: call.connection.me, ok: 1 }),
   connectionStatus: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
   hostInfo: () => ({ system: { currentTime: new Date() }, os: {}, extra: {}, ok: 1 }),

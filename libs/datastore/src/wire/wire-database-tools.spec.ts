@@ -65,6 +65,12 @@ describe('the wire server and the database tools', () => {
     expect(await connect().db('empty').command({ dbStats: 1 })).toMatchObject({ db: 'empty', collections: 0, views: 0, objects: 0, dataSize: 0, ok: 1 });
   });
 
+  it("refuses getParameter's authSchemaVersion (no MongoDB users here), still answering the feature compatibility version", async () => {
+    const admin = connect().db('admin');
+    await expect(admin.command({ getParameter: 1, authSchemaVersion: 1 })).rejects.toMatchObject({ code: 72, codeName: 'InvalidOptions', message: expect.stringContaining("--nsExclude 'admin.system.*'") as unknown });
+    expect(await admin.command({ getParameter: 1, featureCompatibilityVersion: 1 })).toEqual({ featureCompatibilityVersion: { version: '7.0' }, ok: 1 });
+  });
+
   it("accepts an index's ns when it names the collection, does not keep it, and refuses another namespace", async () => {
     const db = connect().db('shop');
     await db.command({ createIndexes: 'items', indexes: [{ key: { sku: 1 }, name: 'sku_1', ns: 'shop.items', v: 2 }] });
