@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -369,6 +370,34 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
       await target.close();
     }
   });
+
+  it('dumps and restores over TLS (TESSERA_DATASTORE_TLS_CERT/KEY), and gets nowhere without it', async () => {
+    const cert = join(work.path, 'cert.pem');
+    const key = join(work.path, 'key.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+    const secure = await startTestHost({ services: ['datastore'], settings: { TESSERA_DATASTORE_PORT: '0', TESSERA_DATASTORE_PASSWORD: password, TESSERA_DATASTORE_TLS_CERT: cert, TESSERA_DATASTORE_TLS_KEY: key } });
+    const port = secure.nest.get(DatastoreWireService).port ?? 0;
+    // No serverSelectionTimeoutMS: mongodump 100.8.0 given one in the URI waits forever for a server it cannot reach.
+    const plainUri = `mongodb://tessera:${password}@127.0.0.1:${port}/?directConnection=true`;
+    const tlsUri = `${plainUri}&tls=true&tlsCAFile=${encodeURIComponent(cert)}`;
+    const secureClient = new MongoClient(tlsUri);
+    try {
+      await secureClient.connect();
+      await secureClient.db('vault').collection('notes').insertMany(Array.from({ length: 150 }, (_, i) => ({ i: new Int32(i), at: new Date(i), amount: Decimal128.fromString(`${i}.01`) })));
+      const out = join(work.path, 'tls');
+      ok(await runTool('mongodump', ['--uri', tlsUri, '--db', 'vault', '--gzip', '--out', out]));
+      ok(await runTool('mongorestore', ['--uri', tlsUri, '--gzip', '--nsFrom', 'vault.*', '--nsTo', 'vault2.*', out]));
+      const read = async (db: string) => EJSON.stringify(await secureClient.db(db).collection('notes').find({}).sort({ _id: 1 }).toArray(), { relaxed: false });
+      expect(await read('vault2')).toBe(await read('vault'));
+      // Plain TCP to the TLS server gets no session (the tool gives up after its 30 s server selection).
+      const plain = await runTool('mongodump', ['--uri', plainUri, '--db', 'vault', '--out', join(work.path, 'tls-plain')], 90_000);
+      expect(plain.code).not.toBe(0);
+      expect(plain.stderr).toContain('server selection timeout');
+    } finally {
+      await secureClient.close();
+      await secure.close();
+    }
+  }, 180_000);
 
   it('refuses the tools without the credentials or with a wrong password', async () => {
     const port = datastore.nest.get(DatastoreWireService).port ?? 0;

@@ -25,8 +25,8 @@ export interface ToolRun {
 /** Runs `mongodump` into `mongorestore` through a pipe (`--archive` on both ends, as a live copy is made). */
 export function pipeDumpToRestore(dumpArgs: string[], restoreArgs: string[], timeoutMs = 60_000): Promise<{ dump: ToolRun; restore: ToolRun }> {
   if (!toolsDir) throw new Error(mongoToolsSkipReason);
-  const dump = spawn(join(toolsDir, 'mongodump'), dumpArgs, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
-  const restore = spawn(join(toolsDir, 'mongorestore'), restoreArgs, { stdio: ['pipe', 'pipe', 'pipe'], timeout: timeoutMs });
+  const dump = spawn(join(toolsDir, 'mongodump'), dumpArgs, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
+  const restore = spawn(join(toolsDir, 'mongorestore'), restoreArgs, { stdio: ['pipe', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
   dump.stdout.pipe(restore.stdin);
   const finished = (child: ReturnType<typeof spawn>): Promise<ToolRun> =>
     new Promise((resolve) => {
@@ -43,7 +43,8 @@ export function pipeDumpToRestore(dumpArgs: string[], restoreArgs: string[], tim
 export function runTool(tool: 'mongodump' | 'mongorestore' | 'mongoimport' | 'mongoexport', args: string[], timeoutMs = 60_000): Promise<ToolRun> {
   if (!toolsDir) throw new Error(mongoToolsSkipReason);
   return new Promise((resolve) => {
-    execFile(join(toolsDir, tool), args, { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    // SIGKILL: a tool stuck connecting waits for its work to end on SIGTERM, which it never does.
+    execFile(join(toolsDir, tool), args, { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
       resolve({ code, stdout, stderr });
     });
