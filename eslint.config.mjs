@@ -77,6 +77,16 @@ export default tseslint.config(
     },
   },
   {
+    // The admin console is browser code with its own compiler settings (DOM, Preact's JSX).
+    files: ['apps/console/src/**/*.ts', 'apps/console/src/**/*.tsx'],
+    // It reaches the server only through the admin API, as any client would: it imports Preact and its own
+    // modules, no workspace package and nothing of Node.
+    languageOptions: { parserOptions: { project: ['./apps/console/tsconfig.json'], tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!preact(/hooks)?$|\\./|\\.\\./)', message: 'The console uses only the admin API over HTTP: import Preact or a module of apps/console, nothing else.' }] }],
+    },
+  },
+  {
     files: ['apps/server/src/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false, serviceApps)] },
   },

@@ -5,13 +5,15 @@
  * the same run. Then point queries and batched inserts through a connection authenticated with SCRAM-SHA-256
  * (a second server with credentials) beside the unauthenticated one, in the same run. The last line gives
  * the ratios: what the wire, the driver and BSON cost, and what authentication costs (goal at least 0.95).
+ * Last, a user's 20-document query (`find({owner})` of 20,000 documents, 1,000 owners) through the wire
+ * before and after `createIndex({owner: 1})`, with the documents each examined (explain): what an index gives.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { type Document, openEmbeddedClient, WireServer } from '@tessera/datastore';
-import { fmt, measureConcurrent, type Rate, timed } from '../support/rates';
+import { fmt, measure, measureConcurrent, type Rate, timed } from '../support/rates';
 
 const COUNT = 20_000;
 const BATCH = 1_000;
@@ -72,6 +74,19 @@ async function interleaved(clients: { open: MongoClient; authenticated: MongoCli
   return { open: rates('open'), authenticated: rates('authenticated') };
 }
 
+/** `find({owner})` ops/s and documents examined per query, before and after the owner index exists. */
+async function ownerQueries(driver: MongoClient): Promise<{ unindexed: Rate; indexed: Rate; examined: [number, number] }> {
+  const owned = driver.db('bench').collection('owned');
+  await owned.insertMany(Array.from({ length: COUNT }, (_, i) => ({ ...makeDoc(i), owner: `user-${i % 1000}` })));
+  const query = (i: number) => owned.find({ owner: `user-${(i * 7919) % 1000}` }).toArray();
+  const examined = async () => ((await owned.find({ owner: 'user-7' }).explain('executionStats')).executionStats as Document).totalDocsExamined as number;
+  const before = await examined();
+  const unindexed = await measure(1500, 10, query);
+  await owned.createIndex({ owner: 1 });
+  const indexed = await measure(1500, 10, query);
+  return { unindexed, indexed, examined: [before, await examined()] };
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-wire-'));
   const server = await WireServer.start({ clustersDir: dir });
@@ -114,6 +129,11 @@ async function main(): Promise<void> {
       console.log(`${`${name} (SCRAM-SHA-256 vs none)`.padEnd(46)} authenticated ${fmt(measured.authenticated[name]).padStart(8)} | unauthenticated ${fmt(measured.open[name]).padStart(8)} | ratio ${ratio.toFixed(2)}`);
       authRatios.push(`${name.split(' ').slice(0, 2).join(' ')} ${ratio.toFixed(2)}`);
     }
+    const owners = await ownerQueries(driver);
+    const indexRatio = owners.indexed.wall / owners.unindexed.wall;
+    console.log(
+      `${'20-document query find({owner}) ops/s'.padEnd(46)} indexed ${fmt(owners.indexed.wall).padStart(8)} (${owners.examined[1]} docs examined) | unindexed ${fmt(owners.unindexed.wall).padStart(8)} (${owners.examined[0]} docs examined) | ratio ${indexRatio.toFixed(1)}`,
+    );
     const ratios: string[] = [];
     for (const name of Object.keys(wire)) {
       const w = wire[name];
@@ -121,7 +141,7 @@ async function main(): Promise<void> {
       console.log(`${name.padEnd(46)} wire ${fmt(w.wall).padStart(8)} (${fmt(w.cpu)} per CPU-second) | embedded ${fmt(d.wall).padStart(9)} (${fmt(d.cpu)} per CPU-second) | ratio ${(w.wall / d.wall).toFixed(2)}`);
       ratios.push(`${name.split(' ')[0]} ${(w.wall / d.wall).toFixed(2)}`);
     }
-    console.log(`ratios wire/embedded: ${ratios.join(', ')}; authenticated/unauthenticated (goal >= 0.95): ${authRatios.join(', ')}`);
+    console.log(`ratios wire/embedded: ${ratios.join(', ')}; authenticated/unauthenticated (goal >= 0.95): ${authRatios.join(', ')}; owner query indexed/unindexed ${indexRatio.toFixed(1)}`);
   } finally {
     await driver.close();
     await embedded.close();

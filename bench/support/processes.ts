@@ -51,12 +51,15 @@ export async function startProcess(args: string[], env: NodeJS.ProcessEnv, ready
   });
 }
 
-/** The built standalone server with `appDir` as its example app; resolves with its port, pid and the app's client id. */
+/**
+ * The built standalone server with `appDir` as its example app; resolves with its port, pid and the app's client id.
+ * The per-app request budget is raised out of reach (its check still runs), so a bench measures the server, not the budget.
+ */
 export async function startTessera(work: string, appDir: string, appName: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; pid: number; appId: string }> {
   const port = await freePort();
   const { child, match } = await startProcess(
     ['--no-node-snapshot', ...nodeArgs, 'apps/server/dist/main.js'],
-    { ...process.env, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn' },
+    { ...process.env, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn', TESSERA_APP_REQUESTS_PER_SECOND: process.env['TESSERA_APP_REQUESTS_PER_SECOND'] ?? '1000000' },
     new RegExp(`app "${appName}": app id (\\S+)`),
   );
   return { child, port, pid: child.pid ?? 0, appId: match[1] ?? '' };
@@ -91,4 +94,15 @@ export function percentile(sorted: readonly number[], p: number): number {
 
 export function loadAverage(): string {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+}
+
+/** Access tokens of `count` new anonymous users of an app (`base`: its client API URL, .../app/<app id>). */
+export async function anonymousTokens(base: string, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await fetch(`${base}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    if (!response.ok) throw new Error(`anonymous login: ${response.status} ${await response.text()}`);
+    tokens.push(((await response.json()) as { access_token: string }).access_token);
+  }
+  return tokens;
 }

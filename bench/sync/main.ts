@@ -35,7 +35,7 @@ import {
   type UploadChangeset,
 } from '@tessera/sync-protocol';
 import WebSocket from 'ws';
-import { loadAverage, percentile, rssBytes, startProcess, startTessera, stop, writeJson } from '../support/processes';
+import { anonymousTokens, loadAverage, percentile, rssBytes, startProcess, startTessera, stop, writeJson } from '../support/processes';
 
 const CLIENTS = Number(process.env['BENCH_CLIENTS'] ?? 100);
 const IDLE = Number(process.env['BENCH_IDLE'] ?? 2_000);
@@ -207,12 +207,7 @@ async function startTesseraTarget(work: string): Promise<Target> {
   const log = process.env['BENCH_SERVER_LOG'];
   if (log) for (const out of [server.child.stdout, server.child.stderr]) out?.on('data', (chunk: Buffer) => appendFileSync(log, chunk));
   const base = `http://127.0.0.1:${server.port}/api/client/v2.0/app/${server.appId}`;
-  const tokens: string[] = [];
-  for (let i = 0; i < 10; i++) {
-    const response = await fetch(`${base}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    if (!response.ok) throw new Error(`anonymous login: ${response.status} ${await response.text()}`);
-    tokens.push(((await response.json()) as { access_token: string }).access_token);
-  }
+  const tokens = await anonymousTokens(base, 10);
   const syncUrl = (user: number): string => `${base.replace(/^http/, 'ws')}/realm-sync?baas_at=${encodeURIComponent(tokens[user % tokens.length] ?? '')}`;
   return {
     name: 'tessera',

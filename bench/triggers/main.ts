@@ -8,6 +8,7 @@
  * - steady: RATE documents/s for SECONDS; lag from insert to function run, p50 and p99.
  * Baseline in the same run, same inserts: the raw change feed (`watch()` on the same cluster, no stream, no
  * function), on a collection no trigger watches. The last line gives the ratios to the baseline.
+ * The same burst also goes to an unordered trigger (`unordered: true`), whose changes run concurrently.
  * Goal (issue 19): 2,000 events/s with p99 lag under 200 ms.
  */
 import { emptyApp, type AppConfig } from '@tessera/app-config';
@@ -32,6 +33,7 @@ function benchApp(): AppConfig {
   app.functions.push({ config: { name: 'onEvent', private: true }, source: 'exports = function (changeEvent) { console.log(String(Date.now() - changeEvent.fullDocument.t)); };' });
   // App Services' defaults: ordered (one change at a time), inserts of one collection.
   app.triggers.push({ name: 'onEvent', type: 'DATABASE', function_name: 'onEvent', config: { service_name: 'mongodb-atlas', database: 'bench', collection: 'events', operation_types: ['INSERT'], full_document: true } });
+  app.triggers.push({ name: 'onAnyEvent', type: 'DATABASE', function_name: 'onEvent', config: { service_name: 'mongodb-atlas', database: 'bench', collection: 'unordered', operation_types: ['INSERT'], full_document: true, unordered: true } });
   return app;
 }
 
@@ -125,6 +127,7 @@ async function main(): Promise<void> {
     console.log(report('change feed, burst (baseline)', feedBurst));
     const triggerBurst = await triggerPhase(db.collection('events'), logs, appId, BURST);
     console.log(report('trigger, burst', triggerBurst));
+    console.log(report('unordered trigger, burst', await triggerPhase(db.collection('unordered'), logs, appId, BURST)));
     const steady = RATE * SECONDS;
     const feedSteady = await feedPhase(db.collection('feed'), steady, RATE);
     console.log(report(`change feed, ${RATE}/s (baseline)`, feedSteady));

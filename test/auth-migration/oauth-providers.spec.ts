@@ -7,6 +7,8 @@ const APPLE_CLIENT = 'com.example.tessera';
 const GOOGLE_ISS = 'https://accounts.google.com';
 const APPLE_ISS = 'https://appleid.apple.com';
 const CLIENT_REDIRECT = 'http://localhost:3000/callback';
+/** realm-web's transport option (its own fetch type). */
+type RealmFetch = NonNullable<Realm.AppConfiguration['fetch']>;
 
 // oauth2-google, oauth2-apple and oauth2-facebook logins through the real realm-web client, against a local
 // stand-in for the providers (a real HTTP server publishing key sets and answering the Graph API).
@@ -37,7 +39,7 @@ describe('OAuth 2.0 providers', () => {
           ],
           redirect_uris: [CLIENT_REDIRECT],
         },
-        { name: 'oauth2-apple', type: 'oauth2-apple', config: { clientId: APPLE_CLIENT }, secret_config: { clientSecret: 'appleSecret' }, redirect_uris: [] },
+        { name: 'oauth2-apple', type: 'oauth2-apple', config: { clientId: APPLE_CLIENT }, secret_config: { clientSecret: 'appleSecret' }, redirect_uris: [CLIENT_REDIRECT] },
         {
           name: 'oauth2-facebook',
           type: 'oauth2-facebook',
@@ -172,25 +174,60 @@ describe('OAuth 2.0 providers', () => {
 
   describe('the redirect flow realm-web runs in a browser', () => {
     const environment = Realm.getEnvironment();
-    // The browser window realm-web opens: it follows the redirects (the provider signs the user in at once)
-    // and, on the client's redirect page, stores the hash's result as realm-web's handleAuthRedirect() does.
-    const browse = async (start: string): Promise<void> => {
+    /** The browser's cookies for Tessera (realm-web's own requests set them too, as in a browser with credentials). */
+    const jar = new Map<string, string>();
+    const keep = (response: Response): void => {
+      for (const line of response.headers.getSetCookie()) {
+        const [pair] = line.split(';');
+        const [name, ...value] = pair.split('=');
+        if (value.join('=') === '') jar.delete(name);
+        else jar.set(name, value.join('='));
+      }
+    };
+    const cookieHeader = (): Record<string, string> => (jar.size > 0 ? { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') } : {});
+    const browserFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const response = await fetch(input, init);
+      keep(response);
+      return response;
+    };
+    // The browser window realm-web opens: it follows the redirects (the provider signs the user in at once),
+    // submits a provider's form post (Apple), and, on the client's redirect page, stores the hash's result as
+    // realm-web's handleAuthRedirect() does.
+    const browse = async (start: string, cookies = true): Promise<void> => {
       let url = start;
-      for (let hop = 0; hop < 5; hop++) {
-        const response = await fetch(url, { redirect: 'manual' });
+      let init: RequestInit = {};
+      for (let hop = 0; hop < 6; hop++) {
+        const toTessera = url.startsWith(host.url);
+        const response = await fetch(url, { redirect: 'manual', ...init, headers: { ...(init.headers as Record<string, string> | undefined), ...(toTessera && cookies ? cookieHeader() : {}) } });
+        if (toTessera) keep(response);
+        init = {};
         const location = response.headers.get('location');
+        if (!location && response.status === 200 && (response.headers.get('content-type') ?? '').startsWith('text/html')) {
+          const page = await response.text();
+          const action = /<form method="POST" action="([^"]+)"/.exec(page)?.[1] ?? '';
+          const fields = [...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [name, value.replace(/&quot;/g, '"').replace(/&amp;/g, '&')]);
+          url = action;
+          init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() };
+          continue;
+        }
         if (!location) throw new Error(`no redirect from ${url}: ${response.status} ${await response.text()}`);
         if (location.startsWith(`${CLIENT_REDIRECT}#`)) {
           const hash = Object.fromEntries(location.split('#')[1].split('&').map((pair) => pair.split('=')).map(([key, value]) => [key, decodeURIComponent(value)]));
           const result = { appId: hash['_baas_client_app_id'], userAuth: hash['_baas_ua'], state: hash['_baas_state'], error: hash['_baas_error'] };
+          lastError = result.error;
           environment.defaultStorage.prefix('oauth2').prefix(`state(${hash['_baas_state']})`).set('result', JSON.stringify(result));
           return;
         }
         url = new URL(location, url).toString();
       }
     };
+    /** The `_baas_error` of the last redirect (realm-web only reports that it got no tokens). */
+    let lastError: string | undefined;
+    /** Opens realm-web's windows in the browser above; `cookies: false` is another browser (no cookies). */
+    let withCookies = true;
+    const browserApp = (): Realm.App => new Realm.App({ id: clientAppId, baseUrl: host.url, fetch: browserFetch as unknown as RealmFetch });
 
-    beforeAll(() => Realm.setEnvironment({ ...environment, openWindow: (url: string) => (void browse(url), null) }));
+    beforeAll(() => Realm.setEnvironment({ ...environment, openWindow: (url: string) => (void browse(url, withCookies), null) }));
     afterAll(() => Realm.setEnvironment(environment));
 
     it('logs in with Google and Facebook through the provider\'s sign-in page and Tessera\'s callback', async () => {
@@ -226,9 +263,72 @@ describe('OAuth 2.0 providers', () => {
       // A code the provider never issued.
       const unknownCode = await fetch(`${host.url}/api/client/v2.0/auth/callback?code=made-up&state=${encodeURIComponent(signedState)}`, { redirect: 'manual' });
       expect(unknownCode.headers.get('location')).toMatch(/#_baas_error=.*invalid_grant/);
-      // Apple has no redirect flow here.
-      const apple = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/oauth2-apple/login?redirect=${encodeURIComponent(CLIENT_REDIRECT)}&state=s3`, { redirect: 'manual' });
+      // Apple's sign-in too only returns to a listed redirect URL.
+      const apple = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/oauth2-apple/login?redirect=${encodeURIComponent('https://evil.example.com/steal')}&state=s3`, { redirect: 'manual' });
       expect(apple.status).toBe(400);
+    });
+
+    it('logs in with Apple through its sign-in page, which posts its answer to the callback as a form', async () => {
+      const appleToken = provider.idToken({ iss: APPLE_ISS, aud: APPLE_CLIENT, sub: '000123.apple-redirect', email: 'tim@example.com' });
+      provider.signIn.apple = appleToken;
+      const user = await realm().logIn(Realm.Credentials.apple(CLIENT_REDIRECT));
+      expect(user.identities).toEqual([{ id: '000123.apple-redirect', providerType: 'oauth2-apple' }]);
+      // The same subject through the id-token flow is the same user.
+      expect((await realm().logIn(Realm.Credentials.apple(provider.idToken({ iss: APPLE_ISS, aud: APPLE_CLIENT, sub: '000123.apple-redirect' })))).id).toBe(user.id);
+      // A code exchanged once is spent; a forged form (a made-up code) ends in the error hash.
+      const started = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/oauth2-apple/login?redirect=${encodeURIComponent(CLIENT_REDIRECT)}&state=s4`, { redirect: 'manual' });
+      const target = new URL(started.headers.get('location')!);
+      expect(target.searchParams.get('response_mode')).toBe('form_post');
+      const posted = await fetch(`${host.url}/api/client/v2.0/auth/callback`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ code: 'made-up', state: target.searchParams.get('state')! }).toString() });
+      expect(posted.status).toBe(302);
+      expect(posted.headers.get('location')).toMatch(/#_baas_error=.*invalid_grant.*&_baas_state=s4$/);
+    });
+
+    it('links a Google identity to a logged-in user through the redirect flow (linkCredentials)', async () => {
+      const app = browserApp();
+      await app.emailPasswordAuth.registerUser({ email: 'redirect-linker@example.com', password: 'password-123' });
+      const user = await app.logIn(Realm.Credentials.emailPassword('redirect-linker@example.com', 'password-123'));
+      provider.signIn.google = googleToken({ sub: 'linked-by-redirect', email: 'redirect-linker@example.com' });
+      withCookies = true;
+      await user.linkCredentials(Realm.Credentials.google({ redirectUrl: CLIENT_REDIRECT }));
+      expect(user.identities.map((identity) => identity.providerType).sort()).toEqual(['local-userpass', 'oauth2-google']);
+      // The linked identity now logs in as that user; the user's refresh token still works.
+      expect((await realm().logIn(Realm.Credentials.google({ idToken: googleToken({ sub: 'linked-by-redirect', email: 'redirect-linker@example.com' }) }))).id).toBe(user.id);
+      await user.refreshAccessToken();
+      expect(user.isLoggedIn).toBe(true);
+    });
+
+    it('refuses a link finished in another browser, one without a token, and an identity another user owns', async () => {
+      const app = browserApp();
+      await app.emailPasswordAuth.registerUser({ email: 'victim@example.com', password: 'password-123' });
+      const victim = await app.logIn(Realm.Credentials.emailPassword('victim@example.com', 'password-123'));
+      // The provider page reaches another browser (no cookie): nothing is linked.
+      provider.signIn.google = googleToken({ sub: 'attacker-sub', email: 'attacker@example.com' });
+      withCookies = false;
+      try {
+        await expect(victim.linkCredentials(Realm.Credentials.google({ redirectUrl: CLIENT_REDIRECT }))).rejects.toThrow(/authInfo/);
+        expect(lastError).toMatch(/browser that started it/);
+      } finally {
+        withCookies = true;
+      }
+      await victim.refreshProfile();
+      expect(victim.identities.map((identity) => identity.providerType)).toEqual(['local-userpass']);
+      // Without the user's access token, linking does not start.
+      const anonymous = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/oauth2-google/login?link=true&providerRedirectHeader=true&redirect=${encodeURIComponent(CLIENT_REDIRECT)}&state=s5`);
+      expect(anonymous.status).toBe(401);
+      expect(await anonymous.json()).toMatchObject({ error_code: 'InvalidSession' });
+      // An identity that already logs in as someone else is not moved.
+      provider.signIn.google = googleToken({ sub: 'redirect-sub', email: 'redirect@example.com' });
+      await expect(victim.linkCredentials(Realm.Credentials.google({ redirectUrl: CLIENT_REDIRECT }))).rejects.toThrow(/authInfo/);
+      expect(lastError).toMatch(/different user/);
+      await victim.refreshProfile();
+      expect(victim.identities.map((identity) => identity.providerType)).toEqual(['local-userpass']);
+      // A state whose linking user was changed is refused before any redirect.
+      const started = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/oauth2-google/login?link=true&providerRedirectHeader=true&redirect=${encodeURIComponent(CLIENT_REDIRECT)}&state=s6`, { headers: { authorization: `Bearer ${victim.accessToken}` } });
+      expect(started.status).toBe(200);
+      const state = new URL(started.headers.get('x-baas-location')!).searchParams.get('state')!;
+      const forged = await fetch(`${host.url}/api/client/v2.0/auth/callback?code=x&state=${encodeURIComponent(forge(state, { link: { user: 'someone-else', session: 'x', device: 'x', nonce: 'x' } }))}`, { redirect: 'manual' });
+      expect(forged.status).toBe(400);
     });
   });
 

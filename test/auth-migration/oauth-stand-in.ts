@@ -24,7 +24,8 @@ export interface FacebookAccount {
  * Sets (`/google/certs`, `/apple/keys`), exchanges Google auth codes (`/google/token`) and answers the Graph
  * API's `/facebook/debug_token` and `/facebook/me`; for the redirect flow, its sign-in pages (`/google/authorize`,
  * `/facebook/authorize`) send the browser back with a code that `/google/token` and
- * `/facebook/oauth/access_token` exchange. Tokens are signed with node:crypto (RS256), as the
+ * `/facebook/oauth/access_token` exchange; Apple's (`/apple/authorize`) answers with a form that posts the code
+ * to the callback, exchanged at `/apple/token`. Tokens are signed with node:crypto (RS256), as the
  * providers sign theirs; `foreignKey` signs with a key the set does not publish.
  */
 export class OAuthStandIn {
@@ -34,7 +35,9 @@ export class OAuthStandIn {
   /** Google auth code -> the id token its exchange returns. */
   readonly googleCodes = new Map<string, string>();
   /** Who signs in at the stand-in's authorization pages (the redirect flow): the id token or access token its code yields. */
-  readonly signIn: { google?: string; facebook?: string } = {};
+  readonly signIn: { google?: string; facebook?: string; apple?: string } = {};
+  /** Apple authorization code -> the id token its exchange returns. */
+  readonly appleCodes = new Map<string, string>();
   /** Facebook authorization code -> the access token it is exchanged for. */
   readonly facebookCodes = new Map<string, string>();
   /** Facebook access token -> its account. */
@@ -80,6 +83,27 @@ export class OAuthStandIn {
             response.writeHead(302, { location: back.toString() });
             return response.end();
           }
+          case '/apple/authorize': {
+            // Asked for the name or email, Apple answers with a page that posts a form to the redirect URI.
+            const fields: Record<string, string> = { state: url.searchParams.get('state') ?? '' };
+            if (url.searchParams.get('response_mode') !== 'form_post') return json(400, { error: 'invalid_request' });
+            if (this.signIn.apple) {
+              const code = randomUUID();
+              this.appleCodes.set(code, this.signIn.apple);
+              fields['code'] = code;
+              fields['user'] = JSON.stringify({ name: { firstName: 'Tim', lastName: 'Apple' }, email: 'tim@example.com' });
+            } else fields['error'] = 'user_cancelled_authorize';
+            const inputs = Object.entries(fields).map(([name, value]) => `<input type="hidden" name="${name}" value="${value.replace(/&/g, '&amp;').replace(/"/g, '&quot;')}">`).join('');
+            response.writeHead(200, { 'content-type': 'text/html' });
+            return response.end(`<html><body onload="document.forms[0].submit()"><form method="POST" action="${url.searchParams.get('redirect_uri') ?? ''}">${inputs}</form></body></html>`);
+          }
+          case '/apple/token': {
+            const form = new URLSearchParams(body);
+            const idToken = this.appleCodes.get(form.get('code') ?? '');
+            if (!idToken || form.get('client_secret') !== 'apple-client-secret' || form.get('grant_type') !== 'authorization_code' || !form.get('redirect_uri')) return json(400, { error: 'invalid_grant' });
+            this.appleCodes.delete(form.get('code') ?? '');
+            return json(200, { access_token: 'apple-access', id_token: idToken, token_type: 'Bearer', expires_in: 3600 });
+          }
           case '/facebook/oauth/access_token': {
             const accessToken = this.facebookCodes.get(url.searchParams.get('code') ?? '');
             if (!accessToken || url.searchParams.get('client_secret') !== 'facebook-client-secret' || !url.searchParams.get('redirect_uri')) return json(400, { error: { message: 'Invalid verification code format.', code: 100 } });
@@ -116,6 +140,8 @@ export class OAuthStandIn {
       TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL: `${this.url}/google/authorize`,
       TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL: `${this.url}/facebook/authorize`,
       TESSERA_OAUTH_APPLE_JWKS_URL: `${this.url}/apple/keys`,
+      TESSERA_OAUTH_APPLE_AUTHORIZE_URL: `${this.url}/apple/authorize`,
+      TESSERA_OAUTH_APPLE_TOKEN_URL: `${this.url}/apple/token`,
       TESSERA_OAUTH_FACEBOOK_GRAPH_URL: `${this.url}/facebook`,
     };
   }

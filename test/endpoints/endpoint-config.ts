@@ -1,4 +1,4 @@
-import type { HttpsEndpointConfig } from '@tessera/app-config';
+import type { AppConfig, HttpsEndpointConfig } from '@tessera/app-config';
 
 /** An HTTPS endpoint as `http_endpoints/config.json` holds it: POST, no validation, the result as JSON, unless `extra` says otherwise. */
 export function httpsEndpoint(route: string, function_name: string, extra: Partial<HttpsEndpointConfig> = {}): HttpsEndpointConfig {
@@ -14,4 +14,15 @@ export function httpsEndpoint(route: string, function_name: string, extra: Parti
     return_type: 'JSON',
     ...extra,
   };
+}
+
+/** Links the cluster `mongodb-atlas` with a default role that lets every user read and write everything. */
+export function linkOpenCluster(app: AppConfig): void {
+  app.services.push({
+    config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
+    defaultRule: { roles: [{ name: 'all', apply_when: {}, read: true, write: true, insert: true, delete: true, search: true }] },
+    collectionRules: [],
+    rules: [],
+    webhooks: [],
+  });
 }

@@ -84,6 +84,13 @@ describe('module boundaries', () => {
     expect(await boundaryErrors('libs/rql/src/boundary-probe.ts', "import { TesseraError } from '@tessera/domain';\nexport const probe = TesseraError;\n")).toEqual([]);
   });
 
+  it('keeps the admin console on the admin API: Preact and its own modules, no workspace package, nothing of Node', async () => {
+    const file = 'apps/console/src/boundary-probe.ts';
+    expect(await boundaryErrors(file, "import { AppRegistry } from '@tessera/platform';\nexport const probe = AppRegistry;\n", 'no-restricted-imports')).not.toEqual([]);
+    expect(await boundaryErrors(file, "import { readFileSync } from 'node:fs';\nexport const probe = readFileSync;\n", 'no-restricted-imports')).not.toEqual([]);
+    expect(await boundaryErrors(file, "import { render } from 'preact';\nimport { useState } from 'preact/hooks';\nimport { AdminApi } from './api';\nexport const probe = [render, useState, AdminApi];\n", 'no-restricted-imports')).toEqual([]);
+  });
+
   it('still refuses a pure library that imports a framework', async () => {
     expect(await boundaryErrors('libs/rules/src/boundary-probe.ts', "import { Injectable } from '@nestjs/common';\nexport const probe = Injectable;\n")).not.toEqual([]);
   });

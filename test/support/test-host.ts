@@ -20,7 +20,7 @@ export interface TestHostOptions {
   services?: readonly ServiceName[];
   /** Fakes in place of real services: `functions` runs the function runtime as these functions. */
   fakes?: { functions?: Record<string, TestFunction> };
-  /** Settings as environment variables, over the test defaults (random port, silent log, no example app). */
+  /** Settings as environment variables, over the test defaults (random ports, silent log, no example app). */
   settings?: Record<string, string>;
   /** Settings set after loading, for values the environment refuses (a two-second token lifetime). */
   overrides?: Partial<Settings>;
@@ -60,7 +60,7 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
   const functions = options.fakes?.functions;
   const services = [...(options.services ?? allServiceNames)];
   if (functions && !services.includes('function-runtime')) services.push('function-runtime');
-  const env = { PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', ...options.settings };
+  const env = { PORT: '0', HOST: '127.0.0.1', TESSERA_DATASTORE_PORT: '0', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', ...options.settings };
   const settings: Settings = { ...loadSettings(env), services, ...options.overrides };
   const host = await startHost(settings, functions ? { replace: { 'function-runtime': fakeFunctionRuntime(functions, runs) } } : {});
   const stores = { apps: host.nest.get(AppRegistry), deployments: host.nest.get(DeploymentStore) };

@@ -1,10 +1,12 @@
+import { emptyApp } from '@tessera/app-config';
 import { type DataSourceClient } from '@tessera/datastore';
-import { decodePrimaryKey, type FlexibleDownloadMessage, parseChangeset } from '@tessera/sync-protocol';
+import { decodePrimaryKey, type FlexibleDownloadMessage, parseChangeset, SERVER_FILE_IDENT } from '@tessera/sync-protocol';
 import { eventually } from '@tessera/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/test-host';
 import { FLEXIBLE_CLUSTER, flexibleApp, FlexibleTestClient, taskSchema, writeTask } from './flexible-test-client';
-import { syncUrl } from './sync-test-client';
+import { partitionSync } from './sync-host';
+import { connect, syncUrl } from './sync-test-client';
 
 // Issue 17 item 4 at the protocol level: flexible-sync sessions over real WebSockets against the real host.
 // The app syncs Task (queryable: owner_id, status) whose role reads every task but the hidden ones and
@@ -31,11 +33,14 @@ function objectsOf(downloads: readonly FlexibleDownloadMessage[]): { created: st
 describe('flexible sync sessions (protocol level)', () => {
   let host: TestHost;
   let clientAppId: string;
+  let appId: string;
   let cluster: DataSourceClient;
 
   beforeAll(async () => {
     host = await startTestHost();
-    clientAppId = (await host.createApp('flexible-sync', flexibleApp)).clientAppId;
+    const created = await host.createApp('flexible-sync', flexibleApp);
+    clientAppId = created.clientAppId;
+    appId = created.appId;
     cluster = host.dataSources.forCluster(CLUSTER);
     const tasks = Array.from({ length: 1_200 }, (_, i) => ({ _id: `bulk-${String(i).padStart(4, '0')}`, owner_id: 'someone', status: 'bulk', name: `bulk ${i}` }));
     await cluster.db('app').collection('Task').insertMany([
@@ -116,7 +121,32 @@ describe('flexible sync sessions (protocol level)', () => {
     const upload = c.upload(1, [...taskSchema(), ...writeTask('mine-1', { owner_id: userId, status: 'open', name: 'mine' })]);
     const ack = await c.next();
     expect(ack).toMatchObject({ type: 'download', batchState: 'steadyState', downloadClientVersion: upload.progressClientVersion });
+    // The client made the write on top of everything it had been sent: the acknowledgement carries nothing.
+    expect(ack.type === 'download' && ack.changesets).toEqual([]);
     expect(await cluster.db('app').collection('Task').findOne({ _id: 'mine-1' })).toMatchObject({ owner_id: userId, status: 'open', name: 'mine' });
+    c.close();
+  });
+
+  it('acknowledges an upload that crossed a bootstrap on the wire with the written object as the collection holds it', async () => {
+    const { client: c, userId } = await client();
+    await c.openSession(1, 1, { Task: `owner_id == "${userId}"` });
+    c.upload(1, [...taskSchema(), ...writeTask('crossed', { owner_id: userId, status: 'open', name: 'first' })]);
+    await c.next();
+    // The client changes its query and, before the bootstrap reaches it, renames the task: its write is made
+    // on top of a server version older than the bootstrap, which carries the task's earlier name.
+    const before = c.serverVersion;
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 2, queries: { Task: `owner_id == "${userId}" OR status == "open"` } });
+    const upload = c.upload(1, writeTask('crossed', { name: 'second' }, false), before);
+    const bootstrap = await c.bootstrap();
+    expect(objectsOf(bootstrap).created).toContain('Task/crossed');
+    const ack = await c.next();
+    if (ack.type !== 'download') throw new Error(`expected the acknowledgement, got ${ack.type}`);
+    expect(ack.downloadClientVersion).toBe(upload.progressClientVersion);
+    expect(ack.changesets.map((changeset) => changeset.lastIntegratedClientVersion)).toEqual([upload.progressClientVersion]);
+    const renamed = ack.changesets.flatMap((changeset) => parseChangeset(changeset.changeset).instructions).find((instruction) => instruction.type === 'Update' && instruction.field === 'name');
+    expect(renamed).toMatchObject({ object: { value: 'crossed' }, value: { type: 'String', value: 'second' } });
+    expect(c.objects.get('Task')?.get('crossed')).toMatchObject({ name: 'second' });
+    expect(await cluster.db('app').collection('Task').findOne({ _id: 'crossed' })).toMatchObject({ name: 'second' });
     c.close();
   });
 
@@ -169,6 +199,121 @@ describe('flexible sync sessions (protocol level)', () => {
     expect(c.ids('Task')).not.toContain('w-other');
     c.close();
   }, 30_000);
+
+  it('answers a MARK after the bootstrap of a QUERY sent before it, with the progress fields realm-core checks', async () => {
+    const { client: c, userId } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    c.send({ type: 'query', sessionIdent: 1, queryVersion: 4, queries: { Task: `status == "bulk" OR owner_id == "${userId}"` } });
+    c.send({ type: 'mark', sessionIdent: 1, requestIdent: 11 });
+    const bootstrap = await c.bootstrap();
+    expect(await c.next()).toEqual({ type: 'mark', sessionIdent: 1, requestIdent: 11 });
+    // Every message of the bootstrap names the query version, grows its estimate up to exactly 1, and keeps the
+    // download cursor at the latest server version; changesets come from the server's file, at versions > 0
+    // that never decrease.
+    expect(bootstrap.length).toBeGreaterThan(1);
+    expect(bootstrap.map((download) => download.batchState)).toEqual([...bootstrap.slice(1).map(() => 'moreToCome'), 'lastInBatch']);
+    const estimates = bootstrap.map((download) => download.progressEstimate);
+    expect(estimates.every((estimate, i) => estimate > 0 && estimate <= 1 && (i === 0 || estimate >= (estimates[i - 1] ?? 0)))).toBe(true);
+    expect(estimates.at(-1)).toBe(1);
+    let previous = 0;
+    for (const download of bootstrap) {
+      expect(download).toMatchObject({ queryVersion: 4, latestServerVersion: download.downloadServerVersion, latestServerVersionSalt: 0n });
+      for (const changeset of download.changesets) {
+        expect(changeset.serverVersion).toBeGreaterThanOrEqual(Math.max(previous, 1));
+        expect(changeset.serverVersion).toBeLessThanOrEqual(download.downloadServerVersion);
+        expect(changeset.originFileIdent).toBe(SERVER_FILE_IDENT);
+        expect(changeset.originFileIdent).not.toBe(c.file?.ident);
+        previous = changeset.serverVersion;
+      }
+    }
+    // Steady state: an acknowledgement carries the current query version, batch state 2 and estimate 1, and
+    // moves the upload cursor to the uploaded version.
+    const upload = c.upload(1, [...taskSchema(), ...writeTask('progress-1', { owner_id: userId, status: 'mine', name: 'mine' })]);
+    const ack = await c.next();
+    expect(ack).toMatchObject({ type: 'download', queryVersion: 4, batchState: 'steadyState', progressEstimate: 1, uploadClientVersion: upload.progressClientVersion, downloadClientVersion: upload.progressClientVersion });
+    expect(ack.type === 'download' && ack.downloadServerVersion).toBeGreaterThanOrEqual(previous);
+    c.close();
+  });
+
+  it('ends the connection with an ERROR at session 0 for a bad frame, a BIND of a used ident, an unknown session and a second IDENT', async () => {
+    const cases: Array<{ code: number; run: (c: FlexibleTestClient) => Promise<void> }> = [
+      { code: 102, run: async (c) => c.ws.send(Buffer.from('hello 1 2 3\n'), { binary: true }) },
+      { code: 103, run: async (c) => c.ws.send(Buffer.from('query 1 x 2\n{}'), { binary: true }) },
+      {
+        code: 107,
+        run: async (c) => {
+          await c.openSession(1, 1, { Task: 'status == "open"' });
+          c.send({ type: 'bind', sessionIdent: 1, data: {}, token: '', needClientFileIdent: true, isSubserver: false });
+        },
+      },
+      { code: 106, run: async (c) => c.send({ type: 'mark', sessionIdent: 5, requestIdent: 1 }) },
+      {
+        code: 109,
+        run: async (c) => {
+          await c.openSession(1, 1, { Task: 'status == "open"' });
+          c.send({ type: 'ident', sessionIdent: 1, clientFileIdent: c.file!.ident, clientFileIdentSalt: c.file!.salt, downloadServerVersion: 0, downloadClientVersion: 0, latestServerVersion: 0, latestServerVersionSalt: 0n, queryVersion: 1, queries: {} });
+        },
+      },
+    ];
+    for (const { code, run } of cases) {
+      const { client: c } = await client();
+      await run(c);
+      const error = c.unread().find((message) => message.type === 'error') ?? (await eventually(() => c.unread().find((message) => message.type === 'error') ?? Promise.reject(new Error('no error yet'))));
+      expect(error, `code ${code}`).toMatchObject({ type: 'error', code, sessionIdent: 0, tryAgain: false });
+      await eventually(() => expect(c.closed()).toBe(true));
+    }
+  });
+
+  it('tells a partition-sync client of this app to switch (113), and a flexible client of a partition-sync app (114)', async () => {
+    const login = await host.anonymousLogin(clientAppId);
+    const partitionClient = await connect(syncUrl(host.url, clientAppId, login.accessToken));
+    partitionClient.send({ type: 'bind', sessionIdent: 1, path: '"p"', token: '', needClientFileIdent: true, isSubserver: false });
+    expect(await partitionClient.next()).toMatchObject({ type: 'error', code: 113, sessionIdent: 0 });
+    const partitionApp = (await host.createApp('partition-app', (app) => partitionSync(app, { read: true, write: true }))).clientAppId;
+    const other = await host.anonymousLogin(partitionApp);
+    const flexibleClient = await FlexibleTestClient.open(syncUrl(host.url, partitionApp, other.accessToken));
+    flexibleClient.send({ type: 'bind', sessionIdent: 1, data: {}, token: '', needClientFileIdent: true, isSubserver: false });
+    expect(await flexibleClient.next()).toMatchObject({ type: 'error', code: 114, sessionIdent: 0 });
+    partitionClient.close();
+    flexibleClient.close();
+  });
+
+  it('refuses a client schema change outside development mode with 225 and ApplicationBug', async () => {
+    const { client: c } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    c.upload(1, [...taskSchema(), { type: 'AddColumn', table: 'Task', field: 'extra', valueType: 'Int', nullable: true, collectionType: 'Single', keyType: 'Null' }]);
+    const error = await c.next();
+    expect(error).toMatchObject({ type: 'json_error', code: 225, sessionIdent: 1, body: { action: 'ApplicationBug', shouldClientReset: false } });
+    expect(error.type === 'json_error' && error.body.message).toMatch(/extra.*developer mode is disabled/);
+    // The session ended; its client unbinds and gets no UNBOUND, and the connection stays.
+    c.send({ type: 'unbind', sessionIdent: 1 });
+    c.send({ type: 'ping', timestamp: 3, rtt: 0 });
+    expect(await c.next()).toMatchObject({ type: 'pong', timestamp: 3 });
+    c.close();
+  });
+
+  it('restarts live sessions with 200 (Transient) when a deploy changes the rules, and leaves them alone otherwise', async () => {
+    const { client: c } = await client();
+    await c.openSession(1, 1, { Task: 'status == "open"' });
+    const config = emptyApp('flexible-sync');
+    flexibleApp(config);
+    // A deploy that adds a function changes nothing a session depends on.
+    config.functions.push({ config: { name: 'unrelated', private: false }, source: 'exports = () => 1;' });
+    await host.redeploy(appId, config);
+    c.send({ type: 'mark', sessionIdent: 1, requestIdent: 21 });
+    expect(await c.next()).toEqual({ type: 'mark', sessionIdent: 1, requestIdent: 21 });
+    // One that changes the role's read filter restarts the session.
+    const role = config.services[0]?.collectionRules[0]?.roles?.[0] as { document_filters: { read: unknown } };
+    role.document_filters.read = { status: { $nin: ['hidden', 'done'] } };
+    await host.redeploy(appId, config);
+    expect(await c.next()).toMatchObject({ type: 'json_error', code: 200, sessionIdent: 1, body: { action: 'Transient', tryAgain: true, shouldClientReset: false } });
+    // Rebinding with the same file and query version gets the view under the new rules.
+    const again = await FlexibleTestClient.resume(syncUrl(host.url, clientAppId, (await host.anonymousLogin(clientAppId)).accessToken), c, 1, 1, { Task: 'status == "open"' });
+    await again.bootstrap();
+    expect(again.unread()).toEqual([]);
+    c.close();
+    again.close();
+  });
 
   it('inserts asymmetric objects and never syncs them back; a subscription to them is a query error', async () => {
     const { client: c } = await client();

@@ -35,7 +35,13 @@ export class FlexibleTestClient {
   private read = 0;
   private clientVersion = 1;
   private isClosed = false;
+  /** The download cursor: the last server version integrated, and the client version the server had then. */
   serverVersion = 0;
+  downloadClientVersion = 0;
+  /** The client file the server issued at the first BIND. */
+  file?: { ident: number; salt: bigint };
+  /** Uploads not acknowledged yet: a resumed client sends them again, as realm-core does after IDENT. */
+  pending: UploadMessage[] = [];
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data: Buffer) => {
@@ -53,6 +59,38 @@ export class FlexibleTestClient {
       ws.on('open', () => resolve(new FlexibleTestClient(ws)));
       ws.on('error', reject);
     });
+  }
+
+  /**
+   * The same client file on a new connection, as after a restart of the app: a copy of what `previous` holds
+   * and its cursors; BIND without a new ident and IDENT with the file and the download cursor (or `cursor`).
+   * Returns the client; the server's answer to IDENT is to be read from it.
+   */
+  static async resume(url: string, previous: FlexibleTestClient, sessionIdent: number, queryVersion: number, queries: QuerySet, cursor: { serverVersion?: number; clientVersion?: number } = {}): Promise<FlexibleTestClient> {
+    const file = previous.file;
+    if (!file) throw new Error('the previous client never had a file');
+    const client = await FlexibleTestClient.open(url);
+    for (const [table, objects] of previous.objects) client.objects.set(table, new Map([...objects].map(([id, fields]) => [id, { ...fields }])));
+    client.file = file;
+    client.clientVersion = previous.clientVersion;
+    client.pending = [...previous.pending];
+    client.serverVersion = cursor.serverVersion ?? previous.serverVersion;
+    client.downloadClientVersion = cursor.clientVersion ?? previous.downloadClientVersion;
+    client.send({ type: 'bind', sessionIdent, data: { sessionReason: 0, schemaVersion: 0 }, token: '', needClientFileIdent: false, isSubserver: false });
+    client.send({
+      type: 'ident',
+      sessionIdent,
+      clientFileIdent: file.ident,
+      clientFileIdentSalt: file.salt,
+      downloadServerVersion: client.serverVersion,
+      downloadClientVersion: client.downloadClientVersion,
+      latestServerVersion: client.serverVersion,
+      latestServerVersionSalt: 0n,
+      queryVersion,
+      queries,
+    });
+    for (const upload of client.pending) client.send({ ...upload, sessionIdent });
+    return client;
   }
 
   get protocol(): string {
@@ -85,6 +123,7 @@ export class FlexibleTestClient {
     this.send({ type: 'bind', sessionIdent, data: { sessionReason: 0, schemaVersion: 0 }, token: '', needClientFileIdent: true, isSubserver: false });
     const ident = await this.next();
     if (ident.type !== 'ident') throw new Error(`expected ident, got ${ident.type}`);
+    this.file = { ident: ident.clientFileIdent, salt: ident.clientFileIdentSalt };
     this.send({
       type: 'ident',
       sessionIdent,
@@ -100,19 +139,23 @@ export class FlexibleTestClient {
     return this.bootstrap();
   }
 
-  /** Uploads one changeset of `instructions` as the client's next version. */
-  upload(sessionIdent: number, instructions: Instruction[]): UploadMessage {
+  /**
+   * Uploads one changeset of `instructions` as the client's next version, made on top of server version
+   * `integrated` (by default everything the client has integrated so far).
+   */
+  upload(sessionIdent: number, instructions: Instruction[], integrated = this.serverVersion): UploadMessage {
     const clientVersion = ++this.clientVersion;
     const message: UploadMessage = {
       type: 'upload',
       sessionIdent,
       progressClientVersion: clientVersion,
-      progressServerVersion: this.serverVersion,
-      lockedServerVersion: this.serverVersion,
-      changesets: [{ clientVersion, lastIntegratedServerVersion: this.serverVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: 0, changeset: encodeChangeset({ instructions }) }],
+      progressServerVersion: integrated,
+      lockedServerVersion: integrated,
+      changesets: [{ clientVersion, lastIntegratedServerVersion: integrated, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: 0, changeset: encodeChangeset({ instructions }) }],
     };
     // The client's own write shows at once; the server's answer (acknowledgement, or what undoes it) follows.
     this.apply(instructions);
+    this.pending.push(message);
     this.send(message);
     return message;
   }
@@ -135,6 +178,8 @@ export class FlexibleTestClient {
   }
 
   private integrate(message: FlexibleDownloadMessage): void {
+    this.downloadClientVersion = Math.max(this.downloadClientVersion, message.downloadClientVersion);
+    this.pending = this.pending.filter((upload) => upload.progressClientVersion > message.uploadClientVersion);
     for (const changeset of message.changesets) {
       this.serverVersion = Math.max(this.serverVersion, changeset.serverVersion);
       this.apply(parseChangeset(changeset.changeset).instructions);

@@ -1,6 +1,8 @@
-import { findNatsServer, natsSkipReason } from '@tessera/testing';
+import { join } from 'node:path';
+import { findNatsServer, makeTempDir, natsSkipReason } from '@tessera/testing';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { AdminSession } from '../admin-api/admin-session';
+import { tessera } from '../cli/tessera-cli';
 import { adminPassword, Cluster, distributedApp, postJson } from '../distributed/cluster';
 
 // Distributed mode with both wire listeners: the datastore service requires SCRAM-SHA-256 (every other
@@ -52,6 +54,35 @@ describe.skipIf(!findNatsServer())(`the wire endpoints in distributed mode${find
     const datastore = await connect(`${cluster.datastoreUri}&appName=DistributedCluster`);
     expect(await datastore.db('shop').collection('notes').find({}, { projection: { _id: 0, text: 1 } }).toArray()).toEqual([{ text: 'over the wire' }]);
   });
+
+  it("moves the app's data with tessera data export and import through the datastore service", async () => {
+    const work = makeTempDir('tessera-distributed-data-');
+    try {
+      const env = { TESSERA_CONFIG_DIR: join(work.path, 'config') };
+      expect((await tessera(['login', '--url', cluster.one('admin-api').url, '--username', 'admin', '--password', adminPassword], env)).code).toBe(0);
+      const datastore = await connect(`${cluster.datastoreUri}&appName=DistributedCluster`);
+      await datastore.db('shop').collection('orders').insertMany(Array.from({ length: 50 }, (_, i) => ({ n: i })));
+      await datastore.db('shop').collection('orders').createIndex({ n: -1 }, { unique: true });
+      const out = join(work.path, 'dump');
+      // The app's collections (its rules name shop.notes), then one more by cluster name, into one dump.
+      const exported = await tessera(['data', 'export', '--remote', clientAppId, '--uri', cluster.datastoreUri, '--out', out, '--gzip'], env);
+      expect(exported.code, exported.stderr).toBe(0);
+      expect(exported.stdout).toContain('exported 1 collection(s), 1 document(s) of cluster "DistributedCluster"');
+      const orders = await tessera(['data', 'export', '--cluster', 'DistributedCluster', '--db', 'shop', '--collection', 'orders', '--uri', cluster.datastoreUri, '--out', out, '--gzip'], env);
+      expect(orders.code, orders.stderr).toBe(0);
+      const imported = await tessera(['data', 'import', '--cluster', 'DistributedCopy', '--uri', cluster.datastoreUri, '--dir', out], env);
+      expect(imported.code, imported.stderr).toBe(0);
+      const copy = await connect(`${cluster.datastoreUri}&appName=DistributedCopy`);
+      for (const coll of ['notes', 'orders']) {
+        const source = await datastore.db('shop').collection(coll).find({}, { sort: { _id: 1 } }).toArray();
+        expect(source.length).toBeGreaterThan(0);
+        expect(await copy.db('shop').collection(coll).find({}, { sort: { _id: 1 } }).toArray()).toEqual(source);
+        expect(await copy.db('shop').collection(coll).listIndexes().toArray()).toEqual(await datastore.db('shop').collection(coll).listIndexes().toArray());
+      }
+    } finally {
+      work.remove();
+    }
+  }, 120_000);
 
   it('refuses the datastore to a client without its credentials', async () => {
     const anonymous = await connect(`${cluster.datastoreUri.replace(/tessera:[^@]*@/, '')}&appName=tessera-platform`);

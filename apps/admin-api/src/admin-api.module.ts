@@ -10,6 +10,8 @@ import { AdminAuthGuard } from './auth/admin-auth.guard';
 import { AdminAuthService } from './auth/admin-auth.service';
 import { ApiKeyLoginController } from './auth/api-key-login.controller';
 import { ZipBodyParser } from './common/zip-body';
+import { ConsoleController } from './console/console.controller';
+import { ConsoleFiles } from './console/console-files';
 import { AppStateService } from './deploy/app-state.service';
 import { DependenciesController } from './dependencies/dependencies.controller';
 import { DependenciesService } from './dependencies/dependencies.service';
@@ -33,6 +35,7 @@ import { ServiceRulesController } from './services/service-rules.controller';
 import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
 import { StatusController } from './status/status.controller';
+import { DevelopmentSchemaHandler } from './sync/development-schema.handler';
 import { SyncController } from './sync/sync.controller';
 import { SyncStatusService } from './sync/sync-status.service';
 import { createTemplateStore } from './templates/template-catalog';
@@ -42,11 +45,13 @@ import { UsersController } from './users/users.controller';
 import { UserRegistrationsService } from './users/user-registrations.service';
 import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
+import { DataApiConfigController } from './endpoints/data-api-config.controller';
 import { EndpointsController } from './endpoints/endpoints.controller';
 
 /** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
 @Module({
   controllers: [
+    DevelopmentSchemaHandler,
     ApiKeyLoginController,
     AdminAuthController,
     AdminApiKeysController,
@@ -61,6 +66,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     SecretsController,
     ValuesController,
     EndpointsController,
+    DataApiConfigController,
     FunctionsController,
     TemplatesController,
     LogsController,
@@ -72,6 +78,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     GraphqlSchemaController,
     HostingAssetsController,
     DependenciesController,
+    ConsoleController,
   ],
   providers: [
     AdminAuthService,
@@ -90,6 +97,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     RulesEvaluationService,
     FunctionCalls,
     SyncStatusService,
+    { provide: ConsoleFiles, useFactory: () => new ConsoleFiles() },
     { provide: FileTemplateStore, useFactory: createTemplateStore, inject: [SETTINGS] },
   ],
 })

@@ -2,7 +2,9 @@ import { Command, CommanderError } from 'commander';
 import { CliError, ExitCode } from './cli-error';
 import { registerAppsCommands } from './commands/apps.command';
 import { registerAuthCommands } from './commands/auth.command';
+import { registerDataCommands } from './commands/data.command';
 import { registerManageCommands } from './commands/manage.command';
+import { registerSyncCommands } from './commands/sync.command';
 import { registerTransferCommands } from './commands/transfer.command';
 import { registerTriggerCommands } from './commands/triggers.command';
 import { CliContext, type GlobalOptions } from './context';
@@ -28,7 +30,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
     return new CliContext(options, output, env);
   };
   program
-    .description('Manage Tessera apps: log in, create, pull, push, diff, logs, secrets')
+    .description('Manage Tessera apps: log in, create, pull, push, diff, logs, secrets, data')
     .option('--profile <name>', 'the login profile to use', 'default')
     .option('--url <url>', 'server base URL (default: the profile\'s, or http://localhost:8080)')
     .option('--project <group id>', 'the project (group) to work in (default: your first)')
@@ -41,6 +43,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
   registerTransferCommands(program, context);
   registerManageCommands(program, context);
   registerTriggerCommands(program, context);
+  registerSyncCommands(program, context);
+  registerDataCommands(program, context);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -164,8 +164,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     } catch (error) {
       throw this.internalError(error);
     }
-    const fn = request.http?.kind === 'webhook' ? app?.webhooks?.get(`${request.http.service ?? ''}/${request.http.webhook ?? ''}`) : app?.functions.get(request.name);
-    if (!app || !fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, request.http?.kind === 'webhook' ? `incoming webhook not found: '${request.name}'` : `function not found: '${request.name}'`);
+    const fn = deployedFunctionOf(app, request);
+    if (!app || !fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, notFoundMessage(request));
     this.assertValid(fn.config);
 
     const executionId = randomUUID();
@@ -548,4 +548,29 @@ function toHttpRequest(p: Record<string, unknown>): OutboundHttpRequest {
   }
   const body = p['bodyBase64'];
   return { method, url, headers, followRedirects: p['followRedirects'] === true, ...(typeof body === 'string' ? { bodyBase64: body } : {}) };
+}
+
+/** What a call runs: an app function, a webhook's own source, or the Data API's run-as script. */
+function deployedFunctionOf(app: AppFunctions | null, request: ExecuteFunctionRequest): DeployedFunction | undefined {
+  switch (request.http?.kind) {
+    case 'webhook':
+      return app?.webhooks?.get(`${request.http.service ?? ''}/${request.http.webhook ?? ''}`);
+    case 'data-api':
+      return app?.dataApiRunAs;
+    case 'endpoint':
+    case undefined:
+      return app?.functions.get(request.name);
+  }
+}
+
+function notFoundMessage(request: ExecuteFunctionRequest): string {
+  switch (request.http?.kind) {
+    case 'webhook':
+      return `incoming webhook not found: '${request.name}'`;
+    case 'data-api':
+      return 'the Data API configuration has no run_as_user_id_script_source';
+    case 'endpoint':
+    case undefined:
+      return `function not found: '${request.name}'`;
+  }
 }

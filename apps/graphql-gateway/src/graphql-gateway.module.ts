@@ -6,14 +6,15 @@ import { EndpointsModule } from './endpoints/endpoints.module';
 import { GraphqlModule } from './graphql/graphql.module';
 import { HostingModule } from './hosting/hosting.module';
 import { LocationController } from './location/location.controller';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /**
  * The client-facing HTTP edge: client API v2.0 (auth, functions, remote data access), GraphQL, the Data
- * API under `/app/<client app id>/endpoint/`, webhooks and hosting. It needs the platform (PlatformModule) and, for functions, a MessageBus; data-source
+ * API under `/app/<client app id>/endpoint/`, webhooks and hosting, each app within its request budget (RateLimitModule). It needs the platform (PlatformModule) and, for functions, a MessageBus; data-source
  * calls run under the app's rules through libs/data-access.
  */
 @Module({
-  imports: [DataAccessModule, ClientApiModule, GraphqlModule, DataApiModule, EndpointsModule, HostingModule],
+  imports: [DataAccessModule, RateLimitModule, ClientApiModule, GraphqlModule, DataApiModule, EndpointsModule, HostingModule],
   controllers: [LocationController],
 })
 export class GraphqlGatewayModule {}

@@ -1,44 +1,57 @@
 /**
- * The `datastore` service: the MongoDB wire server over the embedded clusters of this process's data
- * directory, so the other services of a distributed deployment reach them by URI (TESSERA_CLUSTER_URIS).
+ * The MongoDB wire server over the embedded clusters of this process's data directory: the `datastore`
+ * service of a distributed deployment (the other services reach the clusters by URI, TESSERA_CLUSTER_URIS),
+ * and, beside the other services, standalone mode's, so drivers, mongosh, Compass and mongodump/mongorestore
+ * reach the clusters `npm start` keeps. Loopback unless told; wider only with credentials (settings refuse it).
  */
 import { Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { embeddedClusterDir, WireServer } from '@tessera/datastore';
 import { SETTINGS, type Settings } from '@tessera/settings';
-import { isLoopback, readTlsFiles } from './wire/tls-files';
+import { readTlsFiles } from './wire/tls-files';
 
 @Injectable()
 export class DatastoreWireService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('datastore');
   private server?: WireServer;
+  /** Standalone mode only: why the wire server is not running (its port was taken). */
+  unavailable?: string;
 
   constructor(@Inject(SETTINGS) private readonly settings: Settings) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.server = await WireServer.start({
-      // The clusters live where standalone mode keeps them, so one data directory serves either mode.
-      clustersDir: embeddedClusterDir(this.settings.dataDir, ''),
-      port: this.settings.datastorePort,
-      // Not settings.host: loopback unless told (a pod sets 0.0.0.0 with TESSERA_DATASTORE_PASSWORD).
-      host: this.settings.datastoreHost,
-      credentials: this.settings.datastoreCredentials,
-      tls: readTlsFiles(this.settings.datastoreTls),
-      log: (level, message) => this.logger[level === 'info' ? 'log' : level](message),
-    });
-    const auth = this.settings.datastoreCredentials ? 'SCRAM-SHA-256' : 'no authentication';
-    this.logger.log(`MongoDB wire server listening on ${this.settings.datastoreHost}:${this.server.port} (${auth}${this.settings.datastoreTls ? ', TLS' : ''})`);
-    if (!this.settings.datastoreCredentials && !isLoopback(this.settings.datastoreHost)) {
-      this.logger.warn('the datastore wire server listens beyond loopback without TESSERA_DATASTORE_PASSWORD: any client that reaches it reads every cluster');
+    const { datastorePort: port, datastoreHost: host, datastoreCredentials: credentials } = this.settings;
+    if (port === undefined) return;
+    try {
+      this.server = await WireServer.start({
+        // The clusters live where standalone mode keeps them, so one data directory serves either mode (and
+        // in standalone mode the server shares this process's open stores: one writer per directory).
+        clustersDir: embeddedClusterDir(this.settings.dataDir, ''),
+        defaultCluster: this.settings.datastoreDefaultCluster,
+        port,
+        host,
+        credentials,
+        tls: readTlsFiles(this.settings.datastoreTls),
+        log: (level, message) => this.logger[level === 'info' ? 'log' : level](message),
+      });
+    } catch (error) {
+      // A laptop may already run a mongod on 27017: standalone mode starts without its wire server, saying so.
+      if (this.settings.mode !== 'standalone' || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      this.unavailable = `port ${port} on ${host} is in use (set TESSERA_DATASTORE_PORT, or off)`;
+      this.logger.warn(`the datastore wire server did not start: ${this.unavailable}`);
+      return;
     }
+    const auth = credentials ? 'SCRAM-SHA-256' : 'no authentication';
+    this.logger.log(`MongoDB wire server listening on ${host}:${this.server.port} (${auth}${this.settings.datastoreTls ? ', TLS' : ''})`);
   }
 
-  /** Port the wire server listens on (undefined until it started). */
+  /** Port the wire server listens on (undefined until it started, or when it is off). */
   get port(): number | undefined {
     return this.server?.port;
   }
 
-  /** Readiness: the server accepts connections. */
-  get listening(): boolean {
+  /** Readiness: the server accepts connections, or is not meant to (off, or standalone's port was taken). */
+  get ready(): boolean {
+    if (this.settings.datastorePort === undefined || this.unavailable !== undefined) return true;
     return this.server?.listening ?? false;
   }
 

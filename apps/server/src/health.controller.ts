@@ -36,7 +36,7 @@ export class HealthController {
   @Get('readyz')
   ready(): { status: 'ready'; mode: string; services: readonly string[] } {
     const problems = [...this.transport.problems(), ...embeddedStoreProblems()];
-    if (this.datastore && !this.datastore.listening) problems.push('datastore wire server is not listening');
+    if (this.datastore && !this.datastore.ready) problems.push('datastore wire server is not listening');
     if (problems.length > 0) throw new NotReadyError(`not ready: ${problems.join('; ')}`);
     return { status: 'ready', mode: this.settings.mode, services: this.settings.services };
   }

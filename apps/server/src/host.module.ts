@@ -46,6 +46,8 @@ export class HostModule implements NestModule {
     const services = settings.services.map((name) => replacements[name] ?? serviceModules[name]).filter((module) => module !== undefined);
     // The apps' wire endpoint serves from the gateway's processes, when a port is configured.
     if (settings.wire.port !== undefined && settings.services.includes('graphql-gateway') && !replacements['graphql-gateway']) services.push(AppWireModule);
+    // Standalone mode serves its embedded clusters over the wire protocol too (drivers, mongosh, MongoDB's tools).
+    if (runsDatastoreWire(settings) && !settings.services.includes('datastore')) services.push(DatastoreServiceModule);
     return {
       module: HostModule,
       controllers: [HealthController, PlatformEventsHandler],
@@ -64,6 +66,11 @@ export class HostModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(bindRequestLogger).forRoutes({ path: '*', method: RequestMethod.ALL });
   }
+}
+
+/** The process serves the datastore wire server: the `datastore` service, or standalone mode unless its port is `off`. */
+export function runsDatastoreWire(settings: Settings): boolean {
+  return settings.services.includes('datastore') || (settings.mode === 'standalone' && settings.datastorePort !== undefined);
 }
 
 /**

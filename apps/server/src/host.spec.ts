@@ -1,7 +1,8 @@
 import { Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
 import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
-import { AppRegistry, AppUserStore, DataSources, DeployedApps, DeploymentStore, LogStore } from '@tessera/platform';
+import { hashPassword } from '@tessera/credentials';
+import { AppRegistry, AppUserStore, DataSources, DeployedApps, DeploymentStore, LogStore, newObjectIdHex, PlatformDatabase } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { deployTestApp, eventually, makeTempDir, repositoryRoot } from '@tessera/testing';
 import { join } from 'node:path';
@@ -167,6 +168,23 @@ describe('rules evaluation endpoint', () => {
     const response = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body) });
     return { status: response.status, body: (await response.json()) as Explained };
   };
+
+  it('refuses an administrator of another group, whatever group the path names', async () => {
+    // The rules may call the app's functions as system: explaining them is for the app's own group only.
+    const db = host.nest.get(PlatformDatabase);
+    const otherGroup = newObjectIdHex();
+    await (await db.collection('admin_users')).insertOne({ _id: newObjectIdHex(), username: 'explain-intruder', passwordHash: await hashPassword('intruder-password'), groupIds: [otherGroup], created: new Date().toISOString() });
+    const origin = new URL(base).origin;
+    const login = await fetch(`${origin}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'explain-intruder', password: 'intruder-password' }) });
+    const intruder = ((await login.json()) as { access_token: string }).access_token;
+    const app = host.bootstrap.createdExample!;
+    const body = JSON.stringify({ user: { id: 'u1' }, operation: 'read', namespace: { database: 'todo', collection: 'items' }, document: { _id: 1, owner_id: 'u1' } });
+    for (const groupId of [app.group_id, otherGroup]) {
+      const response = await fetch(`${origin}/api/admin/v3.0/groups/${groupId}/apps/${app._id}/rules/evaluate`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${intruder}` }, body });
+      expect(response.status, groupId).toBe(404);
+      expect(((await response.json()) as { error_code: string }).error_code).toBe('GroupNotFound');
+    }
+  });
 
   it('explains a read of the deployed rules: the role, the deciding expression and the visible document', async () => {
     const own = await evaluate({ user: { id: 'u1' }, operation: 'read', namespace: { database: 'todo', collection: 'items' }, document: { _id: 1, owner_id: 'u1', summary: 's' } });

@@ -8,7 +8,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { configureEmbeddedDatastore } from '@tessera/datastore';
 import { AppServicesExceptionFilter, appServicesClientErrorHandler, installAppServicesContentType, recordRoutes } from '@tessera/http-edge';
 import { createMessagingServer, TransportReadiness } from '@tessera/messaging';
-import { AdminUserStore, AppRegistry, DeploymentReconciler, DeploymentStore, PlatformDatabase, SecretsAtRest } from '@tessera/platform';
+import { AdminUserStore, AppRegistry, DataSources, DeploymentReconciler, DeploymentStore, PlatformDatabase, SecretsAtRest } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 import { type HttpServerSpan, runInContext, startHttpServerSpan } from '@tessera/telemetry';
 import { Logger } from 'nestjs-pino';
@@ -17,7 +17,7 @@ import { bootstrapPlatform, type BootstrapResult, loadExampleApp } from './boots
 import { prepareDataDirectory } from './bootstrap/data-directory';
 import { DatastoreWireService } from './datastore-service';
 import { AppWireService } from './wire/app-wire.service';
-import { HostModule, messagingOptions, type ServiceReplacements } from './host.module';
+import { HostModule, messagingOptions, runsDatastoreWire, type ServiceReplacements } from './host.module';
 import { HostLogger } from './logging/host-logger';
 import { createLogOutput } from './logging/log-output';
 
@@ -25,8 +25,10 @@ export interface RunningHost {
   /** Base URL of the HTTP edge, e.g. `http://localhost:8080`. */
   url: string;
   bootstrap: BootstrapResult;
-  /** Port of the datastore service's MongoDB wire server, when this process runs it. */
+  /** Port of the datastore MongoDB wire server, when this process runs it (the datastore service, or standalone mode). */
   datastorePort: number | undefined;
+  /** Standalone mode: why the datastore wire server is not running although configured (its port was taken). */
+  datastoreUnavailable: string | undefined;
   /** Port of the apps' MongoDB wire endpoint, when this process serves it. */
   wirePort: number | undefined;
   /** Writes plain text to the process's output after every log line written so far (the start banner). */
@@ -67,7 +69,11 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
   await app.startAllMicroservices();
 
   const bootstrap = firstStart
-    ? await bootstrapPlatform(settings, { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore), secretsAtRest: app.get(SecretsAtRest) }, example)
+    ? await bootstrapPlatform(
+        settings,
+        { db: app.get(PlatformDatabase), admins: app.get(AdminUserStore), apps: app.get(AppRegistry), deployments: app.get(DeploymentStore), secretsAtRest: app.get(SecretsAtRest), dataSources: app.get(DataSources) },
+        example,
+      )
     : // The banner lists the apps a service serves; the datastore service serves the platform database
       // itself (possibly mapped to its own URI, not listening yet), so it reads nothing at boot.
       { groupId: '', adminUsername: settings.admin.username, apps: settings.services.every((service) => service === 'datastore') ? [] : await app.get(AppRegistry).list() };
@@ -77,7 +83,8 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
   return {
     url: settings.publicUrl ?? `http://localhost:${port}`,
     bootstrap,
-    datastorePort: settings.services.includes('datastore') ? app.get(DatastoreWireService).port : undefined,
+    datastorePort: runsDatastoreWire(settings) ? app.get(DatastoreWireService).port : undefined,
+    datastoreUnavailable: runsDatastoreWire(settings) ? app.get(DatastoreWireService).unavailable : undefined,
     wirePort: settings.wire.port !== undefined ? wirePortOf(app) : undefined,
     print: (text) => output.print(text),
     nest: app,

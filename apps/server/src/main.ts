@@ -18,6 +18,18 @@ function datastoreAddress(bindHost: string): string {
   return bindHost.includes(':') ? `[${bindHost}]` : bindHost;
 }
 
+/**
+ * The datastore wire server's connection string: the cluster is the `appName` (standalone keeps each app's
+ * linked cluster under its `clusterName`), the user and password those of TESSERA_DATASTORE_PASSWORD.
+ */
+function datastoreLines(settings: Settings, port: number | undefined, unavailable: string | undefined): string[] {
+  if (unavailable) return [`  datastore (MongoDB wire protocol): not started, ${unavailable}`];
+  if (port === undefined) return [];
+  const user = settings.datastoreCredentials ? `${encodeURIComponent(settings.datastoreCredentials.user)}:<password>@` : '';
+  const options = `directConnection=true${settings.datastoreTls ? '&tls=true' : ''}${settings.mode === 'standalone' ? '&appName=<cluster name>' : ''}`;
+  return [`  datastore (MongoDB wire protocol): mongodb://${user}${datastoreAddress(settings.datastoreHost)}:${port}/?${options}`];
+}
+
 /** What closing may take beyond the drain: terminating functions, closing stores and connections. */
 const shutdownMarginMs = 15_000;
 
@@ -45,7 +57,7 @@ async function main(): Promise<void> {
       ? [`  imported the platform state of an earlier release (${bootstrap.imported.apps} app(s), ${bootstrap.imported.deployments} deployment(s), ${bootstrap.imported.logEntries} log entries); the files moved to ${bootstrap.imported.movedTo}`]
       : []),
     ...(host.wirePort !== undefined ? [`  apps' MongoDB wire endpoint: mongodb://<user>:<password>@${datastoreAddress(settings.wire.host)}:${host.wirePort}/?authMechanism=PLAIN&authSource=%24external${settings.wire.tls ? '&tls=true' : ''}&appName=<client app id>:<service>:<provider>`] : []),
-    ...(host.datastorePort !== undefined ? [`  datastore (MongoDB wire protocol): mongodb://${datastoreAddress(settings.datastoreHost)}:${host.datastorePort}/?directConnection=true`] : []),
+    ...datastoreLines(settings, host.datastorePort, host.datastoreUnavailable),
     ...bootstrap.apps.map((app) => `  app "${app.name}": app id ${app.client_app_id}  ->  ${clientApiUrl(settings, host.url)}/api/client/v2.0/app/${app.client_app_id}/location`),
     ...(settings.services.includes('admin-api') ? adminLines(host.url, bootstrap) : []),
     '',
@@ -120,6 +132,7 @@ main().catch((error: unknown) => {
 function adminLines(url: string, bootstrap: BootstrapResult): string[] {
   return [
     `  admin API: ${url}/api/admin/v3.0 (group ${bootstrap.groupId})`,
+    `    console: ${url}/console (sign in as the admin user below, or with an admin API key)`,
     `    log in:  curl -s -X POST ${url}/api/admin/v3.0/auth/providers/local-userpass/login -H 'Content-Type: application/json' -d '{"username":"${bootstrap.adminUsername}","password":"<password>"}'`,
     bootstrap.generatedAdminPassword
       ? `    admin user "${bootstrap.adminUsername}", generated password (shown once, set TESSERA_ADMIN_PASSWORD to choose your own): ${bootstrap.generatedAdminPassword}`

@@ -1,7 +1,8 @@
 // Public entry of @tessera/sync-service.
 export const projectName = 'sync-service';
 export { SyncServiceModule } from './sync-service.module';
-export { SyncConnection, type SyncConnectionContext, type SyncReport, type SyncSocket } from './sessions/sync-connection';
+export { SyncConnection, type SyncConnectionContext } from './sessions/sync-connection';
+export { type SyncReport, type SyncSocket } from './sessions/session-connection';
 export { historyKey, PartitionHub, type PartitionListener } from './sessions/partition-hub';
 export { syncModeOf, defaultClientMaxOfflineDays, queryableFieldsFor, type SyncMode, type FlexibleSyncMode } from './sessions/sync-config';
 export { authenticateSyncUser, type SyncAuthResult } from './upgrade/sync-auth';

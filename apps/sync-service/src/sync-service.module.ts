@@ -8,6 +8,7 @@ import { SyncConnections } from './lifecycle/sync-connections';
 import { SyncEventsHandler } from './lifecycle/sync-events.handler';
 import { SyncPresence } from './lifecycle/sync-presence';
 import { SyncAdminHandler } from './lifecycle/sync-admin.handler';
+import { FlexibleDocumentChangedHandler } from './replicas/flexible-document-changed.handler';
 import { HistoryAppendedHandler } from './replicas/history-appended.handler';
 import { historyHousekeepingProvider, partitionHubProvider, SharedHistoryLifecycle } from './replicas/shared-history';
 import { DocumentChangeConsumer } from './translation/document-change.consumer';
@@ -20,7 +21,7 @@ import { SyncUpgradeHandler } from './upgrade/sync-upgrade.handler';
  * keeps the synced collections and the histories in step.
  */
 @Module({
-  controllers: [SyncEventsHandler, HistoryAppendedHandler, SyncAdminHandler],
+  controllers: [SyncEventsHandler, HistoryAppendedHandler, FlexibleDocumentChangedHandler, SyncAdminHandler],
   providers: [
     partitionHubProvider,
     historyHousekeepingProvider,

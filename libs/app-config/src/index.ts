@@ -42,3 +42,14 @@ export {
   httpsEndpointsProblems,
   httpsEndpoints,
 } from './https-endpoints';
+export { migratePartitionSync, type PartitionMigration, type MigratedCollection, type UntranslatedPermission, type PartitionPermission } from './migrate-partition-sync';
+export {
+  type DataApiConfig,
+  type DataApiConfigFile,
+  type DataApiConfigProblem,
+  DATA_API_CONFIG_FILE,
+  DATA_API_VERSIONS,
+  dataApiConfigOf,
+  dataApiConfigProblems,
+  withDataApiDefaults,
+} from './data-api-config';

@@ -153,7 +153,27 @@ export interface CollectionRule {
   filters?: Filter[];
   schema?: JsonSchema;
   relationships?: Record<string, Relationship>;
+  /** Tessera: the indexes the collection must have, created on its cluster when the app deploys. */
+  indexes?: DeclaredIndex[];
   [extra: string]: unknown;
+}
+
+/**
+ * One index a collection rule declares: the key pattern (fields in order, 1 ascending, -1 descending) and
+ * the options the embedded engine and MongoDB both honour. Without `name` it is MongoDB's default name.
+ */
+export interface DeclaredIndex {
+  key: Record<string, 1 | -1>;
+  name?: string;
+  unique?: boolean;
+  sparse?: boolean;
+}
+
+/** MongoDB's default index name: each field and direction joined by `_` (`owner_id_1_createdAt_-1`). */
+export function defaultIndexName(key: Record<string, number>): string {
+  return Object.entries(key)
+    .map(([field, direction]) => `${field}_${direction}`)
+    .join('_');
 }
 
 /** services/<data source>/default_rule.json. */

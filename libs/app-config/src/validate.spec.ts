@@ -168,6 +168,15 @@ const cases: Case[] = [
   { name: 'a hosting attribute App Services did not have', change: (f) => hosting(f, [{ path: '/index.html', attrs: [{ name: 'Set-Cookie', value: 'a=b' }] }]), file: 'hosting/metadata.json', path: '[0].attrs[0].name', rule: 'hosting.attr.name' },
   { name: 'a custom error page that is not a resource path', change: (f) => editJson(f, 'config.json', (d) => (d.hosting = { enabled: true, default_error_path: '../404.html' })), file: 'config.json', path: 'hosting.default_error_path', rule: 'hosting.path.format' },
   { name: 'a default response code that is not a status', change: (f) => editJson(f, 'config.json', (d) => (d.hosting = { enabled: true, default_response_code: 'ok' })), file: 'config.json', path: 'hosting.default_response_code', rule: 'app.hosting.response_code' },
+  // declared indexes (Tessera: created on the cluster at deploy)
+  { name: 'indexes that are not a list', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = { owner_id: 1 })), file: ITEMS, path: 'indexes', rule: 'rule.indexes.type' },
+  { name: 'an index without a key', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = [{ name: 'x' }])), file: ITEMS, path: 'indexes[0].key', rule: 'rule.indexes.key.required' },
+  { name: 'a text index', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = [{ key: { summary: 'text' } }])), file: ITEMS, path: 'indexes[0].key.summary', rule: 'rule.indexes.key.direction' },
+  { name: 'an index on a $-prefixed field', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = [{ key: { $where: 1 } }])), file: ITEMS, path: 'indexes[0].key', rule: 'rule.indexes.key.field' },
+  { name: 'an index option the engine lacks', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = [{ key: { owner_id: 1 }, expireAfterSeconds: 60 }])), file: ITEMS, path: 'indexes[0].expireAfterSeconds', rule: 'rule.indexes.option' },
+  { name: 'unique that is not a boolean', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = [{ key: { owner_id: 1 }, unique: 'yes' }])), file: ITEMS, path: 'indexes[0].unique', rule: 'rule.indexes.option.type' },
+  { name: 'two indexes with one (default) name', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = [{ key: { owner_id: 1 } }, { key: { owner_id: 1 }, unique: true }])), file: ITEMS, path: 'indexes[1].key', rule: 'rule.indexes.name.unique' },
+  { name: 'a declared _id index', change: (f) => editJson(f, ITEMS, (d) => (d.indexes = [{ key: { _id: 1 } }])), file: ITEMS, path: 'indexes[0]', rule: 'rule.indexes.id' },
   // GraphQL custom resolvers
   { name: 'a custom resolver field name that is not a GraphQL name', change: (f) => put(f, 'graphql/custom_resolvers/query_total.json', { on_type: 'Query', field_name: '../total', function_name: 'sum' }), file: 'graphql/custom_resolvers/query_total.json', path: 'field_name', rule: 'graphql.resolver.name' },
   { name: 'an auth provider name with a slash', change: (f) => editJson(f, 'auth_providers/anon-user.json', (d) => (d.name = 'anon/../user')), file: 'auth_providers/anon-user.json', path: 'name', rule: 'auth_provider.name.path' },
@@ -208,6 +217,15 @@ describe('validateApp', () => {
       'sync/config.json partition.type sync.partition.type.value',
       'values/broken.json  json.syntax',
     ]);
+  });
+
+  it('accepts declared indexes: compound, descending, unique, sparse, named', () => {
+    const files = exampleTodo();
+    editJson(files, ITEMS, (d) => (d.indexes = [{ key: { owner_id: 1, isComplete: -1 } }, { key: { summary: 1 }, name: 'by_summary', unique: true, sparse: true }]));
+    const { app, violations } = loadApp(files);
+    expect(violations).toEqual([]);
+    const rule = app.services[0].collectionRules.find((r) => r.collection === 'items');
+    expect(rule?.indexes).toEqual([{ key: { owner_id: 1, isComplete: -1 } }, { key: { summary: 1 }, name: 'by_summary', unique: true, sparse: true }]);
   });
 
   it('accepts every spelling of the partition key types, case-insensitively', () => {

@@ -9,6 +9,7 @@ import {
   type AppConfig,
   type AppService,
   type CollectionRule,
+  defaultIndexName,
   type JsonSchema,
 } from './model';
 import { type FileLocator } from './origins';
@@ -371,6 +372,7 @@ function checkService(c: Checker, s: AppService, app: AppConfig, secretNames: Se
     checkRolesAndFilters(c, ro, rfile, false);
     if (ro.schema !== undefined) checkSchema(c, ro, rfile, ro.schema, 'schema', true);
     if (ro.relationships !== undefined) checkRelationships(c, r, rfile, servicesByName, isSynced(app, s));
+    if (ro.indexes !== undefined) checkIndexes(c, ro, rfile);
   }
   for (const r of s.rules) {
     const ro = r as JsonObject;
@@ -585,6 +587,61 @@ function isSynced(app: AppConfig, s: AppService): boolean {
   const embedded = isPlainObject(s.config.config) && isPlainObject(s.config.config.sync);
   const file = app.sync !== undefined && app.sync.service_name === s.config.name && (app.sync.type === 'partition' || app.sync.partition !== undefined);
   return embedded || file;
+}
+
+const indexOptions = new Set(['key', 'name', 'unique', 'sparse']);
+/** MongoDB's limit of indexes per collection, `_id_` included. */
+const maxIndexes = 64;
+
+/**
+ * A collection rule's `indexes` (Tessera): what the deploy creates on the cluster, checked so that a push
+ * names every problem instead of the deploy failing halfway. Key patterns of ascending and descending
+ * fields only (the embedded engine has no text, geo or hashed indexes), unique names, no `_id_` but `{_id: 1}`.
+ */
+function checkIndexes(c: Checker, rule: JsonObject, file: string): void {
+  if (!Array.isArray(rule.indexes)) {
+    c.report(rule, file, 'indexes', 'rule.indexes.type', 'indexes must be an array of {key, name, unique, sparse}');
+    return;
+  }
+  if (rule.indexes.length > maxIndexes - 1) c.report(rule, file, 'indexes', 'rule.indexes.count', `a collection has at most ${maxIndexes} indexes, _id_ included`);
+  const names = new Map<string, number>();
+  rule.indexes.forEach((entry: unknown, i: number) => {
+    const at = `indexes[${i}]`;
+    if (!isPlainObject(entry)) {
+      c.report(rule, file, at, 'rule.indexes.entry.type', 'an index must be an object with a key pattern');
+      return;
+    }
+    const index = entry;
+    for (const option of Object.keys(index)) {
+      if (!indexOptions.has(option)) c.report(rule, file, `${at}.${option}`, 'rule.indexes.option', `index option ${JSON.stringify(option)} is not supported (key, name, unique, sparse)`);
+    }
+    const key = index.key;
+    if (!isPlainObject(key) || Object.keys(key).length === 0) {
+      c.report(rule, file, `${at}.key`, 'rule.indexes.key.required', 'an index needs a key pattern: an object of field names and 1 or -1');
+      return;
+    }
+    if (Object.keys(key).length > 32) c.report(rule, file, `${at}.key`, 'rule.indexes.key.fields', 'an index key pattern has at most 32 fields');
+    for (const [field, direction] of Object.entries(key)) {
+      if (field === '' || field.startsWith('$') || field.split('.').some((part) => part === '') || field.includes('\u0000')) {
+        c.report(rule, file, `${at}.key`, 'rule.indexes.key.field', `index field ${JSON.stringify(field)} is not a field path`);
+      }
+      if (direction !== 1 && direction !== -1) {
+        c.report(rule, file, `${at}.key.${field}`, 'rule.indexes.key.direction', `index direction of ${JSON.stringify(field)} must be 1 or -1 (text, geo and hashed indexes are not supported)`);
+      }
+    }
+    for (const flag of ['unique', 'sparse']) {
+      if (index[flag] !== undefined && typeof index[flag] !== 'boolean') c.report(rule, file, `${at}.${flag}`, 'rule.indexes.option.type', `${flag} must be a boolean`);
+    }
+    if (index.name !== undefined && (typeof index.name !== 'string' || index.name === '')) {
+      c.report(rule, file, `${at}.name`, 'rule.indexes.name.type', 'an index name must be a non-empty string');
+      return;
+    }
+    const name = typeof index.name === 'string' ? index.name : defaultIndexName(key as Record<string, number>);
+    const idOnly = Object.keys(key).length === 1 && key._id === 1;
+    if (name === '_id_' || idOnly) c.report(rule, file, at, 'rule.indexes.id', 'the _id index exists on every collection: do not declare it');
+    if (names.has(name)) c.report(rule, file, `${at}${index.name === undefined ? '.key' : '.name'}`, 'rule.indexes.name.unique', `index name ${JSON.stringify(name)} is declared twice (indexes[${names.get(name)}])`);
+    names.set(name, i);
+  });
 }
 
 function checkRelationships(c: Checker, rule: CollectionRule, file: string, servicesByName: Map<string, AppService>, synced: boolean): void {

@@ -2,10 +2,13 @@ import { type z } from 'zod';
 import { AppDeletedSchema } from './schemas/apps-app-deleted.schema';
 import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
 import { AppAuthEventSchema } from './schemas/apps-auth-event-occurred.schema';
+import { SendConfirmationRequestSchema, SendConfirmationResponseSchema } from './schemas/apps-registration-send-confirmation.schema';
 import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
 import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
+import { AppsDevelopmentSchemaApplyRequestSchema, AppsDevelopmentSchemaApplyResponseSchema } from './schemas/apps-development-schema-apply.schema';
+import { SyncFlexibleDocumentChangedSchema } from './schemas/sync-flexible-document-changed.schema';
 import { SyncHistoryAppendedSchema } from './schemas/sync-history-appended.schema';
 import { SyncClientResetRequestSchema, SyncClientResetResponseSchema, SyncStatusRequestSchema, SyncStatusResponseSchema } from './schemas/sync-status-read.schema';
 import { HealthPingRequestSchema, HealthPingResponseSchema } from './schemas/system-health-ping.schema';
@@ -54,12 +57,17 @@ export const contracts = {
     payload: AppDeletedSchema,
   }),
   [Subjects.AppsUserChanged]: event({
-    description: 'An app user was disabled or deleted; every replica closes the live connections of that user.',
+    description: 'An app user was disabled or deleted, or had every session revoked; every replica closes the live connections of that user (sync, the apps\' wire endpoint).',
     payload: AppUserChangedSchema,
   }),
   [Subjects.AppsAuthEventOccurred]: event({
     description: "An app user was created, logged in or was deleted (App Services' auth event); one function-runtime replica runs the app's authentication triggers on it.",
     payload: AppAuthEventSchema,
+  }),
+  [Subjects.AppsRegistrationSendConfirmation]: command({
+    description: "Send a pending email/password user's confirmation again, as the provider is configured: run its confirmation function or email a new confirmation token; any one client-API replica answers.",
+    request: SendConfirmationRequestSchema,
+    response: SendConfirmationResponseSchema,
   }),
   [Subjects.DatastoreDocumentChanged]: event({
     description: 'A document changed in a linked data source (change-stream event in canonical EJSON).',
@@ -68,6 +76,15 @@ export const contracts = {
   [Subjects.SyncHistoryAppended]: event({
     description: "A sync-service replica appended to a partition's history; every replica (broadcast) sends the new versions to its sessions on that partition.",
     payload: SyncHistoryAppendedSchema,
+  }),
+  [Subjects.SyncFlexibleDocumentChanged]: event({
+    description: 'A document of a flexible-sync type changed (an upload, or the change feed on one replica); every other replica (broadcast) reads it and tells its sessions whose views it enters, changes in or leaves.',
+    payload: SyncFlexibleDocumentChangedSchema,
+  }),
+  [Subjects.AppsDevelopmentSchemaApply]: command({
+    description: 'Development mode: the object types a sync client declared become collection schemas of database_name in a new deployment; one admin-api replica answers.',
+    request: AppsDevelopmentSchemaApplyRequestSchema,
+    response: AppsDevelopmentSchemaApplyResponseSchema,
   }),
   [Subjects.SyncStatusRead]: command({
     description: "The connected clients of an app on every live sync-service replica and the size of each partition's history; any one replica answers from the shared sync database.",

@@ -17,10 +17,16 @@ export const Subjects = {
   AppsUserChanged: 'apps.user.changed',
   /** Event: an app user was created, logged in or was deleted; authentication triggers run on it (function runtime). */
   AppsAuthEventOccurred: 'apps.auth-event.occurred',
+  /** Command: send a pending email/password user's confirmation again (admin API `send_confirm`; client API). */
+  AppsRegistrationSendConfirmation: 'apps.registration.send-confirmation',
   /** Event: a document changed in a linked data source (triggers, sync, change streams). */
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Event: a sync-service replica appended to a partition's history; every replica wakes its sessions on it. */
   SyncHistoryAppended: 'sync.history.appended',
+  /** Event: a document of a flexible-sync type changed; every other replica tells its sessions whose views it concerns. */
+  SyncFlexibleDocumentChanged: 'sync.flexible-document.changed',
+  /** Command: development mode, the types a sync client declared become collection schemas in a new deployment (admin API). */
+  AppsDevelopmentSchemaApply: 'apps.development-schema.apply',
   /** Command: the connected clients and partition histories of an app, across sync-service replicas (admin API). */
   SyncStatusRead: 'sync.status.read',
   /** Command: reset one client file of an app (admin API `sync/force_reset`). */

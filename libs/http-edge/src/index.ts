@@ -4,3 +4,4 @@ export * from './json-content-type';
 export * from './client-gone';
 export * from './correlation';
 export * from './edge-errors';
+export * from './token-buckets';

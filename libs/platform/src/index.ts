@@ -24,3 +24,5 @@ export * from './app-users';
 export * from './user-import';
 export * from './custom-user-data';
 export * from './trigger-states';
+export * from './declared-indexes';
+export * from './auth-events';

@@ -15,7 +15,7 @@ interface IndexSpec {
 }
 
 /** The collections and the indexes each needs; unique indexes are what keeps two replicas from racing. */
-const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts' | 'secrets' | 'sync_states' | 'logs' | 'admin_users' | 'admin_sessions' | 'admin_api_keys' | 'signing_keys' | 'meta' | 'hosting_assets' | 'hosting_content' | 'function_dependencies' | 'function_dependency_chunks', IndexSpec[]> = {
+const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts' | 'secrets' | 'sync_states' | 'logs' | 'admin_users' | 'admin_sessions' | 'admin_api_keys' | 'signing_keys' | 'meta' | 'hosting_assets' | 'hosting_content' | 'function_dependencies' | 'function_dependency_chunks' | 'auth_event_outbox', IndexSpec[]> = {
   apps: [
     { keys: { client_app_id: 1 }, unique: true },
     { keys: { group_id: 1, name: 1 }, unique: true },
@@ -45,6 +45,8 @@ const collections: Record<'apps' | 'deployments' | 'live_deployments' | 'drafts'
   /** One document per app (`_id` = app id): its uploaded function dependencies; content in the chunks. */
   function_dependencies: [],
   function_dependency_chunks: [{ keys: { content_id: 1, n: 1 }, unique: true }],
+  /** Auth events not yet handed to the durable stream (`_id` = event id): see AuthEvents. */
+  auth_event_outbox: [{ keys: { at: 1 }, unique: false }],
 };
 
 export type PlatformCollection = keyof typeof collections;

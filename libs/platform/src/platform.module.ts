@@ -1,3 +1,4 @@
+import { AuthEvents } from './auth-events';
 import { type DynamicModule, Global, Injectable, Logger, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { LoginRateLimiter } from '@tessera/credentials';
 import { isDuplicateKeyError } from '@tessera/datastore';
@@ -166,6 +167,7 @@ export class PlatformModule {
         { provide: SecretsAtRest, useValue: new SecretsAtRest(db, cipher, secrets, signingKeys, keepsSecrets) },
         // One per process: the client API's providers and the admin API count failed logins in it.
         { provide: LoginRateLimiter, useValue: new LoginRateLimiter() },
+        AuthEvents,
         DataSourcesLifecycle,
       ],
       exports: [
@@ -187,6 +189,7 @@ export class PlatformModule {
         SyncStateStore,
         SigningKeyStore,
         LoginRateLimiter,
+        AuthEvents,
       ],
     };
   }

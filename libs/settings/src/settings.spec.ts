@@ -40,14 +40,30 @@ describe('loadSettings', () => {
     expect(settings.services).toEqual(['datastore']);
     expect(settings.datastorePort).toBe(27999);
     expect(() => loadSettings({ TESSERA_DATASTORE_PORT: '70000' })).toThrow(/TESSERA_DATASTORE_PORT/);
+    // Standalone mode runs the wire server unless told `off`; the datastore service cannot do without it.
+    expect(loadSettings({ TESSERA_DATASTORE_PORT: 'off' }).datastorePort).toBeUndefined();
+    // The cluster of connections naming none (MongoDB's tools): Atlas's and the example app's Cluster0 unless set.
+    expect(loadSettings({}).datastoreDefaultCluster).toBe('Cluster0');
+    expect(loadSettings({ TESSERA_DATASTORE_DEFAULT_CLUSTER: 'Shop' }).datastoreDefaultCluster).toBe('Shop');
+    expect(() => loadSettings({ TESSERA_DATASTORE_DEFAULT_CLUSTER: '../x' })).toThrow(/TESSERA_DATASTORE_DEFAULT_CLUSTER/);
+    expect(() => loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'datastore', TESSERA_DATASTORE_PORT: 'off' })).toThrow(/TESSERA_DATASTORE_PORT: the datastore service needs a port/);
   });
 
-  it('binds the unauthenticated datastore wire server to loopback unless TESSERA_DATASTORE_HOST says otherwise', () => {
+  it('binds the datastore wire server to loopback, and beyond it only with a password', () => {
     // HOST (the HTTP edge) does not widen it.
     expect(loadSettings({ HOST: '0.0.0.0' }).datastoreHost).toBe('127.0.0.1');
-    expect(loadSettings({ TESSERA_DATASTORE_HOST: '0.0.0.0' }).datastoreHost).toBe('0.0.0.0');
-    expect(loadSettings({ TESSERA_DATASTORE_HOST: '::' }).datastoreHost).toBe('::');
-    expect(loadSettings({ TESSERA_DATASTORE_HOST: 'datastore.tessera.svc' }).datastoreHost).toBe('datastore.tessera.svc');
+    const password = { TESSERA_DATASTORE_PASSWORD: 'a-long-enough-secret' };
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: '0.0.0.0', ...password }).datastoreHost).toBe('0.0.0.0');
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: '::', ...password }).datastoreHost).toBe('::');
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: 'datastore.tessera.svc', ...password }).datastoreHost).toBe('datastore.tessera.svc');
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: '127.0.0.2' }).datastoreHost).toBe('127.0.0.2');
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: '::1' }).datastoreHost).toBe('::1');
+    // Without one, standalone mode and the datastore service refuse to start; a process serving none does not care.
+    expect(() => loadSettings({ TESSERA_DATASTORE_HOST: '0.0.0.0' })).toThrow(/TESSERA_DATASTORE_HOST: .*only with TESSERA_DATASTORE_PASSWORD/);
+    expect(() => loadSettings({ TESSERA_DATASTORE_HOST: '127.example.com' })).toThrow(/TESSERA_DATASTORE_HOST/);
+    expect(() => loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'datastore', TESSERA_DATASTORE_HOST: '::' })).toThrow(/TESSERA_DATASTORE_HOST/);
+    expect(loadSettings({ TESSERA_DATASTORE_HOST: '0.0.0.0', TESSERA_DATASTORE_PORT: 'off' }).datastorePort).toBeUndefined();
+    expect(loadSettings({ TESSERA_MODE: 'distributed', TESSERA_SERVICES: 'admin-api', TESSERA_SECRETS_KEY: Buffer.alloc(32).toString('base64'), TESSERA_DATASTORE_HOST: '0.0.0.0' }).datastoreHost).toBe('0.0.0.0');
     expect(() => loadSettings({ TESSERA_DATASTORE_HOST: 'not a host' })).toThrow(/TESSERA_DATASTORE_HOST: expected an IP address or a host name/);
     expect(() => loadSettings({ TESSERA_DATASTORE_HOST: 'http://x' })).toThrow(/TESSERA_DATASTORE_HOST/);
   });

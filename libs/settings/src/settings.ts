@@ -135,13 +135,16 @@ const environmentSchema = z.object({
       return names as ServiceName[];
     }),
   NATS_URL: z.string().default('nats://127.0.0.1:4222'),
-  TESSERA_DATASTORE_PORT: port.default(27017),
-  // The wire server has no authentication: loopback unless the deployment says otherwise (a pod: 0.0.0.0).
+  // `off`: standalone mode runs no datastore wire server (the distributed `datastore` service always does).
+  TESSERA_DATASTORE_PORT: z.union([z.literal('off'), port]).default(27017),
+  // Loopback unless the deployment says otherwise (a pod: 0.0.0.0), and then only with a password.
   TESSERA_DATASTORE_HOST: listenHost.default('127.0.0.1'),
   TESSERA_CLUSTER_URIS: clusterUris.default(''),
   // The datastore service's one user (SCRAM-SHA-256); the other processes put it in TESSERA_CLUSTER_URIS.
   TESSERA_DATASTORE_USER: z.string().min(1).default('tessera'),
   TESSERA_DATASTORE_PASSWORD: z.string().min(12, 'must be at least 12 characters (openssl rand -base64 24)').optional(),
+  // The cluster of wire connections whose handshake names none (MongoDB's tools, which name themselves).
+  TESSERA_DATASTORE_DEFAULT_CLUSTER: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/, 'expected a cluster name (letters, digits, _ - .)').default('Cluster0'),
   TESSERA_DATASTORE_TLS_CERT: z.string().min(1).optional(),
   TESSERA_DATASTORE_TLS_KEY: z.string().min(1).optional(),
   // The apps' MongoDB wire endpoint (wireProtocolEnabled): off unless a port is given.
@@ -179,11 +182,15 @@ const environmentSchema = z.object({
   TESSERA_FUNCTION_TIME_LIMIT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(300),
   TESSERA_REQUEST_TIMEOUT_SECONDS: z.coerce.number().positive().max(24 * 60 * 60).default(10),
   TESSERA_SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(60 * 60).default(10),
+  TESSERA_APP_REQUESTS_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(2_000),
+  TESSERA_APP_REQUEST_BURST: z.coerce.number().int().min(1).max(10_000_000).optional(),
   TESSERA_OAUTH_GOOGLE_JWKS_URL: z.string().url().default('https://www.googleapis.com/oauth2/v3/certs'),
   TESSERA_OAUTH_GOOGLE_TOKEN_URL: z.string().url().default('https://oauth2.googleapis.com/token'),
   TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL: z.string().url().default('https://accounts.google.com/o/oauth2/v2/auth'),
   TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL: z.string().url().default('https://www.facebook.com/v18.0/dialog/oauth'),
   TESSERA_OAUTH_APPLE_JWKS_URL: z.string().url().default('https://appleid.apple.com/auth/keys'),
+  TESSERA_OAUTH_APPLE_AUTHORIZE_URL: z.string().url().default('https://appleid.apple.com/auth/authorize'),
+  TESSERA_OAUTH_APPLE_TOKEN_URL: z.string().url().default('https://appleid.apple.com/auth/token'),
   TESSERA_OAUTH_FACEBOOK_GRAPH_URL: z.string().url().default('https://graph.facebook.com'),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
   OTEL_TRACES_SAMPLER: z.enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']).default('parentbased_traceidratio'),
@@ -207,9 +214,12 @@ export interface Settings {
   natsUrl: string;
   /** `config.clusterName` -> MongoDB URI (`*`: every other name). Names without an entry get an embedded database. */
   clusterUris: Record<string, string>;
-  /** TCP port of the `datastore` service's MongoDB wire server (on `datastoreHost`). */
-  datastorePort: number;
-  /** Interface of the `datastore` service's MongoDB wire server; loopback by default, as it has no authentication. */
+  /**
+   * TCP port of the MongoDB wire server over the embedded clusters (on `datastoreHost`): the `datastore`
+   * service's, and standalone mode's beside the other services. Undefined (`off`): standalone runs none.
+   */
+  datastorePort: number | undefined;
+  /** Interface of the datastore wire server; loopback by default, anything wider only with credentials. */
   datastoreHost: string;
   /** `<absolute segment path>:<offset>`: where recovery may discard a corrupt embedded log (docs/security.md). */
   datastoreTruncateLog: string | undefined;
@@ -217,6 +227,8 @@ export interface Settings {
   datastoreCredentials: { user: string; password: string } | undefined;
   /** PEM files of the datastore wire server's TLS certificate and key. */
   datastoreTls: TlsFiles | undefined;
+  /** The cluster a wire connection gets when its handshake's `appName` names none (or is a MongoDB tool's). */
+  datastoreDefaultCluster: string;
   /** The apps' MongoDB wire endpoint (spec 2.5 wireProtocolEnabled): off when `port` is undefined. */
   wire: { port: number | undefined; host: string; tls: TlsFiles | undefined };
   admin: { username: string; password: string | undefined };
@@ -247,6 +259,12 @@ export interface Settings {
   /** On SIGTERM, how long work in flight may finish before running functions are terminated and the process exits. */
   shutdownDrainMs: number;
   /**
+   * Each app's request budget on the client-facing HTTP surfaces, per gateway process (token bucket):
+   * `requestsPerSecond` sustained (TESSERA_APP_REQUESTS_PER_SECOND, default 2000; 0 turns limiting off) and
+   * `burst` at once (TESSERA_APP_REQUEST_BURST, default twice the rate). Requests over it get 429.
+   */
+  appRequestLimit: { requestsPerSecond: number; burst: number };
+  /**
    * Where the OAuth 2.0 providers' keys and endpoints are (TESSERA_OAUTH_*): the providers' published URLs by
    * default; a deployment behind a proxy, or a test's stand-in provider, points them elsewhere.
    */
@@ -260,6 +278,9 @@ export interface Settings {
     facebookAuthorizeUrl: string;
     /** Apple's JSON Web Key Set (Sign in with Apple id tokens). */
     appleJwksUrl: string;
+    /** Where the redirect flow sends the browser to sign in with Apple, and where Apple's code is exchanged. */
+    appleAuthorizeUrl: string;
+    appleTokenUrl: string;
     /** The Graph API base URL (`/debug_token` checks an access token, `/me` reads the user). */
     facebookGraphUrl: string;
   };
@@ -303,6 +324,11 @@ function absolutePoint(point: string): string {
   return `${resolve(point.slice(0, colon))}${point.slice(colon)}`;
 }
 
+/** A loopback interface: `localhost`, `127.x.y.z` or `::1`. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /** Validates the environment; throws SettingsError naming every bad setting. */
 export function loadSettings(environment: Readonly<Record<string, string | undefined>>): Settings {
   const defined = Object.fromEntries(Object.entries(environment).filter(([, value]) => value !== undefined && value !== ''));
@@ -317,6 +343,15 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
   if (env.TESSERA_MODE === 'distributed' && !env.TESSERA_SECRETS_KEY && services.some((name) => name !== 'datastore')) {
     throw new SettingsError([{ setting: 'TESSERA_SECRETS_KEY', message: 'required in distributed mode: base64 of 32 bytes shared by every replica (openssl rand -base64 32)' }]);
   }
+  const datastorePort = env.TESSERA_DATASTORE_PORT === 'off' ? undefined : env.TESSERA_DATASTORE_PORT;
+  const runsDatastoreWire = services.includes('datastore') || (env.TESSERA_MODE === 'standalone' && datastorePort !== undefined);
+  // Without a password the wire server reads and writes every cluster, the platform's secrets included.
+  if (runsDatastoreWire && env.TESSERA_DATASTORE_PASSWORD === undefined && !isLoopbackHost(env.TESSERA_DATASTORE_HOST)) {
+    throw new SettingsError([{ setting: 'TESSERA_DATASTORE_HOST', message: `the datastore wire server listens beyond loopback (${env.TESSERA_DATASTORE_HOST}) only with TESSERA_DATASTORE_PASSWORD set` }]);
+  }
+  if (services.includes('datastore') && datastorePort === undefined) {
+    throw new SettingsError([{ setting: 'TESSERA_DATASTORE_PORT', message: 'the datastore service needs a port (off is for standalone mode)' }]);
+  }
   return {
     port: env.PORT,
     host: env.HOST,
@@ -326,11 +361,12 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     services,
     natsUrl: env.NATS_URL,
     clusterUris: env.TESSERA_CLUSTER_URIS,
-    datastorePort: env.TESSERA_DATASTORE_PORT,
+    datastorePort,
     datastoreHost: env.TESSERA_DATASTORE_HOST,
     datastoreTruncateLog: env.TESSERA_DATASTORE_TRUNCATE_LOG === undefined ? undefined : absolutePoint(env.TESSERA_DATASTORE_TRUNCATE_LOG),
     datastoreCredentials: env.TESSERA_DATASTORE_PASSWORD === undefined ? undefined : { user: env.TESSERA_DATASTORE_USER, password: env.TESSERA_DATASTORE_PASSWORD },
     datastoreTls: tlsFiles(env.TESSERA_DATASTORE_TLS_CERT, env.TESSERA_DATASTORE_TLS_KEY, 'TESSERA_DATASTORE_TLS'),
+    datastoreDefaultCluster: env.TESSERA_DATASTORE_DEFAULT_CLUSTER,
     wire: { port: env.TESSERA_WIRE_PORT, host: env.TESSERA_WIRE_HOST ?? env.HOST, tls: tlsFiles(env.TESSERA_WIRE_TLS_CERT, env.TESSERA_WIRE_TLS_KEY, 'TESSERA_WIRE_TLS') },
     admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
@@ -346,12 +382,18 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     functionTimeLimitMs: Math.round(env.TESSERA_FUNCTION_TIME_LIMIT_SECONDS * 1000),
     requestTimeoutMs: Math.round(env.TESSERA_REQUEST_TIMEOUT_SECONDS * 1000),
     shutdownDrainMs: Math.round(env.TESSERA_SHUTDOWN_DRAIN_SECONDS * 1000),
+    appRequestLimit: {
+      requestsPerSecond: env.TESSERA_APP_REQUESTS_PER_SECOND,
+      burst: env.TESSERA_APP_REQUEST_BURST ?? Math.max(1, Math.ceil(env.TESSERA_APP_REQUESTS_PER_SECOND * 2)),
+    },
     oauth: {
       googleJwksUrl: env.TESSERA_OAUTH_GOOGLE_JWKS_URL,
       googleTokenUrl: env.TESSERA_OAUTH_GOOGLE_TOKEN_URL,
       googleAuthorizeUrl: env.TESSERA_OAUTH_GOOGLE_AUTHORIZE_URL,
       facebookAuthorizeUrl: env.TESSERA_OAUTH_FACEBOOK_AUTHORIZE_URL,
       appleJwksUrl: env.TESSERA_OAUTH_APPLE_JWKS_URL,
+      appleAuthorizeUrl: env.TESSERA_OAUTH_APPLE_AUTHORIZE_URL,
+      appleTokenUrl: env.TESSERA_OAUTH_APPLE_TOKEN_URL,
       facebookGraphUrl: env.TESSERA_OAUTH_FACEBOOK_GRAPH_URL.replace(/\/+$/, ''),
     },
     telemetry: {

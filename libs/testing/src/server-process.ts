@@ -28,7 +28,8 @@ export async function startServerProcess(options: { env?: Record<string, string>
   const started = Date.now();
   const child: ChildProcess = spawn(executable, args, {
     cwd: repositoryRoot,
-    env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn', ...options.env },
+    // The datastore wire server (standalone mode) on a random port too: parallel servers never contend for 27017.
+    env: { ...process.env, PORT: String(port), TESSERA_DATASTORE_PORT: '0', LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -25,6 +25,8 @@ export enum AdminApiErrorCode {
   SyncRulesLocked = 'SyncRulesLocked',
   NotImplemented = 'NotImplemented',
   SyncServiceUnavailable = 'SyncServiceUnavailable',
+  /** Another service this request needs (the client API for `send_confirm`) did not answer. */
+  ServiceUnavailable = 'ServiceUnavailable',
   ClientFileNotFound = 'ClientFileNotFound',
 }
 
@@ -52,6 +54,7 @@ const statuses: Record<AdminApiErrorCode, number> = {
   [AdminApiErrorCode.SyncRulesLocked]: 409,
   [AdminApiErrorCode.NotImplemented]: 501,
   [AdminApiErrorCode.SyncServiceUnavailable]: 503,
+  [AdminApiErrorCode.ServiceUnavailable]: 503,
   [AdminApiErrorCode.ClientFileNotFound]: 404,
 };
 

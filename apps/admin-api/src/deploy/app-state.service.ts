@@ -15,7 +15,10 @@ import {
   type ConfigViolation,
 } from '@tessera/app-config';
 import {
+  applyDeclaredIndexes,
   AppRegistry,
+  DataSources,
+  DeclaredIndexError,
   DeploymentStore,
   HostingStore,
   SecretStore,
@@ -51,6 +54,8 @@ export interface PreparedDeployment {
   syncChanged: boolean;
   /** The hosted files the incoming directory carries (hosting/metadata.json, hosting/files): they replace the app's. */
   hosting?: HostedFileInput[];
+  /** The configuration live before this one (its declared indexes that this one drops are dropped). */
+  previousApp: AppConfig;
 }
 
 /**
@@ -69,6 +74,7 @@ export class AppStateService {
     private readonly secrets: SecretStore,
     private readonly syncStates: SyncStateStore,
     private readonly hostingStore: HostingStore,
+    private readonly dataSources: DataSources,
     @Inject(SETTINGS) private readonly settings: Settings,
     @Optional() private readonly bus?: MessageBus,
   ) {}
@@ -135,12 +141,19 @@ export class AppStateService {
     const files = writeAppFiles(app);
     const previousConfig = new Map([...previousFiles].filter(([path]) => !isHostingContentPath(path)));
     const diff = [...diffAppFiles(previousConfig, files), ...(hosting ? await hostingDiffLines(this.hostingStore, record._id, hosting) : [])];
-    return { record, app, files, diff, warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', ...(hosting ? { hosting } : {}) };
+    return { record, app, files, diff, warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', previousApp, ...(hosting ? { hosting } : {}) };
   }
 
   /** Makes a prepared configuration live. */
   async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined): Promise<DeploymentRecord> {
     const appId = prepared.record._id;
+    // The declared indexes first: one that cannot be made (a unique index over duplicates) refuses the deploy.
+    try {
+      await applyDeclaredIndexes((cluster) => this.dataSources.forCluster(cluster), prepared.previousApp, prepared.app);
+    } catch (error) {
+      if (!(error instanceof DeclaredIndexError)) throw error;
+      throw new AdminApiError(AdminApiErrorCode.InvalidConfiguration, `${error.message}; nothing was deployed`);
+    }
     if (Object.keys(prepared.secretValues).length > 0) await this.secrets.upsert(appId, prepared.secretValues);
     if (prepared.hosting) await this.hostingStore.replaceAll(appId, prepared.hosting);
     const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}) });

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { Subjects } from '@tessera/contracts';
 import type { AuthProvider } from '@tessera/app-config';
-import { FunctionCalls } from '@tessera/messaging';
+import { FunctionCalls, MessageBus } from '@tessera/messaging';
 import type { AppRecord } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
@@ -28,6 +29,7 @@ export class UserRegistrationsService {
     private readonly users: UsersService,
     private readonly state: AppStateService,
     private readonly functions: FunctionCalls,
+    @Optional() private readonly bus?: MessageBus,
   ) {}
 
   async pending(record: AppRecord, after: string | undefined): Promise<PendingUserView[]> {
@@ -69,6 +71,35 @@ export class UserRegistrationsService {
     } else if (status !== 'pending') {
       await store.consumeToken(tokenId, token, 'confirm');
       if (status !== 'fail') throw new AdminApiError(AdminApiErrorCode.BadRequest, `function '${functionName}' must return { status: 'success' | 'pending' | 'fail' }`);
+    }
+  }
+
+  /**
+   * `send_confirm`: the provider's confirmation flow again (its confirmation function, or a confirmation
+   * email), run by the client API, which holds the provider's mailer.
+   */
+  async sendConfirmation(record: AppRecord, email: string): Promise<void> {
+    await this.requirePending(record, email);
+    if (!this.bus) throw new AdminApiError(AdminApiErrorCode.ServiceUnavailable, 'the client API is not reachable from this process');
+    let answer;
+    try {
+      answer = await this.bus.request(Subjects.AppsRegistrationSendConfirmation, { appId: record._id, email }, { timeoutMs: 30_000 });
+    } catch (error) {
+      throw new AdminApiError(AdminApiErrorCode.ServiceUnavailable, `the client API did not answer: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    switch (answer.outcome) {
+      case 'sent':
+      case 'confirmed':
+      case 'pending':
+        return;
+      case 'not_found':
+        throw pendingNotFound(email);
+      case 'already_confirmed':
+        throw new AdminApiError(AdminApiErrorCode.BadRequest, `user is already confirmed: '${email}'`);
+      case 'not_enabled':
+        throw new AdminApiError(AdminApiErrorCode.BadRequest, 'email/password authentication is not enabled');
+      case 'failed':
+        throw new AdminApiError(AdminApiErrorCode.BadRequest, answer.message ?? 'the confirmation could not be sent');
     }
   }
 

@@ -1,7 +1,6 @@
-import { All, Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
-import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 import { type PendingUserView, UserRegistrationsService } from './user-registrations.service';
 import { UsersService, type UserView } from './users.service';
@@ -98,11 +97,10 @@ export class UsersController {
     await this.registrations.runConfirmation(await this.state.app(groupId, appId), email);
   }
 
-  /** Sending the confirmation email again needs the client API's mailer, which the admin API does not reach. */
-  @All('user_registrations/*')
-  async otherRegistrations(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<never> {
+  @Post('user_registrations/by_email/:email/send_confirm')
+  @HttpCode(200)
+  async sendConfirmation(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('email') email: string): Promise<void> {
     requireGroup(request, groupId);
-    await this.state.app(groupId, appId);
-    throw new AdminApiError(AdminApiErrorCode.NotImplemented, 'this pending-user operation is not available yet (send_confirm: ask the client to call confirm/send)');
+    await this.registrations.sendConfirmation(await this.state.app(groupId, appId), email);
   }
 }

@@ -2,7 +2,7 @@ import { Injectable, Logger, Optional } from '@nestjs/common';
 import { type AppUserChanged, authEventOf, Subjects } from '@tessera/contracts';
 import { hashPassword } from '@tessera/credentials';
 import { MessageBus } from '@tessera/messaging';
-import { AppUserStore, DataSources, type AppRecord, type AppUser, type ImportResult, MAX_IMPORT_BATCH, parseUserListing } from '@tessera/platform';
+import { AppUserStore, AuthEvents, DataSources, type AppRecord, type AppUser, type ImportResult, MAX_IMPORT_BATCH, parseUserListing } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 
@@ -28,6 +28,7 @@ export class UsersService {
     private readonly dataSources: DataSources,
     private readonly state: AppStateService,
     @Optional() private readonly bus?: MessageBus,
+    @Optional() private readonly authEvents?: AuthEvents,
   ) {}
 
   /** The app's user store (one per app and process). */
@@ -74,8 +75,8 @@ export class UsersService {
     const user = await this.require(record, userId);
     await store.deleteUser(user);
     await this.announce({ appId: record._id, userId, change: 'deleted' });
-    // Authentication triggers on DELETE run on it (function runtime).
-    await this.bus?.emit(Subjects.AppsAuthEventOccurred, authEventOf(record._id, 'DELETE', [...new Set(user.identities.map((identity) => identity.provider_type))], user)).catch(() => undefined);
+    // Authentication triggers on DELETE run on it (function runtime), durably; the user is gone either way.
+    await this.authEvents?.occurred(authEventOf(record._id, 'DELETE', [...new Set(user.identities.map((identity) => identity.provider_type))], user)).catch((error: unknown) => this.logger.warn(`auth event of app ${record._id} not recorded: ${error instanceof Error ? error.message : String(error)}`));
   }
 
   async setDisabled(record: AppRecord, userId: string, disabled: boolean): Promise<void> {
@@ -83,7 +84,7 @@ export class UsersService {
     if (disabled) await this.announce({ appId: record._id, userId, change: 'disabled' });
   }
 
-  /** Live connections of the user (sync) close; a lost announcement leaves them open until they reconnect. */
+  /** Live connections of the user (sync, the apps' wire endpoint) close; a lost announcement leaves them open until they reconnect. */
   private async announce(change: AppUserChanged): Promise<void> {
     try {
       await this.bus?.emit(Subjects.AppsUserChanged, change);
@@ -122,6 +123,7 @@ export class UsersService {
   async logout(record: AppRecord, userId: string): Promise<void> {
     await this.require(record, userId);
     await (await this.store(record)).revokeSessions(userId);
+    await this.announce({ appId: record._id, userId, change: 'sessions-revoked' });
   }
 
   private async require(record: AppRecord, userId: string): Promise<AppUser> {

@@ -9,7 +9,7 @@
  */
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { isDataSourceType, isFederatedType, type AppConfig } from '@tessera/app-config';
-import { Subjects } from '@tessera/contracts';
+import { type DocumentChanged, Subjects } from '@tessera/contracts';
 import { type ChangeStream, type DataSourceClient, isDatastoreError, type ResumeToken } from '@tessera/datastore';
 import { DurableEvents } from '@tessera/messaging';
 import { AppRegistry, DataSources, DeployedApps, PLATFORM_CLUSTER } from '@tessera/platform';
@@ -24,6 +24,12 @@ const SAVE_EVERY_MS = 500;
 const RECONCILE_EVERY_MS = 15_000;
 /** How long a publish retries while the stream is unreachable before the feed starts over from its position. */
 const PUBLISH_RETRY_MS = 60_000;
+/**
+ * Publishes a feed has under way at most. It does not wait for each (in standalone mode a publish resolves
+ * once the triggers handled the change, which would make the feed hand them one change at a time): consumers
+ * get what is ready in batches, and the position saved is always one whose changes were all stored.
+ */
+const MAX_IN_FLIGHT = 1_000;
 
 const logger = new Logger('ChangePublisher');
 
@@ -35,6 +41,10 @@ class Feed {
   private saved?: string;
   private saving?: Promise<void>;
   private lastSave = 0;
+  /** Publishes under way, oldest first. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** A publish that failed: the feed starts over from its saved position. */
+  private failed?: unknown;
   private readonly done: Promise<void>;
   private readonly origins = new TransactionOrigins();
 
@@ -60,7 +70,7 @@ class Feed {
     this.stopped = true;
     await this.stream?.close();
     await this.done;
-    await this.savePosition(true);
+    await this.finalSave();
   }
 
   private async run(): Promise<void> {
@@ -77,6 +87,13 @@ class Feed {
           this.published = undefined;
           await this.positions.forget(this.positionKey).catch(() => undefined);
         } else {
+          if (this.failed !== undefined) {
+            // Changes after the saved position may be missing from the stream: publish them again (the
+            // stream drops those it has by message id).
+            await this.settled();
+            this.failed = undefined;
+            this.published = this.saved === undefined ? undefined : { _data: this.saved };
+          }
           failures++;
           logger.warn(`change feed of ${this.key} failed (${error instanceof Error ? error.message : String(error)}); resuming from its position`);
         }
@@ -98,35 +115,54 @@ class Feed {
         // A writer's marker is not a change of anyone's data: its origin goes onto the rest of its transaction.
         const verdict = this.origins.observe(event, this.published);
         const payload = verdict.marker ? undefined : toDocumentChanged(this.source, event, verdict.origin);
-        if (payload) {
-          const stored = await this.events.publish(Subjects.DatastoreDocumentChanged, payload, { messageId: changeMessageId(this.source, event._id), retryForMs: PUBLISH_RETRY_MS });
-          logger.debug(`published ${this.key} ${event._id._data} (${stored.duplicate ? 'duplicate' : `sequence ${stored.sequence}`})`);
-        }
+        if (this.failed !== undefined) throw this.failed;
+        if (payload) await this.publish(payload, event._id);
         this.published = event._id;
-        await this.savePosition(false);
+        this.savePosition();
       }
     } finally {
       await this.stream.close().catch(() => undefined);
     }
   }
 
-  /** Saves the position at most every SAVE_EVERY_MS (always when `final`), in the background otherwise. */
-  private async savePosition(final: boolean): Promise<void> {
-    const token = this.origins.savable(this.published);
-    if (!token || token._data === this.saved) return;
-    if (!final && (this.saving || Date.now() - this.lastSave < SAVE_EVERY_MS)) {
-      if (!this.saving) this.saving = this.delayedSave();
-      return;
-    }
-    await this.saving;
-    await this.write(token);
+  /** Publishes a change without waiting for it (MAX_IN_FLIGHT at most under way); a failure stops the feed. */
+  private async publish(payload: DocumentChanged, token: ResumeToken): Promise<void> {
+    const stored = this.events.publishInOrder(this.key, Subjects.DatastoreDocumentChanged, payload, { messageId: changeMessageId(this.source, token), retryForMs: PUBLISH_RETRY_MS });
+    const tracked: Promise<unknown> = stored.then(
+      (result) => logger.debug(`published ${this.key} ${token._data} (${result.duplicate ? 'duplicate' : `sequence ${result.sequence}`})`),
+      (error: unknown) => {
+        this.failed ??= error;
+        throw error;
+      },
+    );
+    void tracked.catch(() => undefined).finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+    if (this.inFlight.size >= MAX_IN_FLIGHT) await this.inFlight.values().next().value?.catch(() => undefined);
+  }
+
+  /** Waits for the publishes under way; true when all of them were stored. */
+  private async settled(): Promise<boolean> {
+    const results = await Promise.allSettled([...this.inFlight]);
+    return results.every((result) => result.status === 'fulfilled');
+  }
+
+  /** Saves the position in the background, at most every SAVE_EVERY_MS, once its changes are all stored. */
+  private savePosition(): void {
+    this.saving ??= this.delayedSave();
   }
 
   private async delayedSave(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, SAVE_EVERY_MS - (Date.now() - this.lastSave))));
     const token = this.origins.savable(this.published);
-    if (token) await this.write(token);
+    if (token && token._data !== this.saved && (await this.settled())) await this.write(token);
     this.saving = undefined;
+  }
+
+  /** The last save when the feed stops: after what is under way. */
+  private async finalSave(): Promise<void> {
+    await this.saving;
+    const token = this.origins.savable(this.published);
+    if (token && token._data !== this.saved && (await this.settled())) await this.write(token);
   }
 
   private async write(token: ResumeToken): Promise<void> {

@@ -27,7 +27,7 @@ export interface ExecutionLogEntry {
   /** Set when a trigger fired the call. */
   trigger?: TriggerRun;
   /** Set when the call served an HTTPS endpoint or an incoming webhook: logged as `ENDPOINT` or `WEBHOOK`. */
-  http?: { kind: 'endpoint' | 'webhook'; route: string };
+  http?: { kind: 'endpoint' | 'webhook' | 'data-api'; route: string };
 }
 
 /** Which trigger a call ran for; App Services logs such a call as a run of the trigger (`DB_TRIGGER`, `SCHEDULED_TRIGGER`). */

@@ -15,6 +15,11 @@ export interface AppFunctions {
   functions: ReadonlyMap<string, DeployedFunction>;
   /** Incoming webhooks of the app's services, keyed `<service>/<webhook>` (their config holds the function settings). */
   webhooks?: ReadonlyMap<string, DeployedFunction>;
+  /**
+   * The Data API's user choice when its configuration has `run_as_user_id_script_source`: a function that runs
+   * as the user the script names (the script is its run-as setting) and returns that user's id.
+   */
+  dataApiRunAs?: DeployedFunction;
 }
 
 export interface AppFunctionsPort {

@@ -40,7 +40,7 @@ import { DeployedFunctionsPort, DeployedValuesPort, PlatformDependenciesPort, Pl
       }),
     }),
   ],
-  controllers: [FunctionsExecutionHandler, AuthenticationTriggerHandler],
-  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerRunner, DatabaseTriggerConsumer, ScheduledTriggers],
+  controllers: [FunctionsExecutionHandler],
+  providers: [ChangePublisher, TriggerClaims, DatabaseTriggerRunner, DatabaseTriggerConsumer, AuthenticationTriggerHandler, ScheduledTriggers],
 })
 export class FunctionRuntimeServiceModule {}

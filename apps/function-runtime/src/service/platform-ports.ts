@@ -2,7 +2,7 @@
  * The runtime's ports backed by the platform: deployed functions and values from the live deployment,
  * data access through @tessera/data-access (rules for user callers), can_evaluate through @tessera/rules.
  */
-import { appEnvironment } from '@tessera/app-config';
+import { appEnvironment, dataApiConfigOf } from '@tessera/app-config';
 import { type CallerUser, callerUserOf, ruleUserOf } from '@tessera/contracts';
 import type { DataAccess } from '@tessera/data-access';
 import { AppUserStore, type DataSources, type DependencyStore, type DeployedApps } from '@tessera/platform';
@@ -31,8 +31,15 @@ export class DeployedFunctionsPort implements AppFunctionsPort {
     for (const service of deployed.config.services) {
       for (const hook of service.webhooks) webhooks.set(`${service.config.name}/${hook.config.name}`, { config: hook.config as FunctionConfig, source: hook.source });
     }
-    return { version: deployed.deployment?._id ?? 'undeployed', functions, webhooks };
+    const dataApi = dataApiConfigOf(deployed.config);
+    const script = dataApi && 'config' in dataApi ? dataApi.config.run_as_user_id_script_source : '';
+    return { version: deployed.deployment?._id ?? 'undeployed', functions, webhooks, ...(script !== '' ? { dataApiRunAs: dataApiRunAsFunction(script) } : {}) };
   }
+}
+
+/** The Data API's script as the run-as setting of a function that answers the id of the user it runs as. */
+export function dataApiRunAsFunction(script: string): DeployedFunction {
+  return { config: { name: 'data_api', run_as_user_id_script_source: script }, source: 'exports = function () { return context.user.id; };' };
 }
 
 export class DeployedValuesPort implements ValuesPort {

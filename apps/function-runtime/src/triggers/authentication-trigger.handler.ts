@@ -1,6 +1,6 @@
-import { Controller, Logger, Optional } from '@nestjs/common';
-import { type AppAuthEvent, type EventPayload, Subjects } from '@tessera/contracts';
-import { EventHandler } from '@tessera/messaging';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
+import { type AppAuthEvent, Subjects } from '@tessera/contracts';
+import { AUTH_EVENTS_STREAM, DurableEvents, type DurableSubscription } from '@tessera/messaging';
 import { DeployedApps } from '@tessera/platform';
 import { isAppGone } from './app-gone';
 import { FunctionRuntimeService } from '../function-runtime.service';
@@ -9,27 +9,48 @@ import { TriggerClaims } from './trigger-claims';
 
 const logger = new Logger('AuthenticationTriggers');
 
+/** The durable consumer (queue group) of auth events shared by the function-runtime replicas. */
+export const AUTH_TRIGGERS_CONSUMER = 'function-runtime-auth-triggers';
+
 /**
  * Runs what an app user's auth event fires: the app's matching AUTHENTICATION triggers (logged as
- * `AUTH_TRIGGER`) and, on CREATE, the custom user data's user creation function, each as system. The event
- * reaches one replica (the runtime's queue group); each run is claimed by event id first, so an event
- * delivered twice runs once. The user already exists when this runs: a failing function is logged and never
- * undoes it (as App Services).
+ * `AUTH_TRIGGER`) and, on CREATE, the custom user data's user creation function, each as system. Events come
+ * from the durable stream (AuthEvents records them in an outbox first), so an event recorded while no
+ * runtime runs, or before a crash, runs when one is back; one replica gets each (the queue group), and each
+ * run is claimed by event id first, so an event delivered or published twice runs once. The user already
+ * exists when this runs: a failing function is logged and never undoes it (as App Services).
  */
-@Controller()
-export class AuthenticationTriggerHandler {
+@Injectable()
+export class AuthenticationTriggerHandler implements OnApplicationBootstrap, OnModuleDestroy {
+  private subscription?: DurableSubscription;
+
   constructor(
+    @Inject(DurableEvents) private readonly events: DurableEvents,
     private readonly deployed: DeployedApps,
     private readonly runtime: FunctionRuntimeService,
     @Optional() private readonly claims?: TriggerClaims,
   ) {}
 
-  @EventHandler(Subjects.AppsAuthEventOccurred)
-  async authEvent(event: EventPayload<typeof Subjects.AppsAuthEventOccurred>): Promise<void> {
+  async onApplicationBootstrap(): Promise<void> {
+    this.subscription = await this.events.consume({
+      stream: AUTH_EVENTS_STREAM,
+      durable: AUTH_TRIGGERS_CONSUMER,
+      subject: Subjects.AppsAuthEventOccurred,
+      handler: (event) => this.authEvent(event),
+      ackWaitMs: 15_000,
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.subscription?.stop();
+  }
+
+  async authEvent(event: AppAuthEvent): Promise<void> {
     let config;
     try {
       config = (await this.deployed.byId(event.appId)).config;
     } catch (error) {
+      // The app is gone: nothing to run. Anything else (the registry unreachable) gets the event again.
       if (isAppGone(error)) return;
       throw error;
     }

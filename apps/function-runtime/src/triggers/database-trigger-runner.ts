@@ -19,6 +19,8 @@ const POLL_MS = 1_000;
 const SKIP_FOR_MS = 10 * 60_000;
 /** Backlog entries read at a time while draining. */
 const DRAIN_PAGE = 200;
+/** Runs of one unordered trigger under way at once within a batch (the app's sandboxes bound them too). */
+export const UNORDERED_TRIGGER_CONCURRENCY = 16;
 
 /** When a change was made (the feed's wall time); unknown: now. */
 function changedAt(change: DocumentChanged): Date {
@@ -111,6 +113,43 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
     });
   }
 
+  /**
+   * Handles a batch of changes for one trigger, in stream order: the common case (enabled, no state) costs
+   * one read of its state and one claim write for the whole batch; an ordered trigger then runs them one after
+   * the other, an unordered one up to UNORDERED_TRIGGER_CONCURRENCY at once. When a change keeps failing the
+   * trigger is suspended and the changes of the batch not run yet go to its backlog after it, in order.
+   * Any other state takes the one-change path, under the trigger's lock.
+   */
+  async deliverBatch(trigger: DatabaseTrigger, deliveries: readonly TriggerDelivery[]): Promise<void> {
+    const wanted = deliveries.filter((delivery) => triggerEventFor(trigger, delivery.change));
+    if (wanted.length === 0) return;
+    const appId = wanted[0].change.appId;
+    if (trigger.disabled || (await this.states.get(appId, trigger.name))) {
+      for (const delivery of wanted) await this.deliver(trigger, delivery);
+      return;
+    }
+    const claimOf = (delivery: TriggerDelivery) => `${appId}/${trigger.name}/${delivery.messageId}`;
+    const claimable = wanted.filter((delivery) => delivery.messageId);
+    const claimed = this.claims ? await this.claims.claimMany(claimable.map(claimOf)) : new Set(claimable.map(claimOf));
+    // A change without a message id cannot be claimed (it runs); one another replica claimed is its.
+    const mine = wanted.filter((delivery) => !delivery.messageId || claimed.has(claimOf(delivery)));
+    let next = 0;
+    const failed: number[] = [];
+    const worker = async (): Promise<void> => {
+      while (failed.length === 0 && next < mine.length) {
+        const index = next++;
+        if (!(await this.fire(trigger, mine[index], true))) failed.push(index);
+      }
+    };
+    const workers = trigger.ordered ? 1 : Math.min(UNORDERED_TRIGGER_CONCURRENCY, mine.length);
+    await Promise.all(Array.from({ length: workers }, worker));
+    if (failed.length === 0) return;
+    // The failed changes first, then the ones no worker started, with their claims given back for the resume.
+    const left = mine.slice(next);
+    if (this.claims) await this.claims.releaseMany(left.filter((delivery) => delivery.messageId).map(claimOf));
+    for (const delivery of [...failed.sort((a, b) => a - b).map((index) => mine[index]), ...left]) await this.keep(trigger, delivery);
+  }
+
   /** Keeps the change in the trigger's backlog, for when it resumes. */
   private keep(trigger: DatabaseTrigger, delivery: TriggerDelivery): Promise<void> {
     return this.states.append(delivery.change.appId, trigger.name, delivery.messageId, delivery.change);
@@ -120,12 +159,12 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
    * Runs the trigger's function on the change, retried; false when it kept failing, and the trigger is then
    * suspended (the caller keeps the change first in its backlog). A change another replica ran is skipped.
    */
-  private async fire(trigger: DatabaseTrigger, delivery: TriggerDelivery): Promise<boolean> {
+  private async fire(trigger: DatabaseTrigger, delivery: TriggerDelivery, claimed = false): Promise<boolean> {
     const { change } = delivery;
     const event = triggerEventFor(trigger, change);
     if (!event) return true;
     const claim = `${change.appId}/${trigger.name}/${delivery.messageId}`;
-    if (delivery.messageId && this.claims && !(await this.claims.claim(claim))) return true;
+    if (!claimed && delivery.messageId && this.claims && !(await this.claims.claim(claim))) return true;
     let failure = '';
     for (let attempt = 0; attempt <= TRIGGER_RETRY_DELAYS_MS.length; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, TRIGGER_RETRY_DELAYS_MS[attempt - 1]));

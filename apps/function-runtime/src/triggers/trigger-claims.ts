@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { isDuplicateKeyError } from '@tessera/datastore';
+import { isDatastoreError, isDuplicateKeyError } from '@tessera/datastore';
 import { DataSources, PLATFORM_CLUSTER } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 
@@ -41,6 +41,34 @@ export class TriggerClaims {
       if (isDuplicateKeyError(error)) return false;
       throw error;
     }
+  }
+
+  /**
+   * Claims several at once (one write): the keys this replica may run, those nobody claimed before. What
+   * another replica claimed meanwhile is left out; any other failure rejects.
+   */
+  async claimMany(keys: readonly string[]): Promise<Set<string>> {
+    if (!this.enabled || keys.length === 0) return new Set(keys);
+    await this.sweep();
+    const at = new Date();
+    try {
+      await this.collection.insertMany(
+        keys.map((key) => ({ _id: key, at })),
+        { ordered: false },
+      );
+      return new Set(keys);
+    } catch (error) {
+      const refused = isDatastoreError(error) && isDuplicateKeyError(error) ? error.writeErrors : undefined;
+      if (!refused || refused.some((failure) => failure.code !== 11000)) throw error;
+      const taken = new Set(refused.map((failure) => failure.index));
+      return new Set(keys.filter((_, index) => !taken.has(index)));
+    }
+  }
+
+  /** Gives claims back: the runs did not happen after all (failed ones that will be tried again later). */
+  async releaseMany(keys: readonly string[]): Promise<void> {
+    if (!this.enabled || keys.length === 0) return;
+    await this.collection.deleteMany({ _id: { $in: [...keys] } });
   }
 
   /** Gives a claim back: the run did not happen after all (a failed run that will be tried again later). */

@@ -6,6 +6,7 @@ import { ApiKeysService } from './auth/api-keys.service';
 import { ApiKeysController, AuthController, UserpassController } from './auth/auth.controller';
 import { AuthService } from './auth/auth.service';
 import { Mailer, OutboxFileMailer } from './auth/mailer';
+import { RegistrationCommandsHandler } from './auth/registration-commands.handler';
 import { OAuthLogins } from './auth/oauth-logins';
 import { OAuthRedirectController } from './auth/oauth-redirect.controller';
 import { ProviderLogins } from './auth/provider-logins';
@@ -27,7 +28,7 @@ import { PushController } from './push/push.controller';
  * 503 and everything else works.
  */
 @Module({
-  controllers: [AuthController, OAuthRedirectController, UserpassController, ApiKeysController, FunctionsController, PushController],
+  controllers: [AuthController, OAuthRedirectController, UserpassController, ApiKeysController, FunctionsController, PushController, RegistrationCommandsHandler],
   providers: [
     ClientApps,
     AuthService,

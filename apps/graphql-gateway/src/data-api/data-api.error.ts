@@ -13,7 +13,8 @@ export enum DataApiErrorCode {
   DataApiNotEnabled = 'DataApiNotEnabled',
   MethodNotAllowed = 'MethodNotAllowed',
   UnsupportedMediaType = 'UnsupportedMediaType',
-  NotImplemented = 'NotImplemented',
+  /** `can_evaluate` of the configuration does not hold for the request. */
+  NotCallable = 'NotCallable',
   /** The app's Data API configuration file is unreadable: fix and push it. */
   InvalidConfiguration = 'InvalidConfiguration',
 }
@@ -27,7 +28,7 @@ const statuses: Record<DataApiErrorCode, number> = {
   [DataApiErrorCode.DataApiNotEnabled]: 404,
   [DataApiErrorCode.MethodNotAllowed]: 405,
   [DataApiErrorCode.UnsupportedMediaType]: 415,
-  [DataApiErrorCode.NotImplemented]: 501,
+  [DataApiErrorCode.NotCallable]: 403,
   [DataApiErrorCode.InvalidConfiguration]: 500,
 };
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { FunctionCalls } from '@tessera/messaging';
 import { ClientApiModule } from '../client-api/client-api.module';
 import { DataApiCallers } from './data-api-caller';
 import { DataApiService } from './data-api.service';
@@ -12,7 +13,7 @@ import { EndpointRoutes } from './endpoint-routes';
  */
 @Module({
   imports: [ClientApiModule],
-  providers: [EndpointRoutes, EndpointCredentials, DataApiCallers, DataApiService],
+  providers: [FunctionCalls, EndpointRoutes, EndpointCredentials, DataApiCallers, DataApiService],
   exports: [EndpointRoutes, EndpointCredentials],
 })
 export class DataApiModule {}

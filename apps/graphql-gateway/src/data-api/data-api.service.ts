@@ -20,7 +20,7 @@ import { asWireError } from '../client-api/functions/functions.service';
 import { normalizeDataSourceCall } from '../client-api/functions/mongodb-actions';
 import { RemoteDataAccess } from '../client-api/functions/remote-data-access.port';
 import { type DataApiCaller, DataApiCallers } from './data-api-caller';
-import { type DataApiConfig, dataApiConfigOf } from './data-api-config';
+import { type DataApiConfig, dataApiConfigOf } from '@tessera/app-config';
 import { mediaTypeOf, parseRequestBody, responseFormat, serializeResponse } from './data-api-format';
 import { type DataApiAction, isDataApiAction, toDataApiResponse, toDataSourceCall, withUpsertId } from './data-api-request';
 import { DataApiError, DataApiErrorCode } from './data-api.error';
@@ -116,7 +116,8 @@ export class DataApiService implements OnModuleInit {
       const refusal = requestProofRefusal(config.validation_method, secret, { rawQuery: rawQueryOf(request.raw.url), headers, body: request.body }, ENDPOINT_SIGNATURE);
       if (refusal !== undefined) throw new DataApiError(DataApiErrorCode.AuthError, refusal);
     }
-    const caller = await this.callers.callerOf(app, config, headers, request.raw.ip);
+    const caller = await this.callers.callerOf(app, config, request);
+    await this.callers.assertMayRun(config, caller, request);
     record.userId = caller.userId;
     const body = parseRequestBody(single(headers['content-type']), request.body);
     const { call, upsertId } = withUpsertId(toDataSourceCall(action, body));

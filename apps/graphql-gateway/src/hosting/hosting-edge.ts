@@ -2,6 +2,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { DeployedApps } from '@tessera/platform';
 import type { FastifyInstance } from 'fastify';
+import { AppRequestLimits } from '../rate-limit/app-request-limits';
 import { HostingDomains } from './hosting-domains';
 import { sendHostingAnswer, splitUrl } from './hosting-reply';
 import { HostingService } from './hosting.service';
@@ -13,7 +14,7 @@ const API_PATHS = /^\/(api\/|app\/[^/]+\/endpoint(\/|$))/;
  * Serves an app's site at `/` of its own domains (`custom_domain`, `app_default_domain`): a request whose
  * host name is one of them is answered here, before routing, except under `/api/` and `/app/<id>/endpoint/`
  * (so a server whose public URL is the site's domain still serves its APIs there). Any other host name,
- * the API's own included, goes on to the routes untouched.
+ * the API's own included, goes on to the routes untouched. A site's requests spend its app's request budget.
  */
 @Injectable()
 export class HostingEdge implements OnModuleInit {
@@ -22,6 +23,7 @@ export class HostingEdge implements OnModuleInit {
     private readonly domains: HostingDomains,
     private readonly apps: DeployedApps,
     private readonly hosting: HostingService,
+    private readonly limits: AppRequestLimits,
   ) {}
 
   onModuleInit(): void {
@@ -32,6 +34,7 @@ export class HostingEdge implements OnModuleInit {
       if (appId === undefined) return;
       const { path, query } = splitUrl(request.url);
       if (API_PATHS.test(path)) return;
+      if (!(await this.limits.admit(appId, 'hosting', reply))) return reply;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         void reply.code(405).header('allow', 'GET, HEAD').header('content-type', 'application/json');
         return reply.send(JSON.stringify({ error: `method ${request.method} is not allowed on hosted files`, error_code: 'MethodNotAllowed' }));

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadValidApp, readDirectoryFiles, writeAppFiles, type AppConfig } from '@tessera/app-config';
-import { AppRegistryError, AppRegistryErrorCode, importFilePlatformState, type AdminUserStore, type AppRecord, type AppRegistry, type DeploymentStore, type FileImportSummary, type PlatformDatabase, type SecretsAtRest } from '@tessera/platform';
+import { AppRegistryError, AppRegistryErrorCode, applyDeclaredIndexes, importFilePlatformState, type AdminUserStore, type AppRecord, type AppRegistry, type DataSources, type DeploymentStore, type FileImportSummary, type PlatformDatabase, type SecretsAtRest } from '@tessera/platform';
 import type { Settings } from '@tessera/settings';
 
 export interface BootstrapResult {
@@ -32,7 +32,7 @@ export async function loadExampleApp(settings: Settings): Promise<AppConfig | un
  */
 export async function bootstrapPlatform(
   settings: Settings,
-  stores: { db: PlatformDatabase; admins: AdminUserStore; apps: AppRegistry; deployments: DeploymentStore; secretsAtRest: SecretsAtRest },
+  stores: { db: PlatformDatabase; admins: AdminUserStore; apps: AppRegistry; deployments: DeploymentStore; secretsAtRest: SecretsAtRest; dataSources: DataSources },
   loadedExample: AppConfig | undefined,
 ): Promise<BootstrapResult> {
   const imported = await importFilePlatformState(settings.dataDir, stores.db);
@@ -45,6 +45,8 @@ export async function bootstrapPlatform(
     try {
       createdExample = await stores.apps.create({ name: example.settings.name, groupId: admin.groupId });
       // As every push does, so that the first pull then push of the example finds nothing to change.
+      // Its declared indexes first, as a push makes them.
+      await applyDeclaredIndexes((cluster) => stores.dataSources.forCluster(cluster), undefined, example);
       await stores.deployments.deploy(createdExample._id, writeAppFiles({ ...example, settings: { ...example.settings, app_id: createdExample.client_app_id } }), { origin: 'example' });
     } catch (error) {
       // Another admin API replica starting at the same time created it.

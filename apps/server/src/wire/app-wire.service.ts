@@ -87,6 +87,23 @@ export class AppWireService implements OnApplicationBootstrap, OnApplicationShut
     this.logger.log(`app MongoDB wire endpoint listening on ${host}:${this.listener.port}${tls ? ' (TLS)' : ''}`);
   }
 
+  /**
+   * Closes every connection authenticated as this user (disabled, deleted, sessions revoked): the driver's
+   * next command fails and its reconnect must authenticate again, which a disabled or deleted user cannot.
+   * Returns how many closed.
+   */
+  closeUser(appId: string, userId: string): number {
+    let closed = 0;
+    for (const [id, state] of this.connections) {
+      if (state.user?.appId !== appId || state.user.user.id !== userId) continue;
+      // Commands already queued on the connection find no user and are refused before the socket goes.
+      state.user = undefined;
+      state.cursors = new ConnectionCursors();
+      if (this.listener?.disconnect(id)) closed++;
+    }
+    return closed;
+  }
+
   /** Port the endpoint listens on (undefined when it is off). */
   get port(): number | undefined {
     return this.listener?.port;

@@ -5,7 +5,3 @@ import type { TlsFiles } from '@tessera/settings';
 export function readTlsFiles(files: TlsFiles | undefined): { cert: Buffer; key: Buffer } | undefined {
   return files ? { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) } : undefined;
 }
-
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}

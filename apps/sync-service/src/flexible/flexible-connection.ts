@@ -24,8 +24,6 @@ import {
   type FlexibleIdentMessage,
   type FlexibleServerMessage,
   type Instruction,
-  type JsonErrorAction,
-  jsonErrorMessage,
   objectInstructions,
   objectKey,
   parseChangeset,
@@ -38,30 +36,36 @@ import {
   refusedWriteReason,
   type RefusalCause,
   schemaInstructions,
-  type SendableErrorCode,
   SERVER_FILE_IDENT,
   SyncProtocolError,
   type SyncedPrimaryKey,
+  type SyncSchema,
   touchedObjects,
   type UploadMessage,
 } from '@tessera/sync-protocol';
 import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
-import { type SyncReport, type SyncSocket } from '../sessions/sync-connection';
+import { type CommonClientMessage, type CommonServerMessage, type ConnectionSession, SessionConnection, type SessionConnectionContext, type SyncSocket } from '../sessions/session-connection';
 import { queryableFieldsFor } from '../sessions/sync-config';
 import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type FlexibleWrite, heldKey } from './flexible-hub';
 import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
+import { type FlexibleFileState, flexibleFileKey, loadFileState, saveHeld, snapshotCovers } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
-export interface FlexibleConnectionContext {
-  appId: string;
-  userId: string;
+/** A changeset's instructions headed by the schema of the types whose objects it creates (once per type). */
+function withSchema(schema: SyncSchema, instructions: readonly Instruction[]): Instruction[] {
+  const created = new Set(instructions.flatMap((instruction) => (instruction.type === 'CreateObject' ? [instruction.table] : [])));
+  return created.size === 0 ? [...instructions] : [...schemaInstructions(schema, created), ...instructions];
+}
+
+export interface FlexibleConnectionContext extends SessionConnectionContext {
   sync(): Promise<SyncAppView>;
   permissions(): Promise<PermissionScope>;
   hub: FlexibleHub;
   /** Issues a client file ident and salt (the app's file registry, shared with partition sync). */
   registerClientFile(epoch: number): Promise<{ ident: number; salt: bigint }>;
-  report(report: SyncReport): void;
+  /** A client file the registry issued in `epoch` (null: never issued, or issued before a re-enable). */
+  clientFile(epoch: number, ident: number): Promise<{ salt: bigint; expired: boolean } | null>;
 }
 
 /** Objects per bootstrap changeset (one changeset per DOWNLOAD message). */
@@ -70,13 +74,23 @@ export const BOOTSTRAP_OBJECTS_PER_MESSAGE = 500;
 const BOOTSTRAP_PAGE = 1_000;
 /** The salt of the latest server version: flexible sessions do not resume from a stored history. */
 const VERSION_SALT = 0n;
+/**
+ * How long after a change of what a client holds its snapshot is written (changes in between go with it).
+ * The snapshot written when the session ends is the one reconnects normally use; this one covers a process
+ * that stops without ending its sessions, and is spaced out so that busy sessions do not write all the time.
+ */
+const SNAPSHOT_DELAY_MS = 2_000;
+/** Beyond this many objects held, no snapshot is written: such a client resets when it reconnects. */
+const SNAPSHOT_MAX_OBJECTS = 200_000;
+/** How long an IDENT waits for the snapshot of a connection that has just ended (on this or another replica). */
+const SNAPSHOT_WAIT_MS = [100, 250, 500, 1_000];
 
 interface HeldObject {
   table: string;
   object: PrimaryKey;
 }
 
-class FlexibleSession implements FlexibleListener {
+class FlexibleSession implements FlexibleListener, ConnectionSession {
   readonly id = randomUUID();
   clientFileIdent?: number;
   queryVersion = 0;
@@ -91,6 +105,16 @@ class FlexibleSession implements FlexibleListener {
   uploadServerVersion = 0;
   failed = false;
   scope?: Extract<PermissionScope, { ok: true }>;
+  /** The reset epoch the session was bound in, and its client file's key in the stored states. */
+  epoch = 0;
+  recoveryDisabled = false;
+  fileKey?: string;
+  /** The app's rules and sync configuration when the session started (FlexibleApp.fingerprint). */
+  fingerprint?: string;
+  /** Objects erased at a server version the client may not have integrated yet (by heldKey). */
+  readonly released = new Map<string, HeldObject & { version: number }>();
+  /** A snapshot of what the client holds is due (SNAPSHOT_DELAY_MS after the first change). */
+  snapshotDue?: NodeJS.Timeout;
 
   constructor(
     readonly appId: string,
@@ -103,26 +127,12 @@ class FlexibleSession implements FlexibleListener {
   }
 }
 
-export class FlexibleConnection {
-  private readonly sessions = new Map<number, FlexibleSession>();
-  private readonly refusedBinds = new Set<number>();
-  private queue: Promise<void> = Promise.resolve();
-  private closed = false;
-
+export class FlexibleConnection extends SessionConnection<FlexibleSession, FlexibleClientMessage, FlexibleServerMessage> {
   constructor(
-    private readonly socket: SyncSocket,
+    socket: SyncSocket,
     private readonly context: FlexibleConnectionContext,
-  ) {}
-
-  receive(bytes: Uint8Array): void {
-    this.enqueue(() => this.handleFrame(bytes));
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const session of this.sessions.values()) this.endSession(session);
-    this.sessions.clear();
+  ) {
+    super(socket, context);
   }
 
   /** The live sessions, as operations list them (a flexible session has no partition: its query version). */
@@ -134,71 +144,74 @@ export class FlexibleConnection {
   syncChanged(): void {
     this.enqueue(async () => {
       if (this.sessions.size === 0) return;
-      const { mode } = await this.context.sync();
+      const view = await this.context.sync();
+      const app = await this.context.hub.app(this.context.appId);
       for (const session of this.sessions.values()) {
-        if (session.failed) continue;
-        if (mode.kind === 'disabled') this.sessionError(session, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
-        else if (mode.kind === 'partition') this.sessionError(session, 201, 'sync was switched to partition-based sync for this app', 'ApplicationBug');
-        else this.sessionError(session, 201, 'the app was deployed again: the session restarts', 'Transient');
+        if (session.failed || this.ended(session, view) || app?.fingerprint === session.fingerprint) continue;
+        // Still the same sync, other rules: protocol 14's session_closed (200), after which the client binds again
+        // about a second later and the same query version is bootstrapped under the new permissions.
+        this.sessionError(session, 200, 'permissions changed: the session restarts and downloads its view again', 'Transient');
       }
     });
   }
 
-  shutDown(): void {
-    this.socket.close();
-    this.close();
+  /**
+   * Ends a session whose sync is gone (spec 3): after a terminate the client retries quietly until sync is
+   * enabled again; after a re-enable its file belongs to an earlier epoch and it resets. True when it ended.
+   */
+  private ended(session: FlexibleSession, { mode, epoch }: SyncAppView): boolean {
+    if (mode.kind === 'disabled') this.sessionError(session, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
+    else if (mode.kind === 'partition') this.sessionError(session, 201, 'sync was switched to partition-based sync for this app', 'ApplicationBug');
+    else if (epoch !== session.epoch) this.resetError(session, 208, 'sync was terminated and enabled again: the client must reset', mode.recoveryDisabled);
+    else return false;
+    return true;
   }
 
-  private endSession(session: FlexibleSession): void {
+  protected decode(bytes: Uint8Array): FlexibleClientMessage {
+    return decodeFlexibleClientMessage(bytes);
+  }
+
+  protected encode(message: FlexibleServerMessage | CommonServerMessage): Uint8Array {
+    return encodeFlexibleServerMessage(message);
+  }
+
+  protected stopSession(session: FlexibleSession): void {
     this.context.hub.unregister(session, session.held.keys());
+    // After the message being handled, if any: its upload may still move the client's upload cursor.
+    this.enqueue(() => this.saveSnapshot(session));
   }
 
-  private enqueue(task: () => Promise<void>): void {
-    this.queue = this.queue.then(task).catch((error: unknown) => {
-      this.report({ kind: 'internal_error', code: 101, message: error instanceof Error ? error.message : String(error) });
-      this.connectionError(101, 'internal server error');
-    });
-  }
-
-  private report(fields: Omit<SyncReport, 'appId' | 'userId'>, sessionIdent?: number): void {
-    this.context.report({ appId: this.context.appId, userId: this.context.userId, ...(sessionIdent !== undefined ? { sessionIdent } : {}), ...fields });
-  }
-
-  private send(message: FlexibleServerMessage): void {
-    if (!this.closed) this.socket.send(encodeFlexibleServerMessage(message));
-  }
-
-  private connectionError(code: SendableErrorCode, message: string): void {
-    if (this.closed) return;
-    if (code !== 101) this.report({ kind: 'protocol_error', code, message });
-    this.send({ type: 'error', code, message, tryAgain: false, sessionIdent: 0 });
-    this.socket.close();
-    this.close();
-  }
-
-  private refuseBind(ident: number, code: SendableErrorCode, message: string, action: JsonErrorAction): void {
-    this.refusedBinds.add(ident);
-    this.report({ kind: action === 'Transient' ? 'terminated' : 'refused', code, message, action }, ident);
-    this.send(jsonErrorMessage(code, ident, { message, action }));
-  }
-
-  private sessionError(session: FlexibleSession, code: SendableErrorCode, message: string, action: JsonErrorAction): void {
-    session.failed = true;
-    this.endSession(session);
-    this.report({ kind: action === 'ProtocolViolation' ? 'protocol_error' : action === 'Transient' ? 'terminated' : 'refused', code, message, action }, session.ident);
-    this.send(jsonErrorMessage(code, session.ident, { message, action }));
-  }
-
-  private async handleFrame(bytes: Uint8Array): Promise<void> {
-    if (this.closed) return;
-    let message: FlexibleClientMessage;
+  /** Writes what the client holds (FlexibleClientFiles), so that a reconnect can erase what left its view. */
+  private async saveSnapshot(session: FlexibleSession): Promise<void> {
+    clearTimeout(session.snapshotDue);
+    session.snapshotDue = undefined;
+    if (!session.fileKey || session.held.size + session.released.size > SNAPSHOT_MAX_OBJECTS) return;
+    const app = await this.context.hub.app(this.context.appId);
+    if (!app) return;
     try {
-      message = decodeFlexibleClientMessage(bytes);
+      await saveHeld(app.client, session.fileKey, {
+        serverVersion: session.serverVersion,
+        clientVersion: session.clientVersion,
+        objects: [...session.held.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object) })),
+        released: [...session.released.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object), v: held.version })),
+      });
     } catch (error) {
-      if (!(error instanceof SyncProtocolError)) throw error;
-      this.connectionError(error.kind === 'unknown_message' ? 102 : error.kind === 'bad_decompression' ? 110 : 103, error.message);
-      return;
+      // The session goes on; only a reconnect of this file is affected (it resets).
+      this.report({ kind: 'internal_error', code: 101, message: `could not save what client file ${session.clientFileIdent} holds: ${error instanceof Error ? error.message : String(error)}` }, session);
     }
+  }
+
+  /** What the client holds changed: a snapshot is written shortly (one for a burst of changes). */
+  private snapshotSoon(session: FlexibleSession): void {
+    if (session.snapshotDue || !session.fileKey || session.failed) return;
+    session.snapshotDue = setTimeout(() => {
+      session.snapshotDue = undefined;
+      if (!this.closed && !session.failed) this.enqueue(() => this.saveSnapshot(session));
+    }, SNAPSHOT_DELAY_MS);
+    session.snapshotDue.unref();
+  }
+
+  protected handle(message: Exclude<FlexibleClientMessage, CommonClientMessage>): Promise<void> {
     switch (message.type) {
       case 'bind':
         return this.bind(message);
@@ -208,38 +221,33 @@ export class FlexibleConnection {
         return this.query(message);
       case 'upload':
         return this.upload(message);
-      case 'mark': {
-        const session = this.live(message.sessionIdent);
-        if (!session) return;
-        if (session.clientFileIdent === undefined) return this.connectionError(109, 'MARK before IDENT');
-        // Everything this server has for the session was sent when it happened: download is complete.
-        this.send({ type: 'mark', sessionIdent: session.ident, requestIdent: message.requestIdent });
-        return;
-      }
-      case 'unbind':
-        return this.unbind(message.sessionIdent);
-      case 'ping':
-        this.send({ type: 'pong', timestamp: message.timestamp });
-        return;
-      case 'json_error':
-        this.report({ kind: 'client_error', code: message.code, message: message.json }, message.sessionIdent);
-        return;
+      case 'mark':
+        return this.mark(message.sessionIdent, message.requestIdent);
     }
   }
 
-  private live(ident: number): FlexibleSession | undefined {
-    const session = this.sessions.get(ident);
-    if (!session) {
-      if (!this.refusedBinds.has(ident)) this.connectionError(106, `no session with ident ${ident}`);
-      return undefined;
+  private mark(ident: number, requestIdent: number): Promise<void> {
+    const session = this.live(ident);
+    if (!session) return Promise.resolve();
+    if (session.clientFileIdent === undefined) {
+      this.connectionError(109, 'MARK before IDENT');
+      return Promise.resolve();
     }
-    return session.failed ? undefined : session;
+    // Everything this server has for the session was sent when it happened: download is complete.
+    this.send({ type: 'mark', sessionIdent: session.ident, requestIdent });
+    return Promise.resolve();
+  }
+
+  /** The session a message names, unless it failed (the client has not yet sent its UNBIND). */
+  private live(ident: number): FlexibleSession | undefined {
+    const session = this.boundSession(ident);
+    return session?.failed ? undefined : session;
   }
 
   private async bind(message: FlexibleBindMessage): Promise<void> {
-    if (this.sessions.has(message.sessionIdent) || this.refusedBinds.has(message.sessionIdent)) return this.connectionError(107, `session ident ${message.sessionIdent} is already in use`);
+    if (!this.identFree(message.sessionIdent)) return;
     const { mode, epoch } = await this.context.sync();
-    if (mode.kind === 'partition') return this.connectionError(113, 'the app uses partition-based sync: open a partition-based sync configuration');
+    if (mode.kind === 'partition') return this.connectionError(114, 'the app uses partition-based sync: open a partition-based sync configuration');
     if (mode.kind === 'disabled') {
       if (mode.terminated) return this.refuseBind(message.sessionIdent, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
       return this.refuseBind(message.sessionIdent, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
@@ -248,6 +256,9 @@ export class FlexibleConnection {
     if (!scope.ok) return this.refuseBind(message.sessionIdent, 206, `${scope.reason}: cannot sync`, 'ApplicationBug');
     const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id) => this.enqueue(() => this.externalChange(s, table, id)));
     session.scope = scope;
+    session.fingerprint = (await this.context.hub.app(this.context.appId))?.fingerprint;
+    session.epoch = epoch;
+    session.recoveryDisabled = mode.recoveryDisabled;
     this.sessions.set(message.sessionIdent, session);
     this.context.hub.register(session);
     if (message.needClientFileIdent) {
@@ -260,11 +271,49 @@ export class FlexibleConnection {
     const session = this.live(message.sessionIdent);
     if (!session) return;
     if (session.clientFileIdent !== undefined) return this.connectionError(109, 'IDENT received twice');
+    // A file this server never issued in the current epoch (one from before a terminate and re-enable, or from
+    // another server) cannot continue: the client resets, recovering its unsynced changes unless disabled.
+    const file = await this.context.clientFile(session.epoch, message.clientFileIdent);
+    if (!file) return this.resetError(session, 208, `unknown client file ident ${message.clientFileIdent}: the client must reset`, session.recoveryDisabled);
+    if (file.salt !== message.clientFileIdentSalt) return this.resetError(session, 211, 'client file ident salt mismatch: the client must reset', session.recoveryDisabled);
+    if (file.expired) return this.resetError(session, 222, 'client file expired: the client must reset', session.recoveryDisabled);
+    const app = await this.context.hub.app(this.context.appId);
+    if (!app) return this.sessionError(session, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
+    const fileKey = flexibleFileKey(this.context.appId, session.epoch, message.clientFileIdent);
+    const state = await this.fileState(app, fileKey, message.downloadServerVersion);
+    if (state === 'unknown') {
+      return this.resetError(session, 222, 'the server does not know what this client file holds (its last session ended without saving it): the client must reset', session.recoveryDisabled);
+    }
     session.clientFileIdent = message.clientFileIdent;
-    // A client continuing from an earlier connection gets versions after the one it has.
+    session.fileKey = fileKey;
+    // A client continuing from an earlier connection gets versions after the one it has; the changesets it
+    // re-sends that were integrated before are skipped.
     session.serverVersion = message.downloadServerVersion;
-    session.clientVersion = message.downloadClientVersion;
+    session.clientVersion = Math.max(message.downloadClientVersion, state?.clientVersion ?? 0);
+    for (const entry of state?.held?.objects ?? []) this.restoreHeld(app, session, entry.t, entry.id);
+    for (const entry of state?.held?.released ?? []) if (entry.v > message.downloadServerVersion) this.restoreHeld(app, session, entry.t, entry.id);
     await this.changeQuery(session, message.queryVersion, message.queries);
+  }
+
+  /**
+   * The stored state of a client file, waiting a little for the snapshot of a session that has just ended;
+   * 'unknown' when the client has integrated more than any snapshot says (it may hold objects the server
+   * cannot name), null for a file that never had a session that held anything.
+   */
+  private async fileState(app: FlexibleApp, key: string, downloadServerVersion: number): Promise<FlexibleFileState | null | 'unknown'> {
+    let state = await loadFileState(app.client, key);
+    for (const delay of SNAPSHOT_WAIT_MS) {
+      if (snapshotCovers(state, downloadServerVersion) || (downloadServerVersion === 0 && (state?.clientVersion ?? 0) === 0)) return state;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      state = await loadFileState(app.client, key);
+    }
+    return snapshotCovers(state, downloadServerVersion) ? state : 'unknown';
+  }
+
+  /** An object the client may hold from an earlier connection (a snapshot entry whose type still syncs). */
+  private restoreHeld(app: FlexibleApp, session: FlexibleSession, table: string, id: unknown): void {
+    const object = documentPrimaryKey(app.schema, table, id);
+    if (object) session.held.set(heldKey(table, id), { table, object });
   }
 
   private async query(message: QueryMessage): Promise<void> {
@@ -364,6 +413,7 @@ export class FlexibleConnection {
     const changesets = [];
     if (instructions.length > 0 || bootstrap) {
       session.serverVersion = Math.max(session.serverVersion + 1, this.context.hub.nextVersion());
+      this.noteSent(session, instructions);
       const changeset = encodeChangeset({ instructions: [...instructions] });
       changesets.push({ serverVersion: session.serverVersion, lastIntegratedClientVersion: session.clientVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: SERVER_FILE_IDENT, originalChangesetSize: changeset.length, changeset });
     }
@@ -383,6 +433,20 @@ export class FlexibleConnection {
     };
   }
 
+  /**
+   * A changeset goes out at the session's server version: its erasures are kept (by version) until the client
+   * has integrated them, so that a reconnect before then erases those objects again; a snapshot is due.
+   */
+  private noteSent(session: FlexibleSession, instructions: readonly Instruction[]): void {
+    for (const instruction of instructions) {
+      if (instruction.type !== 'EraseObject' && instruction.type !== 'CreateObject') continue;
+      const key = heldKey(instruction.table, primaryKeyToBson(instruction.object));
+      if (instruction.type === 'CreateObject') session.released.delete(key);
+      else session.released.set(key, { table: instruction.table, object: instruction.object, version: session.serverVersion });
+    }
+    this.snapshotSoon(session);
+  }
+
   /** A document changed elsewhere: it enters, changes in, or leaves the session's view (or none of these). */
   private async externalChange(session: FlexibleSession, table: string, id: unknown): Promise<void> {
     if (this.closed || session.failed || session.clientFileIdent === undefined || this.sessions.get(session.ident) !== session) return;
@@ -392,13 +456,14 @@ export class FlexibleConnection {
     // The document as it is now, not as the change left it: this session's own upload, or a write fanned out
     // later, may have changed it since, and the client must end up with what the collection holds.
     const current = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id }));
-    const instructions = this.objectState(session, app, table, id, current);
+    const instructions = withSchema(app.schema, this.objectState(session, app, table, id, current));
     if (instructions.length > 0) this.send(this.download(session, instructions, 'steadyState', 1));
   }
 
   /**
    * The instructions that bring the client's copy of one object to `after` as the view allows it: the whole
-   * object when it is in the view, an erasure when the client holds it and it is not. Updates what is held.
+   * object when it is in the view, an erasure when the client holds it and it is not (no schema: withSchema
+   * adds it once per changeset). Updates what is held.
    */
   private objectState(session: FlexibleSession, app: FlexibleApp, table: string, id: unknown, after: Document | null): Instruction[] {
     const schema = app.schema;
@@ -410,7 +475,7 @@ export class FlexibleConnection {
       if (written.ok && object) {
         session.held.set(key, { table, object });
         this.context.hub.hold(session, key, true);
-        return [...schemaInstructions(schema, [table]), ...written.instructions];
+        return written.instructions;
       }
     }
     if (!held) return [];
@@ -422,7 +487,10 @@ export class FlexibleConnection {
   private async upload(message: UploadMessage): Promise<void> {
     const session = this.live(message.sessionIdent);
     if (!session) return;
-    if (session.clientFileIdent === undefined) return this.connectionError(109, 'UPLOAD before IDENT');
+    const fileKey = session.fileKey;
+    if (fileKey === undefined) return this.connectionError(109, 'UPLOAD before IDENT');
+    // A terminate refuses what is uploaded from then on, even before the session hears of it.
+    if (this.ended(session, await this.context.sync())) return;
     const app = await this.context.hub.app(this.context.appId);
     if (!app) return this.sessionError(session, 201, 'flexible sync is not enabled for this app', 'ApplicationBug');
     const fresh = message.changesets.filter((changeset) => changeset.clientVersion > session.clientVersion);
@@ -435,12 +503,18 @@ export class FlexibleConnection {
       if (!(error instanceof SyncProtocolError)) throw error;
       return this.sessionError(session, 112, `bad changeset: ${error.message}`, 'ProtocolViolation');
     }
-    const schemaRefusal = this.context.hub.acceptSchema(app, instructions);
+    const schemaRefusal = await this.context.hub.acceptSchema(app, instructions);
     if (schemaRefusal) return this.sessionError(session, 225, schemaRefusal, 'ApplicationBug');
 
     const writes: FlexibleWrite[] = [];
     const rejected: RejectedUpdate[] = [];
     const answer: Instruction[] = [];
+    // The client wrote without having integrated everything this session sent it (a bootstrap or a change made
+    // elsewhere crossed the upload on the wire). The client merges such a changeset with its own write, by its
+    // rules and before the server has integrated the write, so its copy of a written object may end differently
+    // from the collection: the acknowledgement then carries every written object as the collection holds it,
+    // which the client applies as it is (it already integrated its own write).
+    const crossed = fresh.some((changeset) => changeset.lastIntegratedServerVersion < session.serverVersion);
     const objects = touchedObjects(instructions).filter((object) => app.collectionOf(object.table) !== undefined);
     for (const object of objects) {
       const ref = app.collectionOf(object.table)!;
@@ -472,6 +546,7 @@ export class FlexibleConnection {
       if (app.mode.asymmetricTables.includes(object.table)) continue;
       const key = heldKey(object.table, id);
       if (post && inView(session.view, object.table, post)) {
+        if (crossed) answer.push(...this.objectState(session, app, object.table, id, post));
         session.held.set(key, { table: object.table, object: object.object });
         this.context.hub.hold(session, key, true);
       } else if (session.held.has(key) || pre === null) {
@@ -483,13 +558,16 @@ export class FlexibleConnection {
     }
     const last = fresh[fresh.length - 1];
     const version = this.context.hub.nextVersion();
-    await this.context.hub.write(app, writes, session.id, version);
-    for (const write of writes) if (!app.mode.asymmetricTables.includes(write.table)) this.context.hub.fanOut(app.appId, write.table, write.id, write.after, session);
+    await this.context.hub.write(app, writes, session.id, version, { key: fileKey, clientVersion: last?.clientVersion ?? session.clientVersion });
+    for (const write of writes) if (!app.mode.asymmetricTables.includes(write.table)) this.context.hub.changed(app.appId, write.table, write.id, write.after, session);
     if (last) session.clientVersion = last.clientVersion;
     session.uploadServerVersion = Math.max(session.uploadServerVersion, message.progressServerVersion);
+    // The client has integrated every version up to its download progress: erasures up to there are done.
+    for (const [key, released] of session.released) if (released.version <= message.progressServerVersion) session.released.delete(key);
+    this.snapshotSoon(session);
     // The upload is acknowledged by the DOWNLOAD (its client version); with it, what undoes refused writes. The
     // compensating-write error goes first: the client reports it once it integrates that DOWNLOAD's version.
-    const acknowledgement = this.download(session, answer, 'steadyState', 1);
+    const acknowledgement = this.download(session, withSchema(app.schema, answer), 'steadyState', 1);
     if (rejected.length > 0) {
       this.report({ kind: 'refused', code: 231, message: rejected.map((update) => update.reason).join('; ') }, session.ident);
       this.send(compensatingWriteMessage(session.ident, { rejectedClientVersion: last?.clientVersion ?? session.clientVersion, compensatingWriteServerVersion: session.serverVersion, updates: rejected }));
@@ -513,18 +591,5 @@ export class FlexibleConnection {
     }
     if (post === null) return role.checkWrite('delete', pre, undefined).allowed ? undefined : 'permission';
     return role.checkWrite('update', pre, post).allowed ? undefined : 'permission';
-  }
-
-  private unbind(ident: number): Promise<void> {
-    if (this.refusedBinds.delete(ident)) return Promise.resolve();
-    const session = this.sessions.get(ident);
-    if (!session) {
-      this.connectionError(106, `no session with ident ${ident}`);
-      return Promise.resolve();
-    }
-    this.sessions.delete(ident);
-    this.endSession(session);
-    if (!session.failed) this.send({ type: 'unbound', sessionIdent: ident });
-    return Promise.resolve();
   }
 }

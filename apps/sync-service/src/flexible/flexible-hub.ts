@@ -6,19 +6,24 @@
  * collections. It must not decide what a session sees: sessions do (FlexibleConnection with flexible-view).
  *
  * Sync's own writes are marked with their origin (as the partition translator marks its transactions), so
- * the change feed drops them; the hub fans them out to the app's other sessions itself.
+ * the change feed drops them; the hub fans them out to the app's other sessions itself. Replicas: the change
+ * feed reaches one replica per change, and an upload one replica; that replica announces the document on
+ * `sync.flexible-document.changed`, and every other replica reads it and tells its own sessions.
  */
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { type AppConfig, type AppService } from '@tessera/app-config';
-import { type ChangeOrigin, type DocumentChanged, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
+import { type ChangeOrigin, type DocumentChanged, type SyncFlexibleDocumentChanged, Subjects, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
 import { type BulkWriteOperation, type DataSourceClient } from '@tessera/datastore';
-import { decodeEjson } from '@tessera/messaging';
+import { decodeEjson, encodeEjson, MessageBus, parseEjson } from '@tessera/messaging';
 import { DataSources, DeployedApps } from '@tessera/platform';
 import { SubscriptionIndex, type TranslatedQuery } from '@tessera/rql';
 import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/rules';
 import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } from '@tessera/sync-protocol';
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
+import { declaredTypes } from './development-types';
+import { recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
@@ -32,6 +37,11 @@ export interface FlexibleApp {
   tableOf(db: string, coll: string): string | undefined;
   /** The collection rules of a type's collection (roles chosen per session with openSyncSession). */
   rules(table: string): CompiledRules;
+  /**
+   * What sessions fixed when they started (sync configuration, rules, values), as text: a deploy that leaves
+   * it alone (functions, hosting, schemas development mode added) does not restart them.
+   */
+  fingerprint: string;
 }
 
 /** A session as the hub reaches it. */
@@ -75,10 +85,13 @@ export class FlexibleHub {
   /** Types created by development-mode clients, per app. */
   private readonly devSchemas = new Map<string, SyncSchema>();
   private lastVersion = 0;
+  /** This process, as its announcements name it. */
+  readonly replica = randomUUID();
 
   constructor(
     private readonly deployed: DeployedApps,
     private readonly dataSources: DataSources,
+    private readonly bus: MessageBus,
   ) {}
 
   /**
@@ -103,7 +116,17 @@ export class FlexibleHub {
       const compiled = new Map<string, CompiledRules>();
       const database = read.database ?? 'sync';
       const collectionOf = (table: string): CollectionRef | undefined => read.collections.get(table) ?? (read.developmentMode ? { db: database, coll: table } : undefined);
+      const fingerprint = JSON.stringify(
+        {
+          sync: config.sync,
+          values: config.values,
+          // A collection rule without roles or filters leaves its collection to the default rule, as no rule does.
+          rules: config.services.map((s) => ({ name: s.config.name, rules: s.collectionRules.filter((rule) => (rule.roles?.length ?? 0) > 0 || (rule.filters?.length ?? 0) > 0), default: s.defaultRule })),
+        },
+        (key, value: unknown) => (key === 'schema' ? undefined : value),
+      );
       layout = {
+        fingerprint,
         service: read.service,
         database,
         developmentMode: read.developmentMode,
@@ -126,8 +149,9 @@ export class FlexibleHub {
     let schema = layout.schema;
     const dev = layout.developmentMode ? this.devSchemas.get(appId) : undefined;
     if (dev) {
+      // What clients declared here: a superset of the deployed table (development mode only adds).
       schema = new Map(schema);
-      for (const [name, table] of dev) if (!schema.has(name)) schema.set(name, table);
+      for (const [name, table] of dev) if ((schema.get(name)?.columns.size ?? -1) < table.columns.size) schema.set(name, table);
     }
     const { collectionOf } = layout;
     return {
@@ -136,23 +160,33 @@ export class FlexibleHub {
       client: this.dataSources.forService(config, layout.service).client,
       schema,
       collectionOf,
+      fingerprint: layout.fingerprint,
       tableOf: (db, coll) => [...schema.keys()].find((table) => schema.get(table)?.spec.kind === 'TopLevel' && collectionOf(table)?.db === db && collectionOf(table)?.coll === coll),
       rules: layout.rules,
     };
   }
 
   /**
-   * Checks an upload's schema instructions; in development mode, keeps the types a client adds. Returns the
-   * refusal message (error 225) or undefined.
+   * Checks an upload's schema instructions; in development mode, keeps the types and fields a client adds and
+   * has the admin API deploy them as collection schemas (spec 2.6), so that they outlive this process and show
+   * in the app's rules. Returns the refusal message (error 225) or undefined.
    */
-  acceptSchema(app: FlexibleApp, instructions: readonly Instruction[]): string | undefined {
+  async acceptSchema(app: FlexibleApp, instructions: readonly Instruction[]): Promise<string | undefined> {
     const check = checkSchemaChanges(app.schema, instructions, app.mode.developmentMode);
     if (!check.ok) return check.message;
-    if (check.changed) {
-      const dev = new Map(this.devSchemas.get(app.appId) ?? []);
-      for (const [name, table] of check.schema) if (!dev.has(name)) dev.set(name, table);
-      this.devSchemas.set(app.appId, dev);
-      app.schema = check.schema;
+    if (!check.changed) return undefined;
+    const types = declaredTypes(app.schema, check.schema);
+    const dev = new Map(this.devSchemas.get(app.appId) ?? []);
+    for (const [name, table] of check.schema) dev.set(name, table);
+    this.devSchemas.set(app.appId, dev);
+    app.schema = check.schema;
+    if (types.length > 0) {
+      try {
+        await this.bus.request(Subjects.AppsDevelopmentSchemaApply, { appId: app.appId, types }, { timeoutMs: 15_000 });
+      } catch (error) {
+        // The types still sync in this process; the next client that declares them asks again.
+        this.logger.warn({ err: error, appId: app.appId, types: types.map((type) => type.name) }, 'development mode: could not deploy the schemas a sync client declared');
+      }
     }
     return undefined;
   }
@@ -169,14 +203,19 @@ export class FlexibleHub {
 
   /** Files a session's subscriptions (one query per type), replacing those it had. */
   subscribe(listener: FlexibleListener, queries: ReadonlyMap<string, TranslatedQuery>, previous: Iterable<string>): void {
-    const { index } = this.sessionsOf(listener.appId);
+    const entry = this.apps.get(listener.appId);
+    if (!entry || entry.sessions.get(listener.id) !== listener) return;
+    const { index } = entry;
     for (const table of previous) if (!queries.has(table)) index.remove(listener.id, table);
     for (const [table, query] of queries) index.add(listener.id, table, query);
   }
 
   /** Records that a session's client holds (or no longer holds) an object. */
   hold(listener: FlexibleListener, key: string, held: boolean): void {
-    const { holders } = this.sessionsOf(listener.appId);
+    const entry = this.apps.get(listener.appId);
+    // A session that ended (its socket closed while it was handling a message) holds nothing here any more.
+    if (!entry || entry.sessions.get(listener.id) !== listener) return;
+    const { holders } = entry;
     let set = holders.get(key);
     if (held) {
       if (!set) holders.set(key, (set = new Set()));
@@ -227,15 +266,37 @@ export class FlexibleHub {
       this.logger.warn({ msg: 'flexible sync change without its document skipped', appId: change.appId, db: change.db, coll: change.coll });
       return;
     }
-    this.fanOut(change.appId, table, key['_id'], after);
+    this.changed(change.appId, table, key['_id'], after);
+  }
+
+  /**
+   * A document of a synced type changed, here (an upload of `except`'s, or the change feed): the sessions of
+   * this process hear of it now, those of the other replicas through the announcement.
+   */
+  changed(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener): void {
+    this.fanOut(appId, table, id, after, except);
+    const event: SyncFlexibleDocumentChanged = { appId, table, documentKey: JSON.stringify(encodeEjson(id)), replica: this.replica };
+    // Losing one leaves the other replicas' clients behind on this document until it changes again: log it.
+    this.bus.emit(Subjects.SyncFlexibleDocumentChanged, event).catch((error: unknown) => this.logger.warn({ err: error, appId, table }, 'could not announce a flexible sync change to the other replicas'));
+  }
+
+  /** Another replica announced a changed document: the sessions here whose views it concerns read it. */
+  async changedElsewhere(event: SyncFlexibleDocumentChanged): Promise<void> {
+    if (event.replica === this.replica || !this.apps.has(event.appId)) return;
+    const app = await this.app(event.appId);
+    const ref = app?.collectionOf(event.table);
+    if (!app || !ref) return;
+    const id = parseEjson(event.documentKey);
+    const after = await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id });
+    this.fanOut(event.appId, event.table, id, after);
   }
 
   /**
    * Writes an upload's accepted documents in one transaction headed by the origin marker, so that the change
-   * feed does not send them back; the caller fans them out.
+   * feed does not send them back, and moves the client file's upload cursor in it; the caller fans them out.
    */
-  async write(app: FlexibleApp, writes: readonly FlexibleWrite[], sessionId: string, version: number): Promise<void> {
-    if (writes.length === 0) return;
+  async write(app: FlexibleApp, writes: readonly FlexibleWrite[], sessionId: string, version: number, file: { key: string; clientVersion: number }): Promise<void> {
+    if (writes.length === 0) return recordIntegrated(app.client, file.key, file.clientVersion);
     const origin: ChangeOrigin = { writer: SYNC_TRANSLATION_WRITER, appId: app.appId, partition: `flexible/${sessionId}`, version };
     const session = app.client.startSession();
     try {
@@ -251,6 +312,7 @@ export class FlexibleHub {
           group.operations.push(write.after === null ? { deleteOne: { filter: { _id: write.id } } } : { replaceOne: { filter: { _id: write.id }, replacement: write.after, upsert: true } });
         }
         for (const { ref, operations } of byCollection.values()) await app.client.db(ref.db).collection(ref.coll).bulkWrite(operations, { ordered: true, session: tx });
+        await recordIntegrated(app.client, file.key, file.clientVersion, tx);
       });
     } finally {
       await session.endSession();

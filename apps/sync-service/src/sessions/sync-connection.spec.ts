@@ -3,7 +3,8 @@ import { decodeServerMessage, encodeClientMessage, type ClientMessage, type Serv
 import { eventually } from '@tessera/testing';
 import { PartitionHub } from './partition-hub';
 import { syncModeOf } from './sync-config';
-import { SyncConnection, type SyncReport } from './sync-connection';
+import { type SyncReport } from './session-connection';
+import { SyncConnection } from './sync-connection';
 
 /** A connection over a fake socket that records what the server sends and whether it closed. */
 function open(hub = new PartitionHub()) {

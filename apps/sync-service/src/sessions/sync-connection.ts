@@ -17,7 +17,6 @@ import {
   encodeServerMessage,
   formatPartitionValue,
   type JsonErrorAction,
-  jsonErrorMessage,
   type MarkMessage,
   parseChangeset,
   parsePartitionValue,
@@ -31,17 +30,9 @@ import {
 import { EJSON } from 'bson';
 import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
 import { historyKey, type PartitionHub, type PartitionListener } from './partition-hub';
-import { type SyncMetrics } from './sync-metrics';
+import { type CommonClientMessage, type CommonServerMessage, SessionConnection, type SessionConnectionContext, type SyncSocket } from './session-connection';
 
-/** The transport side of a connection: the WebSocket, seen through what the protocol needs. */
-export interface SyncSocket {
-  send(bytes: Uint8Array): void;
-  close(): void;
-}
-
-export interface SyncConnectionContext {
-  appId: string;
-  userId: string;
+export interface SyncConnectionContext extends SessionConnectionContext {
   /**
    * The app's sync as it is now (mode of the live deployment, reset epoch): read at each BIND and UPLOAD,
    * so a deploy applies to new sessions and a terminate stops uploads at once.
@@ -50,24 +41,8 @@ export interface SyncConnectionContext {
   /** The permission context of a BIND: the user loaded now, with its custom data. */
   permissions(): Promise<PermissionScope>;
   hub: PartitionHub;
-  /** Refusals, resets and protocol errors, for the logs (the connection names app, user and partition). */
-  report(report: SyncReport): void;
   /** A client file was active on a partition (IDENT, UPLOAD, end of its session): compaction keeps its history. */
   clientSeen?(key: string, clientFileIdent: number): void;
-  metrics?: SyncMetrics;
-}
-
-/** What went wrong, and for whom: every field a support engineer needs to find the client. */
-export interface SyncReport {
-  kind: 'refused' | 'reset' | 'protocol_error' | 'terminated' | 'client_error' | 'internal_error';
-  code: number;
-  message: string;
-  appId: string;
-  userId: string;
-  /** The BIND path (the partition value as the client wrote it), when the report concerns a session. */
-  partition?: string;
-  sessionIdent?: number;
-  action?: JsonErrorAction;
 }
 
 interface Session extends PartitionListener {
@@ -96,32 +71,12 @@ const downloadBatchBytes = 128 * 1024;
 
 const tracer = trace.getTracer('@tessera/sync-service');
 
-export class SyncConnection {
-  private readonly sessions = new Map<number, Session>();
-  /**
-   * Session idents refused at BIND, with their path. realm-core has already pipelined IDENT (and MARK) for
-   * such a session: they are ignored until the client's UNBIND frees the ident, and get no answer.
-   */
-  private readonly refusedBinds = new Map<number, string>();
-  private queue: Promise<void> = Promise.resolve();
-  private closed = false;
-
+export class SyncConnection extends SessionConnection<Session, ClientMessage, ServerMessage> {
   constructor(
-    private readonly socket: SyncSocket,
+    socket: SyncSocket,
     private readonly context: SyncConnectionContext,
-  ) {}
-
-  /** Queues a frame: messages of one connection are handled strictly in order. */
-  receive(bytes: Uint8Array): void {
-    this.enqueue(() => this.handleFrame(bytes));
-  }
-
-  /** The socket closed: the connection's sessions stop listening to their partitions. */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const session of this.sessions.values()) this.endSession(session);
-    this.sessions.clear();
+  ) {
+    super(socket, context);
   }
 
   /** The live sessions' paths (partition values as bound), for operations. */
@@ -145,73 +100,22 @@ export class SyncConnection {
     });
   }
 
-  /** Ends the connection without an error message: the client reconnects and its upgrade is refused (401/403). */
-  shutDown(): void {
-    this.socket.close();
-    this.close();
+  protected decode(bytes: Uint8Array): ClientMessage {
+    return decodeClientMessage(bytes);
   }
 
-  private endSession(session: Session): void {
+  protected encode(message: ServerMessage | CommonServerMessage): Uint8Array {
+    return encodeServerMessage(message);
+  }
+
+  protected override pathOf(session: Session): string {
+    return session.path;
+  }
+
+  protected stopSession(session: Session): void {
     this.context.hub.unlisten(session.key, session);
     if (session.clientFileIdent !== undefined) this.context.clientSeen?.(session.key, session.clientFileIdent);
     this.context.metrics?.sessions.add(-1);
-  }
-
-  private enqueue(task: () => Promise<void>): void {
-    this.queue = this.queue.then(task).catch((error: unknown) => {
-      this.report({ kind: 'internal_error', code: 101, message: error instanceof Error ? error.message : String(error) });
-      this.connectionError(101, 'internal server error');
-    });
-  }
-
-  private report(fields: Omit<SyncReport, 'appId' | 'userId'>, session?: Session | number): void {
-    const ident = typeof session === 'number' ? session : session?.ident;
-    const path = typeof session === 'object' ? session.path : ident !== undefined ? this.refusedBinds.get(ident) : undefined;
-    this.context.report({
-      appId: this.context.appId,
-      userId: this.context.userId,
-      ...(ident !== undefined ? { sessionIdent: ident } : {}),
-      ...(path !== undefined ? { partition: path } : {}),
-      ...fields,
-    });
-    this.context.metrics?.errors.add(1, { kind: fields.kind, code: fields.code });
-  }
-
-  private send(message: ServerMessage): void {
-    if (!this.closed) this.socket.send(encodeServerMessage(message));
-  }
-
-  /** A connection-level error (session ident 0) ends the connection. */
-  private connectionError(code: SendableErrorCode, message: string): void {
-    if (this.closed) return;
-    if (code !== 101) this.report({ kind: 'protocol_error', code, message });
-    this.send({ type: 'error', code, message, tryAgain: false, sessionIdent: 0 });
-    this.socket.close();
-    this.close();
-  }
-
-  /** A BIND refused: the ident stays taken (and its pipelined messages ignored) until the client's UNBIND. */
-  private refuseBind(message: BindMessage, code: SendableErrorCode, text: string, action: JsonErrorAction = 'ApplicationBug'): void {
-    this.refusedBinds.set(message.sessionIdent, message.path);
-    this.report({ kind: code === 201 && action === 'Transient' ? 'terminated' : 'refused', code, message: text, action }, message.sessionIdent);
-    this.send(jsonErrorMessage(code, message.sessionIdent, { message: text, action }));
-  }
-
-  /** Ends a live session with an error; the client answers with UNBIND and expects no UNBOUND. */
-  private sessionError(session: Session, code: SendableErrorCode, message: string, action: JsonErrorAction, options: { kind?: SyncReport['kind']; recoveryDisabled?: boolean } = {}): void {
-    session.failed = true;
-    this.context.hub.unlisten(session.key, session);
-    const kind = options.kind ?? (action === 'ClientReset' || action === 'ClientResetNoRecovery' ? 'reset' : action === 'ProtocolViolation' ? 'protocol_error' : 'refused');
-    this.report({ kind, code, message, action }, session);
-    this.send(jsonErrorMessage(code, session.ident, { message, action, ...(options.recoveryDisabled !== undefined ? { isRecoveryModeDisabled: options.recoveryDisabled } : {}) }));
-  }
-
-  /**
-   * Tells the client its file cannot continue with this server's history: it downloads a fresh copy and,
-   * unless the app disabled recovery mode, uploads its unsynced changes on top (realm-core client reset).
-   */
-  private resetError(session: Session, code: SendableErrorCode, message: string, recoveryDisabled: boolean): void {
-    this.sessionError(session, code, message, recoveryDisabled ? 'ClientResetNoRecovery' : 'ClientReset', { recoveryDisabled });
   }
 
   /**
@@ -223,16 +127,7 @@ export class SyncConnection {
     this.sessionError(session, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient', { kind: 'terminated' });
   }
 
-  private async handleFrame(bytes: Uint8Array): Promise<void> {
-    if (this.closed) return;
-    let message: ClientMessage;
-    try {
-      message = decodeClientMessage(bytes);
-    } catch (error) {
-      if (!(error instanceof SyncProtocolError)) throw error;
-      this.connectionError(error.kind === 'unknown_message' ? 102 : error.kind === 'bad_decompression' ? 110 : 103, error.message);
-      return;
-    }
+  protected handle(message: Exclude<ClientMessage, CommonClientMessage>): Promise<void> {
     switch (message.type) {
       case 'bind':
         return this.traced('sync.bind', message.sessionIdent, message.path, () => this.bind(message));
@@ -242,14 +137,6 @@ export class SyncConnection {
         return this.traced('sync.upload', message.sessionIdent, this.sessions.get(message.sessionIdent)?.path, () => this.upload(message));
       case 'mark':
         return this.mark(message);
-      case 'unbind':
-        return this.unbind(message.sessionIdent);
-      case 'ping':
-        this.send({ type: 'pong', timestamp: message.timestamp });
-        return;
-      case 'json_error':
-        this.report({ kind: 'client_error', code: message.code, message: clientErrorText(message.json) }, message.sessionIdent);
-        return;
     }
   }
 
@@ -268,34 +155,38 @@ export class SyncConnection {
     });
   }
 
+  private refusePartition(message: BindMessage, code: SendableErrorCode, text: string, action: JsonErrorAction = 'ApplicationBug'): void {
+    this.refuseBind(message.sessionIdent, code, text, action, message.path);
+  }
+
   private async bind(message: BindMessage): Promise<void> {
-    if (this.sessions.has(message.sessionIdent) || this.refusedBinds.has(message.sessionIdent)) return this.connectionError(107, `session ident ${message.sessionIdent} is already in use`);
+    if (!this.identFree(message.sessionIdent)) return;
     const { mode, epoch } = await this.context.sync();
     if (mode.kind === 'flexible') return this.connectionError(113, 'the app uses flexible sync: open a flexible sync configuration');
     if (mode.kind === 'disabled') {
-      if (mode.terminated) return this.refuseBind(message, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
-      return this.refuseBind(message, 201, 'partition-based sync is not enabled for this app');
+      if (mode.terminated) return this.refusePartition(message, 201, 'sync was terminated for this app: the client can sync again once it is enabled again', 'Transient');
+      return this.refusePartition(message, 201, 'partition-based sync is not enabled for this app');
     }
     let partition: PartitionValue;
     try {
       partition = parsePartitionValue(message.path);
     } catch (error) {
       if (!(error instanceof SyncProtocolError)) throw error;
-      return this.refuseBind(message, 204, `attempted to bind on illegal partition: ${error.message}`);
+      return this.refusePartition(message, 204, `attempted to bind on illegal partition: ${error.message}`);
     }
     const illegal = checkPartitionValue(mode.type, message.path, { required: mode.required });
-    if (illegal) return this.refuseBind(message, 204, illegal.message);
+    if (illegal) return this.refusePartition(message, 204, illegal.message);
 
     const scope = await this.context.permissions();
-    if (!scope.ok) return this.refuseBind(message, 206, `${scope.reason}: cannot sync on partition ${message.path}`);
+    if (!scope.ok) return this.refusePartition(message, 206, `${scope.reason}: cannot sync on partition ${message.path}`);
     let decision: PartitionDecision;
     try {
       decision = await mode.permissions.evaluate({ ...scope.context, partition: partitionForRules(message.path) });
     } catch (error) {
       // A permission that fails (a `%function` that throws, say) refuses this BIND, not the whole connection.
-      return this.refuseBind(message, 206, `permission check failed on partition ${message.path}: ${error instanceof Error ? error.message : String(error)}`);
+      return this.refusePartition(message, 206, `permission check failed on partition ${message.path}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (!decision.read) return this.refuseBind(message, 206, `user does not have permission to sync on partition ${message.path}`);
+    if (!decision.read) return this.refusePartition(message, 206, `user does not have permission to sync on partition ${message.path}`);
     const key = historyKey(this.context.appId, epoch, formatPartitionValue(partition));
     const session: Session = {
       ident: message.sessionIdent,
@@ -314,16 +205,6 @@ export class SyncConnection {
       const file = await this.context.hub.history(key).registerClientFile();
       this.send({ type: 'ident', sessionIdent: session.ident, clientFileIdent: file.ident, clientFileIdentSalt: file.salt });
     }
-  }
-
-  /**
-   * The session a message names. Messages of a session refused at BIND are ignored (the client pipelined
-   * them before it learnt of the refusal); an ident never bound is a connection error.
-   */
-  private boundSession(ident: number): Session | undefined {
-    const session = this.sessions.get(ident);
-    if (!session && !this.refusedBinds.has(ident)) this.connectionError(106, `no session with ident ${ident}`);
-    return session;
   }
 
   private async ident(message: ClientIdentMessage): Promise<void> {
@@ -380,19 +261,6 @@ export class SyncConnection {
     this.send({ type: 'mark', sessionIdent: session.ident, requestIdent: message.requestIdent });
   }
 
-  private unbind(ident: number): Promise<void> {
-    if (this.refusedBinds.delete(ident)) return Promise.resolve();
-    const session = this.sessions.get(ident);
-    if (!session) {
-      this.connectionError(106, `no session with ident ${ident}`);
-      return Promise.resolve();
-    }
-    this.sessions.delete(ident);
-    this.endSession(session);
-    if (!session.failed) this.send({ type: 'unbound', sessionIdent: ident });
-    return Promise.resolve();
-  }
-
   /**
    * Sends DOWNLOADs until the session's cursor reaches the head; with `force`, at least one. Like
    * realm-core's server, nothing goes out while the history has not grown: an UPLOAD that integrates
@@ -436,14 +304,4 @@ function partitionForRules(path: string): unknown {
   const text = path.trim();
   if (/^-?[0-9]+$/.test(text)) return EJSON.parse(`{"$numberLong":"${text}"}`);
   return EJSON.parse(text);
-}
-
-/** The `message` of a client's JSON_ERROR body, or the body itself. */
-function clientErrorText(json: string): string {
-  try {
-    const body = JSON.parse(json) as { message?: unknown };
-    return typeof body.message === 'string' ? body.message : json;
-  } catch {
-    return json;
-  }
 }

@@ -18,7 +18,8 @@ import { SyncApps } from '../lifecycle/sync-apps.service';
 import { SyncCompaction } from '../lifecycle/sync-compaction';
 import { SyncConnections } from '../lifecycle/sync-connections';
 import { historyKey, PartitionHub } from '../sessions/partition-hub';
-import { SyncConnection, type SyncReport } from '../sessions/sync-connection';
+import { type SyncReport } from '../sessions/session-connection';
+import { SyncConnection } from '../sessions/sync-connection';
 import { createSyncMetrics, type SyncMetrics } from '../sessions/sync-metrics';
 import { authenticateSyncUser } from './sync-auth';
 
@@ -140,7 +141,9 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
         permissions: () => this.apps.permissionScope(appId, userId),
         hub: this.flexible,
         registerClientFile: (epoch) => this.hub.history(historyKey(appId, epoch, FLEXIBLE_FILES)).registerClientFile(),
+        clientFile: (epoch, ident) => this.hub.storage.getClientFile(historyKey(appId, epoch, FLEXIBLE_FILES), ident),
         report: (report) => this.report(report),
+        ...(this.metrics ? { metrics: this.metrics } : {}),
       },
     );
   }

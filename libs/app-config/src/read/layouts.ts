@@ -2,6 +2,7 @@
 // 'current' (spec 2.1), 'legacy' (data sources under data_sources/ with per-collection rules.json,
 // schema.json and relationships.json) and 'export-20210101' (an App Services export or realm-cli pull).
 
+import { dataApiConfigProblems } from '../data-api-config';
 import { httpsEndpointsProblems } from '../https-endpoints';
 import { isPlainObject, jsonPath, type JsonObject } from '../json';
 import {
@@ -227,7 +228,7 @@ function checkEndpoints(ctx: ReadContext, app: Pick<AppConfig, 'functions'>): vo
     }
     const dataApiPath = `${dir}data_api_config.json`;
     const dataApi = ctx.peek(dataApiPath);
-    if (dataApi !== undefined && !isPlainObject(dataApi)) ctx.report(dataApiPath, '', 'file.shape', 'the Data API configuration must be an object');
+    if (dataApi !== undefined) for (const problem of dataApiConfigProblems(dataApi)) ctx.report(dataApiPath, problem.path, problem.path === '' ? 'file.shape' : 'data_api.config', problem.message);
   }
 }
 

@@ -39,10 +39,11 @@ export type RunAsHints = z.infer<typeof RunAsHintsSchema>;
  * A call that serves an HTTP request (a custom HTTPS endpoint or an incoming webhook): the function gets the
  * request as its first argument and App Services' `response` object as its second, and what it set on that
  * object comes back in the response's `http`. A webhook's source is the webhook's own (`service`, `webhook`),
- * not an app function's; `functionName` then names the webhook for the logs.
+ * not an app function's; `functionName` then names the webhook for the logs. `data-api` runs the Data API
+ * configuration's `run_as_user_id_script_source` for the request and answers the id of the user it chose.
  */
 export const HttpCallSchema = z.object({
-  kind: z.enum(['endpoint', 'webhook']),
+  kind: z.enum(['endpoint', 'webhook', 'data-api']),
   /** The endpoint's route or the webhook's URL path, for the app's logs. */
   route: z.string().max(2048),
   service: z.string().min(1).max(64).optional(),

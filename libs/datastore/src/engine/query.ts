@@ -318,17 +318,40 @@ export interface SelectOptions {
   variables?: Document;
 }
 
+/**
+ * What one query did (explain's `executionStats`): the plan it ran, and how many index keys and documents it
+ * examined. The records a plan yields are each one document fetched, and one index key unless it scans the collection.
+ */
+export interface SelectStats {
+  plan: string;
+  keysExamined: number;
+  docsExamined: number;
+}
+
+function* counted(records: Iterable<StoredRecord>, stats: SelectStats, keyed: boolean): Generator<StoredRecord> {
+  for (const rec of records) {
+    stats.docsExamined++;
+    if (keyed) stats.keysExamined++;
+    yield rec;
+  }
+}
+
 /** The stored documents matching `filter`, sorted, skipped and limited (not copied: callers copy). */
-export function select(coll: CollectionState, filter: Document, options: SelectOptions = {}): StoredRecord[] {
+export function select(coll: CollectionState, filter: Document, options: SelectOptions = {}, stats?: SelectStats): StoredRecord[] {
   const sort = options.sort && Object.keys(options.sort).length > 0 ? options.sort : undefined;
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit ? Math.abs(options.limit) : 0;
   const p = plan(coll, filter, sort);
   const matches = p.exact ? undefined : compileFilter(filter, options.variables);
   const out: StoredRecord[] = [];
+  let records = p.records;
+  if (stats) {
+    stats.plan = p.description;
+    records = counted(records, stats, p.description !== 'COLLSCAN');
+  }
   if (p.sorted) {
     let skipped = 0;
-    for (const rec of p.records) {
+    for (const rec of records) {
       if (matches && !matches(rec.doc)) continue;
       if (skipped < skip) {
         skipped++;
@@ -339,7 +362,7 @@ export function select(coll: CollectionState, filter: Document, options: SelectO
     }
     return out;
   }
-  for (const rec of p.records) if (!matches || matches(rec.doc)) out.push(rec);
+  for (const rec of records) if (!matches || matches(rec.doc)) out.push(rec);
   const byDoc = new Map(out.map((r) => [r.doc, r]));
   const sorted = sortDocuments(out.map((r) => r.doc), sort ?? {});
   const window = sorted.slice(skip, limit ? skip + limit : undefined);

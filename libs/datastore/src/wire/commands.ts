@@ -20,6 +20,7 @@ import { isPlainObject } from '../bson/values';
 import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
 import { compileFilter } from '../engine/mingo';
+import { checkSort, select, type SelectStats } from '../engine/query';
 import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, type ServerCursor } from './cursors';
 import { WireCommandError } from './errors';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
@@ -115,10 +116,23 @@ function checkMaxTimeMS(command: Document): void {
   if (n > maxTimeMSLimit) fail(2, 'BadValue', `BSON field 'maxTimeMS' value must be <= ${maxTimeMSLimit}, actual value '${n}'`);
 }
 
+/**
+ * A `collation`: the simple one (binary comparison, what every query does without one) is accepted, as
+ * MongoDB accepts it; any locale is refused, since the embedded engine compares strings by code point only.
+ */
+function checkCollation(value: unknown): void {
+  if (!isPlainObject(value)) fail(14, 'TypeMismatch', "BSON field 'collation' is the wrong type, expected type 'object'");
+  if (value.locale === undefined) fail(40414, 'Location40414', "BSON field 'locale' is missing but a required field");
+  if (value.locale === 'simple' && Object.keys(value).length === 1) return;
+  fail(115, 'CommandNotSupported', `collation ${JSON.stringify(value)} is not supported by the Tessera datastore (only {locale: 'simple'})`);
+}
+
 /** Options the embedded engine cannot honour are refused rather than silently ignored. */
 function refuse(command: Document, fields: string[]): void {
   for (const field of fields) {
-    if (command[field] !== undefined) fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore`);
+    if (command[field] === undefined) continue;
+    if (field === 'collation') checkCollation(command[field]);
+    else fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore`);
   }
 }
 
@@ -266,6 +280,57 @@ async function count(call: Invocation): Promise<Document> {
   const limit = numberField(command, 'limit');
   const n = await collection(call).countDocuments(documentField(command, 'query') ?? {}, { skip: numberField(command, 'skip'), limit: limit ? Math.abs(limit) : undefined, ...queryOption(call) });
   return { n, ok: 1 };
+}
+
+/** The plan stage MongoDB names for one of the planner's plans (`IXSCAN <index>`, `COLLSCAN`, `IDHACK`, `OR (...)`). */
+function planStage(description: string, indexes: Map<string, { spec: Document; multikey: boolean }>, direction: 'forward' | 'backward'): Document {
+  if (description === 'COLLSCAN') return { stage: 'COLLSCAN', direction: 'forward' };
+  if (description === 'IDHACK') return { stage: 'IDHACK' };
+  if (description.startsWith('OR (')) {
+    const branches = description.slice(4, -1).split(', ');
+    return { stage: 'FETCH', inputStage: { stage: 'OR', inputStages: branches.map((branch) => planStage(branch, indexes, 'forward').inputStage as Document) } };
+  }
+  const name = description.replace(/^IXSCAN /, '').replace(/ \(sort\)$/, '');
+  const index = indexes.get(name);
+  return { stage: 'FETCH', inputStage: { stage: 'IXSCAN', keyPattern: index?.spec ?? {}, indexName: name, isMultiKey: index?.multikey ?? false, direction } };
+}
+
+/**
+ * `explain` of `find` and `count`: the plan the embedded planner picks, run once to report what it examined
+ * (MongoDB's `queryPlanner.winningPlan` and `executionStats` shapes, one plan, no rejected ones).
+ */
+async function explain(call: Invocation): Promise<Document> {
+  const inner = documentField(call.command, 'explain');
+  if (!inner) fail(2, 'BadValue', "explain requires a command document");
+  const verbosity = call.command.verbosity ?? 'allPlansExecution';
+  if (verbosity !== 'queryPlanner' && verbosity !== 'executionStats' && verbosity !== 'allPlansExecution') fail(2, 'BadValue', `verbosity string must be one of {'queryPlanner', 'executionStats', 'allPlansExecution'}`);
+  const kind = Object.keys(inner)[0];
+  if (kind !== 'find' && kind !== 'count') fail(115, 'CommandNotSupported', `explain of '${kind ?? ''}' is not supported by the Tessera datastore (find and count are)`);
+  refuse(inner, ['collation']);
+  const name = inner[kind];
+  if (typeof name !== 'string' || name.length === 0) fail(73, 'InvalidNamespace', `collection name must be a non-empty string for ${kind}`);
+  const filter = documentField(inner, kind === 'find' ? 'filter' : 'query') ?? {};
+  const sort = kind === 'find' ? checkSort(documentField(inner, 'sort')) : undefined;
+  const limit = numberField(inner, 'limit');
+  const options = { sort, skip: numberField(inner, 'skip'), limit: limit ? Math.abs(limit) : undefined, variables: documentField(inner, 'let') };
+  const state = call.client.store.collection(call.db, name);
+  const stats: SelectStats = { plan: 'EOF', keysExamined: 0, docsExamined: 0 };
+  const started = Date.now();
+  // A view or a missing collection has no plan of the planner's: reported as MongoDB reports an empty one.
+  const returned = state && !state.view ? select(state, filter, options, stats).length : 0;
+  const indexes = new Map([...(state?.indexes.values() ?? [])].map((index) => [index.name, { spec: index.spec, multikey: index.multikey }]));
+  const sortField = sort ? Object.keys(sort)[0] : undefined;
+  const winningPlan = stats.plan === 'EOF' ? { stage: 'EOF' } : planStage(stats.plan, indexes, sortField !== undefined && sort?.[sortField] === -1 && stats.plan.endsWith('(sort)') ? 'backward' : 'forward');
+  return {
+    explainVersion: '1',
+    queryPlanner: { namespace: `${call.db}.${name}`, indexFilterSet: false, parsedQuery: filter, winningPlan, rejectedPlans: [] },
+    ...(verbosity === 'queryPlanner'
+      ? {}
+      : { executionStats: { executionSuccess: true, nReturned: returned, executionTimeMillis: Date.now() - started, totalKeysExamined: stats.keysExamined, totalDocsExamined: stats.docsExamined } }),
+    command: { ...inner, $db: call.db },
+    serverInfo: { host: call.connection.me, version: serverVersion },
+    ok: 1,
+  };
 }
 
 async function distinct(call: Invocation): Promise<Document> {
@@ -565,7 +630,7 @@ async function dropDatabase(call: Invocation): Promise<Document> {
 }
 
 // `ns` is accepted when it names the collection, and not kept (as MongoDB 4.4+): mongorestore sends it.
-const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background', 'ns']);
+const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background', 'ns', 'collation']);
 
 async function createIndexes(call: Invocation): Promise<Document> {
   const indexes = call.command.indexes;
@@ -580,6 +645,7 @@ async function createIndexes(call: Invocation): Promise<Document> {
       if (!supportedIndexOptions.has(option)) fail(197, 'InvalidIndexSpecificationOption', `The index option '${option}' is not supported by the Tessera datastore`);
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
+    if (spec.collation !== undefined) checkCollation(spec.collation);
     if (spec.ns !== undefined) {
       if (typeof spec.ns !== 'string') fail(14, 'TypeMismatch', "The field 'ns' must be a string");
       if (spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${spec.ns}) doesn't match the namespace '${call.db}.${name}'`);
@@ -691,6 +757,7 @@ const handlers: Record<string, Handler> = {
   aggregate,
   count,
   distinct,
+  explain,
   commitTransaction,
   abortTransaction,
 };

@@ -54,6 +54,7 @@ export interface WireConnectionLoad {
 
 export class WireListener {
   private readonly sockets = new Set<Socket>();
+  private readonly byId = new Map<number, Socket>();
   private readonly loads = new Map<Socket, () => WireConnectionLoad>();
   private nextConnectionId = 1;
   private requestId = randomInt(1, 1_000_000);
@@ -103,6 +104,7 @@ export class WireListener {
       me: `${local.includes(':') ? `[${local}]` : local}:${socket.localPort ?? this.port}`,
       remoteAddress: (socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
     };
+    this.byId.set(connection.id, socket);
     const reader = new MessageReader(MAX_MESSAGE_SIZE);
     const maxPending = this.options.maxPendingRequests ?? 64;
     const maxReplyBuffer = this.options.maxReplyBufferBytes ?? 32 * 1024 * 1024;
@@ -155,9 +157,18 @@ export class WireListener {
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
       this.sockets.delete(socket);
+      this.byId.delete(connection.id);
       this.loads.delete(socket);
       this.options.onClose?.(connection);
     });
+  }
+
+  /** Closes one connection (its user lost access); false when it is gone already. */
+  disconnect(id: number): boolean {
+    const socket = this.byId.get(id);
+    if (!socket) return false;
+    socket.destroy();
+    return true;
   }
 
   /** Each open connection's load. */

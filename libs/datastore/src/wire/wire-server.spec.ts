@@ -515,6 +515,12 @@ describe('the datastore wire server', () => {
         await tool.close();
         expect(await client.db('app').collection<AnyDoc>('c').find().toArray()).toEqual([{ _id: 'tool' }]);
         expect(existsSync(join(dir.path, 'default'))).toBe(true);
+        // mongodump and mongorestore put their own name in appName whatever the URI says: the default cluster too.
+        const restore = new MongoClient(server.uri(), { appName: 'mongorestore' });
+        await restore.db('app').collection<AnyDoc>('c').insertOne({ _id: 'restored' });
+        await restore.close();
+        expect(await client.db('app').collection<AnyDoc>('c').countDocuments({ _id: 'restored' })).toBe(1);
+        expect(existsSync(join(dir.path, 'mongorestore'))).toBe(false);
         // A client of the same directory in this process sees the same store.
         const local = openEmbeddedClient(join(dir.path, 'ClusterB'));
         expect(await local.db('app').collection('c').find({}).toArray()).toEqual([{ _id: 'b' }]);

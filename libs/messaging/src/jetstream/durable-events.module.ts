@@ -8,8 +8,14 @@ import { InProcessDurableEvents } from './in-process-durable-events';
 /** The stream of document changes, consumed by triggers (and any other durable consumer). */
 export const DATASTORE_CHANGES_STREAM = 'DATASTORE_CHANGES';
 
+/** The stream of app users' authentication events, consumed by authentication triggers. */
+export const AUTH_EVENTS_STREAM = 'APPS_AUTH_EVENTS';
+
 /** The platform's durable event streams, created or updated at boot. */
-export const durableStreams: readonly EventStreamConfig[] = [{ name: DATASTORE_CHANGES_STREAM, subjects: [Subjects.DatastoreDocumentChanged] }];
+export const durableStreams: readonly EventStreamConfig[] = [
+  { name: DATASTORE_CHANGES_STREAM, subjects: [Subjects.DatastoreDocumentChanged] },
+  { name: AUTH_EVENTS_STREAM, subjects: [Subjects.AppsAuthEventOccurred] },
+];
 
 export interface DurableEventsOptions {
   url: string | string[];

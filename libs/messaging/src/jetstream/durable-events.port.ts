@@ -29,7 +29,8 @@ export interface DurableEventContext extends MessageContext {
   readonly deliveryCount: number;
 }
 
-export interface DurableConsumerOptions<S extends EventSubject> {
+/** What consuming a durable stream is configured with, whether events are handled one by one or in batches. */
+interface DurableConsumerSettings<S extends EventSubject> {
   stream: string;
   /**
    * Durable consumer name: the "queue group". Every replica of a service consuming with the same name shares
@@ -37,7 +38,6 @@ export interface DurableConsumerOptions<S extends EventSubject> {
    */
   durable: string;
   subject: S;
-  handler: (payload: EventPayload<S>, context: DurableEventContext) => Promise<void> | void;
   /**
    * An event not acknowledged within this time is delivered again (default 30 s). A handler still running
    * keeps its event (JetStream: the consumer reports progress every third of it).
@@ -53,6 +53,24 @@ export interface DurableConsumerOptions<S extends EventSubject> {
    * replica handles each. The in-process stream has one member per process and handles its events in order.
    */
   maxAckPending?: number;
+}
+
+export interface DurableConsumerOptions<S extends EventSubject> extends DurableConsumerSettings<S> {
+  handler: (payload: EventPayload<S>, context: DurableEventContext) => Promise<void> | void;
+}
+
+/** One event of a batch. */
+export interface DurableEvent<S extends EventSubject> {
+  payload: EventPayload<S>;
+  context: DurableEventContext;
+}
+
+export interface DurableBatchConsumerOptions<S extends EventSubject> extends DurableConsumerSettings<S> {
+  /**
+   * Handles the events that are ready, up to `batch` of them, in stream order. They are acknowledged together
+   * after it; when it throws they all come again (handlers make their work idempotent by message id).
+   */
+  batchHandler: (events: ReadonlyArray<DurableEvent<S>>) => Promise<void>;
 }
 
 export interface DurableSubscription {
@@ -74,6 +92,27 @@ export abstract class DurableEvents {
   abstract publish<S extends EventSubject>(subject: S, payload: EventPayloadInput<S>, options?: DurablePublishOptions): Promise<{ sequence: number; duplicate: boolean }>;
   /** Joins (creating if needed) a durable consumer and handles its events until stopped. */
   abstract consume<S extends EventSubject>(options: DurableConsumerOptions<S>): Promise<DurableSubscription>;
+  /**
+   * Joins a durable consumer and handles its events in batches: whatever is ready when the handler is free,
+   * up to `batch` (one event at a time where `maxAckPending` is 1 across replicas).
+   */
+  abstract consumeBatches<S extends EventSubject>(options: DurableBatchConsumerOptions<S>): Promise<DurableSubscription>;
+  /**
+   * Appends an event after the events this process appended before it under the same `key` (one change
+   * feed), without waiting for them: the promise resolves when `publish`'s would. The default waits for the
+   * previous one (a transport that could store a retried publish after a later one keeps the order so).
+   */
+  publishInOrder<S extends EventSubject>(key: string, subject: S, payload: EventPayloadInput<S>, options?: DurablePublishOptions): Promise<{ sequence: number; duplicate: boolean }> {
+    // After a failure the ones queued behind it fail too: none is stored after one that is missing.
+    const next = (this.orderedTails.get(key) ?? Promise.resolve()).then(() => this.publish(subject, payload, options));
+    const tail = next.then(() => undefined);
+    this.orderedTails.set(key, tail);
+    void tail.catch(() => undefined).finally(() => {
+      if (this.orderedTails.get(key) === tail) this.orderedTails.delete(key);
+    });
+    return next;
+  }
+  private readonly orderedTails = new Map<string, Promise<void>>();
   /** Stops every consumer of this process (finishing the event in hand) and releases the transport. */
   abstract close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { context as otelContext, propagation, SpanKind, trace } from '@opentelemetry/api';
-import { type EventPayload, type EventPayloadInput, type EventSubject, MessageHeaders, parseEventPayload } from '@tessera/contracts';
+import { type EventPayloadInput, type EventSubject, MessageHeaders, parseEventPayload } from '@tessera/contracts';
 import {
   AckPolicy,
   connect,
@@ -20,7 +20,16 @@ import { randomUUID } from 'node:crypto';
 import { TransportError } from '../errors';
 import { buildMessageContext, fromNatsHeaders } from '../message-context';
 import { traced } from '../trace-context';
-import { type DurableConsumerOptions, type DurableEventContext, DurableEvents, type DurablePublishOptions, type DurableSubscription, type EventStreamConfig } from './durable-events.port';
+import {
+  type DurableBatchConsumerOptions,
+  type DurableConsumerOptions,
+  type DurableEvent,
+  type DurableEventContext,
+  DurableEvents,
+  type DurablePublishOptions,
+  type DurableSubscription,
+  type EventStreamConfig,
+} from './durable-events.port';
 
 const logger = new Logger('DurableEvents');
 
@@ -98,6 +107,39 @@ export class JetStreamEvents extends DurableEvents {
 
   /** Joins (creating if needed) a durable consumer and handles its events until stopped. */
   async consume<S extends EventSubject>(options: DurableConsumerOptions<S>): Promise<DurableSubscription> {
+    const messages = await this.join(options);
+    const loop = (async () => {
+      for await (const message of messages) await this.handle(options, message);
+    })().catch((error: unknown) => logger.error(`consumer ${options.durable} on ${options.stream} stopped: ${String(error)}`));
+    return this.subscription(messages, loop);
+  }
+
+  /**
+   * Joins a durable consumer and handles its events in batches: while a batch is handled the next one
+   * gathers what the server hands out (at most `batch` at a time, as many as the group may have pending).
+   */
+  async consumeBatches<S extends EventSubject>(options: DurableBatchConsumerOptions<S>): Promise<DurableSubscription> {
+    const size = Math.max(1, Math.min(options.batch ?? 32, options.maxAckPending ?? Number.POSITIVE_INFINITY));
+    const messages = await this.join({ ...options, batch: size });
+    const waiting: JsMsg[] = [];
+    let handling: Promise<void> | undefined;
+    const drain = async (): Promise<void> => {
+      while (waiting.length > 0) await this.handleBatch(options, waiting.splice(0, size));
+      handling = undefined;
+    };
+    const loop = (async () => {
+      for await (const message of messages) {
+        waiting.push(message);
+        handling ??= drain();
+        // Pull no further ahead than one more batch.
+        if (waiting.length >= size) await handling;
+      }
+      await handling;
+    })().catch((error: unknown) => logger.error(`consumer ${options.durable} on ${options.stream} stopped: ${String(error)}`));
+    return this.subscription(messages, loop);
+  }
+
+  private async join<S extends EventSubject>(options: Omit<DurableConsumerOptions<S>, 'handler'>): Promise<ConsumerMessages> {
     await this.jsm.consumers.add(options.stream, {
       durable_name: options.durable,
       filter_subject: options.subject,
@@ -108,10 +150,10 @@ export class JetStreamEvents extends DurableEvents {
       ...(options.maxAckPending !== undefined ? { max_ack_pending: options.maxAckPending } : {}),
     });
     const consumer = await this.js.consumers.get(options.stream, options.durable);
-    const messages: ConsumerMessages = await consumer.consume({ max_messages: Math.min(options.batch ?? 32, options.maxAckPending ?? Number.POSITIVE_INFINITY) });
-    const loop = (async () => {
-      for await (const message of messages) await this.handle(options, message);
-    })().catch((error: unknown) => logger.error(`consumer ${options.durable} on ${options.stream} stopped: ${String(error)}`));
+    return consumer.consume({ max_messages: Math.min(options.batch ?? 32, options.maxAckPending ?? Number.POSITIVE_INFINITY) });
+  }
+
+  private subscription(messages: ConsumerMessages, loop: Promise<void>): DurableSubscription {
     const subscription: DurableSubscription = {
       stop: async () => {
         this.subscriptions.delete(subscription);
@@ -135,45 +177,59 @@ export class JetStreamEvents extends DurableEvents {
     if (!this.connection.isClosed()) await this.connection.drain();
   }
 
-  private async handle<S extends EventSubject>(options: DurableConsumerOptions<S>, message: JsMsg): Promise<void> {
+  /** The payload and context of a message; undefined (and the message terminated) when it is unreadable. */
+  private read<S extends EventSubject>(subject: S, message: JsMsg): DurableEvent<S> | undefined {
     const headers = fromNatsHeaders(message.headers);
     const base = buildMessageContext(message.subject, 'jetstream', headers);
     const context: DurableEventContext = { ...base, messageId: message.headers?.get('Nats-Msg-Id') ?? '', sequence: message.seq, deliveryCount: message.info.deliveryCount };
-    let payload: EventPayload<S>;
     try {
-      payload = parseEventPayload(options.subject, JSON.parse(new TextDecoder().decode(message.data)));
+      return { payload: parseEventPayload(subject, JSON.parse(new TextDecoder().decode(message.data))), context };
     } catch (error) {
       // An unreadable event never becomes readable: stop redelivering it.
-      logger.error(`dropped an unreadable ${options.subject} event (sequence ${message.seq}): ${error instanceof Error ? error.message : String(error)}`);
+      logger.error(`dropped an unreadable ${subject} event (sequence ${message.seq}): ${error instanceof Error ? error.message : String(error)}`);
       message.term();
-      return;
+      return undefined;
     }
+  }
+
+  private async handle<S extends EventSubject>(options: DurableConsumerOptions<S>, message: JsMsg): Promise<void> {
+    await this.handleBatch({ ...options, batchHandler: async ([event]) => options.handler(event.payload, event.context) }, [message]);
+  }
+
+  private async handleBatch<S extends EventSubject>(options: DurableBatchConsumerOptions<S>, messages: JsMsg[]): Promise<void> {
     const recent = this.recentFor(`${options.stream}/${options.durable}`);
-    // Recognised whatever its delivery count: a broker restarted before it stored this group's
-    // acknowledgements hands the events back as first deliveries.
-    if (context.messageId && recent.has(context.messageId)) {
-      await this.acknowledge(message, options.ackWaitMs ?? 30_000);
-      return;
-    }
-    // A handler may run longer than the ack wait (a slow trigger function): tell the server it is still in
-    // progress, so the event is not handed to another replica meanwhile; a replica that dies stops telling it.
     const ackWaitMs = options.ackWaitMs ?? 30_000;
-    const progress = setInterval(() => message.working(), Math.max(500, Math.floor(ackWaitMs / 3)));
+    const batch: Array<{ event: DurableEvent<S>; message: JsMsg }> = [];
+    for (const message of messages) {
+      const event = this.read(options.subject, message);
+      if (!event) continue;
+      // Recognised whatever its delivery count: a broker restarted before it stored this group's
+      // acknowledgements hands the events back as first deliveries.
+      if (event.context.messageId && recent.has(event.context.messageId)) await this.acknowledge(message, ackWaitMs);
+      else batch.push({ event, message });
+    }
+    if (batch.length === 0) return;
+    // A handler may run longer than the ack wait (a slow trigger function): tell the server it is still in
+    // progress, so the events are not handed to another replica meanwhile; a replica that dies stops telling it.
+    const progress = setInterval(() => batch.forEach(({ message }) => message.working()), Math.max(500, Math.floor(ackWaitMs / 3)));
+    const first = batch[0].event.context;
     try {
-      await traced(options.subject, 'process', SpanKind.CONSUMER, context, () => options.handler(payload, context));
+      await traced(options.subject, 'process', SpanKind.CONSUMER, first, () => options.batchHandler(batch.map(({ event }) => event)));
     } catch (error) {
-      logger.error(`handler of ${options.subject} failed (sequence ${message.seq}, delivery ${context.deliveryCount}, correlation id ${context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
-      message.nak(1_000);
+      const sequences = batch.map(({ message }) => message.seq).join(', ');
+      logger.error(`handler of ${options.subject} failed (sequence ${sequences}, delivery ${first.deliveryCount}, correlation id ${first.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
+      for (const { message } of batch) message.nak(1_000);
       return;
     } finally {
       clearInterval(progress);
     }
-    if (context.messageId) {
-      recent.add(context.messageId);
+    for (const { event } of batch) {
+      if (!event.context.messageId) continue;
+      recent.add(event.context.messageId);
       // Insertion order: drop the oldest beyond the bound.
       if (recent.size > 10_000) recent.delete(recent.values().next().value ?? '');
     }
-    await this.acknowledge(message, options.ackWaitMs ?? 30_000);
+    await Promise.all(batch.map(({ message }) => this.acknowledge(message, ackWaitMs)));
   }
 
   private recentFor(key: string): Set<string> {

@@ -4,7 +4,16 @@ import { type EventPayload, type EventPayloadInput, type EventSubject, MessageHe
 import { randomUUID } from 'node:crypto';
 import { buildMessageContext } from '../message-context';
 import { traced } from '../trace-context';
-import { type DurableConsumerOptions, type DurableEventContext, DurableEvents, type DurablePublishOptions, type DurableSubscription, type EventStreamConfig } from './durable-events.port';
+import {
+  type DurableBatchConsumerOptions,
+  type DurableConsumerOptions,
+  type DurableEvent,
+  type DurableEventContext,
+  DurableEvents,
+  type DurablePublishOptions,
+  type DurableSubscription,
+  type EventStreamConfig,
+} from './durable-events.port';
 
 const logger = new Logger('InProcessDurableEvents');
 
@@ -100,7 +109,18 @@ export class InProcessDurableEvents extends DurableEvents {
     return { sequence, duplicate: false };
   }
 
-  async consume<S extends EventSubject>(options: DurableConsumerOptions<S>): Promise<DurableSubscription> {
+  /** Stored as it is called (in this process's order): no need to wait for the previous one. */
+  override publishInOrder<S extends EventSubject>(_key: string, subject: S, payload: EventPayloadInput<S>, options?: DurablePublishOptions): Promise<{ sequence: number; duplicate: boolean }> {
+    return this.publish(subject, payload, options);
+  }
+
+  /** One event at a time: a batch of one, handed to `handler`. */
+  consume<S extends EventSubject>(options: DurableConsumerOptions<S>): Promise<DurableSubscription> {
+    const { handler, ...settings } = options;
+    return this.consumeBatches({ ...settings, batch: 1, batchHandler: async ([event]) => handler(event.payload, event.context) });
+  }
+
+  async consumeBatches<S extends EventSubject>(options: DurableBatchConsumerOptions<S>): Promise<DurableSubscription> {
     const stream = this.streams.get(options.stream);
     if (!stream) throw new Error(`stream not found: ${options.stream}`);
     let group = stream.groups.get(options.durable);
@@ -143,15 +163,17 @@ export class InProcessDurableEvents extends DurableEvents {
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
   }
 
-  private async run<S extends EventSubject>(stream: StreamState, group: GroupState, member: Member, options: DurableConsumerOptions<S>): Promise<void> {
+  private async run<S extends EventSubject>(stream: StreamState, group: GroupState, member: Member, options: DurableBatchConsumerOptions<S>): Promise<void> {
+    const size = Math.max(1, options.batch ?? 32);
     while (!member.stopped && !this.closed) {
-      const next = this.take(stream, group, member);
-      if (!next) {
+      const batch: StoredEvent[] = [];
+      for (let next = this.take(stream, group, member); next; next = batch.length < size ? this.take(stream, group, member) : undefined) batch.push(next);
+      if (batch.length === 0) {
         await new Promise<void>((resolve) => (member.wake = resolve));
         member.wake = undefined;
         continue;
       }
-      await this.handle(stream, group, next, options);
+      await this.handle(stream, group, batch, options);
     }
   }
 
@@ -188,40 +210,49 @@ export class InProcessDurableEvents extends DurableEvents {
     return event?.sequence === sequence ? event : undefined;
   }
 
-  private async handle<S extends EventSubject>(stream: StreamState, group: GroupState, event: StoredEvent, options: DurableConsumerOptions<S>): Promise<void> {
-    const deliveryCount = (group.deliveries.get(event.sequence) ?? 0) + 1;
-    group.deliveries.set(event.sequence, deliveryCount);
-    const context: DurableEventContext = { ...buildMessageContext(event.subject, 'in-process', event.headers), messageId: event.messageId, sequence: event.sequence, deliveryCount };
-    let payload: EventPayload<S>;
+  private async handle<S extends EventSubject>(stream: StreamState, group: GroupState, events: StoredEvent[], options: DurableBatchConsumerOptions<S>): Promise<void> {
+    const batch: Array<DurableEvent<S> & { stored: StoredEvent }> = [];
+    for (const event of events) {
+      const deliveryCount = (group.deliveries.get(event.sequence) ?? 0) + 1;
+      group.deliveries.set(event.sequence, deliveryCount);
+      const context: DurableEventContext = { ...buildMessageContext(event.subject, 'in-process', event.headers), messageId: event.messageId, sequence: event.sequence, deliveryCount };
+      try {
+        batch.push({ payload: JSON.parse(event.data) as EventPayload<S>, context, stored: event });
+      } catch (error) {
+        logger.error(`dropped an unreadable ${options.subject} event (sequence ${event.sequence}): ${error instanceof Error ? error.message : String(error)}`);
+        this.finish(stream, group, event.sequence);
+      }
+    }
+    if (batch.length === 0) return;
     try {
-      payload = JSON.parse(event.data) as EventPayload<S>;
+      // One span per batch, in the context of its first event (a batch of one is traced as before).
+      await traced(options.subject, 'process', SpanKind.CONSUMER, batch[0].context, () => options.batchHandler(batch.map(({ payload, context }) => ({ payload, context }))));
     } catch (error) {
-      logger.error(`dropped an unreadable ${options.subject} event (sequence ${event.sequence}): ${error instanceof Error ? error.message : String(error)}`);
-      this.finish(stream, group, event.sequence);
+      const sequences = batch.map((event) => event.context.sequence).join(', ');
+      logger.error(`handler of ${options.subject} failed (sequence ${sequences}, delivery ${batch[0].context.deliveryCount}, correlation id ${batch[0].context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
+      for (const { context, stored } of batch) {
+        if (context.deliveryCount < (options.maxDeliver ?? 5)) group.retries.push({ sequence: stored.sequence, due: Date.now() + 1_000 });
+        else {
+          logger.error(`gave up ${options.subject} event (sequence ${stored.sequence}) after ${context.deliveryCount} deliveries`);
+          this.finish(stream, group, stored.sequence);
+        }
+      }
+      wakeAll(group);
       return;
     }
-    try {
-      await traced(options.subject, 'process', SpanKind.CONSUMER, context, () => options.handler(payload, context));
-    } catch (error) {
-      logger.error(`handler of ${options.subject} failed (sequence ${event.sequence}, delivery ${deliveryCount}, correlation id ${context.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
-      if (deliveryCount < (options.maxDeliver ?? 5)) {
-        group.retries.push({ sequence: event.sequence, due: Date.now() + 1_000 });
-        wakeAll(group);
-        return;
-      }
-      logger.error(`gave up ${options.subject} event (sequence ${event.sequence}) after ${deliveryCount} deliveries`);
-    }
-    this.finish(stream, group, event.sequence);
+    // Events every group finished are dropped once for the batch (dropping is a copy of what stays).
+    for (const { stored } of batch) this.finish(stream, group, stored.sequence, false);
+    this.trim(stream, Date.now());
   }
 
   /** Marks an event done for a group and drops events every group is done with. */
-  private finish(stream: StreamState, group: GroupState, sequence: number): void {
+  private finish(stream: StreamState, group: GroupState, sequence: number, trim = true): void {
     const event = this.find(stream, sequence);
     if (event) settle(event, group);
     group.deliveries.delete(sequence);
     group.done.add(sequence);
     while (group.done.delete(group.ackFloor + 1)) group.ackFloor++;
-    this.trim(stream, Date.now());
+    if (trim) this.trim(stream, Date.now());
   }
 
   private trim(stream: StreamState, now: number): void {

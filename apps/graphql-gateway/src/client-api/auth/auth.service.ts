@@ -1,8 +1,8 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
 import { type AppAuthEvent, authEventOf, type CallerUser, callerUserOf, Subjects } from '@tessera/contracts';
 import { MessageBus } from '@tessera/messaging';
-import { DataSources, newObjectIdHex } from '@tessera/platform';
+import { AuthEvents, DataSources, newObjectIdHex } from '@tessera/platform';
 import { EJSON } from 'bson';
 import { ClientApiError, ClientApiErrorCode, invalidSession } from '../client-api.error';
 import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
@@ -34,6 +34,8 @@ export interface ProfileResponse {
   data: Record<string, unknown>;
 }
 
+const authEventLogger = new Logger('AuthEvents');
+
 const NO_DEVICE = '000000000000000000000000';
 
 /** Logins, sessions (access and refresh tokens), profiles and user deletion. */
@@ -44,6 +46,7 @@ export class AuthService {
     private readonly dataSources: DataSources,
     private readonly providers: ProviderLogins,
     @Optional() private readonly bus?: MessageBus,
+    @Optional() private readonly authEvents?: AuthEvents,
   ) {}
 
   /** `POST C/app/{app}/auth/providers/{provider}/login[?link=true]`. */
@@ -66,6 +69,22 @@ export class AuthService {
     const response = await this.startSession(app, user._id, deviceId);
     await this.authEvent(app, 'LOGIN', [provider.type], user);
     return response;
+  }
+
+  /**
+   * Links a provider's identity to the user of a session that is still valid (the OAuth redirect flow, which
+   * comes back without the user's token): as `login?link=true` with that session's access token.
+   */
+  async linkSession(app: ClientApp, providerName: string, body: Record<string, unknown>, session: { userId: string; sessionId: string; deviceId: string }, clientAddress?: string): Promise<{ access_token: string; user_id: string; device_id: string }> {
+    const stored = await app.users.findSession(session.sessionId);
+    if (!stored || stored.userId !== session.userId || stored.expiresAt.getTime() <= Date.now()) throw invalidSession('the session that started linking has ended');
+    const current = await app.users.findUser(session.userId);
+    if (!current) throw invalidSession('user not found');
+    if (current.disabled) throw new ClientApiError(ClientApiErrorCode.UserDisabled, 'user disabled', { httpStatus: 401 });
+    const provider = enabledProvider(app, providerName);
+    const identity = await this.providers.identify(app, provider, body, clientAddress);
+    const user = await this.link(app, current, provider, identity);
+    return { access_token: await this.accessToken(app, user, { deviceId: session.deviceId, sessionId: session.sessionId }), user_id: user._id, device_id: session.deviceId };
   }
 
   /** Issues a new refresh-token session and its first access token. */
@@ -102,9 +121,12 @@ export class AuthService {
     await this.authEvent(app, 'DELETE', user.identities.map((identity) => identity.provider_type), user);
   }
 
-  /** Authentication triggers run on it (function runtime); a lost event never fails the request. */
+  /**
+   * Authentication triggers run on it (function runtime), durably (AuthEvents). The user exists already: an
+   * outbox that cannot be written is logged and never fails the request (as App Services).
+   */
   private async authEvent(app: ClientApp, operationType: AppAuthEvent['operationType'], providers: string[], user: AppUser): Promise<void> {
-    await this.bus?.emit(Subjects.AppsAuthEventOccurred, authEventOf(app.appId, operationType, [...new Set(providers)], user)).catch(() => undefined);
+    await this.authEvents?.occurred(authEventOf(app.appId, operationType, [...new Set(providers)], user)).catch((error: unknown) => authEventLogger.warn(`auth event of app ${app.appId} not recorded: ${error instanceof Error ? error.message : String(error)}`));
   }
 
   profile(session: ClientSession): ProfileResponse {

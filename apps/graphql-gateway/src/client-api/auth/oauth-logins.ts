@@ -90,6 +90,7 @@ export class OAuthLogins {
    */
   async credentialForCode(app: ClientApp, provider: AuthProvider, code: string, redirectUri: string): Promise<Record<string, string>> {
     if (provider.type === 'oauth2-google') return { id_token: await this.googleIdTokenForCode(app, provider, code, redirectUri) };
+    if (provider.type === 'oauth2-apple') return { id_token: await this.appleIdTokenForCode(app, provider, code, redirectUri) };
     const clientId = clientIdOf(provider);
     const query = new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, client_secret: await this.clientSecret(app, provider), code });
     const answer = await providerJson(`${this.settings.oauth.facebookGraphUrl}/oauth/access_token?${query.toString()}`, { method: 'GET' }, 'the Facebook Graph API');
@@ -104,6 +105,15 @@ export class OAuthLogins {
     const answer = await providerJson(this.settings.oauth.googleTokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, 'the Google token endpoint');
     const idToken = answer['id_token'];
     if (typeof idToken !== 'string' || idToken === '') throw authError('the Google token endpoint returned no id token for the auth code');
+    return idToken;
+  }
+
+  /** Apple's token endpoint: the code and the provider's client secret (the JWT the developer's key signed) for an id token. */
+  private async appleIdTokenForCode(app: ClientApp, provider: AuthProvider, code: string, redirectUri: string): Promise<string> {
+    const form = new URLSearchParams({ client_id: clientIdOf(provider), client_secret: await this.clientSecret(app, provider), code, grant_type: 'authorization_code', redirect_uri: redirectUri });
+    const answer = await providerJson(this.settings.oauth.appleTokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() }, 'the Apple token endpoint');
+    const idToken = answer['id_token'];
+    if (typeof idToken !== 'string' || idToken === '') throw authError('the Apple token endpoint returned no id token for the code');
     return idToken;
   }
 

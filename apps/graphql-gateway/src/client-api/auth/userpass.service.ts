@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AuthProvider } from '@tessera/app-config';
+import { type SendConfirmationRequest, type SendConfirmationResponse } from '@tessera/contracts';
 import { hashPassword } from '@tessera/credentials';
 import { FunctionCalls } from '@tessera/messaging';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
@@ -8,6 +9,13 @@ import { Mailer } from './mailer';
 import type { UserpassTokenPurpose } from '@tessera/platform';
 
 const tokenLifetimeSeconds = 30 * 60;
+/** How the admin API's `send_confirm` names a refusal of the client API. */
+const OUTCOME_OF_ERROR = new Map<string, SendConfirmationResponse['outcome']>([
+  [ClientApiErrorCode.UserNotFound, 'not_found'],
+  [ClientApiErrorCode.AppNotFound, 'not_found'],
+  [ClientApiErrorCode.UserAlreadyConfirmed, 'already_confirmed'],
+  [ClientApiErrorCode.AuthProviderNotFound, 'not_enabled'],
+]);
 const PROVIDER = 'local-userpass';
 
 /**
@@ -48,10 +56,34 @@ export class UserpassService {
     if (!(await app.users.confirmAccount(email))) throw new ClientApiError(ClientApiErrorCode.UserAlreadyConfirmed, 'already confirmed');
   }
 
+  /** `confirm/send`: the provider's confirmation flow again, as at registration. */
   async resendConfirmation(clientAppId: string, body: Record<string, unknown>): Promise<void> {
     const { app, provider } = await this.provider(clientAppId);
     const email = await this.pendingAccount(app, field(body, 'email'));
+    await this.startConfirmation(app, provider, email);
+  }
+
+  /**
+   * The admin API's `send_confirm` (over the bus): the same flow for a pending user of the app, with the
+   * outcome named rather than thrown (the admin API answers in its own errors).
+   */
+  async sendConfirmation(request: SendConfirmationRequest): Promise<SendConfirmationResponse> {
+    try {
+      const app = await this.apps.byAppId(request.appId);
+      const provider = enabledProvider(app, PROVIDER);
+      const email = await this.pendingAccount(app, request.email);
+      return { outcome: await this.startConfirmation(app, provider, email) };
+    } catch (error) {
+      if (!(error instanceof ClientApiError)) throw error;
+      return { outcome: OUTCOME_OF_ERROR.get(error.errorCode) ?? 'failed', message: error.message };
+    }
+  }
+
+  /** The provider's confirmation flow: its confirmation function decides, or a confirmation email goes out. */
+  private async startConfirmation(app: ClientApp, provider: AuthProvider, email: string): Promise<'sent' | 'confirmed' | 'pending'> {
+    if (provider.config?.['runConfirmationFunction'] === true) return (await this.runConfirmation(app, provider, email)) === 'success' ? 'confirmed' : 'pending';
     await this.sendToken(app, provider, email, 'confirm');
+    return 'sent';
   }
 
   async retryConfirmationFunction(clientAppId: string, body: Record<string, unknown>): Promise<void> {
@@ -121,7 +153,7 @@ export class UserpassService {
     throw new ClientApiError(ClientApiErrorCode.AuthError, 'password reset required: a password reset email was sent');
   }
 
-  private async runConfirmation(app: ClientApp, provider: AuthProvider, email: string): Promise<void> {
+  private async runConfirmation(app: ClientApp, provider: AuthProvider, email: string): Promise<'success' | 'pending'> {
     const functionName = provider.config?.['confirmationFunctionName'];
     if (typeof functionName !== 'string' || !functionName) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the provider names no confirmation function');
     const { token, tokenId } = await app.users.issueToken(email, 'confirm', tokenLifetimeSeconds);
@@ -133,6 +165,7 @@ export class UserpassService {
       await app.users.consumeToken(tokenId, token, 'confirm');
       throw new ClientApiError(ClientApiErrorCode.BadRequest, 'user confirmation failed: the confirmation function returned status fail');
     }
+    return status;
   }
 
   /** Runs a confirmation or reset function as the system: `{ status: 'success' | 'pending' | 'fail' }`. */

@@ -6,14 +6,20 @@ import { type ClientApp, ClientApps } from '../client-apps.service';
 import { bearerToken, tokenAppId } from '../auth/tokens';
 
 const CLIENT_API = '/api/client/v2.0/';
+/** The Data API and custom HTTPS endpoints: `/app/<client app id>/endpoint/...`. */
+const ENDPOINT_TREE = /^\/app\/([^/?#]+)\/endpoint(\/|\?|$)/;
 const allowedHeaders = 'Authorization, Content-Type, Accept, X-Requested-With, X-BAAS-Request-Origin';
 const allowedMethods = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 
 /**
- * CORS of the client API from each app's `security.allowed_request_origins` (config.json). Browsers send
- * `Origin`; an app with no list accepts every origin, an app with a list accepts only those. The app is
- * named by the path (`/app/<client app id>/...`) or by the token of `/auth/...` requests. Preflights
- * are answered here, before routing, since no route answers OPTIONS.
+ * CORS of the client API and of the endpoint tree (Data API, HTTPS endpoints) from each app's
+ * `security.allowed_request_origins` (config.json). Browsers send `Origin`. On the client API an app with no
+ * list accepts every origin, an app with a list accepts only those. The endpoint tree is left alone unless the
+ * app has a list (App Services answered it with no CORS headers: browsers could not call it, and an endpoint
+ * function could set its own headers); with a list it is treated as the client API is. A listed origin gets
+ * `Access-Control-Allow-Origin` and its preflight answered; another origin is refused with 403
+ * DomainNotAllowed, preflight or not. The app is named by the path (`/app/<client app id>/...`) or by the
+ * token of `/auth/...` requests. Preflights are answered here, before routing, since no route answers OPTIONS.
  */
 @Injectable()
 export class ClientApiCors implements OnModuleInit {
@@ -28,11 +34,13 @@ export class ClientApiCors implements OnModuleInit {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
     fastify.addHook('onRequest', async (request, reply) => {
-      if (!request.url.startsWith(CLIENT_API)) return;
+      const endpointTree = ENDPOINT_TREE.exec(request.url);
+      if (!endpointTree && !request.url.startsWith(CLIENT_API)) return;
       const origin = request.headers.origin;
       if (typeof origin !== 'string' || origin === '') return;
       const preflight = request.method === 'OPTIONS';
-      const app = await this.appOf(request);
+      const app = endpointTree ? await this.endpointAppOf(endpointTree[1] ?? '') : await this.appOf(request);
+      if (endpointTree && (!app || !hasOriginList(app))) return;
       if (app && !originAllowed(app, origin)) {
         const error = new ClientApiError(ClientApiErrorCode.DomainNotAllowed, `origin '${origin}' is not allowed to make requests to this app`);
         await reply.status(error.httpStatus).header('content-type', 'application/json').send(JSON.stringify(error.toBody()));
@@ -54,6 +62,15 @@ export class ClientApiCors implements OnModuleInit {
     });
   }
 
+  /** The app of an endpoint-tree request, or undefined when there is none (the route then answers). */
+  private async endpointAppOf(clientAppId: string): Promise<ClientApp | undefined> {
+    try {
+      return await this.apps.byClientAppId(decodeURIComponent(clientAppId));
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The app the request is for, or undefined when the request names none we know (the route then answers). */
   private async appOf(request: FastifyRequest): Promise<ClientApp | undefined> {
     try {
@@ -66,6 +83,11 @@ export class ClientApiCors implements OnModuleInit {
     }
     return undefined;
   }
+}
+
+function hasOriginList(app: ClientApp): boolean {
+  const allowed = app.config.settings.security?.allowed_request_origins;
+  return Array.isArray(allowed) && allowed.length > 0;
 }
 
 function originAllowed(app: ClientApp, origin: string): boolean {

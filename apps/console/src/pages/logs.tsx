@@ -1,0 +1,211 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { DataTable, ErrorNote, Json, messageOf, text, type AppPageProps } from '../ui';
+
+interface LogEntry {
+  _id: string;
+  type: string;
+  started: string;
+  completed: string;
+  messages?: string[];
+  error?: string;
+  error_code?: string;
+  function_name?: string;
+  user_id?: string;
+  [field: string]: unknown;
+}
+
+interface Filters {
+  type: string;
+  status: 'all' | 'errors';
+  user: string;
+  text: string;
+  from: string;
+  to: string;
+}
+
+const logTypes = ['FUNCTION', 'TRIGGER', 'SCHEDULED', 'DATABASE', 'AUTH', 'AUTHENTICATION', 'ENDPOINT', 'GRAPHQL', 'SYNC_ERROR', 'SYNC_CLIENT_WRITE', 'SYNC_CONNECTION_START', 'SYNC_CONNECTION_END', 'SERVICE', 'PUSH', 'API'];
+const tailEveryMs = 1500;
+const kept = 500;
+
+/**
+ * The app's log: type, status and time range are the admin API's filters; user and text filter what it
+ * answered (the API has no such query). Live tail asks for entries from the newest one shown onwards.
+ */
+export function LogsPage({ api, appId }: AppPageProps) {
+  const [filters, setFilters] = useState<Filters>({ type: '', status: 'all', user: '', text: '', from: '', to: '' });
+  const [entries, setEntries] = useState<LogEntry[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  const [tail, setTail] = useState(false);
+  const [selected, setSelected] = useState<LogEntry | undefined>();
+  const [arrived, setArrived] = useState(0);
+  const newest = useRef<string | undefined>();
+
+  const query = (extra: Record<string, string>) => {
+    const params = new URLSearchParams();
+    if (filters.type) params.set('type', filters.type);
+    if (filters.status === 'errors') params.set('errors_only', 'true');
+    if (filters.from) params.set('start_date', new Date(filters.from).toISOString());
+    if (filters.to) params.set('end_date', new Date(filters.to).toISOString());
+    for (const [key, value] of Object.entries(extra)) params.set(key, value);
+    return api.get<{ logs: LogEntry[] }>(api.app(appId, `/logs?${params.toString()}`));
+  };
+
+  const load = () => {
+    setError(undefined);
+    query({ limit: '100' }).then(
+      (answer) => {
+        setEntries(answer.logs);
+        newest.current = answer.logs[0]?.started;
+      },
+      (failure: unknown) => setError(messageOf(failure)),
+    );
+  };
+  useEffect(load, [appId, filters.type, filters.status, filters.from, filters.to]);
+
+  useEffect(() => {
+    if (!tail) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async () => {
+      try {
+        const since = newest.current ?? new Date(Date.now() - 60_000).toISOString();
+        const answer = await query({ limit: '100', start_date: since });
+        if (stopped) return;
+        setEntries((shown) => {
+          const known = new Set(shown.map((entry) => entry._id));
+          const fresh = answer.logs.filter((entry) => !known.has(entry._id));
+          if (fresh.length === 0) return shown;
+          setArrived((count) => count + fresh.length);
+          const merged = [...fresh, ...shown].sort((a, b) => (a.started < b.started ? 1 : a.started > b.started ? -1 : 0)).slice(0, kept);
+          newest.current = merged[0]?.started;
+          return merged;
+        });
+        setError(undefined);
+      } catch (failure) {
+        if (!stopped) setError(messageOf(failure));
+      }
+      if (!stopped) timer = setTimeout(() => void poll(), tailEveryMs);
+    };
+    void poll();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [tail, appId, filters.type, filters.status, filters.from, filters.to]);
+
+  const user = filters.user.trim();
+  const text = filters.text.trim().toLowerCase();
+  const shown = entries.filter((entry) => (!user || entry.user_id === user || JSON.stringify(entry).includes(user)) && (!text || JSON.stringify(entry).toLowerCase().includes(text)));
+  const set = (field: keyof Filters) => (event: Event) => setFilters({ ...filters, [field]: (event.currentTarget as HTMLInputElement).value });
+
+  return (
+    <section aria-labelledby="logs-title">
+      <h1 id="logs-title">Logs</h1>
+      <form class="card filters" aria-label="Log filters" onSubmit={(event) => (event.preventDefault(), load())}>
+        <label>
+          Type
+          <select value={filters.type} onChange={set('type')}>
+            <option value="">All types</option>
+            {logTypes.map((type) => (
+              <option key={type} value={type}>
+                {type}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Status
+          <select value={filters.status} onChange={set('status')}>
+            <option value="all">All</option>
+            <option value="errors">Errors only</option>
+          </select>
+        </label>
+        <label>
+          User id
+          <input value={filters.user} onInput={set('user')} />
+        </label>
+        <label>
+          Text
+          <input type="search" value={filters.text} onInput={set('text')} />
+        </label>
+        <label>
+          From
+          <input type="datetime-local" value={filters.from} onChange={set('from')} />
+        </label>
+        <label>
+          To
+          <input type="datetime-local" value={filters.to} onChange={set('to')} />
+        </label>
+        <label class="inline">
+          <input type="checkbox" checked={tail} onChange={(event) => setTail(event.currentTarget.checked)} /> Live tail
+        </label>
+        <button type="submit">Refresh</button>
+      </form>
+      <ErrorNote error={error} />
+      <p class="sr-only" aria-live="polite">
+        {tail && arrived > 0 ? `${arrived} new log entries` : ''}
+      </p>
+      <div class="split">
+        <DataTable
+          caption={`${shown.length} of ${entries.length} entries${tail ? ' · live' : ''}`}
+          columns={['Started', 'Type', 'Name', 'Status', 'User']}
+          items={shown}
+          row={(entry) => (
+            <tr key={entry._id} class={entry === selected ? 'selected' : ''}>
+              <td>
+                <button type="button" class="link" aria-pressed={entry === selected} onClick={() => setSelected(entry)}>
+                  {new Date(entry.started).toLocaleTimeString()}
+                </button>
+              </td>
+              <td>{entry.type}</td>
+              <td>{entry.function_name ?? nameOf(entry)}</td>
+              <td class={entry.error ? 'bad' : 'good'}>{entry.error ? 'error' : 'ok'}</td>
+              <td>
+                <code>{entry.user_id ?? ''}</code>
+              </td>
+            </tr>
+          )}
+        />
+        {selected && <LogRecord entry={selected} onClose={() => setSelected(undefined)} />}
+      </div>
+    </section>
+  );
+}
+
+function nameOf(entry: LogEntry): string {
+  for (const field of ['name', 'trigger_name', 'endpoint', 'event_subscription_name']) if (typeof entry[field] === 'string') return entry[field];
+  return '';
+}
+
+/** One entry's whole record: arguments (unless the function disables them), result or error, duration, trace id. */
+function LogRecord({ entry, onClose }: { entry: LogEntry; onClose: () => void }) {
+  const duration = Date.parse(entry.completed) - Date.parse(entry.started);
+  return (
+    <aside class="card record" aria-label="Log entry">
+      <div class="row">
+        <h2>
+          {entry.type} {entry.function_name ?? ''}
+        </h2>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      <dl>
+        <dt>Started</dt>
+        <dd>{entry.started}</dd>
+        <dt>Duration</dt>
+        <dd>{Number.isFinite(duration) ? `${duration} ms` : '—'}</dd>
+        <dt>Status</dt>
+        <dd>{entry.error ? `error: ${entry.error}${entry.error_code ? ` (${entry.error_code})` : ''}` : 'ok'}</dd>
+        <dt>Trace id</dt>
+        <dd>
+          <code>{text(entry['trace_id'] ?? entry['traceId']) || '—'}</code>
+        </dd>
+        <dt>Arguments</dt>
+        <dd>{entry['arguments'] !== undefined ? <code>{text(entry['arguments'])}</code> : entry['arguments_omitted'] ? 'not logged (disable_arg_logs)' : '—'}</dd>
+      </dl>
+      <h3>Whole record</h3>
+      <Json value={entry} label="Whole log record" />
+    </aside>
+  );
+}
