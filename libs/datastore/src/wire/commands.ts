@@ -4,7 +4,7 @@
  * server-side cursors, sessions and transactions, and change streams. Replies follow MongoDB's shapes:
  * write failures as `writeErrors`, command failures as `{ok: 0, errmsg, code, codeName}`.
  */
-import { calculateObjectSize, Long, ObjectId } from 'bson';
+import { Long, ObjectId } from 'bson';
 import {
   type BulkWriteOperation,
   type BulkWriteResult,
@@ -25,6 +25,7 @@ import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, t
 import { WireCommandError } from './errors';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
 import { sessionKey, type SessionRegistry } from './sessions';
+import { collectionStats, databaseStats, statsScale } from './stats';
 
 export { WireCommandError };
 
@@ -190,6 +191,15 @@ function hello(call: Invocation): Document {
 
 function buildInfo(): Document {
   return { version: serverVersion, versionArray: [7, 0, 0, 0], gitVersion: 'tessera-datastore', modules: [], bits: 64, maxBsonObjectSize: MAX_BSON_SIZE, storageEngines: ['tessera-embedded'], ok: 1 };
+}
+
+function getParameter(call: Invocation): Document {
+  // mongorestore asks before restoring MongoDB's users and roles (admin.system.users/roles), which the
+  // datastore does not have: refused with what to do, rather than answered with nothing it understands.
+  if (call.command.authSchemaVersion !== undefined) {
+    fail(72, 'InvalidOptions', "the Tessera datastore keeps no MongoDB users or roles (authSchemaVersion): leave them out of the restore (mongorestore --nsExclude 'admin.system.*')");
+  }
+  return call.command.featureCompatibilityVersion ? { featureCompatibilityVersion: { version: '7.0' }, ok: 1 } : { ok: 1 };
 }
 
 // ---- cursors ----
@@ -619,7 +629,7 @@ async function dropDatabase(call: Invocation): Promise<Document> {
   return { dropped: call.db, ok: 1 };
 }
 
-// `ns` is what old servers kept in index specs; mongorestore still sends it (MongoDB accepts the matching one).
+// `ns` is accepted when it names the collection, and not kept (as MongoDB 4.4+): mongorestore sends it.
 const supportedIndexOptions = new Set(['key', 'name', 'unique', 'sparse', 'v', 'background', 'ns', 'collation']);
 
 async function createIndexes(call: Invocation): Promise<Document> {
@@ -636,36 +646,14 @@ async function createIndexes(call: Invocation): Promise<Document> {
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
     if (spec.collation !== undefined) checkCollation(spec.collation);
-    if (spec.ns !== undefined && spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${JSON.stringify(spec.ns)}) doesn't match the namespace '${call.db}.${name}'`);
+    if (spec.ns !== undefined) {
+      if (typeof spec.ns !== 'string') fail(14, 'TypeMismatch', "The field 'ns' must be a string");
+      if (spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${spec.ns}) doesn't match the namespace '${call.db}.${name}'`);
+    }
     await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true });
   }
   const numIndexesAfter = call.client.store.collection(call.db, name)?.indexes.size ?? numIndexesBefore;
   return { createdCollectionAutomatically: !existed, numIndexesBefore, numIndexesAfter, ok: 1 };
-}
-
-/**
- * `collStats`, as far as tools read it: document count and sizes (the documents' BSON sizes; the engine keeps
- * them in memory, so storage equals data) and the indexes. mongodump asks it to learn the storage engine.
- */
-function collStats(call: Invocation): Document {
-  const name = collectionName(call);
-  const state = call.client.store.collection(call.db, name);
-  if (state?.view) fail(166, 'CommandNotSupportedOnView', `Namespace ${call.db}.${name} is a view, not a collection`);
-  let size = 0;
-  for (const rec of state?.records.values() ?? []) size += calculateObjectSize(rec.doc);
-  const count = state?.records.size ?? 0;
-  const indexNames = [...(state?.indexes.keys() ?? [])];
-  return {
-    ns: `${call.db}.${name}`,
-    count,
-    size,
-    avgObjSize: count ? Math.round(size / count) : 0,
-    storageSize: size,
-    nindexes: indexNames.length,
-    totalIndexSize: 0,
-    indexSizes: Object.fromEntries(indexNames.map((index) => [index, 0])),
-    ok: 1,
-  };
 }
 
 async function listIndexes(call: Invocation): Promise<Document> {
@@ -701,6 +689,18 @@ async function dropIndexes(call: Invocation): Promise<Document> {
   return { nIndexesWas, ok: 1 };
 }
 
+function collStats(call: Invocation): Promise<Document> {
+  const name = collectionName(call);
+  return collectionStats(`${call.db}.${name}`, call.client.store.collection(call.db, name), statsScale(call.command));
+}
+
+async function dbStats(call: Invocation): Promise<Document> {
+  const scale = statsScale(call.command);
+  const names = await call.client.db(call.db).getCollectionNames();
+  const states = names.map((name) => call.client.store.collection(call.db, name)).filter((state) => state !== undefined);
+  return databaseStats(call.db, states, scale);
+}
+
 // ---- sessions and transactions ----
 
 async function endSessions(call: Invocation): Promise<Document> {
@@ -731,7 +731,7 @@ const handlers: Record<string, Handler> = {
   ping: () => ({ ok: 1 }),
   buildInfo,
   buildinfo: buildInfo,
-  getParameter: (call) => (call.command.featureCompatibilityVersion ? { featureCompatibilityVersion: { version: '7.0' }, ok: 1 } : { ok: 1 }),
+  getParameter,
   whatsmyuri: (call) => ({ you: call.connection.me, ok: 1 }),
   connectionStatus: () => ({ authInfo: { authenticatedUsers: [], authenticatedUserRoles: [] }, ok: 1 }),
   hostInfo: () => ({ system: { currentTime: new Date() }, os: {}, extra: {}, ok: 1 }),
@@ -745,8 +745,9 @@ const handlers: Record<string, Handler> = {
   dropDatabase,
   createIndexes,
   listIndexes,
-  collStats,
   dropIndexes,
+  collStats,
+  dbStats,
   find,
   insert,
   update,

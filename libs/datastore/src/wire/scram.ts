@@ -49,7 +49,14 @@ export class ScramConversation {
   private serverFirst = '';
   private nonce = '';
 
-  constructor(private readonly credential: ScramCredential) {}
+  /** The user name the client sent (decoded), once the conversation started. */
+  userName = '';
+
+  /** `acceptsUser`: which user names the credential authenticates (the configured one by default). */
+  constructor(
+    private readonly credential: ScramCredential,
+    private readonly acceptsUser: (name: string) => boolean = (name) => name === credential.user,
+  ) {}
 
   start(clientFirst: string): string {
     // gs2 header: no channel binding (`n,,`), or `y,,` (the client could but believes the server cannot).
@@ -61,7 +68,8 @@ export class ScramConversation {
     const clientNonce = attrs.get('r');
     if (user === undefined || !clientNonce) throw new ScramError('malformed SCRAM client-first message');
     // An unknown user goes through the same exchange and fails at the proof, so names cannot be probed.
-    this.unknownUser = decodeName(user) !== this.credential.user;
+    this.userName = decodeName(user);
+    this.unknownUser = !this.acceptsUser(this.userName);
     this.nonce = clientNonce + randomBytes(24).toString('base64');
     this.serverFirst = `r=${this.nonce},s=${this.credential.salt.toString('base64')},i=${iterations}`;
     return this.serverFirst;

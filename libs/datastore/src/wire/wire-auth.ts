@@ -40,14 +40,26 @@ export function saslPayload(command: Document): string {
 
 const handshakes = new Set(['hello', 'isMaster', 'ismaster']);
 
-/** SCRAM-SHA-256 for one configured user, per connection. */
+/**
+ * SCRAM-SHA-256 for one configured user, per connection. The user may also authenticate as
+ * `<user>+<cluster>`, naming the cluster its connection serves: the way for clients that cannot choose their
+ * `appName` (MongoDB's database tools always send their own name) to reach a cluster other than the default.
+ * The password is the same (SCRAM-SHA-256 salts the password alone, so any spelling of the name checks it).
+ */
 export class DatastoreAuthenticator {
   private readonly credential: ScramCredential;
   private readonly authenticated = new Set<number>();
+  /** The cluster a connection's user name named (`<user>+<cluster>`). */
+  private readonly userClusters = new Map<number, string>();
   private readonly conversations = new Map<number, { id: number; scram: ScramConversation }>();
   private nextConversation = 1;
 
-  constructor(user: string, password: string) {
+  /** `isClusterName`: which names a `<user>+<cluster>` user name may give (others fail authentication). */
+  constructor(
+    private readonly user: string,
+    password: string,
+    private readonly isClusterName: (name: string) => boolean = () => true,
+  ) {
     this.credential = scramCredential(user, password);
   }
 
@@ -55,10 +67,25 @@ export class DatastoreAuthenticator {
     return this.authenticated.has(connection);
   }
 
+  /** The cluster the authenticated user name of a connection named, if it named one. */
+  clusterOf(connection: number): string | undefined {
+    return this.authenticated.has(connection) ? this.userClusters.get(connection) : undefined;
+  }
+
   /** Drops what a closed connection left. */
   forget(connection: number): void {
     this.authenticated.delete(connection);
+    this.userClusters.delete(connection);
     this.conversations.delete(connection);
+  }
+
+  /** The cluster in a `<user>+<cluster>` name; undefined for the plain user name; null for any other name. */
+  private clusterInName(name: string): string | undefined | null {
+    if (name === this.user) return undefined;
+    const prefix = `${this.user}+`;
+    if (!name.startsWith(prefix)) return null;
+    const cluster = name.slice(prefix.length);
+    return this.isClusterName(cluster) ? cluster : null;
   }
 
   /**
@@ -93,7 +120,8 @@ export class DatastoreAuthenticator {
       throw new WireCommandError(2, 'MechanismUnavailable', `Received authentication for mechanism ${String(command.mechanism)} which is not enabled`);
     }
     this.authenticated.delete(connection);
-    const scram = new ScramConversation(this.credential);
+    this.userClusters.delete(connection);
+    const scram = new ScramConversation(this.credential, (name) => this.clusterInName(name) !== null);
     const conversation = { id: this.nextConversation++, scram };
     let serverFirst: string;
     try {
@@ -118,6 +146,8 @@ export class DatastoreAuthenticator {
       throw error;
     }
     this.authenticated.add(connection);
+    const cluster = this.clusterInName(conversation.scram.userName);
+    if (cluster) this.userClusters.set(connection, cluster);
     // Done with the server's signature: the driver skips the empty last exchange (skipEmptyExchange).
     return { conversationId: conversation.id, done: true, payload: new Binary(Buffer.from(serverFinal, 'utf8')), ok: 1 };
   }

@@ -46,8 +46,12 @@ const handshakeCommands = new Set(['hello', 'isMaster', 'ismaster']);
 /** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
 const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 
-/** MongoDB's database tools name themselves in `appName` whatever the URI says: they get the default cluster. */
-const toolNames = new Set(['mongodump', 'mongorestore', 'mongoexport', 'mongoimport', 'mongofiles', 'mongostat', 'mongotop', 'bsondump']);
+/**
+ * The application names MongoDB's database tools send, whatever the connection string says: they name the
+ * tool, not a cluster, so their connections get the default cluster (or `mongorestore` would write where
+ * `mongodump` never reads), or the one a `<user>+<cluster>` user name names (wire-auth.ts).
+ */
+const databaseTools = new Set(['mongodump', 'mongorestore', 'mongoimport', 'mongoexport', 'mongofiles', 'mongostat', 'mongotop', 'bsondump']);
 
 export class WireServer implements CommandServer {
   private readonly clients = new Map<string, EmbeddedClient>();
@@ -64,7 +68,7 @@ export class WireServer implements CommandServer {
   private constructor(private readonly options: WireServerOptions) {
     this.replicaSetName = options.replicaSetName ?? 'tessera';
     this.defaultCluster = options.defaultCluster ?? 'default';
-    if (options.credentials) this.auth = new DatastoreAuthenticator(options.credentials.user, options.credentials.password);
+    if (options.credentials) this.auth = new DatastoreAuthenticator(options.credentials.user, options.credentials.password, (name) => clusterNamePattern.test(name));
     // Idle cursors and sessions are dropped as MongoDB does (10 and 30 minutes).
     this.sweeper = setInterval(() => void this.sweep(), 60_000);
     this.sweeper.unref();
@@ -123,7 +127,7 @@ export class WireServer implements CommandServer {
     const client = handshake.client as Document | undefined;
     const application = client?.application as Document | undefined;
     const name = application?.name;
-    return typeof name === 'string' && clusterNamePattern.test(name) && !toolNames.has(name) ? name : this.defaultCluster;
+    return typeof name === 'string' && clusterNamePattern.test(name) && !databaseTools.has(name) ? name : this.defaultCluster;
   }
 
   /**
@@ -156,8 +160,13 @@ export class WireServer implements CommandServer {
       if (this.auth) {
         const answered = this.auth.intercept(info.id, command);
         if (answered) {
-          // Authenticated now: the connection gets the cluster its handshake named.
-          if (this.auth.isAuthenticated(info.id) && connection.requestedCluster !== undefined) {
+          // Authenticated now: the connection gets the cluster its user name named, else the one its
+          // handshake named.
+          const named = this.auth.clusterOf(info.id);
+          if (named !== undefined) {
+            connection.cluster = named;
+            connection.requestedCluster = undefined;
+          } else if (this.auth.isAuthenticated(info.id) && connection.requestedCluster !== undefined) {
             connection.cluster = connection.requestedCluster;
             connection.requestedCluster = undefined;
           }
