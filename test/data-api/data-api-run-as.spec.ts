@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type AppConfig, emptyApp } from '@tessera/app-config';
 import { DeployedApps, LogStore } from '@tessera/platform';
 import { eventually } from '@tessera/testing';
@@ -49,8 +50,18 @@ describe('Data API run-as script and can_evaluate', () => {
     expect(await asTenant('alpha', 'find', { ...items, filter: {}, projection: { _id: 0, name: 1 } })).toMatchObject({ status: 200, body: { documents: [{ name: 'a1' }] } });
     expect(await asTenant('beta', 'find', { ...items, filter: {}, projection: { _id: 0, name: 1 } })).toMatchObject({ status: 200, body: { documents: [{ name: 'b1' }] } });
 
-    // A script naming nobody, a user that does not exist, a non-string, or failing refuses the request.
-    for (const tenant of ['nobody', 'ghost', 'number']) {
+    // A script naming a user that does not exist is answered as a fixed run_as_user_id naming nobody is.
+    const ghost = await asTenant('ghost', 'find', { ...items, filter: {} });
+    const fixed = await host.createApp('fixedghost', appConfig('fixedghost', { run_as_user_id: '000000000000000000000000' }));
+    const fixedGhost = await dataApi(host, fixed.clientAppId, 'find', { ...items, filter: {} });
+    expect(fixedGhost).toMatchObject({ status: 401, body: { error_code: 'InvalidSession' } });
+    expect(ghost.status).toBe(fixedGhost.status);
+    expect(ghost.body['error']).toBe(fixedGhost.body['error']);
+    expect(ghost.body['error_code']).toBe(fixedGhost.body['error_code']);
+    expect(Object.keys(ghost.body).sort()).toEqual(Object.keys(fixedGhost.body).sort());
+
+    // A script naming nobody, a non-string, or failing refuses the request.
+    for (const tenant of ['nobody', 'number']) {
       const refused = await asTenant(tenant, 'find', { ...items, filter: {} });
       expect(refused.status, tenant).toBeGreaterThanOrEqual(400);
       expect(refused.status, tenant).toBeLessThan(500);
@@ -60,10 +71,10 @@ describe('Data API run-as script and can_evaluate', () => {
     expect(failed).toMatchObject({ status: 400, body: { error_code: 'FunctionExecutionError' } });
     expect(String(failed.body['error'])).toContain('no tenant for you');
 
-    // Each script run is in the app's logs, as an ENDPOINT entry of the Data API's route.
+    // A refused request is in the app's logs, as an ENDPOINT entry of the Data API's route with its error.
     await eventually(async () => {
       const entries = await host.nest.get(LogStore).list(app.appId, { types: ['ENDPOINT'] });
-      expect(entries.some((entry) => entry.request_url === '/data/v1/action/find' && entry.error !== undefined)).toBe(true);
+      expect(entries.some((entry) => entry['endpoint_route'] === '/data/v1/action/find' && entry.error !== undefined)).toBe(true);
     });
   });
 
@@ -73,11 +84,35 @@ describe('Data API run-as script and can_evaluate', () => {
     const deployed = (await host.nest.get(DeployedApps).byId(app.appId)).config;
     await host.dataSources.forService(deployed, 'mongodb-atlas').client.db('shop').collection('items').insertMany([{ owner: userId, name: 'keyed' }, { owner: 'other', name: 'not mine' }]);
     expect(await dataApi(host, app.clientAppId, 'find', { ...items, filter: {}, projection: { _id: 0, name: 1 } }, { headers: { apiKey: key } })).toMatchObject({ status: 200, body: { documents: [{ name: 'keyed' }] } });
-    // Without credentials the script runs as system, whose id is no app user: the runtime refuses to bind it.
+    // Without credentials the script runs as system, whose id is no app user: refused as a missing user is.
     const asSystem = await dataApi(host, app.clientAppId, 'find', { ...items, filter: {} });
-    expect(asSystem).toMatchObject({ status: 400, body: { error_code: 'FunctionExecutionError' } });
-    expect(String(asSystem.body['error'])).toMatch(/user to run as does not exist/);
+    expect(asSystem).toMatchObject({ status: 401, body: { error_code: 'InvalidSession' } });
     expect((await dataApi(host, app.clientAppId, 'find', { ...items, filter: {} }, { headers: { apiKey: 'not-a-key' } })).status).toBe(401);
+  });
+
+  it("writes one ENDPOINT entry per request, holding the script's log lines", async () => {
+    const script = `exports = function () { console.log('picking', (context.request.requestHeaders['X-Tenant'] || [])[0]); return (context.request.requestHeaders['X-Tenant'] || [])[0] === 'ghost' ? '000000000000000000000000' : context.user.id; };`;
+    const app = await host.createApp('onelog', appConfig('onelog', { run_as_user_id_script_source: script }));
+    const { key } = await serverApiKey(host, app.clientAppId, 'logger');
+    const served = randomUUID();
+    const refused = randomUUID();
+    expect(await dataApi(host, app.clientAppId, 'find', { ...items, filter: {} }, { headers: { apiKey: key, 'x-tenant': 'keyed', 'x-request-id': served } })).toMatchObject({ status: 200 });
+    expect(await dataApi(host, app.clientAppId, 'find', { ...items, filter: {} }, { headers: { 'x-tenant': 'ghost', 'x-request-id': refused } })).toMatchObject({ status: 401 });
+    const logs = host.nest.get(LogStore);
+    await eventually(async () => {
+      expect(await logs.list(app.appId, { coId: served })).toHaveLength(1);
+      expect(await logs.list(app.appId, { coId: refused })).toHaveLength(1);
+    });
+    // Give a second entry (the runtime's, written after a short buffer) time to appear, then count again.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const [entry] = await logs.list(app.appId, { coId: served });
+    expect(await logs.list(app.appId, { coId: served })).toHaveLength(1);
+    expect(await logs.list(app.appId, { coId: refused })).toHaveLength(1);
+    expect(entry).toMatchObject({ type: 'ENDPOINT', status: 200, endpoint_route: '/data/v1/action/find' });
+    expect(entry?.messages.join('\n')).toContain('picking keyed');
+    const [refusedEntry] = await logs.list(app.appId, { coId: refused });
+    expect(refusedEntry).toMatchObject({ type: 'ENDPOINT', status: 401, error_code: 'InvalidSession' });
+    expect(refusedEntry?.messages.join('\n')).toContain('picking ghost');
   });
 
   it('serves a request only when can_evaluate holds for %%request and %%user', async () => {

@@ -57,6 +57,12 @@ describe('durable authentication events (standalone)', () => {
     const settings = loadSettings({ TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent' });
     const offline = new DataSources(settings);
     const stale = new Date(Date.now() - 60 * 60_000);
+    // Two users were written after their CREATE events; the third crash came between its event and its user.
+    await offline
+      .platform()
+      .db(`app-${appId}`)
+      .collection('users')
+      .insertMany(['crashed-user-1', 'crashed-user-2'].map((id) => ({ _id: id, type: 'normal', identities: [{ id: 'anon', provider_type: 'anon-user', provider_id: 'anon-user' }], data: {}, disabled: false, createdAt: stale })));
     await offline
       .platform()
       .db(PLATFORM_DATABASE)
@@ -64,6 +70,7 @@ describe('durable authentication events (standalone)', () => {
       .insertMany([
         { _id: 'e0000000000000000000001a', event: lostEvent(appId, 'crashed-user-1', 'e0000000000000000000001a'), at: stale },
         { _id: 'e0000000000000000000001b', event: lostEvent(appId, 'crashed-user-2', 'e0000000000000000000001b'), at: new Date() },
+        { _id: 'e0000000000000000000001c', event: lostEvent(appId, 'never-written', 'e0000000000000000000001c'), at: stale },
       ]);
     await offline.closeAll();
 
@@ -75,8 +82,12 @@ describe('durable authentication events (standalone)', () => {
       expect(await runsOf(back, 'crashed-user-2')).toBe(1);
     }, { timeoutMs: 20_000 });
     await eventually(async () => expect(await outbox(back).countDocuments({})).toBe(0));
-    const logs = await back.nest.get(LogStore).list(appId, { types: ['AUTH_TRIGGER'] });
-    expect(logs.filter((entry) => entry.trigger_name === 'onCreate').length).toBeGreaterThanOrEqual(2);
+    // The event of a user never written is dropped, not run.
+    expect(await runsOf(back, 'never-written')).toBeUndefined();
+    await eventually(async () => {
+      const logs = await back.nest.get(LogStore).list(appId, { types: ['AUTH_TRIGGER'] });
+      expect(logs.filter((entry) => entry.trigger_name === 'onCreate').length).toBeGreaterThanOrEqual(2);
+    });
 
     // At least once, run once: the same event published again (a relay racing a slow publish) is claimed.
     await outbox(back).insertOne({ _id: 'e0000000000000000000001a', event: lostEvent(appId, 'crashed-user-1', 'e0000000000000000000001a'), at: stale });
@@ -88,4 +99,32 @@ describe('durable authentication events (standalone)', () => {
     expect(await runsOf(back, 'crashed-user-1')).toBe(1);
   });
 
+  it('writes a CREATE to the outbox before its user, and the relay drops it when the user write never happened', async () => {
+    const running = host!;
+    const authEvents = running.nest.get(AuthEvents);
+    const event = lostEvent(appId, 'failed-write-user', 'e0000000000000000000002a');
+    // The user write fails after the event is in the outbox (a crash would leave it there the same way).
+    const failed = authEvents.around(event, async () => {
+      expect(await outbox(running).countDocuments({ _id: event.eventId })).toBe(1);
+      throw new Error('the datastore went away');
+    });
+    await expect(failed).rejects.toThrow(/went away/);
+    expect(await outbox(running).countDocuments({ _id: event.eventId })).toBe(1);
+    // Young, it may be a write under way elsewhere: left alone.
+    expect(await authEvents.relay(0)).toBe(0);
+    expect(await outbox(running).countDocuments({ _id: event.eventId })).toBe(1);
+    // Old, its user never written: dropped, and no trigger runs.
+    await outbox(running).updateOne({ _id: event.eventId }, { $set: { at: new Date(Date.now() - 60 * 60_000) } });
+    expect(await authEvents.relay(0)).toBe(0);
+    expect(await outbox(running).countDocuments({ _id: event.eventId })).toBe(0);
+    expect(await runsOf(running, 'failed-write-user')).toBeUndefined();
+
+    // A user deleted over the client API: its DELETE event goes through the outbox and leaves it, the user gone.
+    const login = await running.anonymousLogin(clientAppId);
+    await eventually(async () => expect(await runsOf(running, login.userId)).toBe(1));
+    const deleted = await fetch(`${running.url}/api/client/v2.0/auth/delete`, { method: 'DELETE', headers: { authorization: `Bearer ${login.accessToken}` } });
+    expect(deleted.status).toBe(204);
+    expect(await running.dataSources.platform().db(`app-${appId}`).collection('users').countDocuments({ _id: login.userId })).toBe(0);
+    await eventually(async () => expect(await outbox(running).countDocuments({})).toBe(0));
+  });
 });

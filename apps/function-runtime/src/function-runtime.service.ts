@@ -118,6 +118,11 @@ interface CallState {
   frames: Map<number, Identity>;
   nextFrameId: number;
   nestedCalls: number;
+  /**
+   * The Data API's run-as script: it only names a user, and the gateway decides what a missing one means
+   * (401 InvalidSession, as a fixed `run_as_user_id` naming nobody), so an unknown id is bound as is.
+   */
+  namesUserOnly?: boolean;
 }
 
 @Injectable()
@@ -174,6 +179,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     let logs: string[] = [];
     let memory: Promise<number> = Promise.resolve(0);
     let argsEjson: string | undefined;
+    // The Data API's script is logged in its request's own ENDPOINT entry (one request, one entry), not here.
+    const namesUserOnly = request.http?.kind === 'data-api';
     try {
       if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn, request.origin === 'client');
       try {
@@ -181,7 +188,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       } catch (error) {
         throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ArgumentsNotAllowed, 'arguments must be EJSON-serialisable values', { cause: error });
       }
-      const state: CallState = { appId: request.appId, app, frames: new Map(), nextFrameId: 1, nestedCalls: 0 };
+      const state: CallState = { appId: request.appId, app, frames: new Map(), nextFrameId: 1, nestedCalls: 0, namesUserOnly };
       state.frames.set(
         0,
         request.caller.type === 'system'
@@ -205,12 +212,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       if (outcome.kind === 'ok' || outcome.kind === 'error') logs = outcome.logs;
       const resultEjson = this.unwrap(outcome);
       const durationMs = performance.now() - started;
-      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson });
+      if (!namesUserOnly) this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson });
       return new ExecutionResult(resultEjson, executionId, logs, durationMs, outcome.kind === 'ok' ? outcome.http : undefined);
     } catch (error) {
       const failure = error instanceof FunctionRuntimeError ? error : request.signal?.aborted ? cancelledError() : this.internalError(error);
       const durationMs = performance.now() - started;
-      this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson, error: failure });
+      if (!namesUserOnly) this.record({ executionId, request, fn, startedAt, durationMs, callerId, runAsId, memory, logs, argsEjson, error: failure });
       throw failure;
     }
   }
@@ -372,7 +379,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       case 'frame.bindUser': {
         const identity = state.frames.get(frameId);
         if (!identity || !('pending' in identity)) throw new Error('this function does not pick its user with a script');
-        const user = await this.findUser(state.appId, requireString(p['userId'], 'user id'));
+        const userId = requireString(p['userId'], 'user id');
+        const user = state.namesUserOnly ? ((await this.deps.users?.findUser(state.appId, userId)) ?? unknownUser(userId)) : await this.findUser(state.appId, userId);
         state.frames.set(frameId, { system: false, user, shown: user });
         return { user: JSON.stringify(user) };
       }
@@ -516,6 +524,11 @@ function cancelledError(): FunctionRuntimeError {
 /** The caller identity is canonical EJSON already (its documents are), so its JSON text is what the sandbox parses. */
 function toSandboxFrame(id: number, identity: BoundIdentity): SandboxFrame {
   return { id, system: identity.system, user: JSON.stringify(identity.shown) };
+}
+
+/** A user id the Data API's script named that no user has: bound so the script's answer reaches the gateway. */
+function unknownUser(id: string): CallerUser {
+  return { id, type: 'normal', data: {}, custom_data: {}, identities: [] };
 }
 
 function identityId(identity: Identity | undefined): string | undefined {

@@ -133,8 +133,9 @@ export class AppUserStore {
     return link ? this.findUser(String(link['userId'])) : null;
   }
 
-  async createUser(type: AppUser['type'], data: Record<string, unknown> = {}): Promise<AppUser> {
-    const user: AppUser = { _id: newObjectIdHex(), type, identities: [], data, disabled: false, createdAt: new Date() };
+  /** `id`: chosen ahead (an auth event names the user before it is written); a new ObjectId by default. */
+  async createUser(type: AppUser['type'], data: Record<string, unknown> = {}, id: string = newObjectIdHex()): Promise<AppUser> {
+    const user: AppUser = { _id: id, type, identities: [], data, disabled: false, createdAt: new Date() };
     await this.users.insertOne(user as unknown as Document);
     return user;
   }

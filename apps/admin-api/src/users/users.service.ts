@@ -73,10 +73,11 @@ export class UsersService {
   async remove(record: AppRecord, userId: string): Promise<void> {
     const store = await this.store(record);
     const user = await this.require(record, userId);
-    await store.deleteUser(user);
+    // Authentication triggers on DELETE run on it (function runtime), durably: the event is in the outbox
+    // before the user is deleted (AuthEvents.around), so a crash between them loses no trigger run.
+    const event = authEventOf(record._id, 'DELETE', [...new Set(user.identities.map((identity) => identity.provider_type))], user);
+    await (this.authEvents ? this.authEvents.around(event, () => store.deleteUser(user)) : store.deleteUser(user));
     await this.announce({ appId: record._id, userId, change: 'deleted' });
-    // Authentication triggers on DELETE run on it (function runtime), durably; the user is gone either way.
-    await this.authEvents?.occurred(authEventOf(record._id, 'DELETE', [...new Set(user.identities.map((identity) => identity.provider_type))], user)).catch((error: unknown) => this.logger.warn(`auth event of app ${record._id} not recorded: ${error instanceof Error ? error.message : String(error)}`));
   }
 
   async setDisabled(record: AppRecord, userId: string, disabled: boolean): Promise<void> {

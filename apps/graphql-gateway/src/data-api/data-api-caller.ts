@@ -17,7 +17,7 @@ import type { EndpointRequest } from './endpoint-routes';
 /** Who a Data API call runs as: the system (no rules), or a user under the app's rules. */
 export type DataApiCaller = { kind: 'system'; userId?: string } | { kind: 'user'; userId: string; user: CallerUser };
 
-/** The function name the runtime logs the run-as script's runs under. */
+/** The function name the run-as script runs under. */
 const RUN_AS_SCRIPT = 'data_api';
 
 /**
@@ -36,20 +36,22 @@ export class DataApiCallers {
     private readonly functions: FunctionCalls,
   ) {}
 
-  async callerOf(app: ClientApp, config: DataApiConfig, request: EndpointRequest): Promise<DataApiCaller> {
+  /** `onScriptLogs` receives the run-as script's log lines (before its user is looked up), for the request's log entry. */
+  async callerOf(app: ClientApp, config: DataApiConfig, request: EndpointRequest, onScriptLogs?: (logs: string[]) => void): Promise<DataApiCaller> {
     const headers = request.raw.headers;
     const authenticated = await this.credentials.userOf(app, headers, { createUser: config.create_user_on_auth, clientAddress: request.raw.ip });
     if (config.run_as_system) return { kind: 'system', ...(authenticated ? { userId: authenticated._id } : {}) };
     if (config.run_as_user_id !== '') return this.asUser(app, await this.enabledUser(app, config.run_as_user_id));
     if (config.run_as_user_id_script_source !== '') {
       const caller: Caller = authenticated ? { type: 'user', user: await this.auth.callerOf({ app, user: authenticated }) } : { type: 'system' };
-      return this.asUser(app, await this.enabledUser(app, await this.scriptedUserId(app, request, caller)));
+      const scripted = await this.scriptedUserId(app, request, caller);
+      onScriptLogs?.(scripted.logs);
+      return this.asUser(app, await this.enabledUser(app, scripted.userId));
     }
     if (!authenticated) throw new DataApiError(DataApiErrorCode.MissingAuthReq, 'must specify some form of authentication (either email+password, api-key, or jwt) in the request header or body');
     return this.asUser(app, authenticated);
   }
 
-  /** Runs the configuration's script in the sandbox for this request; the id of the user it returned. */
   /**
    * `can_evaluate`: the request is served only when the expression holds for `%%request` and `%%user` (the
    * user the call runs as); an empty expression always holds. Refused with 403 NotCallable, as a function
@@ -65,15 +67,18 @@ export class DataApiCallers {
     if (allowed !== true) throw new DataApiError(DataApiErrorCode.NotCallable, 'rule not matched for the Data API: can_evaluate denied the request');
   }
 
-  /** Runs the configuration's script in the sandbox for this request; the id of the user it returned. */
-  private async scriptedUserId(app: ClientApp, request: EndpointRequest, caller: Caller): Promise<string> {
+  /**
+   * Runs the configuration's script in the sandbox for this request; the id of the user it returned and the
+   * script's log lines (the runtime logs no entry of its own: they go in the request's ENDPOINT entry).
+   */
+  private async scriptedUserId(app: ClientApp, request: EndpointRequest, caller: Caller): Promise<{ userId: string; logs: string[] }> {
     const outcome = await this.functions.run(
       { appId: app.appId, functionName: RUN_AS_SCRIPT, args: [], caller, metadata: requestMetadataOf(request), http: { kind: 'data-api', route: `/${request.path}` } },
       { headers: edgeMessageHeaders(request.raw) },
     );
     const userId = decodeEjson(outcome.result, { relaxed: true });
     if (typeof userId !== 'string' || userId === '') throw invalidSession('error finding user for endpoint');
-    return userId;
+    return { userId, logs: outcome.logs };
   }
 
   private async enabledUser(app: ClientApp, userId: string): Promise<AppUser> {

@@ -40,6 +40,8 @@ interface CallRecord {
   version?: string;
   action?: string;
   userId?: string;
+  /** The run-as script's log lines, shown as the request entry's messages. */
+  messages?: string[];
 }
 
 const tracer = () => trace.getTracer('@tessera/graphql-gateway');
@@ -116,7 +118,7 @@ export class DataApiService implements OnModuleInit {
       const refusal = requestProofRefusal(config.validation_method, secret, { rawQuery: rawQueryOf(request.raw.url), headers, body: request.body }, ENDPOINT_SIGNATURE);
       if (refusal !== undefined) throw new DataApiError(DataApiErrorCode.AuthError, refusal);
     }
-    const caller = await this.callers.callerOf(app, config, request);
+    const caller = await this.callers.callerOf(app, config, request, (logs) => (record.messages = logs));
     await this.callers.assertMayRun(config, caller, request);
     record.userId = caller.userId;
     const body = parseRequestBody(single(headers['content-type']), request.body);
@@ -158,14 +160,17 @@ export class DataApiService implements OnModuleInit {
     return `${base}/api/admin/v3.0/groups/${record.groupId}/apps/${record.app.appId}/logs?co_id=${encodeURIComponent(correlationIdOf(request))}`;
   }
 
-  /** One `ENDPOINT` entry per request of a known app, written without holding up the answer. */
+  /**
+   * One `ENDPOINT` entry per request of a known app (the run-as script's lines among its messages), written
+   * without holding up the answer.
+   */
   private log(request: EndpointRequest, record: CallRecord, status: number, error: { error: string; error_code: string } | undefined): void {
     const { app } = record;
     if (!app) return;
     const route = record.action ? `/data/${record.version ?? 'v1'}/action/${record.action}` : `/${request.path}`;
     const entry = {
       type: 'ENDPOINT',
-      messages: [] as string[],
+      messages: record.messages ?? [],
       started: record.started.toISOString(),
       completed: new Date().toISOString(),
       co_id: correlationIdOf(request.raw),

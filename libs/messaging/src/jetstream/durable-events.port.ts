@@ -17,6 +17,13 @@ export interface DurablePublishOptions {
   headers?: Readonly<Record<string, string>>;
   /** How long to keep retrying while the server is unreachable (default 10 s). */
   retryForMs?: number;
+  /**
+   * For a stream that lives in memory (standalone's in-process stream): resolve only once a consumer group
+   * handled the event, waiting for the first group of its subject to join when none has yet, and reject when
+   * the stream drops it unhandled (closed, too old); a publisher keeping its own copy until then loses
+   * nothing to a crash. A server stream (JetStream) stores the event durably and ignores it.
+   */
+  untilConsumed?: boolean;
 }
 
 /** What a durable event handler learns besides the payload. */

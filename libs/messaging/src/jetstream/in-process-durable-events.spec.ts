@@ -35,6 +35,56 @@ describe('in-process durable events', () => {
     await eventually(() => expect(seen).toEqual([1]));
   });
 
+  it('untilConsumed: a publish before any consumer joined resolves only once the group that joins later handled it', async () => {
+    let state = 'pending';
+    const published = events.publish(subject, change(1), { messageId: 'u-1', untilConsumed: true }).then(() => (state = 'handled'));
+    // Published again (a relay) while the first waits: it waits for the same handling.
+    let againState = 'pending';
+    const again = events.publish(subject, change(1), { messageId: 'u-1', untilConsumed: true }).then((answer) => (againState = answer.duplicate ? 'handled' : 'stored twice'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(state).toBe('pending');
+    const seen: number[] = [];
+    let failOnce = true;
+    await events.consume({
+      stream,
+      durable: 'late',
+      subject,
+      handler: (event) => {
+        if (failOnce) {
+          failOnce = false;
+          throw new Error('not yet');
+        }
+        seen.push(numberOf(event));
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The first delivery failed: still not handled.
+    expect(state).toBe('pending');
+    await published;
+    await again;
+    expect(seen).toEqual([1]);
+    expect(againState).toBe('handled');
+  });
+
+  it('untilConsumed: a publish is rejected when the stream closes before a consumer handled it, and its id is forgotten', async () => {
+    const group = await events.consume({ stream, durable: 'leaving', subject, handler: () => undefined });
+    await group.stop();
+    // The group that stopped does not count as handling it.
+    const published = events.publish(subject, change(2), { messageId: 'u-2', untilConsumed: true });
+    const outcome = published.then(
+      () => 'resolved',
+      (error: unknown) => String(error),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await events.close();
+    expect(await outcome).toMatch(/before a consumer handled it/);
+    // A plain publish (no untilConsumed) with nobody consuming resolves at once, as before.
+    const other = new InProcessDurableEvents();
+    await other.ensureStream({ name: stream, subjects: [subject] });
+    expect(await other.publish(subject, change(3), { messageId: 'u-3' })).toEqual({ sequence: 1, duplicate: false });
+    await other.close();
+  });
+
   it('shares a durable consumer between two members: every event handled once, by one of them', async () => {
     const byMember = new Map<string, number[]>();
     const handler = (member: string) => async (event: DocumentChanged, context: DurableEventContext) => {

@@ -25,8 +25,11 @@ interface StoredEvent {
   messageId: string;
   headers: Record<string, string>;
   storedAt: number;
-  /** Groups with live members when it was published that have not finished it, and the publish waiting for them. */
-  settling?: { groups: Set<GroupState>; resolve: () => void };
+  /**
+   * Groups with live members when it was published that have not finished it, and the publish waiting for
+   * them. `untilConsumed`: the publisher waits for a handling; with no group, the first to join is waited for.
+   */
+  settling?: { groups: Set<GroupState>; resolve: () => void; untilConsumed?: { reject: (error: Error) => void; settled: Promise<void> } };
 }
 
 interface StreamState {
@@ -67,7 +70,9 @@ const MAX_RETAINED = 10_000;
  * position outlives them, acknowledgement after the handler, redelivery after a failure. It lives in memory,
  * so memory is not where an event is safe: `publish` resolves once every group with live members finished
  * the event (a publisher that saves its position after publishing, as the change publisher does, then never
- * saves past an event a consumer has not handled, and a restart re-publishes it). Events every group
+ * saves past an event a consumer has not handled, and a restart re-publishes it); with `untilConsumed`, once a
+ * group handled it, a group that has not joined yet included (a publisher keeping its own copy, as the auth
+ * events outbox does, then never drops one nobody handled). Events every group
  * finished are dropped, others after `maxAgeMs` or beyond 10,000 retained.
  *
  * Publishers and consumers share this process, so payloads are trusted as typed, not checked against their
@@ -91,7 +96,12 @@ export class InProcessDurableEvents extends DurableEvents {
     const now = Date.now();
     this.expireIds(stream, now);
     const known = stream.recentIds.get(messageId);
-    if (known !== undefined) return { sequence: 0, duplicate: true };
+    if (known !== undefined) {
+      // Published again while its first publish waits for a handling: this one waits for the same.
+      const waiting = options.untilConsumed ? stream.events.find((event) => event.messageId === messageId)?.settling?.untilConsumed : undefined;
+      if (waiting) await waiting.settled;
+      return { sequence: 0, duplicate: true };
+    }
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
     headers[MessageHeaders.CorrelationId] ||= randomUUID();
     const span = trace.getTracer('@tessera/messaging').startSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'tessera', 'messaging.destination.name': subject } });
@@ -100,7 +110,16 @@ export class InProcessDurableEvents extends DurableEvents {
     const sequence = stream.nextSequence++;
     const stored: StoredEvent = { sequence, subject, data: JSON.stringify(payload), messageId, headers, storedAt: now };
     const waitFor = new Set([...stream.groups.values()].filter((group) => group.subject === subject && group.members.size > 0));
-    const settled = waitFor.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => (stored.settling = { groups: waitFor, resolve }));
+    let settled: Promise<void> = Promise.resolve();
+    if (options.untilConsumed) {
+      const untilConsumed = { reject: (_error: Error): void => undefined, settled };
+      const waiting: NonNullable<StoredEvent['settling']> = { groups: waitFor, resolve: () => undefined, untilConsumed };
+      settled = untilConsumed.settled = new Promise<void>((resolve, reject) => {
+        waiting.resolve = resolve;
+        untilConsumed.reject = reject;
+      });
+      stored.settling = waiting;
+    } else if (waitFor.size > 0) settled = new Promise<void>((resolve) => (stored.settling = { groups: waitFor, resolve }));
     stream.events.push(stored);
     stream.recentIds.set(messageId, now);
     this.trim(stream, now);
@@ -132,6 +151,8 @@ export class InProcessDurableEvents extends DurableEvents {
     }
     const member: Member = { stopped: false };
     group.members.add(member);
+    // Publishers waiting for a consumer of this subject wait for this group now.
+    for (const event of stream.events) if (event.settling?.untilConsumed && event.subject === group.subject && event.sequence >= group.cursor) event.settling.groups.add(group);
     const loop = this.run(stream, group, member, options).catch((error: unknown) => logger.error(`consumer ${options.durable} on ${options.stream} stopped: ${String(error)}`));
     const held = group;
     const subscription: DurableSubscription = {
@@ -143,7 +164,7 @@ export class InProcessDurableEvents extends DurableEvents {
         await loop;
         held.members.delete(member);
         // A group nobody consumes now keeps its events for later; publishers stop waiting for it.
-        if (held.members.size === 0) for (const event of stream.events) settle(event, held);
+        if (held.members.size === 0) for (const event of stream.events) settle(event, held, false);
       },
     };
     this.subscriptions.add(subscription);
@@ -161,6 +182,8 @@ export class InProcessDurableEvents extends DurableEvents {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
+    // Publishers waiting for a handling keep their copy: the event was not handled here.
+    for (const stream of this.streams.values()) for (const event of stream.events) release(stream, event);
   }
 
   private async run<S extends EventSubject>(stream: StreamState, group: GroupState, member: Member, options: DurableBatchConsumerOptions<S>): Promise<void> {
@@ -264,7 +287,7 @@ export class InProcessDurableEvents extends DurableEvents {
       if (event.sequence <= floor || now - event.storedAt > maxAge || stream.events.length - drop > MAX_RETAINED) drop++;
       else break;
     }
-    if (drop > 0) for (const dropped of stream.events.splice(0, drop)) dropped.settling?.resolve();
+    if (drop > 0) for (const dropped of stream.events.splice(0, drop)) release(stream, dropped);
   }
 
   private expireIds(stream: StreamState, now: number): void {
@@ -281,9 +304,27 @@ function wakeAll(group: GroupState): void {
   for (const member of group.members) member.wake?.();
 }
 
-function settle(event: StoredEvent, group: GroupState): void {
+/**
+ * A group is done with an event (`handled`), or stops consuming before it handled it: a publisher waiting
+ * for a handling (`untilConsumed`) then waits for the next group to join instead.
+ */
+function settle(event: StoredEvent, group: GroupState, handled = true): void {
   if (!event.settling?.groups.delete(group) || event.settling.groups.size > 0) return;
+  if (!handled && event.settling.untilConsumed) return;
   const { resolve } = event.settling;
   event.settling = undefined;
   resolve();
+}
+
+/**
+ * The stream no longer holds the event: its publisher stops waiting, and learns it was not handled when it
+ * asked (its id is forgotten then, so publishing it again stores it again rather than being a duplicate).
+ */
+function release(stream: StreamState, event: StoredEvent): void {
+  const settling = event.settling;
+  if (!settling) return;
+  event.settling = undefined;
+  if (!settling.untilConsumed) return settling.resolve();
+  stream.recentIds.delete(event.messageId);
+  settling.untilConsumed.reject(new Error('the event was dropped from the in-process stream before a consumer handled it'));
 }

@@ -115,10 +115,11 @@ export class AuthService {
 
   async deleteUser(authorization: string | undefined): Promise<void> {
     const { app, user } = await this.authenticate(authorization, 'access');
-    await app.users.deleteUser(user);
+    const event = authEventOf(app.appId, 'DELETE', [...new Set(user.identities.map((identity) => identity.provider_type))], user);
+    // In the outbox before the user is deleted (AuthEvents.around): a crash between them loses no trigger run.
+    await (this.authEvents ? this.authEvents.around(event, () => app.users.deleteUser(user)) : app.users.deleteUser(user));
     // The user's live sync connections close; their reconnect is refused.
     await this.bus?.emit(Subjects.AppsUserChanged, { appId: app.appId, userId: user._id, change: 'deleted' }).catch(() => undefined);
-    await this.authEvent(app, 'DELETE', user.identities.map((identity) => identity.provider_type), user);
   }
 
   /**
@@ -205,13 +206,19 @@ export class AuthService {
     }
     const existing = await app.users.userByIdentity(provider.type, identity.id);
     if (existing) return existing;
-    const created = await app.users.createUser('normal', identity.data ?? {});
-    if (await app.users.addIdentity(created._id, this.identityRecord(provider, identity))) {
+    // The CREATE event is in the outbox before the user is written (AuthEvents.around): a crash between
+    // them loses no trigger run, and the relay drops the event of a user never written.
+    const record = this.identityRecord(provider, identity);
+    const planned: AppUser = { _id: newObjectIdHex(), type: 'normal', identities: [record], data: identity.data ?? {}, disabled: false, createdAt: new Date() };
+    const event = authEventOf(app.appId, 'CREATE', [provider.type], planned);
+    const createUser = async (): Promise<{ created: AppUser; user?: AppUser }> => {
+      const created = await app.users.createUser('normal', identity.data ?? {}, planned._id);
+      if (!(await app.users.addIdentity(created._id, record))) return { created };
       if (identity.onUserCreated) await identity.onUserCreated(created._id);
-      const user = (await app.users.findUser(created._id)) ?? created;
-      await this.authEvent(app, 'CREATE', [provider.type], user);
-      return user;
-    }
+      return { created, user: (await app.users.findUser(created._id)) ?? created };
+    };
+    const { created, user } = this.authEvents ? await this.authEvents.around(event, createUser, (made) => (made.user ? { ...event, user: callerUserOf(made.user) } : undefined)) : await createUser();
+    if (user) return user;
     // Another request created the owner first: use it and drop ours.
     await app.users.deleteUser(created);
     const owner = await app.users.userByIdentity(provider.type, identity.id);
