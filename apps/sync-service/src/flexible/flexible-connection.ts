@@ -366,10 +366,11 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
       const ref = app.collectionOf(entry.table);
       if (!filter || !ref) continue;
       const collection = app.client.db(ref.db).collection(ref.coll);
-      // One cursor through the filter: with the queryable fields indexed (declared-indexes.ts) the planner reads
+      // One read through the filter: with the queryable fields indexed (declared-indexes.ts) the planner reads
       // only the matching documents, once. Paging by `_id > after` sorted by `_id` made it choose between a
-      // scan of the whole collection and re-reading and sorting every match for each page.
-      for await (const doc of collection.find(filter)) {
+      // scan of the whole collection and re-reading and sorting every match for each page (9 s for 100,000
+      // documents through an index, against 0.1 s read at once). The whole view is held until it is sent anyway.
+      for (const doc of await collection.find(filter).toArray()) {
         if (!inView(session.view, entry.table, doc)) continue;
         const written = objectInstructions(app.schema, entry.table, doc);
         const object = documentPrimaryKey(app.schema, entry.table, doc['_id']);
