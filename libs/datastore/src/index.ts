@@ -12,6 +12,8 @@ export { compareValues, normalize, cloneValue, idKey, isPlainObject, typeRank } 
 // Document-level helpers the rules layer (libs/data-access) uses to evaluate writes and reads in memory.
 export { applyUpdate, upsertBase, checkUpdate as checkUpdateDocument, checkReplacement, type UpdateContext } from './engine/update';
 export { buildProjector, type Projector } from './engine/projection';
+// Tests and diagnostics observe what the embedded planner's queries examine.
+export { observeSelects, type ObservedSelect } from './engine/query';
 export { runPipeline, compileFilter as compileDocumentFilter, type Matcher } from './engine/mingo';
 export { WireServer, errorReply, type WireServerOptions } from './wire/wire-server';
 // The wire listener and authentication helpers serve the process host's app endpoint too.

@@ -70,8 +70,6 @@ export interface FlexibleConnectionContext extends SessionConnectionContext {
 
 /** Objects per bootstrap changeset (one changeset per DOWNLOAD message). */
 export const BOOTSTRAP_OBJECTS_PER_MESSAGE = 500;
-/** Documents read from a collection at a time while bootstrapping. */
-const BOOTSTRAP_PAGE = 1_000;
 /** The salt of the latest server version: flexible sessions do not resume from a stored history. */
 const VERSION_SALT = 0n;
 /**
@@ -368,28 +366,22 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
       const ref = app.collectionOf(entry.table);
       if (!filter || !ref) continue;
       const collection = app.client.db(ref.db).collection(ref.coll);
-      let after: unknown;
-      for (;;) {
-        const page = await collection
-          .find(after === undefined ? filter : { $and: [filter, { _id: { $gt: after } }] })
-          .sort({ _id: 1 })
-          .limit(BOOTSTRAP_PAGE)
-          .toArray();
-        for (const doc of page) {
-          if (!inView(session.view, entry.table, doc)) continue;
-          const written = objectInstructions(app.schema, entry.table, doc);
-          const object = documentPrimaryKey(app.schema, entry.table, doc['_id']);
-          if (!written.ok || !object) continue;
-          if (chunk.length === 0) chunk.push(...schemaInstructions(app.schema, [entry.table]));
-          chunk.push(...written.instructions);
-          present.set(heldKey(entry.table, doc['_id']), { table: entry.table, object });
-          if (++objects % BOOTSTRAP_OBJECTS_PER_MESSAGE === 0) {
-            chunks.push(chunk);
-            chunk = [];
-          }
+      // One read through the filter: with the queryable fields indexed (declared-indexes.ts) the planner reads
+      // only the matching documents, once. Paging by `_id > after` sorted by `_id` made it choose between a
+      // scan of the whole collection and re-reading and sorting every match for each page (9 s for 100,000
+      // documents through an index, against 0.1 s read at once). The whole view is held until it is sent anyway.
+      for (const doc of await collection.find(filter).toArray()) {
+        if (!inView(session.view, entry.table, doc)) continue;
+        const written = objectInstructions(app.schema, entry.table, doc);
+        const object = documentPrimaryKey(app.schema, entry.table, doc['_id']);
+        if (!written.ok || !object) continue;
+        if (chunk.length === 0) chunk.push(...schemaInstructions(app.schema, [entry.table]));
+        chunk.push(...written.instructions);
+        present.set(heldKey(entry.table, doc['_id']), { table: entry.table, object });
+        if (++objects % BOOTSTRAP_OBJECTS_PER_MESSAGE === 0) {
+          chunks.push(chunk);
+          chunk = [];
         }
-        if (page.length < BOOTSTRAP_PAGE) break;
-        after = page[page.length - 1]?.['_id'];
       }
     }
     for (const [key, held] of session.held) {

@@ -336,8 +336,33 @@ function* counted(records: Iterable<StoredRecord>, stats: SelectStats, keyed: bo
   }
 }
 
+/** One query the embedded engine ran: where, with what plan, what it examined and how many it returned. */
+export interface ObservedSelect extends SelectStats {
+  namespace: string;
+  returned: number;
+}
+
+let selectObserver: ((observed: ObservedSelect) => void) | undefined;
+
+/**
+ * Reports every query of the embedded engine in this process to `observer` (one at a time; undefined stops).
+ * For tests and diagnostics that must show what a query examined, as explain does for one query; unset, it costs one check.
+ */
+export function observeSelects(observer: ((observed: ObservedSelect) => void) | undefined): void {
+  selectObserver = observer;
+}
+
 /** The stored documents matching `filter`, sorted, skipped and limited (not copied: callers copy). */
 export function select(coll: CollectionState, filter: Document, options: SelectOptions = {}, stats?: SelectStats): StoredRecord[] {
+  const observer = selectObserver;
+  if (!observer) return selectRecords(coll, filter, options, stats);
+  const observed: SelectStats = stats ?? { plan: 'EOF', keysExamined: 0, docsExamined: 0 };
+  const out = selectRecords(coll, filter, options, observed);
+  observer({ namespace: `${coll.dbName}.${coll.name}`, plan: observed.plan, keysExamined: observed.keysExamined, docsExamined: observed.docsExamined, returned: out.length });
+  return out;
+}
+
+function selectRecords(coll: CollectionState, filter: Document, options: SelectOptions, stats?: SelectStats): StoredRecord[] {
   const sort = options.sort && Object.keys(options.sort).length > 0 ? options.sort : undefined;
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit ? Math.abs(options.limit) : 0;
