@@ -9,7 +9,7 @@ import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expressi
 import { ComputeOptions, type CollectionResolver, type Options, initOptions } from 'mingo/core';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
-import { type Document } from '../bson/values';
+import { type Document, collationActive, isPlainObject } from '../bson/values';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
 import { checkStages } from './stage-checks';
@@ -50,6 +50,9 @@ OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as n
 OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never));
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {
+    // Under a collation the fast matcher compares strings by it (mingo's own operators would not).
+    const fast = collationActive() && isPlainObject(expr) ? fastMatcher(expr) : undefined;
+    if (fast) return collection.filter((doc) => fast(doc as Document));
     const query = new Query(prepareFilter(expr as Document), options);
     return collection.filter((doc) => query.test(doc as Document));
   },

@@ -6,7 +6,8 @@
  */
 import { type SortSpec } from '../api/data-source';
 import { MaxKey } from 'bson';
-import { type Document, compareValues, isPlainObject, typeRank } from '../bson/values';
+import { type Document, collationActive, compareValues, isPlainObject, typeRank } from '../bson/values';
+import { type Collation, withCollation } from './collation';
 import { isRegexValue } from '../bson/regex';
 import { type CollectionState, type IndexEntry, type IndexState, type StoredRecord } from './collection-state';
 import { compileFilter } from './mingo';
@@ -269,6 +270,8 @@ function exactIdLookup(filter: Document): unknown {
 
 /** Chooses how to find the records for `filter` (and `sort`, when an index can give its order). */
 export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): Plan {
+  // Indexes hold their keys in binary string order: a query under a collation scans the collection.
+  if (collationActive()) return { records: coll.records.values(), sorted: !sort || Object.keys(sort).length === 0, exact: false, description: 'COLLSCAN' };
   const id = exactIdLookup(filter);
   if (id !== undefined) {
     const rec = coll.get(id);
@@ -316,6 +319,8 @@ export interface SelectOptions {
   limit?: number;
   /** `let` variables for `$expr` in the filter. */
   variables?: Document;
+  /** The operation's collation (strings in the filter and sort compared by it); absent: binary. */
+  collation?: Collation;
 }
 
 /**
@@ -338,6 +343,10 @@ function* counted(records: Iterable<StoredRecord>, stats: SelectStats, keyed: bo
 
 /** The stored documents matching `filter`, sorted, skipped and limited (not copied: callers copy). */
 export function select(coll: CollectionState, filter: Document, options: SelectOptions = {}, stats?: SelectStats): StoredRecord[] {
+  return options.collation === undefined ? selectRecords(coll, filter, options, stats) : withCollation(options.collation, () => selectRecords(coll, filter, options, stats));
+}
+
+function selectRecords(coll: CollectionState, filter: Document, options: SelectOptions, stats?: SelectStats): StoredRecord[] {
   const sort = options.sort && Object.keys(options.sort).length > 0 ? options.sort : undefined;
   const skip = Math.max(0, options.skip ?? 0);
   const limit = options.limit ? Math.abs(options.limit) : 0;
