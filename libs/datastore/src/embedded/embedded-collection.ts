@@ -194,7 +194,7 @@ export class EmbeddedCollection implements CollectionHandle {
     const collation = query.collation;
     if (coll && !coll.view && !committed) return select(coll, filter, { sort, skip: state.skip, limit: state.limit, variables, collation }).map((r) => r.doc);
     const source = committed ?? (coll ? this.viewDocuments(coll) : []);
-    let docs = withCollation(collation, () => {
+    const docs = withCollation(collation, () => {
       const matches = compileFilter(filter, variables);
       const found = source.filter((d) => matches(d));
       return sort ? sortDocuments(found, sort) : found;

@@ -76,7 +76,7 @@ export function compileCollation(collation: unknown): StringComparison {
   const tag = icuLocale(locale);
   if (!tag) badValue(`Field 'locale' is invalid in: ${JSON.stringify(collation)}`);
   const strengthValue = collation.strength ?? 3;
-  if (typeof strengthValue !== 'number' || !Number.isInteger(strengthValue) || strengthValue < 1 || strengthValue > 5) badValue(`Field 'strength' must be an integer 1 through 5. Got: ${String(strengthValue)}`);
+  if (typeof strengthValue !== 'number' || !Number.isInteger(strengthValue) || strengthValue < 1 || strengthValue > 5) badValue(`Field 'strength' must be an integer 1 through 5. Got: ${JSON.stringify(strengthValue)}`);
   const strength = strengthValue;
   const caseLevel = booleanField(collation, 'caseLevel') ?? false;
   const caseFirst = stringField(collation, 'caseFirst', ['upper', 'lower', 'off']) ?? 'off';
