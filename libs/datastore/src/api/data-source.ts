@@ -116,6 +116,8 @@ export interface CreateCollectionOptions {
   /** Makes a read-only view over another collection of the same database. */
   viewOn?: string;
   pipeline?: Document[];
+  /** The collection's default collation (not on a view): every operation naming none uses it. */
+  collation?: Document;
 }
 
 export interface InsertOneResult {

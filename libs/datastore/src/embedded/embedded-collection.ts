@@ -183,6 +183,11 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.committedView(owner, this.dbName, this.collectionName) ?? this.viewDocuments(coll);
   }
 
+  /** An operation's collation: its own, else the collection's default one (absent: binary). */
+  private collationOf(explicit: Document | undefined, coll = this.state()): Document | undefined {
+    return explicit ?? coll?.collation;
+  }
+
   /** The matching stored documents (not copies). */
   private matching(filter: Document, state: CursorState, owner?: EmbeddedSession, query: QueryOptions = {}): Document[] {
     const coll = this.state();
@@ -191,7 +196,7 @@ export class EmbeddedCollection implements CollectionHandle {
     const committed = this.store.committedView(owner, this.dbName, this.collectionName);
     if (!coll && !committed) return [];
     const sort = checkSort(state.sort);
-    const collation = query.collation;
+    const collation = this.collationOf(query.collation, coll);
     if (coll && !coll.view && !committed) return select(coll, filter, { sort, skip: state.skip, limit: state.limit, variables, collation }).map((r) => r.doc);
     const source = committed ?? (coll ? this.viewDocuments(coll) : []);
     const docs = withCollation(collation, () => {
@@ -245,7 +250,7 @@ export class EmbeddedCollection implements CollectionHandle {
     checkHint(coll, options.hint);
     const variables = variablesOf(options);
     const sort = updateSort(options.sort, many);
-    const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables, collation: options.collation }) : [];
+    const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables, collation: this.collationOf(options.collation, coll) }) : [];
     let modifiedCount = 0;
     for (const rec of records) {
       const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables });
@@ -271,7 +276,7 @@ export class EmbeddedCollection implements CollectionHandle {
   private replaceStep(unit: WriteUnit, filter: Document, replacement: Document, options: ReplaceOptions): UpdateResult {
     const coll = this.existingForWrite();
     checkHint(coll, options.hint);
-    const [rec] = coll ? select(coll, filter, { limit: 1, sort: updateSort(options.sort, false), variables: variablesOf(options), collation: options.collation }) : [];
+    const [rec] = coll ? select(coll, filter, { limit: 1, sort: updateSort(options.sort, false), variables: variablesOf(options), collation: this.collationOf(options.collation, coll) }) : [];
     if (rec) {
       const next = this.replacement(rec, replacement);
       if (compareValues(next, rec.doc) === 0) return { matchedCount: 1, modifiedCount: 0, upsertedCount: 0 };
@@ -289,7 +294,7 @@ export class EmbeddedCollection implements CollectionHandle {
     const coll = this.existingForWrite();
     checkHint(coll, options.hint);
     if (!coll) return { deletedCount: 0 };
-    const records = select(coll, filter, { limit: many ? 0 : 1, variables: variablesOf(options), collation: options.collation });
+    const records = select(coll, filter, { limit: many ? 0 : 1, variables: variablesOf(options), collation: this.collationOf(options.collation, coll) });
     for (const rec of records) this.store.delete(unit, coll, rec);
     return { deletedCount: records.length };
   }
@@ -368,7 +373,7 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
       checkHint(coll, options.hint);
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: options.collation }) : [];
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
@@ -395,7 +400,7 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
       checkHint(coll, options.hint);
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: options.collation }) : [];
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
@@ -420,7 +425,7 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
       checkHint(coll, options.hint);
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: options.collation }) : [];
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
       if (!rec || !coll) return null;
       this.store.delete(unit, coll, rec);
       return cloneValue(project ? project(rec.doc) : rec.doc);
@@ -521,7 +526,7 @@ export class EmbeddedCollection implements CollectionHandle {
           docs = coll ? this.source(coll, owner) : (this.store.committedView(owner, this.dbName, this.collectionName) ?? []);
         }
         if (state.skip && !write) rest = [...rest, { $skip: state.skip }];
-        const out = rest.length ? withCollation(options.collation, () => runPipeline(docs, rest, (name) => this.resolve(name), variables)) : docs;
+        const out = rest.length ? withCollation(this.collationOf(options.collation), () => runPipeline(docs, rest, (name) => this.resolve(name), variables)) : docs;
         if (!write) return out.map((d) => cloneValue(d));
         const results = out.map((d) => cloneValue(d));
         await this.store.write(owner, (unit) => applyWriteStage(this.store, unit, write, results), write.target);
@@ -562,7 +567,7 @@ export class EmbeddedCollection implements CollectionHandle {
     const seen = new Set<string>();
     const out: unknown[] = [];
     // Under a collation, strings equal by it are one value (the first one met, as MongoDB returns one of them).
-    const compare = compileCollation(options?.collation);
+    const compare = compileCollation(this.collationOf(options?.collation));
     const strings: string[] = [];
     for (const doc of this.matching(filter, {}, owner, options)) {
       for (const value of collectPathValues(doc, parts)) {

@@ -118,17 +118,17 @@ function checkMaxTimeMS(command: Document): void {
 }
 
 /**
- * A `collation`, validated as MongoDB validates it (see engine/collation.ts): undefined for the simple one
- * (binary comparison, what every query does without one), else the collation the engine applies.
+ * A `collation`, validated as MongoDB validates it (see engine/collation.ts). The simple one is kept: it
+ * overrides a collection's default collation.
  */
-function checkCollation(value: unknown): Document | undefined {
+function checkCollation(value: unknown): Document {
   compileCollation(value);
-  return isSimpleCollation(value as Document) ? undefined : (value as Document);
+  return value as Document;
 }
 
-/** Where a locale's collation is not kept (a collection's default, an index's): refused, the simple one accepted. */
+/** Where a locale's collation is not kept (an index's): refused, the simple one accepted. */
 function refuseLocaleCollation(value: unknown, what: string): void {
-  if (value !== undefined && checkCollation(value)) fail(115, 'CommandNotSupported', `a collation with a locale on ${what} is not supported by the Tessera datastore (operations take one)`);
+  if (value !== undefined && !isSimpleCollation(checkCollation(value))) fail(115, 'CommandNotSupported', `a collation with a locale on ${what} is not supported by the Tessera datastore (operations take one)`);
 }
 
 /** Options the embedded engine cannot honour are refused rather than silently ignored. */
@@ -321,7 +321,7 @@ async function explain(call: Invocation): Promise<Document> {
   const stats: SelectStats = { plan: 'EOF', keysExamined: 0, docsExamined: 0 };
   const started = Date.now();
   // A view or a missing collection has no plan of the planner's: reported as MongoDB reports an empty one.
-  const returned = state && !state.view ? select(state, filter, options, stats).length : 0;
+  const returned = state && !state.view ? select(state, filter, { ...options, collation: collation ?? state.collation }, stats).length : 0;
   const indexes = new Map([...(state?.indexes.values() ?? [])].map((index) => [index.name, { spec: index.spec, multikey: index.multikey }]));
   const sortField = sort ? Object.keys(sort)[0] : undefined;
   const winningPlan = stats.plan === 'EOF' ? { stage: 'EOF' } : planStage(stats.plan, indexes, sortField !== undefined && sort?.[sortField] === -1 && stats.plan.endsWith('(sort)') ? 'backward' : 'forward');
@@ -599,10 +599,11 @@ async function listCollections(call: Invocation): Promise<Document> {
   const filter = documentField(call.command, 'filter');
   const matches = filter ? compileFilter(filter) : undefined;
   const infos = names.map((name) => {
-    const view = call.client.store.collection(call.db, name)?.view;
+    const state = call.client.store.collection(call.db, name);
+    const view = state?.view;
     const info: Document = view
       ? { name, type: 'view', options: { viewOn: view.viewOn, pipeline: view.pipeline }, info: { readOnly: true } }
-      : { name, type: 'collection', options: {}, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } };
+      : { name, type: 'collection', options: state?.collation ? { collation: state.collation } : {}, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } };
     return info;
   });
   const selected = infos.filter((info) => !matches || matches(info)).map((info) => (call.command.nameOnly === true ? { name: info.name, type: info.type } : info));
@@ -613,10 +614,13 @@ async function listCollections(call: Invocation): Promise<Document> {
 async function create(call: Invocation): Promise<Document> {
   const { command } = call;
   refuse(command, ['capped', 'timeseries', 'clusteredIndex', 'validator', 'changeStreamPreAndPostImages', 'expireAfterSeconds']);
-  refuseLocaleCollation(command.collation, 'a collection');
   const viewOn = command.viewOn;
   if (viewOn !== undefined && typeof viewOn !== 'string') fail(14, 'TypeMismatch', "'viewOn' must be a string");
-  await call.client.db(call.db).createCollection(collectionName(call), viewOn ? { viewOn, pipeline: (command.pipeline as Document[] | undefined) ?? [] } : {});
+  const collation = command.collation === undefined ? undefined : checkCollation(command.collation);
+  await call.client.db(call.db).createCollection(collectionName(call), {
+    ...(viewOn ? { viewOn, pipeline: (command.pipeline as Document[] | undefined) ?? [] } : {}),
+    ...(collation && !isSimpleCollation(collation) ? { collation } : {}),
+  });
   return { ok: 1 };
 }
 

@@ -112,8 +112,27 @@ describe('collation through the wire server', () => {
     expect((await failure(() => client.db('d').command({ find: 'words', collation: 'en' }))).code).toBe(14);
     expect((await failure(() => words.find({}, { collation: { locale: 'fr', backwards: true } }).toArray())).code).toBe(115);
     expect((await failure(() => words.deleteMany({ w: 'CAFE' }, { collation: { locale: 'xx' } }))).code).toBe(2);
-    // A refused collation on a write changed nothing; a collection's default collation is refused, not ignored.
+    // A refused collation on a write changed nothing.
     expect(await words.countDocuments({})).toBe(8);
-    expect((await failure(() => client.db('d').createCollection('c', { collation: { locale: 'en' } }))).code).toBe(115);
+    expect((await failure(() => client.db('d').createCollection('c', { collation: { locale: 'zz' } }))).code).toBe(2);
+    expect((await failure(() => client.db('d').createCollection('v', { viewOn: 'words', collation: { locale: 'en' } }))).code).toBe(115);
+  });
+
+  it("applies a collection's default collation when an operation names none, the simple one overriding it", async () => {
+    const names = await client.db('d').createCollection<Word>('names', { collation: { locale: 'en', strength: 2 } });
+    await names.insertMany([{ _id: 1, w: 'Ann' }, { _id: 2, w: 'ann' }, { _id: 3, w: 'Bob' }]);
+    expect(ids(await names.find({ w: 'ANN' }).toArray())).toEqual([1, 2]);
+    expect(await names.countDocuments({ w: 'BOB' })).toBe(1);
+    expect(ids(await names.find({ w: 'ANN' }, { collation: { locale: 'simple' } }).toArray())).toEqual([]);
+    expect(ids(await names.find({ w: 'ANN' }, { collation: { locale: 'en', strength: 3 } }).toArray())).toEqual([]);
+    expect((await names.deleteMany({ w: 'BOB' })).deletedCount).toBe(1);
+    const [info] = await client.db('d').listCollections({ name: 'names' }).toArray();
+    expect(info).toMatchObject({ options: { collation: { locale: 'en', strength: 2 } } });
+    // It survives a restart of the server (logged with the collection).
+    await client.close();
+    await server.close();
+    server = await WireServer.start({ clustersDir: dir.path });
+    client = new MongoClient(server.uri(), { serverSelectionTimeoutMS: 5000 });
+    expect(ids(await client.db('d').collection<Word>('names').find({ w: 'aNN' }).toArray())).toEqual([1, 2]);
   });
 });
