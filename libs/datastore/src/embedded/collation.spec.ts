@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DatastoreError } from '../api/datastore.error';
-import { type CollectionHandle, type DataSourceClient, type Document } from '../api/data-source';
+import { type CollectionHandle, type Document } from '../api/data-source';
 import { compareValues } from '../bson/values';
 import { compileCollation, withCollation } from '../engine/collation';
 import { openEmbeddedClient } from './embedded-client';
@@ -69,7 +69,7 @@ describe('collations', () => {
 
   describe('on the embedded engine', () => {
     let dir: string;
-    let client: DataSourceClient;
+    let client: ReturnType<typeof openEmbeddedClient>;
     let coll: CollectionHandle;
     beforeEach(async () => {
       dir = mkdtempSync(join(tmpdir(), 'tessera-collation-'));
@@ -131,6 +131,23 @@ describe('collations', () => {
       expect(await coll.findOneAndDelete({ w: 'CAFÉ' }, { collation: { locale: 'en', strength: 1 }, sort: { _id: -1 } })).toMatchObject({ _id: 3 });
       expect(ids(await coll.find({}, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2, 4]);
       await expect(coll.updateOne({ w: 'x' }, { $set: { y: 1 } }, { collation: { locale: 'klingon' } })).rejects.toMatchObject({ code: 2 });
+    });
+
+    it("keeps a collection's default collation in the log and in a snapshot", async () => {
+      await client.db('app').createCollection('names', { collation: { locale: 'de', strength: 1 } });
+      await client.db('app').collection('names').insertMany([{ _id: 1, n: 'Müller' }, { _id: 2, n: 'MULLER' }, { _id: 3, n: 'Meier' }]);
+      const reopen = async (): Promise<CollectionHandle> => {
+        await client.close();
+        client = openEmbeddedClient(dir);
+        return client.db('app').collection('names');
+      };
+      let names = await reopen();
+      expect(ids(await names.find({ n: 'muller' }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2]);
+      await client.store.snapshot();
+      names = await reopen();
+      expect(ids(await names.find({ n: 'muller' }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2]);
+      expect(await names.countDocuments({ n: 'muller' }, { collation: { locale: 'simple' } })).toBe(0);
+      await expect(client.db('app').createCollection('v', { viewOn: 'names', collation: { locale: 'de' } })).rejects.toMatchObject({ code: 115 });
     });
   });
 });
