@@ -88,6 +88,7 @@ export class DataAccess {
       return action === 'getDBNames' ? linked.client.admin().getDBNames() : linked.client.db(this.require(request.database, 'database')).getCollectionNames();
     }
     const target = this.target(request);
+    refuseLocaleCollation(request.args);
     if (caller.kind === 'system') return this.asSystem(target.collection, action, request.args);
     if (!readActions.has(action) && !writeActions.has(action)) throw unknownAction(action);
     return this.userOperation(request, caller, target).run(action, request.args);
@@ -271,6 +272,17 @@ function updateResult(matched: number, modified: number, upsertedId: unknown): D
   const result: Document = { matchedCount: new Int32(matched), modifiedCount: new Int32(modified) };
   if (upsertedId !== undefined && upsertedId !== null) result['upsertedId'] = upsertedId;
   return result;
+}
+
+/**
+ * Remote data access takes the simple collation only (what every query here does); a locale's collation
+ * is refused rather than ignored. Drivers reach the embedded datastore's collations through its wire server.
+ */
+function refuseLocaleCollation(args: Document | undefined): void {
+  const collation = args?.['collation'];
+  if (collation === undefined || collation === null) return;
+  const simple = typeof collation === 'object' && !Array.isArray(collation) && (collation as Document)['locale'] === 'simple' && Object.keys(collation).length === 1;
+  if (!simple) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, "collation is not supported by remote data access (only {locale: 'simple'})");
 }
 
 /** Typed access to a wire arguments object, with App Services-style messages for bad input. */

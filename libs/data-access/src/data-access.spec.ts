@@ -189,6 +189,9 @@ describe('DataAccess', () => {
 
   it('refuses restricted selectors, stages, listings and federated sources to users only', async () => {
     await expect(call(alice, 'find', { query: { $where: 'true' } })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    await expect(call(alice, 'find', { query: {}, collation: { locale: 'en', strength: 2 } })).rejects.toMatchObject({ errorCode: 'InvalidParameter', message: expect.stringMatching(/collation/) });
+    await expect(call(admin, 'count', { query: {}, collation: 'en' })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    expect(await call(admin, 'count', { query: {}, collation: { locale: 'simple' } })).toEqual(Long.fromNumber(4));
     await expect(call(alice, 'aggregate', { pipeline: [{ $lookup: { from: 'users', localField: 'owner_id', foreignField: '_id', as: 'u' } }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
     for (const pipeline of [
       [{ $out: 'copy' }],

@@ -2,7 +2,7 @@
  * A runner for MongoDB's unified test format (CRUD subset) over the data-access API. It builds the
  * entities, seeds `initialData`, runs each operation through a DataSourceClient, and checks results,
  * errors and `outcome` with the format's matching rules. What addresses a real server deployment (fail
- * points, command monitoring, hint, collation, write concern, other server versions) is skipped case by
+ * points, command monitoring, hint, write concern, other server versions) is skipped case by
  * case, or left unchecked within a case, with the reason reported.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -90,7 +90,6 @@ const UNSUPPORTED_OPERATIONS: Record<string, string> = {
 
 /** Arguments that address a server feature the data-access API does not expose. */
 const UNSUPPORTED_ARGUMENTS: Record<string, string> = {
-  collation: 'collation',
   rawData: 'rawData',
   writeConcern: 'write concern',
   readConcern: 'read concern',
@@ -103,12 +102,13 @@ const UNSUPPORTED_ARGUMENTS: Record<string, string> = {
  */
 const IGNORED_ARGUMENTS = new Set(['batchSize', 'maxTimeMS', 'session', 'allowDiskUse', 'bypassDocumentValidation']);
 
-/** Arguments every query-shaped operation passes on as they are: hint, let and comment. */
-const QUERY_ARGUMENTS = ['hint', 'let', 'comment'];
+/** Arguments every query-shaped operation passes on as they are: hint, let, comment and collation. */
+const QUERY_ARGUMENTS = ['hint', 'let', 'comment', 'collation'];
 
 /** The data-access API's query options from an operation's arguments (absent ones left out). */
-function queryOptions(a: Document): { hint?: Hint; let?: Document; comment?: unknown } {
-  const out: { hint?: Hint; let?: Document; comment?: unknown } = {};
+function queryOptions(a: Document): { hint?: Hint; let?: Document; comment?: unknown; collation?: Document } {
+  const out: { hint?: Hint; let?: Document; comment?: unknown; collation?: Document } = {};
+  if (a.collation !== undefined) out.collation = a.collation as Document;
   if (a.hint !== undefined) out.hint = a.hint as Hint;
   if (a.let !== undefined) out.let = a.let as Document;
   if (a.comment !== undefined) out.comment = a.comment;

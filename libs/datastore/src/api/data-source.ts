@@ -25,6 +25,11 @@ export type Hint = string | Record<string, SortDirection>;
 export interface QueryOptions extends SessionOption {
   hint?: Hint;
   let?: Document;
+  /**
+   * MongoDB's collation (`{locale, strength, caseLevel, caseFirst, numericOrdering, alternate, maxVariable}`):
+   * strings in the filter, sort and distinct compared by the locale's rules; absent or `{locale: 'simple'}`: binary.
+   */
+  collation?: Document;
 }
 
 export interface FindOptions extends QueryOptions {
@@ -111,6 +116,8 @@ export interface CreateCollectionOptions {
   /** Makes a read-only view over another collection of the same database. */
   viewOn?: string;
   pipeline?: Document[];
+  /** The collection's default collation (not on a view): every operation naming none uses it. */
+  collation?: Document;
 }
 
 export interface InsertOneResult {
@@ -147,11 +154,11 @@ export interface BulkWriteResult {
 
 export type BulkWriteOperation =
   | { insertOne: { document: Document } }
-  | { updateOne: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[]; hint?: Hint; sort?: SortSpec } }
-  | { updateMany: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[]; hint?: Hint } }
-  | { replaceOne: { filter: Document; replacement: Document; upsert?: boolean; hint?: Hint; sort?: SortSpec } }
-  | { deleteOne: { filter: Document; hint?: Hint } }
-  | { deleteMany: { filter: Document; hint?: Hint } };
+  | { updateOne: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[]; hint?: Hint; sort?: SortSpec; collation?: Document } }
+  | { updateMany: { filter: Document; update: Document | Document[]; upsert?: boolean; arrayFilters?: Document[]; hint?: Hint; collation?: Document } }
+  | { replaceOne: { filter: Document; replacement: Document; upsert?: boolean; hint?: Hint; sort?: SortSpec; collation?: Document } }
+  | { deleteOne: { filter: Document; hint?: Hint; collation?: Document } }
+  | { deleteMany: { filter: Document; hint?: Hint; collation?: Document } };
 
 export interface IndexDescription {
   name: string;

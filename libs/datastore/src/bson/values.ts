@@ -183,6 +183,28 @@ function sign(n: number): number {
   return n < 0 ? -1 : n > 0 ? 1 : 0;
 }
 
+/**
+ * The string comparison of the operation the engine is running (a collation's), or undefined for binary
+ * order. Set only around synchronous engine work (see withCollation in engine/collation.ts).
+ */
+let stringComparison: ((a: string, b: string) => number) | undefined;
+
+/** Runs `fn` with strings compared by `comparison` (undefined: by code point), restoring the previous one. */
+export function withStringComparison<T>(comparison: ((a: string, b: string) => number) | undefined, fn: () => T): T {
+  const previous = stringComparison;
+  stringComparison = comparison;
+  try {
+    return fn();
+  } finally {
+    stringComparison = previous;
+  }
+}
+
+/** True while a non-simple collation is in effect. */
+export function collationActive(): boolean {
+  return stringComparison !== undefined;
+}
+
 /** Compares two values in MongoDB's BSON order: -1, 0 or 1. Missing compares as null. */
 export function compareValues(a: unknown, b: unknown): number {
   // Two numbers or two strings are most keys of every index: compared before the general type dispatch.
@@ -192,7 +214,10 @@ export function compareValues(a: unknown, b: unknown): number {
     if (a === b) return 0;
     return compareNumbers(a, b); // a NaN
   }
-  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') {
+    if (stringComparison) return sign(stringComparison(a, b));
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
   const ra = typeRank(a);
   const rb = typeRank(b);
   if (ra !== rb) return ra < rb ? -1 : 1;

@@ -16,6 +16,7 @@ import {
   type WatchOptions,
 } from '../api/data-source';
 import { normalize } from '../bson/values';
+import { compileCollation } from '../engine/collation';
 import { EmbeddedChangeStream } from './change-stream';
 import { EmbeddedCollection } from './embedded-collection';
 import { EmbeddedSession } from './embedded-session';
@@ -46,7 +47,9 @@ class EmbeddedDatabase implements DatabaseHandle {
   async createCollection(name: string, options: CreateCollectionOptions = {}): Promise<CollectionHandle> {
     checkName('collection', name);
     const view = options.viewOn ? { viewOn: options.viewOn, pipeline: (normalize(options.pipeline ?? []) as Document[]) } : undefined;
-    await this.store.write(undefined, (unit) => this.store.createCollection(unit, this.databaseName, name, view));
+    const collation = options.collation !== undefined && compileCollation(options.collation) ? options.collation : undefined;
+    if (collation && view) throw new DatastoreError('CommandNotSupported', 'a view with a collation is not supported by the Tessera datastore', { clientError: true });
+    await this.store.write(undefined, (unit) => this.store.createCollection(unit, this.databaseName, name, view, collation));
     return this.collection(name);
   }
 

@@ -42,6 +42,7 @@ import { type CollectionState, type StoredRecord } from '../engine/collection-st
 import { compileFilter, evaluateVariables, runPipeline } from '../engine/mingo';
 import { buildProjector } from '../engine/projection';
 import { checkSort, select, sortDocuments } from '../engine/query';
+import { compileCollation, withCollation } from '../engine/collation';
 import { applyUpdate, checkReplacement, checkUpdate, upsertBase } from '../engine/update';
 import { applyWriteStage, splitWriteStage } from './aggregate-writes';
 import { EmbeddedChangeStream } from './change-stream';
@@ -182,6 +183,11 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.committedView(owner, this.dbName, this.collectionName) ?? this.viewDocuments(coll);
   }
 
+  /** An operation's collation: its own, else the collection's default one (absent: binary). */
+  private collationOf(explicit: Document | undefined, coll = this.state()): Document | undefined {
+    return explicit ?? coll?.collation;
+  }
+
   /** The matching stored documents (not copies). */
   private matching(filter: Document, state: CursorState, owner?: EmbeddedSession, query: QueryOptions = {}): Document[] {
     const coll = this.state();
@@ -190,10 +196,14 @@ export class EmbeddedCollection implements CollectionHandle {
     const committed = this.store.committedView(owner, this.dbName, this.collectionName);
     if (!coll && !committed) return [];
     const sort = checkSort(state.sort);
-    if (coll && !coll.view && !committed) return select(coll, filter, { sort, skip: state.skip, limit: state.limit, variables }).map((r) => r.doc);
-    const matches = compileFilter(filter, variables);
-    let docs = (committed ?? (coll ? this.viewDocuments(coll) : [])).filter((d) => matches(d));
-    if (sort) docs = sortDocuments(docs, sort);
+    const collation = this.collationOf(query.collation, coll);
+    if (coll && !coll.view && !committed) return select(coll, filter, { sort, skip: state.skip, limit: state.limit, variables, collation }).map((r) => r.doc);
+    const source = committed ?? (coll ? this.viewDocuments(coll) : []);
+    const docs = withCollation(collation, () => {
+      const matches = compileFilter(filter, variables);
+      const found = source.filter((d) => matches(d));
+      return sort ? sortDocuments(found, sort) : found;
+    });
     const skip = state.skip ?? 0;
     const limit = state.limit ? Math.abs(state.limit) : 0;
     return docs.slice(skip, limit ? skip + limit : undefined);
@@ -240,7 +250,7 @@ export class EmbeddedCollection implements CollectionHandle {
     checkHint(coll, options.hint);
     const variables = variablesOf(options);
     const sort = updateSort(options.sort, many);
-    const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables }) : [];
+    const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables, collation: this.collationOf(options.collation, coll) }) : [];
     let modifiedCount = 0;
     for (const rec of records) {
       const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables });
@@ -266,7 +276,7 @@ export class EmbeddedCollection implements CollectionHandle {
   private replaceStep(unit: WriteUnit, filter: Document, replacement: Document, options: ReplaceOptions): UpdateResult {
     const coll = this.existingForWrite();
     checkHint(coll, options.hint);
-    const [rec] = coll ? select(coll, filter, { limit: 1, sort: updateSort(options.sort, false), variables: variablesOf(options) }) : [];
+    const [rec] = coll ? select(coll, filter, { limit: 1, sort: updateSort(options.sort, false), variables: variablesOf(options), collation: this.collationOf(options.collation, coll) }) : [];
     if (rec) {
       const next = this.replacement(rec, replacement);
       if (compareValues(next, rec.doc) === 0) return { matchedCount: 1, modifiedCount: 0, upsertedCount: 0 };
@@ -284,7 +294,7 @@ export class EmbeddedCollection implements CollectionHandle {
     const coll = this.existingForWrite();
     checkHint(coll, options.hint);
     if (!coll) return { deletedCount: 0 };
-    const records = select(coll, filter, { limit: many ? 0 : 1, variables: variablesOf(options) });
+    const records = select(coll, filter, { limit: many ? 0 : 1, variables: variablesOf(options), collation: this.collationOf(options.collation, coll) });
     for (const rec of records) this.store.delete(unit, coll, rec);
     return { deletedCount: records.length };
   }
@@ -363,7 +373,7 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
       checkHint(coll, options.hint);
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables }) : [];
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
@@ -390,7 +400,7 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
       checkHint(coll, options.hint);
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables }) : [];
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
@@ -415,7 +425,7 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
       checkHint(coll, options.hint);
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables }) : [];
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
       if (!rec || !coll) return null;
       this.store.delete(unit, coll, rec);
       return cloneValue(project ? project(rec.doc) : rec.doc);
@@ -471,7 +481,7 @@ export class EmbeddedCollection implements CollectionHandle {
       const spec: UpdateOptions & { filter: Document; update: Document | Document[] } = 'updateMany' in operation ? operation.updateMany : operation.updateOne;
       checkUpdate(spec.update);
       const filter = filterOf(spec.filter);
-      const options: UpdateOptions = { upsert: spec.upsert, arrayFilters: spec.arrayFilters, hint: spec.hint, sort: spec.sort, let: variables };
+      const options: UpdateOptions = { upsert: spec.upsert, arrayFilters: spec.arrayFilters, hint: spec.hint, sort: spec.sort, let: variables, collation: spec.collation };
       return (unit, result) => addUpdate(result, this.updateStep(unit, filter, spec.update, options, many));
     }
     if ('replaceOne' in operation) {
@@ -479,14 +489,14 @@ export class EmbeddedCollection implements CollectionHandle {
       checkReplacement(spec.replacement);
       const filter = filterOf(spec.filter);
       const doc = normalize(spec.replacement) as Document;
-      return (unit, result) => addUpdate(result, this.replaceStep(unit, filter, doc, { upsert: spec.upsert, hint: spec.hint, sort: spec.sort, let: variables }));
+      return (unit, result) => addUpdate(result, this.replaceStep(unit, filter, doc, { upsert: spec.upsert, hint: spec.hint, sort: spec.sort, let: variables, collation: spec.collation }));
     }
     if ('deleteOne' in operation || 'deleteMany' in operation) {
       const many = 'deleteMany' in operation;
       const spec = many ? operation.deleteMany : operation.deleteOne;
       const filter = filterOf(spec.filter);
       return (unit, result) => {
-        result.deletedCount += this.deleteStep(unit, filter, many, { hint: spec.hint, let: variables }).deletedCount;
+        result.deletedCount += this.deleteStep(unit, filter, many, { hint: spec.hint, let: variables, collation: spec.collation }).deletedCount;
       };
     }
     throw new DatastoreError('FailedToParse', `Invalid bulkWrite operation at index ${index}: ${Object.keys(operation).join(', ')}`, { clientError: true });
@@ -509,14 +519,14 @@ export class EmbeddedCollection implements CollectionHandle {
         let docs: Document[];
         const first = stages[0];
         if (first && isPlainObject(first.$match)) {
-          docs = this.matching(first.$match, {}, owner, { let: options.let });
+          docs = this.matching(first.$match, {}, owner, { let: options.let, collation: options.collation });
           rest = stages.slice(1);
         } else {
           const coll = this.state();
           docs = coll ? this.source(coll, owner) : (this.store.committedView(owner, this.dbName, this.collectionName) ?? []);
         }
         if (state.skip && !write) rest = [...rest, { $skip: state.skip }];
-        const out = rest.length ? runPipeline(docs, rest, (name) => this.resolve(name), variables) : docs;
+        const out = rest.length ? withCollation(this.collationOf(options.collation), () => runPipeline(docs, rest, (name) => this.resolve(name), variables)) : docs;
         if (!write) return out.map((d) => cloneValue(d));
         const results = out.map((d) => cloneValue(d));
         await this.store.write(owner, (unit) => applyWriteStage(this.store, unit, write, results), write.target);
@@ -556,9 +566,18 @@ export class EmbeddedCollection implements CollectionHandle {
     const parts = field.split('.');
     const seen = new Set<string>();
     const out: unknown[] = [];
+    // Under a collation, strings equal by it are one value (the first one met, as MongoDB returns one of them).
+    const compare = compileCollation(this.collationOf(options?.collation));
+    const strings: string[] = [];
     for (const doc of this.matching(filter, {}, owner, options)) {
       for (const value of collectPathValues(doc, parts)) {
         for (const item of Array.isArray(value) ? value : [value]) {
+          if (compare && typeof item === 'string') {
+            if (strings.some((s) => compare(s, item) === 0)) continue;
+            strings.push(item);
+            out.push(item);
+            continue;
+          }
           const key = idKey(item) + (typeof item === 'number' ? '' : `:${typeof item}`);
           if (seen.has(key)) continue;
           seen.add(key);

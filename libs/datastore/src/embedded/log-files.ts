@@ -32,7 +32,7 @@ import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document } from '../bson/values';
+import { type Document, isPlainObject } from '../bson/values';
 import { encodeDocument } from './bson-writer';
 import { describeError, embeddedDatastoreOptions, reportDatastore } from './embedded-reporting';
 
@@ -67,6 +67,8 @@ export interface LogOp {
   spec?: Document;
   name?: string;
   view?: Document;
+  /** A collection's default collation (cc). */
+  collation?: Document;
 }
 
 export interface CommitRecord {
@@ -79,6 +81,7 @@ export interface SnapshotCollection {
   d: string;
   c: string;
   view?: Document;
+  collation?: Document;
   indexes: Document[];
   docs: Document[];
 }
@@ -392,7 +395,7 @@ export class LogFiles {
       if (doc.end === true) return { seq: snap.seq, collections: [...collections.values()] };
       const key = `${String(doc.d)}.${String(doc.c)}`;
       if (doc.meta === true) {
-        collections.set(key, { d: String(doc.d), c: String(doc.c), view: doc.view as Document | undefined, indexes: doc.indexes as Document[], docs: [] });
+        collections.set(key, { d: String(doc.d), c: String(doc.c), view: doc.view as Document | undefined, ...(isPlainObject(doc.collation) ? { collation: doc.collation } : {}), indexes: doc.indexes as Document[], docs: [] });
       } else {
         collections.get(key)?.docs.push(...(doc.docs as Document[]));
       }
@@ -642,7 +645,7 @@ export class LogFiles {
     try {
       writeDoc({ seq });
       for (const coll of collections) {
-        writeDoc({ meta: true, d: coll.d, c: coll.c, view: coll.view, indexes: coll.indexes });
+        writeDoc({ meta: true, d: coll.d, c: coll.c, view: coll.view, ...(coll.collation ? { collation: coll.collation } : {}), indexes: coll.indexes });
         // Up to 500 documents a frame, fewer where they are large, so no frame outgrows the BSON limit.
         for (let i = 0, n = 500; i < coll.docs.length; i += n) {
           for (n = Math.min(500, coll.docs.length - i); ; n = Math.ceil(n / 2)) {

@@ -6,7 +6,7 @@
  */
 import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
-import { type Document, idKey } from '../bson/values';
+import { type Document, idKey, isPlainObject } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
 import { DirectoryLock, type DirectoryLockOptions } from './directory-lock';
 import { describeError, reportDatastore } from './embedded-reporting';
@@ -120,6 +120,7 @@ export class ServiceStore {
     if (snapshot) {
       for (const coll of snapshot.collections) {
         const state = new CollectionState(coll.d, coll.c, coll.view as CollectionState['view']);
+        if (coll.collation) state.collation = coll.collation;
         for (const spec of coll.indexes) {
           const desc = spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean };
           state.indexes.set(desc.name, state.createIndex(desc.name, desc.key, desc.unique ?? false, desc.sparse ?? false));
@@ -142,8 +143,12 @@ export class ServiceStore {
       const coll = op.c === undefined ? undefined : this.collection(op.d, op.c);
       switch (op.k) {
         case 'cc':
-          this.database(op.d, true).set(op.c as string, new CollectionState(op.d, op.c as string, op.view as CollectionState['view']));
+        {
+          const created = new CollectionState(op.d, op.c as string, op.view as CollectionState['view']);
+          if (isPlainObject(op.collation)) created.collation = op.collation;
+          this.database(op.d, true).set(op.c as string, created);
           break;
+        }
         case 'dc':
           this.dbs.get(op.d)?.delete(op.c as string);
           break;
@@ -260,12 +265,13 @@ export class ServiceStore {
     return this.createCollection(unit, db, name);
   }
 
-  createCollection(unit: WriteUnit, db: string, name: string, view?: CollectionState['view']): CollectionState {
+  createCollection(unit: WriteUnit, db: string, name: string, view?: CollectionState['view'], collation?: Document): CollectionState {
     if (this.collection(db, name)) throw new DatastoreError('NamespaceExists', `Collection ${db}.${name} already exists.`);
     this.remember(unit, db, name);
     const coll = new CollectionState(db, name, view);
+    if (collation) coll.collation = collation;
     this.database(db, true).set(name, coll);
-    unit.ops.push(view ? { k: 'cc', d: db, c: name, view: view as unknown as Document } : { k: 'cc', d: db, c: name });
+    unit.ops.push({ k: 'cc', d: db, c: name, ...(view ? { view: view as unknown as Document } : {}), ...(collation ? { collation } : {}) });
     unit.undo.push(() => this.dbs.get(db)?.delete(name));
     return coll;
   }
@@ -466,6 +472,7 @@ export class ServiceStore {
           d,
           c,
           view: state.view as unknown as Document | undefined,
+          ...(state.collation ? { collation: state.collation } : {}),
           indexes: [...state.indexes.values()].filter((i) => i.name !== '_id_').map((i) => i.describe() as unknown as Document),
           docs: [...state.records.values()].map((r) => r.doc),
         });

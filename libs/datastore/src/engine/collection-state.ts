@@ -158,6 +158,8 @@ export interface ViewDefinition {
 export class CollectionState {
   readonly records = new Map<string, StoredRecord>();
   readonly indexes = new Map<string, IndexState>();
+  /** The collection's default collation (createCollection's `collation`): operations naming none use it. */
+  collation?: Document;
   private nextRid = 1;
 
   constructor(

@@ -5,7 +5,7 @@
  * microseconds, which dominates a point query, and mingo's per-document test is several times slower than
  * this one; anything outside this subset still goes to mingo.
  */
-import { type Document, collectPathValues, compareValues, isPlainObject, typeRank, valuesEqual } from '../bson/values';
+import { type Document, collationActive, collectPathValues, compareValues, isPlainObject, typeRank, valuesEqual } from '../bson/values';
 
 export type Matcher = (doc: Document) => boolean;
 
@@ -50,6 +50,8 @@ type FieldTest = (values: unknown[]) => boolean;
 
 function equalsAny(target: unknown): FieldTest {
   if (typeof target === 'string') {
+    // Under a collation strings are equal by the collator (compareValues consults it), not by code point.
+    if (collationActive()) return (values) => equalsAnyOf(values, [target]);
     return (values) => {
       for (let i = 0; i < values.length; i++) {
         const v = values[i];
@@ -233,7 +235,8 @@ function emitField(key: string, condition: unknown, test: FieldTest, compilation
   compilation.paths.push(parts);
   compilation.keys.push(key);
   const general = `T[${i}](C(doc, P[${i}]))`;
-  const inline = parts.length === 1 ? inlineComparison(condition, compilation) : undefined;
+  // The inline comparisons are by code point: a collation's matcher compares strings through compareValues.
+  const inline = parts.length === 1 && !collationActive() ? inlineComparison(condition, compilation) : undefined;
   if (!inline) return general;
   return `((v = doc[K[${i}]]), typeof v === 'number' ? ${inline.number} : typeof v === 'string' ? ${inline.string} : ${general})`;
 }

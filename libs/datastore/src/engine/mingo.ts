@@ -9,7 +9,7 @@ import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expressi
 import { ComputeOptions, type CollectionResolver, type Options, initOptions } from 'mingo/core';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
-import { type Document } from '../bson/values';
+import { type Document, collationActive, isPlainObject } from '../bson/values';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
 import { checkStages } from './stage-checks';
@@ -50,6 +50,10 @@ OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as n
 OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never));
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {
+    // Under a collation the fast matcher compares strings by it (mingo's own operators would not).
+    const fast = collationActive() && isPlainObject(expr) ? fastMatcher(expr) : undefined;
+    if (fast) return collection.filter((doc) => fast(doc as Document));
+    if (isPlainObject(expr)) refuseCollatedStrings(expr);
     const query = new Query(prepareFilter(expr as Document), options);
     return collection.filter((doc) => query.test(doc as Document));
   },
@@ -65,11 +69,37 @@ function optionsWith(resolver: CollectionResolver | undefined, variables?: Varia
 
 const matchAll: Matcher = () => true;
 
+/** Operators whose string operands are not compared with the documents' strings. */
+const NOT_COMPARED = new Set(['$regex', '$options', '$type', '$comment']);
+
+/** True when a filter holds a string that mingo would compare (anywhere but a regex, its options or a type name). */
+function comparesStrings(value: unknown, key?: string): boolean {
+  if (key !== undefined && NOT_COMPARED.has(key)) return false;
+  if (typeof value === 'string') return true;
+  if (Array.isArray(value)) return value.some((item) => comparesStrings(item));
+  if (isPlainObject(value)) return Object.entries(value).some(([k, v]) => comparesStrings(v, k));
+  return false;
+}
+
+/**
+ * Under a collation only the fast matcher compares strings by it; a filter outside its subset that
+ * compares strings is refused rather than answered in binary order.
+ */
+function refuseCollatedStrings(filter: Document): void {
+  if (!collationActive() || !comparesStrings(filter)) return;
+  throw new DatastoreError(
+    'CommandNotSupported',
+    'with a collation, the Tessera datastore compares strings in filters of equality, $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte and $exists, combined with $and, $or and $nor; this filter compares strings otherwise',
+    { clientError: true },
+  );
+}
+
 /** Compiles a query filter; throws BadValue for unknown operators. */
 export function compileFilter(filter: Document | undefined, variables?: Variables): Matcher {
   if (!filter || Object.keys(filter).length === 0) return matchAll;
   const fast = fastMatcher(filter);
   if (fast) return fast;
+  refuseCollatedStrings(filter);
   let query: Query;
   try {
     query = new Query(prepareFilter(filter), optionsWith(undefined, variables));

@@ -6,7 +6,8 @@
  */
 import { type SortSpec } from '../api/data-source';
 import { MaxKey } from 'bson';
-import { type Document, compareValues, isPlainObject, typeRank } from '../bson/values';
+import { type Document, collationActive, compareValues, isPlainObject, typeRank } from '../bson/values';
+import { type Collation, withCollation } from './collation';
 import { isRegexValue } from '../bson/regex';
 import { type CollectionState, type IndexEntry, type IndexState, type StoredRecord } from './collection-state';
 import { compileFilter } from './mingo';
@@ -269,6 +270,8 @@ function exactIdLookup(filter: Document): unknown {
 
 /** Chooses how to find the records for `filter` (and `sort`, when an index can give its order). */
 export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): Plan {
+  // Indexes hold their keys in binary string order: a query under a collation scans the collection.
+  if (collationActive()) return { records: coll.records.values(), sorted: !sort || Object.keys(sort).length === 0, exact: false, description: 'COLLSCAN' };
   const id = exactIdLookup(filter);
   if (id !== undefined) {
     const rec = coll.get(id);
@@ -316,6 +319,8 @@ export interface SelectOptions {
   limit?: number;
   /** `let` variables for `$expr` in the filter. */
   variables?: Document;
+  /** The operation's collation (strings in the filter and sort compared by it); absent: binary. */
+  collation?: Collation;
 }
 
 /**
@@ -354,10 +359,12 @@ export function observeSelects(observer: ((observed: ObservedSelect) => void) | 
 
 /** The stored documents matching `filter`, sorted, skipped and limited (not copied: callers copy). */
 export function select(coll: CollectionState, filter: Document, options: SelectOptions = {}, stats?: SelectStats): StoredRecord[] {
+  const run = (into?: SelectStats): StoredRecord[] =>
+    options.collation === undefined ? selectRecords(coll, filter, options, into) : withCollation(options.collation, () => selectRecords(coll, filter, options, into));
   const observer = selectObserver;
-  if (!observer) return selectRecords(coll, filter, options, stats);
+  if (!observer) return run(stats);
   const observed: SelectStats = stats ?? { plan: 'EOF', keysExamined: 0, docsExamined: 0 };
-  const out = selectRecords(coll, filter, options, observed);
+  const out = run(observed);
   observer({ namespace: `${coll.dbName}.${coll.name}`, plan: observed.plan, keysExamined: observed.keysExamined, docsExamined: observed.docsExamined, returned: out.length });
   return out;
 }

@@ -4,6 +4,8 @@
  * and the driver's errors to DatastoreError. Change streams are MongoDB's own.
  */
 import {
+  type AnyBulkWriteOperation,
+  type CollationOptions,
   type ChangeStream as DriverChangeStream,
   type ClientSession,
   type Collection,
@@ -165,10 +167,11 @@ function sessionOf(options: SessionOption | undefined): { session?: ClientSessio
  * Session, comment, hint and `let` as the driver takes them (absent ones left out, not sent as undefined).
  * The driver's findAndModify options type a hint as a document only, yet send an index name unchanged.
  */
-function queryOf(options: QueryOptions | undefined): { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document } {
-  const out: { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document } = sessionOf(options);
+function queryOf(options: QueryOptions | undefined): { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document; collation?: CollationOptions } {
+  const out: { session?: ClientSession; comment?: unknown; hint?: Document; let?: Document; collation?: CollationOptions } = sessionOf(options);
   if (options?.hint !== undefined) out.hint = options.hint as Document;
   if (options?.let !== undefined) out.let = options.let;
+  if (options?.collation !== undefined) out.collation = options.collation as unknown as CollationOptions;
   return out;
 }
 
@@ -324,7 +327,7 @@ class MongoCollection implements CollectionHandle {
     return this.gate.run(() => this.inner.distinct(field, query, queryOf(options)));
   }
   async bulkWrite(operations: BulkWriteOperation[], options: BulkWriteOptions = {}): Promise<BulkWriteResult> {
-    const r = await this.gate.run(() => this.inner.bulkWrite(withIds(operations), { ...sessionOf(options), ...(options.let ? { let: options.let } : {}), ordered: options.ordered ?? true, forceServerObjectId: true }));
+    const r = await this.gate.run(() => this.inner.bulkWrite(withIds(operations) as AnyBulkWriteOperation[], { ...sessionOf(options), ...(options.let ? { let: options.let } : {}), ordered: options.ordered ?? true, forceServerObjectId: true }));
     return {
       insertedCount: r.insertedCount,
       matchedCount: r.matchedCount,

@@ -21,6 +21,7 @@ import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
 import { compileFilter } from '../engine/mingo';
 import { checkSort, select, type SelectStats } from '../engine/query';
+import { compileCollation, isSimpleCollation } from '../engine/collation';
 import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, type ServerCursor } from './cursors';
 import { WireCommandError } from './errors';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
@@ -117,22 +118,24 @@ function checkMaxTimeMS(command: Document): void {
 }
 
 /**
- * A `collation`: the simple one (binary comparison, what every query does without one) is accepted, as
- * MongoDB accepts it; any locale is refused, since the embedded engine compares strings by code point only.
+ * A `collation`, validated as MongoDB validates it (see engine/collation.ts). The simple one is kept: it
+ * overrides a collection's default collation.
  */
-function checkCollation(value: unknown): void {
-  if (!isPlainObject(value)) fail(14, 'TypeMismatch', "BSON field 'collation' is the wrong type, expected type 'object'");
-  if (value.locale === undefined) fail(40414, 'Location40414', "BSON field 'locale' is missing but a required field");
-  if (value.locale === 'simple' && Object.keys(value).length === 1) return;
-  fail(115, 'CommandNotSupported', `collation ${JSON.stringify(value)} is not supported by the Tessera datastore (only {locale: 'simple'})`);
+function checkCollation(value: unknown): Document {
+  compileCollation(value);
+  return value as Document;
+}
+
+/** Where a locale's collation is not kept (an index's): refused, the simple one accepted. */
+function refuseLocaleCollation(value: unknown, what: string): void {
+  if (value !== undefined && !isSimpleCollation(checkCollation(value))) fail(115, 'CommandNotSupported', `a collation with a locale on ${what} is not supported by the Tessera datastore (operations take one)`);
 }
 
 /** Options the embedded engine cannot honour are refused rather than silently ignored. */
 function refuse(command: Document, fields: string[]): void {
   for (const field of fields) {
     if (command[field] === undefined) continue;
-    if (field === 'collation') checkCollation(command[field]);
-    else fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore`);
+    fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore`);
   }
 }
 
@@ -154,6 +157,8 @@ function queryOption(call: Invocation, source: Document = call.command): QueryOp
   if (hint !== undefined) out.hint = hint;
   if (call.command.let !== undefined) out.let = documentField(call.command, 'let');
   if (call.command.comment !== undefined) out.comment = call.command.comment;
+  const collation = source.collation === undefined ? undefined : checkCollation(source.collation);
+  if (collation) out.collation = collation;
   return out;
 }
 
@@ -256,7 +261,7 @@ async function killCursors(call: Invocation): Promise<Document> {
 
 async function find(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation', 'tailable', 'min', 'max', 'returnKey', 'showRecordId']);
+  refuse(command, ['tailable', 'min', 'max', 'returnKey', 'showRecordId']);
   const limitField = numberField(command, 'limit') ?? 0;
   const singleBatch = command.singleBatch === true || limitField < 0;
   const limit = Math.abs(limitField);
@@ -276,7 +281,6 @@ async function find(call: Invocation): Promise<Document> {
 
 async function count(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation']);
   const limit = numberField(command, 'limit');
   const n = await collection(call).countDocuments(documentField(command, 'query') ?? {}, { skip: numberField(command, 'skip'), limit: limit ? Math.abs(limit) : undefined, ...queryOption(call) });
   return { n, ok: 1 };
@@ -306,18 +310,18 @@ async function explain(call: Invocation): Promise<Document> {
   if (verbosity !== 'queryPlanner' && verbosity !== 'executionStats' && verbosity !== 'allPlansExecution') fail(2, 'BadValue', `verbosity string must be one of {'queryPlanner', 'executionStats', 'allPlansExecution'}`);
   const kind = Object.keys(inner)[0];
   if (kind !== 'find' && kind !== 'count') fail(115, 'CommandNotSupported', `explain of '${kind ?? ''}' is not supported by the Tessera datastore (find and count are)`);
-  refuse(inner, ['collation']);
+  const collation = inner.collation === undefined ? undefined : checkCollation(inner.collation);
   const name = inner[kind];
   if (typeof name !== 'string' || name.length === 0) fail(73, 'InvalidNamespace', `collection name must be a non-empty string for ${kind}`);
   const filter = documentField(inner, kind === 'find' ? 'filter' : 'query') ?? {};
   const sort = kind === 'find' ? checkSort(documentField(inner, 'sort')) : undefined;
   const limit = numberField(inner, 'limit');
-  const options = { sort, skip: numberField(inner, 'skip'), limit: limit ? Math.abs(limit) : undefined, variables: documentField(inner, 'let') };
+  const options = { sort, skip: numberField(inner, 'skip'), limit: limit ? Math.abs(limit) : undefined, variables: documentField(inner, 'let'), collation };
   const state = call.client.store.collection(call.db, name);
   const stats: SelectStats = { plan: 'EOF', keysExamined: 0, docsExamined: 0 };
   const started = Date.now();
   // A view or a missing collection has no plan of the planner's: reported as MongoDB reports an empty one.
-  const returned = state && !state.view ? select(state, filter, options, stats).length : 0;
+  const returned = state && !state.view ? select(state, filter, { ...options, collation: collation ?? state.collation }, stats).length : 0;
   const indexes = new Map([...(state?.indexes.values() ?? [])].map((index) => [index.name, { spec: index.spec, multikey: index.multikey }]));
   const sortField = sort ? Object.keys(sort)[0] : undefined;
   const winningPlan = stats.plan === 'EOF' ? { stage: 'EOF' } : planStage(stats.plan, indexes, sortField !== undefined && sort?.[sortField] === -1 && stats.plan.endsWith('(sort)') ? 'backward' : 'forward');
@@ -335,7 +339,6 @@ async function explain(call: Invocation): Promise<Document> {
 
 async function distinct(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation']);
   if (typeof command.key !== 'string') fail(14, 'TypeMismatch', "distinct requires a string 'key'");
   const values = await collection(call).distinct(command.key, documentField(command, 'query') ?? {}, queryOption(call));
   return { values, ok: 1 };
@@ -343,7 +346,7 @@ async function distinct(call: Invocation): Promise<Document> {
 
 async function aggregate(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation', 'explain']);
+  refuse(command, ['explain']);
   const pipeline = command.pipeline;
   if (!Array.isArray(pipeline)) fail(14, 'TypeMismatch', "aggregate requires a 'pipeline' array");
   const cursorOptions = documentField(command, 'cursor');
@@ -466,10 +469,12 @@ function isReplacement(u: unknown): u is Document {
 }
 
 /** `hint` and (single-document statements only, as MongoDB 8.0) `sort` of one update or delete statement. */
-function statementOptions(statement: Document, single: boolean): { hint?: Hint; sort?: SortSpec } {
-  const out: { hint?: Hint; sort?: SortSpec } = {};
+function statementOptions(statement: Document, single: boolean): { hint?: Hint; sort?: SortSpec; collation?: Document } {
+  const out: { hint?: Hint; sort?: SortSpec; collation?: Document } = {};
   const hint = hintField(statement);
   if (hint !== undefined) out.hint = hint;
+  const collation = statement.collation === undefined ? undefined : checkCollation(statement.collation);
+  if (collation) out.collation = collation;
   if (statement.sort !== undefined) {
     if (!single) fail(72, 'InvalidOptions', 'Cannot specify sort with multi=true');
     out.sort = documentField(statement, 'sort') as SortSpec;
@@ -478,7 +483,7 @@ function statementOptions(statement: Document, single: boolean): { hint?: Hint; 
 }
 
 function updateOperation(statement: Document): BulkWriteOperation {
-  refuse(statement, ['collation', 'c']);
+  refuse(statement, ['c']);
   const filter = (statement.q ?? {}) as Document;
   const u = statement.u;
   const upsert = statement.upsert === true;
@@ -494,12 +499,12 @@ function updateOperation(statement: Document): BulkWriteOperation {
 }
 
 function deleteOperation(statement: Document): BulkWriteOperation {
-  refuse(statement, ['collation', 'sort']);
+  refuse(statement, ['sort']);
   const limit = Number(statement.limit ?? 0);
   if (limit !== 0 && limit !== 1) fail(9, 'FailedToParse', `The limit field in delete objects must be 0 or 1. Got ${limit}`);
   const filter = (statement.q ?? {}) as Document;
-  const { hint } = statementOptions(statement, false);
-  const spec = hint === undefined ? { filter } : { filter, hint };
+  const { hint, collation } = statementOptions(statement, false);
+  const spec = { filter, ...(hint === undefined ? {} : { hint }), ...(collation === undefined ? {} : { collation }) };
   return limit === 1 ? { deleteOne: spec } : { deleteMany: spec };
 }
 
@@ -554,7 +559,6 @@ async function remove(call: Invocation): Promise<Document> {
 
 async function findAndModify(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['collation']);
   const coll = collection(call);
   const query = documentField(command, 'query') ?? {};
   const sort = documentField(command, 'sort') as SortSpec | undefined;
@@ -595,10 +599,11 @@ async function listCollections(call: Invocation): Promise<Document> {
   const filter = documentField(call.command, 'filter');
   const matches = filter ? compileFilter(filter) : undefined;
   const infos = names.map((name) => {
-    const view = call.client.store.collection(call.db, name)?.view;
+    const state = call.client.store.collection(call.db, name);
+    const view = state?.view;
     const info: Document = view
       ? { name, type: 'view', options: { viewOn: view.viewOn, pipeline: view.pipeline }, info: { readOnly: true } }
-      : { name, type: 'collection', options: {}, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } };
+      : { name, type: 'collection', options: state?.collation ? { collation: state.collation } : {}, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } };
     return info;
   });
   const selected = infos.filter((info) => !matches || matches(info)).map((info) => (call.command.nameOnly === true ? { name: info.name, type: info.type } : info));
@@ -608,10 +613,14 @@ async function listCollections(call: Invocation): Promise<Document> {
 
 async function create(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['capped', 'timeseries', 'clusteredIndex', 'collation', 'validator', 'changeStreamPreAndPostImages', 'expireAfterSeconds']);
+  refuse(command, ['capped', 'timeseries', 'clusteredIndex', 'validator', 'changeStreamPreAndPostImages', 'expireAfterSeconds']);
   const viewOn = command.viewOn;
   if (viewOn !== undefined && typeof viewOn !== 'string') fail(14, 'TypeMismatch', "'viewOn' must be a string");
-  await call.client.db(call.db).createCollection(collectionName(call), viewOn ? { viewOn, pipeline: (command.pipeline as Document[] | undefined) ?? [] } : {});
+  const collation = command.collation === undefined ? undefined : checkCollation(command.collation);
+  await call.client.db(call.db).createCollection(collectionName(call), {
+    ...(viewOn ? { viewOn, pipeline: (command.pipeline as Document[] | undefined) ?? [] } : {}),
+    ...(collation && !isSimpleCollation(collation) ? { collation } : {}),
+  });
   return { ok: 1 };
 }
 
@@ -645,7 +654,7 @@ async function createIndexes(call: Invocation): Promise<Document> {
       if (!supportedIndexOptions.has(option)) fail(197, 'InvalidIndexSpecificationOption', `The index option '${option}' is not supported by the Tessera datastore`);
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
-    if (spec.collation !== undefined) checkCollation(spec.collation);
+    refuseLocaleCollation(spec.collation, 'an index');
     if (spec.ns !== undefined) {
       if (typeof spec.ns !== 'string') fail(14, 'TypeMismatch', "The field 'ns' must be a string");
       if (spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${spec.ns}) doesn't match the namespace '${call.db}.${name}'`);
