@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { findNatsServer, makeTempDir, natsSkipReason, startNatsServer, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { zipSync } from 'fflate';
+import { benchServerSettings } from '../support/processes';
 
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 16);
@@ -87,7 +88,7 @@ async function measure(label: string, gatewayUrl: string, clientAppId: string): 
 
 async function standalone(): Promise<Result> {
   const dataDir = makeTempDir('tessera-bench-standalone-');
-  const server = await startServerProcess({ env: { TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '' } });
+  const server = await startServerProcess({ env: { ...benchServerSettings, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '' } });
   try {
     return await measure('standalone (one process)', server.url, await deployApp(server.url));
   } finally {
@@ -99,7 +100,7 @@ async function standalone(): Promise<Result> {
 async function distributed(options: { label?: string; env?: Record<string, string>; replicas?: 1 | 2 } = {}): Promise<Result[]> {
   const nats = await startNatsServer();
   const dataDir = makeTempDir('tessera-bench-distributed-');
-  const env: Record<string, string> = { TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'), TESSERA_SECRETS_KEY: randomBytes(32).toString('base64'), ...options.env };
+  const env: Record<string, string> = { ...benchServerSettings, TESSERA_MODE: 'distributed', NATS_URL: nats.url, TESSERA_DATA_DIR: dataDir.path, TESSERA_ADMIN_PASSWORD: PASSWORD, TESSERA_EXAMPLE_APP: '', TESSERA_SIGNING_KEY: randomBytes(32).toString('base64'), TESSERA_SECRETS_KEY: randomBytes(32).toString('base64'), ...options.env };
   const processes: ServerProcess[] = [];
   const start = async (service: string, extra: Record<string, string> = {}): Promise<ServerProcess> => {
     const started = await startServerProcess({ env: { ...env, TESSERA_SERVICES: service, ...extra }, timeoutMs: 90_000 });

@@ -15,6 +15,7 @@ import { loadSettings } from '@tessera/settings';
 import { anonymousLogin, deployTestApp, makeTempDir, shopApp } from '@tessera/testing';
 import { ObjectId } from 'bson';
 import { createSchema, createYoga } from 'graphql-yoga';
+import { benchServerSettings } from '../support/processes';
 
 const PRODUCTS = 2_000;
 const CONCURRENCY = Number(process.env['BENCH_CONCURRENCY'] ?? 8);
@@ -115,7 +116,7 @@ function line(name: string, m: Measurement): string {
 async function main(): Promise<void> {
   const dataDir = makeTempDir('tessera-bench-graphql-');
   // The real host's edge (Fastify options, hooks, filters) in front of the gateway alone.
-  const env = { PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '' };
+  const env = { ...benchServerSettings, PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '' };
   const host = await startHost({ ...loadSettings(env), services: ['graphql-gateway'] });
   const stores = { apps: host.nest.get(AppRegistry), deployments: host.nest.get(DeploymentStore) };
 

@@ -52,14 +52,17 @@ export async function startProcess(args: string[], env: NodeJS.ProcessEnv, ready
 }
 
 /**
- * The built standalone server with `appDir` as its example app; resolves with its port, pid and the app's client id.
- * The per-app request budget is raised out of reach (its check still runs), so a bench measures the server, not the budget.
+ * Settings every bench gives the servers it starts: the per-app request budget raised out of reach (its check
+ * still runs), so a bench measures the server, not the budget. TESSERA_APP_REQUESTS_PER_SECOND overrides it.
  */
+export const benchServerSettings: Record<string, string> = { TESSERA_APP_REQUESTS_PER_SECOND: process.env['TESSERA_APP_REQUESTS_PER_SECOND'] ?? '1000000' };
+
+/** The built standalone server with `appDir` as its example app; resolves with its port, pid and the app's client id. */
 export async function startTessera(work: string, appDir: string, appName: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; pid: number; appId: string }> {
   const port = await freePort();
   const { child, match } = await startProcess(
     ['--no-node-snapshot', ...nodeArgs, 'apps/server/dist/main.js'],
-    { ...process.env, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn', TESSERA_APP_REQUESTS_PER_SECOND: process.env['TESSERA_APP_REQUESTS_PER_SECOND'] ?? '1000000' },
+    { ...process.env, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn', ...benchServerSettings },
     new RegExp(`app "${appName}": app id (\\S+)`),
   );
   return { child, port, pid: child.pid ?? 0, appId: match[1] ?? '' };

@@ -20,7 +20,7 @@ import { AppRegistry, DataSources, DeploymentStore, LogStore } from '@tessera/pl
 import { startHost } from '@tessera/server';
 import { loadSettings } from '@tessera/settings';
 import { deployTestApp, makeTempDir } from '@tessera/testing';
-import { loadAverage } from '../support/processes';
+import { benchServerSettings, loadAverage } from '../support/processes';
 
 const BURST = Number(process.env['BENCH_BURST'] ?? 5_000);
 const RATE = Number(process.env['BENCH_RATE'] ?? 2_000);
@@ -106,7 +106,7 @@ async function triggerPhase(collection: CollectionHandle, logs: LogStore, appId:
 
 async function main(): Promise<void> {
   const dataDir = makeTempDir('tessera-bench-triggers-');
-  const host = await startHost({ ...loadSettings({ PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '' }) });
+  const host = await startHost({ ...loadSettings({ ...benchServerSettings, PORT: '0', HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir.path, LOG_LEVEL: 'silent', TESSERA_EXAMPLE_APP: '' }) });
   try {
     const stores = { apps: host.nest.get(AppRegistry), deployments: host.nest.get(DeploymentStore) };
     const config = benchApp();

@@ -1,9 +1,9 @@
 import { ChangePublisher, TRIGGERS_CONSUMER } from '@tessera/function-runtime';
-import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
-import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
+import { DATASTORE_CHANGES_STREAM, JetStreamEvents } from '@tessera/messaging';
+import type { DataSources, DatastoreAppRegistry, DeployedApps } from '@tessera/platform';
 import { loadSettings } from '@tessera/settings';
 import { deployTestApp, eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
-import { startTriggerReplica, stopTriggerReplica, type TriggerReplica } from '../support/trigger-replicas';
+import { platformOf, startChangePublisher, startTriggerReplica, stopTriggerTest, type TriggerReplica } from '../support/trigger-replicas';
 
 // The function a trigger runs: it logs the key of the changed document, and the test counts those lines.
 const handleChange = `exports = (changeEvent) => { console.log('handled ' + changeEvent.documentKey._id + ' ' + changeEvent.operationType); };`;
@@ -40,31 +40,21 @@ describe.skipIf(!findNatsServer())(`change events and database triggers over Jet
 
   beforeAll(async () => {
     nats = await startNatsServer();
-    const settings = loadSettings({ TESSERA_DATA_DIR: dir.path });
-    dataSources = new DataSources(settings);
-    const platform = new PlatformDatabase(dataSources.platform());
-    registry = new DatastoreAppRegistry(platform);
-    const deployments = new DeploymentStore(platform);
-    deployed = new DeployedApps(registry, deployments);
-    ({ appId } = await deployTestApp({ apps: registry, deployments }, 'changes', (app) => {
+    const platform = platformOf(dir.path);
+    ({ dataSources, deployed, registry } = platform);
+    ({ appId } = await deployTestApp({ apps: registry, deployments: platform.deployments }, 'changes', (app) => {
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ChangeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
       app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });
       app.triggers.push({ name: 'countChanges', type: 'DATABASE', function_name: 'handleChange', config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'orders', operation_types: ['INSERT', 'UPDATE'], unordered: true } });
     }));
 
     publisherEvents = await connect();
-    for (const stream of durableStreams) await publisherEvents.ensureStream(stream);
     // This process opens the embedded cluster itself, as a standalone process does.
-    publisher = new ChangePublisher(registry, deployed, dataSources, publisherEvents, settings);
-    publisher.onApplicationBootstrap();
-    await eventually(() => expect(publisher.following).toEqual([`${appId}/mongodb-atlas`]));
+    publisher = await startChangePublisher(platform, publisherEvents, appId);
   }, 60_000);
 
   afterAll(async () => {
-    await publisher?.onModuleDestroy();
-    for (const replica of replicas) await stopTriggerReplica(replica);
-    await publisherEvents?.close();
-    await dataSources?.closeAll();
+    await stopTriggerTest({ publisher, replicas, events: publisherEvents, dataSources });
     await nats?.stop();
     dir.remove();
   });

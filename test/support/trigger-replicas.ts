@@ -1,8 +1,10 @@
-import { DatabaseTriggerConsumer, DatabaseTriggerRunner, FunctionRuntimeService, NodeHttpPort, TriggerClaims } from '@tessera/function-runtime';
+import { ChangePublisher, DatabaseTriggerConsumer, DatabaseTriggerRunner, FunctionRuntimeService, NodeHttpPort, TriggerClaims } from '@tessera/function-runtime';
 import { InMemoryAppFunctions, InMemoryDataAccess, InMemoryExecutionLogStore, InMemoryValues } from '@tessera/function-runtime/testing';
-import { JetStreamEvents } from '@tessera/messaging';
+import { durableStreams, JetStreamEvents } from '@tessera/messaging';
 import { DataSources, DatastoreAppRegistry, DeployedApps, DeploymentStore, PlatformDatabase } from '@tessera/platform';
 import { loadSettings, type Settings } from '@tessera/settings';
+import { eventually } from '@tessera/testing';
+import { expect } from 'vitest';
 
 /** A function-runtime replica as far as database triggers go: its own NATS connection, runtime and execution log. */
 export interface TriggerReplica {
@@ -67,4 +69,21 @@ export function platformOf(dataDir: string): { settings: Settings; dataSources: 
   const registry = new DatastoreAppRegistry(platform);
   const deployments = new DeploymentStore(platform);
   return { settings, dataSources, registry, deployments, deployed: new DeployedApps(registry, deployments) };
+}
+
+/** A change publisher following `appId`'s linked cluster, publishing on `events` (its durable streams ensured first). */
+export async function startChangePublisher(platform: ReturnType<typeof platformOf>, events: JetStreamEvents, appId: string): Promise<ChangePublisher> {
+  for (const stream of durableStreams) await events.ensureStream(stream);
+  const publisher = new ChangePublisher(platform.registry, platform.deployed, platform.dataSources, events, platform.settings);
+  publisher.onApplicationBootstrap();
+  await eventually(() => expect(publisher.following).toEqual([`${appId}/mongodb-atlas`]));
+  return publisher;
+}
+
+/** Stops what a trigger test started, in order: the publisher, the replicas, the publisher's connection, the clusters. */
+export async function stopTriggerTest(parts: { publisher?: ChangePublisher; replicas: readonly TriggerReplica[]; events?: JetStreamEvents; dataSources?: DataSources }): Promise<void> {
+  await parts.publisher?.onModuleDestroy();
+  for (const replica of parts.replicas) await stopTriggerReplica(replica);
+  await parts.events?.close();
+  await parts.dataSources?.closeAll();
 }

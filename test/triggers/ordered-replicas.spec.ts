@@ -1,8 +1,8 @@
-import { ChangePublisher, ORDERED_TRIGGERS_CONSUMER } from '@tessera/function-runtime';
-import { DATASTORE_CHANGES_STREAM, durableStreams, JetStreamEvents } from '@tessera/messaging';
+import { type ChangePublisher, ORDERED_TRIGGERS_CONSUMER } from '@tessera/function-runtime';
+import { DATASTORE_CHANGES_STREAM, JetStreamEvents } from '@tessera/messaging';
 import { type DataSources, type DeployedApps } from '@tessera/platform';
 import { deployTestApp, eventually, findNatsServer, makeTempDir, natsSkipReason, type NatsServerHandle, startNatsServer } from '@tessera/testing';
-import { platformOf, startTriggerReplica, stopTriggerReplica, type TriggerReplica } from '../support/trigger-replicas';
+import { platformOf, startChangePublisher, startTriggerReplica, stopTriggerTest, type TriggerReplica } from '../support/trigger-replicas';
 
 // Takes a while (so a second replica would have time to run the next change meanwhile) and logs its change.
 const handleChange = `exports = async (changeEvent) => {
@@ -37,9 +37,9 @@ describe.skipIf(!findNatsServer())(`ordered database triggers across two runtime
 
   beforeAll(async () => {
     nats = await startNatsServer();
-    const { settings, registry, deployments, ...platform } = platformOf(dir.path);
+    const platform = platformOf(dir.path);
     ({ dataSources, deployed } = platform);
-    ({ appId } = await deployTestApp({ apps: registry, deployments }, 'ordered', (app) => {
+    ({ appId } = await deployTestApp({ apps: platform.registry, deployments: platform.deployments }, 'ordered', (app) => {
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'OrderedCluster' } }, collectionRules: [], rules: [], webhooks: [] });
       app.functions.push({ config: { name: 'handleChange', private: true }, source: handleChange });
       const config = (collection: string, unordered: boolean) => ({ service_name: 'mongodb-atlas', database: 'shop', collection, operation_types: ['INSERT'], full_document: true, unordered });
@@ -49,19 +49,13 @@ describe.skipIf(!findNatsServer())(`ordered database triggers across two runtime
       );
     }));
     publisherEvents = await JetStreamEvents.connect({ url: nats.url });
-    for (const stream of durableStreams) await publisherEvents.ensureStream(stream);
-    publisher = new ChangePublisher(registry, deployed, dataSources, publisherEvents, settings);
-    publisher.onApplicationBootstrap();
-    await eventually(() => expect(publisher.following).toEqual([`${appId}/mongodb-atlas`]));
+    publisher = await startChangePublisher(platform, publisherEvents, appId);
     await startReplica();
     await startReplica();
   }, 60_000);
 
   afterAll(async () => {
-    await publisher?.onModuleDestroy();
-    for (const replica of replicas) await stopTriggerReplica(replica);
-    await publisherEvents?.close();
-    await dataSources?.closeAll();
+    await stopTriggerTest({ publisher, replicas, events: publisherEvents, dataSources });
     await nats?.stop();
     dir.remove();
   });
