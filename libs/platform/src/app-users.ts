@@ -29,6 +29,8 @@ export interface Session {
   deviceId: string;
   createdAt: Date;
   expiresAt: Date;
+  /** When its refresh token last got an access token (absent: not since the login). */
+  lastUsedAt?: Date;
 }
 
 export interface UserpassAccount {
@@ -266,6 +268,22 @@ export class AppUserStore {
 
   async deleteSession(sessionId: string): Promise<boolean> {
     return (await this.sessions.deleteOne({ _id: sessionId })).deletedCount > 0;
+  }
+
+  /** The user's sessions that have not ended, newest first (the admin API lists them). */
+  async listSessions(userId: string): Promise<Session[]> {
+    const sessions = (await this.sessions.find({ userId, expiresAt: { $gt: new Date() } }).toArray()) as unknown as Session[];
+    return sessions.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+  }
+
+  /** Ends one session of the user; false when the user has no such session. */
+  async deleteUserSession(userId: string, sessionId: string): Promise<boolean> {
+    return (await this.sessions.deleteOne({ _id: sessionId, userId })).deletedCount > 0;
+  }
+
+  /** Records that the session's refresh token was used now (a refresh). */
+  async touchSession(sessionId: string): Promise<void> {
+    await this.sessions.updateOne({ _id: sessionId }, { $set: { lastUsedAt: new Date() } });
   }
 
   // Email/password accounts and their tokens

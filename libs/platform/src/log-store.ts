@@ -37,11 +37,16 @@ export interface LogQuery {
   errorsOnly?: boolean;
   /** Entries of the request with this correlation id (`co_id`). */
   coId?: string;
+  /** Entries about this user (`user_id`). */
+  userId?: string;
+  /** Entries whose messages, error, function, trigger or endpoint name or type contain this text (case-insensitive). */
+  text?: string;
   /** Inclusive bounds on `started`. */
   start?: Date;
   end?: Date;
-  /** Most recent entries first; at most this many (default 100). */
+  /** Most recent entries first; at most this many (default 100), after skipping this many. */
   limit?: number;
+  skip?: number;
   /** Only entries written after the one with this `_id`, oldest first (a reader following the log). */
   afterId?: string;
 }
@@ -63,6 +68,13 @@ export function logDocument(appId: string, entry: Document): Document {
 export const LOG_ENTRIES_KEPT_PER_APP = 10_000;
 /** Appends between two trims of an app's oldest entries, per process. */
 const trimEvery = 500;
+
+/** Where the `text` of a query is looked for. */
+const textFields = ['messages', 'error', 'error_code', 'function_name', 'trigger_name', 'request_url', 'type', 'arguments'];
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
 
 /** Entries written in one insert at most. */
 const batchLimit = 500;
@@ -133,11 +145,17 @@ export class DatastoreLogStore extends LogStore {
     if (query.types?.length) filter['entry.type'] = { $in: [...query.types] };
     if (query.errorsOnly) filter['entry.error'] = { $exists: true };
     if (query.coId !== undefined) filter['entry.co_id'] = query.coId;
+    if (query.userId !== undefined) filter['entry.user_id'] = query.userId;
+    if (query.text) {
+      const pattern = { $regex: escapeRegex(query.text), $options: 'i' };
+      filter['$or'] = textFields.map((field) => ({ [`entry.${field}`]: pattern }));
+    }
     if (query.start || query.end) filter['at'] = { ...(query.start ? { $gte: query.start } : {}), ...(query.end ? { $lte: query.end } : {}) };
     if (query.afterId !== undefined) filter['_id'] = { $gt: query.afterId };
     const found = await (await this.db.collection('logs'))
       .find(filter)
       .sort({ _id: query.afterId !== undefined ? 1 : -1 })
+      .skip(query.skip ?? 0)
       .limit(query.limit ?? 100)
       .toArray();
     return found.map((stored) => ({ ...(stored['entry'] as Omit<LogEntry, '_id'>), _id: String(stored['_id']) }) as LogEntry);

@@ -4,7 +4,7 @@ import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
-import { durationMs, type Measurement, measure, METRICS } from './app-metrics';
+import { durationMs, isRequest, type Measurement, measure, METRICS, OPEN_SYNC_CONNECTIONS, openConnections, SYNC_CONNECTION_END, SYNC_CONNECTION_START } from './app-metrics';
 
 /** Data points one answer may hold per series (a year by hour is 8,784). */
 const MAX_POINTS = 10_000;
@@ -36,7 +36,13 @@ export class MetricsController {
     const names = (Array.isArray(query['metrics']) ? query['metrics'] : query['metrics'] ? [query['metrics']] : Object.keys(METRICS)).flatMap((name) => name.split(','));
     const unknown = names.find((name) => !(name in METRICS));
     if (unknown) throw invalid(`metric ${unknown} is not recorded by this server (available: ${Object.keys(METRICS).join(', ')})`);
-    const measurements = await this.measure(record._id, names.map((name) => ({ name, ...METRICS[name] })), start, end, granularityMs);
+    const measurements = await this.measure(record._id, names.filter((name) => name !== OPEN_SYNC_CONNECTIONS).map((name) => ({ name, ...METRICS[name] })), start, end, granularityMs);
+    if (names.includes(OPEN_SYNC_CONNECTIONS)) {
+      // Connections opened before the range may be open in it: their entries are read without a start bound.
+      const connections = await this.logs.list(record._id, { types: [SYNC_CONNECTION_START, SYNC_CONNECTION_END], end, limit: LOG_ENTRIES_KEPT_PER_APP });
+      const open = openConnections(connections, start, end, granularityMs, new Date());
+      measurements.splice(names.indexOf(OPEN_SYNC_CONNECTIONS), 0, open);
+    }
     return { app_id: record._id, app_name: record.name, group_id: groupId, start: start.toISOString(), end: end.toISOString(), granularity, measurements };
   }
 
@@ -52,8 +58,8 @@ export class MetricsController {
     if (granularity !== 'P31D' && granularity !== 'PT1H') throw invalid('granularity must be P31D or PT1H');
     const granularityMs = granularity === 'PT1H' ? HOUR_MS : end.getTime() - start.getTime() + 1;
     const series = [
-      { name: 'request_count', units: '', selects: () => true, value: () => 1 },
-      { name: 'compute_time', units: 'HOURS', selects: () => true, value: (entry: LogEntry) => METRICS['OVERALL_COMPUTE_MS'].value(entry) / HOUR_MS },
+      { name: 'request_count', units: '', selects: isRequest, value: () => 1 },
+      { name: 'compute_time', units: 'HOURS', selects: isRequest, value: (entry: LogEntry) => METRICS['OVERALL_COMPUTE_MS'].value(entry) / HOUR_MS },
     ];
     // P31D is one period from start to end, as App Services reported a billing month.
     const measurements = await this.measure(record._id, series, start, end, granularityMs, granularity === 'P31D' ? start.getTime() : 0);

@@ -3,7 +3,7 @@ import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AppStateService } from '../deploy/app-state.service';
 import { type PendingUserView, UserRegistrationsService } from './user-registrations.service';
-import { UsersService, type UserView } from './users.service';
+import { type CustomDataView, type SessionView, UsersService, type UserView } from './users.service';
 
 /** `.../users`: the app's users, with realm-cli's statuses (create 201; delete, enable, disable, logout 204). */
 @Controller('api/admin/v3.0/groups/:groupId/apps/:appId')
@@ -68,6 +68,28 @@ export class UsersController {
   async logout(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<void> {
     requireGroup(request, groupId);
     await this.users.logout(await this.state.app(groupId, appId), userId);
+  }
+
+  /** Tessera: the user's refresh-token sessions (ids, device, created, last used, end); never a token. */
+  @Get('users/:userId/sessions')
+  async sessions(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<SessionView[]> {
+    requireGroup(request, groupId);
+    return this.users.sessions(await this.state.app(groupId, appId), userId);
+  }
+
+  /** Tessera: ends one session (`PUT .../logout` ends them all). */
+  @Delete('users/:userId/sessions/:sessionId')
+  @HttpCode(204)
+  async revokeSession(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string, @Param('sessionId') sessionId: string): Promise<void> {
+    requireGroup(request, groupId);
+    await this.users.revokeSession(await this.state.app(groupId, appId), userId, sessionId);
+  }
+
+  /** Tessera: the user's custom data document, as the client API reads it into tokens. */
+  @Get('users/:userId/custom_data')
+  async customData(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<CustomDataView> {
+    requireGroup(request, groupId);
+    return this.users.customData(await this.state.app(groupId, appId), userId);
   }
 
   @Get('user_registrations/pending_users')

@@ -1,8 +1,8 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import { type AppUserChanged, authEventOf, Subjects } from '@tessera/contracts';
+import { type AppUserChanged, authEventOf, type JsonValue, Subjects } from '@tessera/contracts';
 import { hashPassword } from '@tessera/credentials';
-import { MessageBus } from '@tessera/messaging';
-import { AppUserStore, AuthEvents, DataSources, type AppRecord, type AppUser, type ImportResult, MAX_IMPORT_BATCH, parseUserListing } from '@tessera/platform';
+import { encodeEjson, MessageBus } from '@tessera/messaging';
+import { AppUserStore, AuthEvents, DataSources, type AppRecord, type AppUser, type ImportResult, MAX_IMPORT_BATCH, parseUserListing, readCustomUserData, type Session } from '@tessera/platform';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 
@@ -16,6 +16,27 @@ export interface UserView {
   /** Seconds since the epoch. */
   creation_date: number;
   last_authentication_date: number;
+}
+
+/** One refresh-token session of a user (Tessera: `GET .../users/{id}/sessions`); never its token. */
+export interface SessionView {
+  _id: string;
+  device_id: string;
+  /** Seconds since the epoch. */
+  created: number;
+  /** When the refresh token last got an access token; the login's time until then. */
+  last_used: number;
+  expires: number;
+}
+
+/** A user's custom data document (Tessera: `GET .../users/{id}/custom_data`), as canonical EJSON. */
+export interface CustomDataView {
+  /** Whether the app's `custom_user_data_config` is enabled. */
+  enabled: boolean;
+  /** `<database>.<collection>` the document is read from, when enabled. */
+  namespace?: string;
+  user_id_field?: string;
+  document: JsonValue | null;
 }
 
 /** App users, through the platform's user store that the client API writes. */
@@ -127,6 +148,29 @@ export class UsersService {
     await this.announce({ appId: record._id, userId, change: 'sessions-revoked' });
   }
 
+  /** The user's sessions that have not ended, newest first. */
+  async sessions(record: AppRecord, userId: string): Promise<SessionView[]> {
+    await this.require(record, userId);
+    return (await (await this.store(record)).listSessions(userId)).map(sessionView);
+  }
+
+  /** Ends one session: its refresh token and the access tokens it issued stop working. */
+  async revokeSession(record: AppRecord, userId: string, sessionId: string): Promise<void> {
+    await this.require(record, userId);
+    if (!(await (await this.store(record)).deleteUserSession(userId, sessionId))) throw new AdminApiError(AdminApiErrorCode.SessionNotFound, `session not found: '${sessionId}'`);
+    await this.announce({ appId: record._id, userId, change: 'sessions-revoked' });
+  }
+
+  /** The user's custom data document, read as a token issue reads it (null when none or disabled). */
+  async customData(record: AppRecord, userId: string): Promise<CustomDataView> {
+    await this.require(record, userId);
+    const config = await this.state.liveApp(record);
+    const custom = config.settings.custom_user_data_config;
+    if (custom?.enabled !== true) return { enabled: false, document: null };
+    const document = await readCustomUserData(config, this.dataSources, userId);
+    return { enabled: true, namespace: `${custom.database_name}.${custom.collection_name}`, user_id_field: custom.user_id_field, document: document ? encodeEjson(document) : null };
+  }
+
   private async require(record: AppRecord, userId: string): Promise<AppUser> {
     const user = await (await this.store(record)).findUser(userId);
     if (!user) throw notFound(userId);
@@ -140,6 +184,10 @@ function notFound(userId: string): AdminApiError {
 
 function seconds(date: Date | string | undefined): number {
   return date ? Math.floor(new Date(date).getTime() / 1000) : 0;
+}
+
+function sessionView(session: Session): SessionView {
+  return { _id: session._id, device_id: session.deviceId, created: seconds(session.createdAt), last_used: seconds(session.lastUsedAt ?? session.createdAt), expires: seconds(session.expiresAt) };
 }
 
 function view(user: AppUser): UserView {

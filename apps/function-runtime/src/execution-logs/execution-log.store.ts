@@ -36,6 +36,8 @@ export interface TriggerRun {
   id?: string;
   /** `DATABASE` or `SCHEDULED`. */
   type: string;
+  /** When the change a database trigger runs for was made (the feed's wall time): its run's lag is measured from it. */
+  changedAt?: Date;
 }
 
 /** Where a call came from; `client` and `http` calls are the only ones subject to `private` and `can_evaluate`. */

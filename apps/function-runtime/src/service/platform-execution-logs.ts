@@ -52,6 +52,8 @@ function toLogEntry(entry: ExecutionLogEntry): NewLogEntry {
     type: entry.trigger ? triggerLogType(entry.trigger.type) : entry.http ? (entry.http.kind === 'webhook' ? 'WEBHOOK' : 'ENDPOINT') : 'FUNCTION',
     ...(entry.http ? { request_url: entry.http.route } : {}),
     ...(entry.trigger ? { trigger_name: entry.trigger.name, ...(entry.trigger.id ? { trigger_id: entry.trigger.id } : {}), event_subscription_name: entry.trigger.name } : {}),
+    // The admin API's trigger lag metric: from the change's commit to the start of the run that handled it.
+    ...(entry.trigger?.changedAt ? { event_time: entry.trigger.changedAt.toISOString(), lag_ms: Math.max(0, entry.startedAt.getTime() - entry.trigger.changedAt.getTime()) } : {}),
     messages: entry.logs,
     started: entry.startedAt.toISOString(),
     completed: completed.toISOString(),

@@ -24,8 +24,13 @@ export const UNORDERED_TRIGGER_CONCURRENCY = 16;
 
 /** When a change was made (the feed's wall time); unknown: now. */
 function changedAt(change: DocumentChanged): Date {
+  return wallTimeOf(change) ?? new Date();
+}
+
+/** The feed's wall time of a change, when it has one. */
+function wallTimeOf(change: DocumentChanged): Date | undefined {
   const wallTime = change.wallTime === undefined ? undefined : decodeEjson(change.wallTime);
-  return wallTime instanceof Date ? wallTime : new Date();
+  return wallTime instanceof Date ? wallTime : undefined;
 }
 
 /** Limits of the runner (tests make them small). */
@@ -166,6 +171,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
     const claim = `${change.appId}/${trigger.name}/${delivery.messageId}`;
     if (!claimed && delivery.messageId && this.claims && !(await this.claims.claim(claim))) return true;
     let failure = '';
+    const madeAt = wallTimeOf(change);
     for (let attempt = 0; attempt <= TRIGGER_RETRY_DELAYS_MS.length; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, TRIGGER_RETRY_DELAYS_MS[attempt - 1]));
       try {
@@ -176,7 +182,7 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
           caller: { type: 'system' },
           origin: 'trigger',
           ...(delivery.correlationId ? { correlationId: delivery.correlationId } : {}),
-          trigger: { name: trigger.name, ...(trigger.id ? { id: trigger.id } : {}), type: 'DATABASE' },
+          trigger: { name: trigger.name, ...(trigger.id ? { id: trigger.id } : {}), type: 'DATABASE', ...(madeAt ? { changedAt: madeAt } : {}) },
         });
         return true;
       } catch (error) {

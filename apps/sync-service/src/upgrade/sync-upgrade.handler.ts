@@ -9,7 +9,7 @@ import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { type DeployedApp, DeployedApps, LogStore, SigningKeyStore } from '@tessera/platform';
+import { type DeployedApp, DeployedApps, LogStore, newObjectIdHex, SigningKeyStore } from '@tessera/platform';
 import { negotiateSyncSubprotocol, ProtocolErrorCode, type SyncConnectionMode } from '@tessera/sync-protocol';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { FlexibleConnection } from '../flexible/flexible-connection';
@@ -114,12 +114,15 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
     );
     const forget = this.connections.add(appId, userId, connection);
     this.metrics?.connections.add(1);
+    const opened = { id: newObjectIdHex(), at: new Date(), appId, userId, mode };
+    this.connectionLog('SYNC_CONNECTION_START', opened);
     let ended = false;
     const end = (): void => {
       if (ended) return;
       ended = true;
       forget();
       this.metrics?.connections.add(-1);
+      this.connectionLog('SYNC_CONNECTION_END', opened);
       connection.close();
     };
     ws.on('message', (data: RawData, isBinary: boolean) => {
@@ -146,6 +149,24 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
         ...(this.metrics ? { metrics: this.metrics } : {}),
       },
     );
+  }
+
+  /**
+   * A connection's start and end in the app's logs, as App Services logged them: the end's `started` is the
+   * connection's start, so the admin API's sync connection metrics read how long each one was open.
+   */
+  private connectionLog(type: 'SYNC_CONNECTION_START' | 'SYNC_CONNECTION_END', opened: { id: string; at: Date; appId: string; userId: string; mode: SyncConnectionMode }): void {
+    void this.logs
+      .append(opened.appId, {
+        type,
+        messages: [],
+        started: opened.at.toISOString(),
+        completed: type === 'SYNC_CONNECTION_START' ? opened.at.toISOString() : new Date().toISOString(),
+        user_id: opened.userId,
+        connection_id: opened.id,
+        sync_mode: opened.mode,
+      })
+      .catch((error: unknown) => this.logger.warn({ err: error, appId: opened.appId }, 'could not write a sync log entry'));
   }
 
   /**

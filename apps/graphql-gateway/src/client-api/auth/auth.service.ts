@@ -104,6 +104,8 @@ export class AuthService {
   /** `POST C/auth/session` with the refresh token: a new access token (custom user data read again). */
   async refresh(authorization: string | undefined): Promise<{ access_token: string }> {
     const { app, user, claims } = await this.authenticate(authorization, 'refresh');
+    // The admin API shows when each session was last used (a user's sessions in the console).
+    await app.users.touchSession(claims.baas_session_id);
     return { access_token: await this.accessToken(app, user, { deviceId: claims.baas_device_id, sessionId: claims.baas_session_id }) };
   }
 
