@@ -3,6 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
+import WebSocket from 'ws';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 
 // The admin console (apps/console) in Debian's Chromium, headless, against the built server started as
@@ -205,16 +206,43 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await record.getByText('written from the test').first().waitFor();
     await expect(record.getByText(client.user_id).first().isVisible()).resolves.toBe(true);
     await shot('logs');
-    // The filters: the API's (status) and the page's own (text).
+    // Every filter is the admin API's: what the table holds is what the server matched.
     const caption = page.getByRole('table').locator('caption');
-    await page.getByLabel('Text').fill('no such words anywhere');
-    await eventually(async () => expect(await caption.textContent()).toMatch(/^0 of \d+ entries/));
-    await page.getByLabel('Text').fill('written from the test');
-    await eventually(async () => expect(await caption.textContent()).toMatch(/^1 of \d+ entries/));
+    const filter = async (label: string, value: string) => {
+      await page.getByLabel(label, { exact: true }).fill(value);
+      await page.getByLabel(label, { exact: true }).press('Enter');
+    };
+    const logQueries: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/logs?')) logQueries.push(new URL(request.url()).search);
+    });
+    await filter('Text', 'no such words anywhere');
+    await eventually(async () => expect(await caption.textContent()).toMatch(/^0 entries/));
+    expect(logQueries.some((search) => new URLSearchParams(search).get('text') === 'no such words anywhere')).toBe(true);
+    await filter('Text', 'written from the test');
+    await eventually(async () => expect(await caption.textContent()).toMatch(/^1 entries/));
     await page.getByLabel('Status').selectOption('errors');
-    await eventually(async () => expect(await caption.textContent()).toMatch(/^0 of 0 entries/));
+    await eventually(async () => expect(await caption.textContent()).toMatch(/^0 entries/));
     await page.getByLabel('Status').selectOption('all');
-    await page.getByLabel('Text').fill('');
+    // By user, with live tail on: a call of another user never shows; the next call of this user does.
+    const other = (await (await clientCall('/auth/providers/anon-user/login', {})).json()) as { access_token: string; user_id: string };
+    await filter('Text', '');
+    await filter('User id', client.user_id);
+    const before = await eventually(async () => {
+      const [, count] = /^(\d+) entries · live/.exec((await caption.textContent()) ?? '') ?? [];
+      expect(Number(count)).toBeGreaterThan(0);
+      return Number(count);
+    });
+    expect(await page.getByRole('table').getByText(other.user_id).count()).toBe(0);
+    expect((await clientCall('/functions/call', { name: 'addItem', arguments: ['from someone else'] }, other.access_token)).status).toBe(200);
+    expect((await clientCall('/functions/call', { name: 'addItem', arguments: ['tailed with a filter'] }, client.access_token)).status).toBe(200);
+    await eventually(async () => {
+      const rows = await page.getByRole('table').locator('tbody tr').allTextContents();
+      expect(rows.length).toBe(before + 1);
+      expect(rows.every((row) => row.includes(client.user_id))).toBe(true);
+    });
+    await filter('User id', '');
+    await page.getByLabel('Live tail').uncheck();
   });
 
   it('looks up a user and disables them: their next client call is refused', async () => {
@@ -245,6 +273,36 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByText('No registration is waiting for confirmation.').waitFor();
     const login = await clientCall('/auth/providers/local-userpass/login', { username: 'waiting@example.com', password: 'waiting-password' });
     expect(login.status).toBe(200);
+  });
+
+  it("shows a user's sessions and custom data, and revokes one session: its refresh token is refused", async () => {
+    const signedIn = (await (await clientCall('/auth/providers/local-userpass/login', { username: 'waiting@example.com', password: 'waiting-password' })).json()) as { refresh_token: string; user_id: string };
+    const refresh = () => fetch(`${server.url}/api/client/v2.0/auth/session`, { method: 'POST', headers: { authorization: `Bearer ${signedIn.refresh_token}` } });
+    expect((await refresh()).status).toBe(201);
+    await page.reload();
+    await page.getByLabel('Search by id, email or provider').fill('waiting@example.com');
+    await page.getByRole('button', { name: signedIn.user_id }).click();
+    const user = page.getByRole('complementary', { name: 'User' });
+    const sessions = user.getByRole('table', { name: 'Sessions' });
+    // Two sign-ins: the confirmation test's and this one.
+    await sessions.locator('caption').filter({ hasText: '2 session(s)' }).waitFor();
+    await user.getByText('The app reads no custom user data').waitFor();
+    const listed = await api<{ _id: string; created: number }[]>('GET', `/groups/${await groupId()}/apps/${app._id}/users/${signedIn.user_id}/sessions`);
+    // The newest session (this test's) is the first row.
+    const newest = listed.body[0];
+    await sessions.getByRole('button', { name: 'Revoke session 1' }).click();
+    await user.getByText("This session's refresh token and its access tokens stop working").waitFor();
+    await sessions.scrollIntoViewIfNeeded();
+    await shot('user-sessions');
+    await user.getByRole('button', { name: 'Yes, revoke session 1' }).click();
+    await sessions.locator('caption').filter({ hasText: '1 session(s)' }).waitFor();
+    expect((await refresh()).status).toBe(401);
+    const left = await api<{ _id: string }[]>('GET', `/groups/${await groupId()}/apps/${app._id}/users/${signedIn.user_id}/sessions`);
+    expect(left.body.map((session) => session._id)).not.toContain(newest._id);
+    expect(left.body).toHaveLength(1);
+    await user.getByRole('button', { name: 'Revoke all sessions' }).click();
+    await user.getByRole('button', { name: 'Yes, revoke all sessions' }).click();
+    await user.getByText('No session: the user is signed in nowhere.').waitFor();
   });
 
   it('runs a function as the system user and as a user, with arguments', async () => {
@@ -367,10 +425,28 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await shot('deployments');
   });
 
-  it('shows the metrics as charts', async () => {
-    await open('Metrics');
-    await page.getByRole('img', { name: 'Requests per period', exact: true }).waitFor();
-    await shot('metrics');
+  it('shows the metrics as charts, sync connections and trigger lag among them', async () => {
+    // A live sync connection, so the sync chart has something to count.
+    const user = (await (await clientCall('/auth/providers/anon-user/login', {})).json()) as { access_token: string };
+    const socket = new WebSocket(`${server.url.replace(/^http/, 'ws')}/api/client/v2.0/app/${app.client_app_id}/realm-sync?baas_at=${user.access_token}`, ['com.mongodb.realm-query-sync#14']);
+    await new Promise<void>((resolve, reject) => {
+      socket.on('open', () => resolve());
+      socket.on('error', reject);
+    });
+    try {
+      await open('Metrics');
+      await page.getByRole('img', { name: 'Requests per period', exact: true }).waitFor();
+      await page.getByRole('img', { name: 'Trigger lag (largest) per period', exact: true }).waitFor();
+      const syncOpen = page.locator('figure').filter({ has: page.getByRole('img', { name: 'Sync connections open per period', exact: true }) });
+      await eventually(async () => {
+        await page.getByRole('combobox', { name: /^Period/ }).selectOption('1h');
+        await page.getByRole('combobox', { name: /^Period/ }).selectOption('24h');
+        expect(await syncOpen.locator('figcaption').textContent()).toMatch(/at most [1-9]\d* per period/);
+      });
+      await shot('metrics');
+    } finally {
+      socket.close();
+    }
   });
 
   it('refreshes an expired access token, and asks to sign in again when the session cannot be refreshed', async () => {

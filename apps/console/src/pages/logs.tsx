@@ -23,13 +23,29 @@ interface Filters {
   to: string;
 }
 
-const logTypes = ['FUNCTION', 'TRIGGER', 'SCHEDULED', 'DATABASE', 'AUTH', 'AUTHENTICATION', 'ENDPOINT', 'GRAPHQL', 'SYNC_ERROR', 'SYNC_CLIENT_WRITE', 'SYNC_CONNECTION_START', 'SYNC_CONNECTION_END', 'SERVICE', 'PUSH', 'API'];
+// App Services' log types (the admin API's `type` filter), as realm-cli names them.
+const logTypes = [
+  'FUNCTION',
+  'DB_TRIGGER',
+  'SCHEDULED_TRIGGER',
+  'AUTH_TRIGGER',
+  'AUTH',
+  'ENDPOINT',
+  'WEBHOOK',
+  'GRAPHQL',
+  'SYNC_CONNECTION_START',
+  'SYNC_CONNECTION_END',
+  'SYNC_ERROR',
+  'SCHEMA_GENERATION',
+  'LOG_FORWARDER',
+];
 const tailEveryMs = 1500;
 const kept = 500;
 
 /**
- * The app's log: type, status and time range are the admin API's filters; user and text filter what it
- * answered (the API has no such query). Live tail asks for entries from the newest one shown onwards.
+ * The app's log, every filter applied by the admin API (type, errors only, user, text, time range), so
+ * what is shown is what the server matched, not a filtered page of it. Live tail asks, with the same
+ * filters, for the entries from the newest one shown onwards.
  */
 export function LogsPage({ api, appId }: AppPageProps) {
   const [filters, setFilters] = useState<Filters>({ type: '', status: 'all', user: '', text: '', from: '', to: '' });
@@ -38,29 +54,37 @@ export function LogsPage({ api, appId }: AppPageProps) {
   const [tail, setTail] = useState(false);
   const [selected, setSelected] = useState<LogEntry | undefined>();
   const [arrived, setArrived] = useState(0);
+  const [round, setRound] = useState(0);
   const newest = useRef<string | undefined>();
+  const filterKeys = [appId, filters.type, filters.status, filters.user, filters.text, filters.from, filters.to];
 
   const query = (extra: Record<string, string>) => {
     const params = new URLSearchParams();
     if (filters.type) params.set('type', filters.type);
     if (filters.status === 'errors') params.set('errors_only', 'true');
+    if (filters.user.trim()) params.set('user_id', filters.user.trim());
+    if (filters.text.trim()) params.set('text', filters.text.trim());
     if (filters.from) params.set('start_date', new Date(filters.from).toISOString());
     if (filters.to) params.set('end_date', new Date(filters.to).toISOString());
     for (const [key, value] of Object.entries(extra)) params.set(key, value);
     return api.get<{ logs: LogEntry[] }>(api.app(appId, `/logs?${params.toString()}`));
   };
 
-  const load = () => {
+  useEffect(() => {
+    let current = true;
     setError(undefined);
     query({ limit: '100' }).then(
       (answer) => {
+        if (!current) return;
         setEntries(answer.logs);
         newest.current = answer.logs[0]?.started;
       },
-      (failure: unknown) => setError(messageOf(failure)),
+      (failure: unknown) => current && setError(messageOf(failure)),
     );
-  };
-  useEffect(load, [appId, filters.type, filters.status, filters.from, filters.to]);
+    return () => {
+      current = false;
+    };
+  }, [...filterKeys, round]);
 
   useEffect(() => {
     if (!tail) return;
@@ -68,7 +92,7 @@ export function LogsPage({ api, appId }: AppPageProps) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = async () => {
       try {
-        const since = newest.current ?? new Date(Date.now() - 60_000).toISOString();
+        const since = newest.current ?? (filters.from ? new Date(filters.from).toISOString() : new Date(Date.now() - 60_000).toISOString());
         const answer = await query({ limit: '100', start_date: since });
         if (stopped) return;
         setEntries((shown) => {
@@ -91,17 +115,22 @@ export function LogsPage({ api, appId }: AppPageProps) {
       stopped = true;
       clearTimeout(timer);
     };
-  }, [tail, appId, filters.type, filters.status, filters.from, filters.to]);
+  }, [tail, ...filterKeys]);
 
-  const user = filters.user.trim();
-  const text = filters.text.trim().toLowerCase();
-  const shown = entries.filter((entry) => (!user || entry.user_id === user || JSON.stringify(entry).includes(user)) && (!text || JSON.stringify(entry).toLowerCase().includes(text)));
   const set = (field: keyof Filters) => (event: Event) => setFilters({ ...filters, [field]: (event.currentTarget as HTMLInputElement).value });
+  // The user and text fields apply when committed (Enter or leaving the field), not at each keystroke; what
+  // is typed meanwhile is kept here, so a live-tail update does not reset the field.
+  const [typed, setTyped] = useState({ user: '', text: '' });
+  const type = (field: 'user' | 'text') => ({
+    value: typed[field],
+    onInput: (event: Event) => setTyped({ ...typed, [field]: (event.currentTarget as HTMLInputElement).value }),
+    onChange: set(field),
+  });
 
   return (
     <section aria-labelledby="logs-title">
       <h1 id="logs-title">Logs</h1>
-      <form class="card filters" aria-label="Log filters" onSubmit={(event) => (event.preventDefault(), load())}>
+      <form class="card filters" aria-label="Log filters" onSubmit={(event) => (event.preventDefault(), setRound((value) => value + 1))}>
         <label>
           Type
           <select value={filters.type} onChange={set('type')}>
@@ -122,11 +151,11 @@ export function LogsPage({ api, appId }: AppPageProps) {
         </label>
         <label>
           User id
-          <input value={filters.user} onInput={set('user')} />
+          <input name="user-id" {...type('user')} />
         </label>
         <label>
           Text
-          <input type="search" value={filters.text} onInput={set('text')} />
+          <input type="search" name="text" {...type('text')} />
         </label>
         <label>
           From
@@ -147,9 +176,9 @@ export function LogsPage({ api, appId }: AppPageProps) {
       </p>
       <div class="split">
         <DataTable
-          caption={`${shown.length} of ${entries.length} entries${tail ? ' · live' : ''}`}
+          caption={`${entries.length} entries${tail ? ' · live' : ''}`}
           columns={['Started', 'Type', 'Name', 'Status', 'User']}
-          items={shown}
+          items={entries}
           row={(entry) => (
             <tr key={entry._id} class={entry === selected ? 'selected' : ''}>
               <td>

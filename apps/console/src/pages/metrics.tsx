@@ -12,8 +12,10 @@ const charts = [
   { name: 'OVERALL_FAILED_REQUESTS', title: 'Failed requests' },
   { name: 'SDK_SUCCESSFUL_REQUESTS', title: 'Function executions (SDK calls)' },
   { name: 'OVERALL_COMPUTE_MS', title: 'Compute time' },
+  { name: 'ACTIVE_OPEN_SYNC_SESSIONS', title: 'Sync connections open' },
+  { name: 'SYNC_SESSIONS_STARTED', title: 'Sync connections opened' },
   { name: 'TRIGGERS_SUCCESSFUL_REQUESTS', title: 'Trigger executions' },
-  { name: 'TRIGGERS_COMPUTE_MS', title: 'Trigger compute time' },
+  { name: 'TRIGGERS_MAX_LAG_MS', title: 'Trigger lag (largest)', fold: 'max' as const },
 ];
 
 const ranges = {
@@ -22,7 +24,7 @@ const ranges = {
   '7d': { ms: 7 * 86_400_000, granularity: 'P1D' },
 } as const;
 
-/** The app's metrics over time (the admin API computes them from the app's log), as bar charts with their numbers. */
+/** The app's metrics over time (the admin API computes them from the app's log: requests, function runs, sync connections, trigger lag), as bar charts with their numbers. */
 export function MetricsPage({ api, appId }: AppPageProps) {
   const [range, setRange] = useState<keyof typeof ranges>('24h');
   const metrics = useLoad(async () => {
@@ -46,21 +48,23 @@ export function MetricsPage({ api, appId }: AppPageProps) {
           </select>
         </label>
         <p>
-          Sync connections now: <strong>{clients.data ? clients.data.clients.length : clients.error ? 'unavailable' : '…'}</strong>. Sync connections over time go to OpenTelemetry (tessera.sync.connections, with OTEL_EXPORTER_OTLP_ENDPOINT set), not to this page; trigger lag is not measured yet.
+          Sync connections now: <strong>{clients.data ? clients.data.clients.length : clients.error ? 'unavailable' : '…'}</strong>. Trigger lag is the time from a change's commit to
+          the start of the database trigger run that handled it.
         </p>
       </div>
       <Loading loaded={metrics} />
       <div class="charts">
         {charts.map((chart) => {
           const measurement = metrics.data?.find((entry) => entry.name === chart.name);
-          return measurement ? <BarChart key={chart.name} title={chart.title} measurement={measurement} /> : null;
+          return measurement ? <BarChart key={chart.name} title={chart.title} measurement={measurement} fold={chart.fold ?? 'sum'} /> : null;
         })}
       </div>
     </section>
   );
 }
 
-function BarChart({ title, measurement }: { title: string; measurement: Measurement }) {
+/** A series as bars, one per period; `fold` says whether its periods add up (counts) or not (a largest lag). */
+function BarChart({ title, measurement, fold }: { title: string; measurement: Measurement; fold: 'sum' | 'max' }) {
   const points = measurement.data_points;
   const max = Math.max(0, ...points.map((point) => point.value));
   // Bars are drawn against at least 1, so a quiet period draws no bar rather than a full one.
@@ -73,8 +77,7 @@ function BarChart({ title, measurement }: { title: string; measurement: Measurem
   return (
     <figure class="card chart">
       <figcaption>
-        {title}: {Math.round(total * 100) / 100}
-        {unit} in total, at most {Math.round(max * 100) / 100} per period
+        {title}: {fold === 'sum' ? `${Math.round(total * 100) / 100}${unit} in total, at most ${Math.round(max * 100) / 100} per period` : `at most ${Math.round(max * 100) / 100}${unit}`}
       </figcaption>
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${title} per period`}>
         {points.map((point, index) => {

@@ -54,7 +54,7 @@ export function SyncPage({ api, appId }: AppPageProps) {
   }, [appId]);
   const clients = useLoad(() => api.get<Clients>(api.app(appId, '/sync/clients')), [appId]);
   const partitions = useLoad(() => api.get<Partitions>(api.app(appId, '/sync/partitions')), [appId]);
-  const recent = useLoad(async () => (await api.get<{ logs: LogEntry[] }>(api.app(appId, '/logs?limit=200'))).logs.filter((entry) => entry.type.startsWith('SYNC')).slice(0, 20), [appId]);
+  const recent = useLoad(async () => (await api.get<{ logs: LogEntry[] }>(api.app(appId, '/logs?type=SYNC_ERROR&limit=20'))).logs, [appId]);
   const sync = located.data;
   const enabled = sync ? sync.settings.state === 'enabled' || sync.settings.state === true : false;
   const member = sync?.mode === 'flexible' ? 'flexible_sync' : 'sync';

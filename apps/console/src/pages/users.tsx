@@ -11,6 +11,21 @@ export interface AppUser {
   last_authentication_date: number;
 }
 
+interface UserSession {
+  _id: string;
+  device_id: string;
+  created: number;
+  last_used: number;
+  expires: number;
+}
+
+interface CustomData {
+  enabled: boolean;
+  namespace?: string;
+  user_id_field?: string;
+  document: unknown;
+}
+
 interface PendingUser {
   _id: string;
   login_ids: { id_type: string; id: string }[];
@@ -27,7 +42,7 @@ function matches(user: AppUser, search: string): boolean {
   );
 }
 
-/** The app's users: search by id, email or provider; one user's identities and data; disable, enable, revoke sessions, delete; pending registrations. */
+/** The app's users: search by id, email or provider; one user's identities, data, custom data and sessions; disable, enable, revoke sessions, delete; pending registrations. */
 export function UsersPage({ api, appId }: AppPageProps) {
   const [status, setStatus] = useState('');
   const users = useLoad(() => api.get<AppUser[]>(api.app(appId, `/users${status ? `?status=${status}` : ''}`)), [appId, status]);
@@ -96,11 +111,7 @@ export function UsersPage({ api, appId }: AppPageProps) {
                   onConfirm={async () => (await api.request('PUT', api.app(appId, `/users/${selected._id}/disable`)), users.reload())}
                 />
               )}
-              <ConfirmAction
-                label="Revoke sessions"
-                consequences={<p>Every refresh token of this user is revoked: their devices must sign in again. The user stays enabled.</p>}
-                onConfirm={() => api.request('PUT', api.app(appId, `/users/${selected._id}/logout`))}
-              />
+
               <ConfirmAction
                 label="Delete user"
                 consequences={<p>The user and their identities are deleted; their sessions end. Their data in collections is not touched. This cannot be undone.</p>}
@@ -115,6 +126,8 @@ export function UsersPage({ api, appId }: AppPageProps) {
             <Json value={selected.identities} label="Identities" />
             <h3>User data</h3>
             <Json value={selected.data} label="User data" />
+            <UserSessions key={`sessions-${selected._id}`} api={api} appId={appId} userId={selected._id} />
+            <UserCustomData key={`custom-${selected._id}`} api={api} appId={appId} userId={selected._id} />
           </aside>
         )}
       </div>
@@ -149,5 +162,76 @@ export function UsersPage({ api, appId }: AppPageProps) {
         />
       )}
     </section>
+  );
+}
+
+/** The user's refresh-token sessions (one per sign-in that has not ended), each revocable, or all at once. */
+function UserSessions({ api, appId, userId }: AppPageProps & { userId: string }) {
+  const sessions = useLoad(() => api.get<UserSession[]>(api.app(appId, `/users/${userId}/sessions`)), [appId, userId]);
+  return (
+    <>
+      <h3>Sessions</h3>
+      <Loading loaded={sessions} />
+      {sessions.data && sessions.data.length === 0 && <p>No session: the user is signed in nowhere.</p>}
+      {sessions.data && sessions.data.length > 0 && (
+        <>
+          <DataTable
+            label="Sessions"
+            caption={`${sessions.data.length} session(s)`}
+            columns={['Signed in', 'Last used', 'Ends', 'Device', 'Revoke']}
+            items={sessions.data}
+            row={(session, index) => (
+              <tr key={session._id}>
+                <td>{formatSeconds(session.created)}</td>
+                <td>{formatSeconds(session.last_used)}</td>
+                <td>{formatSeconds(session.expires)}</td>
+                <td>
+                  <code>{session.device_id}</code>
+                </td>
+                <td>
+                  <ConfirmAction
+                    label={`Revoke session ${index + 1}`}
+                    consequences={<p>This session's refresh token and its access tokens stop working: that device must sign in again. Other sessions stay.</p>}
+                    onConfirm={async () => (await api.request('DELETE', api.app(appId, `/users/${userId}/sessions/${session._id}`)), sessions.reload())}
+                  />
+                </td>
+              </tr>
+            )}
+          />
+          <div class="row actions">
+            <ConfirmAction
+              label="Revoke all sessions"
+              consequences={<p>Every refresh token of this user is revoked: all their devices must sign in again, and their live sync connections close. The user stays enabled.</p>}
+              onConfirm={async () => (await api.request('PUT', api.app(appId, `/users/${userId}/logout`)), sessions.reload())}
+            />
+          </div>
+        </>
+      )}
+    </>
+  );
+}
+
+/** The user's custom data document, as the client API reads it into their access tokens. */
+function UserCustomData({ api, appId, userId }: AppPageProps & { userId: string }) {
+  const custom = useLoad(() => api.get<CustomData>(api.app(appId, `/users/${userId}/custom_data`)), [appId, userId]);
+  return (
+    <>
+      <h3>Custom data</h3>
+      <Loading loaded={custom} />
+      {custom.data && !custom.data.enabled && <p>The app reads no custom user data (custom_user_data_config is off).</p>}
+      {custom.data?.enabled && custom.data.document === null && (
+        <p>
+          No document in <code>{custom.data.namespace}</code> has <code>{custom.data.user_id_field}</code> equal to this user's id.
+        </p>
+      )}
+      {custom.data?.enabled && custom.data.document !== null && (
+        <>
+          <p>
+            From <code>{custom.data.namespace}</code>:
+          </p>
+          <Json value={custom.data.document} label="Custom data" />
+        </>
+      )}
+    </>
   );
 }
