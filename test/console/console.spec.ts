@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHmac, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page, type Request } from 'playwright-core';
+import { unzipSync, zipSync } from 'fflate';
 import WebSocket from 'ws';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 
@@ -423,6 +424,40 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByRole('status').filter({ hasText: 'Imported and deployed' }).waitFor();
     await eventually(async () => expect(await history.getByRole('row').count()).toBe(before + 1));
     await shot('deployments');
+  });
+
+  it("stages an import in a draft and shows the draft's diff before deploying it", async () => {
+    const history = page.getByRole('table').filter({ hasText: 'deployment(s)' });
+    const before = await history.getByRole('row').count();
+    await page.getByRole('button', { name: 'Start a draft' }).click();
+    await page.getByText('The draft changes nothing yet.').waitFor();
+    // The exported app with one function changed.
+    const files = unzipSync(readFileSync(join(dataDir.path, 'export.zip')));
+    const source = Object.keys(files).find((path) => /^functions\/addItem(\.js|\/source\.js)$/.test(path))!;
+    files[source] = Buffer.concat([Buffer.from(files[source]), Buffer.from('\n// changed in a draft\n')]);
+    const changed = join(dataDir.path, 'changed.zip');
+    writeFileSync(changed, zipSync(files));
+    await page.getByLabel('App directory as a zip').setInputFiles(changed);
+    await page.getByRole('heading', { name: 'What the import changes' }).waitFor();
+    await page.getByRole('button', { name: 'Import into the draft' }).click();
+    await page.getByText('nothing goes live until the draft is deployed').waitFor();
+    await page.getByRole('button', { name: 'Yes, import into the draft' }).click();
+    await page.getByRole('status').filter({ hasText: 'Imported into the draft' }).waitFor();
+    const diff = page.getByLabel('Draft diff');
+    await diff.getByText(/addItem/).first().waitFor();
+    // Staged, not live: the deployed function is unchanged and no deployment was added.
+    const functionsPath = `/groups/${await groupId()}/apps/${app._id}/functions`;
+    const addItem = (await api<{ _id: string; name: string }[]>('GET', functionsPath)).body.find((fn) => fn.name === 'addItem')!;
+    expect((await api<{ source: string }>('GET', `${functionsPath}/${addItem._id}`)).body.source).not.toContain('changed in a draft');
+    expect(await history.getByRole('row').count()).toBe(before);
+    await page.getByRole('button', { name: 'Deploy the draft' }).click();
+    await page.getByText('The changes above go live now').waitFor();
+    await diff.scrollIntoViewIfNeeded();
+    await shot('draft');
+    await page.getByRole('button', { name: 'Yes, deploy the draft' }).click();
+    await page.getByRole('button', { name: 'Start a draft' }).waitFor();
+    await eventually(async () => expect(await history.getByRole('row').count()).toBe(before + 1));
+    expect((await api<{ source: string }>('GET', `${functionsPath}/${addItem._id}`)).body.source).toContain('changed in a draft');
   });
 
   it('shows the metrics as charts, sync connections and trigger lag among them', async () => {

@@ -25,7 +25,8 @@ export function DeploymentsPage({ api, appId }: AppPageProps) {
   const upload = useAction();
   const [zip, setZip] = useState<File | undefined>();
   const [importDiff, setImportDiff] = useState<string[] | undefined>();
-  const [imported, setImported] = useState(false);
+  const [imported, setImported] = useState<'deployed' | 'drafted' | false>(false);
+  const starting = useAction();
 
   const exportZip = () =>
     void download.run(async () => {
@@ -67,27 +68,48 @@ export function DeploymentsPage({ api, appId }: AppPageProps) {
             {importDiff.length ? <Diff lines={importDiff} label="Import diff" /> : <p>Nothing changes.</p>}
             {zip && !imported && (
               <ConfirmAction
-                label="Import and deploy"
+                label={draft ? 'Import into the draft' : 'Import and deploy'}
                 danger={false}
-                consequences={<p>The app's configuration is replaced by the zip's and deployed at once.</p>}
+                consequences={
+                  draft ? <p>The draft's configuration is replaced by the zip's; nothing goes live until the draft is deployed.</p> : <p>The app's configuration is replaced by the zip's and deployed at once.</p>
+                }
                 onConfirm={async () => {
+                  // With a draft open, the admin API stages the import in it (as realm-cli's push).
+                  const into = draft ? 'drafted' : 'deployed';
                   await api.request('POST', api.app(appId, '/import'), { body: await zip.arrayBuffer(), contentType: 'application/zip' });
-                  setImported(true);
+                  setImported(into);
                   deployments.reload();
+                  draftDiff.reload();
                 }}
               />
             )}
-            {imported && <p role="status">Imported and deployed.</p>}
+            {imported === 'deployed' && <p role="status">Imported and deployed.</p>}
+            {imported === 'drafted' && <p role="status">Imported into the draft: read its diff below, then deploy it.</p>}
           </>
         )}
       </div>
+      {drafts.data && !draft && (
+        <div class="card">
+          <h2>Draft</h2>
+          <p>No draft is open: an import deploys at once. With a draft, imports are staged in it and go live together when it is deployed, after its diff.</p>
+          <button type="button" disabled={starting.busy} onClick={() => void starting.run(async () => (await api.request('POST', api.app(appId, '/drafts')), drafts.reload()))}>
+            Start a draft
+          </button>
+          <ErrorNote error={starting.error} />
+        </div>
+      )}
       {draft && (
         <div class="card">
           <h2>Draft</h2>
           <Loading loaded={draftDiff} />
           {draftDiff.data && (draftDiff.data.diffs.length ? <Diff lines={draftDiff.data.diffs} label="Draft diff" /> : <p>The draft changes nothing yet.</p>)}
           <div class="row">
-            <ConfirmAction label="Deploy the draft" danger={false} consequences={<p>The changes above go live now.</p>} onConfirm={async () => (await api.request('POST', api.app(appId, `/drafts/${draft._id}/deployment`)), drafts.reload(), deployments.reload())} />
+            <ConfirmAction
+              label="Deploy the draft"
+              danger={false}
+              consequences={<p>The changes above go live now, for every client, as one new deployment.</p>}
+              onConfirm={async () => (await api.request('POST', api.app(appId, `/drafts/${draft._id}/deployment`)), setImported(false), drafts.reload(), deployments.reload())}
+            />
             <ConfirmAction label="Discard the draft" consequences={<p>The draft's changes are dropped; nothing is deployed.</p>} onConfirm={async () => (await api.request('DELETE', api.app(appId, `/drafts/${draft._id}`)), drafts.reload())} />
           </div>
         </div>
