@@ -221,7 +221,7 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await eventually(async () => expect(await caption.textContent()).toMatch(/^0 entries/));
     expect(logQueries.some((search) => new URLSearchParams(search).get('text') === 'no such words anywhere')).toBe(true);
     await filter('Text', 'written from the test');
-    await eventually(async () => expect(await caption.textContent()).toMatch(/^1 entries/));
+    await eventually(async () => expect(await caption.textContent()).toMatch(/^1 entry /));
     await page.getByLabel('Status').selectOption('errors');
     await eventually(async () => expect(await caption.textContent()).toMatch(/^0 entries/));
     await page.getByLabel('Status').selectOption('all');
@@ -230,7 +230,7 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await filter('Text', '');
     await filter('User id', client.user_id);
     const before = await eventually(async () => {
-      const [, count] = /^(\d+) entries · live/.exec((await caption.textContent()) ?? '') ?? [];
+      const [, count] = /^(\d+) entr(?:y|ies) · live/.exec((await caption.textContent()) ?? '') ?? [];
       expect(Number(count)).toBeGreaterThan(0);
       return Number(count);
     });
@@ -284,9 +284,10 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await page.getByLabel('Search by id, email or provider').fill('waiting@example.com');
     await page.getByRole('button', { name: signedIn.user_id }).click();
     const user = page.getByRole('complementary', { name: 'User' });
-    const sessions = user.getByRole('table', { name: 'Sessions' });
+    const sessions = user.getByRole('list', { name: /session\(s\)/ });
     // Two sign-ins: the confirmation test's and this one.
-    await sessions.locator('caption').filter({ hasText: '2 session(s)' }).waitFor();
+    await user.getByText('2 session(s), newest first').waitFor();
+    expect(await sessions.getByRole('listitem').count()).toBe(2);
     await user.getByText('The app reads no custom user data').waitFor();
     const listed = await api<{ _id: string; created: number }[]>('GET', `/groups/${await groupId()}/apps/${app._id}/users/${signedIn.user_id}/sessions`);
     // The newest session (this test's) is the first row.
@@ -296,7 +297,7 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     await sessions.scrollIntoViewIfNeeded();
     await shot('user-sessions');
     await user.getByRole('button', { name: 'Yes, revoke session 1' }).click();
-    await sessions.locator('caption').filter({ hasText: '1 session(s)' }).waitFor();
+    await user.getByText('1 session(s), newest first').waitFor();
     expect((await refresh()).status).toBe(401);
     const left = await api<{ _id: string }[]>('GET', `/groups/${await groupId()}/apps/${app._id}/users/${signedIn.user_id}/sessions`);
     expect(left.body.map((session) => session._id)).not.toContain(newest._id);
@@ -476,7 +477,7 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
       await eventually(async () => {
         await page.getByRole('combobox', { name: /^Period/ }).selectOption('1h');
         await page.getByRole('combobox', { name: /^Period/ }).selectOption('24h');
-        expect(await syncOpen.locator('figcaption').textContent()).toMatch(/at most [1-9]\d* per period/);
+        expect(await syncOpen.locator('figcaption').textContent()).toMatch(/at most [1-9]/);
       });
       await shot('metrics');
     } finally {

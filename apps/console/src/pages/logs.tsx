@@ -176,7 +176,7 @@ export function LogsPage({ api, appId }: AppPageProps) {
       </p>
       <div class="split">
         <DataTable
-          caption={`${entries.length} entries${tail ? ' · live' : ''}`}
+          caption={`${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}${tail ? ' · live' : ''}`}
           columns={['Started', 'Type', 'Name', 'Status', 'User']}
           items={entries}
           row={(entry) => (

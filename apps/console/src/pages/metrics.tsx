@@ -12,7 +12,7 @@ const charts = [
   { name: 'OVERALL_FAILED_REQUESTS', title: 'Failed requests' },
   { name: 'SDK_SUCCESSFUL_REQUESTS', title: 'Function executions (SDK calls)' },
   { name: 'OVERALL_COMPUTE_MS', title: 'Compute time' },
-  { name: 'ACTIVE_OPEN_SYNC_SESSIONS', title: 'Sync connections open' },
+  { name: 'ACTIVE_OPEN_SYNC_SESSIONS', title: 'Sync connections open', fold: 'max' as const },
   { name: 'SYNC_SESSIONS_STARTED', title: 'Sync connections opened' },
   { name: 'TRIGGERS_SUCCESSFUL_REQUESTS', title: 'Trigger executions' },
   { name: 'TRIGGERS_MAX_LAG_MS', title: 'Trigger lag (largest)', fold: 'max' as const },

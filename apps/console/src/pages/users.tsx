@@ -175,29 +175,30 @@ function UserSessions({ api, appId, userId }: AppPageProps & { userId: string })
       {sessions.data && sessions.data.length === 0 && <p>No session: the user is signed in nowhere.</p>}
       {sessions.data && sessions.data.length > 0 && (
         <>
-          <DataTable
-            label="Sessions"
-            caption={`${sessions.data.length} session(s)`}
-            columns={['Signed in', 'Last used', 'Ends', 'Device', 'Revoke']}
-            items={sessions.data}
-            row={(session, index) => (
-              <tr key={session._id}>
-                <td>{formatSeconds(session.created)}</td>
-                <td>{formatSeconds(session.last_used)}</td>
-                <td>{formatSeconds(session.expires)}</td>
-                <td>
-                  <code>{session.device_id}</code>
-                </td>
-                <td>
-                  <ConfirmAction
-                    label={`Revoke session ${index + 1}`}
-                    consequences={<p>This session's refresh token and its access tokens stop working: that device must sign in again. Other sessions stay.</p>}
-                    onConfirm={async () => (await api.request('DELETE', api.app(appId, `/users/${userId}/sessions/${session._id}`)), sessions.reload())}
-                  />
-                </td>
-              </tr>
-            )}
-          />
+          <p id={`sessions-${userId}`}>{sessions.data.length} session(s), newest first</p>
+          <ol class="sessions" aria-labelledby={`sessions-${userId}`}>
+            {sessions.data.map((session, index) => (
+              <li key={session._id}>
+                <dl>
+                  <dt>Signed in</dt>
+                  <dd>{formatSeconds(session.created)}</dd>
+                  <dt>Last used</dt>
+                  <dd>{formatSeconds(session.last_used)}</dd>
+                  <dt>Ends</dt>
+                  <dd>{formatSeconds(session.expires)}</dd>
+                  <dt>Device</dt>
+                  <dd>
+                    <code>{session.device_id}</code>
+                  </dd>
+                </dl>
+                <ConfirmAction
+                  label={`Revoke session ${index + 1}`}
+                  consequences={<p>This session's refresh token and its access tokens stop working: that device must sign in again. Other sessions stay.</p>}
+                  onConfirm={async () => (await api.request('DELETE', api.app(appId, `/users/${userId}/sessions/${session._id}`)), sessions.reload())}
+                />
+              </li>
+            ))}
+          </ol>
           <div class="row actions">
             <ConfirmAction
               label="Revoke all sessions"
