@@ -63,6 +63,15 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
       body: JSON.stringify(body),
     });
+  /** Picks a zip on the Deployments page, reads its diff, then imports it after the stated consequences. */
+  const importZip = async (zip: string, action: string, consequence: string, done: string) => {
+    await page.getByLabel('App directory as a zip').setInputFiles(zip);
+    await page.getByRole('heading', { name: 'What the import changes' }).waitFor();
+    await page.getByRole('button', { name: action }).click();
+    await page.getByText(consequence).waitFor();
+    await page.getByRole('button', { name: `Yes, ${action.toLowerCase()}` }).click();
+    await page.getByRole('status').filter({ hasText: done }).waitFor();
+  };
   const open = async (appPage: string) => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: appPage, exact: true }).click();
     await page.getByRole('heading', { level: 1 }).first().waitFor();
@@ -417,12 +426,7 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the app as a zip' }).click()]);
     const zip = join(dataDir.path, 'export.zip');
     await download.saveAs(zip);
-    await page.getByLabel('App directory as a zip').setInputFiles(zip);
-    await page.getByRole('heading', { name: 'What the import changes' }).waitFor();
-    await page.getByRole('button', { name: 'Import and deploy' }).click();
-    await page.getByText("configuration is replaced by the zip's").waitFor();
-    await page.getByRole('button', { name: 'Yes, import and deploy' }).click();
-    await page.getByRole('status').filter({ hasText: 'Imported and deployed' }).waitFor();
+    await importZip(zip, 'Import and deploy', "configuration is replaced by the zip's", 'Imported and deployed');
     await eventually(async () => expect(await history.getByRole('row').count()).toBe(before + 1));
     await shot('deployments');
   });
@@ -438,12 +442,7 @@ describe.skipIf(!hasChromium)('admin console in a real browser', () => {
     files[source] = Buffer.concat([Buffer.from(files[source]), Buffer.from('\n// changed in a draft\n')]);
     const changed = join(dataDir.path, 'changed.zip');
     writeFileSync(changed, zipSync(files));
-    await page.getByLabel('App directory as a zip').setInputFiles(changed);
-    await page.getByRole('heading', { name: 'What the import changes' }).waitFor();
-    await page.getByRole('button', { name: 'Import into the draft' }).click();
-    await page.getByText('nothing goes live until the draft is deployed').waitFor();
-    await page.getByRole('button', { name: 'Yes, import into the draft' }).click();
-    await page.getByRole('status').filter({ hasText: 'Imported into the draft' }).waitFor();
+    await importZip(changed, 'Import into the draft', 'nothing goes live until the draft is deployed', 'Imported into the draft');
     const diff = page.getByLabel('Draft diff');
     await diff.getByText(/addItem/).first().waitFor();
     // Staged, not live: the deployed function is unchanged and no deployment was added.
