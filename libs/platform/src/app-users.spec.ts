@@ -29,6 +29,24 @@ describe('AppUserStore', () => {
     expect(await store.findSession(live._id)).toBeNull();
   });
 
+  it("lists a user's live sessions newest first, records a refresh as their last use, and ends only the user's own", async () => {
+    const user = await store.createUser('normal');
+    const other = await store.createUser('normal');
+    const first = await store.createSession(user._id, 'phone', 3600);
+    const second = await store.createSession(user._id, 'laptop', 3600);
+    const theirs = await store.createSession(other._id, 'tablet', 3600);
+    expect((await store.listSessions(user._id)).map((session) => session.deviceId)).toEqual(['laptop', 'phone']);
+    expect((await store.listSessions(user._id))[1].lastUsedAt).toBeUndefined();
+    await store.touchSession(first._id);
+    const touched = (await store.listSessions(user._id)).find((session) => session._id === first._id)!;
+    expect(touched.lastUsedAt).toBeInstanceOf(Date);
+    expect(touched.lastUsedAt!.getTime()).toBeGreaterThanOrEqual(first.createdAt.getTime());
+    expect(await store.deleteUserSession(user._id, theirs._id)).toBe(false);
+    expect(await store.findSession(theirs._id)).not.toBeNull();
+    expect(await store.deleteUserSession(user._id, second._id)).toBe(true);
+    expect((await store.listSessions(user._id)).map((session) => session._id)).toEqual([first._id]);
+  });
+
   it('creates its indexes idempotently, also from a second instance', async () => {
     await new AppUserStore(client, '65a000000000000000000001').init();
   });

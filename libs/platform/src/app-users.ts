@@ -273,7 +273,8 @@ export class AppUserStore {
   /** The user's sessions that have not ended, newest first (the admin API lists them). */
   async listSessions(userId: string): Promise<Session[]> {
     const sessions = (await this.sessions.find({ userId, expiresAt: { $gt: new Date() } }).toArray()) as unknown as Session[];
-    return sessions.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    // Ids grow with time: they order sessions opened within the same millisecond.
+    return sessions.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
   }
 
   /** Ends one session of the user; false when the user has no such session. */
