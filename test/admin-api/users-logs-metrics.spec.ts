@@ -154,6 +154,10 @@ describe('admin API: user sessions and custom data, log filters, sync and trigge
     const second = await logs(`user_id=${ada.user_id}&limit=1&end_date=${encodeURIComponent(first.body.nextEndDate!)}&skip=${first.body.nextSkip}`);
     expect([...first.body.logs, ...second.body.logs].map((entry) => entry._id).sort()).toEqual([...all].sort());
     expect((await logs(`user_id=${ada.user_id}&limit=5`)).body).not.toHaveProperty('nextEndDate');
+    // start_date is exclusive, end_date inclusive.
+    const [newest, older] = (await logs(`user_id=${ada.user_id}`)).body.logs;
+    expect((await logs(`user_id=${ada.user_id}&start_date=${encodeURIComponent(older.started)}`)).body.logs.map((entry) => entry._id)).toEqual(newest.started === older.started ? [] : [newest._id]);
+    expect((await logs(`user_id=${ada.user_id}&end_date=${encodeURIComponent(older.started)}`)).body.logs.map((entry) => entry._id)).toContain(older._id);
   });
 
   it.each([
@@ -162,7 +166,7 @@ describe('admin API: user sessions and custom data, log filters, sync and trigge
     ['skip=-1', 'skip must be an integer of at least 0'],
     ['start_date=yesterday', 'start_date must be an ISO 8601 date'],
     ['end_date=2024-13-45T00:00:00Z', 'end_date must be an ISO 8601 date'],
-    ['start_date=2024-02-01T00:00:00Z&end_date=2024-01-01T00:00:00Z', 'end_date must not be before start_date'],
+    ['start_date=2024-02-01T00:00:00Z&end_date=2024-01-01T00:00:00Z', 'end_date must be after start_date'],
     ['user_id=a&user_id=b', 'user_id may be given once'],
     [`text=${'x'.repeat(201)}`, 'text may be at most 200 characters'],
   ])('refuses the logs query %s with 400 InvalidParameter', async (query, message) => {

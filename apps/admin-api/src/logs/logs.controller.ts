@@ -60,7 +60,7 @@ export function logQuery(query: Record<string, string | string[] | undefined>): 
   if (text !== undefined && text.length > MAX_TEXT) throw invalid(`text may be at most ${MAX_TEXT} characters`);
   const start = date(single(query, 'start_date'), 'start_date');
   const end = date(single(query, 'end_date'), 'end_date');
-  if (start && end && end.getTime() < start.getTime()) throw invalid('end_date must not be before start_date');
+  if (start && end && end.getTime() <= start.getTime()) throw invalid('end_date must be after start_date');
   return {
     ...(type ? { types: type.split(',') } : {}),
     // App Services: present with any value (even false) means errors only.
@@ -68,7 +68,8 @@ export function logQuery(query: Record<string, string | string[] | undefined>): 
     ...(coId ? { coId } : {}),
     ...(userId ? { userId } : {}),
     ...(text ? { text } : {}),
-    ...(start ? { start } : {}),
+    // App Services: start_date exclusive, end_date inclusive (dates carry milliseconds, as `started` does).
+    ...(start ? { start: new Date(start.getTime() + 1) } : {}),
     ...(end ? { end } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(skip !== undefined ? { skip } : {}),

@@ -92,7 +92,9 @@ export function LogsPage({ api, appId }: AppPageProps) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const poll = async () => {
       try {
-        const since = newest.current ?? (filters.from ? new Date(filters.from).toISOString() : new Date(Date.now() - 60_000).toISOString());
+        // The API's start_date is exclusive: from just before the newest entry shown, so an entry of the same
+        // millisecond written after it is not missed (the ones already shown are dropped below).
+        const since = newest.current ? new Date(Date.parse(newest.current) - 1).toISOString() : filters.from ? new Date(filters.from).toISOString() : new Date(Date.now() - 60_000).toISOString();
         const answer = await query({ limit: '100', start_date: since });
         if (stopped) return;
         setEntries((shown) => {
