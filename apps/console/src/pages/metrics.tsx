@@ -48,7 +48,7 @@ export function MetricsPage({ api, appId }: AppPageProps) {
           </select>
         </label>
         <p>
-          Sync connections now: <strong>{clients.data ? clients.data.clients.length : clients.error ? 'unavailable' : '…'}</strong>. Trigger lag is the time from a change's commit to
+          Sync connections as the sync replicas last reported them: <strong>{clients.data ? clients.data.clients.length : clients.error ? 'unavailable' : '…'}</strong>. Trigger lag is the time from a change's commit to
           the start of the database trigger run that handled it.
         </p>
       </div>
