@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import type { JsonValue } from '@tessera/contracts';
 import { HttpAdapterHost } from '@nestjs/core';
+import type { JsonValue } from '@tessera/contracts';
 import { assertWellFormedEjson, decodeEjson, encodeEjson } from '@tessera/messaging';
 import type { FastifyInstance } from 'fastify';
 import { ClientApiError, ClientApiErrorCode } from './client-api.error';
@@ -20,19 +20,22 @@ export class LenientJsonBodyParser implements OnModuleInit {
     fastify.removeContentTypeParser('application/json');
     fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
       const text = typeof body === 'string' ? body : body.toString('utf8');
-      if (text.trim() === '') {
-        done(null, undefined);
-        return;
-      }
       try {
-        // A reviver makes JSON.parse several times slower: only a text that can spell the key needs it
-        // (literally, or with a \u escape, the only escape a key's letters can have).
-        done(null, text.includes('__proto__') || text.includes('\\u') ? JSON.parse(text, (key, value: unknown) => (key === '__proto__' ? undefined : value)) : JSON.parse(text));
+        done(null, parseJsonBody(text));
       } catch {
         done(Object.assign(new Error('invalid JSON in request body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
       }
     });
   }
+}
+
+/** A JSON request body: an empty one is no body, and `__proto__` keys are dropped. Throws on bad JSON. */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  // A reviver makes JSON.parse several times slower: only a text that can spell the key needs it
+  // (literally, or with a \u escape, the only escape a key's letters can have).
+  if (text.includes('__proto__') || text.includes('\\u')) return JSON.parse(text, (key, value: unknown) => (key === '__proto__' ? undefined : value));
+  return JSON.parse(text);
 }
 
 /** A request body (canonical or relaxed Extended JSON) as BSON values; malformed EJSON is a 400. */
