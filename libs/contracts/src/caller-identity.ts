@@ -37,7 +37,7 @@ function isEmptyPlainObject(value: object): boolean {
 }
 
 function canonicalData(data: Record<string, unknown>): NonNullable<CallerUser['data']> {
-  return isEmptyPlainObject(data) ? {} : (EJSON.serialize(data, { relaxed: false }) as NonNullable<CallerUser['data']>);
+  return isEmptyPlainObject(data) ? {} : EJSON.serialize(data, { relaxed: false });
 }
 
 function relaxedData(data: CallerUser['data']): Record<string, unknown> {

@@ -114,5 +114,5 @@ export async function runDirect<TContext extends Record<string, unknown>>(yoga: 
     const stringify = (result as { stringify?: (value: unknown) => string }).stringify ?? JSON.stringify;
     return { status: 200, contentType: `${call.mediaType}; charset=utf-8`, body: stringify(result) };
   }
-  return { response: await processRegularResult(result, yoga.fetchAPI, call.mediaType) };
+  return { response: processRegularResult(result, yoga.fetchAPI, call.mediaType) };
 }
