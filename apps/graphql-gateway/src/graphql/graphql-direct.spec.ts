@@ -5,7 +5,7 @@ import { directCall, runDirect } from './graphql-direct';
 const endpoint = '/api/client/v2.0/app/app-abcde/graphql';
 
 function makeYoga() {
-  const schema = createSchema<Record<string, unknown>>({
+  const schema = createSchema<{ tag: string }>({
     typeDefs: 'type Item { name: String, n: Int } type Query { items(limit: Int): [Item], refused: String, broken: String, seen: String } type Mutation { touch: Int }',
     resolvers: {
       Query: {
@@ -16,12 +16,12 @@ function makeYoga() {
         broken: () => {
           throw new Error('internal detail');
         },
-        seen: (_: unknown, _args: unknown, context: { tag?: string }) => context.tag ?? 'none',
+        seen: (_: unknown, _args: unknown, context: { tag: string }) => context.tag,
       },
       Mutation: { touch: () => 1 },
     },
   });
-  return createYoga<{ tag: string }, Record<string, never>>({ schema, graphqlEndpoint: endpoint, graphiql: false, landingPage: false, logging: false, parserAndValidationCache: true });
+  return createYoga<{ tag: string }>({ schema, graphqlEndpoint: endpoint, graphiql: false, landingPage: false, logging: false, parserAndValidationCache: true });
 }
 
 /** yoga's own answer to the request, through its whole fetch-API path. */

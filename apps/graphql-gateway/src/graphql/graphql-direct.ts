@@ -97,7 +97,7 @@ export type DirectAnswer = { status: 200; contentType: string; body: string } | 
  * Runs the call through yoga's operation pipeline. Undefined when yoga refused the parameters before
  * running anything (the caller then lets yoga answer the request, with its own error response).
  */
-export async function runDirect<TContext extends Record<string, unknown>>(yoga: YogaServerInstance<TContext, Record<string, never>>, call: DirectCall, serverContext: TContext): Promise<DirectAnswer | undefined> {
+export async function runDirect<TServer extends Record<string, unknown>, TUser extends Record<string, unknown>>(yoga: YogaServerInstance<TServer, TUser>, call: DirectCall, serverContext: TServer): Promise<DirectAnswer | undefined> {
   // The envelop plugins read `request.method` (mutations via GET) and use the request as a key; nothing in
   // this endpoint's plugins or resolvers reads more of it.
   const request = { method: 'POST' } as Request;
