@@ -25,6 +25,12 @@ describe('the caller identity', () => {
     expect(callerUserOf(record, null)).not.toHaveProperty('custom_data');
   });
 
+  it('keeps empty documents empty, both ways (an anonymous user has no metadata)', () => {
+    const user = callerUserOf({ ...record, data: {} }, {});
+    expect(user).toMatchObject({ data: {}, custom_data: {} });
+    expect(ruleUserOf(user)).toMatchObject({ data: {}, custom_data: {} });
+  });
+
   it('gives the rules %%user with BSON values, providerType identities and the documented defaults', () => {
     const ruleUser = ruleUserOf(callerUserOf(record, { level: 3 }));
     expect(ruleUser).toMatchObject({ id: 'u1', type: 'normal', identities: [{ id: 'ann@example.com', providerType: 'local-userpass' }] });

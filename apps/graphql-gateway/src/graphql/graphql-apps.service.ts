@@ -18,6 +18,8 @@ export interface GraphqlServerContext {
 
 export interface GraphqlAppEntry {
   deploymentId: string | undefined;
+  /** The endpoint's path, as yoga serves it. */
+  endpoint: string;
   model: GraphqlModel;
   yoga: YogaServerInstance<GraphqlServerContext, Record<string, never>>;
 }
@@ -63,9 +65,10 @@ export class GraphqlApps {
         setExecuteFn((executeArgs) => executor.inTransaction(context, async () => (await executeFn(executeArgs)) as ExecutionResult));
       },
     };
+    const endpoint = `/api/client/v2.0/app/${clientAppId}/graphql`;
     const yoga = createYoga<GraphqlServerContext, Record<string, never>>({
       schema,
-      graphqlEndpoint: `/api/client/v2.0/app/${clientAppId}/graphql`,
+      graphqlEndpoint: endpoint,
       graphiql: false,
       landingPage: false,
       logging: false,
@@ -75,6 +78,6 @@ export class GraphqlApps {
       context: ({ graphql }) => graphql as unknown as Record<string, never>,
       maskedErrors: { maskError: (error) => toClientError(error, (internal) => this.logger.error(internal)) },
     });
-    return { deploymentId: app.deploymentId, model, yoga };
+    return { deploymentId: app.deploymentId, endpoint, model, yoga };
   }
 }

@@ -33,8 +33,8 @@ export interface GraphqlRequestContext {
   /** The caller as functions see it (`context.user`). */
   caller: Caller;
   metadata: RequestMetadata;
-  /** Custom resolvers' function calls: the signal (the HTTP client went away) and the request's headers. */
-  edge: FunctionCallOptions;
+  /** Custom resolvers' function calls: the signal (the HTTP client went away) and the request's headers, made at the first call. */
+  edge: () => FunctionCallOptions;
   translator: ArgumentTranslator;
   batches: RelationshipBatches;
   /**
@@ -112,8 +112,10 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
   }
 
   /** A fresh request context: the translator and batches belong to one request and its user. */
-  contextFor(app: DataAccessApp, model: GraphqlModel, user: CallerUser, metadata: RequestMetadata, edge: FunctionCallOptions = {}): GraphqlRequestContext {
-    const context = { app, model, user: ruleUserOf(user), caller: { type: 'user', user }, metadata, edge, state: { operations: 0 } } as GraphqlRequestContext;
+  contextFor(app: DataAccessApp, model: GraphqlModel, user: CallerUser, metadata: RequestMetadata, edge: () => FunctionCallOptions = () => ({})): GraphqlRequestContext {
+    let options: FunctionCallOptions | undefined;
+    const once = (): FunctionCallOptions => (options ??= edge());
+    const context = { app, model, user: ruleUserOf(user), caller: { type: 'user', user }, metadata, edge: once, state: { operations: 0 } } as GraphqlRequestContext;
     context.translator = new ArgumentTranslator(model, {
       foreignKeys: async (field, target, filter) => {
         const key = field.relationship?.foreignKey ?? '_id';
@@ -204,7 +206,7 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
     if (source !== undefined) args.push(source);
     // The deadline follows the function's time limit (the bus's timeout for the subject); a client that
     // leaves stops the call. A failure keeps the runtime's code, which becomes the error's extensions.code.
-    return this.functions.call({ appId: context.app.id, functionName: resolver.functionName, args, caller: context.caller, metadata: context.metadata }, context.edge);
+    return this.functions.call({ appId: context.app.id, functionName: resolver.functionName, args, caller: context.caller, metadata: context.metadata }, context.edge());
   }
 
   private async update(c: CollectionModel, set: unknown, t: ArgumentTranslator): Promise<Doc> {

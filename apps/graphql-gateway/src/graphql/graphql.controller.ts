@@ -5,6 +5,7 @@ import { DeployedApps } from '@tessera/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphqlApps } from './graphql-apps.service';
 import { GraphqlAuthenticator } from './graphql-authenticator';
+import { directCall, runDirect } from './graphql-direct';
 import { GraphqlEndpointError } from './graphql.error';
 import { GraphqlExecutor } from './graphql-executor';
 
@@ -43,11 +44,15 @@ export class GraphqlController {
       ...(request.ip ? { remoteIpAddress: request.ip } : {}),
       ...(request.headers['user-agent'] ? { httpUserAgent: request.headers['user-agent'] } : {}),
     };
-    const graphql = this.executor.contextFor(app, entry.model, principal.user, metadata, { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) });
-    const response = await entry.yoga.handleNodeRequestAndResponse(request, reply, { graphql });
-    response.headers.forEach((value, key) => void reply.header(key, value));
-    reply.status(response.status);
-    await reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
+    // Only custom resolvers call functions: the request's signal and bus headers are made when one does.
+    const graphql = this.executor.contextFor(app, entry.model, principal.user, metadata, () => ({ signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) }));
+    const call = directCall(request, entry.endpoint);
+    const direct = call ? await runDirect(entry.yoga, call, { graphql }) : undefined;
+    if (direct && 'body' in direct) {
+      await reply.status(direct.status).header('content-type', direct.contentType).send(direct.body);
+      return;
+    }
+    await sendResponse(reply, direct ? direct.response : await entry.yoga.handleNodeRequestAndResponse(request, reply, { graphql }));
   }
 
   private async appOf(clientAppId: string): Promise<Awaited<ReturnType<DeployedApps['byClientAppId']>>> {
@@ -60,4 +65,11 @@ export class GraphqlController {
       throw error;
     }
   }
+}
+
+/** A fetch-API Response of yoga's, sent through Fastify. */
+async function sendResponse(reply: FastifyReply, response: Response): Promise<void> {
+  response.headers.forEach((value, key) => void reply.header(key, value));
+  reply.status(response.status);
+  await reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
 }
