@@ -61,8 +61,76 @@ export async function recordIntegrated(client: DataSourceClient, key: string, cl
   await files(client).updateOne({ _id: key }, { $max: { clientVersion } }, { upsert: true, ...(session ? { session } : {}) });
 }
 
-export async function saveHeld(client: DataSourceClient, key: string, held: HeldSnapshot): Promise<void> {
-  await files(client).updateOne({ _id: key }, { $set: { held, at: new Date() } }, { upsert: true });
+/** Objects (held and released) one write of snapshots carries at most, beyond its first snapshot. */
+const OBJECTS_PER_SNAPSHOT_WRITE = 100_000;
+
+interface QueuedSnapshot {
+  held: HeldSnapshot;
+  /** Everyone who handed in a snapshot of this file since the last write, told when the latest is written. */
+  waiting: Array<{ resolve: () => void; reject: (error: unknown) => void }>;
+}
+
+/**
+ * Writes the snapshots of what clients hold, many to one write: whatever sessions hand in before a write
+ * starts goes into it (the latest per client file), what comes while it is under way goes into the next.
+ * Each write is a log flush and a change event that the writes clients wait for queue behind, so an app
+ * whose sessions all changed in one burst pays one write, not one per session.
+ */
+export class HeldSnapshotWriter {
+  private readonly queued = new Map<DataSourceClient, Map<string, QueuedSnapshot>>();
+  private draining = false;
+
+  /** Resolves once `held` (or a later snapshot of the same file) is written. */
+  save(client: DataSourceClient, key: string, held: HeldSnapshot): Promise<void> {
+    let forClient = this.queued.get(client);
+    if (!forClient) this.queued.set(client, (forClient = new Map<string, QueuedSnapshot>()));
+    const entry: QueuedSnapshot = { held, waiting: forClient.get(key)?.waiting ?? [] };
+    // Re-inserted, so that the batches keep the order in which the latest snapshots came.
+    forClient.delete(key);
+    forClient.set(key, entry);
+    const written = new Promise<void>((resolve, reject) => entry.waiting.push({ resolve, reject }));
+    if (!this.draining) {
+      this.draining = true;
+      // After the turn of the event loop that handed it in: the other sessions of the burst join it.
+      setImmediate(() => void this.drain());
+    }
+    return written;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queued.size > 0) {
+        const clients = [...this.queued];
+        this.queued.clear();
+        await Promise.all(clients.map(([client, snapshots]) => this.writeAll(client, [...snapshots])));
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async writeAll(client: DataSourceClient, snapshots: Array<[string, QueuedSnapshot]>): Promise<void> {
+    for (let first = 0; first < snapshots.length; ) {
+      let objects = 0;
+      let end = first;
+      do {
+        const { held } = snapshots[end][1];
+        objects += held.objects.length + held.released.length;
+      } while (++end < snapshots.length && objects < OBJECTS_PER_SNAPSHOT_WRITE);
+      const batch = snapshots.slice(first, end);
+      first = end;
+      const at = new Date();
+      try {
+        await files(client).bulkWrite(
+          batch.map(([key, { held }]) => ({ updateOne: { filter: { _id: key }, update: { $set: { held, at } }, upsert: true } })),
+          { ordered: false },
+        );
+        for (const [, { waiting }] of batch) for (const waiter of waiting) waiter.resolve();
+      } catch (error) {
+        for (const [, { waiting }] of batch) for (const waiter of waiting) waiter.reject(error);
+      }
+    }
+  }
 }
 
 /** Whether a snapshot covers everything the client has integrated (download cursor, integrated uploads). */

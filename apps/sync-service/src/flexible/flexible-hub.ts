@@ -23,7 +23,7 @@ import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } 
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
 import { declaredTypes } from './development-types';
-import { recordIntegrated } from './flexible-client-files';
+import { HeldSnapshotWriter, recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
@@ -87,6 +87,13 @@ export class FlexibleHub {
   private lastVersion = 0;
   /** This process, as its announcements name it. */
   readonly replica = randomUUID();
+  /** Writes what clients hold (FlexibleClientFiles), the snapshots of many sessions at once. */
+  readonly snapshots = new HeldSnapshotWriter();
+  /** Sessions whose snapshot is due when the timer fires, with what takes it. */
+  private readonly snapshotsDue = new Map<FlexibleListener, () => void>();
+  private snapshotTimer?: NodeJS.Timeout;
+  /** Reads of documents that sessions asked for and that have not started yet, by app, collection and `_id`. */
+  private readonly reads = new Map<string, Promise<Document | null>>();
 
   constructor(
     private readonly deployed: DeployedApps,
@@ -224,6 +231,50 @@ export class FlexibleHub {
       set.delete(listener.id);
       if (set.size === 0) holders.delete(key);
     }
+  }
+
+  /**
+   * Calls `take` (which takes the session's snapshot) within `delayMs`, together with every other session's
+   * due by then: the snapshots of a burst of changes across sessions are written together, at one time.
+   */
+  snapshotSoon(listener: FlexibleListener, take: () => void, delayMs: number): void {
+    this.snapshotsDue.set(listener, take);
+    if (this.snapshotTimer) return;
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = undefined;
+      const due = [...this.snapshotsDue.values()];
+      this.snapshotsDue.clear();
+      for (const takeOne of due) takeOne();
+    }, delayMs);
+    this.snapshotTimer.unref();
+  }
+
+  /** The session's snapshot is being taken now (or never will be): it is no longer due. */
+  snapshotTaken(listener: FlexibleListener): void {
+    this.snapshotsDue.delete(listener);
+  }
+
+  /**
+   * A document as its collection holds it now, for a session whose turn came to handle a change of it. The
+   * sessions that ask before the pending promise jobs have run (those a change was just fanned out to) share
+   * one read, which starts after all of them asked: each gets what the collection held when its turn came, its
+   * own earlier writes included, for one read per change instead of one per session.
+   */
+  current(app: FlexibleApp, ref: CollectionRef, table: string, id: unknown): Promise<Document | null> {
+    const key = `${app.appId}\u0000${ref.db}.${ref.coll}\u0000${heldKey(table, id)}`;
+    let read = this.reads.get(key);
+    if (!read) {
+      read = new Promise<Document | null>((resolve, reject) =>
+        // Once the promise jobs queued now have run: the other sessions' turns, started by the same fan-out.
+        process.nextTick(() => {
+          // Whoever asks from now on is after this read started: a new one.
+          this.reads.delete(key);
+          app.client.db(ref.db).collection(ref.coll).findOne({ _id: id }).then(resolve, reject);
+        }),
+      );
+      this.reads.set(key, read);
+    }
+    return read;
   }
 
   /** The session ended: its queries and holdings are dropped. */
