@@ -1,25 +1,28 @@
 import { join } from 'node:path';
 import { type ChangeEvent, type DataSourceClient, openEmbeddedClient } from '@tessera/datastore';
 import { makeTempDir } from '@tessera/testing';
-import { FlexibleFilesNamespace, HeldSnapshotWriter, type HeldSnapshot, loadFileState } from './flexible-client-files';
+import { FlexibleHeldNamespace, type HeldSnapshot, HeldSnapshots, loadFileState, recordIntegrated } from './flexible-client-files';
 
 const snapshot = (serverVersion: number, ids: number[]): HeldSnapshot => ({ serverVersion, clientVersion: 1, objects: ids.map((id) => ({ t: 'Item', id })), released: [] });
 
-describe('HeldSnapshotWriter', () => {
+describe('HeldSnapshots', () => {
   const dir = makeTempDir('tessera-flexible-snapshots-');
-  let client: DataSourceClient;
+  let platform: DataSourceClient;
+  let app: DataSourceClient;
 
   beforeAll(() => {
-    client = openEmbeddedClient(dir.path);
+    platform = openEmbeddedClient(join(dir.path, 'platform'));
+    app = openEmbeddedClient(join(dir.path, 'app'));
   });
   afterAll(async () => {
-    await client.close();
+    await platform.close();
+    await app.close();
     dir.remove();
   });
 
   /** The change events of the snapshot collection while `work` runs, once `count` of them arrived. */
   async function eventsDuring(count: number, work: () => Promise<unknown>): Promise<ChangeEvent[]> {
-    const stream = client.db(FlexibleFilesNamespace.db).collection(FlexibleFilesNamespace.coll).watch();
+    const stream = platform.db(FlexibleHeldNamespace.db).collection(FlexibleHeldNamespace.coll).watch();
     try {
       await work();
       const events: ChangeEvent[] = [];
@@ -32,40 +35,58 @@ describe('HeldSnapshotWriter', () => {
   }
 
   it('writes the snapshots sessions hand in together in one commit, the latest of each client file', async () => {
-    const writer = new HeldSnapshotWriter();
+    const snapshots = new HeldSnapshots(platform);
     const events = await eventsDuring(3, () =>
-      Promise.all([
-        writer.save(client, 'app/1/1', snapshot(10, [1])),
-        writer.save(client, 'app/1/2', snapshot(11, [2])),
-        writer.save(client, 'app/1/1', snapshot(12, [1, 3])),
-        writer.save(client, 'app/1/3', snapshot(13, [])),
-      ]),
+      Promise.all([snapshots.save('app1/1/1', snapshot(10, [1])), snapshots.save('app1/1/2', snapshot(11, [2])), snapshots.save('app1/1/1', snapshot(12, [1, 3])), snapshots.save('app1/1/3', snapshot(13, []))]),
     );
     // One commit: the embedded engine numbers a commit's events with one cluster time.
     expect(new Set(events.map((event) => event.clusterTime?.i)).size).toBe(1);
-    expect(events.map((event) => event.documentKey?._id).sort()).toEqual(['app/1/1', 'app/1/2', 'app/1/3']);
-    expect((await loadFileState(client, 'app/1/1'))?.held).toEqual(snapshot(12, [1, 3]));
-    expect((await loadFileState(client, 'app/1/2'))?.held).toEqual(snapshot(11, [2]));
+    expect(events.map((event) => event.documentKey?._id).sort()).toEqual(['app1/1/1', 'app1/1/2', 'app1/1/3']);
+    expect(await snapshots.load('app1/1/1')).toEqual(snapshot(12, [1, 3]));
+    expect(await snapshots.load('app1/1/2')).toEqual(snapshot(11, [2]));
   });
 
   it('puts a snapshot handed in while a write is under way into the next write, which supersedes the first', async () => {
-    const writer = new HeldSnapshotWriter();
+    const snapshots = new HeldSnapshots(platform);
     const events = await eventsDuring(2, async () => {
-      const first = writer.save(client, 'app/2/1', snapshot(20, [1]));
-      // The first write has started (the turn it was handed in has passed) and is not on disk yet.
+      const first = snapshots.save('app2/1/1', snapshot(20, [1]));
+      // The first write has started (the turn it was handed in has passed).
       await new Promise((resolve) => setImmediate(resolve));
-      const second = writer.save(client, 'app/2/1', snapshot(21, [1, 2]));
+      const second = snapshots.save('app2/1/1', snapshot(21, [1, 2]));
       await Promise.all([first, second]);
     });
     expect(events.map((event) => event.operationType)).toEqual(['insert', 'update']);
-    expect((await loadFileState(client, 'app/2/1'))?.held).toEqual(snapshot(21, [1, 2]));
+    expect(await snapshots.load('app2/1/1')).toEqual(snapshot(21, [1, 2]));
+  });
+
+  it('reads a file state from the upload cursor in the app cluster and the snapshot in the platform cluster', async () => {
+    const snapshots = new HeldSnapshots(platform);
+    expect(await loadFileState(app, snapshots, 'app3/1/1')).toBeNull();
+    await recordIntegrated(app, 'app3/1/1', 4);
+    expect(await loadFileState(app, snapshots, 'app3/1/1')).toEqual({ clientVersion: 4 });
+    await snapshots.save('app3/1/1', snapshot(30, [7]));
+    expect(await loadFileState(app, snapshots, 'app3/1/1')).toEqual({ clientVersion: 4, held: snapshot(30, [7]) });
+    await snapshots.save('app3/1/2', snapshot(31, []));
+    expect(await loadFileState(app, snapshots, 'app3/1/2')).toEqual({ clientVersion: 0, held: snapshot(31, []) });
+  });
+
+  it("drops an app's snapshots, those queued and those handed in after, and no other app's", async () => {
+    const snapshots = new HeldSnapshots(platform);
+    await Promise.all([snapshots.save('app4/1/1', snapshot(40, [1])), snapshots.save('app4/2/7', snapshot(41, [])), snapshots.save('app40/1/1', snapshot(42, []))]);
+    const queued = snapshots.save('app4/1/2', snapshot(43, []));
+    expect(await snapshots.purgeApp('app4')).toBe(2);
+    await queued;
+    await snapshots.save('app4/1/3', snapshot(44, []));
+    await snapshots.save('app40/1/2', snapshot(45, []));
+    const left = await platform.db(FlexibleHeldNamespace.db).collection(FlexibleHeldNamespace.coll).find({ _id: { $regex: '^app4' } }).toArray();
+    expect(left.map((doc) => doc['_id']).sort()).toEqual(['app40/1/1', 'app40/1/2']);
   });
 
   it('tells every session that handed in a snapshot of a write that failed', async () => {
-    const closing = openEmbeddedClient(join(dir.path, 'closed'));
-    await closing.close();
-    const writer = new HeldSnapshotWriter();
-    const results = await Promise.allSettled([writer.save(closing, 'app/3/1', snapshot(30, [])), writer.save(closing, 'app/3/2', snapshot(31, []))]);
+    const closed = openEmbeddedClient(join(dir.path, 'closed'));
+    await closed.close();
+    const snapshots = new HeldSnapshots(closed);
+    const results = await Promise.allSettled([snapshots.save('app5/1/1', snapshot(50, [])), snapshots.save('app5/1/2', snapshot(51, []))]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
   });
 });

@@ -196,7 +196,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
       objects: [...session.held.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object) })),
       released: [...session.released.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object), v: held.version })),
     };
-    this.context.hub.snapshots.save(app.client, fileKey, snapshot).catch((error: unknown) => {
+    this.context.hub.snapshots.save(fileKey, snapshot).catch((error: unknown) => {
       // The session goes on; only a reconnect of this file is affected (it resets).
       this.report({ kind: 'internal_error', code: 101, message: `could not save what client file ${session.clientFileIdent} holds: ${error instanceof Error ? error.message : String(error)}` }, session);
     });
@@ -306,11 +306,11 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
    * cannot name), null for a file that never had a session that held anything.
    */
   private async fileState(app: FlexibleApp, key: string, downloadServerVersion: number): Promise<FlexibleFileState | null | 'unknown'> {
-    let state = await loadFileState(app.client, key);
+    let state = await loadFileState(app.client, this.context.hub.snapshots, key);
     for (const delay of SNAPSHOT_WAIT_MS) {
       if (snapshotCovers(state, downloadServerVersion) || (downloadServerVersion === 0 && (state?.clientVersion ?? 0) === 0)) return state;
       await new Promise((resolve) => setTimeout(resolve, delay));
-      state = await loadFileState(app.client, key);
+      state = await loadFileState(app.client, this.context.hub.snapshots, key);
     }
     return snapshotCovers(state, downloadServerVersion) ? state : 'unknown';
   }

@@ -23,7 +23,7 @@ import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } 
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
 import { declaredTypes } from './development-types';
-import { HeldSnapshotWriter, recordIntegrated } from './flexible-client-files';
+import { HeldSnapshots, recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
@@ -87,8 +87,7 @@ export class FlexibleHub {
   private lastVersion = 0;
   /** This process, as its announcements name it. */
   readonly replica = randomUUID();
-  /** Writes what clients hold (FlexibleClientFiles), the snapshots of many sessions at once. */
-  readonly snapshots = new HeldSnapshotWriter();
+  private heldSnapshots?: HeldSnapshots;
   /** Sessions whose snapshot is due when the timer fires, with what takes it. */
   private readonly snapshotsDue = new Map<FlexibleListener, () => void>();
   private snapshotTimer?: NodeJS.Timeout;
@@ -231,6 +230,11 @@ export class FlexibleHub {
       set.delete(listener.id);
       if (set.size === 0) holders.delete(key);
     }
+  }
+
+  /** What clients hold (FlexibleClientFiles), in the platform cluster, written for many sessions at once. */
+  get snapshots(): HeldSnapshots {
+    return (this.heldSnapshots ??= new HeldSnapshots(this.dataSources.platform()));
   }
 
   /**
