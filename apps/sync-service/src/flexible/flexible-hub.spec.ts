@@ -2,7 +2,7 @@ import { type DataSourceClient, openEmbeddedClient } from '@tessera/datastore';
 import { type MessageBus } from '@tessera/messaging';
 import { type DataSources, type DeployedApps } from '@tessera/platform';
 import { makeTempDir } from '@tessera/testing';
-import { type FlexibleApp, FlexibleHub, type FlexibleListener } from './flexible-hub';
+import { type FlexibleApp, FlexibleHub, type FlexibleListener, heldKey } from './flexible-hub';
 
 describe('FlexibleHub', () => {
   const dir = makeTempDir('tessera-flexible-hub-');
@@ -21,36 +21,49 @@ describe('FlexibleHub', () => {
 
   describe('current', () => {
     const app = (): FlexibleApp => ({ appId: 'app', client }) as FlexibleApp;
+    const items = () => client.db(ref.db).collection(ref.coll);
 
-    it('gives the sessions a change reached one read of the document, made after all of them asked', async () => {
-      const items = client.db(ref.db).collection(ref.coll);
-      await items.insertOne({ _id: 1, n: 1 });
-      const reads = [hub.current(app(), ref, 'Item', 1), hub.current(app(), ref, 'Item', 1)];
-      // A write after both asked and before the read started: both get it, as if each had read in its turn.
-      const written = items.updateOne({ _id: 1 }, { $set: { n: 2 } });
-      // A session whose turn comes a promise job later joins too (wrapped: awaiting would unwrap its read).
-      const third = Promise.resolve().then(() => ({ read: hub.current(app(), ref, 'Item', 1) }));
-      expect(reads[1]).toBe(reads[0]);
-      expect((await third).read).toBe(reads[0]);
-      await written;
-      expect(await reads[0]).toEqual({ _id: 1, n: 2 });
+    /** Sessions of the app holding Item `id`; each handles a change told to it with `onChange`, in a promise job. */
+    function sessions(id: number, onChange: Array<(session: FlexibleListener) => void>): FlexibleListener[] {
+      return onChange.map((handle, i) => {
+        const session: FlexibleListener = { id: `s${id}-${i}`, appId: 'app', documentChanged: () => queueMicrotask(() => handle(session)) };
+        hub.register(session);
+        hub.hold(session, heldKey('Item', id), true);
+        return session;
+      });
+    }
+
+    it('gives the sessions a change reached one read of the document, once all of them asked', async () => {
+      await items().insertOne({ _id: 1, n: 1 });
+      const reads: Array<Promise<unknown>> = [];
+      const ask = (): void => void reads.push(hub.current(app(), ref, 'Item', 1));
+      sessions(1, [ask, ask, ask]);
+      hub.fanOut('app', 'Item', 1, { _id: 1, n: 1 });
+      await vi.waitFor(() => expect(reads).toHaveLength(3));
+      expect(new Set(reads).size).toBe(1);
+      expect(await reads[0]).toEqual({ _id: 1, n: 1 });
+      // Asked after that read: a read of its own, which sees what changed since.
+      await items().updateOne({ _id: 1 }, { $set: { n: 2 } });
+      const later = hub.current(app(), ref, 'Item', 1);
+      expect(reads).not.toContain(later);
+      expect(await later).toEqual({ _id: 1, n: 2 });
     });
 
-    it('reads again for a session that asks once the read started, and keeps documents apart', async () => {
-      const items = client.db(ref.db).collection(ref.coll);
-      await items.insertMany([
-        { _id: 10, n: 1 },
-        { _id: 11, n: 1 },
+    it("reads for a session after the writes it made before asking, and does not wait for a session that never asks", async () => {
+      await items().insertOne({ _id: 2, n: 1 });
+      const got: Record<string, unknown> = {};
+      sessions(2, [
+        // Writes first (an upload of its own), then handles the change.
+        (session) => void items().updateOne({ _id: 2 }, { $set: { n: 2 } }).then(async () => (got[session.id] = await hub.current(app(), ref, 'Item', 2))),
+        (session) => void hub.current(app(), ref, 'Item', 2).then((doc) => (got[session.id] = doc)),
+        // Ended before its turn came: never asks.
+        () => undefined,
       ]);
-      const first = hub.current(app(), ref, 'Item', 10);
-      const other = hub.current(app(), ref, 'Item', 11);
-      expect(other).not.toBe(first);
-      expect(await first).toEqual({ _id: 10, n: 1 });
-      await items.updateOne({ _id: 10 }, { $set: { n: 2 } });
-      const later = hub.current(app(), ref, 'Item', 10);
-      expect(later).not.toBe(first);
-      expect(await later).toEqual({ _id: 10, n: 2 });
-      expect(await hub.current(app(), ref, 'Item', 12)).toBeNull();
+      hub.fanOut('app', 'Item', 2, { _id: 2, n: 1 });
+      await vi.waitFor(() => expect(Object.keys(got)).toHaveLength(2));
+      expect(got['s2-0']).toEqual({ _id: 2, n: 2 });
+      expect(got['s2-1']).toMatchObject({ _id: 2 });
+      expect(await hub.current(app(), ref, 'Item', 3)).toBeNull();
     });
   });
 
