@@ -1,5 +1,6 @@
 import { type DataSourceClient } from '@tessera/datastore';
 import { parseChangeset } from '@tessera/sync-protocol';
+import { AppDeletion, FlexibleHeldNamespace } from '@tessera/sync-service';
 import { eventually } from '@tessera/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/test-host';
@@ -148,4 +149,36 @@ describe('flexible sync: a client file that reconnects (protocol level)', () => 
     expect(await wrongSalt.next()).toMatchObject({ type: 'pong', timestamp: 5 });
     wrongSalt.close();
   }, 30_000);
+
+  it("keeps what a client holds in the platform cluster, off the app's change feed, and drops it with the app", async () => {
+    const doomed = await host.createApp('flexible-held', flexibleApp);
+    await tasks().insertOne({ _id: 'held-1', owner_id: 'someone', status: 'held', name: 'one' });
+    const feed = cluster.watch();
+    try {
+      const login = await host.anonymousLogin(doomed.clientAppId);
+      const url = syncUrl(host.url, doomed.clientAppId, login.accessToken);
+      const first = await FlexibleTestClient.open(url);
+      await first.openSession(1, 1, { Task: 'status == "held"' });
+      expect(first.ids('Task')).toEqual(['held-1']);
+      first.close();
+      const snapshots = host.dataSources.platform().db(FlexibleHeldNamespace.db).collection(FlexibleHeldNamespace.coll);
+      const ofApp = { _id: { $gte: `${doomed.appId}/`, $lt: `${doomed.appId}/\uffff` } };
+      await eventually(async () => expect((await snapshots.find(ofApp).toArray()).map((doc) => doc['held'])).toEqual([expect.objectContaining({ objects: [{ t: 'Task', id: 'held-1' }] })]));
+      // The reconnect uses it: the task left the view meanwhile and is erased.
+      await tasks().updateOne({ _id: 'held-1' }, { $set: { status: 'let go' } });
+      const second = await FlexibleTestClient.resume(url, first, 1, 1, { Task: 'status == "held"' });
+      await second.bootstrap();
+      expect(changes(second, 0).erased).toEqual(['held-1']);
+      second.close();
+      // Only the task's own changes reached the app's change feed: no snapshot, no upload cursor.
+      const seen: string[] = [];
+      for (let event = await feed.tryNext(); event; event = await feed.tryNext()) seen.push(`${event.ns.db}.${event.ns.coll ?? ''}`);
+      expect(seen.filter((ns) => ns !== 'app.Task')).toEqual([]);
+
+      await host.nest.get(AppDeletion).appDeleted(doomed.appId);
+      expect(await snapshots.countDocuments(ofApp)).toBe(0);
+    } finally {
+      await feed.close();
+    }
+  });
 });

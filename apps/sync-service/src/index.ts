@@ -14,3 +14,5 @@ export { HistoryHousekeeping, type PartitionHistorySize, type PurgedHistory } fr
 export { DatastoreHistoryStorage, SYNC_HISTORY_DATABASE } from './storage/datastore-history-storage';
 export { createSyncMetrics, registerHistoryGauges, type SyncMetrics } from './sessions/sync-metrics';
 export { syncRuleUser } from './users/sync-user';
+export { AppDeletion } from './lifecycle/app-deletion';
+export { FlexibleHeldNamespace } from './flexible/flexible-client-files';

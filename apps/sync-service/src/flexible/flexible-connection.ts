@@ -48,7 +48,7 @@ import { type CommonClientMessage, type CommonServerMessage, type ConnectionSess
 import { queryableFieldsFor } from '../sessions/sync-config';
 import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type FlexibleWrite, heldKey } from './flexible-hub';
 import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
-import { type FlexibleFileState, flexibleFileKey, loadFileState, saveHeld, snapshotCovers } from './flexible-client-files';
+import { type FlexibleFileState, flexibleFileKey, loadFileState, snapshotCovers } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
@@ -73,7 +73,8 @@ export const BOOTSTRAP_OBJECTS_PER_MESSAGE = 500;
 /** The salt of the latest server version: flexible sessions do not resume from a stored history. */
 const VERSION_SALT = 0n;
 /**
- * How long after a change of what a client holds its snapshot is written (changes in between go with it).
+ * How long after a change of what a client holds its snapshot is written at most (changes in between go with
+ * it, and the snapshots of the other sessions due by then).
  * The snapshot written when the session ends is the one reconnects normally use; this one covers a process
  * that stops without ending its sessions, and is spaced out so that busy sessions do not write all the time.
  */
@@ -111,8 +112,8 @@ class FlexibleSession implements FlexibleListener, ConnectionSession {
   fingerprint?: string;
   /** Objects erased at a server version the client may not have integrated yet (by heldKey). */
   readonly released = new Map<string, HeldObject & { version: number }>();
-  /** A snapshot of what the client holds is due (SNAPSHOT_DELAY_MS after the first change). */
-  snapshotDue?: NodeJS.Timeout;
+  /** A snapshot of what the client holds is due (within SNAPSHOT_DELAY_MS of the first change). */
+  snapshotDue = false;
 
   constructor(
     readonly appId: string,
@@ -181,32 +182,38 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
 
   /** Writes what the client holds (FlexibleClientFiles), so that a reconnect can erase what left its view. */
   private async saveSnapshot(session: FlexibleSession): Promise<void> {
-    clearTimeout(session.snapshotDue);
-    session.snapshotDue = undefined;
-    if (!session.fileKey || session.held.size + session.released.size > SNAPSHOT_MAX_OBJECTS) return;
+    this.context.hub.snapshotTaken(session);
+    session.snapshotDue = false;
+    const fileKey = session.fileKey;
+    if (!fileKey || session.held.size + session.released.size > SNAPSHOT_MAX_OBJECTS) return;
     const app = await this.context.hub.app(this.context.appId);
     if (!app) return;
-    try {
-      await saveHeld(app.client, session.fileKey, {
-        serverVersion: session.serverVersion,
-        clientVersion: session.clientVersion,
-        objects: [...session.held.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object) })),
-        released: [...session.released.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object), v: held.version })),
-      });
-    } catch (error) {
+    // Taken here, in the connection's order; written with the other sessions' (the queue does not wait for it:
+    // a later snapshot of the same file supersedes it, and changes reaching this session are not held up).
+    const snapshot = {
+      serverVersion: session.serverVersion,
+      clientVersion: session.clientVersion,
+      objects: [...session.held.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object) })),
+      released: [...session.released.values()].map((held) => ({ t: held.table, id: primaryKeyToBson(held.object), v: held.version })),
+    };
+    this.context.hub.snapshots.save(fileKey, snapshot).catch((error: unknown) => {
       // The session goes on; only a reconnect of this file is affected (it resets).
       this.report({ kind: 'internal_error', code: 101, message: `could not save what client file ${session.clientFileIdent} holds: ${error instanceof Error ? error.message : String(error)}` }, session);
-    }
+    });
   }
 
-  /** What the client holds changed: a snapshot is written shortly (one for a burst of changes). */
+  /** What the client holds changed: a snapshot is written shortly (one for a burst of changes, with other sessions'). */
   private snapshotSoon(session: FlexibleSession): void {
     if (session.snapshotDue || !session.fileKey || session.failed) return;
-    session.snapshotDue = setTimeout(() => {
-      session.snapshotDue = undefined;
-      if (!this.closed && !session.failed) this.enqueue(() => this.saveSnapshot(session));
-    }, SNAPSHOT_DELAY_MS);
-    session.snapshotDue.unref();
+    session.snapshotDue = true;
+    this.context.hub.snapshotSoon(
+      session,
+      () => {
+        session.snapshotDue = false;
+        if (!this.closed && !session.failed) this.enqueue(() => this.saveSnapshot(session));
+      },
+      SNAPSHOT_DELAY_MS,
+    );
   }
 
   protected handle(message: Exclude<FlexibleClientMessage, CommonClientMessage>): Promise<void> {
@@ -299,11 +306,11 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
    * cannot name), null for a file that never had a session that held anything.
    */
   private async fileState(app: FlexibleApp, key: string, downloadServerVersion: number): Promise<FlexibleFileState | null | 'unknown'> {
-    let state = await loadFileState(app.client, key);
+    let state = await loadFileState(app.client, this.context.hub.snapshots, key);
     for (const delay of SNAPSHOT_WAIT_MS) {
       if (snapshotCovers(state, downloadServerVersion) || (downloadServerVersion === 0 && (state?.clientVersion ?? 0) === 0)) return state;
       await new Promise((resolve) => setTimeout(resolve, delay));
-      state = await loadFileState(app.client, key);
+      state = await loadFileState(app.client, this.context.hub.snapshots, key);
     }
     return snapshotCovers(state, downloadServerVersion) ? state : 'unknown';
   }
@@ -448,8 +455,9 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     const ref = app?.collectionOf(table);
     if (!app || !ref) return;
     // The document as it is now, not as the change left it: this session's own upload, or a write fanned out
-    // later, may have changed it since, and the client must end up with what the collection holds.
-    const current = (await app.client.db(ref.db).collection(ref.coll).findOne({ _id: id }));
+    // later, may have changed it since, and the client must end up with what the collection holds. The
+    // sessions the change reached read it once (FlexibleHub.current), each after its turn came.
+    const current = await this.context.hub.current(app, ref, table, id);
     const instructions = withSchema(app.schema, this.objectState(session, app, table, id, current));
     if (instructions.length > 0) this.send(this.download(session, instructions, 'steadyState', 1));
   }

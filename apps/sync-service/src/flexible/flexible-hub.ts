@@ -23,7 +23,7 @@ import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } 
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
 import { declaredTypes } from './development-types';
-import { recordIntegrated } from './flexible-client-files';
+import { HeldSnapshots, recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
 
@@ -68,6 +68,25 @@ export function heldKey(table: string, id: unknown): string {
   return `${table}\u0000${canonicalBson(id)}`;
 }
 
+/** The key of an object's shared read (FlexibleHub.current). */
+function readKey(appId: string, table: string, id: unknown): string {
+  return `${appId}\u0000${heldKey(table, id)}`;
+}
+
+/** One read of a document for the sessions that ask for it before it starts (FlexibleHub.current). */
+interface SharedRead {
+  key: string;
+  id: unknown;
+  /** Sessions told of the change; the read starts once as many asked. */
+  expected: number;
+  asked: number;
+  /** Where the first session that asked reads it. */
+  source?: { app: FlexibleApp; ref: CollectionRef };
+  result: Promise<Document | null>;
+  resolve: (doc: Document | null) => void;
+  reject: (error: unknown) => void;
+}
+
 interface AppSessions {
   index: SubscriptionIndex;
   sessions: Map<string, FlexibleListener>;
@@ -87,6 +106,12 @@ export class FlexibleHub {
   private lastVersion = 0;
   /** This process, as its announcements name it. */
   readonly replica = randomUUID();
+  private heldSnapshots?: HeldSnapshots;
+  /** Sessions whose snapshot is due when the timer fires, with what takes it. */
+  private readonly snapshotsDue = new Map<FlexibleListener, () => void>();
+  private snapshotTimer?: NodeJS.Timeout;
+  /** Reads of documents that sessions asked for (or were told of) and that have not started yet, by app and object. */
+  private readonly reads = new Map<string, SharedRead>();
 
   constructor(
     private readonly deployed: DeployedApps,
@@ -226,6 +251,75 @@ export class FlexibleHub {
     }
   }
 
+  /** What clients hold (FlexibleClientFiles), in the platform cluster, written for many sessions at once. */
+  get snapshots(): HeldSnapshots {
+    return (this.heldSnapshots ??= new HeldSnapshots(this.dataSources.platform()));
+  }
+
+  /**
+   * Calls `take` (which takes the session's snapshot) within `delayMs`, together with every other session's
+   * due by then: the snapshots of a burst of changes across sessions are written together, at one time.
+   */
+  snapshotSoon(listener: FlexibleListener, take: () => void, delayMs: number): void {
+    this.snapshotsDue.set(listener, take);
+    if (this.snapshotTimer) return;
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = undefined;
+      const due = [...this.snapshotsDue.values()];
+      this.snapshotsDue.clear();
+      for (const takeOne of due) takeOne();
+    }, delayMs);
+    this.snapshotTimer.unref();
+  }
+
+  /** The session's snapshot is being taken now (or never will be): it is no longer due. */
+  snapshotTaken(listener: FlexibleListener): void {
+    this.snapshotsDue.delete(listener);
+  }
+
+  /**
+   * A document as its collection holds it now, for a session whose turn came to handle a change of it. The
+   * sessions a change was fanned out to share one read, which starts once all of them asked (or once the
+   * promise jobs queued meanwhile have run, for those whose turn has not come): each gets what the collection
+   * held when its turn came, its own earlier writes included, for one read per change instead of one each.
+   * A session that asks once the read started gets a read of its own.
+   */
+  current(app: FlexibleApp, ref: CollectionRef, table: string, id: unknown): Promise<Document | null> {
+    const read = this.expectRead(readKey(app.appId, table, id), id, 0);
+    read.source ??= { app, ref };
+    // A deploy moved the type to another collection meanwhile: this session reads where it now lives.
+    if (read.source.ref.db !== ref.db || read.source.ref.coll !== ref.coll) return app.client.db(ref.db).collection(ref.coll).findOne({ _id: id });
+    if (++read.asked >= read.expected) this.startRead(read);
+    return read.result;
+  }
+
+  /** `sessions` more sessions were told of a change of an object and will ask for it (or end first). */
+  private expectRead(key: string, id: unknown, sessions: number): SharedRead {
+    const read = this.reads.get(key);
+    if (read) {
+      read.expected += sessions;
+      return read;
+    }
+    let resolve: (doc: Document | null) => void = () => undefined;
+    let reject: (error: unknown) => void = () => undefined;
+    const result = new Promise<Document | null>((done, fail) => ((resolve = done), (reject = fail)));
+    const created: SharedRead = { key, id, expected: sessions, asked: 0, result, resolve, reject };
+    this.reads.set(key, created);
+    // Sessions whose queue is busy ask later: those who asked by then read now, the others get a read of their own.
+    process.nextTick(() => {
+      if (created.asked > 0) this.startRead(created);
+      else if (this.reads.get(key) === created) this.reads.delete(key);
+    });
+    return created;
+  }
+
+  private startRead(read: SharedRead): void {
+    if (this.reads.get(read.key) !== read || !read.source) return;
+    this.reads.delete(read.key);
+    const { app, ref } = read.source;
+    app.client.db(ref.db).collection(ref.coll).findOne({ _id: read.id }).then(read.resolve, read.reject);
+  }
+
   /** The session ended: its queries and holdings are dropped. */
   unregister(listener: FlexibleListener, held: Iterable<string>): void {
     const entry = this.apps.get(listener.appId);
@@ -246,10 +340,14 @@ export class FlexibleHub {
     if (!entry) return;
     const targets = new Set(entry.holders.get(heldKey(table, id)) ?? []);
     if (after) for (const match of entry.index.match(table, undefined, after)) targets.add(match.sessionId);
+    const told: FlexibleListener[] = [];
     for (const sessionId of targets) {
       const listener = entry.sessions.get(sessionId);
-      if (listener && listener !== except) listener.documentChanged(table, id);
+      if (listener && listener !== except) told.push(listener);
     }
+    // They read the document as they get to it: one read for all of them (current).
+    if (told.length > 0) this.expectRead(readKey(appId, table, id), id, told.length);
+    for (const listener of told) listener.documentChanged(table, id);
   }
 
   /** A change made outside sync (the datastore's change feed), for the app's flexible sessions in this process. */

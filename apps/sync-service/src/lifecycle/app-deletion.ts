@@ -1,11 +1,13 @@
 /**
  * An app was deleted (`apps.app.deleted`): its live connections close, this process forgets its partitions,
- * and its sync history, client files, activity records and translation state leave the platform cluster.
+ * and its sync history, client files, activity records, translation state and the snapshots of what its
+ * flexible-sync clients hold leave the platform cluster.
  * Every replica runs it (the deletes are idempotent), so a replica that holds no connection of the app still
  * makes sure nothing is left.
  */
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSources } from '@tessera/platform';
+import { FlexibleHub } from '../flexible/flexible-hub';
 import { historyKeyParts, PartitionHub } from '../sessions/partition-hub';
 import { HistoryHousekeeping } from '../storage/history-housekeeping';
 import { SyncApps } from './sync-apps.service';
@@ -26,6 +28,7 @@ export class AppDeletion {
     private readonly hub: PartitionHub,
     private readonly housekeeping: HistoryHousekeeping,
     private readonly dataSources: DataSources,
+    private readonly flexible: FlexibleHub,
   ) {}
 
   async appDeleted(appId: string): Promise<void> {
@@ -35,7 +38,8 @@ export class AppDeletion {
     this.apps.forget(appId);
     const purged = await this.housekeeping.purgeApp(appId);
     await this.purgeTranslationState(appId);
-    this.logger.log({ appId, connections: closed, ...purged }, 'dropped the sync state of a deleted app');
+    const flexibleSnapshots = await this.flexible.snapshots.purgeApp(appId);
+    this.logger.log({ appId, connections: closed, ...purged, flexibleSnapshots }, 'dropped the sync state of a deleted app');
   }
 
   /** The development-mode schema, the seeded partitions (history keys) and the recorded partitions of documents sync wrote. */

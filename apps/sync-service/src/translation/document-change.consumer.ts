@@ -28,10 +28,12 @@ export class DocumentChangeConsumer implements OnApplicationBootstrap, OnModuleD
       stream: DATASTORE_CHANGES_STREAM,
       durable: SYNC_TRANSLATION_CONSUMER,
       subject: Subjects.DatastoreDocumentChanged,
-      // Partition histories, then the flexible-sync sessions of this process whose views the change concerns.
+      // The flexible-sync sessions of this process whose views the change concerns (they are told at once and
+      // read the document themselves, so telling them again on a redelivery is harmless), then partition
+      // histories: a change waits for no history work before it reaches the sessions it concerns.
       handler: async (change) => {
-        await this.translator.handleChange(change);
         await this.flexible.handleChange(change);
+        await this.translator.handleChange(change);
       },
     });
   }
