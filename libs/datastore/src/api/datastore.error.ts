@@ -11,6 +11,7 @@ export const DatastoreErrorCode = {
   TypeMismatch: 14,
   IllegalOperation: 20,
   NamespaceNotFound: 26,
+  InvalidNamespace: 73,
   IndexNotFound: 27,
   PathNotViable: 28,
   ConflictingUpdateOperators: 40,
@@ -67,6 +68,11 @@ export class DatastoreError extends TesseraError {
   /** For bulk writes: the per-operation failures and the counts of what was written before or despite them. */
   writeErrors?: WriteErrorDetail[];
   result?: unknown;
+  /**
+   * Fields MongoDB's error reply carries beside code and message (a duplicate key's `keyPattern` and
+   * `keyValue`): the wire server sends them, a driver shows them as `errorResponse`.
+   */
+  errorResponse?: Record<string, unknown>;
   /** True when the error was detected before reaching a store (argument validation), like a driver error. */
   readonly isClientError: boolean;
 

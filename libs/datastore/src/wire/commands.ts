@@ -353,9 +353,12 @@ async function aggregate(call: Invocation): Promise<Document> {
   const batchSize = cursorOptions ? batchSizeField(cursorOptions) : undefined;
   const first = pipeline[0] as Document | undefined;
   if (first && isPlainObject(first) && '$changeStream' in first) return changeStream(call, first.$changeStream as Document, pipeline.slice(1) as Document[], batchSize);
-  if (command.aggregate === 1) fail(73, 'InvalidNamespace', "aggregate: 1 is only supported with a leading $changeStream stage");
   for (const stage of pipeline as Document[]) {
     if (isPlainObject(stage) && '$changeStream' in stage) fail(40602, 'Location40602', '$changeStream is only valid as the first stage in a pipeline');
+  }
+  if (command.aggregate === 1) {
+    const docs = await call.client.db(call.db).aggregate(pipeline as Document[], queryOption(call)).toArray();
+    return documentsReply(call, `${call.db}.$cmd.aggregate`, docs, batchSize);
   }
   const docs = await collection(call).aggregate(pipeline as Document[], queryOption(call)).toArray();
   return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize);
