@@ -54,6 +54,18 @@ export interface WriteErrorDetail {
   index: number;
   code: number;
   errmsg: string;
+  /** A duplicate key's index key pattern and value, as MongoDB reports them. */
+  keyPattern?: Record<string, unknown>;
+  keyValue?: Record<string, unknown>;
+}
+
+/** The write error MongoDB reports for `error` at `index` of a batch. */
+export function writeErrorDetail(error: DatastoreError, index: number): WriteErrorDetail {
+  const detail: WriteErrorDetail = { index, code: error.code, errmsg: error.message };
+  const { keyPattern, keyValue } = (error.errorResponse ?? {}) as Pick<WriteErrorDetail, 'keyPattern' | 'keyValue'>;
+  if (keyPattern) detail.keyPattern = keyPattern;
+  if (keyValue) detail.keyValue = keyValue;
+  return detail;
 }
 
 /**

@@ -3,6 +3,7 @@
  * directory inside a process (functions, rules, GraphQL and sync all see the same state and change feed).
  */
 import { resolve } from 'node:path';
+import { LazyCursor } from '../api/cursor';
 import { DatastoreError } from '../api/datastore.error';
 import {
   type AdminHandle,
@@ -64,7 +65,9 @@ class EmbeddedDatabase implements DatabaseHandle {
   }
 
   aggregate(pipeline: Document[], options: AggregateOptions = {}): AggregateCursor {
-    checkDatabasePipeline(pipeline);
+    const refusal = databasePipelineRefusal(pipeline);
+    // Refused when read, as every aggregation's errors are.
+    if (refusal) return new LazyCursor(() => Promise.reject(refusal), {}, 'aggregate');
     // The pipeline reads no collection: it runs over an empty source named as MongoDB names its cursor.
     return new EmbeddedCollection(this.store, this.databaseName, '$cmd.aggregate').aggregate(pipeline, options);
   }
@@ -81,13 +84,13 @@ class EmbeddedDatabase implements DatabaseHandle {
 const SERVER_STAGES = new Set(['$currentOp', '$listLocalSessions', '$listSessions', '$querySettings', '$listSampledQueries', '$shardedDataDistribution']);
 
 /** A database-level pipeline must start with a stage that reads no collection, as in MongoDB. */
-function checkDatabasePipeline(pipeline: unknown): void {
-  if (!Array.isArray(pipeline)) throw new DatastoreError('TypeMismatch', "aggregate requires a 'pipeline' array", { clientError: true });
+function databasePipelineRefusal(pipeline: unknown): DatastoreError | undefined {
+  if (!Array.isArray(pipeline)) return new DatastoreError('TypeMismatch', "aggregate requires a 'pipeline' array", { clientError: true });
   const first = pipeline[0] as Document | undefined;
   const stage = first && typeof first === 'object' ? Object.keys(first)[0] : undefined;
-  if (stage === '$documents') return;
-  if (stage && SERVER_STAGES.has(stage)) throw new DatastoreError('CommandNotSupported', `${stage} is not supported by the Tessera datastore: it reports on the server, not on an app's data`);
-  throw new DatastoreError('InvalidNamespace', `{aggregate: 1} is not valid for '${stage ?? 'an empty pipeline'}'; a collection is required.`);
+  if (stage === '$documents') return undefined;
+  if (stage && SERVER_STAGES.has(stage)) return new DatastoreError('CommandNotSupported', `${stage} is not supported by the Tessera datastore: it reports on the server, not on an app's data`);
+  return new DatastoreError('InvalidNamespace', `{aggregate: 1} is not valid for '${stage ?? 'an empty pipeline'}'; a collection is required.`);
 }
 
 export class EmbeddedClient implements DataSourceClient {

@@ -15,7 +15,7 @@ import {
   type SortSpec,
   type WatchOptions,
 } from '../api/data-source';
-import { DatastoreError, type WriteErrorDetail } from '../api/datastore.error';
+import { DatastoreError, type WriteErrorDetail, writeErrorDetail } from '../api/datastore.error';
 import { isPlainObject } from '../bson/values';
 import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
@@ -407,7 +407,7 @@ async function changeStream(call: Invocation, spec: Document, rest: Document[], 
 
 function writeErrorsReply(n: number, writeErrors: WriteErrorDetail[], extra: Document = {}): Document {
   const reply: Document = { n, ...extra };
-  if (writeErrors.length > 0) reply.writeErrors = writeErrors.map((e) => ({ index: e.index, code: e.code, errmsg: e.errmsg }));
+  if (writeErrors.length > 0) reply.writeErrors = writeErrors.map((e) => ({ index: e.index, code: e.code, errmsg: e.errmsg, ...(e.keyPattern ? { keyPattern: e.keyPattern, keyValue: e.keyValue } : {}) }));
   reply.ok = 1;
   return reply;
 }
@@ -425,7 +425,7 @@ function isDetailed(error: unknown): error is DatastoreError & { writeErrors: Wr
 }
 
 function writeErrorOf(error: unknown, index: number): WriteErrorDetail {
-  if (error instanceof DatastoreError) return { index, code: error.code, errmsg: error.message };
+  if (error instanceof DatastoreError) return writeErrorDetail(error, index);
   if (error instanceof WireCommandError) return { index, code: error.code, errmsg: error.message };
   throw error;
 }
