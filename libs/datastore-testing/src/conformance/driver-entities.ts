@@ -147,27 +147,22 @@ for (const op of ['InsertMany', 'FindOneAndUpdate', 'FindOneAndReplace', 'BulkWr
   };
 }
 
+async function executeOnDatabase(database: Db, name: string, a: Document): Promise<unknown> {
+  if (name === 'dropCollection') return database.dropCollection(String(a.collection), optionsOf(a, ['collection']));
+  if (name === 'createCollection') return database.createCollection(String(a.collection), optionsOf(a, ['collection'])).then(() => undefined);
+  if (name === 'aggregate') return database.aggregate(a.pipeline as Document[], optionsOf(a, ['pipeline'])).toArray();
+  throw new Skip(`database operation ${name} is not supported`);
+}
+
 /** Runs one operation through the driver, every argument passed on as the driver takes it. */
 export async function executeOnDriver(op: { name: string; object: string; arguments?: Document }, entities: DriverEntities): Promise<unknown> {
   const a = op.arguments ?? {};
   const unsupported = entities.unsupported.get(op.object);
   if (unsupported) throw new Skip(unsupported);
   const database = entities.databases.get(op.object);
-  if (database) {
-    switch (op.name) {
-      case 'dropCollection':
-        return database.dropCollection(String(a.collection), optionsOf(a, ['collection']));
-      case 'createCollection':
-        await database.createCollection(String(a.collection), optionsOf(a, ['collection']));
-        return undefined;
-      case 'aggregate':
-        return database.aggregate(a.pipeline as Document[], optionsOf(a, ['pipeline'])).toArray();
-      default:
-        throw new Skip(`database operation ${op.name} is not supported`);
-    }
-  }
+  if (database) return executeOnDatabase(database, op.name, a);
   const collection = entities.collections.get(op.object);
-  if (!collection) throw new Skip(`operation ${op.name} on ${op.object} is not supported`);
+  if (!collection) throw new Skip(`${op.object} is no collection entity this runner built`);
   const filter = (a.filter as Document | undefined) ?? {};
   switch (op.name) {
     case 'find':
@@ -200,7 +195,7 @@ export async function executeOnDriver(op: { name: string; object: string; argume
       return collection.deleteMany(filter, optionsOf(a, ['filter']));
     case 'findOneAndUpdate':
     case 'findOneAndReplace': {
-      const options = { ...optionsOf(a, ['filter', 'update', 'replacement', 'returnDocument']), ...(a.returnDocument ? { returnDocument: String(a.returnDocument).toLowerCase() as 'before' | 'after' } : {}) };
+      const options = { ...optionsOf(a, ['filter', 'update', 'replacement', 'returnDocument']), ...(typeof a.returnDocument === 'string' ? { returnDocument: a.returnDocument.toLowerCase() as 'before' | 'after' } : {}) };
       return op.name === 'findOneAndUpdate' ? collection.findOneAndUpdate(filter, a.update as Document, options) : collection.findOneAndReplace(filter, a.replacement as Document, options);
     }
     case 'findOneAndDelete':
@@ -224,7 +219,7 @@ export function driverErrorView(error: unknown): ErrorView | undefined {
     codeName: server?.codeName,
     isClientError: !server && !(error instanceof MongoBulkWriteError),
     result: error instanceof MongoBulkWriteError ? error.result : undefined,
-    errorResponse: server?.errorResponse as Document | undefined,
+    errorResponse: server?.errorResponse,
   };
 }
 
