@@ -91,9 +91,10 @@ interface TestFile {
 
 /** Operations whose presence makes a case inapplicable, with the reason. */
 const UNSUPPORTED_OPERATIONS: Record<string, string> = {
-  failPoint: 'fail points are a server test hook',
-  targetedFailPoint: 'fail points are a server test hook',
-  clientBulkWrite: 'client-level bulkWrite is not part of the data-access API',
+  failPoint: 'fail points (configureFailPoint) are a mongod test hook, which App Services never offered',
+  targetedFailPoint: 'fail points (configureFailPoint) are a mongod test hook, which App Services never offered',
+  clientBulkWrite: "client-level bulkWrite is MongoDB 8.0's bulkWrite command (the datastore answers as 7.0); App Services never offered it",
+  modifyCollection: 'collMod sets a collection validator; App Services never offered one (it validates with the schemas of its rules)',
   createFindCursor: 'tailable/iterated server cursors are not part of the data-access API',
   listIndexNames: 'not part of the data-access API',
 };
