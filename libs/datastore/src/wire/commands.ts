@@ -315,7 +315,7 @@ interface Explained {
 function firstStatement(inner: Document, field: string): Document {
   const list = inner[field];
   if (!Array.isArray(list) || !isPlainObject(list[0])) fail(9, 'FailedToParse', `explain of ${field === 'updates' ? 'update' : 'delete'} requires a '${field}' array with one statement`);
-  return list[0] as Document;
+  return list[0];
 }
 
 function explained(kind: string, inner: Document): Explained {
@@ -343,7 +343,7 @@ function explained(kind: string, inner: Document): Explained {
       const pipeline = inner.pipeline;
       if (!Array.isArray(pipeline)) fail(14, 'TypeMismatch', "aggregate requires a 'pipeline' array");
       const first = pipeline[0] as unknown;
-      const leading = isPlainObject(first) && isPlainObject(first.$match) ? (first.$match as Document) : undefined;
+      const leading = isPlainObject(first) && isPlainObject(first.$match) ? (first.$match) : undefined;
       return { name, filter: leading ?? {}, stages: (leading ? pipeline.slice(1) : pipeline) as Document[] };
     }
     default:
