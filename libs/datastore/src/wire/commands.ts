@@ -343,7 +343,7 @@ function explained(kind: string, inner: Document): Explained {
       const pipeline = inner.pipeline;
       if (!Array.isArray(pipeline)) fail(14, 'TypeMismatch', "aggregate requires a 'pipeline' array");
       const first = pipeline[0] as unknown;
-      const leading = isPlainObject(first) && isPlainObject(first.$match) ? (first.$match) : undefined;
+      const leading = isPlainObject(first) && isPlainObject(first.$match) ? first.$match : undefined;
       return { name, filter: leading ?? {}, stages: (leading ? pipeline.slice(1) : pipeline) as Document[] };
     }
     default:
