@@ -7,7 +7,7 @@ import { Aggregator, Query } from 'mingo';
 import { $in as mingoIn, $type as mingoType } from 'mingo/operators/query';
 import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expression';
 import { ComputeOptions, type CollectionResolver, type Options, computeValue, initOptions } from 'mingo/core';
-import { $group as mingoGroup } from 'mingo/operators/pipeline';
+import { $group as mingoGroup, $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
 import { Lazy } from 'mingo/lazy';
 import { groupBy } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
@@ -89,7 +89,26 @@ function collatedGroup(collection: Iterator, expr: unknown, options: Options): I
   });
 }
 
+/** True when `value` names one of the operators that run caller-supplied JavaScript, at any depth. */
+function namesScript(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(namesScript);
+  if (!isPlainObject(value)) return false;
+  return Object.entries(value).some(([key, v]) => key === '$function' || key === '$accumulator' || key === '$where' || namesScript(v));
+}
+
+/**
+ * mingo computes $setWindowFields' outputs through its own `$function` with a JavaScript closure, which the
+ * engine's scriptEnabled: false refuses, so the stage failed whatever it asked. It runs with scripts on
+ * for mingo's closure only: a stage naming a script operator itself keeps the refusal.
+ */
+function setWindowFields(collection: Iterator, expr: unknown, options: Options): Iterator {
+  if (namesScript(expr)) return mingoSetWindowFields(collection, expr as never, options);
+  const base = options instanceof ComputeOptions ? options.getOptions() : options;
+  return mingoSetWindowFields(collection, expr as never, initOptions({ ...base, scriptEnabled: true }));
+}
+
 OPTIONS.context.addPipelineOps({
+  $setWindowFields: setWindowFields,
   $group: collatedGroup,
   $sortByCount: (collection: Iterator, expr: unknown, options: Options) =>
     collatedGroup(collection, { _id: expr, count: { $sum: 1 } }, options).transform((docs) => sortDocuments(docs as Document[], { count: -1 })),
