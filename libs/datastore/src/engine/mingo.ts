@@ -74,7 +74,7 @@ function collatedKeys(): (value: unknown) => unknown {
 
 /** $group whose keys are compared by the operation's collation; mingo's own when there is none. */
 function collatedGroup(collection: Iterator, expr: unknown, options: Options): Iterator {
-  if (!collationActive() || !isPlainObject(expr) || !('_id' in expr)) return mingoGroup(collection, expr as never, options);
+  if (!collationActive() || !isPlainObject(expr) || !('_id' in expr)) return mingoGroup(collection, expr, options);
   const canonical = collatedKeys();
   const { _id: idExpr, ...accumulators } = expr;
   return collection.transform((docs) => {
@@ -82,7 +82,7 @@ function collatedGroup(collection: Iterator, expr: unknown, options: Options): I
     const out: Document[] = [];
     for (const [key, members] of partitions) {
       // The accumulators of one partition, computed by mingo's $group over it alone.
-      const [row] = mingoGroup(Lazy(members), { _id: null, ...accumulators } as never, options).value() as Document[];
+      const [row] = mingoGroup(Lazy(members), { _id: null, ...accumulators }, options).value<Document>();
       out.push({ ...row, _id: key });
     }
     return out;
@@ -102,9 +102,9 @@ function namesScript(value: unknown): boolean {
  * for mingo's closure only: a stage naming a script operator itself keeps the refusal.
  */
 function setWindowFields(collection: Iterator, expr: unknown, options: Options): Iterator {
-  if (namesScript(expr)) return mingoSetWindowFields(collection, expr as never, options);
+  if (namesScript(expr)) return mingoSetWindowFields(collection, expr, options);
   const base = options instanceof ComputeOptions ? options.getOptions() : options;
-  return mingoSetWindowFields(collection, expr as never, initOptions({ ...base, scriptEnabled: true }));
+  return mingoSetWindowFields(collection, expr, initOptions({ ...base, scriptEnabled: true }));
 }
 
 OPTIONS.context.addPipelineOps({
