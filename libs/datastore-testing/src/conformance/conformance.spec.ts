@@ -76,7 +76,7 @@ function eventsFixture(): Record<string, unknown> {
     description: 'events',
     schemaVersion: '1.0',
     createEntities: [
-      { client: { id: 'client0', observeEvents: ['commandStartedEvent', 'commandSucceededEvent'] } },
+      { client: { id: 'client0', observeEvents: ['commandStartedEvent', 'commandSucceededEvent', 'commandFailedEvent'] } },
       { database: { id: 'db0', client: 'client0', databaseName: 'conformance-events' } },
       { collection: { id: 'items', database: 'db0', collectionName: 'items' } },
     ],
@@ -112,6 +112,16 @@ function eventsFixture(): Record<string, unknown> {
           },
         ],
       },
+      {
+        description: 'a refused stage fails the command',
+        operations: [{ object: 'items', name: 'aggregate', arguments: { pipeline: [{ $nope: 1 }] }, expectError: { errorCode: 40324 } }],
+        expectEvents: [
+          {
+            client: 'client0',
+            events: [{ commandStartedEvent: { command: { aggregate: 'items', pipeline: [{ $nope: 1 }] } } }, { commandFailedEvent: { commandName: 'aggregate', databaseName: 'conformance-events' } }],
+          },
+        ],
+      },
     ],
   };
 }
@@ -138,18 +148,20 @@ describe('expectEvents through the driver against the wire server', () => {
   it('passes when the commands sent and the replies are the expected ones', async () => {
     const results = await runConformance(writeFixture(eventsFixture()), target);
     expect(failures(results)).toEqual([]);
-    expect(results.map((r) => r.unchecked)).toEqual([undefined, undefined]);
+    expect(results.map((r) => r.unchecked)).toEqual([undefined, undefined, undefined]);
   });
 
   it('fails a case whose commands differ from the expected ones', async () => {
     const file = eventsFixture();
-    const [paged, documents] = file.tests as FixtureTest[];
+    const [paged, documents, refused] = file.tests as FixtureTest[];
+    refused.expectEvents[0].events[1] = { commandSucceededEvent: {} };
     const started = paged.expectEvents[0].events[0].commandStartedEvent;
     if (started.command) started.command.batchSize = 3;
     const aggregate = documents.expectEvents[0].events[0].commandStartedEvent;
     if (aggregate.command) aggregate.command.let = { v: 2 };
     const results = await runConformance(writeFixture(file), target);
-    expect(results.map((r) => r.status)).toEqual(['failed', 'failed']);
+    expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+    expect(results[2].reason).toMatch(/expected commandSucceededEvent, got commandFailedEvent\(aggregate\)/);
     expect(results[0].reason).toMatch(/events of client0\[0\]\.command\.batchSize: expected 3/);
     expect(results[1].reason).toMatch(/command\.let\.v: expected 2/);
   });
