@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sharedMaterial, sharedMaterialSkipReason } from '@tessera/testing';
 import { embeddedTarget, mongodbTarget, wireTarget } from './targets';
-import { formatResult, match, runConformance, summarize } from './unified-runner';
+import { type ObservedEvent, matchEvents } from './events';
+import { type CaseResult, formatResult, match, runConformance, summarize } from './unified-runner';
 
 const suite = sharedMaterial('conformance/crud') ?? '';
 
@@ -65,5 +66,144 @@ describe('unified-format matching', () => {
     expect(match(1, 1.0, true)).toBeUndefined();
     expect(match(undefined, { $$unsetOrMatches: { a: 1 } }, true)).toBeUndefined();
     expect(match({ a: 2 }, { $$unsetOrMatches: { a: 1 } }, true)).toMatch(/expected 1/);
+  });
+});
+
+/** A unified-format file of our own whose cases check the commands the driver sends and the replies. */
+function eventsFixture(): Record<string, unknown> {
+  const docs = [1, 2, 3, 4, 5].map((i) => ({ _id: i, x: i * 10 }));
+  return {
+    description: 'events',
+    schemaVersion: '1.0',
+    createEntities: [
+      { client: { id: 'client0', observeEvents: ['commandStartedEvent', 'commandSucceededEvent', 'commandFailedEvent'] } },
+      { database: { id: 'db0', client: 'client0', databaseName: 'conformance-events' } },
+      { collection: { id: 'items', database: 'db0', collectionName: 'items' } },
+    ],
+    initialData: [{ collectionName: 'items', databaseName: 'conformance-events', documents: docs }],
+    tests: [
+      {
+        description: 'find in batches of two',
+        operations: [{ object: 'items', name: 'find', arguments: { filter: {}, sort: { _id: 1 }, batchSize: 2, comment: 'paged' }, expectResult: docs }],
+        expectEvents: [
+          {
+            client: 'client0',
+            events: [
+              { commandStartedEvent: { commandName: 'find', databaseName: 'conformance-events', command: { find: 'items', filter: {}, sort: { _id: 1 }, batchSize: 2, comment: 'paged' } } },
+              { commandSucceededEvent: { commandName: 'find', reply: { cursor: { id: { $$type: 'long' }, ns: 'conformance-events.items', firstBatch: docs.slice(0, 2) } } } },
+              { commandStartedEvent: { commandName: 'getMore', command: { getMore: { $$type: 'long' }, collection: 'items', batchSize: 2, comment: 'paged' } } },
+              { commandSucceededEvent: { commandName: 'getMore', reply: { cursor: { id: { $$type: 'long' }, ns: 'conformance-events.items', nextBatch: docs.slice(2, 4) } } } },
+              { commandStartedEvent: { commandName: 'getMore', command: { getMore: { $$type: 'long' }, collection: 'items', batchSize: 2 } } },
+              { commandSucceededEvent: { commandName: 'getMore', reply: { cursor: { id: 0, ns: 'conformance-events.items', nextBatch: docs.slice(4) } } } },
+            ],
+          },
+        ],
+      },
+      {
+        description: 'database-level aggregate from $documents',
+        operations: [{ object: 'db0', name: 'aggregate', arguments: { pipeline: [{ $documents: [{ a: 1 }, { a: 2 }] }, { $match: { a: 2 } }], let: { v: 1 } }, expectResult: [{ a: 2 }] }],
+        expectEvents: [
+          {
+            client: 'client0',
+            events: [
+              { commandStartedEvent: { command: { aggregate: 1, pipeline: [{ $documents: [{ a: 1 }, { a: 2 }] }, { $match: { a: 2 } }], let: { v: 1 }, cursor: {} } } },
+              { commandSucceededEvent: { reply: { cursor: { id: 0, ns: 'conformance-events.$cmd.aggregate', firstBatch: [{ a: 2 }] } } } },
+            ],
+          },
+        ],
+      },
+      {
+        description: 'a refused stage fails the command',
+        operations: [{ object: 'items', name: 'aggregate', arguments: { pipeline: [{ $nope: 1 }] }, expectError: { errorCode: 40324 } }],
+        expectEvents: [
+          {
+            client: 'client0',
+            events: [{ commandStartedEvent: { command: { aggregate: 'items', pipeline: [{ $nope: 1 }] } } }, { commandFailedEvent: { commandName: 'aggregate', databaseName: 'conformance-events' } }],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function writeFixture(file: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-conformance-events-'));
+  writeFileSync(join(dir, 'events.json'), JSON.stringify(file));
+  return dir;
+}
+
+type FixtureTest = { expectEvents: { events: Record<string, { command?: Record<string, unknown>; reply?: unknown }>[] }[] };
+
+describe('expectEvents through the driver against the wire server', () => {
+  let target: Awaited<ReturnType<typeof wireTarget>>;
+  beforeAll(async () => {
+    target = await wireTarget();
+  });
+  afterAll(async () => {
+    await target.close();
+  });
+
+  const failures = (results: CaseResult[]) => results.filter((r) => r.status !== 'passed').map(formatResult);
+
+  it('passes when the commands sent and the replies are the expected ones', async () => {
+    const results = await runConformance(writeFixture(eventsFixture()), target);
+    expect(failures(results)).toEqual([]);
+    expect(results.map((r) => r.unchecked)).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('fails a case whose commands differ from the expected ones', async () => {
+    const file = eventsFixture();
+    const [paged, documents, refused] = file.tests as FixtureTest[];
+    refused.expectEvents[0].events[1] = { commandSucceededEvent: {} };
+    const started = paged.expectEvents[0].events[0].commandStartedEvent;
+    if (started.command) started.command.batchSize = 3;
+    const aggregate = documents.expectEvents[0].events[0].commandStartedEvent;
+    if (aggregate.command) aggregate.command.let = { v: 2 };
+    const results = await runConformance(writeFixture(file), target);
+    expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+    expect(results[2].reason).toMatch(/expected commandSucceededEvent, got commandFailedEvent\(aggregate\)/);
+    expect(results[0].reason).toMatch(/events of client0\[0\]\.command\.batchSize: expected 3/);
+    expect(results[1].reason).toMatch(/command\.let\.v: expected 2/);
+  });
+
+  it('fails a case whose replies or number of events differ', async () => {
+    const file = eventsFixture();
+    const [paged, documents] = file.tests as FixtureTest[];
+    paged.expectEvents[0].events[3].commandSucceededEvent.reply = { cursor: { nextBatch: [{ _id: 3, x: 30 }] } };
+    documents.expectEvents[0].events.push({ commandStartedEvent: { command: { getMore: { $$type: 'long' } } } });
+    const results = await runConformance(writeFixture(file), target);
+    expect(results[0].reason).toMatch(/reply\.cursor\.nextBatch: expected 1 elements, got 2/);
+    expect(results[1].reason).toMatch(/expected 3 events, got 2: commandStartedEvent\(aggregate\), commandSucceededEvent\(aggregate\)/);
+  });
+
+  it('runs the same cases on the embedded engine, saying the events are not checked there', async () => {
+    const results = await runConformance(writeFixture(eventsFixture()), embeddedTarget());
+    expect(failures(results)).toEqual([]);
+    for (const r of results) expect(r.unchecked?.join()).toMatch(/a driver emits them, and the embedded target calls the engine without one/);
+  });
+});
+
+describe('matching command events', () => {
+  const started = (command: Record<string, unknown>): ObservedEvent => ({ type: 'commandStartedEvent', event: { commandName: Object.keys(command)[0], databaseName: 'db', command } as never });
+
+  it('allows extra fields in the command, not in its nested documents', () => {
+    const observed = [started({ insert: 'c', documents: [{ _id: 1, x: 1 }], ordered: true, lsid: { id: 1 } })];
+    expect(matchEvents(observed, { client: 'c0', events: [{ commandStartedEvent: { command: { insert: 'c', documents: [{ _id: 1, x: 1 }] } } }] })).toBeUndefined();
+    expect(matchEvents(observed, { client: 'c0', events: [{ commandStartedEvent: { command: { insert: 'c', documents: [{ _id: 1 }] } } }] })).toMatch(/unexpected fields x/);
+  });
+
+  it('honours $$exists and $$unsetOrMatches in commands', () => {
+    const observed = [started({ find: 'c', filter: {} })];
+    expect(matchEvents(observed, { client: 'c0', events: [{ commandStartedEvent: { command: { find: 'c', allowDiskUse: { $$exists: false }, comment: { $$unsetOrMatches: 'x' } } } }] })).toBeUndefined();
+    expect(matchEvents(observed, { client: 'c0', events: [{ commandStartedEvent: { command: { find: 'c', filter: { $$exists: false } } } }] })).toMatch(/filter: expected absent/);
+  });
+
+  it('tells event kinds and counts apart, and ignores extra events only when told to', () => {
+    const observed = [started({ find: 'c' }), started({ getMore: 1 })];
+    const first = [{ commandStartedEvent: { commandName: 'find' } }];
+    expect(matchEvents(observed, { client: 'c0', events: first })).toMatch(/expected 1 events, got 2/);
+    expect(matchEvents(observed, { client: 'c0', events: first, ignoreExtraEvents: true })).toBeUndefined();
+    expect(matchEvents(observed, { client: 'c0', events: [{ commandSucceededEvent: {} }], ignoreExtraEvents: true })).toMatch(/expected commandSucceededEvent, got commandStartedEvent\(find\)/);
+    expect(matchEvents(observed, { client: 'c0', eventType: 'cmap', events: [] })).toMatch(/not recorded/);
   });
 });

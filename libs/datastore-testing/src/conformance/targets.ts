@@ -27,12 +27,16 @@ export function embeddedTarget(): ConformanceTarget {
   };
 }
 
-/** MongoDB at `uri`; every case's databases are dropped afterwards. */
+/**
+ * MongoDB at `uri`, reached by the official driver: the cases' operations run through it with command
+ * monitoring (so their events are checked); seeding and `outcome` use the data-access API's client.
+ */
 export function mongodbTarget(uri: string, serverVersion: string, topology: ConformanceTarget['topology']): ConformanceTarget {
   return {
     name: 'mongodb',
     serverVersion,
     topology,
+    driverUri: uri,
     async open() {
       return new MongoDataSourceClient(uri);
     },
@@ -43,7 +47,7 @@ export function mongodbTarget(uri: string, serverVersion: string, topology: Conf
 }
 
 /**
- * The MongoDB engine (driver) against Tessera's datastore wire server, started in this process over a
+ * The official driver against Tessera's datastore wire server, started in this process over a
  * fresh data directory; `close()` stops it. It answers as a one-member replica set of MongoDB 7.0.
  */
 export async function wireTarget(): Promise<ConformanceTarget & { close(): Promise<void> }> {

@@ -1,9 +1,11 @@
 /**
- * A runner for MongoDB's unified test format (CRUD subset) over the data-access API. It builds the
- * entities, seeds `initialData`, runs each operation through a DataSourceClient, and checks results,
- * errors and `outcome` with the format's matching rules. What addresses a real server deployment (fail
- * points, command monitoring, hint, write concern, other server versions) is skipped case by
- * case, or left unchecked within a case, with the reason reported.
+ * A runner for MongoDB's unified test format (CRUD subset). It seeds `initialData`, builds the entities,
+ * runs each operation and checks results, errors, `outcome` and, where a driver sends the commands,
+ * `expectEvents`, with the format's matching rules. The embedded engine is called through the
+ * data-access API (a DataSourceClient); a target over the wire is called through the official driver
+ * with command monitoring on. What addresses a server deployment the data-access API does not expose
+ * (fail points, write and read concern, other server versions) is skipped case by case, or left
+ * unchecked within a case, with the reason reported.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,16 +13,18 @@ import { EJSON } from 'bson';
 import {
   type BulkWriteOperation,
   type CollectionHandle,
-  compareValues,
   type DatabaseHandle,
   type DataSourceClient,
   DatastoreError,
   type Document,
   type Hint,
-  isPlainObject,
   type SortSpec,
-  typeRank,
 } from '@tessera/datastore';
+import { buildDriverEntities, closeDriverEntities, DRIVER_DEVIATIONS, driverErrorView, type DriverEntities, type ErrorView, executeOnDriver, observedEvents, Skip } from './driver-entities';
+import { type ExpectedEvents, matchEvents } from './events';
+import { ITERABLE_RESULTS, match, matchIterable } from './matching';
+
+export { match } from './matching';
 
 export interface ConformanceTarget {
   /** Label printed with results (`embedded`, `mongodb`). */
@@ -28,6 +32,12 @@ export interface ConformanceTarget {
   /** Server version the target behaves as, for runOnRequirements. */
   serverVersion: string;
   topology: 'single' | 'replicaset' | 'sharded';
+  /**
+   * A connection string for the official driver. When set, a case's client entities are driver clients
+   * connected here with command monitoring on, and its `expectEvents` are checked; `open()` is then
+   * only the runner's own client, for seeding and `outcome`.
+   */
+  driverUri?: string;
   /** A fresh client for one test case. */
   open(): Promise<DataSourceClient>;
   /** Disposes the client (and whatever it stored) after the case. */
@@ -67,7 +77,7 @@ interface TestCase {
   runOnRequirements?: Requirement[];
   skipReason?: string;
   operations: Operation[];
-  expectEvents?: unknown[];
+  expectEvents?: ExpectedEvents[];
   outcome?: { collectionName: string; databaseName: string; documents: Document[] }[];
 }
 
@@ -81,9 +91,10 @@ interface TestFile {
 
 /** Operations whose presence makes a case inapplicable, with the reason. */
 const UNSUPPORTED_OPERATIONS: Record<string, string> = {
-  failPoint: 'fail points are a server test hook',
-  targetedFailPoint: 'fail points are a server test hook',
-  clientBulkWrite: 'client-level bulkWrite is not part of the data-access API',
+  failPoint: 'fail points (configureFailPoint) are a mongod test hook, which App Services never offered',
+  targetedFailPoint: 'fail points (configureFailPoint) are a mongod test hook, which App Services never offered',
+  clientBulkWrite: "client-level bulkWrite is MongoDB 8.0's bulkWrite command (the datastore answers as 7.0); App Services never offered it",
+  modifyCollection: 'collMod sets a collection validator; App Services never offered one (it validates with the schemas of its rules)',
   createFindCursor: 'tailable/iterated server cursors are not part of the data-access API',
   listIndexNames: 'not part of the data-access API',
 };
@@ -96,14 +107,51 @@ const UNSUPPORTED_ARGUMENTS: Record<string, string> = {
 };
 
 /**
- * Arguments that change nothing observable here: batching, timeouts, spilling to disk (the engine sorts in
- * memory) and bypassing validators (collections of the data-access API have none; App Services validates
- * with its schemas in the rules layer, above this API).
+ * Arguments that change nothing the data-access API can observe: batching, timeouts, spilling to disk (the
+ * engine sorts in memory) and bypassing validators (collections of the data-access API have none; App
+ * Services validates with its schemas in the rules layer, above this API). The driver is given them as
+ * they are, and the commands it sends (batch sizes, getMores, the fields passed) are checked by events.
  */
 const IGNORED_ARGUMENTS = new Set(['batchSize', 'maxTimeMS', 'session', 'allowDiskUse', 'bypassDocumentValidation']);
 
 /** Arguments every query-shaped operation passes on as they are: hint, let, comment and collation. */
 const QUERY_ARGUMENTS = ['hint', 'let', 'comment', 'collation'];
+
+/** The arguments each collection operation takes (besides IGNORED_ARGUMENTS); others skip the case. */
+const COLLECTION_ARGUMENTS: Record<string, string[]> = {
+  find: ['filter', 'sort', 'skip', 'limit', 'projection', ...QUERY_ARGUMENTS],
+  findOne: ['filter', 'sort', 'skip', 'projection', ...QUERY_ARGUMENTS],
+  aggregate: ['pipeline', ...QUERY_ARGUMENTS],
+  countDocuments: ['filter', 'skip', 'limit', ...QUERY_ARGUMENTS],
+  count: ['filter', 'skip', 'limit', ...QUERY_ARGUMENTS],
+  estimatedDocumentCount: ['comment'],
+  distinct: ['fieldName', 'filter', ...QUERY_ARGUMENTS],
+  insertOne: ['document', 'comment'],
+  insertMany: ['documents', 'ordered', 'comment'],
+  updateOne: ['filter', 'update', 'upsert', 'arrayFilters', 'sort', ...QUERY_ARGUMENTS],
+  updateMany: ['filter', 'update', 'upsert', 'arrayFilters', ...QUERY_ARGUMENTS],
+  replaceOne: ['filter', 'replacement', 'upsert', 'sort', ...QUERY_ARGUMENTS],
+  deleteOne: ['filter', ...QUERY_ARGUMENTS],
+  deleteMany: ['filter', ...QUERY_ARGUMENTS],
+  findOneAndUpdate: ['filter', 'update', 'upsert', 'returnDocument', 'sort', 'projection', 'arrayFilters', ...QUERY_ARGUMENTS],
+  findOneAndReplace: ['filter', 'replacement', 'upsert', 'returnDocument', 'sort', 'projection', 'arrayFilters', ...QUERY_ARGUMENTS],
+  findOneAndDelete: ['filter', 'sort', 'projection', ...QUERY_ARGUMENTS],
+  bulkWrite: ['requests', 'ordered', 'let', 'comment'],
+  createIndex: ['keys', 'name', 'unique', 'sparse'],
+};
+
+/** The arguments each database operation takes. */
+const DATABASE_ARGUMENTS: Record<string, string[]> = {
+  dropCollection: ['collection'],
+  createCollection: ['collection', 'viewOn', 'pipeline'],
+  aggregate: ['pipeline', ...QUERY_ARGUMENTS],
+};
+
+/**
+ * Database-level aggregation stages that report on the server itself (its operations and sessions): server
+ * administration, which App Services never offered to an app.
+ */
+const SERVER_ADMIN_STAGES = ['$currentOp', '$listLocalSessions', '$listSessions'];
 
 /** The data-access API's query options from an operation's arguments (absent ones left out). */
 function queryOptions(a: Document): { hint?: Hint; let?: Document; comment?: unknown; collation?: Document } {
@@ -163,101 +211,9 @@ function unmetRequirement(requirements: Requirement[] | undefined, target: Confo
   return `runOnRequirements not met (${target.name} behaves as a ${target.topology} server ${target.serverVersion}; needs ${reasons.join(' or ')})`;
 }
 
-// ---- matching (unified test format rules) ----
-
-function isNumber(value: unknown): boolean {
-  return typeRank(value) === 2;
-}
-
-const TYPE_ALIASES: Record<string, (v: unknown) => boolean> = {
-  int: (v) => typeof v === 'number' && Number.isInteger(v),
-  long: (v) => (typeof v === 'number' && Number.isInteger(v)) || (v as { _bsontype?: string } | null)?._bsontype === 'Long',
-  double: (v) => typeof v === 'number',
-  string: (v) => typeof v === 'string',
-  object: (v) => isPlainObject(v),
-  array: (v) => Array.isArray(v),
-  bool: (v) => typeof v === 'boolean',
-  null: (v) => v === null,
-  date: (v) => v instanceof Date,
-  objectId: (v) => (v as { _bsontype?: string } | null)?._bsontype === 'ObjectId',
-  binData: (v) => (v as { _bsontype?: string } | null)?._bsontype === 'Binary',
-};
-
-/** Returns a description of the first mismatch, or undefined when `actual` matches `expected`. */
-export function match(actual: unknown, expected: unknown, root: boolean, path = '$'): string | undefined {
-  if (isPlainObject(expected)) {
-    const keys = Object.keys(expected);
-    if (keys.length === 1 && keys[0].startsWith('$$')) {
-      const op = keys[0];
-      const arg = expected[op];
-      switch (op) {
-        case '$$unsetOrMatches':
-          return actual === undefined ? undefined : match(actual, arg, root, path);
-        case '$$exists':
-          return (actual !== undefined) === Boolean(arg) ? undefined : `${path}: expected ${arg ? 'present' : 'absent'}`;
-        case '$$type': {
-          const types = Array.isArray(arg) ? (arg as string[]) : [String(arg)];
-          return types.some((t) => TYPE_ALIASES[t]?.(actual)) ? undefined : `${path}: expected type ${types.join('|')}`;
-        }
-        case '$$lte':
-          return isNumber(actual) && compareValues(actual, arg) <= 0 ? undefined : `${path}: expected <= ${String(arg)}`;
-        default:
-          return `${path}: unsupported special operator ${op}`;
-      }
-    }
-    if (Array.isArray(actual) && keys.every((k) => /^\d+$/.test(k))) {
-      // Drivers report insertedIds as {index: id}; the data-access API as an array.
-      const asObject: Document = {};
-      (actual as unknown[]).forEach((v, i) => {
-        asObject[String(i)] = v;
-      });
-      return match(asObject, expected, root, path);
-    }
-    if (!isPlainObject(actual)) return `${path}: expected a document, got ${EJSON.stringify(actual)}`;
-    for (const key of keys) {
-      const problem = match(actual[key], expected[key], false, `${path}.${key}`);
-      if (problem) return problem;
-    }
-    if (!root) {
-      const extra = Object.keys(actual).filter((k) => !(k in expected));
-      if (extra.length) return `${path}: unexpected fields ${extra.join(', ')}`;
-    }
-    return undefined;
-  }
-  if (Array.isArray(expected)) {
-    if (!Array.isArray(actual)) return `${path}: expected an array, got ${EJSON.stringify(actual)}`;
-    if (actual.length !== expected.length) return `${path}: expected ${expected.length} elements, got ${actual.length}: ${EJSON.stringify(actual)}`;
-    for (let i = 0; i < expected.length; i++) {
-      const problem = match(actual[i], expected[i], false, `${path}[${i}]`);
-      if (problem) return problem;
-    }
-    return undefined;
-  }
-  if (isNumber(expected)) return isNumber(actual) && compareValues(actual, expected) === 0 ? undefined : `${path}: expected ${String(expected)}, got ${EJSON.stringify(actual)}`;
-  if (actual === undefined && expected !== undefined) return `${path}: missing, expected ${EJSON.stringify(expected)}`;
-  return typeRank(actual) === typeRank(expected) && compareValues(actual, expected) === 0 ? undefined : `${path}: expected ${EJSON.stringify(expected)}, got ${EJSON.stringify(actual)}`;
-}
-
-/** Operations returning an iterable of documents, whose elements match as root-level documents. */
-const ITERABLE_RESULTS = new Set(['find', 'aggregate']);
-
-/** Matches a cursor's documents: each element is a root-level document (extra fields allowed). */
-export function matchIterable(actual: unknown, expected: unknown): string | undefined {
-  if (!Array.isArray(expected) || !Array.isArray(actual)) return match(actual, expected, true);
-  if (actual.length !== expected.length) return `$: expected ${expected.length} documents, got ${actual.length}: ${EJSON.stringify(actual)}`;
-  for (let i = 0; i < expected.length; i++) {
-    const problem = match(actual[i], expected[i], true, `$[${i}]`);
-    if (problem) return problem;
-  }
-  return undefined;
-}
-
 // ---- execution ----
 
-class Skip extends Error {}
-
-interface Entities {
-  client: DataSourceClient;
+interface ApiEntities {
   databases: Map<string, DatabaseHandle>;
   collections: Map<string, CollectionHandle>;
   /** Entities whose options this API cannot honour, with the reason: cases using them are skipped. */
@@ -281,65 +237,60 @@ function argumentProblems(op: Operation): string | undefined {
   return undefined;
 }
 
-function knownArguments(op: Operation, allowed: string[]): void {
+/** Skips an operation the runner does not know, or one with an argument it does not pass on. */
+function checkOperation(op: Operation, onDatabase: boolean): void {
+  const allowed = (onDatabase ? DATABASE_ARGUMENTS : COLLECTION_ARGUMENTS)[op.name];
+  if (!allowed) throw new Skip(`${onDatabase ? 'database ' : ''}operation ${op.name} is not supported`);
   for (const key of Object.keys(op.arguments ?? {})) {
     if (!allowed.includes(key) && !IGNORED_ARGUMENTS.has(key)) throw new Skip(`argument ${key} of ${op.name} is not supported`);
   }
+  if (onDatabase && op.name === 'aggregate') {
+    const first = Object.keys(((op.arguments?.pipeline as Document[] | undefined) ?? [])[0] ?? {})[0];
+    if (SERVER_ADMIN_STAGES.includes(first)) throw new Skip(`${first}: server administration, which App Services never offered to an app`);
+  }
 }
 
-async function execute(op: Operation, entities: Entities): Promise<unknown> {
+async function executeOnApi(op: Operation, entities: ApiEntities): Promise<unknown> {
   const a = op.arguments ?? {};
-  const unsupported = entities.unsupported.get(op.object);
-  if (unsupported) throw new Skip(unsupported);
-  const collection = entities.collections.get(op.object);
   const database = entities.databases.get(op.object);
   if (database) {
     switch (op.name) {
       case 'dropCollection':
-        knownArguments(op, ['collection']);
         await database.dropCollection(String(a.collection));
         return undefined;
       case 'createCollection':
-        knownArguments(op, ['collection', 'viewOn', 'pipeline']);
         await database.createCollection(String(a.collection), { viewOn: a.viewOn as string | undefined, pipeline: a.pipeline as Document[] | undefined });
         return undefined;
+      case 'aggregate':
+        return database.aggregate(a.pipeline as Document[], queryOptions(a)).toArray();
       default:
         throw new Skip(`database operation ${op.name} is not supported`);
     }
   }
+  const collection = entities.collections.get(op.object);
   if (!collection) throw new Skip(`operation ${op.name} on ${op.object} is not supported`);
   const filter = (a.filter as Document | undefined) ?? {};
   switch (op.name) {
     case 'find':
-      knownArguments(op, ['filter', 'sort', 'skip', 'limit', 'projection', ...QUERY_ARGUMENTS]);
       return collection.find(filter, a.projection as Document | undefined, { sort: a.sort as SortSpec, skip: a.skip as number, limit: a.limit as number, ...queryOptions(a) }).toArray();
     case 'findOne':
-      knownArguments(op, ['filter', 'sort', 'skip', 'projection', ...QUERY_ARGUMENTS]);
       return collection.findOne(filter, a.projection as Document | undefined, { sort: a.sort as SortSpec, skip: a.skip as number, ...queryOptions(a) });
     case 'aggregate':
-      knownArguments(op, ['pipeline', ...QUERY_ARGUMENTS]);
       return collection.aggregate(a.pipeline as Document[], queryOptions(a)).toArray();
     case 'countDocuments':
-      knownArguments(op, ['filter', 'skip', 'limit', ...QUERY_ARGUMENTS]);
       return collection.countDocuments(filter, { skip: a.skip as number, limit: a.limit as number, ...queryOptions(a) });
     case 'count':
-      knownArguments(op, ['filter', 'skip', 'limit', ...QUERY_ARGUMENTS]);
       return collection.count(filter, { skip: a.skip as number, limit: a.limit as number, ...queryOptions(a) });
     case 'estimatedDocumentCount':
-      knownArguments(op, ['comment']);
       return collection.estimatedDocumentCount(queryOptions(a));
     case 'distinct':
-      knownArguments(op, ['fieldName', 'filter', ...QUERY_ARGUMENTS]);
       return collection.distinct(String(a.fieldName), filter, queryOptions(a));
     case 'insertOne':
-      knownArguments(op, ['document', 'comment']);
       return collection.insertOne(a.document as Document, queryOptions(a));
     case 'insertMany':
-      knownArguments(op, ['documents', 'ordered', 'comment']);
       return collection.insertMany(a.documents as Document[], { ordered: a.ordered as boolean | undefined, ...queryOptions(a) });
     case 'updateOne':
     case 'updateMany':
-      knownArguments(op, ['filter', 'update', 'upsert', 'arrayFilters', ...(op.name === 'updateOne' ? ['sort'] : []), ...QUERY_ARGUMENTS]);
       return await collection[op.name](filter, a.update as Document, {
         upsert: a.upsert as boolean | undefined,
         arrayFilters: a.arrayFilters as Document[] | undefined,
@@ -347,15 +298,12 @@ async function execute(op: Operation, entities: Entities): Promise<unknown> {
         ...queryOptions(a),
       });
     case 'replaceOne':
-      knownArguments(op, ['filter', 'replacement', 'upsert', 'sort', ...QUERY_ARGUMENTS]);
       return collection.replaceOne(filter, a.replacement as Document, { upsert: a.upsert as boolean | undefined, sort: a.sort as SortSpec | undefined, ...queryOptions(a) });
     case 'deleteOne':
     case 'deleteMany':
-      knownArguments(op, ['filter', ...QUERY_ARGUMENTS]);
       return collection[op.name](filter, queryOptions(a));
     case 'findOneAndUpdate':
     case 'findOneAndReplace': {
-      knownArguments(op, ['filter', op.name === 'findOneAndUpdate' ? 'update' : 'replacement', 'upsert', 'returnDocument', 'sort', 'projection', 'arrayFilters', ...QUERY_ARGUMENTS]);
       const options = {
         ...queryOptions(a),
         upsert: a.upsert as boolean | undefined,
@@ -369,15 +317,12 @@ async function execute(op: Operation, entities: Entities): Promise<unknown> {
         : collection.findOneAndReplace(filter, a.replacement as Document, options);
     }
     case 'findOneAndDelete':
-      knownArguments(op, ['filter', 'sort', 'projection', ...QUERY_ARGUMENTS]);
       return collection.findOneAndDelete(filter, { sort: a.sort as SortSpec | undefined, projection: a.projection as Document | undefined, ...queryOptions(a) });
     case 'bulkWrite': {
-      knownArguments(op, ['requests', 'ordered', 'let', 'comment']);
       const { let: variables, comment } = queryOptions(a);
       return collection.bulkWrite(a.requests as BulkWriteOperation[], { ordered: a.ordered as boolean | undefined, ...(variables ? { let: variables } : {}), ...(comment !== undefined ? { comment } : {}) });
     }
     case 'createIndex':
-      knownArguments(op, ['keys', 'name', 'unique', 'sparse']);
       return collection.createIndex(a.keys as Record<string, 1 | -1>, { name: a.name as string | undefined, unique: a.unique as boolean | undefined, sparse: a.sparse as boolean | undefined });
     default:
       throw new Skip(`operation ${op.name} is not supported`);
@@ -388,26 +333,42 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : EJSON.stringify(value);
 }
 
+function errorView(error: unknown): ErrorView {
+  const driver = driverErrorView(error);
+  if (driver) return driver;
+  if (error instanceof DatastoreError) {
+    return { message: error.message, code: error.code, codeName: error.codeName, isClientError: error.isClientError, result: error.result, errorResponse: error.errorResponse };
+  }
+  return { message: error instanceof Error ? error.message : text(error), isClientError: true };
+}
+
 function checkError(error: unknown, expected: Document): string | undefined {
-  const e = error instanceof DatastoreError ? error : undefined;
-  const message = error instanceof Error ? error.message : text(error);
-  if (expected.isClientError !== undefined && (e?.isClientError ?? true) !== expected.isClientError) {
-    return `expected ${expected.isClientError ? 'a client' : 'a server'} error, got: ${message}`;
+  const e = errorView(error);
+  if (expected.isClientError !== undefined && e.isClientError !== expected.isClientError) {
+    return `expected ${expected.isClientError ? 'a client' : 'a server'} error, got: ${e.message}`;
   }
-  if (expected.errorContains !== undefined && !message.toLowerCase().includes(text(expected.errorContains).toLowerCase())) {
-    return `expected error containing "${text(expected.errorContains)}", got: ${message}`;
+  if (expected.errorContains !== undefined && !e.message.toLowerCase().includes(text(expected.errorContains).toLowerCase())) {
+    return `expected error containing "${text(expected.errorContains)}", got: ${e.message}`;
   }
-  if (expected.errorCode !== undefined && e?.code !== expected.errorCode) return `expected error code ${text(expected.errorCode)}, got ${String(e?.code)}: ${message}`;
-  if (expected.errorCodeName !== undefined && e?.codeName !== expected.errorCodeName) return `expected error ${text(expected.errorCodeName)}, got ${String(e?.codeName)}: ${message}`;
+  if (expected.errorCode !== undefined && e.code !== expected.errorCode) return `expected error code ${text(expected.errorCode)}, got ${String(e.code)}: ${e.message}`;
+  if (expected.errorCodeName !== undefined && e.codeName !== expected.errorCodeName) return `expected error ${text(expected.errorCodeName)}, got ${String(e.codeName)}: ${e.message}`;
+  if (expected.errorResponse !== undefined) {
+    const problem = match(e.errorResponse, expected.errorResponse, true, 'error.errorResponse');
+    if (problem) return problem;
+  }
   if (expected.expectResult !== undefined) {
-    const problem = match(e?.result, expected.expectResult, true, 'error.result');
+    const problem = match(e.result, expected.expectResult, true, 'error.result');
     if (problem) return problem;
   }
   return undefined;
 }
 
-function buildEntities(client: DataSourceClient, file: TestFile): Entities {
-  const entities: Entities = { client, databases: new Map(), collections: new Map(), unsupported: new Map(), unacknowledged: new Set() };
+function readConcernUnsupported(level: unknown): string | undefined {
+  return level === 'linearizable' || level === 'snapshot' ? `read concern ${String(level)}: the data-access API has no read concern (App Services offered none)` : undefined;
+}
+
+function buildApiEntities(client: DataSourceClient, file: TestFile): ApiEntities {
+  const entities: ApiEntities = { databases: new Map(), collections: new Map(), unsupported: new Map(), unacknowledged: new Set() };
   for (const entity of file.createEntities) {
     const [kind, spec] = Object.entries(entity)[0] as [string, Document];
     if (kind === 'database') entities.databases.set(String(spec.id), client.db(String(spec.databaseName)));
@@ -416,14 +377,65 @@ function buildEntities(client: DataSourceClient, file: TestFile): Entities {
       if (!db) throw new Skip(`collection ${String(spec.id)} refers to an unknown database`);
       // A collection with options this API lacks fails only the cases that use it, not its whole file.
       const options = (spec.collectionOptions as Document | undefined) ?? {};
-      const level = (options.readConcern as Document | undefined)?.level;
       if ((options.writeConcern as Document | undefined)?.w === 0) entities.unacknowledged.add(String(spec.id));
-      if (level === 'linearizable' || level === 'snapshot') entities.unsupported.set(String(spec.id), `read concern ${String(level)}: the data-access API has no read concern (App Services offered none)`);
+      const unsupported = readConcernUnsupported((options.readConcern as Document | undefined)?.level);
+      if (unsupported) entities.unsupported.set(String(spec.id), unsupported);
       entities.collections.set(String(spec.id), db.collection(String(spec.collectionName)));
     } else if (kind !== 'client') throw new Skip(`entity type ${kind} is not supported`);
   }
   return entities;
 }
+
+/** How a case's operations run: through the data-access API or through the driver. */
+interface Runner {
+  execute(op: Operation): Promise<unknown>;
+  /** True when the operation's result cannot be checked (w: 0 through the API). */
+  resultUnchecked(op: Operation): boolean;
+  /** Stops recording and returns the first difference between expected and observed events. */
+  finishEvents(expected: ExpectedEvents[]): string | undefined;
+  close(): Promise<void>;
+}
+
+function apiRunner(client: DataSourceClient, file: TestFile): Runner {
+  const entities = buildApiEntities(client, file);
+  return {
+    execute: (op) => {
+      const unsupported = entities.unsupported.get(op.object);
+      if (unsupported) throw new Skip(unsupported);
+      checkOperation(op, entities.databases.has(op.object));
+      return executeOnApi(op, entities);
+    },
+    resultUnchecked: (op) => entities.unacknowledged.has(op.object),
+    finishEvents: () => undefined,
+    close: async () => undefined,
+  };
+}
+
+function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: string[]): Runner {
+  const deviation = DRIVER_DEVIATIONS[test.description];
+  const entities: DriverEntities = buildDriverEntities(uri, file.createEntities, readConcernUnsupported, deviation?.clientOptions);
+  if (deviation?.uncheckedEvents) unchecked.push(deviation.uncheckedEvents);
+  return {
+    execute: (op) => {
+      checkOperation(op, entities.databases.has(op.object));
+      return executeOnDriver(op, entities);
+    },
+    resultUnchecked: () => false,
+    finishEvents: (expected) => {
+      entities.recording = false;
+      if (deviation?.uncheckedEvents) return undefined;
+      for (const entry of expected) {
+        const problem = matchEvents(observedEvents(entities, entry.client), entry);
+        if (problem) return problem;
+      }
+      return undefined;
+    },
+    close: () => closeDriverEntities(entities),
+  };
+}
+
+/** Why a target cannot check a case's events: command monitoring is a driver's, and it has none. */
+const NO_DRIVER_EVENTS = 'command monitoring events (expectEvents): a driver emits them, and the embedded target calls the engine without one';
 
 async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget, fileName: string): Promise<CaseResult> {
   const result = (status: CaseResult['status'], reason?: string, unchecked?: string[]): CaseResult => ({ file: fileName, description: test.description, status, reason, unchecked });
@@ -438,12 +450,9 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
     if (problem) return result('skipped', problem);
   }
   const unchecked: string[] = [];
-  if (test.expectEvents) {
-    const checksSomethingElse = test.outcome !== undefined || test.operations.some((o) => o.expectResult !== undefined || o.expectError !== undefined);
-    if (!checksSomethingElse) return result('skipped', 'only checks command monitoring events (expectEvents)');
-    unchecked.push('command monitoring events (expectEvents)');
-  }
+  if (test.expectEvents && !target.driverUri) unchecked.push(NO_DRIVER_EVENTS);
   const client = await target.open();
+  let runner: Runner | undefined;
   try {
     for (const seed of file.initialData ?? []) {
       const db = client.db(seed.databaseName);
@@ -451,9 +460,8 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
       if (seed.documents.length > 0) await db.collection(seed.collectionName).insertMany(seed.documents);
       else await db.createCollection(seed.collectionName);
     }
-    let entities: Entities;
     try {
-      entities = buildEntities(client, file);
+      runner = target.driverUri ? driverRunner(target.driverUri, file, test, unchecked) : apiRunner(client, file);
     } catch (e) {
       if (e instanceof Skip) return result('skipped', e.message);
       throw e;
@@ -462,7 +470,7 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
       let actual: unknown;
       let error: unknown;
       try {
-        actual = await execute(op, entities);
+        actual = await runner.execute(op);
       } catch (e) {
         if (e instanceof Skip) return result('skipped', e.message);
         error = e;
@@ -474,14 +482,16 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
         if (problem) return result('failed', `operation ${i} (${op.name}): ${problem}`);
         continue;
       }
-      if (error !== undefined) return result('failed', `operation ${i} (${op.name}) threw: ${error instanceof Error ? error.message : text(error)}`);
-      if (op.expectResult !== undefined && entities.unacknowledged.has(op.object)) {
+      if (error !== undefined) return result('failed', `operation ${i} (${op.name}) threw: ${errorView(error).message}`);
+      if (op.expectResult !== undefined && runner.resultUnchecked(op)) {
         unchecked.push(`result of ${op.name} with w: 0 (the API acknowledges every write)`);
       } else if (op.expectResult !== undefined) {
         const problem = ITERABLE_RESULTS.has(op.name) ? matchIterable(actual, op.expectResult) : match(actual, op.expectResult, true);
         if (problem) return result('failed', `operation ${i} (${op.name}): ${problem}`);
       }
     }
+    const eventProblem = runner.finishEvents(test.expectEvents ?? []);
+    if (eventProblem) return result('failed', eventProblem);
     for (const expected of test.outcome ?? []) {
       const docs = await client.db(expected.databaseName).collection(expected.collectionName).find({}, undefined, { sort: { _id: 1 } }).toArray();
       const problem = match(docs, expected.documents, false, `outcome ${expected.databaseName}.${expected.collectionName}`);
@@ -489,6 +499,7 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
     }
     return result('passed', undefined, unchecked.length ? unchecked : undefined);
   } finally {
+    await runner?.close();
     await target.dispose(client);
   }
 }

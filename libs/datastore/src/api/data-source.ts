@@ -259,6 +259,11 @@ export interface DatabaseHandle {
   createCollection(name: string, options?: CreateCollectionOptions): Promise<CollectionHandle>;
   dropCollection(name: string): Promise<boolean>;
   dropDatabase(): Promise<void>;
+  /**
+   * A database-level aggregation (MongoDB's `aggregate: 1`): the pipeline starts with `$documents` and
+   * reads no collection (it may still `$lookup` or `$unionWith` one, and end with `$out` or `$merge`).
+   */
+  aggregate(pipeline: Document[], options?: AggregateOptions): AggregateCursor;
   watch(pipeline?: Document[], options?: WatchOptions): ChangeStream;
 }
 

@@ -11,6 +11,7 @@ export const DatastoreErrorCode = {
   TypeMismatch: 14,
   IllegalOperation: 20,
   NamespaceNotFound: 26,
+  InvalidNamespace: 73,
   IndexNotFound: 27,
   PathNotViable: 28,
   ConflictingUpdateOperators: 40,
@@ -53,6 +54,18 @@ export interface WriteErrorDetail {
   index: number;
   code: number;
   errmsg: string;
+  /** A duplicate key's index key pattern and value, as MongoDB reports them. */
+  keyPattern?: Record<string, unknown>;
+  keyValue?: Record<string, unknown>;
+}
+
+/** The write error MongoDB reports for `error` at `index` of a batch. */
+export function writeErrorDetail(error: DatastoreError, index: number): WriteErrorDetail {
+  const detail: WriteErrorDetail = { index, code: error.code, errmsg: error.message };
+  const { keyPattern, keyValue } = (error.errorResponse ?? {}) as Pick<WriteErrorDetail, 'keyPattern' | 'keyValue'>;
+  if (keyPattern) detail.keyPattern = keyPattern;
+  if (keyValue) detail.keyValue = keyValue;
+  return detail;
 }
 
 /**
@@ -67,6 +80,11 @@ export class DatastoreError extends TesseraError {
   /** For bulk writes: the per-operation failures and the counts of what was written before or despite them. */
   writeErrors?: WriteErrorDetail[];
   result?: unknown;
+  /**
+   * Fields MongoDB's error reply carries beside code and message (a duplicate key's `keyPattern` and
+   * `keyValue`): the wire server sends them, a driver shows them as `errorResponse`.
+   */
+  errorResponse?: Record<string, unknown>;
   /** True when the error was detected before reaching a store (argument validation), like a driver error. */
   readonly isClientError: boolean;
 

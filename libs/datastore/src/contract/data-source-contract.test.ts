@@ -139,6 +139,21 @@ export function dataSourceContract(target: ContractTarget): void {
       expect(joined).toEqual([{ _id: 2, n: 1 }]);
     });
 
+    it('aggregates at database level from $documents, joins a collection and merges into one', async () => {
+      const db = client.db(dbName);
+      const rows = await db.aggregate([{ $documents: [{ who: 1 }, { who: 4 }, { who: 9 }] }, { $lookup: { from: 'items', localField: 'who', foreignField: '_id', as: 'found' } }, { $project: { who: 1, n: { $size: '$found' } } }]).toArray();
+      expect(rows).toEqual([
+        { who: 1, n: 1 },
+        { who: 4, n: 1 },
+        { who: 9, n: 0 },
+      ]);
+      await db.aggregate([{ $documents: [{ _id: 5, name: 'eve' }] }, { $merge: { into: 'items' } }]).toArray();
+      expect(await coll().countDocuments({})).toBe(5);
+      const duplicate = await errorOf(db.aggregate([{ $documents: [{ _id: 5 }] }, { $merge: { into: 'items', whenMatched: 'fail' } }]).toArray());
+      expect(duplicate.code).toBe(11000);
+      expect((await errorOf(db.aggregate([{ $match: {} }]).toArray())).code).toBe(73);
+    });
+
     it('answers distinct values, flattening arrays', async () => {
       expect((await coll().distinct('tags', {})).sort()).toEqual(['a', 'b']);
       expect(await coll().distinct('name', { age: { $gt: 26 } })).toEqual(['ann', 'dee']);

@@ -154,7 +154,9 @@ function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStag
   } else if (stage.whenMatched === 'keepExisting') {
     return;
   } else if (stage.whenMatched === 'fail') {
-    throw new DatastoreError('DuplicateKey', `$merge with whenMatched: fail found an existing document with the same values for the 'on' field: ${JSON.stringify(filter)}`);
+    const error = new DatastoreError('DuplicateKey', `$merge with whenMatched: fail found an existing document with the same values for the 'on' field: ${JSON.stringify(filter)}`);
+    error.errorResponse = { keyPattern: Object.fromEntries(stage.on.map((f) => [f, 1])), keyValue: filter };
+    throw error;
   } else if (stage.whenMatched === 'replace') {
     next = { _id: existing._id, ...incoming };
   } else {

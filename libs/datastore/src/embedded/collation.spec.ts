@@ -113,6 +113,25 @@ describe('collations', () => {
       expect(ids(later)).toEqual([1, 2]);
     });
 
+    it('groups keys equal by the collation into one group, in $group and $sortByCount, at any depth of the key', async () => {
+      const grouped = await coll.aggregate([{ $sort: { _id: 1 } }, { $group: { _id: '$w', n: { $sum: 1 }, ids: { $push: '$_id' } } }, { $sort: { n: -1, _id: 1 } }], { collation: ci }).toArray();
+      // 'cafe' and 'Cafe' are one key at strength 2 (the first met names it); 'café' differs by its accent.
+      expect(grouped).toEqual([
+        { _id: 'cafe', n: 2, ids: [1, 2] },
+        { _id: 'café', n: 1, ids: [3] },
+        { _id: 'tea', n: 1, ids: [4] },
+      ]);
+      const byAccentless = await coll.aggregate([{ $sort: { _id: 1 } }, { $sortByCount: '$w' }], { collation: { locale: 'en', strength: 1 } }).toArray();
+      expect(byAccentless).toEqual([
+        { _id: 'cafe', count: 3 },
+        { _id: 'tea', count: 1 },
+      ]);
+      const compound = await coll.aggregate([{ $match: { _id: { $lte: 2 } } }, { $group: { _id: { word: '$w' }, n: { $sum: 1 } } }], { collation: ci }).toArray();
+      expect(compound).toEqual([{ _id: { word: 'cafe' }, n: 2 }]);
+      // Without a collation, binary order: four keys.
+      expect(await coll.aggregate([{ $group: { _id: '$w' } }]).toArray()).toHaveLength(4);
+    });
+
     it('refuses, rather than answers in binary order, filters it cannot compare by the collation', async () => {
       await expect(coll.find({ w: { $not: { $eq: 'CAFE' } } }, undefined, { collation: ci }).toArray()).rejects.toMatchObject({ code: 115, codeName: 'CommandNotSupported' });
       await expect(coll.aggregate([{ $sort: { _id: 1 } }, { $match: { $expr: { $eq: ['$w', 'CAFE'] } } }], { collation: ci }).toArray()).rejects.toMatchObject({ code: 115 });

@@ -3,6 +3,7 @@
  * directory inside a process (functions, rules, GraphQL and sync all see the same state and change feed).
  */
 import { resolve } from 'node:path';
+import { LazyCursor } from '../api/cursor';
 import { DatastoreError } from '../api/datastore.error';
 import {
   type AdminHandle,
@@ -12,6 +13,8 @@ import {
   type DataSession,
   type DataSourceClient,
   type DatabaseHandle,
+  type AggregateCursor,
+  type AggregateOptions,
   type Document,
   type WatchOptions,
 } from '../api/data-source';
@@ -61,9 +64,33 @@ class EmbeddedDatabase implements DatabaseHandle {
     await this.store.write(undefined, (unit) => this.store.dropDatabase(unit, this.databaseName));
   }
 
+  aggregate(pipeline: Document[], options: AggregateOptions = {}): AggregateCursor {
+    const refusal = databasePipelineRefusal(pipeline);
+    // Refused when read, as every aggregation's errors are.
+    if (refusal) return new LazyCursor(() => Promise.reject(refusal), {}, 'aggregate');
+    // The pipeline reads no collection: it runs over an empty source named as MongoDB names its cursor.
+    return new EmbeddedCollection(this.store, this.databaseName, '$cmd.aggregate').aggregate(pipeline, options);
+  }
+
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
     return new EmbeddedChangeStream(this.store, { db: this.databaseName }, pipeline, options);
   }
+}
+
+/**
+ * Stages reporting on the server itself (its operations, sessions, settings): MongoDB runs them at
+ * database level, and App Services never let an app see them.
+ */
+const SERVER_STAGES = new Set(['$currentOp', '$listLocalSessions', '$listSessions', '$querySettings', '$listSampledQueries', '$shardedDataDistribution']);
+
+/** A database-level pipeline must start with a stage that reads no collection, as in MongoDB. */
+function databasePipelineRefusal(pipeline: unknown): DatastoreError | undefined {
+  if (!Array.isArray(pipeline)) return new DatastoreError('TypeMismatch', "aggregate requires a 'pipeline' array", { clientError: true });
+  const first = pipeline[0] as Document | undefined;
+  const stage = first && typeof first === 'object' ? Object.keys(first)[0] : undefined;
+  if (stage === '$documents') return undefined;
+  if (stage && SERVER_STAGES.has(stage)) return new DatastoreError('CommandNotSupported', `${stage} is not supported by the Tessera datastore: it reports on the server, not on an app's data`);
+  return new DatastoreError('InvalidNamespace', `{aggregate: 1} is not valid for '${stage ?? 'an empty pipeline'}'; a collection is required.`);
 }
 
 export class EmbeddedClient implements DataSourceClient {

@@ -5,7 +5,7 @@
 import { isRegexValue } from '../bson/regex';
 import { ObjectId } from 'bson';
 import { LazyCursor, type CursorState } from '../api/cursor';
-import { DatastoreError, type WriteErrorDetail } from '../api/datastore.error';
+import { DatastoreError, type WriteErrorDetail, writeErrorDetail } from '../api/datastore.error';
 import {
   type AggregateCursor,
   type AggregateOptions,
@@ -136,7 +136,7 @@ function emptyBulkResult(): BulkWriteResult {
 }
 
 function writeErrorOf(error: unknown, index: number): WriteErrorDetail {
-  if (error instanceof DatastoreError) return { index, code: error.code, errmsg: error.message };
+  if (error instanceof DatastoreError) return writeErrorDetail(error, index);
   return { index, code: 1, errmsg: error instanceof Error ? error.message : String(error) };
 }
 

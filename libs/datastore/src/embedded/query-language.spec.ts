@@ -232,4 +232,26 @@ describe('the embedded engine query language', () => {
       }
     });
   });
+
+  describe('window functions', () => {
+    it('computes $setWindowFields outputs per partition, and still refuses a script operator inside the stage', async () => {
+      await coll.insertMany([
+        { _id: 4, x: 1 },
+        { _id: 5, x: 2 },
+      ]);
+      const running = await coll.aggregate([{ $setWindowFields: { partitionBy: '$x', sortBy: { _id: 1 }, output: { seen: { $sum: 1, window: { documents: ['unbounded', 'current'] } } } } }, { $sort: { _id: 1 } }, { $project: { _id: 1, seen: 1 } }]).toArray();
+      expect(running).toEqual([
+        { _id: 1, seen: 1 },
+        { _id: 2, seen: 1 },
+        { _id: 3, seen: 1 },
+        { _id: 4, seen: 2 },
+        { _id: 5, seen: 2 },
+      ]);
+      const ranked = await coll.aggregate([{ $setWindowFields: { sortBy: { x: -1 }, output: { rank: { $denseRank: {} } } } }, { $sort: { _id: 1 } }, { $project: { _id: 0, rank: 1 } }]).toArray();
+      expect(ranked.map((d) => d.rank)).toEqual([3, 2, 1, 3, 2]);
+      const script = { $function: { body: 'function () { return 1; }', args: [], lang: 'js' } };
+      const error = await failure(coll.aggregate([{ $setWindowFields: { sortBy: { _id: 1 }, output: { f: { $push: script } } } }]).toArray());
+      expect(error.message).toMatch(/scriptEnabled/);
+    });
+  });
 });

@@ -180,7 +180,10 @@ export class CollectionState {
 
   duplicateError(index: IndexState, key: unknown): DatastoreError {
     const keyText = index.fields.length === 1 ? `{ ${index.fields[0]}: ${formatValue(key)} }` : `{ ${index.fields.map((f, i) => `${f}: ${formatValue((key as unknown[])[i])}`).join(', ')} }`;
-    return new DatastoreError('DuplicateKey', `E11000 duplicate key error collection: ${this.dbName}.${this.name} index: ${index.name} dup key: ${keyText}`);
+    const error = new DatastoreError('DuplicateKey', `E11000 duplicate key error collection: ${this.dbName}.${this.name} index: ${index.name} dup key: ${keyText}`);
+    const keyValue = Object.fromEntries(index.fields.map((f, i) => [f, index.fields.length === 1 ? key : (key as unknown[])[i]]));
+    error.errorResponse = { keyPattern: { ...index.spec }, keyValue };
+    return error;
   }
 
   /** Throws E11000 if `doc` would break a unique index (as a new document, or replacing `self`). */

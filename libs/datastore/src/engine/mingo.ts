@@ -6,10 +6,13 @@ import 'mingo/init/system';
 import { Aggregator, Query } from 'mingo';
 import { $in as mingoIn, $type as mingoType } from 'mingo/operators/query';
 import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expression';
-import { ComputeOptions, type CollectionResolver, type Options, initOptions } from 'mingo/core';
+import { ComputeOptions, type CollectionResolver, type Options, computeValue, initOptions } from 'mingo/core';
+import { $group as mingoGroup, $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
+import { Lazy } from 'mingo/lazy';
+import { groupBy } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
-import { type Document, collationActive, isPlainObject } from '../bson/values';
+import { type Document, collationActive, compareValues, isPlainObject } from '../bson/values';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
 import { checkStages } from './stage-checks';
@@ -42,6 +45,73 @@ const OPTIONS: Options = ComputeOptions.init(initOptions({ scriptEnabled: false 
 // BSON order) like find does, instead of mingo's own ordering. Registered first, so it wins over mingo's.
 OPTIONS.context.addPipelineOps({
   $sort: (collection: Iterator, spec: unknown) => collection.transform((docs) => sortDocuments(docs as Document[], checkSort(spec) ?? {})),
+});
+
+/**
+ * Under a collation, a group key's strings equal by it are one key (MongoDB groups "Cafe" and "cafe" at
+ * strength 2): each string is replaced by the first one met that the collation calls equal. Linear in the
+ * distinct strings met, which a collation's equality (not a hash) forces.
+ */
+function collatedKeys(): (value: unknown) => unknown {
+  const seen = new Map<string, string>();
+  const representatives: string[] = [];
+  const canonical = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      let found = seen.get(value);
+      if (found === undefined) {
+        found = representatives.find((s) => compareValues(s, value) === 0) ?? value;
+        if (found === value) representatives.push(value);
+        seen.set(value, found);
+      }
+      return found;
+    }
+    if (Array.isArray(value)) return value.map(canonical);
+    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, canonical(v)]));
+    return value;
+  };
+  return canonical;
+}
+
+/** $group whose keys are compared by the operation's collation; mingo's own when there is none. */
+function collatedGroup(collection: Iterator, expr: unknown, options: Options): Iterator {
+  if (!collationActive() || !isPlainObject(expr) || !('_id' in expr)) return mingoGroup(collection, expr, options);
+  const canonical = collatedKeys();
+  const { _id: idExpr, ...accumulators } = expr;
+  return collection.transform((docs) => {
+    const partitions = groupBy(docs, (doc: unknown) => canonical(computeValue(doc, idExpr, null, options)) ?? null, options.hashFunction);
+    const out: Document[] = [];
+    for (const [key, members] of partitions) {
+      // The accumulators of one partition, computed by mingo's $group over it alone.
+      const [row] = mingoGroup(Lazy(members), { _id: null, ...accumulators }, options).value<Document>();
+      out.push({ ...row, _id: key });
+    }
+    return out;
+  });
+}
+
+/** True when `value` names one of the operators that run caller-supplied JavaScript, at any depth. */
+function namesScript(value: unknown): boolean {
+  if (Array.isArray(value)) return value.some(namesScript);
+  if (!isPlainObject(value)) return false;
+  return Object.entries(value).some(([key, v]) => key === '$function' || key === '$accumulator' || key === '$where' || namesScript(v));
+}
+
+/**
+ * mingo computes $setWindowFields' outputs through its own `$function` with a JavaScript closure, which the
+ * engine's scriptEnabled: false refuses, so the stage failed whatever it asked. It runs with scripts on
+ * for mingo's closure only: a stage naming a script operator itself keeps the refusal.
+ */
+function setWindowFields(collection: Iterator, expr: unknown, options: Options): Iterator {
+  if (namesScript(expr)) return mingoSetWindowFields(collection, expr, options);
+  const base = options instanceof ComputeOptions ? options.getOptions() : options;
+  return mingoSetWindowFields(collection, expr, initOptions({ ...base, scriptEnabled: true }));
+}
+
+OPTIONS.context.addPipelineOps({
+  $setWindowFields: setWindowFields,
+  $group: collatedGroup,
+  $sortByCount: (collection: Iterator, expr: unknown, options: Options) =>
+    collatedGroup(collection, { _id: expr, count: { $sum: 1 } }, options).transform((docs) => sortDocuments(docs as Document[], { count: -1 })),
 });
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a

@@ -375,6 +375,13 @@ class MongoDatabase implements DatabaseHandle {
   collection(name: string): CollectionHandle {
     return new MongoCollection(this.inner.collection(name), this.gate);
   }
+  aggregate(pipeline: Document[], options?: QueryOptions): AggregateCursor {
+    return new LazyCursor(
+      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, queryOf(options)).toArray()),
+      {},
+      'aggregate',
+    );
+  }
   async createCollection(name: string, options: CreateCollectionOptions = {}): Promise<CollectionHandle> {
     await this.gate.run(() => this.inner.createCollection(name, options.viewOn ? { viewOn: options.viewOn, pipeline: options.pipeline ?? [] } : {}));
     return this.collection(name);

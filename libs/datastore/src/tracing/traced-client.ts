@@ -310,6 +310,10 @@ class TracedDatabase implements DatabaseHandle {
     return traced(this.target, 'dropDatabase', () => this.inner.dropDatabase());
   }
 
+  aggregate(pipeline: Document[], options?: AggregateOptions) {
+    return tracedAggregateCursor(this.inner.aggregate(pipeline, options), this.target);
+  }
+
   watch(pipeline?: Document[], options?: WatchOptions): ChangeStream {
     return this.inner.watch(pipeline, options);
   }

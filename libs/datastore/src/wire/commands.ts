@@ -15,7 +15,7 @@ import {
   type SortSpec,
   type WatchOptions,
 } from '../api/data-source';
-import { DatastoreError, type WriteErrorDetail } from '../api/datastore.error';
+import { DatastoreError, type WriteErrorDetail, writeErrorDetail } from '../api/datastore.error';
 import { isPlainObject } from '../bson/values';
 import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
@@ -299,24 +299,76 @@ function planStage(description: string, indexes: Map<string, { spec: Document; m
   return { stage: 'FETCH', inputStage: { stage: 'IXSCAN', keyPattern: index?.spec ?? {}, indexName: name, isMultiKey: index?.multikey ?? false, direction } };
 }
 
+/** What an explained command reads: its filter and options, the write it would do, the stages after it. */
+interface Explained {
+  name: unknown;
+  filter: Document;
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+  /** UPDATE or DELETE: the write stage MongoDB puts above the read; explain never performs it. */
+  write?: 'UPDATE' | 'DELETE';
+  /** For aggregate: the stages after the leading `$match` the planner answers. */
+  stages?: Document[];
+}
+
+function firstStatement(inner: Document, field: string): Document {
+  const list = inner[field];
+  if (!Array.isArray(list) || !isPlainObject(list[0])) fail(9, 'FailedToParse', `explain of ${field === 'updates' ? 'update' : 'delete'} requires a '${field}' array with one statement`);
+  return list[0];
+}
+
+function explained(kind: string, inner: Document): Explained {
+  const name = inner[kind];
+  switch (kind) {
+    case 'find':
+      return { name, filter: documentField(inner, 'filter') ?? {}, sort: checkSort(documentField(inner, 'sort')), skip: numberField(inner, 'skip'), limit: numberField(inner, 'limit') };
+    case 'count':
+      return { name, filter: documentField(inner, 'query') ?? {}, skip: numberField(inner, 'skip'), limit: numberField(inner, 'limit') };
+    case 'distinct':
+      return { name, filter: documentField(inner, 'query') ?? {} };
+    case 'update': {
+      const statement = firstStatement(inner, 'updates');
+      return { name, filter: documentField(statement, 'q') ?? {}, limit: statement.multi === true ? undefined : 1, write: 'UPDATE' };
+    }
+    case 'delete': {
+      const statement = firstStatement(inner, 'deletes');
+      return { name, filter: documentField(statement, 'q') ?? {}, limit: statement.limit === 1 ? 1 : undefined, write: 'DELETE' };
+    }
+    case 'findAndModify':
+    case 'findandmodify':
+      return { name, filter: documentField(inner, 'query') ?? {}, sort: checkSort(documentField(inner, 'sort')), limit: 1, write: inner.remove === true ? 'DELETE' : 'UPDATE' };
+    case 'aggregate': {
+      if (name === 1) fail(115, 'CommandNotSupported', 'explain of a database-level aggregate is not supported by the Tessera datastore');
+      const pipeline = inner.pipeline;
+      if (!Array.isArray(pipeline)) fail(14, 'TypeMismatch', "aggregate requires a 'pipeline' array");
+      const first = pipeline[0] as unknown;
+      const leading = isPlainObject(first) && isPlainObject(first.$match) ? first.$match : undefined;
+      return { name, filter: leading ?? {}, stages: (leading ? pipeline.slice(1) : pipeline) as Document[] };
+    }
+    default:
+      fail(115, 'CommandNotSupported', `explain of '${kind}' is not supported by the Tessera datastore (find, count, distinct, aggregate, update, delete and findAndModify are)`);
+  }
+}
+
 /**
- * `explain` of `find` and `count`: the plan the embedded planner picks, run once to report what it examined
- * (MongoDB's `queryPlanner.winningPlan` and `executionStats` shapes, one plan, no rejected ones).
+ * `explain` of reads and writes: the plan the embedded planner picks for the command's filter, run once to
+ * report what it examined (MongoDB's `queryPlanner.winningPlan` and `executionStats` shapes, one plan, no
+ * rejected ones). An update, delete or findAndModify is planned and counted, never performed, as in
+ * MongoDB; an aggregate reports its leading `$match` as the `$cursor` stage and its other stages after it.
  */
 async function explain(call: Invocation): Promise<Document> {
   const inner = documentField(call.command, 'explain');
   if (!inner) fail(2, 'BadValue', "explain requires a command document");
   const verbosity = call.command.verbosity ?? 'allPlansExecution';
   if (verbosity !== 'queryPlanner' && verbosity !== 'executionStats' && verbosity !== 'allPlansExecution') fail(2, 'BadValue', `verbosity string must be one of {'queryPlanner', 'executionStats', 'allPlansExecution'}`);
-  const kind = Object.keys(inner)[0];
-  if (kind !== 'find' && kind !== 'count') fail(115, 'CommandNotSupported', `explain of '${kind ?? ''}' is not supported by the Tessera datastore (find and count are)`);
+  const kind = Object.keys(inner)[0] ?? '';
+  const target = explained(kind, inner);
   const collation = inner.collation === undefined ? undefined : checkCollation(inner.collation);
-  const name = inner[kind];
+  const name = target.name;
   if (typeof name !== 'string' || name.length === 0) fail(73, 'InvalidNamespace', `collection name must be a non-empty string for ${kind}`);
-  const filter = documentField(inner, kind === 'find' ? 'filter' : 'query') ?? {};
-  const sort = kind === 'find' ? checkSort(documentField(inner, 'sort')) : undefined;
-  const limit = numberField(inner, 'limit');
-  const options = { sort, skip: numberField(inner, 'skip'), limit: limit ? Math.abs(limit) : undefined, variables: documentField(inner, 'let'), collation };
+  const { filter, sort } = target;
+  const options = { sort, skip: target.skip, limit: target.limit ? Math.abs(target.limit) : undefined, variables: documentField(inner, 'let'), collation };
   const state = call.client.store.collection(call.db, name);
   const stats: SelectStats = { plan: 'EOF', keysExamined: 0, docsExamined: 0 };
   const started = Date.now();
@@ -324,13 +376,21 @@ async function explain(call: Invocation): Promise<Document> {
   const returned = state && !state.view ? select(state, filter, { ...options, collation: collation ?? state.collation }, stats).length : 0;
   const indexes = new Map([...(state?.indexes.values() ?? [])].map((index) => [index.name, { spec: index.spec, multikey: index.multikey }]));
   const sortField = sort ? Object.keys(sort)[0] : undefined;
-  const winningPlan = stats.plan === 'EOF' ? { stage: 'EOF' } : planStage(stats.plan, indexes, sortField !== undefined && sort?.[sortField] === -1 && stats.plan.endsWith('(sort)') ? 'backward' : 'forward');
+  const read = stats.plan === 'EOF' ? { stage: 'EOF' } : planStage(stats.plan, indexes, sortField !== undefined && sort?.[sortField] === -1 && stats.plan.endsWith('(sort)') ? 'backward' : 'forward');
+  const winningPlan = target.write ? { stage: target.write, inputStage: read } : read;
+  const queryPlanner = { namespace: `${call.db}.${name}`, indexFilterSet: false, parsedQuery: filter, winningPlan, rejectedPlans: [] };
+  const executionStats = {
+    executionSuccess: true,
+    nReturned: target.write ? 0 : returned,
+    executionTimeMillis: Date.now() - started,
+    totalKeysExamined: stats.keysExamined,
+    totalDocsExamined: stats.docsExamined,
+    ...(target.write ? { executionStages: { stage: target.write, nMatched: returned, ...(target.write === 'DELETE' ? { nWouldDelete: returned } : {}), inputStage: read } } : {}),
+  };
+  const plan = { queryPlanner, ...(verbosity === 'queryPlanner' ? {} : { executionStats }) };
   return {
     explainVersion: '1',
-    queryPlanner: { namespace: `${call.db}.${name}`, indexFilterSet: false, parsedQuery: filter, winningPlan, rejectedPlans: [] },
-    ...(verbosity === 'queryPlanner'
-      ? {}
-      : { executionStats: { executionSuccess: true, nReturned: returned, executionTimeMillis: Date.now() - started, totalKeysExamined: stats.keysExamined, totalDocsExamined: stats.docsExamined } }),
+    ...(target.stages ? { stages: [{ $cursor: plan }, ...target.stages] } : plan),
     command: { ...inner, $db: call.db },
     serverInfo: { host: call.connection.me, version: serverVersion },
     ok: 1,
@@ -353,9 +413,12 @@ async function aggregate(call: Invocation): Promise<Document> {
   const batchSize = cursorOptions ? batchSizeField(cursorOptions) : undefined;
   const first = pipeline[0] as Document | undefined;
   if (first && isPlainObject(first) && '$changeStream' in first) return changeStream(call, first.$changeStream as Document, pipeline.slice(1) as Document[], batchSize);
-  if (command.aggregate === 1) fail(73, 'InvalidNamespace', "aggregate: 1 is only supported with a leading $changeStream stage");
   for (const stage of pipeline as Document[]) {
     if (isPlainObject(stage) && '$changeStream' in stage) fail(40602, 'Location40602', '$changeStream is only valid as the first stage in a pipeline');
+  }
+  if (command.aggregate === 1) {
+    const docs = await call.client.db(call.db).aggregate(pipeline as Document[], queryOption(call)).toArray();
+    return documentsReply(call, `${call.db}.$cmd.aggregate`, docs, batchSize);
   }
   const docs = await collection(call).aggregate(pipeline as Document[], queryOption(call)).toArray();
   return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize);
@@ -404,7 +467,7 @@ async function changeStream(call: Invocation, spec: Document, rest: Document[], 
 
 function writeErrorsReply(n: number, writeErrors: WriteErrorDetail[], extra: Document = {}): Document {
   const reply: Document = { n, ...extra };
-  if (writeErrors.length > 0) reply.writeErrors = writeErrors.map((e) => ({ index: e.index, code: e.code, errmsg: e.errmsg }));
+  if (writeErrors.length > 0) reply.writeErrors = writeErrors.map((e) => ({ index: e.index, code: e.code, errmsg: e.errmsg, ...(e.keyPattern ? { keyPattern: e.keyPattern, keyValue: e.keyValue } : {}) }));
   reply.ok = 1;
   return reply;
 }
@@ -422,7 +485,7 @@ function isDetailed(error: unknown): error is DatastoreError & { writeErrors: Wr
 }
 
 function writeErrorOf(error: unknown, index: number): WriteErrorDetail {
-  if (error instanceof DatastoreError) return { index, code: error.code, errmsg: error.message };
+  if (error instanceof DatastoreError) return writeErrorDetail(error, index);
   if (error instanceof WireCommandError) return { index, code: error.code, errmsg: error.message };
   throw error;
 }

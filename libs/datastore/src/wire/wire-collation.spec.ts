@@ -73,6 +73,13 @@ describe('collation through the wire server', () => {
     expect(distinct).toEqual(expect.arrayContaining(['tea']));
     const grouped = await words.aggregate([{ $match: { w: 'CAFE' } }, { $sort: { _id: 1 } }, { $project: { _id: 1 } }], { collation: ci }).toArray();
     expect(grouped).toEqual([{ _id: 1 }, { _id: 2 }]);
+    // $group and $sortByCount keys compare by the collation: cafe/Cafe and café/CAFÉ are two keys, not four.
+    const counted = await words.aggregate([{ $match: { _id: { $lte: 5 } } }, { $sort: { _id: 1 } }, { $sortByCount: '$w' }, { $sort: { count: -1, _id: 1 } }], { collation: ci }).toArray();
+    expect(counted).toEqual([
+      { _id: 'cafe', count: 2 },
+      { _id: 'café', count: 2 },
+      { _id: 'tea', count: 1 },
+    ]);
     expect((await words.updateMany({ w: 'CAFÉ' }, { $set: { tags: ['hot'] } }, { collation: ci })).modifiedCount).toBe(2);
     expect(ids(await words.find({ tags: 'hot' }).toArray())).toEqual([3, 4]);
     const before = await words.findOneAndUpdate({ w: 'TEA' }, { $set: { w: 'green tea' } }, { collation: ci });

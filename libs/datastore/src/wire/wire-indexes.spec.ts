@@ -97,7 +97,7 @@ describe('indexes through the wire server', () => {
     expect(planOf(await items.find({ tags: 't3' }).explain('executionStats')).stages).toEqual(['COLLSCAN']);
     const refused = await client
       .db('shop')
-      .command({ explain: { aggregate: 'items', pipeline: [], cursor: {} } })
+      .command({ explain: { listIndexes: 'items' } })
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(MongoServerError);
     expect((refused as MongoServerError).codeName).toBe('CommandNotSupported');
@@ -151,5 +151,31 @@ describe('indexes through the wire server', () => {
     const missing = await client.db('shop').command({ find: 'items', collation: { strength: 2 } }).catch((error: unknown) => error);
     expect((missing as MongoServerError).code).toBe(40414);
     expect(await items.countDocuments({ owner: 'u1' })).toBe(20);
+  });
+
+  it('explains an aggregate, update, delete, findAndModify and distinct with the planner\'s plan, and never writes', async () => {
+    const db = client.db('shop');
+    const explain = (command: Document) => db.command({ explain: command, verbosity: 'executionStats' });
+    const aggregated = await items.aggregate([{ $match: { owner: 'u7' } }, { $group: { _id: '$owner', n: { $sum: 1 } } }]).explain('executionStats');
+    const stages = aggregated.stages as Document[];
+    expect(planOf(stages[0].$cursor as Document)).toEqual({ stages: ['FETCH', 'IXSCAN'], indexName: 'owner_1', keysExamined: 20, docsExamined: 20, returned: 20 });
+    expect(stages.slice(1)).toEqual([{ $group: { _id: '$owner', n: { $sum: 1 } } }]);
+
+    const updated = await explain({ update: 'items', updates: [{ q: { owner: 'u7' }, u: { $set: { qty: -1 } }, multi: true }] });
+    expect(planOf(updated)).toMatchObject({ stages: ['UPDATE', 'FETCH', 'IXSCAN'], indexName: 'owner_1', docsExamined: 20, returned: 0 });
+    expect(updated.executionStats.executionStages).toMatchObject({ stage: 'UPDATE', nMatched: 20 });
+    const deleted = await explain({ delete: 'items', deletes: [{ q: { qty: { $lt: 5 } }, limit: 0 }] });
+    expect(planOf(deleted)).toMatchObject({ stages: ['DELETE', 'FETCH', 'IXSCAN'], indexName: 'by_qty', docsExamined: 5, returned: 0 });
+    expect(deleted.executionStats.executionStages).toMatchObject({ stage: 'DELETE', nWouldDelete: 5 });
+    const one = await explain({ findAndModify: 'items', query: { owner: 'u3' }, remove: true });
+    expect(planOf(one)).toMatchObject({ stages: ['DELETE', 'FETCH', 'IXSCAN'], returned: 0 });
+    expect(one.executionStats.executionStages).toMatchObject({ nWouldDelete: 1 });
+    expect(planOf(await explain({ distinct: 'items', key: 'qty', query: { owner: 'u9' } }))).toMatchObject({ stages: ['FETCH', 'IXSCAN'], returned: 20 });
+
+    // Explained writes were planned only: every document is still there, unchanged.
+    expect(await items.countDocuments({})).toBe(2000);
+    expect(await items.countDocuments({ qty: -1 })).toBe(0);
+    const refused = await explain({ aggregate: 1, pipeline: [{ $documents: [] }], cursor: {} }).catch((error: unknown) => error);
+    expect((refused as MongoServerError).code).toBe(115);
   });
 });

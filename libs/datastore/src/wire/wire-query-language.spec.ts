@@ -104,4 +104,24 @@ describe('the wire server answers the query language as MongoDB 7 does', () => {
     const error = await serverError(coll.aggregate([{ $out: 'copy' }, { $match: {} }]).toArray());
     expect(error.code).toBe(40601);
   });
+
+  it('runs a database-level aggregate from $documents, in batches, into $merge, and refuses one reading a collection', async () => {
+    const db = client.db('app');
+    const rows = Array.from({ length: 5 }, (_, i) => ({ n: i }));
+    // batchSize 2: a first batch and getMores on the `$cmd.aggregate` cursor.
+    expect(await db.aggregate([{ $documents: rows }, { $match: { n: { $gte: 1 } } }], { batchSize: 2 }).toArray()).toEqual(rows.slice(1));
+    await db.aggregate([{ $documents: [{ _id: 4, x: 4 }] }, { $merge: { into: 'items' } }]).toArray();
+    expect(await coll.countDocuments()).toBe(4);
+    const duplicate = await serverError(db.aggregate([{ $documents: [{ _id: 2, x: 9 }] }, { $merge: { into: 'items', whenMatched: 'fail' } }]).toArray());
+    expect(duplicate.code).toBe(11000);
+    expect(duplicate.errorResponse).toMatchObject({ keyPattern: { _id: 1 }, keyValue: { _id: 2 } });
+    expect((await serverError(db.aggregate([{ $match: {} }]).toArray())).code).toBe(73);
+  });
+
+  it("reports a unique index's key pattern and the duplicate value with E11000", async () => {
+    await coll.createIndex({ x: 1 }, { unique: true });
+    const error = await serverError(coll.insertOne({ _id: 9, x: 3 }));
+    expect(error.code).toBe(11000);
+    expect(error.errorResponse).toMatchObject({ keyPattern: { x: 1 }, keyValue: { x: 3 } });
+  });
 });

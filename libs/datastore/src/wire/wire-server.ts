@@ -207,7 +207,7 @@ export function errorReply(error: unknown, log?: WireServerOptions['log']): Docu
   if (error instanceof DatastoreError) {
     // A numbered error without a name of its own (a regex's 51091, for one) is `Location<code>` in MongoDB.
     const codeName = DatastoreErrorCode[error.codeName] === error.code ? error.codeName : `Location${error.code}`;
-    return { ok: 0, errmsg: error.message, code: error.code, codeName };
+    return { ok: 0, errmsg: error.message, code: error.code, codeName, ...(error.errorResponse ?? {}) };
   }
   if (error instanceof ProtocolError) return { ok: 0, errmsg: error.message, code: 9, codeName: 'FailedToParse' };
   log?.('error', `wire command failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
