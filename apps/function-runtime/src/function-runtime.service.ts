@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { type Caller, type CallerUser, type HttpCall, type HttpResponseState, SYSTEM_CALLER_USER } from '@tessera/contracts';
+import { encodeEjson } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { assertValidFunctionConfig, hasCanEvaluate, privateCallRefusal, runAsMode, type FunctionConfig } from './config/function-config';
 import type { CallOrigin, ExecutionLogEntry, ExecutionLogStore, TriggerRun } from './execution-logs/execution-log.store';
@@ -184,7 +185,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     try {
       if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn, request.origin === 'client');
       try {
-        argsEjson = EJSON.stringify(request.arguments, { relaxed: false });
+        // What EJSON.stringify(arguments, { relaxed: false }) writes (and throws), without bson's walk per value.
+        argsEjson = JSON.stringify(encodeEjson(request.arguments));
       } catch (error) {
         throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ArgumentsNotAllowed, 'arguments must be EJSON-serialisable values', { cause: error });
       }

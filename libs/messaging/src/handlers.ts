@@ -56,30 +56,28 @@ export function CommandHandler<S extends CommandSubject>(subject: S, options: Ha
     const wrapped = async function (this: unknown, data: unknown, nestContext: unknown): Promise<unknown> {
       const received = toMessageContext(subject, nestContext);
       const handled = handleRequest(received.headers, received.deadline);
+      const context: MessageContext = { ...received, signal: handled.signal };
       try {
-        return await handleCommand.call(this, data, { ...received, signal: handled.signal }, trustedInProcess(nestContext));
+        let request: CommandRequest<S>;
+        try {
+          request = trustedInProcess(nestContext) ? (data as CommandRequest<S>) : parseCommandRequest(subject, data);
+        } catch (error) {
+          throw toRpcException(subject, error, context);
+        }
+        let response: unknown;
+        try {
+          response = await traced(subject, 'process', SpanKind.SERVER, context, () => method.call(this, request, context));
+        } catch (error) {
+          throw toRpcException(subject, error, context);
+        }
+        try {
+          return parseCommandResponse(subject, response);
+        } catch (error) {
+          logger.error(`handler of ${subject} answered outside its contract (correlation id ${context.correlationId ?? 'none'}): ${String(error)}`);
+          throw toRpcException(subject, error, context);
+        }
       } finally {
         handled.done();
-      }
-    };
-    const handleCommand = async function (this: unknown, data: unknown, context: MessageContext, trusted: boolean): Promise<unknown> {
-      let request: CommandRequest<S>;
-      try {
-        request = trusted ? (data as CommandRequest<S>) : parseCommandRequest(subject, data);
-      } catch (error) {
-        throw toRpcException(subject, error, context);
-      }
-      let response: unknown;
-      try {
-        response = await traced(subject, 'process', SpanKind.SERVER, context, () => method.call(this, request, context));
-      } catch (error) {
-        throw toRpcException(subject, error, context);
-      }
-      try {
-        return parseCommandResponse(subject, response);
-      } catch (error) {
-        logger.error(`handler of ${subject} answered outside its contract (correlation id ${context.correlationId ?? 'none'}): ${String(error)}`);
-        throw toRpcException(subject, error, context);
       }
     };
     descriptor.value = wrapped as unknown as M;

@@ -10,9 +10,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { EJSON } from 'bson';
 import { HttpResponseStateSchema, type HttpResponseState } from '@tessera/contracts';
-import { parseEjson } from '@tessera/messaging';
+import { encodeEjson, parseEjson } from '@tessera/messaging';
 import ivm from 'isolated-vm';
 import { hostZlib } from './dependencies/host-zlib';
 import { isolateScripts } from './isolate-scripts';
@@ -293,7 +292,8 @@ export class Sandbox {
       work = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     work.finally(() => call.inFlight--).then(
-      (value) => this.deliver(call, opId, true, EJSON.stringify(value === undefined ? null : value, { relaxed: false })),
+      // encodeEjson gives what EJSON.stringify(value, { relaxed: false }) writes, without bson's per-value walk.
+      (value) => this.deliver(call, opId, true, JSON.stringify(encodeEjson(value === undefined ? null : value))),
       (error: unknown) => this.deliver(call, opId, false, JSON.stringify(describeHostError(error))),
     );
   }

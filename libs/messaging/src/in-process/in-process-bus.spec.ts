@@ -45,6 +45,32 @@ describe('InProcessBus', () => {
     expect(received[0].headers).toEqual({ 'x-correlation-id': 'c1' });
   });
 
+  it('hands a request packet over as an object to one listener, a copy to another, and JSON text to a reader of data', async () => {
+    const bus = new InProcessBus();
+    const packet = { pattern: 'a.b.run', data: { n: 1 }, id: 'r1' };
+    const received: BusDelivery[] = [];
+    bus.subscribe('a.b.run', (delivery) => received.push(delivery), { queue: 'g1' });
+    bus.subscribe('a.b.run', (delivery) => received.push(delivery), { queue: 'g2' });
+    const answers: object[] = [];
+    expect(bus.request('a.b.run', packet, {}, (answer) => answers.push(answer))).toBe(2);
+    await eventually(() => received.length === 2);
+    const [first, second] = received;
+    expect(first.direct?.packet).toBe(packet);
+    expect(second.direct?.packet).toEqual(packet);
+    expect(second.direct?.packet).not.toBe(packet);
+    expect(JSON.parse(second.data)).toEqual(packet);
+    first.direct?.reply({ response: 1, id: 'r1' });
+    second.reply?.(JSON.stringify({ response: 2, id: 'r1' }));
+    expect(answers).toEqual([
+      { response: 1, id: 'r1' },
+      { response: 2, id: 'r1' },
+    ]);
+  });
+
+  it('reports zero deliveries of a request nobody listens to', () => {
+    expect(new InProcessBus().request('a.b.run', {}, {}, () => undefined)).toBe(0);
+  });
+
   it('is one bus per process through shared()', () => {
     expect(InProcessBus.shared()).toBe(InProcessBus.shared());
     expect(new InProcessBus()).not.toBe(InProcessBus.shared());

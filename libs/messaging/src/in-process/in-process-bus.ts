@@ -8,6 +8,11 @@ export interface BusDelivery {
   headers: MessageHeaderMap;
   /** Present on requests: sends one serialized reply packet back to the requester. */
   reply?: (data: string) => void;
+  /**
+   * Present on a request sent with `request`: the packet itself, this listener's own (nobody else holds it),
+   * and the way to answer with a packet object. A listener that uses them skips the JSON round trip.
+   */
+  direct?: { packet: object; reply: (packet: object) => void };
 }
 
 export type BusListener = (delivery: BusDelivery) => void;
@@ -61,17 +66,35 @@ export class InProcessBus {
 
   /** Delivers to the current listeners; returns how many will receive it (0: nobody listens). */
   publish(subject: string, data: string, headers: MessageHeaderMap, reply?: (data: string) => void): number {
-    const entry = this.subjects.get(subject);
-    if (!entry) return 0;
-    const targets: Member[] = [...entry.plain];
-    for (const group of entry.groups.values()) {
-      if (group.members.length === 0) continue;
-      const index = group.next % group.members.length;
-      group.next = index + 1;
-      targets.push(group.members[index]);
-    }
+    const targets = this.targetsOf(subject);
     const delivery: BusDelivery = reply ? { subject, data, headers: { ...headers }, reply } : { subject, data, headers: { ...headers } };
     for (const target of targets) setImmediate(() => target.listener(delivery));
+    return targets.length;
+  }
+
+  /**
+   * A request whose packet and replies stay objects: the command path of the in-process transport. Routing is
+   * `publish`'s (same listeners, same round-robin, same asynchronous delivery). The sender gives up the packet
+   * (it keeps no reference); a second listener gets a copy, and a listener reading `data` the JSON text, so
+   * still no object is shared. Returns how many listeners will receive it.
+   */
+  request(subject: string, packet: object, headers: MessageHeaderMap, reply: (packet: object) => void): number {
+    const targets = this.targetsOf(subject);
+    let first = true;
+    for (const target of targets) {
+      const own: object = first ? packet : (JSON.parse(JSON.stringify(packet)) as object);
+      first = false;
+      const delivery: BusDelivery = {
+        subject,
+        get data() {
+          return JSON.stringify(own);
+        },
+        headers: { ...headers },
+        reply: (text: string) => reply(JSON.parse(text) as object),
+        direct: { packet: own, reply },
+      };
+      setImmediate(() => target.listener(delivery));
+    }
     return targets.length;
   }
 
@@ -80,6 +103,20 @@ export class InProcessBus {
     const entry = this.subjects.get(subject);
     if (!entry) return 0;
     return entry.plain.length + [...entry.groups.values()].filter((group) => group.members.length > 0).length;
+  }
+
+  /** Who receives the next message on `subject`: every plain subscriber and the next member of each group. */
+  private targetsOf(subject: string): Member[] {
+    const entry = this.subjects.get(subject);
+    if (!entry) return [];
+    const targets: Member[] = [...entry.plain];
+    for (const group of entry.groups.values()) {
+      if (group.members.length === 0) continue;
+      const index = group.next % group.members.length;
+      group.next = index + 1;
+      targets.push(group.members[index]);
+    }
+    return targets;
   }
 
   private unsubscribe(subject: string, member: Member, queue: string | undefined): void {

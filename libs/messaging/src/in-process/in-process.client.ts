@@ -57,9 +57,9 @@ export class InProcessClient extends ClientProxy {
     let active = true;
     const reply = new Promise<unknown>((resolve, reject) => {
       let last: unknown;
-      const onReply = (text: string): void => {
+      const onReply = (packet: object): void => {
         if (!active) return;
-        const answer = JSON.parse(text) as WritePacket & { id?: string };
+        const answer = packet as WritePacket & { id?: string };
         if (answer.id !== undefined && answer.id !== id) return;
         if (answer.err !== undefined && answer.err !== null) {
           active = false;
@@ -75,8 +75,9 @@ export class InProcessClient extends ClientProxy {
         }
       };
       try {
-        const serialized = JSON.stringify(validated ? { pattern: subject, data, id, validated } : { pattern: subject, data, id });
-        if (this.bus.publish(subject, serialized, headers, onReply) === 0) {
+        // The packet is handed over, not serialized: the facade made `data` for this request alone.
+        const packet = validated ? { pattern: subject, data, id, validated } : { pattern: subject, data, id };
+        if (this.bus.request(subject, packet, headers, onReply) === 0) {
           active = false;
           reject(new NoResponderError(subject));
         }

@@ -1,4 +1,5 @@
 import { type CustomTransportStrategy, type MessageHandler, Server, type WritePacket } from '@nestjs/microservices';
+import { isObservable } from 'rxjs';
 import { Subjects } from '@tessera/contracts';
 import { abandonFromPacket } from '../cancellation';
 import { drain } from '../drain';
@@ -79,7 +80,7 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   private async handleDelivery(pattern: string, handler: MessageHandler, delivery: BusDelivery): Promise<void> {
     let packet: IncomingPacket;
     try {
-      packet = JSON.parse(delivery.data) as IncomingPacket;
+      packet = (delivery.direct?.packet ?? JSON.parse(delivery.data)) as IncomingPacket;
     } catch {
       this.logger.error(`dropped an unreadable message on ${pattern}`);
       delivery.reply?.(JSON.stringify({ err: { status: 'error', message: 'unreadable message' }, isDisposed: true }));
@@ -91,21 +92,78 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
       await this.handleEvent(pattern, { pattern, data: packet.data }, context);
       return;
     }
-    const reply = delivery.reply;
+    const respond = replier(id, delivery);
+    if (delivery.direct) {
+      await new Promise<void>((resolve) => {
+        this.onProcessingStartHook(this.transportId, context, () => this.answerDirectly(pattern, handler, packet.data, context, respond).then(resolve, resolve));
+      });
+      return;
+    }
     await new Promise<void>((resolve) => {
-      const respond = (out: WritePacket): void => {
-        reply(JSON.stringify({ ...out, id }));
-        if (out.isDisposed) resolve();
-      };
       this.onProcessingStartHook(this.transportId, context, async () => {
         try {
           const response$ = this.transformToObservable(await handler(packet.data, context));
-          this.send(response$, respond);
+          this.send(response$, (out) => {
+            respond(out);
+            if (out.isDisposed) resolve();
+          });
         } catch (error) {
           this.logger.error(`handler for ${pattern} threw outside Nest's filters: ${String(error)}`);
           respond({ err: { status: 'error', message: 'Internal server error' }, isDisposed: true });
+          resolve();
         }
       });
     });
   }
+
+  /**
+   * A request sent with the bus's `request` (the facade's command path): the same Nest handler (guards,
+   * interceptors, exception filters), but a plain result is answered at once instead of through an observable
+   * and `send`. An observable (an interceptor's, or the filters' error) still goes through `send`.
+   */
+  private async answerDirectly(pattern: string, handler: MessageHandler, data: unknown, context: InProcessContext, respond: (out: WritePacket) => void): Promise<void> {
+    let result: unknown;
+    try {
+      result = await handler(data, context);
+    } catch (error) {
+      this.logger.error(`handler for ${pattern} threw outside Nest's filters: ${String(error)}`);
+      respond({ err: { status: 'error', message: 'Internal server error' }, isDisposed: true });
+      return;
+    }
+    if (!isObservable(result)) {
+      respond({ response: result, isDisposed: true });
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      this.send(result, (out) => {
+        respond(out);
+        if (out.isDisposed) resolve();
+      });
+    });
+  }
+}
+
+/**
+ * Sends a handler's packets back to the requester: as objects when the request came as one (the error body
+ * still as JSON would carry it, so every transport maps the same error), else as JSON text.
+ */
+function replier(id: string, delivery: BusDelivery): (out: WritePacket) => void {
+  const direct = delivery.direct;
+  if (direct) {
+    return (out) => {
+      if (out.err === undefined || out.err === null) {
+        direct.reply({ ...out, id });
+        return;
+      }
+      let err: unknown;
+      try {
+        err = JSON.parse(JSON.stringify(out.err) ?? 'null');
+      } catch {
+        err = { status: 'error', message: 'Internal server error' };
+      }
+      direct.reply({ ...out, err, id });
+    };
+  }
+  const reply = delivery.reply as (data: string) => void;
+  return (out) => reply(JSON.stringify({ ...out, id }));
 }
