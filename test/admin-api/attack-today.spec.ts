@@ -1,4 +1,4 @@
-import { deriveSigningKey, signJwt } from '@tessera/credentials';
+import { deriveSigningKey, type JwtClaims, signJwt } from '@tessera/credentials';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import { MongoClient } from 'mongodb';
 import { AdminSession } from './admin-session';
@@ -14,8 +14,8 @@ interface LogsPage extends ErrorBody {
 const signingKey = Buffer.alloc(32, 7);
 
 /** The JSON payload of a JWT (no verification). */
-function claimsOf(token: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
+function claimsOf(token: string): JwtClaims {
+  return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as JwtClaims;
 }
 
 // A hostile reviewer's pass over what landed on 2026-11-26: the admin API's user sessions, custom data,
@@ -29,7 +29,7 @@ describe('attacks on the admin API, client API bodies and aggregation added toda
   let one: { _id: string; client_app_id: string };
   let two: { _id: string; client_app_id: string };
 
-  const clientCall = async (app: { client_app_id: string }, path: string, body: string | unknown, token?: string): Promise<{ status: number; body: ErrorBody & Record<string, unknown> }> => {
+  const clientCall = async (app: { client_app_id: string }, path: string, body: unknown, token?: string): Promise<{ status: number; body: ErrorBody & Record<string, unknown> }> => {
     const response = await fetch(`${server.url}/api/client/v2.0/app/${app.client_app_id}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },

@@ -1,5 +1,5 @@
 import { writeAppFiles } from '@tessera/app-config';
-import { deriveSigningKey, signJwt } from '@tessera/credentials';
+import { deriveSigningKey, type JwtClaims, signJwt } from '@tessera/credentials';
 import { anonymousLogin, makeTempDir, type ServerProcess, shopApp, startServerProcess } from '@tessera/testing';
 import { AdminSession } from '../admin-api/admin-session';
 
@@ -122,7 +122,7 @@ describe('the direct GraphQL path under attack', () => {
 
   it("refuses another app's token, an expired one, an admin's and a forged one with 401 InvalidSession", async () => {
     const foreign = (await anonymousLogin(server.url, other.client_app_id)).accessToken;
-    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as Record<string, unknown>;
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as JwtClaims;
     const now = Math.floor(Date.now() / 1000);
     const tokens = {
       foreign,

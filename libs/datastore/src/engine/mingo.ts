@@ -74,7 +74,7 @@ function rangeArgument(value: unknown, what: string): number {
 }
 
 function boundedRange(obj: unknown, expr: unknown, options: Options): unknown {
-  const args = computeValue(obj, expr, null, options) as unknown;
+  const args: unknown = computeValue(obj, expr, null, options);
   if (!Array.isArray(args) || args.length < 2 || args.length > 3) throw new DatastoreError('BadValue', '$range requires 2 or 3 arguments');
   const start = rangeArgument(args[0], 'starting value');
   const end = rangeArgument(args[1], 'ending value');
