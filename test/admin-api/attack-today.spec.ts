@@ -206,15 +206,19 @@ describe('attacks on the admin API, client API bodies and aggregation added toda
       expect(response.body.error).not.toMatch(/Maximum call stack/);
     });
 
-    it('drops __proto__ however spelled, and leaves constructor.prototype a plain field: nothing is polluted', async () => {
+    it('refuses __proto__ however spelled with 400 (dropped, it widened a deleteMany filter to every document), and leaves constructor.prototype a plain field', async () => {
       for (const key of ['__proto__', '\\u005f_proto__', '__pr\\u006fto__']) {
-        expect(await say(`{"${key}":{"polluted":true},"kept":1}`)).toMatchObject({ status: 200, body: { kept: { $numberInt: '1' } } });
+        expect(await say(`{"${key}":{"polluted":true},"kept":1}`)).toEqual({ status: 400, body: { error: '__proto__ may not be a key in a request body', error_code: 'BadRequest' } });
       }
       const constructor = await say('{"constructor":{"prototype":{"polluted":true}}}');
       expect(constructor).toMatchObject({ status: 200, body: { constructor: { prototype: { polluted: true } } } });
-      // Remote data access bodies go through the same parser: the operator under __proto__ never reaches the query.
-      const found = await clientCall(one, '/functions/call', `{"name":"find","service":"mongodb-atlas","arguments":[{"database":"todo","collection":"items","query":{"__proto__":{"$where":"sleep(1000)"}}}]}`, token);
-      expect(found.status).toBe(200);
+      // Remote data access: the user's documents survive a deleteMany whose filter is only a __proto__ key.
+      const atlas = (name: string, args: unknown) => clientCall(one, '/functions/call', `{"name":"${name}","service":"mongodb-atlas","arguments":[${JSON.stringify(args)}]}`, token);
+      const userId = (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { sub: string }).sub;
+      expect((await atlas('insertMany', { database: 'todo', collection: 'items', documents: [{ owner_id: userId, summary: 'a' }, { owner_id: userId, summary: 'b' }] })).status).toBe(200);
+      const widened = await clientCall(one, '/functions/call', '{"name":"deleteMany","service":"mongodb-atlas","arguments":[{"database":"todo","collection":"items","query":{"__proto__":{"summary":"none"}}}]}', token);
+      expect(widened).toMatchObject({ status: 400, body: { error_code: 'BadRequest' } });
+      expect((await atlas('count', { database: 'todo', collection: 'items', query: { owner_id: userId } })).body).toEqual({ $numberLong: '2' });
     });
 
     it("refuses $range beyond MongoDB's memory limit in a user's aggregation, which held the whole process", async () => {
