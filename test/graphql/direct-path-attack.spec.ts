@@ -65,6 +65,8 @@ describe('the direct GraphQL path under attack', () => {
     'a field the schema lacks': JSON.stringify({ query: '{ secrets }' }),
     'a selection nested 3,000 deep (the parser overflows its stack)': JSON.stringify({ query: `{ ${'product { '.repeat(3000)}name${' }'.repeat(3000)} }` }),
     'a list literal nested 20,000 deep': JSON.stringify({ query: `{ product(query: { name_in: ${'['.repeat(20_000)}${']'.repeat(20_000)} }) { name } }` }),
+    // Each fragment spreads the next twice: 2^30 paths, which the relationship depth limit walked one by one.
+    'a fragment chain that doubles 30 times': JSON.stringify({ query: `{ ...F0 } ${Array.from({ length: 30 }, (_unused, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(' ')} fragment F30 on Query { product { name } }` }),
     'a __proto__ key beside the query': '{"query":"{ __typename }","__proto__":{"query":"{ secrets }"}}',
     'a mutation': JSON.stringify({ query: 'mutation { deleteManyProducts { deletedCount } }' }),
   };
