@@ -1,10 +1,10 @@
-import { type AppConfig } from '@tessera/app-config';
 import { AppWireService } from '@tessera/server';
 import { eventually } from '@tessera/testing';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { AdminSession } from '../admin-api/admin-session';
-import { clientLogin, ownedItemsAndCatalog } from '../data-api/data-api-support';
+import { clientLogin } from '../data-api/data-api-support';
 import { startTestHost, type TestHost } from '../support/test-host';
+import { withWireUsers } from './wire-app';
 
 // A user who loses access loses its open wire connections too (apps.user.changed, as sync does): a driver
 // authenticated before an admin disabled or deleted the user, or revoked its sessions, sees its connections
@@ -16,17 +16,6 @@ describe('app wire connections of a user who loses access', () => {
   let app: { appId: string; clientAppId: string };
   let port: number;
   const clients: MongoClient[] = [];
-
-  const withWire = (config: AppConfig) => {
-    config.authProviders.push({ name: 'local-userpass', type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset' } });
-    config.services.push({
-      config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'Cluster0', wireProtocolEnabled: true } },
-      defaultRule: { roles: [] },
-      collectionRules: ownedItemsAndCatalog(),
-      rules: [],
-      webhooks: [],
-    });
-  };
 
   /** Registers a user and connects the official driver as that user; counts the connections it saw close. */
   const connectAs = async (email: string) => {
@@ -57,7 +46,7 @@ describe('app wire connections of a user who loses access', () => {
     host = await startTestHost({ services: ['graphql-gateway', 'admin-api'], settings: { TESSERA_WIRE_PORT: '0', TESSERA_ADMIN_PASSWORD: password } });
     port = host.nest.get(AppWireService).port ?? 0;
     admin = await AdminSession.login(host, 'admin', password);
-    app = await host.createApp('wireusers', withWire, { groupId: admin.groupId });
+    app = await host.createApp('wireusers', withWireUsers, { groupId: admin.groupId });
   });
 
   afterAll(async () => {

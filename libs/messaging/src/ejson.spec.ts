@@ -1,6 +1,6 @@
 import { Binary, Code, Decimal128, Double, EJSON, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
 import { type JsonValue } from '@tessera/contracts';
-import { decodeEjson, encodeEjson, keepRegexOperators, parseEjson } from './ejson';
+import { assertWellFormedEjson, decodeEjson, encodeEjson, keepRegexOperators, MalformedEjsonError, MAX_EJSON_DEPTH, parseEjson } from './ejson';
 
 describe('EJSON payload helpers', () => {
   it('encodes BSON values as canonical Extended JSON and decodes them without loss', () => {
@@ -85,5 +85,46 @@ describe('EJSON payload helpers', () => {
         expect(JSON.stringify(value)).toBe(before);
       }
     }
+  });
+});
+
+describe('assertWellFormedEjson', () => {
+  it.each([
+    ['$numberInt that is no integer', { $numberInt: 'abc' }],
+    ['$numberInt over 32 bits', { $numberInt: '99999999999' }],
+    ['$numberLong over 64 bits (bson wraps it negative)', { $numberLong: '9223372036854775808' }],
+    ['$numberLong under 64 bits', { $numberLong: '-9223372036854775809' }],
+    ['$numberDouble that is no number', { $numberDouble: 'xyz' }],
+    ['$date text that is no date', { $date: 'garbage' }],
+    ['$date past the last representable instant', { $date: { $numberLong: '8640000000000001' } }],
+    ['$date that is no integer', { $date: { $numberLong: '1e3' } }],
+  ])('refuses a %s (bson would read it as some other value)', (_name, wrapper) => {
+    expect(() => assertWellFormedEjson({ args: [{ field: wrapper }] })).toThrow(MalformedEjsonError);
+  });
+
+  it('accepts the edges of every range', () => {
+    expect(() =>
+      assertWellFormedEjson([
+        { $numberInt: '-2147483648' },
+        { $numberInt: '2147483647' },
+        { $numberLong: '9223372036854775807' },
+        { $numberLong: '-9223372036854775808' },
+        { $numberDouble: '-Infinity' },
+        { $numberDouble: 'NaN' },
+        { $numberDouble: '1.5e-7' },
+        { $date: { $numberLong: '8640000000000000' } },
+        { $date: '2024-05-01T12:00:00Z' },
+      ]),
+    ).not.toThrow();
+  });
+
+  it(`refuses values nested deeper than ${MAX_EJSON_DEPTH} levels without a recursive walk, and accepts that depth`, () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    expect(() => assertWellFormedEjson(deep)).toThrow(/nested deeper than/);
+    let fits: unknown = 1;
+    for (let i = 0; i < MAX_EJSON_DEPTH; i++) fits = [fits];
+    expect(() => assertWellFormedEjson(fits)).not.toThrow();
+    expect(() => assertWellFormedEjson([fits])).toThrow(/nested deeper than/);
   });
 });

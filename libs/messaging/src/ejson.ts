@@ -230,24 +230,65 @@ export class MalformedEjsonError extends TesseraError {
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const SUBTYPE = /^[0-9a-fA-F]{1,2}$/;
 
+/** Deepest nesting accepted from outside: mongod's default maxBSONDepth (deeper values are refused before any recursive walk). */
+export const MAX_EJSON_DEPTH = 200;
+
+const INT64_MAX = 2n ** 63n - 1n;
+const MAX_DATE_MS = 8.64e15;
+const INTEGER = /^-?\d+$/;
+const DOUBLE = /^(?:-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|-?Infinity|NaN)$/;
+
 /**
  * Refuses Extended JSON that bson reads leniently: a `$binary` whose base64 is not base64 (bson decodes
- * what it can and drops the rest) or whose subtype is not one or two hex digits (bson reads it as 0). Call it
- * on a value before deserializing it wherever Extended JSON comes from outside.
+ * what it can and drops the rest) or whose subtype is not one or two hex digits (bson reads it as 0); a
+ * `$numberInt` or `$numberLong` that is no integer or overflows (bson reads "abc" as 0 and wraps 2^63 to
+ * -2^63); a `$numberDouble` that is no number; a `$date` that is no date (bson makes an Invalid Date, which
+ * no later hop can carry). Values nested deeper than MAX_EJSON_DEPTH are refused. Call it on a value before
+ * deserializing it wherever Extended JSON comes from outside.
  */
 export function assertWellFormedEjson(value: unknown): void {
-  const pending: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
   for (let next = pending.pop(); next; next = pending.pop()) {
-    const { value: current, path } = next;
+    const { value: current, path, depth } = next;
     if (typeof current !== 'object' || current === null) continue;
+    if (depth >= MAX_EJSON_DEPTH) throw new MalformedEjsonError(`nested deeper than ${MAX_EJSON_DEPTH} levels`);
     if (Array.isArray(current)) {
-      current.forEach((item, index) => pending.push({ value: item, path: `${path}[${index}]` }));
+      current.forEach((item, index) => pending.push({ value: item, path: `${path}[${index}]`, depth: depth + 1 }));
       continue;
     }
     const object = current as Record<string, unknown>;
     if ('$binary' in object) checkBinary(object, path || '(root)');
-    for (const [key, item] of Object.entries(object)) pending.push({ value: item, path: path ? `${path}.${key}` : key });
+    checkScalarWrapper(object, path || '(root)');
+    for (const [key, item] of Object.entries(object)) pending.push({ value: item, path: path ? `${path}.${key}` : key, depth: depth + 1 });
   }
+}
+
+function checkScalarWrapper(object: Record<string, unknown>, path: string): void {
+  const keys = Object.keys(object);
+  if (keys.length !== 1) return;
+  const [key] = keys;
+  const value = object[key];
+  if (key === '$numberInt' && typeof value === 'string' && !(INTEGER.test(value) && Number(value) >= INT32_MIN && Number(value) <= INT32_MAX)) throw new MalformedEjsonError(`invalid $numberInt at ${path}: must be a 32-bit integer`);
+  if (key === '$numberLong' && typeof value === 'string' && !isInt64(value)) throw new MalformedEjsonError(`invalid $numberLong at ${path}: must be a 64-bit integer`);
+  if (key === '$numberDouble' && typeof value === 'string' && !DOUBLE.test(value)) throw new MalformedEjsonError(`invalid $numberDouble at ${path}: must be a number, Infinity, -Infinity or NaN`);
+  if (key === '$date') checkDate(value, path);
+}
+
+function isInt64(text: string): boolean {
+  if (!INTEGER.test(text) || text.length > 21) return false;
+  const value = BigInt(text);
+  return value <= INT64_MAX && value >= -INT64_MAX - 1n;
+}
+
+function checkDate(value: unknown, path: string): void {
+  let ms: number;
+  if (typeof value === 'string') ms = Date.parse(value);
+  else if (typeof value === 'number') ms = value;
+  else if (typeof value === 'object' && value !== null && Object.keys(value).length === 1 && typeof (value as Record<string, unknown>)['$numberLong'] === 'string') {
+    const text = (value as Record<string, string>)['$numberLong'];
+    ms = INTEGER.test(text) && text.length <= 21 ? Number(text) : Number.NaN;
+  } else return; // Other shapes bson refuses itself.
+  if (!(Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS)) throw new MalformedEjsonError(`invalid $date at ${path}: must be a date between -271821-04-20 and 275760-09-13`);
 }
 
 function checkBinary(object: Record<string, unknown>, path: string): void {

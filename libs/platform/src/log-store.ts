@@ -73,7 +73,8 @@ const trimEvery = 500;
 const textFields = ['messages', 'error', 'error_code', 'function_name', 'trigger_name', 'request_url', 'type', 'arguments'];
 
 function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // A NUL is spelled as an escape: a pattern holding one is refused by the datastore (MongoDB's code 51109).
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\0/g, '\\x00');
 }
 
 /** Entries written in one insert at most. */

@@ -34,8 +34,9 @@ export class MetricsController {
     if (!start || !end || !granularity) throw invalid('start, end and granularity are required');
     if (granularityMs === undefined) throw invalid(`granularity must be an ISO-8601 duration such as PT1H, PT5M or P1D (got "${granularity}")`);
     const names = (Array.isArray(query['metrics']) ? query['metrics'] : query['metrics'] ? [query['metrics']] : Object.keys(METRICS)).flatMap((name) => name.split(','));
-    const unknown = names.find((name) => !(name in METRICS));
-    if (unknown) throw invalid(`metric ${unknown} is not recorded by this server (available: ${Object.keys(METRICS).join(', ')})`);
+    // Own names only: `constructor` or `__proto__` are not metrics; an empty name (`metrics=,`) is none either.
+    const unknown = names.find((name) => !Object.hasOwn(METRICS, name));
+    if (unknown !== undefined) throw invalid(`metric ${unknown} is not recorded by this server (available: ${Object.keys(METRICS).join(', ')})`);
     const measurements = await this.measure(record._id, names.filter((name) => name !== OPEN_SYNC_CONNECTIONS).map((name) => ({ name, ...METRICS[name] })), start, end, granularityMs);
     if (names.includes(OPEN_SYNC_CONNECTIONS)) {
       // Connections opened before the range may be open in it: their entries are read without a start bound.

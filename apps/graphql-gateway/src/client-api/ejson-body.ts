@@ -8,7 +8,7 @@ import { ClientApiError, ClientApiErrorCode } from './client-api.error';
 /**
  * realm-core sends refresh, logout and delete with an empty body and `Content-Type: application/json`,
  * which Fastify's JSON parser refuses. This parser reads an empty body as no body; anything else must be
- * JSON (the request size limit still applies). `__proto__` keys are dropped.
+ * JSON (the request size limit still applies). A `__proto__` key is refused with a 400.
  */
 @Injectable()
 export class LenientJsonBodyParser implements OnModuleInit {
@@ -22,19 +22,33 @@ export class LenientJsonBodyParser implements OnModuleInit {
       const text = typeof body === 'string' ? body : body.toString('utf8');
       try {
         done(null, parseJsonBody(text));
-      } catch {
-        done(Object.assign(new Error('invalid JSON in request body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+      } catch (error) {
+        // The edge's filter answers a 4xx with the error's message, except Fastify's JSON codes (its own message).
+        const refused = error instanceof ProtoKeyError ? { message: error.message, code: 'PROTO_KEY_IN_BODY' } : { message: 'invalid JSON in request body', code: 'FST_ERR_CTP_INVALID_JSON_BODY' };
+        done(Object.assign(new Error(refused.message), { statusCode: 400, code: refused.code }), undefined);
       }
     });
   }
 }
 
-/** A JSON request body: an empty one is no body, and `__proto__` keys are dropped. Throws on bad JSON. */
+/** A body spelling a `__proto__` key, however escaped. */
+export class ProtoKeyError extends Error {}
+
+/**
+ * A JSON request body: an empty one is no body. Throws on bad JSON, and ProtoKeyError on a `__proto__` key:
+ * dropping the key instead (as this parser did) turned a filter `{ "__proto__": ... }` into `{}`, which a
+ * deleteMany ran against every document the user may delete.
+ */
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return undefined;
   // A reviver makes JSON.parse several times slower: only a text that can spell the key needs it
   // (literally, or with a \u escape, the only escape a key's letters can have).
-  if (text.includes('__proto__') || text.includes('\\u')) return JSON.parse(text, (key, value: unknown) => (key === '__proto__' ? undefined : value));
+  if (text.includes('__proto__') || text.includes('\\u')) {
+    return JSON.parse(text, (key, value: unknown) => {
+      if (key === '__proto__') throw new ProtoKeyError('__proto__ may not be a key in a request body');
+      return value;
+    });
+  }
   return JSON.parse(text);
 }
 

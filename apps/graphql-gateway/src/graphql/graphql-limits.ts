@@ -32,7 +32,7 @@ export const appServicesLimits: ValidationRule = (context: ValidationContext): A
       context.reportError(new GraphQLError(MAX_QUERIES_MESSAGE, { nodes: node }));
       return;
     }
-    if (relationshipDepth(context, root, node.selectionSet, new Set()) > MAX_RELATIONSHIP_DEPTH) {
+    if (relationshipDepth(context, root, node.selectionSet, new Set(), new Map()) > MAX_RELATIONSHIP_DEPTH) {
       context.reportError(new GraphQLError(MAX_DEPTH_MESSAGE, { nodes: node }));
     }
   },
@@ -54,8 +54,12 @@ function countRootFields(context: ValidationContext, selectionSet: SelectionSetN
   return count;
 }
 
-/** The deepest chain of relationship fields below `selectionSet`. */
-function relationshipDepth(context: ValidationContext, type: GraphQLCompositeType, selectionSet: SelectionSetNode, visiting: Set<string>): number {
+/**
+ * The deepest chain of relationship fields below `selectionSet`. A fragment's depth on a type is computed
+ * once (`known`): a fragment spreading the next one twice, thirty levels down, was walked 2^30 times and
+ * held the event loop for minutes.
+ */
+function relationshipDepth(context: ValidationContext, type: GraphQLCompositeType, selectionSet: SelectionSetNode, visiting: Set<string>, known: Map<string, number>): number {
   let deepest = 0;
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
@@ -65,16 +69,22 @@ function relationshipDepth(context: ValidationContext, type: GraphQLCompositeTyp
       const named = getNamedType(field.type);
       if (!isCompositeType(named)) continue;
       const own = fieldExtension(field.extensions)?.kind === 'relationship' ? 1 : 0;
-      deepest = Math.max(deepest, own + relationshipDepth(context, named, selection.selectionSet, visiting));
+      deepest = Math.max(deepest, own + relationshipDepth(context, named, selection.selectionSet, visiting, known));
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      deepest = Math.max(deepest, relationshipDepth(context, type, selection.selectionSet, visiting));
+      deepest = Math.max(deepest, relationshipDepth(context, type, selection.selectionSet, visiting, known));
     } else {
       const name = selection.name.value;
       const fragment = context.getFragment(name);
       if (!fragment || visiting.has(name)) continue;
-      visiting.add(name);
-      deepest = Math.max(deepest, relationshipDepth(context, type, fragment.selectionSet, visiting));
-      visiting.delete(name);
+      const key = `${name} on ${type.name}`;
+      let depth = known.get(key);
+      if (depth === undefined) {
+        visiting.add(name);
+        depth = relationshipDepth(context, type, fragment.selectionSet, visiting, known);
+        visiting.delete(name);
+        known.set(key, depth);
+      }
+      deepest = Math.max(deepest, depth);
     }
   }
   return deepest;

@@ -52,6 +52,7 @@ export class GraphqlController {
       await reply.status(direct.status).header('content-type', direct.contentType).send(direct.body);
       return;
     }
+    if (!direct) yogaReadableBody(request);
     await sendResponse(reply, direct ? direct.response : await entry.yoga.handleNodeRequestAndResponse(request, reply, { graphql }));
   }
 
@@ -67,8 +68,23 @@ export class GraphqlController {
   }
 }
 
+/**
+ * yoga (through @whatwg-node/server) takes a body Fastify already parsed only when it has keys; for `{}`,
+ * `null`, a number or a boolean it reads the consumed stream instead and answers "POST body sent invalid
+ * JSON" with the parser's message. Such a body is handed back as its JSON text, which yoga parses itself.
+ */
+function yogaReadableBody(request: FastifyRequest): void {
+  const body = request.body;
+  const scalar = body === null || typeof body === 'number' || typeof body === 'boolean';
+  const empty = typeof body === 'object' && body !== null && (Array.isArray(body) || Object.getPrototypeOf(body) === Object.prototype || Object.getPrototypeOf(body) === null) && Object.keys(body).length === 0;
+  if (scalar || empty) request.body = Buffer.from(JSON.stringify(body));
+}
+
 /** A fetch-API Response of yoga's, sent through Fastify. */
 async function sendResponse(reply: FastifyReply, response: Response): Promise<void> {
+  // yoga refuses a content type it cannot read (text/plain, which Fastify parses) with an empty 415; the client
+  // API answers it with the App Services body, as Fastify's own 415 for types it cannot parse.
+  if (response.status === 415 && !response.body) throw new GraphqlEndpointError('BadRequest', 'Unsupported Media Type', 415);
   response.headers.forEach((value, key) => void reply.header(key, value));
   reply.status(response.status);
   await reply.send(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);

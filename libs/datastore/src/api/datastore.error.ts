@@ -22,6 +22,7 @@ export const DatastoreErrorCode = {
   CommandNotSupported: 115,
   NoSuchTransaction: 251,
   WriteConflict: 112,
+  ExceededMemoryLimit: 146,
   CommandNotSupportedOnView: 166,
   ChangeStreamHistoryLost: 286,
   DuplicateKey: 11000,

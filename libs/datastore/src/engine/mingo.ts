@@ -10,6 +10,7 @@ import { ComputeOptions, type CollectionResolver, type Options, computeValue, in
 import { $group as mingoGroup, $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
 import { Lazy } from 'mingo/lazy';
 import { groupBy } from 'mingo/util';
+import { Double, Int32, Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
 import { type Document, collationActive, compareValues, isPlainObject } from '../bson/values';
@@ -118,6 +119,10 @@ OPTIONS.context.addPipelineOps({
 // pipeline's $match gets the same preparation as find.
 OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as never));
 OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never));
+// mingo's $range builds whatever array it is asked for (`{$range: [0, 1e9]}` holds the event loop and every
+// app of the process until memory runs out) and loops forever on an infinite bound: MongoDB's argument checks
+// and its memory limit (internalQueryMaxRangeBytes, 64 MiB at 16 bytes a value) are applied first.
+OPTIONS.context.addExpressionOps({ $range: boundedRange });
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {
     // Under a collation the fast matcher compares strings by it (mingo's own operators would not).
@@ -128,6 +133,28 @@ OPTIONS.context.addPipelineOps({
     return collection.filter((doc) => query.test(doc as Document));
   },
 });
+
+const MAX_RANGE_BYTES = 64 * 1024 * 1024;
+const RANGE_VALUE_BYTES = 16;
+
+function rangeArgument(value: unknown, what: string): number {
+  const number = typeof value === 'number' ? value : value instanceof Int32 || value instanceof Double ? value.value : value instanceof Long ? value.toNumber() : Number.NaN;
+  if (!Number.isInteger(number) || number < -0x80000000 || number > 0x7fffffff) throw new DatastoreError('BadValue', `$range requires a ${what} that can be represented as a 32-bit integer, found value: ${String(value)}`);
+  return number;
+}
+
+function boundedRange(obj: unknown, expr: unknown, options: Options): unknown {
+  const args: unknown = computeValue(obj, expr, null, options);
+  if (!Array.isArray(args) || args.length < 2 || args.length > 3) throw new DatastoreError('BadValue', '$range requires 2 or 3 arguments');
+  const start = rangeArgument(args[0], 'starting value');
+  const end = rangeArgument(args[1], 'ending value');
+  const step = args.length === 3 ? rangeArgument(args[2], 'step value') : 1;
+  if (step === 0) throw new DatastoreError('BadValue', '$range requires a non-zero step value');
+  const length = Math.max(0, Math.ceil((end - start) / step));
+  const bytes = length * RANGE_VALUE_BYTES;
+  if (bytes >= MAX_RANGE_BYTES) throw new DatastoreError('ExceededMemoryLimit', `$range would use too much memory (${bytes} bytes) and cannot spill to disk. Memory limit: ${MAX_RANGE_BYTES} bytes`);
+  return Array.from({ length }, (_unused, i) => start + i * step);
+}
 
 /** `let` variables of an operation, visible as `$$name` in its expressions. */
 export type Variables = Document;
