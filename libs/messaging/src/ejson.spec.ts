@@ -102,6 +102,12 @@ describe('assertWellFormedEjson', () => {
     expect(() => assertWellFormedEjson({ args: [{ field: wrapper }] })).toThrow(MalformedEjsonError);
   });
 
+  it('names where the malformed value sits', () => {
+    expect(() => assertWellFormedEjson({ args: [{ field: { $numberInt: 'abc' } }] })).toThrow('invalid $numberInt at args[0].field:');
+    expect(() => assertWellFormedEjson([[{ $binary: { base64: '!', subType: '00' } }]])).toThrow('invalid $binary at [0][0]:');
+    expect(() => assertWellFormedEjson({ $date: 'garbage' })).toThrow('invalid $date at (root):');
+  });
+
   it('accepts the edges of every range', () => {
     expect(() =>
       assertWellFormedEjson([

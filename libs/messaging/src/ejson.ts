@@ -247,31 +247,51 @@ const DOUBLE = /^(?:-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|-?Infinity|NaN)$/
  * deserializing it wherever Extended JSON comes from outside.
  */
 export function assertWellFormedEjson(value: unknown): void {
-  const pending: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  // Paths are only spelled for an error: a well-formed body (every function call's arguments, every
+  // insertMany's documents) costs a walk, not a string per value.
+  const pending: Visit[] = [{ value, depth: 0 }];
   for (let next = pending.pop(); next; next = pending.pop()) {
-    const { value: current, path, depth } = next;
+    const visit = next;
+    const current = visit.value;
     if (typeof current !== 'object' || current === null) continue;
-    if (depth >= MAX_EJSON_DEPTH) throw new MalformedEjsonError(`nested deeper than ${MAX_EJSON_DEPTH} levels`);
+    if (visit.depth >= MAX_EJSON_DEPTH) throw new MalformedEjsonError(`nested deeper than ${MAX_EJSON_DEPTH} levels`);
     if (Array.isArray(current)) {
-      current.forEach((item, index) => pending.push({ value: item, path: `${path}[${index}]`, depth: depth + 1 }));
+      current.forEach((item, index) => pending.push({ value: item, depth: visit.depth + 1, parent: visit, key: index }));
       continue;
     }
     const object = current as Record<string, unknown>;
-    if ('$binary' in object) checkBinary(object, path || '(root)');
-    checkScalarWrapper(object, path || '(root)');
-    for (const [key, item] of Object.entries(object)) pending.push({ value: item, path: path ? `${path}.${key}` : key, depth: depth + 1 });
+    if ('$binary' in object) checkBinary(object, () => pathOf(visit));
+    checkScalarWrapper(object, () => pathOf(visit));
+    for (const [key, item] of Object.entries(object)) pending.push({ value: item, depth: visit.depth + 1, parent: visit, key });
   }
 }
 
-function checkScalarWrapper(object: Record<string, unknown>, path: string): void {
+/** One value met by assertWellFormedEjson, with how it was reached. */
+interface Visit {
+  value: unknown;
+  depth: number;
+  parent?: Visit;
+  key?: string | number;
+}
+
+/** Where a visited value sits, spelled as before (`a.b[2].c`), or `(root)` for the value itself. */
+function pathOf(visit: Visit): string {
+  const keys: Array<string | number> = [];
+  for (let at: Visit | undefined = visit; at?.key !== undefined; at = at.parent) keys.push(at.key);
+  let path = '';
+  for (const key of keys.reverse()) path = typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+  return path || '(root)';
+}
+
+function checkScalarWrapper(object: Record<string, unknown>, where: () => string): void {
   const keys = Object.keys(object);
   if (keys.length !== 1) return;
   const [key] = keys;
   const value = object[key];
-  if (key === '$numberInt' && typeof value === 'string' && !(INTEGER.test(value) && Number(value) >= INT32_MIN && Number(value) <= INT32_MAX)) throw new MalformedEjsonError(`invalid $numberInt at ${path}: must be a 32-bit integer`);
-  if (key === '$numberLong' && typeof value === 'string' && !isInt64(value)) throw new MalformedEjsonError(`invalid $numberLong at ${path}: must be a 64-bit integer`);
-  if (key === '$numberDouble' && typeof value === 'string' && !DOUBLE.test(value)) throw new MalformedEjsonError(`invalid $numberDouble at ${path}: must be a number, Infinity, -Infinity or NaN`);
-  if (key === '$date') checkDate(value, path);
+  if (key === '$numberInt' && typeof value === 'string' && !(INTEGER.test(value) && Number(value) >= INT32_MIN && Number(value) <= INT32_MAX)) throw new MalformedEjsonError(`invalid $numberInt at ${where()}: must be a 32-bit integer`);
+  if (key === '$numberLong' && typeof value === 'string' && !isInt64(value)) throw new MalformedEjsonError(`invalid $numberLong at ${where()}: must be a 64-bit integer`);
+  if (key === '$numberDouble' && typeof value === 'string' && !DOUBLE.test(value)) throw new MalformedEjsonError(`invalid $numberDouble at ${where()}: must be a number, Infinity, -Infinity or NaN`);
+  if (key === '$date') checkDate(value, where);
 }
 
 function isInt64(text: string): boolean {
@@ -280,7 +300,7 @@ function isInt64(text: string): boolean {
   return value <= INT64_MAX && value >= -INT64_MAX - 1n;
 }
 
-function checkDate(value: unknown, path: string): void {
+function checkDate(value: unknown, where: () => string): void {
   let ms: number;
   if (typeof value === 'string') ms = Date.parse(value);
   else if (typeof value === 'number') ms = value;
@@ -288,13 +308,13 @@ function checkDate(value: unknown, path: string): void {
     const text = (value as Record<string, string>)['$numberLong'];
     ms = INTEGER.test(text) && text.length <= 21 ? Number(text) : Number.NaN;
   } else return; // Other shapes bson refuses itself.
-  if (!(Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS)) throw new MalformedEjsonError(`invalid $date at ${path}: must be a date between -271821-04-20 and 275760-09-13`);
+  if (!(Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS)) throw new MalformedEjsonError(`invalid $date at ${where()}: must be a date between -271821-04-20 and 275760-09-13`);
 }
 
-function checkBinary(object: Record<string, unknown>, path: string): void {
+function checkBinary(object: Record<string, unknown>, where: () => string): void {
   const binary = object['$binary'];
   // Canonical `{ $binary: { base64, subType } }` or legacy `{ $binary: <base64>, $type: <hex> }`.
   const [base64, subType] = typeof binary === 'object' && binary !== null ? [(binary as Record<string, unknown>)['base64'], (binary as Record<string, unknown>)['subType']] : [binary, object['$type']];
-  if (typeof base64 !== 'string' || !BASE64.test(base64)) throw new MalformedEjsonError(`invalid $binary at ${path}: base64 must be a base64 string`);
-  if (typeof subType !== 'string' || !SUBTYPE.test(subType)) throw new MalformedEjsonError(`invalid $binary at ${path}: subType must be one or two hexadecimal digits`);
+  if (typeof base64 !== 'string' || !BASE64.test(base64)) throw new MalformedEjsonError(`invalid $binary at ${where()}: base64 must be a base64 string`);
+  if (typeof subType !== 'string' || !SUBTYPE.test(subType)) throw new MalformedEjsonError(`invalid $binary at ${where()}: subType must be one or two hexadecimal digits`);
 }
