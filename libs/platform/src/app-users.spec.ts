@@ -1,6 +1,6 @@
 import { createDataSourceClient, type DataSourceClient } from '@tessera/datastore';
 import { makeTempDir } from '@tessera/testing';
-import { AppUserStore } from './app-users';
+import { AppUserStore, SESSIONS_LISTED } from './app-users';
 
 describe('AppUserStore', () => {
   const dir = makeTempDir('tessera-app-users-');
@@ -45,6 +45,16 @@ describe('AppUserStore', () => {
     expect(await store.findSession(theirs._id)).not.toBeNull();
     expect(await store.deleteUserSession(user._id, second._id)).toBe(true);
     expect((await store.listSessions(user._id)).map((session) => session._id)).toEqual([first._id]);
+  });
+
+  it(`lists the newest ${SESSIONS_LISTED} sessions of a user who logged in more often`, async () => {
+    const user = await store.createUser('normal');
+    const created = [];
+    for (let i = 0; i < SESSIONS_LISTED + 3; i++) created.push(await store.createSession(user._id, `device-${i}`, 3600));
+    const listed = await store.listSessions(user._id);
+    expect(listed).toHaveLength(SESSIONS_LISTED);
+    expect(listed[0]._id).toBe(created.at(-1)!._id);
+    expect(listed.map((session) => session._id)).not.toContain(created[0]._id);
   });
 
   it('creates its indexes idempotently, also from a second instance', async () => {

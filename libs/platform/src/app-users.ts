@@ -4,6 +4,9 @@ import { isDuplicateKeyError } from '@tessera/datastore';
 import { newObjectIdHex } from './ids';
 
 /** One way a user logs in: `id` is the identity's id within its provider (an email, a key id, a `sub`). */
+
+/** Sessions of one user the admin API lists at most, the newest. */
+export const SESSIONS_LISTED = 1_000;
 export interface Identity {
   id: string;
   provider_type: string;
@@ -270,11 +273,17 @@ export class AppUserStore {
     return (await this.sessions.deleteOne({ _id: sessionId })).deletedCount > 0;
   }
 
-  /** The user's sessions that have not ended, newest first (the admin API lists them). */
+  /**
+   * The user's sessions that have not ended, newest first, at most SESSIONS_LISTED (the admin API lists them;
+   * every login adds one, so a user who never logs out could otherwise make one answer of any size).
+   */
   async listSessions(userId: string): Promise<Session[]> {
-    const sessions = (await this.sessions.find({ userId, expiresAt: { $gt: new Date() } }).toArray()) as unknown as Session[];
     // Ids grow with time: they order sessions opened within the same millisecond.
-    return sessions.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0));
+    return (await this.sessions
+      .find({ userId, expiresAt: { $gt: new Date() } })
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(SESSIONS_LISTED)
+      .toArray()) as unknown as Session[];
   }
 
   /** Ends one session of the user; false when the user has no such session. */
