@@ -551,8 +551,10 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
         if (crossed) answer.push(...this.objectState(session, app, object.table, id, post));
         session.held.set(key, { table: object.table, object: object.object });
         this.context.hub.hold(session, key, true);
-      } else if (session.held.has(key) || pre === null) {
-        // Written, but no longer (or never) in the view: the client lets go of it.
+      } else if (session.held.has(key) || post !== null) {
+        // Written, but no longer (or never) in the view: the client lets go of it. The client holds what it has
+        // just written even when this session never sent it the object (a create of an id the collection
+        // already holds, written elsewhere before this upload arrived: realm-core merges the two).
         session.held.delete(key);
         this.context.hub.hold(session, key, false);
         answer.push({ type: 'EraseObject', table: object.table, object: object.object });
