@@ -38,7 +38,7 @@ export default defineConfig({
     // isolated-vm on Node 20+ needs the startup snapshot off (see its README).
     poolOptions: { forks: { execArgv: ['--no-node-snapshot'] } },
     globals: true,
-    setupFiles: [resolve(root, 'libs/testing/src/quiet-logs.setup.ts')],
+    setupFiles: [resolve(root, 'libs/testing/src/quiet-logs.setup.ts'), resolve(root, 'libs/testing/src/property-seed.setup.ts')],
     reporters: ['default'],
   },
 });

@@ -1,6 +1,6 @@
 import { type DataSourceClient } from '@tessera/datastore';
 import { type QuerySet } from '@tessera/sync-protocol';
-import { eventually } from '@tessera/testing';
+import { eventually, propertySeed } from '@tessera/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/test-host';
 import { seededRandom } from './converging-client';
@@ -43,13 +43,14 @@ describe('flexible sync property: clients end with exactly their views', () => {
     await host?.close();
   });
 
-  // Fixed seeds, so that CI repeats what once failed, and one fresh seed per run, named in the test's title so
-  // that a failure can be replayed: TESSERA_FLX_SEEDS=<seed>[,<seed>...] runs exactly the seeds given.
+  // Fixed seeds, so that every run repeats what once failed, and one more drawn from TESSERA_PROPERTY_SEED (a
+  // fresh one with `random`), named in the test's title so that a failure can be replayed:
+  // TESSERA_FLX_SEEDS=<seed>[,<seed>...] runs exactly the seeds given.
   // Seed 73782 found the upload that crossed a bootstrap on the wire (the client kept the bootstrap's older
   // value while the collection took its write); the acknowledgement now re-sends what such an upload wrote.
   // Seed 467745 found a client's create that met a document written elsewhere before the upload's turn came,
   // and moved it out of the view: the collection took the write, the client kept an object outside its view.
-  const seeds = process.env['TESSERA_FLX_SEEDS']?.split(',').map(Number) ?? [1, 73782, 4242, 90210, 467745, 1 + Math.floor(Math.random() * 1_000_000)];
+  const seeds = process.env['TESSERA_FLX_SEEDS']?.split(',').map(Number) ?? [1, 73782, 4242, 90210, 467745, 1 + ((propertySeed ?? Math.floor(Math.random() * 1_000_000)) % 1_000_000)];
 
   const converges = (seed: number) => async () => {
     const random = seededRandom(seed);
