@@ -15,6 +15,10 @@
  *   fan-out adds once the change reached the sync service). Baseline: the same writes with only those 10
  *   sessions connected, so nothing else to match. Stray DOWNLOADs (sessions the write does not concern)
  *   are counted. Opening those sessions is done before the 100,000 documents are seeded: see below.
+ *   The goal's own measure is the server's: `tessera.sync.flexible.fan_out`, from a write's commit (the
+ *   change feed's wall time) to the moment the last DOWNLOAD it caused was handed to its socket, which the
+ *   server exports over OTLP to a receiver in this process; the client-side figure adds the insert's HTTP
+ *   round trip and this process's own receiving of 1,000 WebSockets.
  * - fan-out throughput: 8 writers insert as fast as they can for BENCH_SECONDS, each insert concerning 10
  *   of the 1,000 sessions; inserts/s until the last DOWNLOAD arrived. Baseline: the same writers inserting
  *   into a collection no session syncs (the datastore and its change feed, sync doing nothing).
@@ -40,6 +44,7 @@ import {
   type QuerySet,
 } from '@tessera/sync-protocol';
 import WebSocket from 'ws';
+import { histogramDelta, histogramPercentileBound, type HistogramSnapshot, OtlpMetricsReceiver } from '../support/otlp-receiver';
 import { anonymousTokens, cpuMs, loadAverage, percentile, startTessera, stop, writeJson } from '../support/processes';
 
 const OBJECTS = Number(process.env['BENCH_OBJECTS'] ?? 100_000);
@@ -49,6 +54,8 @@ const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const PER_GROUP = 10;
 const GROUPS = Math.max(1, Math.floor(SESSIONS / PER_GROUP));
 const WRITERS = 8;
+/** The server's own histogram of a write's commit to the last DOWNLOAD it caused (apps/sync-service change-delivery.ts). */
+const FAN_OUT_METRIC = 'tessera.sync.flexible.fan_out';
 const OBJECTS_PER_CHANGESET = 500;
 const protocols = Array.from({ length: 13 }, (_, i) => `com.mongodb.realm-query-sync#${14 - i}`);
 /** The group of the seeded documents: no matching session's query holds it. */
@@ -392,6 +399,16 @@ function waitFor(count: () => number, expected: () => number, timeoutMs: number)
   };
 }
 
+/** A server-side histogram's p50 and p99 as the bounds of the buckets holding them (whole milliseconds). */
+function describeFanOut(histogram: HistogramSnapshot | undefined): string {
+  if (!histogram || histogram.count === 0) return 'nothing recorded';
+  const bound = (p: number): string => {
+    const value = histogramPercentileBound(histogram, p) ?? 0;
+    return Number.isFinite(value) ? `<= ${value} ms` : `> ${histogram.bounds.at(-1) ?? 0} ms`;
+  };
+  return `p50 ${bound(50)}, p99 ${bound(99)}, mean ${(histogram.sum / histogram.count).toFixed(2)} ms (${histogram.count} writes)`;
+}
+
 function describeLatency(l: Latencies): string {
   return `p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms, max ${l.max.toFixed(2)} ms (${l.samples} writes${l.missing ? `, ${l.missing} not delivered within 5 s` : ''})`;
 }
@@ -400,6 +417,12 @@ async function main(): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), 'tessera-bench-flx-'));
   const appDir = join(work, 'app');
   writeFlexibleApp(appDir);
+  // The server exports its metrics here: `tessera.sync.flexible.fan_out` is the goal's own measure, from the
+  // commit of a write to the moment the last DOWNLOAD it caused was sent, both ends inside the server. Traces
+  // go to the same endpoint; none is sampled (the other benches run without tracing too).
+  const otlp = await OtlpMetricsReceiver.start();
+  Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_METRIC_EXPORT_INTERVAL: '500', OTEL_TRACES_SAMPLER: 'always_off' });
+  const fanOut = (): Promise<HistogramSnapshot | undefined> => otlp.nextHistogram(FAN_OUT_METRIC);
   const server = await startTessera(work, appDir, 'flxbench', (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
   const opened: FlexibleBenchClient[] = [];
   try {
@@ -421,16 +444,20 @@ async function main(): Promise<void> {
     await matchLatency(items, few, groups.slice(0, 20).map(() => firstGroup), 10_000_000); // warm-up
     const serverCpu = (): number => cpuMs(server.pid);
     let cpu = serverCpu();
+    let fanOutBefore = await fanOut();
     const alone = await matchLatency(items, few, groups.map(() => firstGroup), 11_000_000);
     const aloneCpu = serverCpu() - cpu;
+    const aloneFanOut = histogramDelta(fanOutBefore, await fanOut());
     process.stderr.write(`opening ${SESSIONS} sessions\n`);
     const rest = await openSessions(url, all.filter((i) => !few.has(i)));
     opened.push(...rest.values());
     const sessions = new Map([...few, ...rest]);
     await matchLatency(items, sessions, groups.slice(0, 20), 12_000_000); // warm-up
     cpu = serverCpu();
+    fanOutBefore = await fanOut();
     const many = await matchLatency(items, sessions, groups, 13_000_000);
     const manyCpu = serverCpu() - cpu;
+    const manyFanOut = histogramDelta(fanOutBefore, await fanOut());
 
     process.stderr.write('throughput baseline: inserts into a collection no session syncs\n');
     cpu = serverCpu();
@@ -489,13 +516,16 @@ async function main(): Promise<void> {
     console.log(`  external insert to the DOWNLOAD at the last of its ${PER_GROUP} sessions, ${sessions.size} sessions: ${describeLatency(many.latency)} (goal p99 < 5 ms); server CPU ${(manyCpu / groups.length).toFixed(2)} ms per write; ${many.strays} stray DOWNLOADs`);
     console.log(`    of which from the first of the ${PER_GROUP} DOWNLOADs to the last (the fan-out after matching): p50 ${many.spread.p50.toFixed(2)} ms, p99 ${many.spread.p99.toFixed(2)} ms`);
     console.log(`    baseline, only those ${few.size} sessions connected: ${describeLatency(alone.latency)}; server CPU ${(aloneCpu / groups.length).toFixed(2)} ms per write; first to last p50 ${alone.spread.p50.toFixed(2)} ms, p99 ${alone.spread.p99.toFixed(2)} ms`);
+    console.log(`  server-side, a write's commit to the last DOWNLOAD it caused sent (${FAN_OUT_METRIC}, whole milliseconds): ${describeFanOut(manyFanOut)} (goal p99 < 5 ms)`);
+    console.log(`    baseline, only those ${few.size} sessions connected: ${describeFanOut(aloneFanOut)}`);
     console.log(`  fan-out throughput, ${WRITERS} writers, each insert to ${PER_GROUP} of ${sessions.size} sessions: ${Math.round(fanned.perSecond).toLocaleString('en-US')} inserts/s delivered (${(fanned.perSecond * PER_GROUP).toFixed(0)} DOWNLOADs/s), server CPU ${(fannedCpu / Math.max(1, fanned.writes)).toFixed(2)} ms per insert${undelivered ? `, ${undelivered} DOWNLOADs missing` : ''}`);
     console.log(`    baseline, the same inserts into a collection no session syncs: ${Math.round(plain.perSecond).toLocaleString('en-US')} inserts/s, server CPU ${(plainCpu / Math.max(1, plain.writes)).toFixed(2)} ms per insert`);
     const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
-    console.log(`ratios to baseline: bootstrap ${ratio(bootstrapMs, encoded.ms)}x, write-to-last-download p99 ${ratio(many.latency.p99, alone.latency.p99)}x, fan-out inserts/s ${ratio(fanned.perSecond, plain.perSecond)}x; server CPU per write ${ratio(manyCpu, aloneCpu)}x (1,000 sessions to 10), per insert ${ratio(fannedCpu / Math.max(1, fanned.writes), plainCpu / Math.max(1, plain.writes))}x (fanned out to unsynced)`);
+    console.log(`ratios to baseline: bootstrap ${ratio(bootstrapMs, encoded.ms)}x, write-to-last-download p99 ${ratio(many.latency.p99, alone.latency.p99)}x (server-side ${ratio(histogramPercentileBound(manyFanOut, 99) ?? 0, histogramPercentileBound(aloneFanOut, 99) ?? 0)}x), fan-out inserts/s ${ratio(fanned.perSecond, plain.perSecond)}x; server CPU per write ${ratio(manyCpu, aloneCpu)}x (1,000 sessions to 10), per insert ${ratio(fannedCpu / Math.max(1, fanned.writes), plainCpu / Math.max(1, plain.writes))}x (fanned out to unsynced)`);
   } finally {
     for (const client of opened) client.close();
     await stop(server.child);
+    await otlp.close();
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -46,6 +46,7 @@ import {
 import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
 import { type CommonClientMessage, type CommonServerMessage, type ConnectionSession, SessionConnection, type SessionConnectionContext, type SyncSocket } from '../sessions/session-connection';
 import { queryableFieldsFor } from '../sessions/sync-config';
+import { type ChangeDelivery } from './change-delivery';
 import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type FlexibleWrite, heldKey } from './flexible-hub';
 import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
 import { type FlexibleFileState, flexibleFileKey, loadFileState, snapshotCovers } from './flexible-client-files';
@@ -118,11 +119,11 @@ class FlexibleSession implements FlexibleListener, ConnectionSession {
   constructor(
     readonly appId: string,
     readonly ident: number,
-    private readonly onChange: (session: FlexibleSession, table: string, id: unknown) => void,
+    private readonly onChange: (session: FlexibleSession, table: string, id: unknown, delivery?: ChangeDelivery) => void,
   ) {}
 
-  documentChanged(table: string, id: unknown): void {
-    this.onChange(this, table, id);
+  documentChanged(table: string, id: unknown, delivery?: ChangeDelivery): void {
+    this.onChange(this, table, id, delivery);
   }
 }
 
@@ -259,7 +260,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     }
     const scope = await this.context.permissions();
     if (!scope.ok) return this.refuseBind(message.sessionIdent, 206, `${scope.reason}: cannot sync`, 'ApplicationBug');
-    const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id) => this.enqueue(() => this.externalChange(s, table, id)));
+    const session = new FlexibleSession(this.context.appId, message.sessionIdent, (s, table, id, delivery) => this.enqueue(() => this.externalChange(s, table, id, delivery)));
     session.scope = scope;
     session.fingerprint = (await this.context.hub.app(this.context.appId))?.fingerprint;
     session.epoch = epoch;
@@ -449,17 +450,29 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
   }
 
   /** A document changed elsewhere: it enters, changes in, or leaves the session's view (or none of these). */
-  private async externalChange(session: FlexibleSession, table: string, id: unknown): Promise<void> {
-    if (this.closed || session.failed || session.clientFileIdent === undefined || this.sessions.get(session.ident) !== session) return;
+  private async externalChange(session: FlexibleSession, table: string, id: unknown, delivery?: ChangeDelivery): Promise<void> {
+    let sentAt: number | undefined;
+    try {
+      if (await this.sendChange(session, table, id)) sentAt = Date.now();
+    } finally {
+      delivery?.done(sentAt);
+    }
+  }
+
+  /** Sends what a change elsewhere does to the session's view; true when a DOWNLOAD went out. */
+  private async sendChange(session: FlexibleSession, table: string, id: unknown): Promise<boolean> {
+    if (this.closed || session.failed || session.clientFileIdent === undefined || this.sessions.get(session.ident) !== session) return false;
     const app = await this.context.hub.app(this.context.appId);
     const ref = app?.collectionOf(table);
-    if (!app || !ref) return;
+    if (!app || !ref) return false;
     // The document as it is now, not as the change left it: this session's own upload, or a write fanned out
     // later, may have changed it since, and the client must end up with what the collection holds. The
     // sessions the change reached read it once (FlexibleHub.current), each after its turn came.
     const current = await this.context.hub.current(app, ref, table, id);
     const instructions = withSchema(app.schema, this.objectState(session, app, table, id, current));
-    if (instructions.length > 0) this.send(this.download(session, instructions, 'steadyState', 1));
+    if (instructions.length === 0) return false;
+    this.send(this.download(session, instructions, 'steadyState', 1));
+    return true;
   }
 
   /**

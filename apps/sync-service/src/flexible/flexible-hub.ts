@@ -22,6 +22,7 @@ import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/r
 import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } from '@tessera/sync-protocol';
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
+import { ChangeDelivery } from './change-delivery';
 import { declaredTypes } from './development-types';
 import { HeldSnapshots, recordIntegrated } from './flexible-client-files';
 
@@ -48,8 +49,11 @@ export interface FlexibleApp {
 export interface FlexibleListener {
   readonly id: string;
   readonly appId: string;
-  /** A document of `table` changed elsewhere; the session reads it as it is when it gets to it, and decides. */
-  documentChanged(table: string, id: unknown): void;
+  /**
+   * A document of `table` changed elsewhere; the session reads it as it is when it gets to it, and decides.
+   * `delivery`, when the change's commit time is known, is told once the session has handled it.
+   */
+  documentChanged(table: string, id: unknown, delivery?: ChangeDelivery): void;
 }
 
 /** A document write of an upload, after the session's checks. */
@@ -335,7 +339,7 @@ export class FlexibleHub {
    * subscriptions it now matches (found through the index) and every session holding it hears of it; no other
    * session is looked at.
    */
-  fanOut(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener): void {
+  fanOut(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener, committedAtMs?: number): void {
     const entry = this.apps.get(appId);
     if (!entry) return;
     const targets = new Set(entry.holders.get(heldKey(table, id)) ?? []);
@@ -347,7 +351,8 @@ export class FlexibleHub {
     }
     // They read the document as they get to it: one read for all of them (current).
     if (told.length > 0) this.expectRead(readKey(appId, table, id), id, told.length);
-    for (const listener of told) listener.documentChanged(table, id);
+    const delivery = committedAtMs !== undefined && told.length > 0 ? new ChangeDelivery(appId, committedAtMs, told.length) : undefined;
+    for (const listener of told) listener.documentChanged(table, id, delivery);
   }
 
   /** A change made outside sync (the datastore's change feed), for the app's flexible sessions in this process. */
@@ -364,15 +369,16 @@ export class FlexibleHub {
       this.logger.warn({ msg: 'flexible sync change without its document skipped', appId: change.appId, db: change.db, coll: change.coll });
       return;
     }
-    this.changed(change.appId, table, key['_id'], after);
+    const committedAt = change.wallTime === undefined ? undefined : decodeEjson(change.wallTime);
+    this.changed(change.appId, table, key['_id'], after, undefined, committedAt instanceof Date ? committedAt.getTime() : undefined);
   }
 
   /**
    * A document of a synced type changed, here (an upload of `except`'s, or the change feed): the sessions of
    * this process hear of it now, those of the other replicas through the announcement.
    */
-  changed(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener): void {
-    this.fanOut(appId, table, id, after, except);
+  changed(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener, committedAtMs?: number): void {
+    this.fanOut(appId, table, id, after, except, committedAtMs);
     const event: SyncFlexibleDocumentChanged = { appId, table, documentKey: JSON.stringify(encodeEjson(id)), replica: this.replica };
     // Losing one leaves the other replicas' clients behind on this document until it changes again: log it.
     this.bus.emit(Subjects.SyncFlexibleDocumentChanged, event).catch((error: unknown) => this.logger.warn({ err: error, appId, table }, 'could not announce a flexible sync change to the other replicas'));
