@@ -26,12 +26,13 @@ interface OtlpExport {
 }
 
 export class OtlpMetricsReceiver {
-  private readonly waiting: Array<(body: OtlpExport) => void> = [];
-
-  private constructor(private readonly server: Server) {}
+  private constructor(
+    private readonly server: Server,
+    private readonly waiting: Array<(body: OtlpExport) => void>,
+  ) {}
 
   static async start(): Promise<OtlpMetricsReceiver> {
-    let receiver: OtlpMetricsReceiver | undefined;
+    const waiting: Array<(body: OtlpExport) => void> = [];
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -44,12 +45,11 @@ export class OtlpMetricsReceiver {
         } catch {
           return;
         }
-        for (const wake of receiver?.waiting.splice(0) ?? []) wake(body);
+        for (const wake of waiting.splice(0)) wake(body);
       });
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-    receiver = new OtlpMetricsReceiver(server);
-    return receiver;
+    return new OtlpMetricsReceiver(server, waiting);
   }
 
   /** The base URL to give the server as OTEL_EXPORTER_OTLP_ENDPOINT. */
