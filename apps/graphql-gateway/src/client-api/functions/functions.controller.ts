@@ -19,7 +19,11 @@ export class FunctionsController {
   @HttpCode(200)
   async call(@Param('appId') appId: string, @Headers('authorization') authorization: string | undefined, @Body() body: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
     const session = await this.auth.authenticate(authorization, 'access', appId);
-    const answer = await this.functions.call(session, toFunctionCallRequest(fromEjson(body)), requestMetadata(request), { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) });
+    const call = toFunctionCallRequest(fromEjson(body));
+    // Only an app function's call goes over the bus and stops when the client leaves: a data-source action
+    // (remote data access) runs here and uses neither, so their signal and headers are not made for it.
+    const options = call.service === undefined ? { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) } : {};
+    const answer = await this.functions.call(session, call, requestMetadata(request), options);
     // Serialised here: Fastify would send a bare string result as text/plain.
     void reply.header('content-type', 'application/json');
     return JSON.stringify('ejson' in answer ? answer.ejson : toCanonical(answer.value ?? null));
