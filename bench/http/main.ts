@@ -2,7 +2,8 @@
  * HTTP benchmark: Tessera's client API as users reach it, over real HTTP with 20 keep-alive connections,
  * beside a bare `node:http` server answering a small JSON body (the floor) in the same run. The server
  * under test is the built standalone server (`apps/server/dist/main.js`) in its own process, as `npm start`
- * runs it, so its CPU per request is read from /proc and the load generator's own CPU does not count.
+ * runs it but with NODE_ENV=production as the runtime image does (see `serverNodeEnv`), so its CPU per
+ * request is read from /proc and the load generator's own CPU does not count.
  *
  * Measured, each as req/s, p50, p99, server CPU per request and ratio to the floor:
  * - `functions/call` of a trivial function;
@@ -16,7 +17,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatResult, type HttpCall, measureCases, withServerBench } from '../support/http-load';
-import { cpuMs, loadAverage, writeJson } from '../support/processes';
+import { cpuMs, loadAverage, serverNodeEnv, writeJson } from '../support/processes';
 
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
     ] as const;
     const { results, ran, floorRps } = await measureCases(bench, cases, calls);
     console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
+    console.log(`server: NODE_ENV=${serverNodeEnv}${serverNodeEnv === 'production' ? ' (as the runtime image runs it)' : ''}`);
     console.log(`seed: insertMany of ${SEED.toLocaleString('en-US')} documents in one function call: ${Math.round(insertRate).toLocaleString('en-US')} documents/s (goal >= 20,000)`);
     console.log(`seed: server CPU ${seedCpu.toLocaleString('en-US')} ms (reads truer than documents/s on a loaded machine)`);
     for (const r of results) console.log(formatResult(r, floorRps));

@@ -57,12 +57,20 @@ export async function startProcess(args: string[], env: NodeJS.ProcessEnv, ready
  */
 export const benchServerSettings: Record<string, string> = { TESSERA_APP_REQUESTS_PER_SECOND: process.env['TESSERA_APP_REQUESTS_PER_SECOND'] ?? '1000000' };
 
+/**
+ * The NODE_ENV the benches run the server with: `production`, as the runtime image runs it (Dockerfile,
+ * hence the Kubernetes manifests), unless the bench's own environment sets one. Libraries check it
+ * (graphql-js's development-mode instanceof checks, for one), so a bench without it measures a server
+ * no deployment runs.
+ */
+export const serverNodeEnv = process.env['NODE_ENV'] ?? 'production';
+
 /** The built standalone server with `appDir` as its example app; resolves with its port, pid and the app's client id. */
 export async function startTessera(work: string, appDir: string, appName: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; pid: number; appId: string }> {
   const port = await freePort();
   const { child, match } = await startProcess(
     ['--no-node-snapshot', ...nodeArgs, 'apps/server/dist/main.js'],
-    { ...process.env, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn', ...benchServerSettings },
+    { ...process.env, NODE_ENV: serverNodeEnv, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn', ...benchServerSettings },
     new RegExp(`app "${appName}": app id (\\S+)`),
   );
   return { child, port, pid: child.pid ?? 0, appId: match[1] ?? '' };

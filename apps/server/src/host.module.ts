@@ -1,4 +1,4 @@
-import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule, RequestMethod, type Type } from '@nestjs/common';
+import { type DynamicModule, Module, type Type } from '@nestjs/common';
 import { functionCallTimeoutMs, Subjects } from '@tessera/contracts';
 import { AdminApiModule } from '@tessera/admin-api';
 import { FunctionRuntimeServiceModule } from '@tessera/function-runtime';
@@ -13,7 +13,6 @@ import type { DestinationStream } from 'pino';
 import { DatastoreServiceModule } from './datastore-service';
 import { HealthController } from './health.controller';
 import { PlatformEventsHandler } from './platform-events.handler';
-import { bindRequestLogger } from './request-logger';
 import { AppWireModule } from './wire/app-wire.module';
 
 /**
@@ -32,7 +31,7 @@ const serviceModules: Record<ServiceName, Type | undefined> = {
 
 /** The root module of a Tessera process: the platform, logging, and the services this process runs. */
 @Module({})
-export class HostModule implements NestModule {
+export class HostModule {
   static forRoot(settings: Settings, version: string, logStream?: DestinationStream, replacements: ServiceReplacements = {}): DynamicModule {
     const logging = {
       level: settings.logLevel,
@@ -54,17 +53,13 @@ export class HostModule implements NestModule {
       imports: [
         PlatformModule.forRoot(settings),
         MessagingModule.forRoot(messagingOptions(settings)),
-        // The request logger is bound by `bindRequestLogger` below, not by pino-http's middleware.
+        // The request logger is bound by `bindRequestLogger` (a hook of the HTTP edge: see createHttpEdge), not by pino-http's middleware.
         LoggerModule.forRoot({ pinoHttp: logStream ? [logging, logStream] : logging, forRoutes: [] }),
         // Durable events (document changes): JetStream streams created at boot, or the in-process stream.
         settings.mode === 'distributed' ? DurableEventsModule.forRoot({ url: settings.natsUrl, name: `tessera-${settings.services.join('+')}-events` }) : DurableEventsModule.inProcess(),
         ...services,
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(bindRequestLogger).forRoutes({ path: '*', method: RequestMethod.ALL });
   }
 }
 

@@ -6,10 +6,11 @@ import type { FastifyInstance } from 'fastify';
  * `application/json` and strips the type from empty responses.
  */
 export function installAppServicesContentType(fastify: FastifyInstance): void {
-  fastify.addHook('onSend', async (_request, reply, payload) => {
+  // Callback style: synchronous work needs no promise and no turn of its own.
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && type.startsWith('application/json') && type !== 'application/json') reply.header('content-type', 'application/json');
     if (payload === '' || payload === undefined || payload === null) reply.removeHeader('content-type');
-    return payload;
+    done(null, payload);
   });
 }

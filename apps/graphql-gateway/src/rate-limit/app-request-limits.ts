@@ -72,12 +72,18 @@ export class AppRequestLimits implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify || !this.buckets.enabled) return;
-    fastify.addHook('preParsing', async (request, reply) => {
+    // Callback style, so that a request of no app's surface goes on at once, without the promise and the
+    // turn an async hook costs.
+    fastify.addHook('preParsing', (request, reply, payload, done) => {
       const target = surfaceOf(request.url);
-      if (!target) return;
-      const appId = await this.appIdOf(target, request);
-      if (appId !== undefined) await this.admit(appId, target.surface, reply);
+      if (!target) return done(null, payload);
+      this.admitRequest(target, request, reply).then(() => done(null, payload), done);
     });
+  }
+
+  private async admitRequest(target: SurfaceTarget, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const appId = await this.appIdOf(target, request);
+    if (appId !== undefined) await this.admit(appId, target.surface, reply);
   }
 
   /**

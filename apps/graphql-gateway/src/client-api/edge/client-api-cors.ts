@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 import { type ClientApp, ClientApps } from '../client-apps.service';
 import { bearerToken, tokenAppId } from '../auth/tokens';
@@ -33,33 +33,39 @@ export class ClientApiCors implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
-    fastify.addHook('onRequest', async (request, reply) => {
+    // Callback style, so that a request without an Origin (every request but a browser's) goes on at once,
+    // without the promise and the turn an async hook costs; one with an Origin waits for its answer.
+    fastify.addHook('onRequest', (request, reply, done) => {
       const endpointTree = ENDPOINT_TREE.exec(request.url);
-      if (!endpointTree && !request.url.startsWith(CLIENT_API)) return;
+      if (!endpointTree && !request.url.startsWith(CLIENT_API)) return done();
       const origin = request.headers.origin;
-      if (typeof origin !== 'string' || origin === '') return;
-      const preflight = request.method === 'OPTIONS';
-      const app = endpointTree ? await this.endpointAppOf(endpointTree[1] ?? '') : await this.appOf(request);
-      if (endpointTree && (!app || !hasOriginList(app))) return;
-      if (app && !originAllowed(app, origin)) {
-        const error = new ClientApiError(ClientApiErrorCode.DomainNotAllowed, `origin '${origin}' is not allowed to make requests to this app`);
-        await reply.status(error.httpStatus).header('content-type', 'application/json').send(JSON.stringify(error.toBody()));
-        return reply;
-      }
-      void reply.header('access-control-allow-origin', origin).header('access-control-allow-credentials', 'true').header('vary', 'Origin');
-      if (preflight) {
-        const requested = request.headers['access-control-request-headers'];
-        await reply
-          .status(204)
-          .header('access-control-allow-methods', allowedMethods)
-          .header('access-control-allow-headers', typeof requested === 'string' && requested ? requested : allowedHeaders)
-          .header('access-control-max-age', '600')
-          .send();
-        return reply;
-      }
-      void reply.header('access-control-expose-headers', 'x-baas-location, Content-Type');
-      return undefined;
+      if (typeof origin !== 'string' || origin === '') return done();
+      this.answerCors(request, reply, endpointTree, origin).then(() => done(), done);
     });
+  }
+
+  /** What the hook does for a request with an Origin: headers set, or the request answered (403, preflight). */
+  private async answerCors(request: FastifyRequest, reply: FastifyReply, endpointTree: RegExpExecArray | null, origin: string): Promise<void> {
+    const preflight = request.method === 'OPTIONS';
+    const app = endpointTree ? await this.endpointAppOf(endpointTree[1] ?? '') : await this.appOf(request);
+    if (endpointTree && (!app || !hasOriginList(app))) return;
+    if (app && !originAllowed(app, origin)) {
+      const error = new ClientApiError(ClientApiErrorCode.DomainNotAllowed, `origin '${origin}' is not allowed to make requests to this app`);
+      await reply.status(error.httpStatus).header('content-type', 'application/json').send(JSON.stringify(error.toBody()));
+      return;
+    }
+    void reply.header('access-control-allow-origin', origin).header('access-control-allow-credentials', 'true').header('vary', 'Origin');
+    if (preflight) {
+      const requested = request.headers['access-control-request-headers'];
+      await reply
+        .status(204)
+        .header('access-control-allow-methods', allowedMethods)
+        .header('access-control-allow-headers', typeof requested === 'string' && requested ? requested : allowedHeaders)
+        .header('access-control-max-age', '600')
+        .send();
+      return;
+    }
+    void reply.header('access-control-expose-headers', 'x-baas-location, Content-Type');
   }
 
   /** The app of an endpoint-tree request, or undefined when there is none (the route then answers). */

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { EJSON } from 'bson';
 import { clientGoneSignal, edgeMessageHeaders } from '@tessera/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -15,11 +15,17 @@ export class FunctionsController {
     private readonly functions: FunctionsService,
   ) {}
 
+  // The app id, token and body are read from the request rather than by parameter decorators: Nest resolves
+  // each decorated parameter through its own promises, a cost every call and remote data access paid.
   @Post('call')
   @HttpCode(200)
-  async call(@Param('appId') appId: string, @Headers('authorization') authorization: string | undefined, @Body() body: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
-    const session = await this.auth.authenticate(authorization, 'access', appId);
-    const answer = await this.functions.call(session, toFunctionCallRequest(fromEjson(body)), requestMetadata(request), { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) });
+  async call(@Req() request: FastifyRequest<{ Params: { appId: string } }>, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    const session = await this.auth.authenticate(request.headers.authorization, 'access', request.params.appId);
+    const call = toFunctionCallRequest(fromEjson(request.body));
+    // Only an app function's call goes over the bus and stops when the client leaves: a data-source action
+    // (remote data access) runs here and uses neither, so their signal and headers are not made for it.
+    const options = call.service === undefined ? { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) } : {};
+    const answer = await this.functions.call(session, call, requestMetadata(request), options);
     // Serialised here: Fastify would send a bare string result as text/plain.
     void reply.header('content-type', 'application/json');
     return JSON.stringify('ejson' in answer ? answer.ejson : toCanonical(answer.value ?? null));
