@@ -133,8 +133,10 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   private readonly pools = new Map<string, SandboxPool>();
   private readonly validated = new WeakSet<FunctionConfig>();
   private readonly sweeper: NodeJS.Timeout | undefined;
-  /** Calls running now, so that shutdown can wait for them to stop. */
-  private readonly running = new Set<Promise<unknown>>();
+  /** Calls running now, so that shutdown can wait for them to stop (a count: a set of promises cost each call two more). */
+  private runningCalls = 0;
+  /** Resolved when the last running call ends, while shutdown waits for it. */
+  private allStopped: (() => void) | undefined;
   /** Log entries of finished calls not yet handed to the log store, so that shutdown can wait for them. */
   private readonly recording = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
@@ -151,11 +153,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
 
   async execute(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
     if (this.closing) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ServiceUnavailable, 'the function runtime is shutting down; retry the call');
-    const call = this.run(request);
-    const settled = call.catch(() => undefined);
-    this.running.add(settled);
-    void settled.finally(() => this.running.delete(settled));
-    return call;
+    this.runningCalls++;
+    try {
+      return await this.run(request);
+    } finally {
+      if (--this.runningCalls === 0) this.allStopped?.();
+    }
   }
 
   private async run(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
@@ -178,7 +181,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     const callerId = request.caller.type === 'system' ? 'system' : request.caller.user.id;
     let runAsId = callerId;
     let logs: string[] = [];
-    let memory: Promise<number> = Promise.resolve(0);
+    let memory: number | Promise<number> = 0;
     let argsEjson: string | undefined;
     // The Data API's script is logged in its request's own ENDPOINT entry (one request, one entry), not here.
     const namesUserOnly = request.http?.kind === 'data-api';
@@ -206,7 +209,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           (op, frameId, payload) => this.serve(state, op, frameId, payload),
           request.signal,
         );
-        memory = sandbox.heapUsed();
+        memory = sandbox.heapReading();
       } finally {
         pool.release(sandbox);
       }
@@ -266,7 +269,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       pool.terminateBusy();
     }
     this.pools.clear();
-    await Promise.allSettled([...this.running]);
+    if (this.runningCalls > 0) await new Promise<void>((resolve) => (this.allStopped = resolve));
     // The calls' log entries (recorded once their heap reading is in), then whatever the store buffers.
     await Promise.allSettled([...this.recording]);
     await this.deps.logs.flush?.().catch(() => undefined);
@@ -480,7 +483,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     durationMs: number;
     callerId: string;
     runAsId: string;
-    memory: Promise<number>;
+    memory: number | Promise<number>;
     logs: string[];
     argsEjson: string | undefined;
     error?: FunctionRuntimeError;
@@ -508,13 +511,30 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       ...(omitArgs || entry.argsEjson === undefined ? {} : { arguments: entry.argsEjson }),
       ...(entry.error ? { error: { code: entry.error.errorCode, message: entry.error.message } } : {}),
     };
-    // Recorded once the heap size is known (read without blocking the call); the log store must not fail a
-    // call, so a rejected append is dropped.
-    const recorded = entry.memory
-      .then((memoryBytes) => this.deps.logs.append({ ...log, memoryBytes }))
-      .catch(() => undefined);
+    // Recorded once the heap size is known (read without blocking the call; most calls find it read); the
+    // log store must not fail a call, so a rejected append is dropped.
+    if (typeof entry.memory === 'number') {
+      this.appendLog({ ...log, memoryBytes: entry.memory });
+      return;
+    }
+    const recorded = entry.memory.then((memoryBytes) => this.appendLog({ ...log, memoryBytes }));
     this.recording.add(recorded);
     void recorded.finally(() => this.recording.delete(recorded));
+  }
+
+  /** Hands an entry to the log store; a failed append is dropped, and one still pending is waited for at shutdown. */
+  private appendLog(log: ExecutionLogEntry): Promise<void> {
+    let appended: void | Promise<void>;
+    try {
+      appended = this.deps.logs.append(log);
+    } catch {
+      return Promise.resolve();
+    }
+    if (!appended) return Promise.resolve();
+    const recorded = appended.catch(() => undefined);
+    this.recording.add(recorded);
+    void recorded.finally(() => this.recording.delete(recorded));
+    return recorded;
   }
 }
 

@@ -27,7 +27,16 @@ export class HostLogger implements LoggerService {
   }
 
   debug(message: unknown, ...optionalParams: unknown[]): void {
+    // Handlers log a debug line per message: at the usual levels it stops here, before nestjs-pino builds
+    // its arguments (what it forwards to would drop it anyway).
+    if (!this.enabled('debug')) return;
     this.logger.debug(message, ...optionalParams);
+  }
+
+  /** Whether pino logs `level` now (the request's logger when there is one); true when it cannot tell. */
+  private enabled(level: string): boolean {
+    const pino = (this.logger as unknown as { logger?: { logger?: { isLevelEnabled?: (level: string) => boolean } } }).logger?.logger;
+    return pino?.isLevelEnabled?.(level) ?? true;
   }
 
   verbose(message: unknown, ...optionalParams: unknown[]): void {
