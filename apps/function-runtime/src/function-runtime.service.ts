@@ -186,7 +186,9 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     // The Data API's script is logged in its request's own ENDPOINT entry (one request, one entry), not here.
     const namesUserOnly = request.http?.kind === 'data-api';
     try {
-      if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn, request.origin === 'client');
+      // Checked without a promise unless can_evaluate must be evaluated (a call's path awaits as little as it can).
+      const mayCall = request.origin === 'client' || request.origin === 'http' ? this.assertClientMayCall(request, fn, request.origin === 'client') : undefined;
+      if (mayCall) await mayCall;
       try {
         // What EJSON.stringify(arguments, { relaxed: false }) writes (and throws), without bson's walk per value.
         argsEjson = JSON.stringify(encodeEjson(request.arguments));
@@ -200,8 +202,9 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           ? { system: true, user: SYSTEM_CALLER_USER, shown: SYSTEM_CALLER_USER }
           : { system: false, user: request.caller.user, shown: request.caller.user },
       );
-      const frame = await this.frameFor(state, fn.config, 0);
-      const { sandbox, pool } = await this.acquire(request.appId, app, request.signal);
+      const framed = this.frameFor(state, fn.config, 0);
+      const frame = framed instanceof Promise ? await framed : framed;
+      const { sandbox, pool } = this.idleSandbox(request.appId, app, request.signal) ?? (await this.acquire(request.appId, app, request.signal));
       let outcome: SandboxOutcome;
       try {
         outcome = await sandbox.run(
@@ -293,10 +296,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
    * `private` refuses SDK calls only: App Services let a private function serve HTTPS endpoints and incoming
    * webhooks (they are private in most exports). `can_evaluate` guards both.
    */
-  private async assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction, checkPrivate: boolean): Promise<void> {
+  private assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction, checkPrivate: boolean): Promise<void> | undefined {
     const refusal = checkPrivate ? privateCallRefusal(request.name, fn.config) : undefined;
     if (refusal) throw refusal;
-    if (!hasCanEvaluate(fn.config)) return;
+    if (!hasCanEvaluate(fn.config)) return undefined;
+    return this.assertCanEvaluate(request, fn);
+  }
+
+  private async assertCanEvaluate(request: ExecuteFunctionRequest, fn: DeployedFunction): Promise<void> {
     const evaluate = this.deps.canEvaluate;
     const allowed =
       evaluate !== undefined &&
@@ -312,8 +319,11 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     }
   }
 
-  /** The frame a function runs in, called from frame `parentId`, according to its run-as setting. */
-  private async frameFor(state: CallState, config: FunctionConfig, parentId: number): Promise<SandboxFrame> {
+  /**
+   * The frame a function runs in, called from frame `parentId`, according to its run-as setting; a promise
+   * only when a user must be looked up (run_as_user_id).
+   */
+  private frameFor(state: CallState, config: FunctionConfig, parentId: number): SandboxFrame | Promise<SandboxFrame> {
     const id = state.nextFrameId++;
     const mode = runAsMode(config);
     switch (mode) {
@@ -322,12 +332,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         state.frames.set(id, identity);
         return toSandboxFrame(id, identity);
       }
-      case 'user_id': {
-        const user = await this.findUser(state.appId, config.run_as_user_id ?? '');
-        const identity = { system: false, user, shown: user };
-        state.frames.set(id, identity);
-        return toSandboxFrame(id, identity);
-      }
+      case 'user_id':
+        return this.findUser(state.appId, config.run_as_user_id ?? '').then((user) => {
+          const identity = { system: false, user, shown: user };
+          state.frames.set(id, identity);
+          return toSandboxFrame(id, identity);
+        });
       case 'user_id_script': {
         state.frames.set(id, { pending: true, parent: parentId });
         const parent = toSandboxFrame(parentId, this.boundIdentity(state, parentId));
@@ -394,6 +404,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       default:
         throw new Error(`unknown host operation: ${op}`);
     }
+  }
+
+  /** An idle sandbox of the app's current pool, taken at once (no promise), or undefined: then `acquire`. */
+  private idleSandbox(appId: string, app: AppFunctions, signal: AbortSignal | undefined): { sandbox: Sandbox; pool: SandboxPool } | undefined {
+    if (signal?.aborted) return undefined;
+    const pool = this.poolFor(appId, app.version);
+    const sandbox = pool.takeIdle();
+    return sandbox ? { sandbox, pool } : undefined;
   }
 
   private async acquire(appId: string, app: AppFunctions, signal: AbortSignal | undefined): Promise<{ sandbox: Sandbox; pool: SandboxPool }> {
