@@ -532,7 +532,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     // Recorded once the heap size is known (read without blocking the call; most calls find it read); the
     // log store must not fail a call, so a rejected append is dropped.
     if (typeof entry.memory === 'number') {
-      this.appendLog({ ...log, memoryBytes: entry.memory });
+      void this.appendLog({ ...log, memoryBytes: entry.memory });
       return;
     }
     const recorded = entry.memory.then((memoryBytes) => this.appendLog({ ...log, memoryBytes }));
