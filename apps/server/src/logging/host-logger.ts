@@ -4,7 +4,7 @@
  * start shows what the services say and the banner. It must not change what the services log.
  */
 import type { LoggerService } from '@nestjs/common';
-import type { Logger } from 'nestjs-pino';
+import { type Logger, PinoLogger } from 'nestjs-pino';
 
 /** Nest's own contexts that report wiring, not events: modules loaded, routes mapped, app started. */
 const frameworkContexts = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestMicroservice']);
@@ -33,10 +33,14 @@ export class HostLogger implements LoggerService {
     this.logger.debug(message, ...optionalParams);
   }
 
-  /** Whether pino logs `level` now (the request's logger when there is one); true when it cannot tell. */
+  /**
+   * Whether the root pino logger logs `level` (request loggers are its children, at its level); true before
+   * it exists. Asked of the root, not of the request's logger, whose child `bindRequestLogger` makes only for
+   * a line actually written.
+   */
   private enabled(level: string): boolean {
-    const pino = (this.logger as unknown as { logger?: { logger?: { isLevelEnabled?: (level: string) => boolean } } }).logger?.logger;
-    return pino?.isLevelEnabled?.(level) ?? true;
+    const root = (PinoLogger as unknown as { root?: { isLevelEnabled?: (level: string) => boolean } }).root;
+    return root?.isLevelEnabled?.(level) ?? true;
   }
 
   verbose(message: unknown, ...optionalParams: unknown[]): void {
