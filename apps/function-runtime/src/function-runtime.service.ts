@@ -133,8 +133,10 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   private readonly pools = new Map<string, SandboxPool>();
   private readonly validated = new WeakSet<FunctionConfig>();
   private readonly sweeper: NodeJS.Timeout | undefined;
-  /** Calls running now, so that shutdown can wait for them to stop. */
-  private readonly running = new Set<Promise<unknown>>();
+  /** Calls running now, so that shutdown can wait for them to stop (a count: a set of promises cost each call two more). */
+  private runningCalls = 0;
+  /** Resolved when the last running call ends, while shutdown waits for it. */
+  private allStopped: (() => void) | undefined;
   /** Log entries of finished calls not yet handed to the log store, so that shutdown can wait for them. */
   private readonly recording = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
@@ -151,11 +153,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
 
   async execute(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
     if (this.closing) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ServiceUnavailable, 'the function runtime is shutting down; retry the call');
-    const call = this.run(request);
-    const settled = call.catch(() => undefined);
-    this.running.add(settled);
-    void settled.finally(() => this.running.delete(settled));
-    return call;
+    this.runningCalls++;
+    try {
+      return await this.run(request);
+    } finally {
+      if (--this.runningCalls === 0) this.allStopped?.();
+    }
   }
 
   private async run(request: ExecuteFunctionRequest): Promise<ExecuteFunctionResult> {
@@ -178,12 +181,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     const callerId = request.caller.type === 'system' ? 'system' : request.caller.user.id;
     let runAsId = callerId;
     let logs: string[] = [];
-    let memory: Promise<number> = Promise.resolve(0);
+    let memory: number | Promise<number> = 0;
     let argsEjson: string | undefined;
     // The Data API's script is logged in its request's own ENDPOINT entry (one request, one entry), not here.
     const namesUserOnly = request.http?.kind === 'data-api';
     try {
-      if (request.origin === 'client' || request.origin === 'http') await this.assertClientMayCall(request, fn, request.origin === 'client');
+      // Checked without a promise unless can_evaluate must be evaluated (a call's path awaits as little as it can).
+      const mayCall = request.origin === 'client' || request.origin === 'http' ? this.assertClientMayCall(request, fn, request.origin === 'client') : undefined;
+      if (mayCall) await mayCall;
       try {
         // What EJSON.stringify(arguments, { relaxed: false }) writes (and throws), without bson's walk per value.
         argsEjson = JSON.stringify(encodeEjson(request.arguments));
@@ -197,8 +202,9 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           ? { system: true, user: SYSTEM_CALLER_USER, shown: SYSTEM_CALLER_USER }
           : { system: false, user: request.caller.user, shown: request.caller.user },
       );
-      const frame = await this.frameFor(state, fn.config, 0);
-      const { sandbox, pool } = await this.acquire(request.appId, app, request.signal);
+      const framed = this.frameFor(state, fn.config, 0);
+      const frame = framed instanceof Promise ? await framed : framed;
+      const { sandbox, pool } = this.idleSandbox(request.appId, app, request.signal) ?? (await this.acquire(request.appId, app, request.signal));
       let outcome: SandboxOutcome;
       try {
         outcome = await sandbox.run(
@@ -206,7 +212,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           (op, frameId, payload) => this.serve(state, op, frameId, payload),
           request.signal,
         );
-        memory = sandbox.heapUsed();
+        memory = sandbox.heapReading();
       } finally {
         pool.release(sandbox);
       }
@@ -266,7 +272,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       pool.terminateBusy();
     }
     this.pools.clear();
-    await Promise.allSettled([...this.running]);
+    if (this.runningCalls > 0) await new Promise<void>((resolve) => (this.allStopped = resolve));
     // The calls' log entries (recorded once their heap reading is in), then whatever the store buffers.
     await Promise.allSettled([...this.recording]);
     await this.deps.logs.flush?.().catch(() => undefined);
@@ -290,10 +296,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
    * `private` refuses SDK calls only: App Services let a private function serve HTTPS endpoints and incoming
    * webhooks (they are private in most exports). `can_evaluate` guards both.
    */
-  private async assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction, checkPrivate: boolean): Promise<void> {
+  private assertClientMayCall(request: ExecuteFunctionRequest, fn: DeployedFunction, checkPrivate: boolean): Promise<void> | undefined {
     const refusal = checkPrivate ? privateCallRefusal(request.name, fn.config) : undefined;
     if (refusal) throw refusal;
-    if (!hasCanEvaluate(fn.config)) return;
+    if (!hasCanEvaluate(fn.config)) return undefined;
+    return this.assertCanEvaluate(request, fn);
+  }
+
+  private async assertCanEvaluate(request: ExecuteFunctionRequest, fn: DeployedFunction): Promise<void> {
     const evaluate = this.deps.canEvaluate;
     const allowed =
       evaluate !== undefined &&
@@ -309,8 +319,11 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     }
   }
 
-  /** The frame a function runs in, called from frame `parentId`, according to its run-as setting. */
-  private async frameFor(state: CallState, config: FunctionConfig, parentId: number): Promise<SandboxFrame> {
+  /**
+   * The frame a function runs in, called from frame `parentId`, according to its run-as setting; a promise
+   * only when a user must be looked up (run_as_user_id).
+   */
+  private frameFor(state: CallState, config: FunctionConfig, parentId: number): SandboxFrame | Promise<SandboxFrame> {
     const id = state.nextFrameId++;
     const mode = runAsMode(config);
     switch (mode) {
@@ -319,12 +332,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         state.frames.set(id, identity);
         return toSandboxFrame(id, identity);
       }
-      case 'user_id': {
-        const user = await this.findUser(state.appId, config.run_as_user_id ?? '');
-        const identity = { system: false, user, shown: user };
-        state.frames.set(id, identity);
-        return toSandboxFrame(id, identity);
-      }
+      case 'user_id':
+        return this.findUser(state.appId, config.run_as_user_id ?? '').then((user) => {
+          const identity = { system: false, user, shown: user };
+          state.frames.set(id, identity);
+          return toSandboxFrame(id, identity);
+        });
       case 'user_id_script': {
         state.frames.set(id, { pending: true, parent: parentId });
         const parent = toSandboxFrame(parentId, this.boundIdentity(state, parentId));
@@ -391,6 +404,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       default:
         throw new Error(`unknown host operation: ${op}`);
     }
+  }
+
+  /** An idle sandbox of the app's current pool, taken at once (no promise), or undefined: then `acquire`. */
+  private idleSandbox(appId: string, app: AppFunctions, signal: AbortSignal | undefined): { sandbox: Sandbox; pool: SandboxPool } | undefined {
+    if (signal?.aborted) return undefined;
+    const pool = this.poolFor(appId, app.version);
+    const sandbox = pool.takeIdle();
+    return sandbox ? { sandbox, pool } : undefined;
   }
 
   private async acquire(appId: string, app: AppFunctions, signal: AbortSignal | undefined): Promise<{ sandbox: Sandbox; pool: SandboxPool }> {
@@ -480,7 +501,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     durationMs: number;
     callerId: string;
     runAsId: string;
-    memory: Promise<number>;
+    memory: number | Promise<number>;
     logs: string[];
     argsEjson: string | undefined;
     error?: FunctionRuntimeError;
@@ -508,13 +529,30 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       ...(omitArgs || entry.argsEjson === undefined ? {} : { arguments: entry.argsEjson }),
       ...(entry.error ? { error: { code: entry.error.errorCode, message: entry.error.message } } : {}),
     };
-    // Recorded once the heap size is known (read without blocking the call); the log store must not fail a
-    // call, so a rejected append is dropped.
-    const recorded = entry.memory
-      .then((memoryBytes) => this.deps.logs.append({ ...log, memoryBytes }))
-      .catch(() => undefined);
+    // Recorded once the heap size is known (read without blocking the call; most calls find it read); the
+    // log store must not fail a call, so a rejected append is dropped.
+    if (typeof entry.memory === 'number') {
+      void this.appendLog({ ...log, memoryBytes: entry.memory });
+      return;
+    }
+    const recorded = entry.memory.then((memoryBytes) => this.appendLog({ ...log, memoryBytes }));
     this.recording.add(recorded);
     void recorded.finally(() => this.recording.delete(recorded));
+  }
+
+  /** Hands an entry to the log store; a failed append is dropped, and one still pending is waited for at shutdown. */
+  private appendLog(log: ExecutionLogEntry): Promise<void> {
+    let appended: void | Promise<void>;
+    try {
+      appended = this.deps.logs.append(log);
+    } catch {
+      return Promise.resolve();
+    }
+    if (!appended) return Promise.resolve();
+    const recorded = appended.catch(() => undefined);
+    this.recording.add(recorded);
+    void recorded.finally(() => this.recording.delete(recorded));
+    return recorded;
   }
 }
 

@@ -208,6 +208,27 @@ describe('platform stores in the platform database', () => {
       expect(listed[0].messages).toEqual(['m39']);
     });
 
+    it('stores a batch of several apps in one hand-over, in order, with ids and times filled in', async () => {
+      const logs = new DatastoreLogStore(db);
+      await logs.appendMany([
+        { appId: 'b-app', entry: { type: 'FUNCTION', messages: ['b1'], started: '2026-02-01T00:00:00.000Z', error: undefined } },
+        { appId: 'b-other', entry: { type: 'ENDPOINT', messages: ['o1'] } },
+        { appId: 'b-app', entry: { type: 'FUNCTION', messages: ['b2'] } },
+      ]);
+      const listed = await new DatastoreLogStore(replica).list('b-app');
+      expect(listed.map((entry) => entry.messages[0])).toEqual(['b2', 'b1']);
+      expect(listed[1]).toEqual({ _id: expect.stringMatching(/^[0-9a-f]{24}$/) as string, type: 'FUNCTION', messages: ['b1'], started: '2026-02-01T00:00:00.000Z', completed: '2026-02-01T00:00:00.000Z' });
+      expect(listed[0].completed).toBe(listed[0].started);
+      expect((await logs.list('b-other')).map((entry) => entry.type)).toEqual(['ENDPOINT']);
+      await expect(logs.appendMany([])).resolves.toBeUndefined();
+    });
+
+    it('trims an app that passes its number of appends by a batch', async () => {
+      const logs = new DatastoreLogStore(db, 3);
+      await logs.appendMany(Array.from({ length: 500 }, (_, n) => ({ appId: 'bt-app', entry: { type: 'FUNCTION', messages: [`m${n}`] } })));
+      expect((await logs.list('bt-app')).map((entry) => entry.messages[0])).toEqual(['m499', 'm498', 'm497']);
+    });
+
     it('keeps the newest entries of an app when it trims', async () => {
       const logs = new DatastoreLogStore(db, 3);
       for (let n = 1; n <= 5; n++) await logs.append('t-app', { type: 'FUNCTION', messages: [`m${n}`] });

@@ -31,6 +31,24 @@ describe('SandboxPool', () => {
     expect(created).toHaveLength(1);
   });
 
+  it('hands an idle sandbox over at once, and none when there is none usable or the pool is retired', async () => {
+    const { p, created } = pool(2);
+    expect(p.takeIdle()).toBeUndefined();
+    const a = await p.acquire();
+    const b = await p.acquire();
+    p.release(a);
+    p.release(b);
+    (b as unknown as FakeSandbox).usable = false;
+    expect(p.takeIdle()).toBe(a);
+    expect(p.busyCount).toBe(1);
+    expect((b as unknown as FakeSandbox).disposed).toBe(true);
+    expect(p.liveCount).toBe(1);
+    p.release(a);
+    p.retire();
+    expect(p.takeIdle()).toBeUndefined();
+    expect(created).toHaveLength(2);
+  });
+
   it('makes callers wait when every sandbox is busy, then hands over the released one', async () => {
     const { p, created } = pool(1);
     const a = await p.acquire();

@@ -41,14 +41,28 @@ export class SandboxPool {
     return sandbox;
   }
 
-  private async take(signal?: AbortSignal): Promise<Sandbox> {
-    if (this.retired) throw new Error(`sandbox pool of ${this.appId}@${this.version} is retired`);
-    signal?.throwIfAborted();
+  /** A usable idle sandbox, handed out at once (as `acquire` would hand it out), or undefined when there is none. */
+  takeIdle(): Sandbox | undefined {
+    if (this.retired) return undefined;
+    const sandbox = this.popIdle();
+    if (sandbox) this.busy.add(sandbox);
+    return sandbox;
+  }
+
+  private popIdle(): Sandbox | undefined {
     for (let entry = this.idle.pop(); entry; entry = this.idle.pop()) {
       if (entry.sandbox.isUsable) return entry.sandbox;
       entry.sandbox.dispose();
       this.size--;
     }
+    return undefined;
+  }
+
+  private async take(signal?: AbortSignal): Promise<Sandbox> {
+    if (this.retired) throw new Error(`sandbox pool of ${this.appId}@${this.version} is retired`);
+    signal?.throwIfAborted();
+    const idle = this.popIdle();
+    if (idle) return idle;
     if (this.size < this.maxSize) return this.grow();
     return new Promise<Sandbox>((resolve, reject) => {
       const waiter = {

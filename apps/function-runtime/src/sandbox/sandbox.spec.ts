@@ -39,6 +39,11 @@ describe('Sandbox', () => {
       const later = sandbox.heapUsed(11_000);
       expect(later).not.toBe(first);
       expect(await later).toBeGreaterThan(0);
+      // Once read, the reading is a number for the calls within the interval, and a new reading after it.
+      expect(sandbox.heapReading(11_500)).toBe(await later);
+      const next = sandbox.heapReading(12_000);
+      expect(next).toBeInstanceOf(Promise);
+      expect(await next).toBeGreaterThan(0);
     } finally {
       sandbox.dispose();
     }

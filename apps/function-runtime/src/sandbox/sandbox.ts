@@ -137,7 +137,7 @@ export class Sandbox {
   /** Why the running call was terminated from outside, if it was. */
   private stopReason: StopReason | undefined;
   /** The last heap reading (see HEAP_SAMPLE_MS); none yet for a new sandbox. */
-  private heapSample: { bytes: Promise<number>; at: number } | undefined;
+  private heapSample: { bytes: Promise<number>; at: number; read?: number } | undefined;
 
   private constructor(
     private readonly isolate: ivm.Isolate,
@@ -193,12 +193,23 @@ export class Sandbox {
   heapUsed(now = performance.now()): Promise<number> {
     if (this.isolate.isDisposed) return Promise.resolve(0);
     if (this.heapSample && now - this.heapSample.at < HEAP_SAMPLE_MS) return this.heapSample.bytes;
-    const bytes = this.isolate.getHeapStatistics().then(
-      (stats) => stats.used_heap_size + stats.externally_allocated_size,
-      () => 0,
+    const sample: { bytes: Promise<number>; at: number; read?: number } = { bytes: Promise.resolve(0), at: now };
+    sample.bytes = this.isolate.getHeapStatistics().then(
+      (stats) => (sample.read = stats.used_heap_size + stats.externally_allocated_size),
+      () => (sample.read = 0),
     );
-    this.heapSample = { bytes, at: now };
-    return bytes;
+    this.heapSample = sample;
+    return sample.bytes;
+  }
+
+  /**
+   * `heapUsed` as a number when the reading it would answer is already in (most calls: one reading serves
+   * HEAP_SAMPLE_MS of them), so the caller need not wait on a promise; else that promise.
+   */
+  heapReading(now = performance.now()): number | Promise<number> {
+    const sample = this.heapSample;
+    if (!this.isolate.isDisposed && sample?.read !== undefined && now - sample.at < HEAP_SAMPLE_MS) return sample.read;
+    return this.heapUsed(now);
   }
 
   /**

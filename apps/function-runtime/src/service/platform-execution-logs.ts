@@ -36,7 +36,8 @@ export class PlatformExecutionLogStore implements ExecutionLogStore {
     const batch = this.buffered;
     if (batch.length === 0) return;
     this.buffered = [];
-    await Promise.allSettled(batch.map(({ appId, entry }) => this.logs.append(appId, entry)));
+    // One hand-over for the batch (a failed write drops its entries: the log must not fail a call).
+    await this.logs.appendMany(batch).catch(() => undefined);
   }
 
   async list(query: ExecutionLogQuery): Promise<ExecutionLogEntry[]> {

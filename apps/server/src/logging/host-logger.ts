@@ -4,7 +4,7 @@
  * start shows what the services say and the banner. It must not change what the services log.
  */
 import type { LoggerService } from '@nestjs/common';
-import type { Logger } from 'nestjs-pino';
+import { type Logger, PinoLogger } from 'nestjs-pino';
 
 /** Nest's own contexts that report wiring, not events: modules loaded, routes mapped, app started. */
 const frameworkContexts = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestMicroservice']);
@@ -27,7 +27,20 @@ export class HostLogger implements LoggerService {
   }
 
   debug(message: unknown, ...optionalParams: unknown[]): void {
+    // Handlers log a debug line per message: at the usual levels it stops here, before nestjs-pino builds
+    // its arguments (what it forwards to would drop it anyway).
+    if (!this.enabled('debug')) return;
     this.logger.debug(message, ...optionalParams);
+  }
+
+  /**
+   * Whether the root pino logger logs `level` (request loggers are its children, at its level); true before
+   * it exists. Asked of the root, not of the request's logger, whose child `bindRequestLogger` makes only for
+   * a line actually written.
+   */
+  private enabled(level: string): boolean {
+    const root = (PinoLogger as unknown as { root?: { isLevelEnabled?: (level: string) => boolean } }).root;
+    return root?.isLevelEnabled?.(level) ?? true;
   }
 
   verbose(message: unknown, ...optionalParams: unknown[]): void {
