@@ -30,7 +30,7 @@ export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
   resolve: { alias },
   test: {
-    include: ['{apps,libs}/*/src/**/*.spec.ts', 'test/**/*.spec.ts'],
+    include: ['{apps,libs}/*/src/**/*.spec.ts', 'test/**/*.spec.ts', 'bench/**/*.spec.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

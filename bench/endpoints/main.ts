@@ -10,14 +10,24 @@
  * - an HTTPS endpoint (`GET /app/<id>/endpoint/trivial`, application authentication by a bearer token)
  *   calling a trivial function, and `functions/call` of the same function with the same token.
  * The last line gives the endpoint's ratio to the floor (goal >= 0.25) and to `functions/call` (goal >= 2).
+ *
+ * How the ratios are computed: the machine's speed may swing within a run, so the floor is not measured
+ * once. After a one-second warm-up of the floor and of each case, BENCH_ROUNDS rounds (4) run floor, case,
+ * floor, case, ..., floor in slices of BENCH_SLICE_SECONDS (1 s, each after 0.2 s unmeasured), the cases in
+ * list order in even rounds and in reverse in odd ones. A case's ratio to the floor in a round is its req/s
+ * over the mean of the two floor slices beside it; the ratio printed is the median over rounds (the
+ * per-round range in brackets). The endpoint and `functions/call` are neighbours in the list, so in every
+ * round only a floor slice separates them, and each runs first in every other round: the endpoint's ratio
+ * to `functions/call` is their req/s in the same round, median over rounds. req/s, p50, p99 and CPU per
+ * request are over all of a case's slices (bench/support/interleaved.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatResult, type HttpCall, measureCases, withServerBench } from '../support/http-load';
+import { formatResult, type HttpCall, interleaveOptions, measureInterleaved, withServerBench } from '../support/http-load';
+import { median, pairRatio } from '../support/interleaved';
 import { loadAverage, writeJson } from '../support/processes';
 
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const SEED = 200;
 
 /** The app under test: anonymous login, user API keys, one ruled collection, the Data API enabled. */
@@ -49,7 +59,7 @@ function writeBenchApp(dir: string): void {
 }
 
 async function main(): Promise<void> {
-  await withServerBench({ name: 'endpoints', appName: 'endpointsbench', connections: CONNECTIONS, seconds: SECONDS, writeApp: writeBenchApp }, async (bench) => {
+  await withServerBench({ name: 'endpoints', appName: 'endpointsbench', connections: CONNECTIONS, writeApp: writeBenchApp }, async (bench) => {
     const { http, tessera, appId, base, token } = bench;
     const { port } = tessera;
     const created = await http.send(port, { method: 'POST', path: '/api/client/v2.0/auth/api_keys', token: bench.refreshToken, body: JSON.stringify({ name: 'bench' }) });
@@ -86,20 +96,19 @@ async function main(): Promise<void> {
       ['endpoint', 'HTTPS endpoint, trivial function'],
       ['functionsCall', 'functions/call, trivial function'],
     ] as const;
-    const { results, ran, floorRps } = await measureCases(bench, cases, calls);
-    console.log(`Endpoints bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
-    for (const result of results) console.log(formatResult(result, floorRps));
-    const rpsOf = (key: string): number | undefined => {
-      const name = ran.find(([ranKey]) => ranKey === key)?.[1];
-      return results.find((result) => result.name === name)?.rps;
-    };
-    const ratios = ran.filter(([key]) => key !== 'endpoint').map(([key]) => `${key} ${((rpsOf(key) ?? 0) / floorRps).toFixed(3)}`);
+    const options = interleaveOptions();
+    const { floor, measured, samples } = await measureInterleaved(bench, cases, calls, options);
+    console.log(
+      `Endpoints bench: ${CONNECTIONS} connections, ${options.rounds} rounds of ${options.sliceSeconds} s slices per case, each between two floor slices; ratio: median over rounds; load average ${loadAverage()}`,
+    );
+    console.log(formatResult(floor, [1]));
+    for (const { result, ratios } of measured) console.log(formatResult(result, ratios));
+    const ratios = measured.filter(({ key }) => key !== 'endpoint').map(({ key, ratios: perRound }) => `${key} ${median(perRound).toFixed(3)}`);
     console.log(`ratio to floor: ${ratios.join(', ')}`);
-    const endpointRps = rpsOf('endpoint');
-    const functionsCallRps = rpsOf('functionsCall');
-    if (endpointRps !== undefined) {
-      const toCall = functionsCallRps ? `, to functions/call ${(endpointRps / functionsCallRps).toFixed(2)}x (goal >= 2x)` : '';
-      console.log(`endpoint ratio: to floor ${(endpointRps / floorRps).toFixed(3)} (goal >= 0.25)${toCall}`);
+    const endpoint = measured.find(({ key }) => key === 'endpoint');
+    if (endpoint) {
+      const toCall = measured.some(({ key }) => key === 'functionsCall') ? `, to functions/call ${pairRatio(samples, 'endpoint', 'functionsCall').toFixed(2)}x (goal >= 2x)` : '';
+      console.log(`endpoint ratio: to floor ${median(endpoint.ratios).toFixed(3)} (goal >= 0.25)${toCall}`);
     }
   });
 }

@@ -13,14 +13,21 @@
  * Before those, seeding through a function's `insertMany` of 10,000 documents gives documents/s.
  * Goals (issue 15): trivial >= 15% of the floor, 20 documents >= 6%, find and GraphQL >= 10%,
  * insertMany >= 20,000 documents/s. The last line gives the ratios.
+ *
+ * How the ratio is computed: the machine's speed may swing within a run, so the floor is not measured once.
+ * After a one-second warm-up of the floor and of each case, BENCH_ROUNDS rounds (4) run floor, case, floor,
+ * case, ..., floor in slices of BENCH_SLICE_SECONDS (1 s, each after 0.2 s unmeasured), the cases in list
+ * order in even rounds and in reverse in odd ones. A case's ratio in a round is its req/s over the mean of
+ * the two floor slices beside it; the ratio printed is the median over rounds (the per-round range in
+ * brackets). req/s, p50, p99 and CPU per request are over all of a case's slices (bench/support/interleaved.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatResult, type HttpCall, measureCases, withServerBench } from '../support/http-load';
+import { formatResult, type HttpCall, interleaveOptions, measureInterleaved, withServerBench } from '../support/http-load';
+import { median } from '../support/interleaved';
 import { cpuMs, loadAverage, serverNodeEnv, writeJson } from '../support/processes';
 
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 20);
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 5);
 const SEED = 10_000;
 
 /** The app under test, in the current configuration layout: anonymous login, three functions, one ruled collection. */
@@ -61,7 +68,7 @@ function writeBenchApp(dir: string): void {
 }
 
 async function main(): Promise<void> {
-  await withServerBench({ name: 'http', appName: 'httpbench', connections: CONNECTIONS, seconds: SECONDS, writeApp: writeBenchApp }, async (bench) => {
+  await withServerBench({ name: 'http', appName: 'httpbench', connections: CONNECTIONS, writeApp: writeBenchApp }, async (bench) => {
     const { http, tessera, base, token } = bench;
     const { port } = tessera;
     const seedCpuBefore = cpuMs(tessera.pid);
@@ -90,21 +97,25 @@ async function main(): Promise<void> {
     await http.expectOk(port, calls['find'], twenty, 'find');
     await http.expectOk(port, calls['graphql'], twenty, 'GraphQL list');
 
-    // BENCH_CASES=trivial,docs runs only those cases after the floor (for profiling one path).
+    // BENCH_CASES=trivial,docs runs only those cases, interleaved with the floor (for profiling one path).
     const cases = [
       ['trivial', 'functions/call, trivial function'],
       ['docs', 'function returning 20 documents'],
       ['find', 'remote data access find of 20'],
       ['graphql', 'GraphQL list of 20'],
     ] as const;
-    const { results, ran, floorRps } = await measureCases(bench, cases, calls);
-    console.log(`HTTP bench: ${CONNECTIONS} connections, ${SECONDS} s per case, load average ${loadAverage()}`);
+    const options = interleaveOptions();
+    const { floor, measured } = await measureInterleaved(bench, cases, calls, options);
+    console.log(
+      `HTTP bench: ${CONNECTIONS} connections, ${options.rounds} rounds of ${options.sliceSeconds} s slices per case, each between two floor slices; ratio: median over rounds; load average ${loadAverage()}`,
+    );
     console.log(`server: NODE_ENV=${serverNodeEnv}${serverNodeEnv === 'production' ? ' (as the runtime image runs it)' : ''}`);
     console.log(`seed: insertMany of ${SEED.toLocaleString('en-US')} documents in one function call: ${Math.round(insertRate).toLocaleString('en-US')} documents/s (goal >= 20,000)`);
     console.log(`seed: server CPU ${seedCpu.toLocaleString('en-US')} ms (reads truer than documents/s on a loaded machine)`);
-    for (const r of results) console.log(formatResult(r, floorRps));
+    console.log(formatResult(floor, [1]));
+    for (const { result, ratios } of measured) console.log(formatResult(result, ratios));
     const goals: Record<string, number> = { trivial: 0.15, docs: 0.06, find: 0.1, graphql: 0.1 };
-    const ratios = ran.map(([key, name]) => `${key} ${((results.find((r) => r.name === name)?.rps ?? 0) / floorRps).toFixed(3)} (goal ${goals[key]})`);
+    const ratios = measured.map(({ key, ratios: perRound }) => `${key} ${median(perRound).toFixed(3)} (goal ${goals[key]})`);
     console.log(`ratio to floor: ${ratios.join(', ')}`);
   });
 }

@@ -1,23 +1,18 @@
 /**
  * HTTP load for the benches that measure a server in its own process (bench/http, bench/endpoints):
  * keep-alive request loops over `connections` sockets, latency percentiles, the server's CPU per request
- * from /proc, and the bare `node:http` floor server every such bench measures in the same run.
+ * from /proc, the bare `node:http` floor server every such bench measures in the same run, and the
+ * interleaved run of floor and case slices those benches take their ratios from (see interleaved.ts).
  */
 import { type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cpuMs, percentile, startProcess, startTessera, stop } from './processes';
+import { aggregate, interleavedSchedule, type LoadResult, median, roundRatios, type Sample } from './interleaved';
+import { cpuMs, startProcess, startTessera, stop } from './processes';
 
-export interface LoadResult {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  cpuMsPerRequest: number;
-  errors: number;
-}
+export type { LoadResult } from './interleaved';
 
 /** A server under load: its port, and its pid for CPU accounting. */
 export interface LoadTarget {
@@ -48,10 +43,7 @@ server.listen(0, '127.0.0.1', () => console.log('listening on ' + server.address
 export class HttpLoad {
   readonly agent: Agent;
 
-  constructor(
-    readonly connections: number,
-    readonly seconds: number,
-  ) {
+  constructor(readonly connections: number) {
     this.agent = new Agent({ keepAlive: true, maxSockets: connections });
   }
 
@@ -79,40 +71,52 @@ export class HttpLoad {
     if (answer.status !== status || !check(answer.body)) throw new Error(`${what}: unexpected answer ${answer.status} ${answer.body.slice(0, 300)}`);
   }
 
-  /** Runs `connections` request loops for `seconds` (after a one-second warm-up) and measures the server's CPU. */
-  async load(name: string, target: LoadTarget, call: HttpCall, seconds = this.seconds): Promise<LoadResult> {
-    const run = async (ms: number, latencies: number[] | undefined): Promise<number> => {
-      let errors = 0;
-      const until = Date.now() + ms;
-      await Promise.all(
-        Array.from({ length: this.connections }, async () => {
-          while (Date.now() < until) {
-            const start = process.hrtime.bigint();
-            const { status } = await this.send(target.port, call);
-            if (status !== 200) errors++;
-            latencies?.push(Number(process.hrtime.bigint() - start) / 1e6);
-          }
-        }),
-      );
-      return errors;
-    };
-    await run(1_000, undefined);
+  /** Runs `connections` request loops for `ms` unmeasured; answers and socket errors are ignored (see slice). */
+  async warm(target: LoadTarget, call: HttpCall, ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    await Promise.all(
+      Array.from({ length: this.connections }, async () => {
+        while (Date.now() < until) await this.send(target.port, call).catch(() => undefined);
+      }),
+    );
+  }
+
+  /**
+   * Warms for `warmupMs` (a keep-alive socket the server closed while idle may fail its first request
+   * there), then runs `connections` request loops for `seconds`, with the server's CPU read around them.
+   */
+  async slice(target: LoadTarget, call: HttpCall, seconds: number, warmupMs: number): Promise<Omit<Sample, 'round' | 'key'>> {
+    await this.warm(target, call, warmupMs);
     const latencies: number[] = [];
+    let errors = 0;
     const cpuBefore = cpuMs(target.pid);
-    const start = Date.now();
-    const errors = await run(seconds * 1_000, latencies);
-    const elapsed = (Date.now() - start) / 1_000;
-    const cpu = cpuMs(target.pid) - cpuBefore;
-    latencies.sort((a, b) => a - b);
-    return { name, rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpuMsPerRequest: cpu / latencies.length, errors };
+    const start = process.hrtime.bigint();
+    const until = Date.now() + seconds * 1_000;
+    await Promise.all(
+      Array.from({ length: this.connections }, async () => {
+        while (Date.now() < until) {
+          const sent = process.hrtime.bigint();
+          const { status } = await this.send(target.port, call);
+          if (status !== 200) errors++;
+          latencies.push(Number(process.hrtime.bigint() - sent) / 1e6);
+        }
+      }),
+    );
+    const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+    return { requests: latencies.length, seconds: elapsed, cpuMs: cpuMs(target.pid) - cpuBefore, errors, latencies };
   }
 }
 
-/** One line per result: req/s, p50, p99, server CPU per request and the share of the floor. */
-export function formatResult(result: LoadResult, floorRps: number): string {
+/**
+ * One line per result: req/s, p50, p99, server CPU per request, the median ratio to the floor over rounds
+ * and, when there are several rounds, the range of the per-round ratios.
+ */
+export function formatResult(result: LoadResult, ratios: readonly number[]): string {
+  const ratio = median(ratios);
+  const range = ratios.length > 1 ? `  (rounds ${(100 * Math.min(...ratios)).toFixed(1)}-${(100 * Math.max(...ratios)).toFixed(1)}%)` : '';
   return (
     `${result.name.padEnd(36)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  ` +
-    `cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req  ${((100 * result.rps) / floorRps).toFixed(1).padStart(5)}% of floor${result.errors ? `  ERRORS ${result.errors}` : ''}`
+    `cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req  ${(100 * ratio).toFixed(1).padStart(5)}% of floor${range}${result.errors ? `  ERRORS ${result.errors}` : ''}`
   );
 }
 
@@ -134,10 +138,10 @@ export interface ServerBench {
  * app (BENCH_PROFILE=<dir> writes a CPU profile of the server), logs in anonymously, runs `body`, and
  * stops everything and removes the work directory however `body` ends.
  */
-export async function withServerBench(options: { name: string; appName: string; connections: number; seconds: number; writeApp: (dir: string) => void }, body: (bench: ServerBench) => Promise<void>): Promise<void> {
+export async function withServerBench(options: { name: string; appName: string; connections: number; writeApp: (dir: string) => void }, body: (bench: ServerBench) => Promise<void>): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), `tessera-bench-${options.name}-`));
   const children: ChildProcess[] = [];
-  const http = new HttpLoad(options.connections, options.seconds);
+  const http = new HttpLoad(options.connections);
   try {
     const appDir = join(work, 'app');
     options.writeApp(appDir);
@@ -159,17 +163,60 @@ export async function withServerBench(options: { name: string; appName: string; 
   }
 }
 
+/** How an interleaved run is cut: `rounds` of `sliceSeconds` per slice, each after `sliceWarmupMs` unmeasured. */
+export interface InterleaveOptions {
+  rounds: number;
+  sliceSeconds: number;
+  sliceWarmupMs: number;
+}
+
+/** Rounds, slice length and per-slice lead-in, from BENCH_ROUNDS and BENCH_SLICE_SECONDS when set. */
+export function interleaveOptions(): InterleaveOptions {
+  return { rounds: Number(process.env['BENCH_ROUNDS'] ?? 4), sliceSeconds: Number(process.env['BENCH_SLICE_SECONDS'] ?? 1), sliceWarmupMs: 200 };
+}
+
+/** One case's figures over its slices, and its ratio to the floor in each round. */
+export interface CaseMeasure {
+  key: string;
+  result: LoadResult;
+  ratios: number[];
+}
+
 /**
- * Loads the floor, then each case (`[key, name]`, those of BENCH_CASES when set, for profiling one path)
- * with its call; answers the results, the floor's first, and the cases that ran.
+ * Warms the floor and each case (`[key, name]`, those of BENCH_CASES when set, for profiling one path) up
+ * for a second, then runs them interleaved (interleaved.ts): answers the floor's figures over all its
+ * slices, each case's figures and per-round ratios, and every slice in run order (for pairRatio).
  */
-export async function measureCases(bench: ServerBench, cases: ReadonlyArray<readonly [string, string]>, calls: Record<string, HttpCall>): Promise<{ results: LoadResult[]; ran: Array<readonly [string, string]>; floorRps: number }> {
+export async function measureInterleaved(
+  bench: ServerBench,
+  cases: ReadonlyArray<readonly [string, string]>,
+  calls: Record<string, HttpCall>,
+  options: InterleaveOptions,
+): Promise<{ floor: LoadResult; measured: CaseMeasure[]; samples: Sample[] }> {
   const only = process.env['BENCH_CASES']?.split(',');
-  const ran = cases.filter(([key]) => !only || only.includes(key));
-  const results: LoadResult[] = [await bench.http.load('floor: bare node:http', bench.floor, { method: 'GET', path: '/' })];
-  for (const [key, name] of ran) {
-    const call = calls[key];
-    if (call) results.push(await bench.http.load(name, bench.tessera, call));
+  const ran = cases.filter(([key]) => calls[key] && (!only || only.includes(key)));
+  const floorCall: HttpCall = { method: 'GET', path: '/' };
+  const targetOf = (key: string | undefined): { target: LoadTarget; call: HttpCall } => {
+    const call = key === undefined ? floorCall : calls[key];
+    if (!call) throw new Error(`no call for case ${key}`);
+    return { target: key === undefined ? bench.floor : bench.tessera, call };
+  };
+  for (const key of [undefined, ...ran.map(([k]) => k)]) {
+    const { target, call } = targetOf(key);
+    await bench.http.warm(target, call, 1_000);
   }
-  return { results, ran, floorRps: results[0]?.rps ?? 1 };
+  const samples: Sample[] = [];
+  for (const slot of interleavedSchedule(
+    ran.map(([key]) => key),
+    options.rounds,
+  )) {
+    const { target, call } = targetOf(slot.key);
+    samples.push({ ...slot, ...(await bench.http.slice(target, call, options.sliceSeconds, options.sliceWarmupMs)) });
+  }
+  const ratios = roundRatios(samples);
+  return {
+    floor: aggregate('floor: bare node:http', samples, undefined),
+    measured: ran.map(([key, name]) => ({ key, result: aggregate(name, samples, key), ratios: ratios.get(key) ?? [] })),
+    samples,
+  };
 }
