@@ -26,10 +26,10 @@ describe('flexible sync fan-out latency metric', () => {
     await metrics?.telemetry.shutdown();
   });
 
-  const fanOut = async (): Promise<{ count: number; sum: number; buckets: number[] }> => {
+  const fanOut = async (): Promise<{ count: number; sum: number }> => {
     const [point] = await metrics.points('tessera.sync.flexible.fan_out');
-    const value = point?.value as unknown as { count: number; sum: number; buckets: { counts: number[] } } | undefined;
-    return { count: value?.count ?? 0, sum: value?.sum ?? 0, buckets: value?.buckets.counts ?? [] };
+    const value = point?.value as unknown as { count: number; sum: number } | undefined;
+    return { count: value?.count ?? 0, sum: value?.sum ?? 0 };
   };
 
   it('records one point per external write that reached sessions, none for a write that reached none', async () => {

@@ -7,4 +7,4 @@ export * from './server-process';
 export * from './shared-material';
 export * from './test-apps';
 export * from './fixtures/shop-app';
-export * from './property-seed.setup';
+export * from './property-seed';
