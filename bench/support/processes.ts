@@ -65,11 +65,17 @@ export const benchServerSettings: Record<string, string> = { TESSERA_APP_REQUEST
  */
 export const serverNodeEnv = process.env['NODE_ENV'] ?? 'production';
 
+/**
+ * Node flags for the server under test from BENCH_SERVER_NODE_ARGS (space-separated), for profiling it:
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` (Node refuses `--cpu-prof` in NODE_OPTIONS).
+ */
+const serverNodeArgs = (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+
 /** The built standalone server with `appDir` as its example app; resolves with its port, pid and the app's client id. */
 export async function startTessera(work: string, appDir: string, appName: string, nodeArgs: string[] = []): Promise<{ child: ChildProcess; port: number; pid: number; appId: string }> {
   const port = await freePort();
   const { child, match } = await startProcess(
-    ['--no-node-snapshot', ...nodeArgs, 'apps/server/dist/main.js'],
+    ['--no-node-snapshot', ...serverNodeArgs, ...nodeArgs, 'apps/server/dist/main.js'],
     { ...process.env, NODE_ENV: serverNodeEnv, PORT: String(port), TESSERA_DATA_DIR: resolve(work, 'data'), TESSERA_EXAMPLE_APP: appDir, TESSERA_ADMIN_PASSWORD: 'bench-password', TESSERA_DATASTORE_PORT: String(await freePort()), LOG_LEVEL: 'warn', ...benchServerSettings },
     new RegExp(`app "${appName}": app id (\\S+)`),
   );
@@ -89,7 +95,7 @@ export function rssBytes(pid: number): number {
   return Number(match?.[1] ?? 0) * 1024;
 }
 
-/** SIGTERM, then SIGKILL after 10 s: a clean exit lets `--cpu-prof` in NODE_OPTIONS write its profile. */
+/** SIGTERM, then SIGKILL after 10 s: a clean exit lets `--cpu-prof` (BENCH_SERVER_NODE_ARGS) write its profile. */
 export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
