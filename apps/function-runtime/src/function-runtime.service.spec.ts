@@ -155,6 +155,15 @@ describe('FunctionRuntimeService', () => {
       expect(rt.data.calls[0].arguments).toEqual([{ document: { name: 'pen' } }]);
     });
 
+    it("passes the call's correlation id and trace context on to its data access (a rule's %function sends them)", async () => {
+      rt.functions.deploy(APP, { look: `exports = async () => context.services.get("mongodb-atlas").db("shop").collection("items").count({});` });
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      await rt.call('look', [], { correlationId: 'corr-1', headers: { 'x-correlation-id': 'corr-1', traceparent } });
+      await rt.call('look', [], { correlationId: 'corr-2' });
+      await rt.call('look');
+      expect(rt.data.calls.map((c) => c.headers)).toEqual([{ 'x-correlation-id': 'corr-1', traceparent }, { 'x-correlation-id': 'corr-2' }, undefined]);
+    });
+
     it('builds find cursors with skip, limit and sort and sends them in one call', async () => {
       rt.data.seed('shop', 'items', [{ n: 3 }, { n: 1 }, { n: 2 }, { n: 4 }]);
       rt.functions.deploy(APP, {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { type Caller, type CallerUser, type HttpCall, type HttpResponseState, SYSTEM_CALLER_USER } from '@tessera/contracts';
+import { type Caller, type CallerUser, type HttpCall, type HttpResponseState, MessageHeaders, SYSTEM_CALLER_USER } from '@tessera/contracts';
 import { encodeEjson } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { assertValidFunctionConfig, hasCanEvaluate, privateCallRefusal, runAsMode, type FunctionConfig } from './config/function-config';
@@ -63,6 +63,12 @@ export interface ExecuteFunctionRequest {
   correlationId?: string;
   /** Trace id of the request, kept in the execution log. */
   traceId?: string;
+  /**
+   * Correlation id and trace context to pass on to the messages the call sends on the way (a rule's
+   * `%function` in its data access): those of the message that asked for the call. Without them, the
+   * correlation id alone when there is one.
+   */
+  headers?: Readonly<Record<string, string>>;
   /** The trigger that fired the call (origin `trigger`): the run is logged as that trigger's run. */
   trigger?: TriggerRun;
   /**
@@ -119,6 +125,8 @@ interface CallState {
   frames: Map<number, Identity>;
   nextFrameId: number;
   nestedCalls: number;
+  /** What the call's data access passes on to the messages it sends (see ExecuteFunctionRequest.headers). */
+  headers: Readonly<Record<string, string>> | undefined;
   /**
    * The Data API's run-as script: it only names a user, and the gateway decides what a missing one means
    * (401 InvalidSession, as a fixed `run_as_user_id` naming nobody), so an unknown id is bound as is.
@@ -195,7 +203,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       } catch (error) {
         throw new FunctionRuntimeError(FunctionRuntimeErrorCode.ArgumentsNotAllowed, 'arguments must be EJSON-serialisable values', { cause: error });
       }
-      const state: CallState = { appId: request.appId, app, frames: new Map(), nextFrameId: 1, nestedCalls: 0, namesUserOnly };
+      const state: CallState = { appId: request.appId, app, frames: new Map(), nextFrameId: 1, nestedCalls: 0, headers: outgoingHeaders(request), namesUserOnly };
       state.frames.set(
         0,
         request.caller.type === 'system'
@@ -378,6 +386,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           action: requireString(p['action'], 'action'),
           arguments: Array.isArray(p['arguments']) ? (p['arguments'] as unknown[]) : [],
           caller: identity.system ? { kind: 'system' } : { kind: 'user', user: identity.user },
+          ...(state.headers ? { headers: state.headers } : {}),
         });
       }
       case 'fn.prepare': {
@@ -554,6 +563,10 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     void recorded.finally(() => this.recording.delete(recorded));
     return recorded;
   }
+}
+
+function outgoingHeaders(request: ExecuteFunctionRequest): Readonly<Record<string, string>> | undefined {
+  return request.headers ?? (request.correlationId ? { [MessageHeaders.CorrelationId]: request.correlationId } : undefined);
 }
 
 /** The call was terminated because its caller stopped waiting; nobody reads this but the execution log. */

@@ -17,7 +17,8 @@ import { DataAccess } from './data-access.service';
       useFactory: (dataSources: DataSources, bus: MessageBus) => {
         const functions = new FunctionCalls(bus);
         return new DataAccess(dataSources, {
-          callFunction: (appId, functionName, args) => functions.call({ appId, functionName, args, caller: { type: 'system' }, metadata: { origin: 'rule' } }, { relaxed: true }),
+          callFunction: (appId, functionName, args, headers) =>
+            functions.call({ appId, functionName, args, caller: { type: 'system' }, metadata: { origin: 'rule' } }, { relaxed: true, ...(headers ? { headers } : {}) }),
         });
       },
     },

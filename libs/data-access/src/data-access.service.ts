@@ -52,11 +52,13 @@ export interface DataAccessRequest {
   environment?: { tag?: string; values?: Record<string, unknown> };
   /** `%function` in rules. */
   callFunction?: RuleFunctionCaller;
+  /** Correlation id and trace context of the request, for the messages `%function` sends. */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface DataAccessOptions {
   /** Runs an app function for `%function` in rules (as system); without it such rules fail with RuleFunctionFailed. */
-  callFunction?: (appId: string, name: string, args: unknown[]) => Promise<unknown>;
+  callFunction?: (appId: string, name: string, args: unknown[], headers: Readonly<Record<string, string>> | undefined) => Promise<unknown>;
   /** Receives every rule decision's trace (the host logs them at debug level). Tracing costs: leave unset otherwise. */
   onTrace?: (trace: DecisionTrace, request: { app: string; namespace: string; action: string; user?: string }) => void;
 }
@@ -149,7 +151,7 @@ export class DataAccess {
 
   private accessFor(request: DataAccessRequest, caller: UserCaller, target: Target, copy: boolean): RulesAccess {
     const compiled = this.rules.rulesFor(deploymentKey(request.app.id, request.app.deploymentId, request.app.config), target.linked.service, target.database, target.collectionName);
-    const callFunction = request.callFunction ?? this.functionCallerFor(request.app.id);
+    const callFunction = request.callFunction ?? this.functionCallerFor(request.app.id, request.headers);
     return compiled.forRequest({
       user: caller.user,
       request: caller.request,
@@ -194,9 +196,9 @@ export class DataAccess {
     return environment;
   }
 
-  private functionCallerFor(appId: string): RuleFunctionCaller | undefined {
+  private functionCallerFor(appId: string, headers: Readonly<Record<string, string>> | undefined): RuleFunctionCaller | undefined {
     const call = this.options.callFunction;
-    return call ? (name, args) => call(appId, name, args) : undefined;
+    return call ? (name, args) => call(appId, name, args, headers) : undefined;
   }
 
   private require(value: unknown, name: string): string {

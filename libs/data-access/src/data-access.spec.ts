@@ -118,6 +118,22 @@ describe('DataAccess', () => {
     expect(reads.find((trace) => trace.role === 'shared')?.withheldFields).toEqual(['shared', 'secret']);
   });
 
+  it("gives a rule's %function the correlation id and trace context of the request", async () => {
+    const calls: unknown[] = [];
+    const gated = new DataAccess(dataSources, {
+      callFunction: (appId, name, args, headers) => {
+        calls.push({ appId, name, args, headers });
+        return Promise.resolve(true);
+      },
+    });
+    const config = appConfig();
+    config.services[0]?.collectionRules.push({ database: 'todo', collection: 'gated', roles: [{ name: 'asked', apply_when: { '%%true': { '%function': { name: 'allowed', arguments: ['%%user.id'] } } }, read: true, write: true }] });
+    const request = { app: { id: 'app1', deploymentId: 'd-gated', config }, service: 'mongodb-atlas', database: 'todo', collection: 'gated' };
+    await gated.execute({ ...request, action: 'insertOne', args: { document: { _id: 'g1' } }, caller: system });
+    expect(await gated.execute({ ...request, action: 'find', args: {}, caller: alice, headers: { 'x-correlation-id': 'corr-7' } })).toEqual([{ _id: 'g1' }]);
+    expect(calls[0]).toEqual({ appId: 'app1', name: 'allowed', args: ['alice'], headers: { 'x-correlation-id': 'corr-7' } });
+  });
+
   it('applies filters so a filtered-out document never appears, even to its owner', async () => {
     expect(await call(alice, 'findOne', { query: { _id: 5 } })).toBeNull();
     expect(await call(system, 'findOne', { query: { _id: 5 } })).toMatchObject({ summary: 'old' });

@@ -17,7 +17,6 @@ import { fromEvent, lastValueFrom, mergeMap, race, take, throwError, timeout } f
 import { MessagingTimeoutError, RequestAbortedError, toMessagingError } from './errors';
 import { InProcessClient } from './in-process/in-process.client';
 import { OutboundMessage } from './outbound-message';
-import { handledMessageHeaders } from './trace-context';
 
 export interface RequestOptions {
   /** How long to wait for the reply; the facade's default otherwise. */
@@ -161,8 +160,8 @@ export class MessageBus {
   }
 
   private headersFor(explicit: Readonly<Record<string, string>> | undefined, extra: Record<string, string>, span: Span): Record<string, string> {
-    // Explicit headers win over those of the message being handled, which win over the ambient ones.
-    const headers = { ...(this.options.headers?.() ?? {}), ...(handledMessageHeaders() ?? {}), ...(explicit ?? {}), ...extra };
+    // Explicit headers (a handler passes on those of the message it handles: see propagationHeaders) win over the ambient ones.
+    const headers = { ...(this.options.headers?.() ?? {}), ...(explicit ?? {}), ...extra };
     headers[MessageHeaders.CorrelationId] ||= randomUUID();
     // With tracing on, the message continues the sender's trace as a child of this send's span (this replaces
     // a traceparent passed on from an incoming message); with tracing off the headers stay as given.

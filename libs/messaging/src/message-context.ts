@@ -40,7 +40,9 @@ export function fromNatsHeaders(headers: MsgHdrs | undefined): MessageHeaderMap 
 
 /**
  * Headers to pass on when a handler calls further services: the correlation id and the trace context of the
- * message it is handling. (A tracer may replace traceparent with a child span before sending.)
+ * message it is handling. A handler gives them to every message it sends on the way (`{ headers }` of a
+ * request or an emit), so that one request keeps one correlation id to the last hop; nothing carries them
+ * implicitly. (A tracer may replace traceparent with a child span before sending.)
  */
 export function propagationHeaders(context: MessageContext): Record<string, string> {
   const out: Record<string, string> = {};

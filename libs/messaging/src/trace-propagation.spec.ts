@@ -2,11 +2,11 @@ import { Controller, type INestApplicationContext, type INestMicroservice, Modul
 import { NestFactory } from '@nestjs/core';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { type AppDeploymentChanged, type HealthPingResponse, Subjects } from '@tessera/contracts';
+import { type AppDeploymentChanged, type HealthPingRequest, type HealthPingResponse, Subjects } from '@tessera/contracts';
 import { startTracing, type Tracing } from '@tessera/telemetry';
 import { eventually } from '@tessera/testing';
 import { CommandHandler, EventHandler } from './handlers';
-import { type MessageContext } from './message-context';
+import { type MessageContext, propagationHeaders } from './message-context';
 import { InProcessBus } from './in-process/in-process-bus';
 import { MessageBus } from './message-bus';
 import { type MessagingOptions, MessagingModule, microserviceOptions } from './messaging.module';
@@ -20,10 +20,10 @@ const correlationIds: Array<string | undefined> = [];
 class TracedHandlers {
   constructor(private readonly messages: MessageBus) {}
 
-  /** Answers, and on the way tells everyone: the event must join the request's trace. */
+  /** Answers, and on the way tells everyone, passing on its message's headers: the event must join the request's trace. */
   @CommandHandler(Subjects.SystemHealthPing)
-  async ping(): Promise<HealthPingResponse> {
-    await this.messages.emit(Subjects.AppsDeploymentChanged, { appId: 'app-1', deploymentId: 'd-1', version: 1 });
+  async ping(_request: HealthPingRequest, context: MessageContext): Promise<HealthPingResponse> {
+    await this.messages.emit(Subjects.AppsDeploymentChanged, { appId: 'app-1', deploymentId: 'd-1', version: 1 }, { headers: propagationHeaders(context) });
     return { service: 'traced', instanceId: 'one' };
   }
 

@@ -144,8 +144,8 @@ export class AppStateService {
     return { record, app, files, diff, warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', previousApp, ...(hosting ? { hosting } : {}) };
   }
 
-  /** Makes a prepared configuration live. */
-  async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined): Promise<DeploymentRecord> {
+  /** Makes a prepared configuration live. `headers`: the correlation id and trace context its announcement carries. */
+  async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined, headers?: Readonly<Record<string, string>>): Promise<DeploymentRecord> {
     const appId = prepared.record._id;
     // The declared indexes first: one that cannot be made (a unique index over duplicates) refuses the deploy.
     try {
@@ -158,7 +158,7 @@ export class AppStateService {
     if (prepared.hosting) await this.hostingStore.replaceAll(appId, prepared.hosting);
     const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}) });
     if (prepared.syncChanged) await this.syncStates.save(appId, prepared.syncState);
-    await this.announce(deployment);
+    await this.announce(deployment, headers);
     return deployment;
   }
 
@@ -166,10 +166,10 @@ export class AppStateService {
    * Tells every service that caches app configuration to reload (`apps.deployment.changed`). The
    * deployment is already live on disk; a lost announcement leaves caches stale, not the deploy undone.
    */
-  private async announce(deployment: DeploymentRecord): Promise<void> {
+  private async announce(deployment: DeploymentRecord, headers: Readonly<Record<string, string>> | undefined): Promise<void> {
     if (!this.bus) return;
     try {
-      await this.bus.emit(Subjects.AppsDeploymentChanged, { appId: deployment.app_id, deploymentId: deployment._id, version: deployment.version });
+      await this.bus.emit(Subjects.AppsDeploymentChanged, { appId: deployment.app_id, deploymentId: deployment._id, version: deployment.version }, headers ? { headers } : {});
     } catch (error) {
       this.logger.warn({ err: error, appId: deployment.app_id }, 'could not announce a deployment: caches of other services may serve the previous one');
     }
@@ -183,13 +183,16 @@ export class AppStateService {
     });
   }
 
-  /** Changes the live model with `change` and deploys the result. */
-  async edit(record: AppRecord, userId: string | undefined, change: (app: AppConfig) => void): Promise<PreparedDeployment> {
+  /**
+   * Changes the live model with `change` and deploys the result. `headers`: the correlation id and trace
+   * context of the bus message that asked for the change, if one did (the announcement carries them on).
+   */
+  async edit(record: AppRecord, userId: string | undefined, change: (app: AppConfig) => void, headers?: Readonly<Record<string, string>>): Promise<PreparedDeployment> {
     return this.exclusive(record._id, async () => {
       const app = await this.liveApp(record);
       change(app);
       const prepared = await this.prepare(record, writeAppFiles(app), 'edit');
-      await this.commit(prepared, 'edit', userId);
+      await this.commit(prepared, 'edit', userId, headers);
       return prepared;
     });
   }

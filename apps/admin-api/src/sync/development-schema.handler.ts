@@ -1,7 +1,7 @@
 import { Controller, Logger } from '@nestjs/common';
 import { AppRegistry } from '@tessera/platform';
 import { type CommandRequest, type CommandResponseInput, Subjects } from '@tessera/contracts';
-import { CommandHandler } from '@tessera/messaging';
+import { CommandHandler, type MessageContext, propagationHeaders } from '@tessera/messaging';
 import { AppStateService } from '../deploy/app-state.service';
 import { applyDevelopmentSchemas, type GeneratedSchemas } from './development-schemas';
 
@@ -20,11 +20,16 @@ export class DevelopmentSchemaHandler {
   ) {}
 
   @CommandHandler(Subjects.AppsDevelopmentSchemaApply)
-  async apply(request: CommandRequest<typeof Subjects.AppsDevelopmentSchemaApply>): Promise<CommandResponseInput<typeof Subjects.AppsDevelopmentSchemaApply>> {
+  async apply(request: CommandRequest<typeof Subjects.AppsDevelopmentSchemaApply>, context: MessageContext): Promise<CommandResponseInput<typeof Subjects.AppsDevelopmentSchemaApply>> {
     let result: GeneratedSchemas = { created: [], extended: [] };
-    await this.state.edit(await this.apps.get(request.appId), undefined, (app) => {
-      result = applyDevelopmentSchemas(app, request.types);
-    });
+    await this.state.edit(
+      await this.apps.get(request.appId),
+      undefined,
+      (app) => {
+        result = applyDevelopmentSchemas(app, request.types);
+      },
+      propagationHeaders(context),
+    );
     this.logger.log({ appId: request.appId, ...result }, 'development mode: schemas of a sync client deployed');
     return result;
   }

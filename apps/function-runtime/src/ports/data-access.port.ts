@@ -21,6 +21,8 @@ export interface DataAccessCall {
   action: string;
   arguments: unknown[];
   caller: DataAccessCaller;
+  /** Correlation id and trace context for the messages the operation sends (a rule's `%function`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** What the runtime needs from the datastore (libs/datastore plugs in here). */

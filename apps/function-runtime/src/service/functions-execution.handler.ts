@@ -1,7 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, MessageHeaders, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
-import { assertWellFormedEjson, CommandHandler, EventHandler, keepRegexOperators, type MessageContext } from '@tessera/messaging';
+import { assertWellFormedEjson, CommandHandler, EventHandler, keepRegexOperators, type MessageContext, propagationHeaders } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
@@ -59,6 +59,7 @@ export class FunctionsExecutionHandler {
       ...(request.http ? { http: request.http } : {}),
       ...(context.correlationId ? { correlationId: context.correlationId } : {}),
       ...traceIdOf(context),
+      headers: propagationHeaders(context),
       // Aborts when the caller stops waiting: it went away, or the deadline it sent passed.
       ...(context.signal ? { signal: context.signal } : {}),
     };

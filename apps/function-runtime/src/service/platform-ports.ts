@@ -74,6 +74,7 @@ export class RulesDataAccessPort implements DataAccessPort {
       ...(call.collection ? { collection: call.collection } : {}),
       args,
       caller: call.caller.kind === 'system' ? { kind: 'system' } : { kind: 'user', user: ruleUserOf(call.caller.user) },
+      ...(call.headers ? { headers: call.headers } : {}),
     });
   }
 }

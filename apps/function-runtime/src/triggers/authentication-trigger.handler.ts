@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { type AppAuthEvent, Subjects } from '@tessera/contracts';
-import { AUTH_EVENTS_STREAM, DurableEvents, type DurableSubscription } from '@tessera/messaging';
+import { AUTH_EVENTS_STREAM, DurableEvents, type DurableSubscription, propagationHeaders } from '@tessera/messaging';
 import { DeployedApps } from '@tessera/platform';
 import { isAppGone } from './app-gone';
 import { FunctionRuntimeService } from '../function-runtime.service';
@@ -36,7 +36,7 @@ export class AuthenticationTriggerHandler implements OnApplicationBootstrap, OnM
       stream: AUTH_EVENTS_STREAM,
       durable: AUTH_TRIGGERS_CONSUMER,
       subject: Subjects.AppsAuthEventOccurred,
-      handler: (event) => this.authEvent(event),
+      handler: (event, context) => this.authEvent(event, propagationHeaders(context)),
       ackWaitMs: 15_000,
     });
   }
@@ -45,7 +45,8 @@ export class AuthenticationTriggerHandler implements OnApplicationBootstrap, OnM
     await this.subscription?.stop();
   }
 
-  async authEvent(event: AppAuthEvent): Promise<void> {
+  /** `headers`: the event's correlation id and trace context, passed on to what the functions' data access sends. */
+  async authEvent(event: AppAuthEvent, headers?: Readonly<Record<string, string>>): Promise<void> {
     let config;
     try {
       config = (await this.deployed.byId(event.appId)).config;
@@ -58,7 +59,7 @@ export class AuthenticationTriggerHandler implements OnApplicationBootstrap, OnM
     for (const trigger of authenticationTriggers(config)) {
       if (!firesOn(trigger, event)) continue;
       runs.push(
-        this.run(event, `${event.appId}/${trigger.name}/${event.eventId}`, trigger.functionName, [authTriggerEvent(event)], {
+        this.run(event, headers, `${event.appId}/${trigger.name}/${event.eventId}`, trigger.functionName, [authTriggerEvent(event)], {
           name: trigger.name,
           ...(trigger.id ? { id: trigger.id } : {}),
           type: 'AUTHENTICATION',
@@ -66,15 +67,15 @@ export class AuthenticationTriggerHandler implements OnApplicationBootstrap, OnM
       );
     }
     const creation = event.operationType === 'CREATE' ? userCreationFunction(config) : undefined;
-    if (creation) runs.push(this.run(event, `${event.appId}/on_user_creation/${event.eventId}`, creation, [eventUser(event)]));
+    if (creation) runs.push(this.run(event, headers, `${event.appId}/on_user_creation/${event.eventId}`, creation, [eventUser(event)]));
     await Promise.all(runs);
   }
 
   /** One claimed run; never rejects (a failure is in the app's logs). */
-  private async run(event: AppAuthEvent, claim: string, functionName: string, args: unknown[], trigger?: { name: string; id?: string; type: 'AUTHENTICATION' }): Promise<void> {
+  private async run(event: AppAuthEvent, headers: Readonly<Record<string, string>> | undefined, claim: string, functionName: string, args: unknown[], trigger?: { name: string; id?: string; type: 'AUTHENTICATION' }): Promise<void> {
     try {
       if (this.claims && !(await this.claims.claim(claim))) return;
-      await this.runtime.execute({ appId: event.appId, name: functionName, arguments: args, caller: { type: 'system' }, origin: 'trigger', ...(trigger ? { trigger } : {}) });
+      await this.runtime.execute({ appId: event.appId, name: functionName, arguments: args, caller: { type: 'system' }, origin: 'trigger', ...(headers ? { headers } : {}), ...(trigger ? { trigger } : {}) });
     } catch (error) {
       logger.debug(`${trigger ? `authentication trigger ${trigger.name}` : `user creation function ${functionName}`} of app ${event.appId} failed: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -67,12 +67,12 @@ export class UserpassService {
    * The admin API's `send_confirm` (over the bus): the same flow for a pending user of the app, with the
    * outcome named rather than thrown (the admin API answers in its own errors).
    */
-  async sendConfirmation(request: SendConfirmationRequest): Promise<SendConfirmationResponse> {
+  async sendConfirmation(request: SendConfirmationRequest, headers?: Readonly<Record<string, string>>): Promise<SendConfirmationResponse> {
     try {
       const app = await this.apps.byAppId(request.appId);
       const provider = enabledProvider(app, PROVIDER);
       const email = await this.pendingAccount(app, request.email);
-      return { outcome: await this.startConfirmation(app, provider, email) };
+      return { outcome: await this.startConfirmation(app, provider, email, headers) };
     } catch (error) {
       if (!(error instanceof ClientApiError)) throw error;
       return { outcome: OUTCOME_OF_ERROR.get(error.errorCode) ?? 'failed', message: error.message };
@@ -80,8 +80,8 @@ export class UserpassService {
   }
 
   /** The provider's confirmation flow: its confirmation function decides, or a confirmation email goes out. */
-  private async startConfirmation(app: ClientApp, provider: AuthProvider, email: string): Promise<'sent' | 'confirmed' | 'pending'> {
-    if (provider.config?.['runConfirmationFunction'] === true) return (await this.runConfirmation(app, provider, email)) === 'success' ? 'confirmed' : 'pending';
+  private async startConfirmation(app: ClientApp, provider: AuthProvider, email: string, headers?: Readonly<Record<string, string>>): Promise<'sent' | 'confirmed' | 'pending'> {
+    if (provider.config?.['runConfirmationFunction'] === true) return (await this.runConfirmation(app, provider, email, headers)) === 'success' ? 'confirmed' : 'pending';
     await this.sendToken(app, provider, email, 'confirm');
     return 'sent';
   }
@@ -153,11 +153,11 @@ export class UserpassService {
     throw new ClientApiError(ClientApiErrorCode.AuthError, 'password reset required: a password reset email was sent');
   }
 
-  private async runConfirmation(app: ClientApp, provider: AuthProvider, email: string): Promise<'success' | 'pending'> {
+  private async runConfirmation(app: ClientApp, provider: AuthProvider, email: string, headers?: Readonly<Record<string, string>>): Promise<'success' | 'pending'> {
     const functionName = provider.config?.['confirmationFunctionName'];
     if (typeof functionName !== 'string' || !functionName) throw new ClientApiError(ClientApiErrorCode.BadRequest, 'the provider names no confirmation function');
     const { token, tokenId } = await app.users.issueToken(email, 'confirm', tokenLifetimeSeconds);
-    const status = await this.decision(app, functionName, [{ token, tokenId, username: email }]);
+    const status = await this.decision(app, functionName, [{ token, tokenId, username: email }], headers);
     if (status === 'success') {
       await app.users.consumeToken(tokenId, token, 'confirm');
       await app.users.confirmAccount(email);
@@ -168,9 +168,12 @@ export class UserpassService {
     return status;
   }
 
-  /** Runs a confirmation or reset function as the system: `{ status: 'success' | 'pending' | 'fail' }`. */
-  private async decision(app: ClientApp, functionName: string, args: unknown[]): Promise<'success' | 'pending' | 'fail'> {
-    const result = await this.functions.call({ appId: app.appId, functionName, args, caller: { type: 'system' }, metadata: { origin: 'function', service: PROVIDER } });
+  /**
+   * Runs a confirmation or reset function as the system: `{ status: 'success' | 'pending' | 'fail' }`. `headers`:
+   * the correlation id and trace context of the bus message being handled, when one asked (the admin API's `send_confirm`).
+   */
+  private async decision(app: ClientApp, functionName: string, args: unknown[], headers?: Readonly<Record<string, string>>): Promise<'success' | 'pending' | 'fail'> {
+    const result = await this.functions.call({ appId: app.appId, functionName, args, caller: { type: 'system' }, metadata: { origin: 'function', service: PROVIDER } }, headers ? { headers } : {});
     const status = typeof result === 'object' && result !== null ? (result as { status?: unknown }).status : undefined;
     if (status === 'success' || status === 'pending' || status === 'fail') return status;
     throw new ClientApiError(ClientApiErrorCode.FunctionExecutionError, `function '${functionName}' must return { status: 'success' | 'pending' | 'fail' }`);
