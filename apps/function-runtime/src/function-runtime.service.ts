@@ -541,10 +541,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     // Recorded once the heap size is known (read without blocking the call; most calls find it read); the
     // log store must not fail a call, so a rejected append is dropped.
     if (typeof entry.memory === 'number') {
-      void this.appendLog({ ...log, memoryBytes: entry.memory });
+      log.memoryBytes = entry.memory;
+      void this.appendLog(log);
       return;
     }
-    const recorded = entry.memory.then((memoryBytes) => this.appendLog({ ...log, memoryBytes }));
+    const recorded = entry.memory.then((memoryBytes) => {
+      log.memoryBytes = memoryBytes;
+      return this.appendLog(log);
+    });
     this.recording.add(recorded);
     void recorded.finally(() => this.recording.delete(recorded));
   }

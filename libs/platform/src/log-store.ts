@@ -79,6 +79,24 @@ function storedEntry(entry: NewLogEntry, now: string): LogEntry {
   return withoutUndefined({ ...entry, _id: newObjectIdHex(), started: entry.started ?? now, completed: entry.completed ?? entry.started ?? now }) as LogEntry;
 }
 
+/**
+ * `logDocument(appId, storedEntry(entry, now))` in one copy of the entry instead of three: the function
+ * runtime stores an entry for every call, and the copies were most of what storing one cost the process.
+ */
+function storedDocument(appId: string, entry: NewLogEntry, now: string): Document {
+  const fields: Record<string, unknown> = {};
+  // The keys in the order `{ ...entry, started, completed }` gives them, without undefined values (the id is the store's).
+  for (const key in entry) {
+    const value = entry[key];
+    if (key !== '_id' && (value !== undefined || key === 'started' || key === 'completed')) fields[key] = value;
+  }
+  const started = entry.started ?? now;
+  fields['started'] = started;
+  fields['completed'] = entry.completed ?? started;
+  const at = new Date(started);
+  return { _id: newObjectIdHex(), app_id: appId, at: Number.isNaN(at.getTime()) ? new Date() : at, entry: fields };
+}
+
 /** Entries kept per app: the oldest go once an app has more (the platform database is not a log archive). */
 export const LOG_ENTRIES_KEPT_PER_APP = 10_000;
 /** Appends between two trims of an app's oldest entries, per process. */
@@ -148,7 +166,7 @@ export class DatastoreLogStore extends LogStore {
         failure ??= { error };
         settle();
       };
-      for (const { appId, entry } of entries) this.pending.push({ document: logDocument(appId, storedEntry(entry, now)), written: settle, failed });
+      for (const { appId, entry } of entries) this.pending.push({ document: storedDocument(appId, entry, now), written: settle, failed });
       this.writer ??= this.writePending();
     });
     const perApp = new Map<string, number>();
