@@ -517,27 +517,29 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   }): void {
     const omitArgs = entry.fn.config.disable_arg_logs === true;
     const remoteIPAddress = entry.request.request?.remoteIPAddress;
+    const { request } = entry;
     const log: ExecutionLogEntry = {
       id: entry.executionId,
-      appId: entry.request.appId,
-      functionName: entry.request.name,
-      ...(entry.fn.config.id ? { functionId: entry.fn.config.id } : {}),
-      ...(entry.request.correlationId ? { correlationId: entry.request.correlationId } : {}),
-      ...(entry.request.traceId ? { traceId: entry.request.traceId } : {}),
-      ...(remoteIPAddress ? { remoteIPAddress } : {}),
+      appId: request.appId,
+      functionName: request.name,
       callerId: entry.callerId,
       runAsId: entry.runAsId,
-      origin: entry.request.origin,
+      origin: request.origin,
       startedAt: entry.startedAt,
       durationMs: entry.durationMs,
       memoryBytes: 0,
       logs: entry.logs,
       argumentsOmitted: omitArgs,
-      ...(entry.request.trigger ? { trigger: entry.request.trigger } : {}),
-      ...(entry.request.http ? { http: { kind: entry.request.http.kind, route: entry.request.http.route } } : {}),
-      ...(omitArgs || entry.argsEjson === undefined ? {} : { arguments: entry.argsEjson }),
-      ...(entry.error ? { error: { code: entry.error.errorCode, message: entry.error.message } } : {}),
     };
+    // Set one by one rather than spread from conditional parts: every call records an entry.
+    if (entry.fn.config.id) log.functionId = entry.fn.config.id;
+    if (request.correlationId) log.correlationId = request.correlationId;
+    if (request.traceId) log.traceId = request.traceId;
+    if (remoteIPAddress) log.remoteIPAddress = remoteIPAddress;
+    if (request.trigger) log.trigger = request.trigger;
+    if (request.http) log.http = { kind: request.http.kind, route: request.http.route };
+    if (!omitArgs && entry.argsEjson !== undefined) log.arguments = entry.argsEjson;
+    if (entry.error) log.error = { code: entry.error.errorCode, message: entry.error.message };
     // Recorded once the heap size is known (read without blocking the call; most calls find it read); the
     // log store must not fail a call, so a rejected append is dropped.
     if (typeof entry.memory === 'number') {

@@ -1,10 +1,11 @@
 import { Controller } from '@nestjs/common';
-import { type CommandRequest, type CommandResponseInput, type EventPayload, MessageHeaders, Subjects } from '@tessera/contracts';
+import { type CommandRequest, type CommandResponseInput, type EventPayload, MessageHeaders, type RequestMetadata, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
 import { assertWellFormedEjson, CommandHandler, EventHandler, keepRegexOperators, type MessageContext, propagationHeaders } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
+import type { FunctionRequestInfo } from '../function-runtime.options';
 import type { CallOrigin } from '../execution-logs/execution-log.store';
 
 const origins: Record<CommandRequest<typeof Subjects.FunctionsExecutionRun>['metadata']['origin'], CallOrigin> = {
@@ -18,9 +19,22 @@ const origins: Record<CommandRequest<typeof Subjects.FunctionsExecutionRun>['met
 };
 
 /** The trace id of the message's W3C trace context (`00-<trace id>-<span id>-<flags>`), if it has one. */
-function traceIdOf(context: MessageContext): { traceId?: string } {
+function traceIdOf(context: MessageContext): string | undefined {
   const traceId = context.headers[MessageHeaders.Traceparent]?.split('-')[1];
-  return traceId && /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId) ? { traceId } : {};
+  return traceId && /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId) ? traceId : undefined;
+}
+
+/** `context.request` of the call: the caller's HTTP request as its metadata describes it. */
+function requestInfoOf(metadata: RequestMetadata): FunctionRequestInfo {
+  const info: FunctionRequestInfo = {};
+  if (metadata.remoteIpAddress) info.remoteIPAddress = metadata.remoteIpAddress;
+  if (metadata.httpMethod) info.httpMethod = metadata.httpMethod;
+  if (metadata.httpUserAgent) info.httpUserAgent = metadata.httpUserAgent;
+  if (metadata.httpReferrer) info.httpReferrer = metadata.httpReferrer;
+  if (metadata.rawQueryString !== undefined) info.rawQueryString = metadata.rawQueryString;
+  if (metadata.webhookUrl) info.webhookUrl = metadata.webhookUrl;
+  if (metadata.requestHeaders) info.requestHeaders = metadata.requestHeaders;
+  return info;
 }
 
 /** The runtime's edge on the transport: one command, and the deployment event that retires sandboxes. */
@@ -47,22 +61,16 @@ export class FunctionsExecutionHandler {
       arguments: request.args.map((arg): unknown => EJSON.deserialize(keepRegexOperators(arg) as never, { relaxed: false })),
       caller: request.caller,
       origin: origins[metadata.origin],
-      request: {
-        ...(metadata.remoteIpAddress ? { remoteIPAddress: metadata.remoteIpAddress } : {}),
-        ...(metadata.httpMethod ? { httpMethod: metadata.httpMethod } : {}),
-        ...(metadata.httpUserAgent ? { httpUserAgent: metadata.httpUserAgent } : {}),
-        ...(metadata.httpReferrer ? { httpReferrer: metadata.httpReferrer } : {}),
-        ...(metadata.rawQueryString !== undefined ? { rawQueryString: metadata.rawQueryString } : {}),
-        ...(metadata.webhookUrl ? { webhookUrl: metadata.webhookUrl } : {}),
-        ...(metadata.requestHeaders ? { requestHeaders: metadata.requestHeaders } : {}),
-      },
-      ...(request.http ? { http: request.http } : {}),
-      ...(context.correlationId ? { correlationId: context.correlationId } : {}),
-      ...traceIdOf(context),
+      request: requestInfoOf(metadata),
       headers: propagationHeaders(context),
-      // Aborts when the caller stops waiting: it went away, or the deadline it sent passed.
-      ...(context.signal ? { signal: context.signal } : {}),
     };
+    // Set one by one rather than spread from conditional parts: every call builds this request.
+    if (request.http) execute.http = request.http;
+    if (context.correlationId) execute.correlationId = context.correlationId;
+    const traceId = traceIdOf(context);
+    if (traceId) execute.traceId = traceId;
+    // Aborts when the caller stops waiting: it went away, or the deadline it sent passed.
+    if (context.signal) execute.signal = context.signal;
     try {
       const result = await this.runtime.execute(execute);
       return { ok: true, result: JSON.parse(result.resultEjson) as never, logs: result.logs, ...(result.http ? { http: result.http } : {}) };
