@@ -34,14 +34,17 @@ describe('the caller identity and the request correlation id (standalone, throug
       defaultRule: {
         roles: [{ name: 'anonymous', apply_when: { '%%user.identities.providerType': 'anon-user' }, read: { owner: '%%user.id' }, write: { owner: '%%user.id' }, insert: true, delete: true, search: true }],
       },
-      collectionRules: [],
+      // A collection whose role asks an app function (a rule's %function runs it over the bus).
+      collectionRules: [{ database: 'club', collection: 'gated', roles: [{ name: 'asked', apply_when: { '%%true': { '%function': { name: 'mayRead', arguments: [] } } }, read: true, write: true, insert: true, delete: true, search: true }] }],
       rules: [],
       webhooks: [],
     });
     config.functions.push(
       { config: { name: 'whoAmI' }, source: 'exports = () => context.user;' },
       { config: { name: 'myNotes' }, source: `exports = async () => (await ${notes}.find({}, { _id: 0, text: 1 }).toArray()).map((note) => note.text);` },
-      { config: { name: 'seed', run_as_system: true }, source: `exports = async (owner) => { await ${notes}.deleteMany({}); await ${notes}.insertMany([{ owner, text: 'mine' }, { owner: 'someone-else', text: 'theirs' }]); };` },
+      { config: { name: 'readGated' }, source: "exports = async () => (await context.services.get('mongodb-atlas').db('club').collection('gated').find({}).toArray()).length;" },
+      { config: { name: 'mayRead' }, source: 'exports = () => true;' },
+      { config: { name: 'seed', run_as_system: true }, source: `exports = async (owner) => { await ${notes}.deleteMany({}); await ${notes}.insertMany([{ owner, text: 'mine' }, { owner: 'someone-else', text: 'theirs' }]); await ${notes.replace('notes', 'gated')}.insertOne({ text: 'asked' }); };` },
     );
     const deployed = await host.nest.get(DeploymentStore).deploy(record._id, writeAppFiles(config), { origin: 'test' });
     await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId: record._id, deploymentId: deployed._id, version: deployed.version });
@@ -96,5 +99,24 @@ describe('the caller identity and the request correlation id (standalone, throug
     });
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(2);
+  });
+
+  it("logs a rule's %function, run for a function's data access, under the correlation id of the client's request", async () => {
+    const response = await fetch(`${host.url}/api/client/v2.0/app/${user.app.id}/functions/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json', 'x-request-id': 'identity-rule-1' },
+      body: JSON.stringify({ name: 'readGated', arguments: [] }),
+    });
+    expect(response.status).toBe(200);
+    const login = await fetch(`${host.url}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
+    const { access_token: adminToken } = (await login.json()) as { access_token: string };
+    const names = await eventually(async () => {
+      const listed = await fetch(`${host.url}/api/admin/v3.0/groups/${groupId}/apps/${appId}/logs?co_id=identity-rule-1`, { headers: { authorization: `Bearer ${adminToken}` } });
+      const found = ((await listed.json()) as { logs: Array<{ function_name?: string }> }).logs.map((entry) => entry.function_name);
+      if (found.length < 2) throw new Error('both calls are not logged yet');
+      return found;
+    });
+    expect(names.sort()).toEqual(['mayRead', 'readGated']);
+    expect(await response.json()).toEqual({ $numberInt: '1' });
   });
 });
