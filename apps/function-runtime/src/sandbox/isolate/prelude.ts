@@ -411,14 +411,9 @@ const emptyPattern = /(?:)/;
 // retires the sandbox.
 function resetGlobals(): boolean {
   let cleanState = true;
-  const keys = Reflect.ownKeys(g);
-  // The baseline's globals cannot be deleted (harden made them non-configurable): as many keys as the
-  // baseline means none was added, and the look-up of every key (twice a call) is skipped.
-  if (keys.length !== baselineGlobals.size) {
-    for (const key of keys) {
-      if (baselineGlobals.has(key)) continue;
-      if (!delete g[key]) cleanState = false;
-    }
+  for (const key of Reflect.ownKeys(g)) {
+    if (baselineGlobals.has(key)) continue;
+    if (!delete g[key]) cleanState = false;
   }
   if (Object.getPrototypeOf(g) !== baselineGlobalProto && !Reflect.setPrototypeOf(g, baselineGlobalProto as object | null)) cleanState = false;
   if (!Object.isExtensible(g)) cleanState = false;
