@@ -67,56 +67,49 @@ describe('the caller identity and the request correlation id (standalone, throug
     expect(remote.map((note) => note.text)).toEqual(['mine']);
   });
 
-  it('logs a call with the correlation id and trace id its HTTP request came with', async () => {
-    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
-    const response = await fetch(`${host.url}/api/client/v2.0/app/${user.app.id}/functions/call`, {
+  /** `functions/call` of a function without arguments over plain HTTP, with extra request headers. */
+  const callOverHttp = (name: string, headers: Record<string, string>): Promise<Response> =>
+    fetch(`${host.url}/api/client/v2.0/app/${user.app.id}/functions/call`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json', 'x-request-id': 'identity-call-1', traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
-      body: JSON.stringify({ name: 'whoAmI', arguments: [] }),
+      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ name, arguments: [] }),
     });
-    expect(response.status).toBe(200);
+
+  /** The app's log entries the admin API lists for `query`, once `ready` finds what the test waits for. */
+  async function listedLogs<T>(query: string, ready: (logs: T[]) => boolean): Promise<T[]> {
     const login = await fetch(`${host.url}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
     const { access_token: adminToken } = (await login.json()) as { access_token: string };
-    const logs = await eventually(async () => {
-      const listed = await fetch(`${host.url}/api/admin/v3.0/groups/${groupId}/apps/${appId}/logs?co_id=identity-call-1`, { headers: { authorization: `Bearer ${adminToken}` } });
-      const body = (await listed.json()) as { logs: Array<Record<string, unknown>> };
-      if (body.logs.length === 0) throw new Error('no log entry for the correlation id yet');
-      return body.logs;
+    return eventually(async () => {
+      const listed = await fetch(`${host.url}/api/admin/v3.0/groups/${groupId}/apps/${appId}/logs?${query}`, { headers: { authorization: `Bearer ${adminToken}` } });
+      const { logs } = (await listed.json()) as { logs: T[] };
+      if (!ready(logs)) throw new Error(`the log entries of ${query} are not listed yet`);
+      return logs;
     });
+  }
+
+  it('logs a call with the correlation id and trace id its HTTP request came with', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const response = await callOverHttp('whoAmI', { 'x-request-id': 'identity-call-1', traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    expect(response.status).toBe(200);
+    const logs = await listedLogs<Record<string, unknown>>('co_id=identity-call-1', (listed) => listed.length > 0);
     expect(logs).toEqual([expect.objectContaining({ type: 'FUNCTION', function_name: 'whoAmI', co_id: 'identity-call-1', trace_id: traceId, user_id: user.id, remote_ip_address: '127.0.0.1' })]);
   });
 
   it('makes a correlation id at the edge when the request brings none, and logs each call under its own', async () => {
     await user.callFunction('whoAmI');
     await user.callFunction('whoAmI');
-    const login = await fetch(`${host.url}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
-    const { access_token: adminToken } = (await login.json()) as { access_token: string };
-    const ids = await eventually(async () => {
-      const listed = await fetch(`${host.url}/api/admin/v3.0/groups/${groupId}/apps/${appId}/logs?type=FUNCTION&limit=2`, { headers: { authorization: `Bearer ${adminToken}` } });
-      const found = ((await listed.json()) as { logs: Array<{ co_id?: string; function_name?: string }> }).logs.filter((entry) => entry.function_name === 'whoAmI' && entry.co_id !== 'identity-call-1');
-      if (found.length < 2) throw new Error('both calls are not logged yet');
-      return found.map((entry) => entry.co_id);
-    });
+    const ofTheseCalls = (entry: { co_id?: string; function_name?: string }): boolean => entry.function_name === 'whoAmI' && entry.co_id !== 'identity-call-1';
+    const logs = await listedLogs<{ co_id?: string; function_name?: string }>('type=FUNCTION&limit=2', (listed) => listed.filter(ofTheseCalls).length >= 2);
+    const ids = logs.filter(ofTheseCalls).map((entry) => entry.co_id);
     expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(2);
   });
 
   it("logs a rule's %function, run for a function's data access, under the correlation id of the client's request", async () => {
-    const response = await fetch(`${host.url}/api/client/v2.0/app/${user.app.id}/functions/call`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json', 'x-request-id': 'identity-rule-1' },
-      body: JSON.stringify({ name: 'readGated', arguments: [] }),
-    });
+    const response = await callOverHttp('readGated', { 'x-request-id': 'identity-rule-1' });
     expect(response.status).toBe(200);
-    const login = await fetch(`${host.url}/api/admin/v3.0/auth/providers/local-userpass/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: ADMIN_PASSWORD }) });
-    const { access_token: adminToken } = (await login.json()) as { access_token: string };
-    const names = await eventually(async () => {
-      const listed = await fetch(`${host.url}/api/admin/v3.0/groups/${groupId}/apps/${appId}/logs?co_id=identity-rule-1`, { headers: { authorization: `Bearer ${adminToken}` } });
-      const found = ((await listed.json()) as { logs: Array<{ function_name?: string }> }).logs.map((entry) => entry.function_name);
-      if (found.length < 2) throw new Error('both calls are not logged yet');
-      return found;
-    });
-    expect(names.sort()).toEqual(['mayRead', 'readGated']);
+    const logs = await listedLogs<{ function_name?: string }>('co_id=identity-rule-1', (listed) => listed.length >= 2);
+    expect(logs.map((entry) => entry.function_name).sort()).toEqual(['mayRead', 'readGated']);
     expect(await response.json()).toEqual({ $numberInt: '1' });
   });
 });
