@@ -266,4 +266,22 @@ describe('custom HTTPS endpoints (standalone host over HTTP)', () => {
     });
     expect(entries.every((entry) => entry.type === 'ENDPOINT')).toBe(true);
   });
+
+  it('logs the request a function got with its credentials redacted: bearer token, email/password headers, query secret', async () => {
+    const withToken = await fetch(`${base}/nested/route/me`, { headers: { authorization: `Bearer ${anonUser.token}` } });
+    expect(withToken.status).toBe(200);
+    const withPassword = await fetch(`${base}/nested/route/me`, { headers: { email: 'ada@example.com', password: 'correct horse' } });
+    expect(withPassword.status).toBe(200);
+    const withSecret = await fetch(`${base}/secret?secret=${SECRET}&keep=visible`, { method: 'POST', headers: { 'x-custom': 'shown' } });
+    expect(withSecret.status).toBe(200);
+    const logs = host.nest.get(LogStore);
+    const logged = await eventually(async () => {
+      const found = JSON.stringify(await logs.list(appId, { types: ['ENDPOINT'] }));
+      expect(found).toContain('visible');
+      expect(found.match(/<redacted>/g)?.length ?? 0).toBeGreaterThanOrEqual(4);
+      return found;
+    });
+    expect(logged).toContain('shown');
+    for (const credential of [anonUser.token, 'correct horse', SECRET]) expect(logged).not.toContain(credential);
+  });
 });

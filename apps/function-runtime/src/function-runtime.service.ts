@@ -10,6 +10,7 @@ import { encodeEjson } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { assertValidFunctionConfig, hasCanEvaluate, privateCallRefusal, runAsMode, type FunctionConfig } from './config/function-config';
 import type { CallOrigin, ExecutionLogEntry, ExecutionLogStore, TriggerRun } from './execution-logs/execution-log.store';
+import { loggedArgumentsEjson } from './execution-logs/logged-arguments';
 import { FunctionRuntimeError, FunctionRuntimeErrorCode } from './function-runtime.error';
 import {
   DEFAULT_FUNCTION_RUNTIME_OPTIONS,
@@ -538,7 +539,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     if (remoteIPAddress) log.remoteIPAddress = remoteIPAddress;
     if (request.trigger) log.trigger = request.trigger;
     if (request.http) log.http = { kind: request.http.kind, route: request.http.route };
-    if (!omitArgs && entry.argsEjson !== undefined) log.arguments = entry.argsEjson;
+    if (!omitArgs && entry.argsEjson !== undefined) log.arguments = loggedArgumentsEjson(request.arguments, entry.argsEjson, request.http !== undefined);
     if (entry.error) log.error = { code: entry.error.errorCode, message: entry.error.message };
     // Recorded once the heap size is known (read without blocking the call; most calls find it read); the
     // log store must not fail a call, so a rejected append is dropped.

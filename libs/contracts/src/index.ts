@@ -3,6 +3,7 @@
 export * from './caller-identity';
 export * from './errors';
 export * from './headers';
+export * from './http-credentials';
 export * from './json-schema/contracts-schema';
 export * from './json-schema/zod-to-json-schema';
 export * from './parse';

@@ -8,6 +8,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { type Counter, metrics, SpanStatusCode, trace } from '@opentelemetry/api';
 import { isDataSourceType } from '@tessera/app-config';
+import { isCredentialHeader, isCredentialQueryParameter, REDACTED } from '@tessera/contracts';
 import { DataAccess } from '@tessera/data-access';
 import { isTesseraError } from '@tessera/domain';
 import { correlationIdOf } from '@tessera/http-edge';
@@ -25,7 +26,6 @@ import { mediaTypeOf, parseRequestBody, responseFormat, serializeResponse } from
 import { type DataApiAction, isDataApiAction, toDataApiResponse, toDataSourceCall, withUpsertId } from './data-api-request';
 import { DataApiError, DataApiErrorCode } from './data-api.error';
 import { type EndpointRequest, EndpointRoutes } from './endpoint-routes';
-import { isCredentialHeader } from './endpoint-credentials';
 import { ENDPOINT_SIGNATURE, endpointSecret, rawQueryOf, requestProofRefusal } from './endpoint-validation';
 
 /** `data/<version>/action/<action>`; `beta` is the Data API's preview path, served beside the configured versions. */
@@ -196,10 +196,10 @@ function endpointArgs(request: EndpointRequest): string {
   const headers: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(request.raw.headers)) {
     if (value === undefined) continue;
-    headers[name] = isCredentialHeader(name) ? ['<redacted>'] : Array.isArray(value) ? value : [value];
+    headers[name] = isCredentialHeader(name) ? [REDACTED] : Array.isArray(value) ? value : [value];
   }
-  const query = { ...(request.raw.query as Record<string, unknown>) };
-  if ('secret' in query) query['secret'] = '<redacted>';
+  const query: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(request.raw.query as Record<string, unknown>)) query[name] = isCredentialQueryParameter(name) ? REDACTED : value;
   return EJSON.stringify({ query, headers, body: new Binary(request.body) }, { relaxed: false });
 }
 

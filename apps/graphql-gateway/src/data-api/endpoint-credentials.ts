@@ -20,13 +20,6 @@ export interface CredentialOptions {
   clientAddress: string;
 }
 
-const credentialHeaders = ['authorization', 'apikey', 'api-key', 'email', 'password', 'jwttokenstring'] as const;
-
-/** Header names that carry a credential, for redaction in logged request arguments. */
-export function isCredentialHeader(name: string): boolean {
-  return (credentialHeaders as readonly string[]).includes(name.toLowerCase());
-}
-
 function header(headers: RequestHeaders, name: string): string | undefined {
   const value = headers[name];
   const first = Array.isArray(value) ? value[0] : value;
