@@ -16,18 +16,14 @@ import { HttpCallerAuth } from './http-caller';
 import type { HttpExchange, HttpReply } from './http-exchange';
 import { type CallContext, type HttpFunctionCall, HttpFunctionCalls } from './http-function-call';
 
-/** The endpoint serving `route` for `method`: an exact method first, then `*`. Disabled endpoints serve nothing. */
-export function matchEndpoint(endpoints: readonly HttpsEndpointConfig[], route: string, method: string): { endpoint?: HttpsEndpointConfig; allowed: string[] } {
-  return matchOnRoute(endpoints.filter((endpoint) => endpoint.route === route && endpoint.disabled !== true), method);
-}
-
-function matchOnRoute(onRoute: readonly HttpsEndpointConfig[], method: string): { endpoint?: HttpsEndpointConfig; allowed: string[] } {
+/** Of a route's enabled endpoints, the one serving `method`: an exact method first, then `*`. */
+export function matchEndpoint(onRoute: readonly HttpsEndpointConfig[], method: string): { endpoint?: HttpsEndpointConfig; allowed: string[] } {
   const wanted = method === 'HEAD' ? 'GET' : method;
   const endpoint = onRoute.find((candidate) => candidate.http_method === wanted) ?? onRoute.find((candidate) => candidate.http_method === '*');
   return { ...(endpoint ? { endpoint } : {}), allowed: onRoute.map((candidate) => candidate.http_method) };
 }
 
-/** What a request needs of a deployed configuration: its enabled endpoints by route, and its functions by name. */
+/** What a request needs of a deployed configuration: its enabled endpoints by route (disabled ones serve nothing), and its functions by name. */
 interface EndpointTable {
   onRoute: ReadonlyMap<string, readonly HttpsEndpointConfig[]>;
   functions: ReadonlyMap<string, FunctionConfig>;
@@ -71,7 +67,7 @@ export class HttpsEndpointsService {
 
   private async prepare(app: ClientApp, route: string, exchange: HttpExchange): Promise<HttpFunctionCall> {
     const table = tableOf(app);
-    const { endpoint, allowed } = matchOnRoute(table.onRoute.get(route) ?? [], exchange.method);
+    const { endpoint, allowed } = matchEndpoint(table.onRoute.get(route) ?? [], exchange.method);
     if (!endpoint) {
       if (allowed.length > 0) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `endpoint ${route} does not accept ${exchange.method} (it accepts ${allowed.join(', ')})`);
       throw new EndpointError(EndpointErrorCode.NotFound, endpointNotFoundMessage(route));
