@@ -10,10 +10,11 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { HttpResponseStateSchema, type HttpResponseState } from '@tessera/contracts';
+import type { HttpResponseState } from '@tessera/contracts';
 import { encodeEjson, parseEjson } from '@tessera/messaging';
 import ivm from 'isolated-vm';
 import { hostZlib } from './dependencies/host-zlib';
+import { responseStateOf } from './http-response-state';
 import { isolateScripts } from './isolate-scripts';
 
 export interface SandboxLimits {
@@ -239,9 +240,9 @@ export class Sandbox {
       if (result.ok) {
         if (!request.http) return { kind: 'ok', resultEjson: result.result ?? 'null', logs: result.logs };
         // The isolate's account of the response object is checked like any other input from sandboxed code.
-        const http = HttpResponseStateSchema.safeParse(result.http);
-        if (!http.success) return { kind: 'error', error: { name: 'Error', message: 'the response object holds an invalid status, header or body' }, logs: result.logs };
-        return { kind: 'ok', resultEjson: result.result ?? 'null', logs: result.logs, http: http.data };
+        const http = responseStateOf(result.http);
+        if (!http) return { kind: 'error', error: { name: 'Error', message: 'the response object holds an invalid status, header or body' }, logs: result.logs };
+        return { kind: 'ok', resultEjson: result.result ?? 'null', logs: result.logs, http };
       }
       return { kind: 'error', error: result.error ?? { name: 'Error', message: 'unknown error' }, logs: result.logs };
     } catch (error) {

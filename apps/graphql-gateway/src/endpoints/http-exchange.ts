@@ -27,9 +27,31 @@ export interface HttpReply {
 
 export type ReturnType = 'JSON' | 'EJSON';
 
+/** Canonical names already made, by name as sent: clients send the same few names on every request. */
+const canonicalNames = new Map<string, string>();
+/** Names remembered at most (a client making up names must not grow the map without bound). */
+const CANONICAL_NAMES_KEPT = 512;
+
+function canonicalize(name: string): string {
+  const lower = name.toLowerCase();
+  let out = '';
+  let start = true;
+  for (let i = 0; i < lower.length; i++) {
+    const char = lower[i] ?? '';
+    out += start && char >= 'a' && char <= 'z' ? char.toUpperCase() : char;
+    start = char === '-';
+  }
+  return out;
+}
+
 /** `Content-Type` -> `Content-Type`, `x-custom-id` -> `X-Custom-Id`: the header keys functions read in App Services. */
 export function canonicalHeaderName(name: string): string {
-  return name.toLowerCase().replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase());
+  let canonical = canonicalNames.get(name);
+  if (canonical === undefined) {
+    canonical = canonicalize(name);
+    if (canonicalNames.size < CANONICAL_NAMES_KEPT) canonicalNames.set(name, canonical);
+  }
+  return canonical;
 }
 
 /** The request's headers keyed by canonical name, each with its values in the order sent. */
@@ -42,12 +64,20 @@ export function canonicalHeaders(rawHeaders: readonly string[]): Record<string, 
   return headers;
 }
 
-/** The function's `request` (endpoints) or `payload` (webhooks) argument, as BSON values. */
-export function requestArgument(exchange: HttpExchange): Record<string, unknown> {
+/** The query's parameters; App Services kept the first value of a repeated parameter. */
+function queryOf(rawQuery: string): Record<string, string> {
   const query: Record<string, string> = {};
-  // App Services kept the first value of a repeated parameter.
-  for (const [key, value] of new URLSearchParams(exchange.rawQuery)) if (!Object.prototype.hasOwnProperty.call(query, key)) query[key] = value;
-  return { query, headers: canonicalHeaders(exchange.rawHeaders), ...(exchange.body.length > 0 ? { body: new Binary(exchange.body) } : {}) };
+  if (rawQuery === '') return query;
+  for (const [key, value] of new URLSearchParams(rawQuery)) if (!Object.prototype.hasOwnProperty.call(query, key)) query[key] = value;
+  return query;
+}
+
+/**
+ * The function's `request` (endpoints) or `payload` (webhooks) argument, as BSON values. `headers` are the
+ * request's canonical headers when the caller made them already (they also go in the call's metadata).
+ */
+export function requestArgument(exchange: HttpExchange, headers: Record<string, string[]> = canonicalHeaders(exchange.rawHeaders)): Record<string, unknown> {
+  return { query: queryOf(exchange.rawQuery), headers, ...(exchange.body.length > 0 ? { body: new Binary(exchange.body) } : {}) };
 }
 
 /** A header the function may set: hop-by-hop and framing headers are the server's to write. */
@@ -89,11 +119,41 @@ function plainJson(value: unknown): unknown {
   return out;
 }
 
+/** Keys EJSON reads as other than a plain field, or that its round trip drops or refuses. */
+function isPlainKey(key: string): boolean {
+  return key[0] !== '$' && key !== '__proto__' && key !== '_bsontype' && !key.includes('\u0000');
+}
+
+/** How deep the plain-JSON check looks before leaving a result to the full conversion. */
+const PLAIN_DEPTH = 32;
+
+/**
+ * True when the EJSON round trip of `resultBody` leaves the value as it is: strings, booleans, null, arrays and
+ * objects with plain keys only (canonical EJSON writes every number as a `$number...` wrapper).
+ */
+function isPlainJson(value: unknown, depth: number): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value !== 'object' || depth > PLAIN_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!isPlainJson(item, depth + 1)) return false;
+    return true;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) if (!isPlainKey(key) || !isPlainJson(record[key], depth + 1)) return false;
+  return true;
+}
+
+/** The JSON return type's text of any result: through BSON values, relaxed EJSON, then wrappers flattened. */
+export function flattenedJson(result: JsonValue): string {
+  const relaxed = EJSON.serialize(EJSON.deserialize(result as never, { relaxed: false }), { relaxed: true });
+  return JSON.stringify(plainJson(relaxed) ?? null);
+}
+
 /** The function's return value (canonical EJSON) as a body: canonical EJSON, or plain JSON (ObjectId as its hex, dates as ISO strings). */
 export function resultBody(result: JsonValue, returnType: ReturnType): { body: Buffer; contentType: string } {
   if (returnType === 'EJSON') return { body: Buffer.from(JSON.stringify(result)), contentType: 'application/json' };
-  const relaxed = EJSON.serialize(EJSON.deserialize(result as never, { relaxed: false }), { relaxed: true });
-  return { body: Buffer.from(JSON.stringify(plainJson(relaxed) ?? null)), contentType: 'application/json' };
+  // Most results hold no EJSON wrapper to flatten: their text is the plain JSON as it stands.
+  return { body: Buffer.from(isPlainJson(result, 0) ? JSON.stringify(result) : flattenedJson(result)), contentType: 'application/json' };
 }
 
 /**

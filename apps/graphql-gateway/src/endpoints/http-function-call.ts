@@ -70,11 +70,13 @@ export class HttpFunctionCalls {
 
   /** Runs the function with the request and its `response` object, and makes the reply. */
   private async run(call: HttpFunctionCall, exchange: HttpExchange, context: CallContext): Promise<HttpReply> {
+    // One set of canonical headers for both the function's `request` and `context.request`: nothing changes either.
+    const requestHeaders = canonicalHeaders(exchange.rawHeaders);
     const outcome = await this.functions.run(
       {
         appId: call.appId,
         functionName: call.functionName,
-        args: [requestArgument(exchange)],
+        args: [requestArgument(exchange, requestHeaders)],
         caller: call.caller,
         ...(call.runAs ? { runAs: call.runAs } : {}),
         metadata: {
@@ -83,7 +85,7 @@ export class HttpFunctionCalls {
           httpMethod: exchange.method,
           rawQueryString: exchange.rawQuery,
           webhookUrl: exchange.path,
-          requestHeaders: canonicalHeaders(exchange.rawHeaders),
+          requestHeaders,
           ...(typeof exchange.headers['user-agent'] === 'string' ? { httpUserAgent: exchange.headers['user-agent'] } : {}),
           ...(typeof exchange.headers['referer'] === 'string' ? { httpReferrer: exchange.headers['referer'] } : {}),
         },

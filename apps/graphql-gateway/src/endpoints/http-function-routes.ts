@@ -20,16 +20,19 @@ import { IncomingWebhooksService } from './incoming-webhooks.service';
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 export const WEBHOOK_URL = '/api/client/v2.0/app/:appId/service/:service/incoming_webhook/:webhook';
 
-function exchangeOf(request: FastifyRequest): HttpExchange {
+const NO_BODY = Buffer.alloc(0);
+
+/** What the handler read off the wire; `body` when the caller has read it already (the endpoint table has). */
+function exchangeOf(request: FastifyRequest, body: unknown = request.body): HttpExchange {
   const url = request.raw.url ?? request.url;
-  const body = request.body;
+  const mark = url.indexOf('?');
   return {
     method: request.method,
-    path: url.split('?')[0] ?? url,
+    path: mark >= 0 ? url.slice(0, mark) : url,
     rawQuery: rawQueryOf(url),
     headers: request.headers,
     rawHeaders: request.raw.rawHeaders,
-    body: Buffer.isBuffer(body) ? body : Buffer.alloc(0),
+    body: Buffer.isBuffer(body) ? body : NO_BODY,
     remoteAddress: request.ip,
   };
 }
@@ -63,7 +66,7 @@ export class HttpFunctionRoutes implements OnModuleInit {
         url: WEBHOOK_URL,
         handler: (request, reply) => {
           const params = request.params as Record<string, string | undefined>;
-          return this.answer('webhook', request, reply, (exchange, context) => this.webhooks.serve(params['appId'] ?? '', params['service'] ?? '', params['webhook'] ?? '', exchange, context));
+          return this.answer('webhook', request, request.body, reply, (exchange, context) => this.webhooks.serve(params['appId'] ?? '', params['service'] ?? '', params['webhook'] ?? '', exchange, context));
         },
       });
     });
@@ -71,14 +74,14 @@ export class HttpFunctionRoutes implements OnModuleInit {
 
   /** Serves a custom HTTPS endpoint. Routes match exactly, and none holds `.` or `..` segments, so no path reaches another. */
   handleEndpoint(request: EndpointRequest, reply: FastifyReply): Promise<void> {
-    return this.answer('endpoint', request.raw, reply, (exchange, context) => this.endpoints.serve(request.clientAppId, `/${request.path}`, { ...exchange, body: request.body }, context));
+    return this.answer('endpoint', request.raw, request.body, reply, (exchange, context) => this.endpoints.serve(request.clientAppId, `/${request.path}`, exchange, context));
   }
 
-  private async answer(kind: 'endpoint' | 'webhook', request: FastifyRequest, reply: FastifyReply, serve: (exchange: HttpExchange, context: CallContext) => Promise<HttpReply>): Promise<void> {
+  private async answer(kind: 'endpoint' | 'webhook', request: FastifyRequest, body: unknown, reply: FastifyReply, serve: (exchange: HttpExchange, context: CallContext) => Promise<HttpReply>): Promise<void> {
     const context = { signal: clientGoneSignal(reply), headers: edgeMessageHeaders(request) };
     let answer: HttpReply;
     try {
-      answer = await serve(exchangeOf(request), context);
+      answer = await serve(exchangeOf(request, body), context);
     } catch (error) {
       answer = replyOfError(error);
     }

@@ -5,7 +5,7 @@
  * and `response` objects.
  */
 import { Injectable } from '@nestjs/common';
-import { type HttpsEndpointConfig, httpsEndpoints } from '@tessera/app-config';
+import { type FunctionConfig, type HttpsEndpointConfig, httpsEndpoints } from '@tessera/app-config';
 import type { Caller } from '@tessera/contracts';
 import { SecretStore } from '@tessera/platform';
 import { type ClientApp, ClientApps } from '../client-api/client-apps.service';
@@ -16,24 +16,39 @@ import { HttpCallerAuth } from './http-caller';
 import type { HttpExchange, HttpReply } from './http-exchange';
 import { type CallContext, type HttpFunctionCall, HttpFunctionCalls } from './http-function-call';
 
-/** The endpoint serving `route` for `method`: an exact method first, then `*`. Disabled endpoints serve nothing. */
-export function matchEndpoint(endpoints: readonly HttpsEndpointConfig[], route: string, method: string): { endpoint?: HttpsEndpointConfig; allowed: string[] } {
-  const onRoute = endpoints.filter((endpoint) => endpoint.route === route && endpoint.disabled !== true);
+/** Of a route's enabled endpoints, the one serving `method`: an exact method first, then `*`. */
+export function matchEndpoint(onRoute: readonly HttpsEndpointConfig[], method: string): { endpoint?: HttpsEndpointConfig; allowed: string[] } {
   const wanted = method === 'HEAD' ? 'GET' : method;
   const endpoint = onRoute.find((candidate) => candidate.http_method === wanted) ?? onRoute.find((candidate) => candidate.http_method === '*');
   return { ...(endpoint ? { endpoint } : {}), allowed: onRoute.map((candidate) => candidate.http_method) };
 }
 
-/** The endpoints of each deployed configuration, parsed once (a deploy makes a new configuration object). */
-const parsed = new WeakMap<ClientApp['config'], HttpsEndpointConfig[]>();
+/** What a request needs of a deployed configuration: its enabled endpoints by route (disabled ones serve nothing), and its functions by name. */
+interface EndpointTable {
+  onRoute: ReadonlyMap<string, readonly HttpsEndpointConfig[]>;
+  functions: ReadonlyMap<string, FunctionConfig>;
+}
 
-function endpointsOf(app: ClientApp): HttpsEndpointConfig[] {
-  let endpoints = parsed.get(app.config);
-  if (!endpoints) {
-    endpoints = httpsEndpoints(app.config);
-    parsed.set(app.config, endpoints);
+/** The table of each deployed configuration, made once (a deploy makes a new configuration object). */
+const tables = new WeakMap<ClientApp['config'], EndpointTable>();
+
+function tableOf(app: ClientApp): EndpointTable {
+  let table = tables.get(app.config);
+  if (!table) {
+    const onRoute = new Map<string, HttpsEndpointConfig[]>();
+    for (const endpoint of httpsEndpoints(app.config)) {
+      if (endpoint.disabled === true) continue;
+      const list = onRoute.get(endpoint.route);
+      if (list) list.push(endpoint);
+      else onRoute.set(endpoint.route, [endpoint]);
+    }
+    const functions = new Map<string, FunctionConfig>();
+    // The first function of a name, as a search of the list finds it.
+    for (const fn of app.config.functions) if (!functions.has(fn.config.name)) functions.set(fn.config.name, fn.config);
+    table = { onRoute, functions };
+    tables.set(app.config, table);
   }
-  return endpoints;
+  return table;
 }
 
 @Injectable()
@@ -51,18 +66,20 @@ export class HttpsEndpointsService {
   }
 
   private async prepare(app: ClientApp, route: string, exchange: HttpExchange): Promise<HttpFunctionCall> {
-    const { endpoint, allowed } = matchEndpoint(endpointsOf(app), route, exchange.method);
+    const table = tableOf(app);
+    const { endpoint, allowed } = matchEndpoint(table.onRoute.get(route) ?? [], exchange.method);
     if (!endpoint) {
       if (allowed.length > 0) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `endpoint ${route} does not accept ${exchange.method} (it accepts ${allowed.join(', ')})`);
       throw new EndpointError(EndpointErrorCode.NotFound, endpointNotFoundMessage(route));
     }
-    const refusal = requestProofRefusal(endpoint.validation_method, await endpointSecret(this.secrets, app, endpoint.secret_name), exchange, ENDPOINT_SIGNATURE);
+    const secret = endpoint.secret_name ? await endpointSecret(this.secrets, app, endpoint.secret_name) : undefined;
+    const refusal = requestProofRefusal(endpoint.validation_method, secret, exchange, ENDPOINT_SIGNATURE);
     if (refusal !== undefined) throw new EndpointError(EndpointErrorCode.AuthFailed, refusal);
     return {
       appId: app.appId,
       functionName: endpoint.function_name,
       http: { kind: 'endpoint', route },
-      caller: await this.callerOf(app, endpoint, exchange),
+      caller: await this.callerOf(app, endpoint, table.functions.get(endpoint.function_name), exchange),
       respondResult: endpoint.respond_result === true,
       returnType: endpoint.return_type === 'EJSON' ? 'EJSON' : 'JSON',
       emptyStatus: 204,
@@ -73,9 +90,7 @@ export class HttpsEndpointsService {
    * System, user-id and script authentication are the function's run-as settings, applied by the runtime
    * (the call goes in as system); application authentication is the user the request's credentials name.
    */
-  private async callerOf(app: ClientApp, endpoint: HttpsEndpointConfig, exchange: HttpExchange): Promise<Caller> {
-    const fn = app.config.functions.find((candidate) => candidate.config.name === endpoint.function_name);
-    const config = fn?.config;
+  private async callerOf(app: ClientApp, endpoint: HttpsEndpointConfig, config: FunctionConfig | undefined, exchange: HttpExchange): Promise<Caller> {
     if (!config || config.run_as_system === true || nonEmpty(config.run_as_user_id) || nonEmpty(config.run_as_user_id_script_source)) return { type: 'system' };
     const user = await this.callers.callerOf(app, exchange.headers, {
       createUser: endpoint.create_user_on_auth === true,
