@@ -18,6 +18,7 @@ const functions = [
   fn('echo', `exports = (request, response) => ({
     query: request.query,
     custom: request.headers['X-Custom'],
+    contextCustom: context.request.requestHeaders['X-Custom'],
     body: request.body === undefined ? null : request.body.text(),
     method: context.request.httpMethod,
   });`, { run_as_system: true }),
@@ -107,7 +108,7 @@ describe('custom HTTPS endpoints (standalone host over HTTP)', () => {
     const response = await fetch(`${base}/echo?a=1&a=2&b=x`, { method: 'POST', headers: { 'x-custom': 'yes', 'content-type': 'text/plain' }, body: 'raw body text' });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
-    expect(await response.json()).toEqual({ query: { a: '1', b: 'x' }, custom: ['yes'], body: 'raw body text', method: 'POST' });
+    expect(await response.json()).toEqual({ query: { a: '1', b: 'x' }, custom: ['yes'], contextCustom: ['yes'], body: 'raw body text', method: 'POST' });
   });
 
   it("serves every method of a '*' endpoint and only its method otherwise", async () => {

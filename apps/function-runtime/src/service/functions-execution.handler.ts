@@ -24,6 +24,20 @@ function traceIdOf(context: MessageContext): string | undefined {
   return traceId && /^[0-9a-f]{32}$/.test(traceId) && !/^0+$/.test(traceId) ? traceId : undefined;
 }
 
+/**
+ * The headers of the HTTP request an endpoint or webhook call serves, from its first argument (`request` or
+ * `payload`, whose `headers` the edge made canonical): the edge sends them once, there, not again in the
+ * metadata. Undefined when the argument holds no such map.
+ */
+function servedRequestHeaders(args: readonly unknown[]): Record<string, string[]> | undefined {
+  const first = args[0];
+  if (typeof first !== 'object' || first === null) return undefined;
+  const headers = (first as { headers?: unknown }).headers;
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return undefined;
+  for (const values of Object.values(headers)) if (!Array.isArray(values) || !values.every((value) => typeof value === 'string')) return undefined;
+  return headers as Record<string, string[]>;
+}
+
 /** `context.request` of the call: the caller's HTTP request as its metadata describes it. */
 function requestInfoOf(metadata: RequestMetadata): FunctionRequestInfo {
   const info: FunctionRequestInfo = {};
@@ -65,7 +79,13 @@ export class FunctionsExecutionHandler {
       headers: propagationHeaders(context),
     };
     // Set one by one rather than spread from conditional parts: every call builds this request.
-    if (request.http) execute.http = request.http;
+    if (request.http) {
+      execute.http = request.http;
+      if (!metadata.requestHeaders) {
+        const headers = servedRequestHeaders(execute.arguments);
+        if (headers && execute.request) execute.request.requestHeaders = headers;
+      }
+    }
     if (context.correlationId) execute.correlationId = context.correlationId;
     const traceId = traceIdOf(context);
     if (traceId) execute.traceId = traceId;

@@ -73,11 +73,11 @@ function queryOf(rawQuery: string): Record<string, string> {
 }
 
 /**
- * The function's `request` (endpoints) or `payload` (webhooks) argument, as BSON values. `headers` are the
- * request's canonical headers when the caller made them already (they also go in the call's metadata).
+ * The function's `request` (endpoints) or `payload` (webhooks) argument, as BSON values. Its canonical
+ * headers are also the call's `context.request.requestHeaders` (the runtime takes them from here).
  */
-export function requestArgument(exchange: HttpExchange, headers: Record<string, string[]> = canonicalHeaders(exchange.rawHeaders)): Record<string, unknown> {
-  return { query: queryOf(exchange.rawQuery), headers, ...(exchange.body.length > 0 ? { body: new Binary(exchange.body) } : {}) };
+export function requestArgument(exchange: HttpExchange): Record<string, unknown> {
+  return { query: queryOf(exchange.rawQuery), headers: canonicalHeaders(exchange.rawHeaders), ...(exchange.body.length > 0 ? { body: new Binary(exchange.body) } : {}) };
 }
 
 /** A header the function may set: hop-by-hop and framing headers are the server's to write. */

@@ -9,7 +9,7 @@ import { isTesseraError, type ErrorBody } from '@tessera/domain';
 import { FunctionCalls } from '@tessera/messaging';
 import { LogStore } from '@tessera/platform';
 import { type Counter, metrics } from '@opentelemetry/api';
-import { canonicalHeaders, type HttpExchange, type HttpReply, replyOf, requestArgument, type ReturnType } from './http-exchange';
+import { type HttpExchange, type HttpReply, replyOf, requestArgument, type ReturnType } from './http-exchange';
 
 export interface HttpFunctionCall {
   appId: string;
@@ -70,13 +70,13 @@ export class HttpFunctionCalls {
 
   /** Runs the function with the request and its `response` object, and makes the reply. */
   private async run(call: HttpFunctionCall, exchange: HttpExchange, context: CallContext): Promise<HttpReply> {
-    // One set of canonical headers for both the function's `request` and `context.request`: nothing changes either.
-    const requestHeaders = canonicalHeaders(exchange.rawHeaders);
+    // The canonical headers travel once, in the function's `request` argument; the runtime makes
+    // `context.request.requestHeaders` of them (an HTTP call's metadata leaves them out).
     const outcome = await this.functions.run(
       {
         appId: call.appId,
         functionName: call.functionName,
-        args: [requestArgument(exchange, requestHeaders)],
+        args: [requestArgument(exchange)],
         caller: call.caller,
         ...(call.runAs ? { runAs: call.runAs } : {}),
         metadata: {
@@ -85,7 +85,6 @@ export class HttpFunctionCalls {
           httpMethod: exchange.method,
           rawQueryString: exchange.rawQuery,
           webhookUrl: exchange.path,
-          requestHeaders,
           ...(typeof exchange.headers['user-agent'] === 'string' ? { httpUserAgent: exchange.headers['user-agent'] } : {}),
           ...(typeof exchange.headers['referer'] === 'string' ? { httpReferrer: exchange.headers['referer'] } : {}),
         },
