@@ -79,16 +79,19 @@ describe('incoming webhooks (standalone host over HTTP)', () => {
     expect(await refused.json()).toMatchObject({ error_code: 'IncomingWebhookAuthFailed' });
   });
 
-  it('checks X-Hook-Signature: sha1=<hex HMAC-SHA1 of the raw body>', async () => {
+  it("checks X-Hook-Signature: sha256=<hex HMAC-SHA256 of the raw body> (App Services' documented example), or sha1=", async () => {
     const body = '{"ref":"refs/heads/main"}';
-    const good = createHmac('sha1', SECRET).update(body).digest('hex');
-    const ok = await fetch(`${base}/signed`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hook-signature': `sha1=${good}` }, body });
-    expect(ok.status).toBe(200);
-    expect(await ok.json()).toMatchObject({ body });
+    for (const algorithm of ['sha256', 'sha1']) {
+      const good = createHmac(algorithm, SECRET).update(body).digest('hex');
+      const ok = await fetch(`${base}/signed`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hook-signature': `${algorithm}=${good}` }, body });
+      expect(ok.status, algorithm).toBe(200);
+      expect(await ok.json()).toMatchObject({ body });
+    }
     const sha256 = createHmac('sha256', SECRET).update(body).digest('hex');
-    for (const signature of [`sha1=${createHmac('sha1', 'other').update(body).digest('hex')}`, `sha256=${sha256}`, good]) {
+    const sha1 = createHmac('sha1', SECRET).update(body).digest('hex');
+    for (const signature of [`sha256=${createHmac('sha256', 'other').update(body).digest('hex')}`, `sha1=${sha256}`, `sha256=${sha1}`, `sha512=${sha256}`, sha256, '']) {
       const refused = await fetch(`${base}/signed`, { method: 'POST', headers: { 'x-hook-signature': signature }, body });
-      expect(refused.status).toBe(401);
+      expect(refused.status, signature).toBe(401);
       expect(await refused.json()).toMatchObject({ error_code: 'IncomingWebhookAuthFailed' });
     }
   });

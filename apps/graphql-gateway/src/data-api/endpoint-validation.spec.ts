@@ -25,14 +25,22 @@ describe('requestProofRefusal', () => {
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `sha256=${hmac('sha256', secret)}` }), ENDPOINT_SIGNATURE)).toBeUndefined();
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `SHA256=${hmac('sha256', secret).toUpperCase()}` }), ENDPOINT_SIGNATURE)).toBeUndefined();
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `sha256=${hmac('sha256', 'other')}` }), ENDPOINT_SIGNATURE)).toMatch(/does not match/);
-    // A webhook's sha1 signature is not an endpoint's.
+    // An HMAC-SHA1, which a webhook takes, is not an endpoint's.
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `sha1=${hmac('sha1', secret)}` }), ENDPOINT_SIGNATURE)).toMatch(/must be sha256=/);
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request(`secret=${secret}`), ENDPOINT_SIGNATURE)).toMatch(/must be sha256=/);
   });
 
-  it('checks the X-Hook-Signature HMAC-SHA1 of incoming webhooks', () => {
+  it("checks the X-Hook-Signature HMAC-SHA256 of incoming webhooks (App Services' documented example), and an HMAC-SHA1", () => {
+    // The example of App Services' webhook documentation: secret 12345, this body, this signature.
+    const documented = { rawQuery: '', body: Buffer.from('{"message":"MESSAGE"}'), headers: { 'x-hook-signature': 'sha256=828ee180512eaf8a6229eda7eea72323f68e9c0f0093b11a578b0544c5777862' } };
+    expect(requestProofRefusal('VERIFY_PAYLOAD', '12345', documented, WEBHOOK_SIGNATURE)).toBeUndefined();
+    expect(requestProofRefusal('VERIFY_PAYLOAD', '12346', documented, WEBHOOK_SIGNATURE)).toMatch(/does not match/);
+    expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'x-hook-signature': `sha256=${hmac('sha256', secret)}` }), WEBHOOK_SIGNATURE)).toBeUndefined();
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'x-hook-signature': `sha1=${hmac('sha1', secret)}` }), WEBHOOK_SIGNATURE)).toBeUndefined();
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'x-hook-signature': `sha1=${hmac('sha1', 'other')}` }), WEBHOOK_SIGNATURE)).toMatch(/does not match/);
+    // Each digest is checked with the algorithm its prefix names.
+    expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'x-hook-signature': `sha1=${hmac('sha256', secret)}` }), WEBHOOK_SIGNATURE)).toMatch(/does not match/);
+    expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'x-hook-signature': hmac('sha256', secret) }), WEBHOOK_SIGNATURE)).toMatch(/must be sha256=/);
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `sha256=${hmac('sha256', secret)}` }), WEBHOOK_SIGNATURE)).toMatch(/x-hook-signature/);
   });
 

@@ -1,7 +1,8 @@
 /**
  * The request checks App Services made before an HTTP surface ran: the secret as the `secret` query
  * parameter, or an HMAC of the raw body in a header (`Endpoint-Signature: sha256=<hex>` for the Data API and
- * HTTPS endpoints, `X-Hook-Signature: sha1=<hex>` for incoming webhooks). The one implementation every
+ * HTTPS endpoints, `X-Hook-Signature: sha256=<hex>` for incoming webhooks, as App Services documented them;
+ * webhooks also take `sha1=<hex>`, the HMAC-SHA1 some senders were set up with). The one implementation every
  * surface calls; each maps a refusal to its own error code. Comparisons take constant time, and a refusal
  * says which check failed, never what was expected.
  */
@@ -12,11 +13,12 @@ import type { ClientApp } from '../client-api/client-apps.service';
 export interface SignatureScheme {
   /** Lower-case header name. */
   header: string;
-  algorithm: 'sha256' | 'sha1';
+  /** The HMACs the header may carry, as `<algorithm>=<hex>`; the first is the one a refusal names. */
+  algorithms: ReadonlyArray<'sha256' | 'sha1'>;
 }
 
-export const ENDPOINT_SIGNATURE: SignatureScheme = { header: 'endpoint-signature', algorithm: 'sha256' };
-export const WEBHOOK_SIGNATURE: SignatureScheme = { header: 'x-hook-signature', algorithm: 'sha1' };
+export const ENDPOINT_SIGNATURE: SignatureScheme = { header: 'endpoint-signature', algorithms: ['sha256'] };
+export const WEBHOOK_SIGNATURE: SignatureScheme = { header: 'x-hook-signature', algorithms: ['sha256', 'sha1'] };
 
 /** What a request offers to prove it knows the secret. */
 export interface RequestProof {
@@ -64,10 +66,13 @@ export function requestProofRefusal(method: string | undefined, secret: string |
   if (validation === 'VERIFY_PAYLOAD') {
     const raw = request.headers[scheme.header];
     const header = Array.isArray(raw) ? raw[0] : raw;
-    const prefix = `${scheme.algorithm}=`;
-    if (typeof header !== 'string' || !header.toLowerCase().startsWith(prefix)) return `invalid signature: the ${scheme.header} header must be ${prefix}<hex HMAC-${scheme.algorithm.toUpperCase()} of the body>`;
-    const expected = createHmac(scheme.algorithm, secret).update(request.body).digest('hex');
-    return sameText(header.slice(prefix.length).trim().toLowerCase(), expected) ? undefined : 'invalid signature: the payload signature does not match';
+    const algorithm = typeof header === 'string' ? scheme.algorithms.find((name) => header.toLowerCase().startsWith(`${name}=`)) : undefined;
+    if (typeof header !== 'string' || algorithm === undefined) {
+      const [named = 'sha256'] = scheme.algorithms;
+      return `invalid signature: the ${scheme.header} header must be ${named}=<hex HMAC-${named.toUpperCase()} of the body>`;
+    }
+    const expected = createHmac(algorithm, secret).update(request.body).digest('hex');
+    return sameText(header.slice(algorithm.length + 1).trim().toLowerCase(), expected) ? undefined : 'invalid signature: the payload signature does not match';
   }
   return `unknown validation method: ${validation}`;
 }
