@@ -22,6 +22,10 @@ describe('requestProofRefusal', () => {
   });
 
   it('checks the Endpoint-Signature HMAC-SHA256 of the raw body (hex, either case)', () => {
+    // The example of App Services' custom endpoint documentation: this secret, this body, this signature.
+    const documented = { rawQuery: '', body: Buffer.from('{ "message": "Hello!" }'), headers: { 'endpoint-signature': 'sha256=d4f0537db4e230d7a6028a6f7c3bb1b57c9d16f39176d78697e559ac333e0b36' } };
+    expect(requestProofRefusal('VERIFY_PAYLOAD', 'Super5ecr3tPa55w0rd', documented, ENDPOINT_SIGNATURE)).toBeUndefined();
+    expect(requestProofRefusal('VERIFY_PAYLOAD', 'Super5ecr3tPa55w0rd', { ...documented, body: Buffer.from('{"message": "Hello!"}') }, ENDPOINT_SIGNATURE)).toMatch(/does not match/);
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `sha256=${hmac('sha256', secret)}` }), ENDPOINT_SIGNATURE)).toBeUndefined();
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `SHA256=${hmac('sha256', secret).toUpperCase()}` }), ENDPOINT_SIGNATURE)).toBeUndefined();
     expect(requestProofRefusal('VERIFY_PAYLOAD', secret, request('', { 'endpoint-signature': `sha256=${hmac('sha256', 'other')}` }), ENDPOINT_SIGNATURE)).toMatch(/does not match/);
