@@ -4,7 +4,7 @@
  * `application/ejson` is canonical Extended JSON (every BSON type kept), `application/json` plain JSON
  * (ObjectIds as hex strings, dates as ISO strings, numbers as numbers), else the configured `return_type`.
  */
-import { Binary, BSONRegExp, Decimal128, Double, EJSON, Int32, Long, ObjectId, Timestamp } from 'bson';
+import { Binary, BSONRegExp, Decimal128, Double, EJSON, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp } from 'bson';
 import { fromEjson } from '../client-api/ejson-body';
 import { DataApiError, DataApiErrorCode } from './data-api.error';
 
@@ -52,7 +52,12 @@ export function serializeResponse(body: unknown, format: DataApiFormat): string 
   return format === 'EJSON' ? EJSON.stringify(body, { relaxed: false }) : JSON.stringify(toPlainJson(body));
 }
 
-/** BSON values as the plain JSON App Services' `application/json` answers gave (type information is lost). */
+/**
+ * BSON values as the plain JSON App Services' `application/json` answers gave (type information is lost):
+ * ObjectId as its hex, dates as ISO strings, numbers as numbers, Decimal128 as a string, and (as its data
+ * formats page shows) Binary as `{ Subtype, Data }` (base64), a regex as `{ Pattern, Options }`, a
+ * Timestamp as `{ T, I }`, MinKey and MaxKey as `{}`.
+ */
 export function toPlainJson(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'object') return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
@@ -60,11 +65,15 @@ export function toPlainJson(value: unknown): unknown {
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
   if (value instanceof ObjectId) return value.toHexString();
   if (value instanceof Int32 || value instanceof Double) return value.valueOf();
+  // A Timestamp is a Long too: its own form first.
+  if (value instanceof Timestamp) return { T: value.high, I: value.low };
   if (value instanceof Long) return value.toNumber();
   if (value instanceof Decimal128) return value.toString();
-  if (value instanceof Binary) return value.sub_type === Binary.SUBTYPE_UUID ? value.toUUID().toHexString(true) : value.toString('base64');
-  if (value instanceof BSONRegExp) return value.pattern;
-  if (value instanceof Timestamp) return { t: value.high, i: value.low };
+  // The forms App Services' data formats page gives for the types JSON has no equivalent of.
+  if (value instanceof Binary) return { Subtype: value.sub_type, Data: value.toString('base64') };
+  if (value instanceof BSONRegExp) return { Pattern: value.pattern, Options: value.options };
+  if (value instanceof RegExp) return { Pattern: value.source, Options: value.flags };
+  if (value instanceof MinKey || value instanceof MaxKey) return {};
   if ('_bsontype' in value) return EJSON.serialize(value, { relaxed: true });
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) if (item !== undefined) out[key] = toPlainJson(item);

@@ -1,4 +1,4 @@
-import { Binary, Decimal128, Int32, Long, ObjectId } from 'bson';
+import { Binary, BSONRegExp, Decimal128, Double, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp } from 'bson';
 import { DataApiError } from './data-api.error';
 import { responseFormat, toPlainJson } from './data-api-format';
 import { toDataApiResponse, toDataSourceCall, withUpsertId } from './data-api-request';
@@ -73,6 +73,22 @@ describe('formats', () => {
     expect(responseFormat('*/*', 'JSON')).toBe('JSON');
   });
 
+  it("writes the types JSON has no equivalent of as App Services' data formats page shows them", () => {
+    const uuidBinary = new Binary(Buffer.from('e67803a39588be8a95731a21e27d7391', 'base64'), 5);
+    expect(toPlainJson({ binary: uuidBinary, regex: new BSONRegExp('^H', 'i'), native: /^H/i, ts: new Timestamp({ t: 1565545664, i: 1 }), min: new MinKey(), max: new MaxKey(), decimal: Decimal128.fromString('9823.1297'), year: Long.fromNumber(2022), date: new Date(1641954803067), double: new Double(10.5) })).toEqual({
+      binary: { Subtype: 5, Data: 'e67803a39588be8a95731a21e27d7391' },
+      regex: { Pattern: '^H', Options: 'i' },
+      native: { Pattern: '^H', Options: 'i' },
+      ts: { T: 1565545664, I: 1 },
+      min: {},
+      max: {},
+      decimal: '9823.1297',
+      year: 2022,
+      date: '2022-01-12T02:33:23.067Z',
+      double: 10.5,
+    });
+  });
+
   it('writes plain JSON without type information', () => {
     const id = new ObjectId('65a000000000000000000001');
     expect(toPlainJson({ id, when: new Date('2024-01-02T00:00:00Z'), n: new Int32(3), big: Long.fromNumber(5), price: Decimal128.fromString('1.10'), raw: new Binary(Buffer.from('hi')), list: [id], nothing: undefined })).toEqual({
@@ -81,7 +97,7 @@ describe('formats', () => {
       n: 3,
       big: 5,
       price: '1.10',
-      raw: 'aGk=',
+      raw: { Subtype: 0, Data: 'aGk=' },
       list: ['65a000000000000000000001'],
     });
   });

@@ -1,3 +1,4 @@
+import { Binary, BSONRegExp, Decimal128, EJSON, MaxKey, MinKey, ObjectId, Timestamp } from 'bson';
 import fc from 'fast-check';
 import type { JsonValue } from '@tessera/contracts';
 import { canonicalHeaderName, canonicalHeaders, flattenedJson, requestArgument, resultBody } from './http-exchange';
@@ -82,5 +83,26 @@ describe('the JSON return type', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("an endpoint's JSON return type", () => {
+  it("writes the types JSON has no equivalent of as App Services' data formats page shows them", () => {
+    const result = EJSON.serialize(
+      { binary: new Binary(Buffer.from('e67803a39588be8a95731a21e27d7391', 'base64'), 5), regex: new BSONRegExp('^H', 'i'), ts: new Timestamp({ t: 1565545664, i: 1 }), min: new MinKey(), max: new MaxKey(), decimal: Decimal128.fromString('9823.1297'), id: new ObjectId('5d505646cf6d4fe581014ab2'), date: new Date(1641954803067), double: 10.5, int: 10 },
+      { relaxed: false },
+    ) as JsonValue;
+    expect(JSON.parse(resultBody(result, 'JSON').body.toString())).toEqual({
+      binary: { Subtype: 5, Data: 'e67803a39588be8a95731a21e27d7391' },
+      regex: { Pattern: '^H', Options: 'i' },
+      ts: { T: 1565545664, I: 1 },
+      min: {},
+      max: {},
+      decimal: '9823.1297',
+      id: '5d505646cf6d4fe581014ab2',
+      date: '2022-01-12T02:33:23.067Z',
+      double: 10.5,
+      int: 10,
+    });
   });
 });

@@ -112,7 +112,21 @@ function plainJson(value: unknown): unknown {
       const millis = typeof date === 'object' && date !== null ? Number((date as { $numberLong?: string }).$numberLong) : Date.parse(String(date));
       return Number.isFinite(millis) && Math.abs(millis) <= 8.64e15 ? new Date(millis).toISOString() : date;
     }
-    if (key === '$binary') return (record[key] as { base64?: unknown }).base64;
+    // The forms App Services' data formats page gives for the types JSON has no equivalent of.
+    const inner = record[key];
+    if (key === '$binary' && typeof inner === 'object' && inner !== null) {
+      const { base64, subType } = inner as { base64?: unknown; subType?: unknown };
+      return { Subtype: parseInt(String(subType), 16), Data: base64 };
+    }
+    if (key === '$regularExpression' && typeof inner === 'object' && inner !== null) {
+      const { pattern, options } = inner as { pattern?: unknown; options?: unknown };
+      return { Pattern: pattern, Options: options };
+    }
+    if (key === '$timestamp' && typeof inner === 'object' && inner !== null) {
+      const { t, i } = inner as { t?: unknown; i?: unknown };
+      return { T: t, I: i };
+    }
+    if (key === '$minKey' || key === '$maxKey') return {};
   }
   const out: Record<string, unknown> = {};
   for (const key of keys) out[key] = plainJson(record[key]);
