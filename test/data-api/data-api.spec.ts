@@ -169,10 +169,15 @@ describe('Data API', () => {
       expect(new Set(wrong.map((answer) => answer.status))).toEqual(new Set([401, 429]));
     });
 
-    it('refuses a request without credentials with 401 MissingAuthReq and a link to its log entry', async () => {
+    it("refuses a request without credentials, or with an email and no password, as the Data API's OpenAPI description says, with a link to its log entry", async () => {
       const answer = await dataApi(host, app.clientAppId, 'find', { ...source, filter: {} });
-      expect(answer.status).toBe(401);
-      expect(answer.body).toMatchObject({ error_code: 'MissingAuthReq', link: expect.stringContaining(`/api/admin/v3.0/groups/`) });
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ error: 'no authentication methods were specified', error_code: 'InvalidParameter', link: expect.stringContaining(`/api/admin/v3.0/groups/`) });
+      for (const headers of [{ email: 'grace@example.com' }, { password: 'a password' }] as Array<Record<string, string>>) {
+        const partial = await dataApi(host, app.clientAppId, 'find', { ...source, filter: {} }, { headers });
+        expect(partial.status).toBe(400);
+        expect(partial.body).toMatchObject({ error: 'must specify some form of authentication (either email+password, api-key, or jwt) in the request header or body', error_code: 'MissingParameter' });
+      }
       expect(String(answer.body['link'])).toContain(`/apps/${app.appId}/logs?co_id=`);
     });
 
@@ -367,7 +372,7 @@ describe('Data API', () => {
       expect(String(ok?.['endpoint_args'])).toContain('<redacted>');
       expect(String(ok?.['endpoint_args'])).not.toContain(key);
       const failed = await logs.list(app.appId, { coId: coId ?? '' });
-      expect(failed[0]).toMatchObject({ type: 'ENDPOINT', status: 401, error_code: 'MissingAuthReq' });
+      expect(failed[0]).toMatchObject({ type: 'ENDPOINT', status: 400, error_code: 'InvalidParameter' });
     });
   });
 });

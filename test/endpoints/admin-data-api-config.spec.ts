@@ -71,7 +71,7 @@ describe("the admin API's data_api/config resource", () => {
     expect((await dataApi(host, clientAppId, 'find', { ...find, projection: { _id: 0 } }, { headers: { accept: '' } })).body).toEqual({ documents: [{ n: { $numberInt: '1' } }] });
     // No longer as system: credentials are required.
     expect((await admin.request('PATCH', admin.app(appId, '/data_api/config'), { run_as_system: false })).status).toBe(204);
-    expect((await dataApi(host, clientAppId, 'find', find)).body).toMatchObject({ error_code: 'MissingAuthReq' });
+    expect((await dataApi(host, clientAppId, 'find', find)).body).toMatchObject({ error_code: 'InvalidParameter', error: 'no authentication methods were specified' });
 
     expect((await admin.request('PATCH', admin.app(appId, '/data_api/config'), { disabled: true })).status).toBe(204);
     expect((await dataApi(host, clientAppId, 'find', find, { headers: { apiKey: key } })).body).toMatchObject({ error_code: 'DataApiNotEnabled' });

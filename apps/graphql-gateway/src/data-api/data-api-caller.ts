@@ -48,7 +48,8 @@ export class DataApiCallers {
       onScriptLogs?.(scripted.logs);
       return this.asUser(app, await this.enabledUser(app, scripted.userId));
     }
-    if (!authenticated) throw new DataApiError(DataApiErrorCode.MissingAuthReq, 'must specify some form of authentication (either email+password, api-key, or jwt) in the request header or body');
+    // As the Data API's OpenAPI description answers a request that carries no credentials at all.
+    if (!authenticated) throw new DataApiError(DataApiErrorCode.InvalidParameter, 'no authentication methods were specified');
     return this.asUser(app, authenticated);
   }
 

@@ -3,8 +3,6 @@ import { CodedError } from '@tessera/domain';
 /** The Data API's own `error_code`s; authentication and data-access failures keep the codes of their features. */
 export enum DataApiErrorCode {
   InvalidParameter = 'InvalidParameter',
-  /** No credentials, and the configuration does not run requests as a fixed user or as system. */
-  MissingAuthReq = 'MissingAuthReq',
   /** A wrong `secret` query parameter or `Endpoint-Signature`. */
   AuthError = 'AuthError',
   ActionNotFound = 'ActionNotFound',
@@ -21,7 +19,6 @@ export enum DataApiErrorCode {
 
 const statuses: Record<DataApiErrorCode, number> = {
   [DataApiErrorCode.InvalidParameter]: 400,
-  [DataApiErrorCode.MissingAuthReq]: 401,
   [DataApiErrorCode.AuthError]: 401,
   [DataApiErrorCode.ActionNotFound]: 404,
   [DataApiErrorCode.DataSourceNotFound]: 404,

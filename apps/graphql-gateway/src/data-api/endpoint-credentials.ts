@@ -51,7 +51,10 @@ export class EndpointCredentials {
     const email = header(headers, 'email');
     const password = header(headers, 'password');
     if (email !== undefined || password !== undefined) {
-      if (email === undefined || password === undefined) throw new ClientApiError(ClientApiErrorCode.BadRequest, "email/password authentication needs both the 'email' and the 'password' header");
+      // One without the other, answered as the Data API's OpenAPI description answers it.
+      if (email === undefined || password === undefined) {
+        throw new ClientApiError(ClientApiErrorCode.MissingParameter, 'must specify some form of authentication (either email+password, api-key, or jwt) in the request header or body');
+      }
       return this.check(app, 'local-userpass', { username: email, password }, options);
     }
     const jwt = header(headers, 'jwttokenstring');
