@@ -156,6 +156,16 @@ describe('custom HTTPS endpoints (standalone host over HTTP)', () => {
     expect(await ejson.json()).toEqual({ n: { $numberInt: '1' }, big: { $numberDouble: '2.5' }, id: { $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, at: { $date: { $numberLong: '0' } } });
   });
 
+  it('lets the Accept header pick JSON or EJSON over the return type, as App Services documented it', async () => {
+    const canonical = { n: { $numberInt: '1' }, big: { $numberDouble: '2.5' }, id: { $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, at: { $date: { $numberLong: '0' } } };
+    const plain = { n: 1, big: 2.5, id: '5f0c5e0b9d1e8a2b3c4d5e6f', at: '1970-01-01T00:00:00.000Z' };
+    expect(await (await fetch(`${base}/json`, { headers: { accept: 'application/ejson' } })).json()).toEqual(canonical);
+    expect(await (await fetch(`${base}/ejson`, { headers: { accept: 'application/json' } })).json()).toEqual(plain);
+    // No valid Accept: the return type decides.
+    expect(await (await fetch(`${base}/ejson`, { headers: { accept: 'text/html, */*' } })).json()).toEqual(canonical);
+    expect(await (await fetch(`${base}/json`, { headers: { accept: '*/*' } })).json()).toEqual(plain);
+  });
+
   it("answers with what the function set on the response object, and 204 when respond_result is off and it set nothing", async () => {
     const custom = await fetch(`${base}/custom?name=widget`);
     expect(custom.status).toBe(201);

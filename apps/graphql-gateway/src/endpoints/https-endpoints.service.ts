@@ -9,6 +9,7 @@ import { type FunctionConfig, type HttpsEndpointConfig, httpsEndpoints } from '@
 import type { Caller } from '@tessera/contracts';
 import { SecretStore } from '@tessera/platform';
 import { type ClientApp, ClientApps } from '../client-api/client-apps.service';
+import { responseFormat } from '../data-api/data-api-format';
 import { endpointNotFoundMessage } from '../data-api/endpoint-routes';
 import { ENDPOINT_SIGNATURE, endpointSecret, requestProofRefusal } from '../data-api/endpoint-validation';
 import { EndpointError, EndpointErrorCode } from './endpoints.error';
@@ -81,7 +82,8 @@ export class HttpsEndpointsService {
       http: { kind: 'endpoint', route },
       caller: await this.callerOf(app, endpoint, table.functions.get(endpoint.function_name), exchange),
       respondResult: endpoint.respond_result === true,
-      returnType: endpoint.return_type === 'EJSON' ? 'EJSON' : 'JSON',
+      // An `Accept` of application/json or application/ejson picks the format; else the endpoint's return type.
+      returnType: responseFormat(firstHeader(exchange.headers['accept']), endpoint.return_type === 'EJSON' ? 'EJSON' : 'JSON'),
       emptyStatus: 204,
     };
   }
@@ -103,4 +105,9 @@ export class HttpsEndpointsService {
 
 function nonEmpty(value: unknown): boolean {
   return typeof value === 'string' && value !== '';
+}
+
+/** A header as one value (repeated ones joined, as HTTP reads a list). */
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(',') : value;
 }
