@@ -5,6 +5,7 @@
  */
 import type { HttpResponseState, JsonValue } from '@tessera/contracts';
 import { Binary, EJSON } from 'bson';
+import { toPlainJson } from '../data-api/data-api-format';
 
 /** What a handler read off the wire. */
 export interface HttpExchange {
@@ -96,43 +97,6 @@ export function safeHeaders(headers: Record<string, string[]>): Record<string, s
   return out;
 }
 
-/** Extended JSON wrappers a JSON return type flattens to their plain value. */
-const FLATTEN = ['$oid', '$numberDecimal', '$numberLong', '$numberInt', '$numberDouble', '$symbol', '$uuid'];
-
-function plainJson(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(plainJson);
-  if (typeof value !== 'object' || value === null) return value;
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (keys.length === 1) {
-    const key = keys[0] ?? '';
-    if (FLATTEN.includes(key)) return record[key];
-    if (key === '$date') {
-      const date = record[key];
-      const millis = typeof date === 'object' && date !== null ? Number((date as { $numberLong?: string }).$numberLong) : Date.parse(String(date));
-      return Number.isFinite(millis) && Math.abs(millis) <= 8.64e15 ? new Date(millis).toISOString() : date;
-    }
-    // The forms App Services' data formats page gives for the types JSON has no equivalent of.
-    const inner = record[key];
-    if (key === '$binary' && typeof inner === 'object' && inner !== null) {
-      const { base64, subType } = inner as { base64?: unknown; subType?: unknown };
-      return { Subtype: parseInt(String(subType), 16), Data: base64 };
-    }
-    if (key === '$regularExpression' && typeof inner === 'object' && inner !== null) {
-      const { pattern, options } = inner as { pattern?: unknown; options?: unknown };
-      return { Pattern: pattern, Options: options };
-    }
-    if (key === '$timestamp' && typeof inner === 'object' && inner !== null) {
-      const { t, i } = inner as { t?: unknown; i?: unknown };
-      return { T: t, I: i };
-    }
-    if (key === '$minKey' || key === '$maxKey') return {};
-  }
-  const out: Record<string, unknown> = {};
-  for (const key of keys) out[key] = plainJson(record[key]);
-  return out;
-}
-
 /** Keys EJSON reads as other than a plain field, or that its round trip drops or refuses. */
 function isPlainKey(key: string): boolean {
   return key[0] !== '$' && key !== '__proto__' && key !== '_bsontype' && !key.includes('\u0000');
@@ -157,10 +121,9 @@ function isPlainJson(value: unknown, depth: number): boolean {
   return true;
 }
 
-/** The JSON return type's text of any result: through BSON values, relaxed EJSON, then wrappers flattened. */
+/** The JSON return type's text of any result: its BSON values written as the Data API's plain JSON writes them. */
 export function flattenedJson(result: JsonValue): string {
-  const relaxed = EJSON.serialize(EJSON.deserialize(result as never, { relaxed: false }), { relaxed: true });
-  return JSON.stringify(plainJson(relaxed) ?? null);
+  return JSON.stringify(toPlainJson(EJSON.deserialize(result as never, { relaxed: false })));
 }
 
 /** The function's return value (canonical EJSON) as a body: canonical EJSON, or plain JSON (ObjectId as its hex, dates as ISO strings). */

@@ -83,7 +83,7 @@ export class HttpsEndpointsService {
       caller: await this.callerOf(app, endpoint, table.functions.get(endpoint.function_name), exchange),
       respondResult: endpoint.respond_result === true,
       // An `Accept` of application/json or application/ejson picks the format; else the endpoint's return type.
-      returnType: responseFormat(firstHeader(exchange.headers['accept']), endpoint.return_type === 'EJSON' ? 'EJSON' : 'JSON'),
+      returnType: responseFormat(headerValue(exchange.headers['accept']), endpoint.return_type === 'EJSON' ? 'EJSON' : 'JSON'),
       emptyStatus: 204,
     };
   }
@@ -108,6 +108,6 @@ function nonEmpty(value: unknown): boolean {
 }
 
 /** A header as one value (repeated ones joined, as HTTP reads a list). */
-function firstHeader(value: string | string[] | undefined): string | undefined {
+function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(',') : value;
 }
