@@ -75,11 +75,16 @@ describe('the server process exports sync metrics over OTLP', () => {
     client.send(createTaskUpload(1, 'exported', 'e1'));
     expect(await client.next()).toMatchObject({ type: 'download', downloadServerVersion: 1 });
 
-    // The session stays open until a periodic export (every 500 ms here) has measured its partition.
+    // The session stays open until a periodic export (every 500 ms here) has measured its partition. The
+    // latest export counts: one taken between the session's start and its upload's commit measured none yet.
     const gauge = (name: string): OtlpPoint | undefined =>
-      collector.metrics.filter((metric) => metric.name === name).flatMap((metric) => metric.gauge?.dataPoints ?? []).find((point) => attribute(point, 'tessera.app_id') === appId);
+      collector.metrics
+        .filter((metric) => metric.name === name)
+        .flatMap((metric) => metric.gauge?.dataPoints ?? [])
+        .filter((point) => attribute(point, 'tessera.app_id') === appId)
+        .at(-1);
     await eventually(() => expect(gauge('tessera.sync.history.versions')).toBeDefined(), { timeoutMs: 20_000, intervalMs: 200 });
-    expect(valueOf(gauge('tessera.sync.history.versions')!)).toBe(1);
+    await eventually(() => expect(valueOf(gauge('tessera.sync.history.versions')!)).toBe(1), { timeoutMs: 20_000, intervalMs: 200 });
     expect(attribute(gauge('tessera.sync.history.versions')!, 'tessera.sync.partition')).toBe('"exported"');
     expect(valueOf(gauge('tessera.sync.history.bytes')!)).toBeGreaterThan(0);
     const total = (name: string): number => Math.max(0, ...collector.metrics.filter((metric) => metric.name === name).map((metric) => (metric.sum?.dataPoints ?? []).reduce((sum, point) => sum + valueOf(point), 0)));
