@@ -56,9 +56,15 @@ describe('function call deadlines and cancellation (standalone host over HTTP)',
     const runtime = host.nest.get(FunctionRuntimeService);
     const bus = host.nest.get(MessageBus);
     const request = { appId, functionName: 'spin', args: [], caller: { type: 'system' as const }, metadata: { origin: 'admin' as const } };
-    await expect(bus.request(Subjects.FunctionsExecutionRun, request, { timeoutMs: 1_000 })).rejects.toMatchObject({ errorCode: 'MessagingTimeout' });
+    // Caller and handler hold the same deadline in one process, so either timer may fire first: the caller
+    // gives up (MessagingTimeout) or the runtime's cancellation answer arrives just before it. Both end the call.
+    const outcome = await bus.request(Subjects.FunctionsExecutionRun, request, { timeoutMs: 1_000 }).then(
+      (reply) => reply,
+      (error: unknown) => error,
+    );
+    if (outcome instanceof Error) expect(outcome).toMatchObject({ errorCode: 'MessagingTimeout' });
+    else expect(outcome).toMatchObject({ ok: false, error: { errorCode: 'ExecutionCancelled' } });
     // The runaway's sandbox is terminated well before the 30 s limit.
-    expect(runtime.busySandboxCount(appId)).toBe(1);
     await eventually(() => runtime.sandboxCount(appId) === 0, { timeoutMs: 10_000 });
   });
 
