@@ -59,26 +59,32 @@ export class OtlpMetricsReceiver {
 
   /** Histogram `name` as the first export that arrives from now on holds it (undefined when it has none yet). */
   async nextHistogram(name: string, timeoutMs = 30_000): Promise<HistogramSnapshot | undefined> {
+    return (await this.nextHistograms([name], timeoutMs)).get(name);
+  }
+
+  /** Histograms `names` as one export, the first that arrives from now on, holds them (those it lacks are absent). */
+  async nextHistograms(names: readonly string[], timeoutMs = 30_000): Promise<Map<string, HistogramSnapshot>> {
     const body = await new Promise<OtlpExport>((done, fail) => {
       const timer = setTimeout(() => fail(new Error(`no OTLP metrics export within ${timeoutMs} ms`)), timeoutMs);
       this.waiting.push((received) => (clearTimeout(timer), done(received)));
     });
-    let snapshot: HistogramSnapshot | undefined;
+    const snapshots = new Map<string, HistogramSnapshot>();
     for (const resource of body.resourceMetrics ?? []) {
       for (const scope of resource.scopeMetrics ?? []) {
         for (const metric of scope.metrics ?? []) {
-          if (metric.name !== name) continue;
+          if (!names.includes(metric.name ?? '')) continue;
           for (const point of metric.histogram?.dataPoints ?? []) {
             const counts = (point.bucketCounts ?? []).map(Number);
-            snapshot ??= { count: 0, sum: 0, bounds: point.explicitBounds ?? [], counts: counts.map(() => 0) };
+            let snapshot = snapshots.get(metric.name ?? '');
+            if (!snapshot) snapshots.set(metric.name ?? '', (snapshot = { count: 0, sum: 0, bounds: point.explicitBounds ?? [], counts: counts.map(() => 0) }));
             snapshot.count += Number(point.count ?? 0);
             snapshot.sum += point.sum ?? 0;
-            counts.forEach((n, i) => (snapshot!.counts[i] = (snapshot!.counts[i] ?? 0) + n));
+            counts.forEach((n, i) => (snapshot.counts[i] = (snapshot.counts[i] ?? 0) + n));
           }
         }
       }
     }
-    return snapshot;
+    return snapshots;
   }
 
   close(): Promise<void> {

@@ -18,7 +18,10 @@
  *   The goal's own measure is the server's: `tessera.sync.flexible.fan_out`, from a write's commit (the
  *   change feed's wall time) to the moment the last DOWNLOAD it caused was handed to its socket, which the
  *   server exports over OTLP to a receiver in this process; the client-side figure adds the insert's HTTP
- *   round trip and this process's own receiving of 1,000 WebSockets.
+ *   round trip and this process's own receiving of 1,000 WebSockets. The commit's time is taken before the
+ *   store's durable write (the change reaches the feed once it is on disk), so that write's latency is in
+ *   it; `tessera.sync.flexible.delivery` gives the part from the change reaching the sync service (matching,
+ *   reading the document, sending), on a monotonic clock in sub-millisecond buckets.
  * - fan-out throughput: 8 writers insert as fast as they can for BENCH_SECONDS, each insert concerning 10
  *   of the 1,000 sessions; inserts/s until the last DOWNLOAD arrived. Baseline: the same writers inserting
  *   into a collection no session syncs (the datastore and its change feed, sync doing nothing).
@@ -56,6 +59,8 @@ const GROUPS = Math.max(1, Math.floor(SESSIONS / PER_GROUP));
 const WRITERS = 8;
 /** The server's own histogram of a write's commit to the last DOWNLOAD it caused (apps/sync-service change-delivery.ts). */
 const FAN_OUT_METRIC = 'tessera.sync.flexible.fan_out';
+/** Its part from the change reaching the sync service (matching, reading, sending; monotonic clock, sub-millisecond buckets). */
+const DELIVERY_METRIC = 'tessera.sync.flexible.delivery';
 const OBJECTS_PER_CHANGESET = 500;
 const protocols = Array.from({ length: 13 }, (_, i) => `com.mongodb.realm-query-sync#${14 - i}`);
 /** The group of the seeded documents: no matching session's query holds it. */
@@ -399,7 +404,7 @@ function waitFor(count: () => number, expected: () => number, timeoutMs: number)
   };
 }
 
-/** A server-side histogram's p50 and p99 as the bounds of the buckets holding them (whole milliseconds). */
+/** A server-side histogram's p50 and p99 as the bounds of the buckets holding them. */
 function describeFanOut(histogram: HistogramSnapshot | undefined): string {
   if (!histogram || histogram.count === 0) return 'nothing recorded';
   const bound = (p: number): string => {
@@ -422,7 +427,8 @@ async function main(): Promise<void> {
   // go to the same endpoint; none is sampled (the other benches run without tracing too).
   const otlp = await OtlpMetricsReceiver.start();
   Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_METRIC_EXPORT_INTERVAL: '500', OTEL_TRACES_SAMPLER: 'always_off' });
-  const fanOut = (): Promise<HistogramSnapshot | undefined> => otlp.nextHistogram(FAN_OUT_METRIC);
+  const fanOut = (): Promise<Map<string, HistogramSnapshot>> => otlp.nextHistograms([FAN_OUT_METRIC, DELIVERY_METRIC]);
+  const delta = (before: Map<string, HistogramSnapshot>, after: Map<string, HistogramSnapshot>, name: string): HistogramSnapshot | undefined => histogramDelta(before.get(name), after.get(name));
   const server = await startTessera(work, appDir, 'flxbench', (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
   const opened: FlexibleBenchClient[] = [];
   try {
@@ -447,7 +453,9 @@ async function main(): Promise<void> {
     let fanOutBefore = await fanOut();
     const alone = await matchLatency(items, few, groups.map(() => firstGroup), 11_000_000);
     const aloneCpu = serverCpu() - cpu;
-    const aloneFanOut = histogramDelta(fanOutBefore, await fanOut());
+    let fanOutAfter = await fanOut();
+    const aloneFanOut = delta(fanOutBefore, fanOutAfter, FAN_OUT_METRIC);
+    const aloneDelivery = delta(fanOutBefore, fanOutAfter, DELIVERY_METRIC);
     process.stderr.write(`opening ${SESSIONS} sessions\n`);
     const rest = await openSessions(url, all.filter((i) => !few.has(i)));
     opened.push(...rest.values());
@@ -457,7 +465,9 @@ async function main(): Promise<void> {
     fanOutBefore = await fanOut();
     const many = await matchLatency(items, sessions, groups, 13_000_000);
     const manyCpu = serverCpu() - cpu;
-    const manyFanOut = histogramDelta(fanOutBefore, await fanOut());
+    fanOutAfter = await fanOut();
+    const manyFanOut = delta(fanOutBefore, fanOutAfter, FAN_OUT_METRIC);
+    const manyDelivery = delta(fanOutBefore, fanOutAfter, DELIVERY_METRIC);
 
     process.stderr.write('throughput baseline: inserts into a collection no session syncs\n');
     cpu = serverCpu();
@@ -518,6 +528,7 @@ async function main(): Promise<void> {
     console.log(`    baseline, only those ${few.size} sessions connected: ${describeLatency(alone.latency)}; server CPU ${(aloneCpu / groups.length).toFixed(2)} ms per write; first to last p50 ${alone.spread.p50.toFixed(2)} ms, p99 ${alone.spread.p99.toFixed(2)} ms`);
     console.log(`  server-side, a write's commit to the last DOWNLOAD it caused sent (${FAN_OUT_METRIC}, whole milliseconds): ${describeFanOut(manyFanOut)} (goal p99 < 5 ms)`);
     console.log(`    baseline, only those ${few.size} sessions connected: ${describeFanOut(aloneFanOut)}`);
+    console.log(`    of which from the change reaching the sync service (${DELIVERY_METRIC}: matching, reading, sending): ${describeFanOut(manyDelivery)}; with only ${few.size} sessions: ${describeFanOut(aloneDelivery)}`);
     console.log(`  fan-out throughput, ${WRITERS} writers, each insert to ${PER_GROUP} of ${sessions.size} sessions: ${Math.round(fanned.perSecond).toLocaleString('en-US')} inserts/s delivered (${(fanned.perSecond * PER_GROUP).toFixed(0)} DOWNLOADs/s), server CPU ${(fannedCpu / Math.max(1, fanned.writes)).toFixed(2)} ms per insert${undelivered ? `, ${undelivered} DOWNLOADs missing` : ''}`);
     console.log(`    baseline, the same inserts into a collection no session syncs: ${Math.round(plain.perSecond).toLocaleString('en-US')} inserts/s, server CPU ${(plainCpu / Math.max(1, plain.writes)).toFixed(2)} ms per insert`);
     const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');

@@ -7,7 +7,8 @@ import { FLEXIBLE_CLUSTER, flexibleApp, FlexibleTestClient, taskSchema } from '.
 import { syncUrl } from './sync-test-client';
 
 // `tessera.sync.flexible.fan_out`: from an external write's commit to the last DOWNLOAD it caused, one point
-// per write that reached at least one session (bench/sync-flexible reads it over OTLP for issue 17's goal).
+// per write that reached at least one session (bench/sync-flexible reads it over OTLP for issue 17's goal);
+// `tessera.sync.flexible.delivery`: the part from the change reaching the sync service, on the same writes.
 describe('flexible sync fan-out latency metric', () => {
   let host: TestHost;
   let metrics: MetricReader;
@@ -26,11 +27,14 @@ describe('flexible sync fan-out latency metric', () => {
     await metrics?.telemetry.shutdown();
   });
 
-  const fanOut = async (): Promise<{ count: number; sum: number }> => {
-    const [point] = await metrics.points('tessera.sync.flexible.fan_out');
+  const histogram = async (name: string): Promise<{ count: number; sum: number }> => {
+    const [point] = await metrics.points(name);
     const value = point?.value as unknown as { count: number; sum: number } | undefined;
     return { count: value?.count ?? 0, sum: value?.sum ?? 0 };
   };
+  const fanOut = () => histogram('tessera.sync.flexible.fan_out');
+  // From the change reaching the sync service to the last DOWNLOAD: a part of the fan-out time, per write.
+  const delivery = () => histogram('tessera.sync.flexible.delivery');
 
   it('records one point per external write that reached sessions, none for a write that reached none', async () => {
     const sessions: FlexibleTestClient[] = [];
@@ -53,6 +57,8 @@ describe('flexible sync fan-out latency metric', () => {
     );
     await eventually(async () => expect((await fanOut()).count).toBeGreaterThanOrEqual(probe));
     const before = await fanOut();
+    const deliveryBefore = await delivery();
+    expect(deliveryBefore.count).toBe(before.count);
     await tasks.insertMany([
       { _id: 'seen-1', owner_id: 'x', status: 'shared', name: 'one' },
       { _id: 'seen-2', owner_id: 'x', status: 'shared', name: 'two' },
@@ -66,6 +72,11 @@ describe('flexible sync fan-out latency metric', () => {
     expect(after.count).toBe(before.count + 2);
     expect(after.sum - before.sum).toBeGreaterThanOrEqual(0);
     expect(after.sum - before.sum).toBeLessThan(10_000);
+    const deliveryAfter = await delivery();
+    expect(deliveryAfter.count).toBe(deliveryBefore.count + 2);
+    expect(deliveryAfter.sum - deliveryBefore.sum).toBeGreaterThan(0);
+    // Commit times are whole milliseconds, so a write's fan-out may read up to 1 ms short of its delivery.
+    expect(deliveryAfter.sum - deliveryBefore.sum).toBeLessThanOrEqual(after.sum - before.sum + 2);
     for (const session of sessions) session.close();
   });
 });

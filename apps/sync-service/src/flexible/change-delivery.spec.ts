@@ -1,24 +1,26 @@
-import { ChangeDelivery } from './change-delivery';
+import { ChangeDelivery, type DeliveryTimes } from './change-delivery';
+
+const at = (wallMs: number, monoMs: number) => ({ wallMs, monoMs });
 
 describe('ChangeDelivery', () => {
-  it('records once, when the last session is done, the time to the latest DOWNLOAD sent', () => {
-    const recorded: Array<[number, string]> = [];
-    const delivery = new ChangeDelivery('app1', 1_000, 3, (ms, appId) => recorded.push([ms, appId]));
-    delivery.done(1_004);
+  it('records once, when the last session is done, the times to the latest DOWNLOAD sent: from the commit and from the arrival', () => {
+    const recorded: Array<[DeliveryTimes, string]> = [];
+    const delivery = new ChangeDelivery('app1', 1_000, at(1_001, 50.25), 3, (times, appId) => recorded.push([times, appId]));
+    delivery.done(at(1_004, 52.5));
     delivery.done(undefined);
     expect(recorded).toEqual([]);
-    delivery.done(1_002);
-    expect(recorded).toEqual([[4, 'app1']]);
-    delivery.done(1_009);
-    expect(recorded).toEqual([[4, 'app1']]);
+    delivery.done(at(1_002, 51));
+    expect(recorded).toEqual([[{ fromCommitMs: 4, fromArrivalMs: 2.25 }, 'app1']]);
+    delivery.done(at(1_009, 59));
+    expect(recorded).toHaveLength(1);
   });
 
   it('records nothing when no session had anything to send, and never a negative time', () => {
-    const recorded: number[] = [];
-    new ChangeDelivery('a', 1_000, 1, (ms) => recorded.push(ms)).done(undefined);
+    const recorded: DeliveryTimes[] = [];
+    new ChangeDelivery('a', 1_000, at(1_000, 10), 1, (times) => recorded.push(times)).done(undefined);
     expect(recorded).toEqual([]);
     // A commit stamped by a clock slightly ahead of this one.
-    new ChangeDelivery('a', 1_005, 1, (ms) => recorded.push(ms)).done(1_003);
-    expect(recorded).toEqual([0]);
+    new ChangeDelivery('a', 1_005, at(1_003, 10), 1, (times) => recorded.push(times)).done(at(1_003, 10.5));
+    expect(recorded).toEqual([{ fromCommitMs: 0, fromArrivalMs: 0.5 }]);
   });
 });

@@ -1,42 +1,86 @@
 /**
- * The time from a change's commit to the last DOWNLOAD it caused, per change: what a flexible-sync user
- * waits for a write made elsewhere to reach every device it concerns (issue 17's goal), recorded as
- * `tessera.sync.flexible.fan_out` (milliseconds, from the change feed's wall time to the moment the last of
- * the sessions it was fanned out to handed its DOWNLOAD to the socket).
+ * How long a change made elsewhere takes to reach the devices it concerns, per change, as two histograms:
+ * - `tessera.sync.flexible.fan_out` (milliseconds): from the change feed's wall time (the write's commit) to
+ *   the moment the last of the sessions it was fanned out to handed its DOWNLOAD to the socket: what a
+ *   flexible-sync user waits for a write made elsewhere to reach every device (issue 17's goal). It includes
+ *   the store's durable write, since a change reaches the feed once it is durable. Whole milliseconds: the
+ *   commit's wall time has no finer resolution.
+ * - `tessera.sync.flexible.delivery` (milliseconds, monotonic clock): from the change reaching the sync
+ *   service to that last DOWNLOAD: matching it against the sessions' subscriptions, reading the document and
+ *   sending it, the part sync itself spends.
  */
 import { type Histogram, metrics } from '@opentelemetry/api';
 
 /** Bucket bounds in milliseconds: whole milliseconds below 10 (the wall time's resolution), coarser above. */
 export const FAN_OUT_BUCKETS_MS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 30, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000];
+/** Finer below 5 ms: a monotonic clock measures this one. */
+export const DELIVERY_BUCKETS_MS = [0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 10, 15, 20, 50, 100, 250, 1_000, 5_000];
 
-let histogram: Histogram | undefined;
+let histograms: { fanOut: Histogram; delivery: Histogram } | undefined;
 
-/** The instrument, made on first use (after main.ts registered the process's meter provider, if it does). */
-function fanOutHistogram(): Histogram {
-  histogram ??= metrics.getMeter('@tessera/sync-service').createHistogram('tessera.sync.flexible.fan_out', {
-    description: "From a change's commit to the last flexible-sync DOWNLOAD it caused",
-    unit: 'ms',
-    advice: { explicitBucketBoundaries: FAN_OUT_BUCKETS_MS },
-  });
-  return histogram;
+/** The instruments, made on first use (after main.ts registered the process's meter provider, if it does). */
+function changeHistograms(): { fanOut: Histogram; delivery: Histogram } {
+  if (!histograms) {
+    const meter = metrics.getMeter('@tessera/sync-service');
+    histograms = {
+      fanOut: meter.createHistogram('tessera.sync.flexible.fan_out', {
+        description: "From a change's commit to the last flexible-sync DOWNLOAD it caused",
+        unit: 'ms',
+        advice: { explicitBucketBoundaries: FAN_OUT_BUCKETS_MS },
+      }),
+      delivery: meter.createHistogram('tessera.sync.flexible.delivery', {
+        description: 'From a change reaching the sync service to the last flexible-sync DOWNLOAD it caused (matching and fan-out)',
+        unit: 'ms',
+        advice: { explicitBucketBoundaries: DELIVERY_BUCKETS_MS },
+      }),
+    };
+  }
+  return histograms;
+}
+
+/** When a change arrived, or a DOWNLOAD went out: the wall clock (to compare with a commit) and the monotonic one. */
+export interface ChangeInstant {
+  wallMs: number;
+  monoMs: number;
+}
+
+export function changeInstant(): ChangeInstant {
+  return { wallMs: Date.now(), monoMs: performance.now() };
+}
+
+/** What one change's delivery measured: from its commit (wall clock), and from its arrival here (monotonic). */
+export interface DeliveryTimes {
+  fromCommitMs: number;
+  fromArrivalMs: number;
+}
+
+function recordTimes(times: DeliveryTimes, appId: string): void {
+  const { fanOut, delivery } = changeHistograms();
+  const attributes = { 'tessera.app_id': appId };
+  fanOut.record(times.fromCommitMs, attributes);
+  delivery.record(times.fromArrivalMs, attributes);
 }
 
 /** One change on its way to the sessions it was fanned out to; each reports once when it has handled it. */
 export class ChangeDelivery {
-  private lastSentMs = 0;
+  private lastSent: ChangeInstant | undefined;
 
   constructor(
     readonly appId: string,
     /** The commit's wall time (epoch milliseconds). */
     readonly committedAtMs: number,
+    /** When the change reached the sync service. */
+    readonly arrived: ChangeInstant,
     private pending: number,
-    private readonly record: (ms: number, appId: string) => void = (ms, appId) => fanOutHistogram().record(ms, { 'tessera.app_id': appId }),
+    private readonly record: (times: DeliveryTimes, appId: string) => void = recordTimes,
   ) {}
 
-  /** A session is done with the change: `sentAtMs` when it sent a DOWNLOAD for it, nothing when it had none to send. */
-  done(sentAtMs?: number): void {
+  /** A session is done with the change: `sent` when it sent a DOWNLOAD for it, nothing when it had none to send. */
+  done(sent?: ChangeInstant): void {
     if (this.pending <= 0) return;
-    if (sentAtMs !== undefined && sentAtMs > this.lastSentMs) this.lastSentMs = sentAtMs;
-    if (--this.pending === 0 && this.lastSentMs > 0) this.record(Math.max(0, this.lastSentMs - this.committedAtMs), this.appId);
+    if (sent !== undefined && (this.lastSent === undefined || sent.monoMs > this.lastSent.monoMs)) this.lastSent = sent;
+    if (--this.pending === 0 && this.lastSent) {
+      this.record({ fromCommitMs: Math.max(0, this.lastSent.wallMs - this.committedAtMs), fromArrivalMs: Math.max(0, this.lastSent.monoMs - this.arrived.monoMs) }, this.appId);
+    }
   }
 }

@@ -46,7 +46,7 @@ import {
 import { type PermissionScope, type SyncAppView } from '../lifecycle/sync-apps.service';
 import { type CommonClientMessage, type CommonServerMessage, type ConnectionSession, SessionConnection, type SessionConnectionContext, type SyncSocket } from '../sessions/session-connection';
 import { queryableFieldsFor } from '../sessions/sync-config';
-import { type ChangeDelivery } from './change-delivery';
+import { type ChangeDelivery, type ChangeInstant, changeInstant } from './change-delivery';
 import { type FlexibleApp, type FlexibleHub, type FlexibleListener, type FlexibleWrite, heldKey } from './flexible-hub';
 import { inView, type FlexibleView, translateQuerySet, type ViewTable, viewFilter } from './flexible-view';
 import { type FlexibleFileState, flexibleFileKey, loadFileState, snapshotCovers } from './flexible-client-files';
@@ -451,9 +451,9 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
 
   /** A document changed elsewhere: it enters, changes in, or leaves the session's view (or none of these). */
   private async externalChange(session: FlexibleSession, table: string, id: unknown, delivery?: ChangeDelivery): Promise<void> {
-    let sentAt: number | undefined;
+    let sentAt: ChangeInstant | undefined;
     try {
-      if (await this.sendChange(session, table, id)) sentAt = Date.now();
+      if (await this.sendChange(session, table, id)) sentAt = changeInstant();
     } finally {
       delivery?.done(sentAt);
     }

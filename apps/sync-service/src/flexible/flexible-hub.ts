@@ -22,11 +22,17 @@ import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/r
 import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } from '@tessera/sync-protocol';
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
-import { ChangeDelivery } from './change-delivery';
+import { ChangeDelivery, type ChangeInstant, changeInstant } from './change-delivery';
 import { declaredTypes } from './development-types';
 import { HeldSnapshots, recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
+
+/** A change of the change feed: its commit's wall time, and when it reached this service (for ChangeDelivery). */
+interface ChangeTiming {
+  committedAtMs: number;
+  arrived: ChangeInstant;
+}
 
 /** An app's flexible sync as sessions need it, read from its live deployment. */
 export interface FlexibleApp {
@@ -339,7 +345,7 @@ export class FlexibleHub {
    * subscriptions it now matches (found through the index) and every session holding it hears of it; no other
    * session is looked at.
    */
-  fanOut(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener, committedAtMs?: number): void {
+  fanOut(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener, timing?: ChangeTiming): void {
     const entry = this.apps.get(appId);
     if (!entry) return;
     const targets = new Set(entry.holders.get(heldKey(table, id)) ?? []);
@@ -351,13 +357,14 @@ export class FlexibleHub {
     }
     // They read the document as they get to it: one read for all of them (current).
     if (told.length > 0) this.expectRead(readKey(appId, table, id), id, told.length);
-    const delivery = committedAtMs !== undefined && told.length > 0 ? new ChangeDelivery(appId, committedAtMs, told.length) : undefined;
+    const delivery = timing && told.length > 0 ? new ChangeDelivery(appId, timing.committedAtMs, timing.arrived, told.length) : undefined;
     for (const listener of told) listener.documentChanged(table, id, delivery);
   }
 
   /** A change made outside sync (the datastore's change feed), for the app's flexible sessions in this process. */
   async handleChange(change: DocumentChanged): Promise<void> {
     if (!this.apps.has(change.appId)) return;
+    const arrived = changeInstant();
     // Sync's own write: fanned out when it was made.
     if (change.origin?.writer === SYNC_TRANSLATION_WRITER && change.origin.appId === change.appId) return;
     const app = await this.app(change.appId);
@@ -370,15 +377,15 @@ export class FlexibleHub {
       return;
     }
     const committedAt = change.wallTime === undefined ? undefined : decodeEjson(change.wallTime);
-    this.changed(change.appId, table, key['_id'], after, undefined, committedAt instanceof Date ? committedAt.getTime() : undefined);
+    this.changed(change.appId, table, key['_id'], after, undefined, committedAt instanceof Date ? { committedAtMs: committedAt.getTime(), arrived } : undefined);
   }
 
   /**
    * A document of a synced type changed, here (an upload of `except`'s, or the change feed): the sessions of
    * this process hear of it now, those of the other replicas through the announcement.
    */
-  changed(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener, committedAtMs?: number): void {
-    this.fanOut(appId, table, id, after, except, committedAtMs);
+  changed(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener, timing?: ChangeTiming): void {
+    this.fanOut(appId, table, id, after, except, timing);
     const event: SyncFlexibleDocumentChanged = { appId, table, documentKey: JSON.stringify(encodeEjson(id)), replica: this.replica };
     // Losing one leaves the other replicas' clients behind on this document until it changes again: log it.
     this.bus.emit(Subjects.SyncFlexibleDocumentChanged, event).catch((error: unknown) => this.logger.warn({ err: error, appId, table }, 'could not announce a flexible sync change to the other replicas'));
