@@ -53,6 +53,24 @@ describe('query planning', () => {
     expect(plan(compound, { email: 'u7@x' }).description).toBe('COLLSCAN');
   });
 
+  it('narrows a compound index by a range on the field after its equality prefix, and walks it for a sort on that field', () => {
+    const logs = collectionOf([]);
+    logs.indexes.set('b_1_a_-1', logs.createIndex('b_1_a_-1', { b: 1, a: -1 }, false, false));
+    for (let i = 0; i < 1000; i++) logs.insert({ _id: i, b: i % 10, a: i });
+    const stats = { plan: '', keysExamined: 0, docsExamined: 0 };
+    const below = select(logs, { b: 3, a: { $lt: 500 } }, {}, stats);
+    expect(below.map((r) => r.doc._id)).toEqual(Array.from({ length: 50 }, (_, i) => 3 + 10 * i));
+    expect(stats).toEqual({ plan: 'IXSCAN b_1_a_-1', keysExamined: 50, docsExamined: 50 });
+    const between = { plan: '', keysExamined: 0, docsExamined: 0 };
+    expect(select(logs, { b: 3, a: { $gt: 13, $lte: 43 } }, {}, between).map((r) => r.doc._id)).toEqual([23, 33, 43]);
+    expect(between.keysExamined).toBe(3);
+    // Newest first, as the log store reads an app's entries: the last keys of b = 3, backwards.
+    const newest = { plan: '', keysExamined: 0, docsExamined: 0 };
+    expect(select(logs, { b: 3 }, { sort: { a: -1 }, limit: 3 }, newest).map((r) => r.doc._id)).toEqual([993, 983, 973]);
+    expect(newest).toEqual({ plan: 'IXSCAN b_1_a_-1', keysExamined: 3, docsExamined: 3 });
+    expect(select(logs, { b: 3, a: { $gte: 500 } }, { sort: { a: 1 }, skip: 1, limit: 2 }).map((r) => r.doc._id)).toEqual([513, 523]);
+  });
+
   it('uses an index on a field of a rules-shaped $and', () => {
     const f = { $and: [{ email: 'u7@x' }, { $or: [{ age: 7 }, { tags: 't0' }] }] };
     expect(plan(coll, f).description).toBe('IXSCAN email_1');
@@ -149,6 +167,38 @@ describe('indexed queries agree with an unindexed scan', () => {
         expect(select(plain, f).map((r) => r.doc._id).sort()).toEqual(viaMingo);
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 300) },
+    );
+  });
+
+  it('returns and sorts the same through a compound index narrowed by a range past its equality prefix', () => {
+    const scalarOrArray = fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom('a', 'b'), fc.constant(null), fc.array(fc.integer({ min: -2, max: 2 }), { maxLength: 2 }));
+    const row = fc.record({ a: fc.oneof({ weight: 6, arbitrary: fc.oneof(fc.integer({ min: -5, max: 5 }), fc.constantFrom('a', 'b'), fc.constant(null)) }, { weight: 1, arbitrary: scalarOrArray }), b: fc.integer({ min: 0, max: 2 }), c: fc.integer({ min: 0, max: 2 }) }, { requiredKeys: ['b'] });
+    const bound = fc.oneof(fc.integer({ min: -6, max: 6 }), fc.constantFrom('a', 'b'));
+    const range = fc.oneof(
+      fc.tuple(fc.constantFrom('$gt', '$gte', '$lt', '$lte'), bound).map(([op, v]) => ({ [op]: v })),
+      fc.tuple(fc.constantFrom('$gt', '$gte'), bound, fc.constantFrom('$lt', '$lte'), bound).map(([lo, l, hi, h]) => ({ [lo]: l, [hi]: h })),
+    );
+    const compoundFilter = fc.oneof(
+      fc.tuple(fc.integer({ min: 0, max: 2 }), range).map(([b, a]) => ({ b, a })),
+      fc.tuple(fc.integer({ min: 0, max: 2 }), range, fc.integer({ min: 0, max: 2 })).map(([b, a, c]) => ({ b, a, c })),
+      fc.tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: -5, max: 5 }), range).map(([b, a, c]) => ({ b, a, c })),
+      fc.integer({ min: 0, max: 2 }).map((b) => ({ b })),
+    );
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 40 }), compoundFilter, fc.constantFrom<1 | -1>(1, -1), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 5 }), (raw, f, dir, skip, limit) => {
+        const docs = raw.map((d, i) => ({ _id: i, ...d }));
+        const plain = collectionOf(docs);
+        const viaMingo = new Query(f).find(docs).all().map((d) => (d as Document)._id).sort();
+        for (const spec of [{ b: 1, a: -1 }, { b: 1, a: 1, c: 1 }] as const) {
+          const coll = new CollectionState('db', 'c');
+          coll.indexes.set('compound', coll.createIndex('compound', spec, false, false));
+          for (const d of docs) coll.insert(d);
+          expect(select(coll, f).map((r) => r.doc._id).sort()).toEqual(viaMingo);
+          const byA = (c: CollectionState) => select(c, f, { sort: { a: dir }, skip, limit }).map((r) => r.doc.a ?? null);
+          expect(byA(coll)).toEqual(byA(plain));
+        }
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 400) },
     );
   });
 

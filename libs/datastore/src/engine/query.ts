@@ -29,6 +29,11 @@ interface Candidate {
   index: IndexState;
   bounds: Bounds;
   score: number;
+  /**
+   * A compound range past an equality prefix yields its records ordered by the index's next field (the
+   * prefix fixes the fields before it): a sort on that field alone needs no sorting.
+   */
+  orders?: string;
 }
 
 const RANGE_RANKS = new Set([2, 3, 7, 8, 9, 10]);
@@ -105,7 +110,12 @@ function isPlainPoint(value: unknown): boolean {
   return value !== undefined && !Array.isArray(value) && !isRegexValue(value) && !isOperatorObject(value) && !isPlainObject(value);
 }
 
-/** A compound index whose leading fields all have equality conditions: a point, or a prefix range. */
+/**
+ * A compound index whose leading fields all have equality conditions: a point; or a prefix range, narrowed
+ * by a range condition on the next field (`{app_id: a, _id: {$lt: x}}` on `{app_id: 1, _id: -1}` reads the
+ * keys from `[a]` to `[a, x]`, not every key of `a`). Keys compare as arrays, element by element and a
+ * prefix first, and the field directions only order results, so the bounds hold for any direction.
+ */
 function compoundCandidate(index: IndexState, conditions: Map<string, unknown>): Candidate | undefined {
   if (index.fields.length < 2 || index.multikey) return undefined;
   const prefix: unknown[] = [];
@@ -119,7 +129,22 @@ function compoundCandidate(index: IndexState, conditions: Map<string, unknown>):
   // A sparse index leaves out documents missing the fields, which an equality to null matches.
   if (index.sparse && prefix.includes(null)) return undefined;
   if (prefix.length === index.fields.length) return { index, bounds: { kind: 'points', values: [prefix] }, score: index.unique ? 1 : 2 };
-  return { index, bounds: { kind: 'range', range: { lo: prefix, loInc: true, hi: [...prefix, new MaxKey()], hiInc: true, rank: 5 } }, score: 3.5 };
+  const next = conditions.get(index.fields[prefix.length]);
+  const narrowed = next === undefined ? undefined : boundsFor(next);
+  if (narrowed?.bounds.kind === 'range') {
+    const { lo, loInc, hi, hiInc } = narrowed.bounds.range;
+    // Keys with more fields after this one sort after `[...prefix, hi]`: an inclusive end takes them too.
+    const later = prefix.length + 1 < index.fields.length;
+    const range: Range = {
+      lo: lo === undefined ? prefix : [...prefix, lo],
+      loInc: lo === undefined ? true : loInc,
+      hi: hi === undefined ? [...prefix, new MaxKey()] : hiInc && later ? [...prefix, hi, new MaxKey()] : [...prefix, hi],
+      hiInc: hi === undefined ? true : hiInc,
+      rank: 5,
+    };
+    return { index, bounds: { kind: 'range', range }, score: 3.25, orders: index.fields[prefix.length] };
+  }
+  return { index, bounds: { kind: 'range', range: { lo: prefix, loInc: true, hi: [...prefix, new MaxKey()], hiInc: true, rank: 5 } }, score: 3.5, orders: index.fields[prefix.length] };
 }
 
 function chooseIndex(coll: CollectionState, filter: Document): Candidate | undefined {
@@ -282,6 +307,15 @@ export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): 
   const sortIndex =
     sortFields.length === 1 ? [...coll.indexes.values()].find((i) => i.single === sortFields[0] && !i.multikey) : undefined;
   const reverse = sortIndex ? sort?.[sortFields[0]] === -1 : false;
+  if (candidate?.orders !== undefined && candidate.bounds.kind === 'range' && sortFields.length === 1 && candidate.orders === sortFields[0]) {
+    // `{app_id: a}` sorted by `_id` on `{app_id: 1, _id: -1}`: the keys of `a` in order (descending: backwards).
+    return {
+      records: uniqueRecords(scanRange(candidate.index, candidate.bounds.range, sort?.[sortFields[0]] === -1), false),
+      sorted: true,
+      exact: false,
+      description: `IXSCAN ${candidate.index.name}`,
+    };
+  }
   if (candidate && (candidate.bounds.kind === 'points' || !sortIndex || candidate.index !== sortIndex)) {
     if (candidate.bounds.kind === 'points') {
       return {
