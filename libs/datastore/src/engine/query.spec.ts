@@ -189,7 +189,7 @@ describe('indexed queries agree with an unindexed scan', () => {
         const docs = raw.map((d, i) => ({ _id: i, ...d }));
         const plain = collectionOf(docs);
         const viaMingo = new Query(f).find(docs).all().map((d) => (d as Document)._id).sort();
-        for (const spec of [{ b: 1, a: -1 }, { b: 1, a: 1, c: 1 }] as const) {
+        for (const spec of [{ b: 1, a: -1 }, { b: 1, a: 1, c: 1 }] as Array<Record<string, 1 | -1>>) {
           const coll = new CollectionState('db', 'c');
           coll.indexes.set('compound', coll.createIndex('compound', spec, false, false));
           for (const d of docs) coll.insert(d);
