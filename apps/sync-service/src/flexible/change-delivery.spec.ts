@@ -5,7 +5,7 @@ const at = (wallMs: number, monoMs: number) => ({ wallMs, monoMs });
 describe('ChangeDelivery', () => {
   it('records once, when the last session is done, the times to the latest DOWNLOAD sent: from the commit and from the arrival', () => {
     const recorded: Array<[DeliveryTimes, string]> = [];
-    const delivery = new ChangeDelivery('app1', 1_000, at(1_001, 50.25), 3, (times, appId) => recorded.push([times, appId]));
+    const delivery = new ChangeDelivery('app1', { committedAtMs: 1_000, arrived: at(1_001, 50.25) }, 3, (times, appId) => recorded.push([times, appId]));
     delivery.done(at(1_004, 52.5));
     delivery.done(undefined);
     expect(recorded).toEqual([]);
@@ -17,10 +17,10 @@ describe('ChangeDelivery', () => {
 
   it('records nothing when no session had anything to send, and never a negative time', () => {
     const recorded: DeliveryTimes[] = [];
-    new ChangeDelivery('a', 1_000, at(1_000, 10), 1, (times) => recorded.push(times)).done(undefined);
+    new ChangeDelivery('a', { committedAtMs: 1_000, arrived: at(1_000, 10) }, 1, (times) => recorded.push(times)).done(undefined);
     expect(recorded).toEqual([]);
     // A commit stamped by a clock slightly ahead of this one.
-    new ChangeDelivery('a', 1_005, at(1_003, 10), 1, (times) => recorded.push(times)).done(at(1_003, 10.5));
+    new ChangeDelivery('a', { committedAtMs: 1_005, arrived: at(1_003, 10) }, 1, (times) => recorded.push(times)).done(at(1_003, 10.5));
     expect(recorded).toEqual([{ fromCommitMs: 0, fromArrivalMs: 0.5 }]);
   });
 });

@@ -48,6 +48,13 @@ export function changeInstant(): ChangeInstant {
   return { wallMs: Date.now(), monoMs: performance.now() };
 }
 
+/** A change of the change feed: its commit's wall time, and when it reached this service. */
+export interface ChangeTiming {
+  /** The commit's wall time (epoch milliseconds). */
+  committedAtMs: number;
+  arrived: ChangeInstant;
+}
+
 /** What one change's delivery measured: from its commit (wall clock), and from its arrival here (monotonic). */
 export interface DeliveryTimes {
   fromCommitMs: number;
@@ -67,10 +74,7 @@ export class ChangeDelivery {
 
   constructor(
     readonly appId: string,
-    /** The commit's wall time (epoch milliseconds). */
-    readonly committedAtMs: number,
-    /** When the change reached the sync service. */
-    readonly arrived: ChangeInstant,
+    readonly timing: ChangeTiming,
     private pending: number,
     private readonly record: (times: DeliveryTimes, appId: string) => void = recordTimes,
   ) {}
@@ -80,7 +84,8 @@ export class ChangeDelivery {
     if (this.pending <= 0) return;
     if (sent !== undefined && (this.lastSent === undefined || sent.monoMs > this.lastSent.monoMs)) this.lastSent = sent;
     if (--this.pending === 0 && this.lastSent) {
-      this.record({ fromCommitMs: Math.max(0, this.lastSent.wallMs - this.committedAtMs), fromArrivalMs: Math.max(0, this.lastSent.monoMs - this.arrived.monoMs) }, this.appId);
+      const { committedAtMs, arrived } = this.timing;
+      this.record({ fromCommitMs: Math.max(0, this.lastSent.wallMs - committedAtMs), fromArrivalMs: Math.max(0, this.lastSent.monoMs - arrived.monoMs) }, this.appId);
     }
   }
 }

@@ -22,17 +22,11 @@ import { compileRules, type CompiledRules, type RuleSetConfig } from '@tessera/r
 import { canonicalBson, checkSchemaChanges, type Instruction, type SyncSchema } from '@tessera/sync-protocol';
 import { type FlexibleSyncMode, syncModeOf } from '../sessions/sync-config';
 import { appSyncLayout, type CollectionRef } from '../translation/app-schema';
-import { ChangeDelivery, type ChangeInstant, changeInstant } from './change-delivery';
+import { ChangeDelivery, changeInstant, type ChangeTiming } from './change-delivery';
 import { declaredTypes } from './development-types';
 import { HeldSnapshots, recordIntegrated } from './flexible-client-files';
 
 type Document = Record<string, unknown>;
-
-/** A change of the change feed: its commit's wall time, and when it reached this service (for ChangeDelivery). */
-interface ChangeTiming {
-  committedAtMs: number;
-  arrived: ChangeInstant;
-}
 
 /** An app's flexible sync as sessions need it, read from its live deployment. */
 export interface FlexibleApp {
@@ -357,7 +351,7 @@ export class FlexibleHub {
     }
     // They read the document as they get to it: one read for all of them (current).
     if (told.length > 0) this.expectRead(readKey(appId, table, id), id, told.length);
-    const delivery = timing && told.length > 0 ? new ChangeDelivery(appId, timing.committedAtMs, timing.arrived, told.length) : undefined;
+    const delivery = timing && told.length > 0 ? new ChangeDelivery(appId, timing, told.length) : undefined;
     for (const listener of told) listener.documentChanged(table, id, delivery);
   }
 
