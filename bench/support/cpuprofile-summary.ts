@@ -8,8 +8,8 @@
  *   node bench/dist/support/cpuprofile-summary.js <file.cpuprofile> [--last <s>] [--skip-end <s>] [--top <n>]
  *
  * `--last 14 --skip-end 1` takes the samples from 15 s to 1 s before the profile ended (the server's
- * shutdown). V8 names code by its script and line, so a function is never mistaken for another whose
- * compiled code once sat at the same address (as `perf` with `--perf-basic-prof` can do).
+ * shutdown). V8 names each frame by its script and line, where `perf` with `--perf-basic-prof` names it by
+ * an address that moved or collected code may have held for another function.
  */
 import { readFileSync } from 'node:fs';
 
