@@ -80,10 +80,14 @@ export function summarise(profile: CpuProfile, window: WindowOptions): ProfileSu
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  // Sample times from their deltas (a loop, not Math.max(...times): a long profile holds millions of samples).
   const times: number[] = [];
   let at = profile.startTime;
-  for (const delta of profile.timeDeltas) times.push((at += delta));
-  const last = times.length > 0 ? Math.max(...times) : profile.endTime;
+  let last = profile.timeDeltas.length === 0 ? profile.endTime : Number.NEGATIVE_INFINITY;
+  for (const delta of profile.timeDeltas) {
+    times.push((at += delta));
+    if (at > last) last = at;
+  }
   const to = last - window.skipEndSeconds * 1e6;
   const from = to - window.lastSeconds * 1e6;
   const byModule = new Map<string, number>();

@@ -57,11 +57,6 @@ export class OtlpMetricsReceiver {
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
-  /** Histogram `name` as the first export that arrives from now on holds it (undefined when it has none yet). */
-  async nextHistogram(name: string, timeoutMs = 30_000): Promise<HistogramSnapshot | undefined> {
-    return (await this.nextHistograms([name], timeoutMs)).get(name);
-  }
-
   /** Histograms `names` as one export, the first that arrives from now on, holds them (those it lacks are absent). */
   async nextHistograms(names: readonly string[], timeoutMs = 30_000): Promise<Map<string, HistogramSnapshot>> {
     const body = await new Promise<OtlpExport>((done, fail) => {

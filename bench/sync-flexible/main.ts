@@ -427,8 +427,12 @@ async function main(): Promise<void> {
   // go to the same endpoint; none is sampled (the other benches run without tracing too).
   const otlp = await OtlpMetricsReceiver.start();
   Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_METRIC_EXPORT_INTERVAL: '500', OTEL_TRACES_SAMPLER: 'always_off' });
-  const fanOut = (): Promise<Map<string, HistogramSnapshot>> => otlp.nextHistograms([FAN_OUT_METRIC, DELIVERY_METRIC]);
-  const delta = (before: Map<string, HistogramSnapshot>, after: Map<string, HistogramSnapshot>, name: string): HistogramSnapshot | undefined => histogramDelta(before.get(name), after.get(name));
+  const histograms = (): Promise<Map<string, HistogramSnapshot>> => otlp.nextHistograms([FAN_OUT_METRIC, DELIVERY_METRIC]);
+  /** What the server recorded between two exports: the fan-out from the commit, and its part from the change's arrival. */
+  const recorded = (before: Map<string, HistogramSnapshot>, after: Map<string, HistogramSnapshot>) => ({
+    fanOut: histogramDelta(before.get(FAN_OUT_METRIC), after.get(FAN_OUT_METRIC)),
+    delivery: histogramDelta(before.get(DELIVERY_METRIC), after.get(DELIVERY_METRIC)),
+  });
   const server = await startTessera(work, appDir, 'flxbench', (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
   const opened: FlexibleBenchClient[] = [];
   try {
@@ -450,24 +454,20 @@ async function main(): Promise<void> {
     await matchLatency(items, few, groups.slice(0, 20).map(() => firstGroup), 10_000_000); // warm-up
     const serverCpu = (): number => cpuMs(server.pid);
     let cpu = serverCpu();
-    let fanOutBefore = await fanOut();
+    let before = await histograms();
     const alone = await matchLatency(items, few, groups.map(() => firstGroup), 11_000_000);
     const aloneCpu = serverCpu() - cpu;
-    let fanOutAfter = await fanOut();
-    const aloneFanOut = delta(fanOutBefore, fanOutAfter, FAN_OUT_METRIC);
-    const aloneDelivery = delta(fanOutBefore, fanOutAfter, DELIVERY_METRIC);
+    const aloneServer = recorded(before, await histograms());
     process.stderr.write(`opening ${SESSIONS} sessions\n`);
     const rest = await openSessions(url, all.filter((i) => !few.has(i)));
     opened.push(...rest.values());
     const sessions = new Map([...few, ...rest]);
     await matchLatency(items, sessions, groups.slice(0, 20), 12_000_000); // warm-up
     cpu = serverCpu();
-    fanOutBefore = await fanOut();
+    before = await histograms();
     const many = await matchLatency(items, sessions, groups, 13_000_000);
     const manyCpu = serverCpu() - cpu;
-    fanOutAfter = await fanOut();
-    const manyFanOut = delta(fanOutBefore, fanOutAfter, FAN_OUT_METRIC);
-    const manyDelivery = delta(fanOutBefore, fanOutAfter, DELIVERY_METRIC);
+    const manyServer = recorded(before, await histograms());
 
     process.stderr.write('throughput baseline: inserts into a collection no session syncs\n');
     cpu = serverCpu();
@@ -526,13 +526,13 @@ async function main(): Promise<void> {
     console.log(`  external insert to the DOWNLOAD at the last of its ${PER_GROUP} sessions, ${sessions.size} sessions: ${describeLatency(many.latency)} (goal p99 < 5 ms); server CPU ${(manyCpu / groups.length).toFixed(2)} ms per write; ${many.strays} stray DOWNLOADs`);
     console.log(`    of which from the first of the ${PER_GROUP} DOWNLOADs to the last (the fan-out after matching): p50 ${many.spread.p50.toFixed(2)} ms, p99 ${many.spread.p99.toFixed(2)} ms`);
     console.log(`    baseline, only those ${few.size} sessions connected: ${describeLatency(alone.latency)}; server CPU ${(aloneCpu / groups.length).toFixed(2)} ms per write; first to last p50 ${alone.spread.p50.toFixed(2)} ms, p99 ${alone.spread.p99.toFixed(2)} ms`);
-    console.log(`  server-side, a write's commit to the last DOWNLOAD it caused sent (${FAN_OUT_METRIC}, whole milliseconds): ${describeFanOut(manyFanOut)} (goal p99 < 5 ms)`);
-    console.log(`    baseline, only those ${few.size} sessions connected: ${describeFanOut(aloneFanOut)}`);
-    console.log(`    of which from the change reaching the sync service (${DELIVERY_METRIC}: matching, reading, sending): ${describeFanOut(manyDelivery)}; with only ${few.size} sessions: ${describeFanOut(aloneDelivery)}`);
+    console.log(`  server-side, a write's commit to the last DOWNLOAD it caused sent (${FAN_OUT_METRIC}, whole milliseconds): ${describeFanOut(manyServer.fanOut)} (goal p99 < 5 ms)`);
+    console.log(`    baseline, only those ${few.size} sessions connected: ${describeFanOut(aloneServer.fanOut)}`);
+    console.log(`    of which from the change reaching the sync service (${DELIVERY_METRIC}: matching, reading, sending): ${describeFanOut(manyServer.delivery)}; with only ${few.size} sessions: ${describeFanOut(aloneServer.delivery)}`);
     console.log(`  fan-out throughput, ${WRITERS} writers, each insert to ${PER_GROUP} of ${sessions.size} sessions: ${Math.round(fanned.perSecond).toLocaleString('en-US')} inserts/s delivered (${(fanned.perSecond * PER_GROUP).toFixed(0)} DOWNLOADs/s), server CPU ${(fannedCpu / Math.max(1, fanned.writes)).toFixed(2)} ms per insert${undelivered ? `, ${undelivered} DOWNLOADs missing` : ''}`);
     console.log(`    baseline, the same inserts into a collection no session syncs: ${Math.round(plain.perSecond).toLocaleString('en-US')} inserts/s, server CPU ${(plainCpu / Math.max(1, plain.writes)).toFixed(2)} ms per insert`);
     const ratio = (a: number, b: number): string => (b > 0 ? (a / b).toFixed(2) : 'n/a');
-    console.log(`ratios to baseline: bootstrap ${ratio(bootstrapMs, encoded.ms)}x, write-to-last-download p99 ${ratio(many.latency.p99, alone.latency.p99)}x (server-side ${ratio(histogramPercentileBound(manyFanOut, 99) ?? 0, histogramPercentileBound(aloneFanOut, 99) ?? 0)}x), fan-out inserts/s ${ratio(fanned.perSecond, plain.perSecond)}x; server CPU per write ${ratio(manyCpu, aloneCpu)}x (1,000 sessions to 10), per insert ${ratio(fannedCpu / Math.max(1, fanned.writes), plainCpu / Math.max(1, plain.writes))}x (fanned out to unsynced)`);
+    console.log(`ratios to baseline: bootstrap ${ratio(bootstrapMs, encoded.ms)}x, write-to-last-download p99 ${ratio(many.latency.p99, alone.latency.p99)}x (server-side ${ratio(histogramPercentileBound(manyServer.fanOut, 99) ?? 0, histogramPercentileBound(aloneServer.fanOut, 99) ?? 0)}x), fan-out inserts/s ${ratio(fanned.perSecond, plain.perSecond)}x; server CPU per write ${ratio(manyCpu, aloneCpu)}x (1,000 sessions to 10), per insert ${ratio(fannedCpu / Math.max(1, fanned.writes), plainCpu / Math.max(1, plain.writes))}x (fanned out to unsynced)`);
   } finally {
     for (const client of opened) client.close();
     await stop(server.child);

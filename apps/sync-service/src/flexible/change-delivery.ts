@@ -12,9 +12,9 @@
 import { type Histogram, metrics } from '@opentelemetry/api';
 
 /** Bucket bounds in milliseconds: whole milliseconds below 10 (the wall time's resolution), coarser above. */
-export const FAN_OUT_BUCKETS_MS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 30, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000];
+const FAN_OUT_BUCKETS_MS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 20, 30, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000];
 /** Finer below 5 ms: a monotonic clock measures this one. */
-export const DELIVERY_BUCKETS_MS = [0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 10, 15, 20, 50, 100, 250, 1_000, 5_000];
+const DELIVERY_BUCKETS_MS = [0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 10, 15, 20, 50, 100, 250, 1_000, 5_000];
 
 let histograms: { fanOut: Histogram; delivery: Histogram } | undefined;
 
