@@ -132,14 +132,120 @@ describe('collations', () => {
       expect(await coll.aggregate([{ $group: { _id: '$w' } }]).toArray()).toHaveLength(4);
     });
 
-    it('refuses, rather than answers in binary order, filters it cannot compare by the collation', async () => {
-      await expect(coll.find({ w: { $not: { $eq: 'CAFE' } } }, undefined, { collation: ci }).toArray()).rejects.toMatchObject({ code: 115, codeName: 'CommandNotSupported' });
-      await expect(coll.aggregate([{ $sort: { _id: 1 } }, { $match: { $expr: { $eq: ['$w', 'CAFE'] } } }], { collation: ci }).toArray()).rejects.toMatchObject({ code: 115 });
-      await expect(coll.deleteMany({ list: { $elemMatch: { $eq: 'a' } } }, { collation: ci })).rejects.toMatchObject({ code: 115 });
-      expect(await coll.countDocuments({})).toBe(4);
-      // Regular expressions and types name no string to compare: they run.
-      expect(ids(await coll.find({ w: { $regex: '^caf', $options: 'i' }, list: { $exists: false } }, undefined, { collation: ci, sort: { _id: 1 } }).toArray())).toEqual([1, 2, 3]);
-      expect(ids(await coll.find({ w: { $type: 'string' }, _id: { $lt: 2 } }, undefined, { collation: ci }).toArray())).toEqual([1]);
+    it('compares strings by the collation in $not, $expr, $elemMatch, $all, $in with regexes and embedded documents', async () => {
+      const find = async (filter: Document, collation: Document | undefined = ci): Promise<unknown[]> => ids(await coll.find(filter, undefined, { collation, sort: { _id: 1 } }).toArray());
+      expect(await find({ w: { $not: { $eq: 'CAFE' } } })).toEqual([3, 4]);
+      expect(await find({ $expr: { $eq: ['$w', 'CAFE'] } })).toEqual([1, 2]);
+      expect(await find({ $expr: { $in: ['$w', ['TEA', 'x']] } })).toEqual([4]);
+      expect(await find({ list: { $all: ['a', 'B'] } })).toEqual([4]);
+      expect(await find({ list: { $all: ['a', 'B'] } }, { locale: 'simple' })).toEqual([]);
+      expect(await find({ n: { w: 'TEA' } })).toEqual([1]);
+      expect(await find({ w: { $in: [/^x/, 'CAFE'] } })).toEqual([1, 2]);
+      expect(await find({ w: { $gt: 'CAFE', $type: 'string' }, n: { $exists: false } })).toEqual([3, 4]);
+      await coll.insertOne({ _id: 5, tags: [{ k: 'Red' }, { k: 'blue' }] });
+      expect(await find({ tags: { $elemMatch: { k: 'BLUE' } } })).toEqual([5]);
+      expect(await find({ tags: { $elemMatch: { k: 'BLUE' } } }, { locale: 'simple' })).toEqual([]);
+      expect(await find({ tags: { k: 'RED' } })).toEqual([5]);
+      // A projection's $elemMatch compares by the query's collation too.
+      expect(await coll.findOne({ _id: 5 }, { tags: { $elemMatch: { k: 'BLUE' } } }, { collation: ci })).toEqual({ _id: 5, tags: [{ k: 'blue' }] });
+      expect(await coll.findOne({ _id: 5 }, { tags: { $elemMatch: { k: 'BLUE' } } })).toEqual({ _id: 5 });
+      // A later $match stage with $expr, and a delete with $elemMatch.
+      expect(ids(await coll.aggregate([{ $sort: { _id: 1 } }, { $match: { $expr: { $eq: ['$w', 'CAFE'] } } }], { collation: ci }).toArray())).toEqual([1, 2]);
+      expect(await coll.deleteMany({ list: { $elemMatch: { $eq: 'a' } } }, { collation: ci })).toMatchObject({ deletedCount: 1 });
+      // Regular expressions and type names are not collated (as in MongoDB): /^Caf/ matches 'Cafe' only.
+      expect(await find({ w: { $regex: '^Caf' } })).toEqual([2]);
+      expect(await find({ w: { $not: /^caf/ }, _id: { $lt: 5 } })).toEqual([2]);
+    });
+
+    it('evaluates aggregation expressions under the collation, $strcasecmp aside', async () => {
+      const project = {
+        _id: 0,
+        eq: { $eq: ['$w', 'CAFE'] },
+        ne: { $ne: ['$w', 'CAFE'] },
+        gte: { $gte: ['$w', 'CAFE'] },
+        lt: { $lt: ['$w', 'CAFE'] },
+        cmp: { $cmp: ['$w', 'CAFE'] },
+        in: { $in: ['$w', ['x', 'CAFE']] },
+        index: { $indexOfArray: [['x', 'CAFE'], '$w'] },
+        union: { $setUnion: [['a', 'A'], ['b', 'B']] },
+        intersection: { $setIntersection: [['$w', 'x'], ['CAFE']] },
+        difference: { $setDifference: [['$w', 'x'], ['CAFE']] },
+        equals: { $setEquals: [['$w'], ['CAFE', 'Cafe']] },
+        subset: { $setIsSubset: [['CAFE'], ['$w', 'x']] },
+        max: { $max: ['a', 'B'] },
+        min: { $min: ['a', 'B'] },
+        sorted: { $sortArray: { input: ['b', 'a', 'C'], sortBy: 1 } },
+        filtered: { $filter: { input: ['x', 'CAFE', 'Cafe'], cond: { $eq: ['$$this', '$w'] } } },
+        branch: { $switch: { branches: [{ case: { $eq: ['$w', 'CAFE'] }, then: 'same' }], default: 'different' } },
+        strcasecmp: { $strcasecmp: ['$w', 'CAFÉ'] },
+        accentless: { $cmp: ['$w', 'CAFÉ'] },
+      };
+      const run = async (collation?: Document): Promise<Document[]> => coll.aggregate([{ $match: { _id: 1 } }, { $project: project }], { collation }).toArray();
+      expect(await run({ locale: 'en', strength: 2 })).toEqual([
+        {
+          eq: true,
+          ne: false,
+          gte: true,
+          lt: false,
+          cmp: 0,
+          in: true,
+          index: 1,
+          union: ['a', 'b'],
+          intersection: ['cafe'],
+          difference: ['x'],
+          equals: true,
+          subset: true,
+          max: 'B',
+          min: 'a',
+          sorted: ['a', 'b', 'C'],
+          filtered: ['CAFE', 'Cafe'],
+          branch: 'same',
+          strcasecmp: -1,
+          accentless: -1,
+        },
+      ]);
+      // Strength 1 ignores the accent too; $strcasecmp still does not (it is not collated in MongoDB).
+      expect(await run({ locale: 'en', strength: 1 })).toEqual([expect.objectContaining({ accentless: 0, strcasecmp: -1 })]);
+      // Binary order without a collation: 'B' < 'a', 'C' < 'a'.
+      expect(await run()).toEqual([expect.objectContaining({ eq: false, cmp: 1, index: -1, max: 'a', min: 'B', sorted: ['C', 'a', 'b'], branch: 'different' })]);
+    });
+
+    it('accumulates, buckets, joins and windows by the collation', async () => {
+      const db = client.db('app');
+      const first = <T>(docs: T[]): T => docs[0];
+      const sorted = [{ $sort: { _id: 1 } }];
+      const extremes = { $group: { _id: null, words: { $addToSet: '$w' }, hi: { $max: '$w' }, lo: { $min: '$w' } } };
+      expect(first(await coll.aggregate([...sorted, extremes], { collation: ci }).toArray())).toEqual({ _id: null, words: ['cafe', 'café', 'tea'], hi: 'tea', lo: 'cafe' });
+      // Without one, binary order (mingo's own $max and $min answered the first value for strings).
+      expect(first(await coll.aggregate([...sorted, extremes]).toArray())).toMatchObject({ hi: 'tea', lo: 'Cafe' });
+      // 'Cafe' sorts before 'a' in binary order, after it by the collation.
+      const bucket = { $bucket: { groupBy: '$w', boundaries: ['a', 'd', 'n'], default: 'other' } };
+      expect(await coll.aggregate([bucket], { collation: ci }).toArray()).toEqual([
+        { _id: 'a', count: 3 },
+        { _id: 'other', count: 1 },
+      ]);
+      await db.collection('prices').insertMany([{ _id: 1, word: 'CAFE', price: 3 }, { _id: 2, word: 'TEA', price: 2 }]);
+      const lookup = { $lookup: { from: 'prices', localField: 'w', foreignField: 'word', as: 'p' } };
+      const joined = await coll.aggregate([...sorted, lookup, { $project: { n: { $size: '$p' } } }], { collation: ci }).toArray();
+      expect(joined).toEqual([{ _id: 1, n: 1 }, { _id: 2, n: 1 }, { _id: 3, n: 0 }, { _id: 4, n: 1 }]);
+      const concise = { $lookup: { from: 'prices', localField: 'w', foreignField: 'word', pipeline: [{ $project: { _id: 0, price: 1 } }], as: 'p' } };
+      expect(await coll.aggregate([{ $match: { _id: { $in: [3, 4] } } }, ...sorted, concise, { $project: { p: 1 } }], { collation: ci }).toArray()).toEqual([
+        { _id: 3, p: [] },
+        { _id: 4, p: [{ price: 2 }] },
+      ]);
+      await db.collection('links').insertMany([{ _id: 1, name: 'A', next: 'b' }, { _id: 2, name: 'B', next: 'c' }, { _id: 3, name: 'C', next: null }]);
+      const graph = { $graphLookup: { from: 'links', startWith: '$next', connectFromField: 'next', connectToField: 'name', as: 'chain' } };
+      const chain = async (collation?: Document): Promise<unknown[]> => {
+        const [doc] = await db.collection('links').aggregate([{ $match: { _id: 1 } }, graph], { collation }).toArray();
+        return (doc.chain as Document[]).map((d) => d._id).sort();
+      };
+      expect(await chain(ci)).toEqual([2, 3]);
+      expect(await chain()).toEqual([]);
+      const windows = { $setWindowFields: { partitionBy: '$w', sortBy: { _id: 1 }, output: { n: { $sum: 1 } } } };
+      expect((await coll.aggregate([windows, ...sorted], { collation: ci }).toArray()).map((d) => d.n)).toEqual([2, 2, 1, 1]);
+      const ranks = { $setWindowFields: { sortBy: { w: 1 }, output: { r: { $rank: {} }, d: { $denseRank: {} } } } };
+      expect((await coll.aggregate([ranks, ...sorted], { collation: ci }).toArray()).map((d) => [d.r, d.d])).toEqual([[1, 1], [1, 1], [3, 2], [4, 3]]);
+      expect(await coll.aggregate([ranks, { $match: { _id: 1 } }], { collation: ci }).toArray()).toEqual([{ _id: 1, w: 'cafe', n: { w: 'Tea' }, r: 1, d: 1 }]);
     });
 
     it('applies to views, updates, replacements and findOneAndDelete', async () => {

@@ -210,10 +210,23 @@ export class EmbeddedCollection implements CollectionHandle {
   }
 
   private read(filter: Document, state: CursorState, owner: EmbeddedSession | undefined, raw = false, query: QueryOptions = {}): Document[] {
-    const project = buildProjector(state.projection, filter);
     const docs = this.matching(filter, state, owner, query);
-    if (raw) return project ? docs.map(project) : docs;
-    return docs.map((d) => cloneValue(project ? project(d) : d));
+    const collation = this.collationOf(query.collation);
+    const output = (): Document[] => {
+      const project = buildProjector(state.projection, filter);
+      if (raw) return project ? docs.map(project) : docs;
+      return docs.map((d) => cloneValue(project ? project(d) : d));
+    };
+    // A projection's $elemMatch, positional `$` and expressions compare strings by the query's collation.
+    return collation === undefined ? output() : withCollation(collation, output);
+  }
+
+  /** A copy of `doc` projected, the projection comparing strings by `collation` (findAndModify's answer). */
+  private projectedCopy(doc: Document, projection: Document | undefined, filter: Document, collation: Document | undefined): Document {
+    return withCollation(collation, () => {
+      const project = buildProjector(projection, filter);
+      return cloneValue(project ? project(doc) : doc);
+    });
   }
 
   find(query?: Document, projection?: Document, options: FindOptions = {}): FindCursor {
@@ -250,7 +263,8 @@ export class EmbeddedCollection implements CollectionHandle {
     checkHint(coll, options.hint);
     const variables = variablesOf(options);
     const sort = updateSort(options.sort, many);
-    const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables, collation: this.collationOf(options.collation, coll) }) : [];
+    const collation = this.collationOf(options.collation, coll);
+    const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables, collation }) : [];
     let modifiedCount = 0;
     for (const rec of records) {
       const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables });
@@ -367,13 +381,14 @@ export class EmbeddedCollection implements CollectionHandle {
   async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
     checkUpdate(update);
     const filter = filterOf(query);
-    const project = buildProjector(options.projection, filter);
+    buildProjector(options.projection, filter); // refuses a bad projection before writing anything
     const sort = checkSort(options.sort);
     const variables = variablesOf(options);
     return this.store.write(ownerOf(options), (unit) => {
       const coll = this.existingForWrite();
       checkHint(coll, options.hint);
-      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
+      const collation = this.collationOf(options.collation, coll);
+      const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation }) : [];
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
@@ -386,7 +401,7 @@ export class EmbeddedCollection implements CollectionHandle {
         this.insertStep(unit, doc);
         result = options.returnNewDocument ? doc : null;
       }
-      return result === null ? null : cloneValue(project ? project(result) : result);
+      return result === null ? null : this.projectedCopy(result, options.projection, filter, this.collationOf(options.collation, coll));
     }, this.scope);
   }
 
@@ -394,7 +409,7 @@ export class EmbeddedCollection implements CollectionHandle {
     checkReplacement(replacement);
     const filter = filterOf(query);
     const doc = normalize(replacement) as Document;
-    const project = buildProjector(options.projection, filter);
+    buildProjector(options.projection, filter); // refuses a bad projection before writing anything
     const sort = checkSort(options.sort);
     const variables = variablesOf(options);
     return this.store.write(ownerOf(options), (unit) => {
@@ -413,13 +428,13 @@ export class EmbeddedCollection implements CollectionHandle {
         this.insertStep(unit, inserted);
         result = options.returnNewDocument ? inserted : null;
       }
-      return result === null ? null : cloneValue(project ? project(result) : result);
+      return result === null ? null : this.projectedCopy(result, options.projection, filter, this.collationOf(options.collation, coll));
     }, this.scope);
   }
 
   async findOneAndDelete(query: Document, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
     const filter = filterOf(query);
-    const project = buildProjector(options.projection, filter);
+    buildProjector(options.projection, filter); // refuses a bad projection before writing anything
     const sort = checkSort(options.sort);
     const variables = variablesOf(options);
     return this.store.write(ownerOf(options), (unit) => {
@@ -428,7 +443,7 @@ export class EmbeddedCollection implements CollectionHandle {
       const [rec] = coll ? select(coll, filter, { sort, limit: 1, variables, collation: this.collationOf(options.collation, coll) }) : [];
       if (!rec || !coll) return null;
       this.store.delete(unit, coll, rec);
-      return cloneValue(project ? project(rec.doc) : rec.doc);
+      return this.projectedCopy(rec.doc, options.projection, filter, this.collationOf(options.collation, coll));
     }, this.scope);
   }
 

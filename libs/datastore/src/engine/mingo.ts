@@ -6,14 +6,21 @@ import 'mingo/init/system';
 import { Aggregator, Query } from 'mingo';
 import { $in as mingoIn, $type as mingoType } from 'mingo/operators/query';
 import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expression';
-import { ComputeOptions, type CollectionResolver, type Options, computeValue, initOptions } from 'mingo/core';
-import { $group as mingoGroup, $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
-import { Lazy } from 'mingo/lazy';
-import { groupBy } from 'mingo/util';
+import { ComputeOptions, Context, type CollectionResolver, type Options, computeValue, initOptions } from 'mingo/core';
+import { $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
 import { Double, Int32, Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
-import { type Document, collationActive, compareValues, isPlainObject } from '../bson/values';
+import { type Document, collationActive, isPlainObject } from '../bson/values';
+import {
+  collatedAccumulatorOperators,
+  collatedExpressionOperators,
+  collatedPipelineOperators,
+  collatedQueryOperators,
+  collatedSetWindowFields,
+  orderingAccumulators,
+  orderingExpressions,
+} from './collated-operators';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
 import { checkStages } from './stage-checks';
@@ -48,48 +55,6 @@ OPTIONS.context.addPipelineOps({
   $sort: (collection: Iterator, spec: unknown) => collection.transform((docs) => sortDocuments(docs as Document[], checkSort(spec) ?? {})),
 });
 
-/**
- * Under a collation, a group key's strings equal by it are one key (MongoDB groups "Cafe" and "cafe" at
- * strength 2): each string is replaced by the first one met that the collation calls equal. Linear in the
- * distinct strings met, which a collation's equality (not a hash) forces.
- */
-function collatedKeys(): (value: unknown) => unknown {
-  const seen = new Map<string, string>();
-  const representatives: string[] = [];
-  const canonical = (value: unknown): unknown => {
-    if (typeof value === 'string') {
-      let found = seen.get(value);
-      if (found === undefined) {
-        found = representatives.find((s) => compareValues(s, value) === 0) ?? value;
-        if (found === value) representatives.push(value);
-        seen.set(value, found);
-      }
-      return found;
-    }
-    if (Array.isArray(value)) return value.map(canonical);
-    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, canonical(v)]));
-    return value;
-  };
-  return canonical;
-}
-
-/** $group whose keys are compared by the operation's collation; mingo's own when there is none. */
-function collatedGroup(collection: Iterator, expr: unknown, options: Options): Iterator {
-  if (!collationActive() || !isPlainObject(expr) || !('_id' in expr)) return mingoGroup(collection, expr, options);
-  const canonical = collatedKeys();
-  const { _id: idExpr, ...accumulators } = expr;
-  return collection.transform((docs) => {
-    const partitions = groupBy(docs, (doc: unknown) => canonical(computeValue(doc, idExpr, null, options)) ?? null, options.hashFunction);
-    const out: Document[] = [];
-    for (const [key, members] of partitions) {
-      // The accumulators of one partition, computed by mingo's $group over it alone.
-      const [row] = mingoGroup(Lazy(members), { _id: null, ...accumulators }, options).value<Document>();
-      out.push({ ...row, _id: key });
-    }
-    return out;
-  });
-}
-
 /** True when `value` names one of the operators that run caller-supplied JavaScript, at any depth. */
 function namesScript(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(namesScript);
@@ -108,12 +73,10 @@ function setWindowFields(collection: Iterator, expr: unknown, options: Options):
   return mingoSetWindowFields(collection, expr, initOptions({ ...base, scriptEnabled: true }));
 }
 
-OPTIONS.context.addPipelineOps({
-  $setWindowFields: setWindowFields,
-  $group: collatedGroup,
-  $sortByCount: (collection: Iterator, expr: unknown, options: Options) =>
-    collatedGroup(collection, { _id: expr, count: { $sum: 1 } }, options).transform((docs) => sortDocuments(docs as Document[], { count: -1 })),
-});
+OPTIONS.context.addPipelineOps({ $setWindowFields: setWindowFields });
+// mingo's $max and $min skip strings, its $top and $bottom answer arrays: these order values as MongoDB does.
+OPTIONS.context.addAccumulatorOps(orderingAccumulators);
+OPTIONS.context.addExpressionOps(orderingExpressions);
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
 // pipeline's $match gets the same preparation as find.
@@ -125,10 +88,9 @@ OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexF
 OPTIONS.context.addExpressionOps({ $range: boundedRange });
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {
-    // Under a collation the fast matcher compares strings by it (mingo's own operators would not).
+    // Under a collation the fast matcher is quicker than mingo's collated operators (it compares by it too).
     const fast = collationActive() && isPlainObject(expr) ? fastMatcher(expr) : undefined;
     if (fast) return collection.filter((doc) => fast(doc as Document));
-    if (isPlainObject(expr)) refuseCollatedStrings(expr);
     const query = new Query(prepareFilter(expr as Document), options);
     return collection.filter((doc) => query.test(doc as Document));
   },
@@ -159,44 +121,44 @@ function boundedRange(obj: unknown, expr: unknown, options: Options): unknown {
 /** `let` variables of an operation, visible as `$$name` in its expressions. */
 export type Variables = Document;
 
+let collated: Options | undefined;
+
+/**
+ * The options while a locale's collation is active: a context in which the operators of collated-operators.ts
+ * replace mingo's comparing ones (the first context given to Context.merge wins), everything else as in
+ * OPTIONS. Built on first use, after every registration above.
+ */
+function collatedOptions(): Options {
+  if (!collated) {
+    const overrides = Context.init({
+      query: { ...collatedQueryOperators, ...regexQueryOperators(collatedQueryOperators.$in as never, mingoType as never) },
+      expression: collatedExpressionOperators,
+      accumulator: collatedAccumulatorOperators,
+      pipeline: { ...collatedPipelineOperators, $setWindowFields: collatedSetWindowFields(setWindowFields) },
+    });
+    collated = ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), context: Context.merge(overrides, OPTIONS.context) }));
+  }
+  return collated;
+}
+
+/** mingo's options for the comparison now active: the collated ones under a locale, else the shared ones. */
+function activeOptions(): Options {
+  return collationActive() ? collatedOptions() : OPTIONS;
+}
+
 function optionsWith(resolver: CollectionResolver | undefined, variables?: Variables): Options {
-  if (!resolver && !variables) return OPTIONS;
-  return ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), ...(resolver ? { collectionResolver: resolver } : {}), ...(variables ? { variables } : {}) }));
+  const base = activeOptions();
+  if (!resolver && !variables) return base;
+  return ComputeOptions.init(initOptions({ ...(base as ComputeOptions).getOptions(), ...(resolver ? { collectionResolver: resolver } : {}), ...(variables ? { variables } : {}) }));
 }
 
 const matchAll: Matcher = () => true;
-
-/** Operators whose string operands are not compared with the documents' strings. */
-const NOT_COMPARED = new Set(['$regex', '$options', '$type', '$comment']);
-
-/** True when a filter holds a string that mingo would compare (anywhere but a regex, its options or a type name). */
-function comparesStrings(value: unknown, key?: string): boolean {
-  if (key !== undefined && NOT_COMPARED.has(key)) return false;
-  if (typeof value === 'string') return true;
-  if (Array.isArray(value)) return value.some((item) => comparesStrings(item));
-  if (isPlainObject(value)) return Object.entries(value).some(([k, v]) => comparesStrings(v, k));
-  return false;
-}
-
-/**
- * Under a collation only the fast matcher compares strings by it; a filter outside its subset that
- * compares strings is refused rather than answered in binary order.
- */
-function refuseCollatedStrings(filter: Document): void {
-  if (!collationActive() || !comparesStrings(filter)) return;
-  throw new DatastoreError(
-    'CommandNotSupported',
-    'with a collation, the Tessera datastore compares strings in filters of equality, $eq, $ne, $in, $nin, $gt, $gte, $lt, $lte and $exists, combined with $and, $or and $nor; this filter compares strings otherwise',
-    { clientError: true },
-  );
-}
 
 /** Compiles a query filter; throws BadValue for unknown operators. */
 export function compileFilter(filter: Document | undefined, variables?: Variables): Matcher {
   if (!filter || Object.keys(filter).length === 0) return matchAll;
   const fast = fastMatcher(filter);
   if (fast) return fast;
-  refuseCollatedStrings(filter);
   let query: Query;
   try {
     query = new Query(prepareFilter(filter), optionsWith(undefined, variables));
@@ -233,7 +195,7 @@ export function evaluateVariables(definitions: Document): Variables {
 export function compileProjection(projection: Document, filter: Document | undefined): (doc: Document) => Document {
   let query: Query;
   try {
-    query = new Query(prepareFilter(filter ?? {}), OPTIONS);
+    query = new Query(prepareFilter(filter ?? {}), activeOptions());
   } catch (error) {
     translate(error);
   }
@@ -246,10 +208,10 @@ export function compileProjection(projection: Document, filter: Document | undef
   };
 }
 
-/** A mingo Query with the shared options (array filters, $pull conditions). */
+/** A mingo Query with the active options (array filters, $pull conditions, projections' $elemMatch). */
 export function mingoQuery(condition: Document): Query {
   try {
-    return new Query(prepareFilter(condition), OPTIONS);
+    return new Query(prepareFilter(condition), activeOptions());
   } catch (error) {
     translate(error);
   }

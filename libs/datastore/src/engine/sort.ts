@@ -34,6 +34,11 @@ export function checkSort(sort: unknown): SortSpec | undefined {
   return sort as SortSpec;
 }
 
+/** The keys `doc` sorts by under `sort`, one a field (documents tie when every key compares equal). */
+export function sortKeys(doc: Document, sort: SortSpec): unknown[] {
+  return Object.entries(sort).map(([field, dir]) => sortKey(doc, field.split('.'), dir));
+}
+
 export function sortDocuments(docs: Document[], sort: SortSpec): Document[] {
   const fields = Object.entries(sort).map(([f, d]) => ({ parts: f.split('.'), dir: d }));
   const keyed = docs.map((doc) => ({ doc, keys: fields.map((f) => sortKey(doc, f.parts, f.dir)) }));

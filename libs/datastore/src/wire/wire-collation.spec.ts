@@ -90,6 +90,23 @@ describe('collation through the wire server', () => {
     expect(bulk).toMatchObject({ modifiedCount: 1, deletedCount: 1 });
   });
 
+  it('compares strings by the collation in $not, $all, $elemMatch, $expr, aggregation expressions and $lookup', async () => {
+    const ci = { locale: 'en', strength: 2 };
+    expect(ids(await words.find({ w: { $not: { $eq: 'cafe' } }, _id: { $lte: 5 } }, { collation: ci }).toArray())).toEqual([3, 4, 5]);
+    expect(ids(await words.find({ tags: { $all: ['red', 'GREEN'] } }, { collation: ci }).toArray())).toEqual([8]);
+    expect(ids(await words.find({ tags: { $all: ['red', 'GREEN'] } }).toArray())).toEqual([]);
+    expect(ids(await words.find({ tags: { $elemMatch: { $eq: 'RED' } } }, { collation: ci }).toArray())).toEqual([8]);
+    expect(ids(await words.find({ $expr: { $eq: ['$w', 'CAFÉ'] } }, { collation: ci }).toArray())).toEqual([3, 4]);
+    const project = { _id: 0, has: { $in: ['RED', '$tags'] }, max: { $max: '$tags' }, subset: { $setIsSubset: [['GREEN'], '$tags'] } };
+    expect(await words.aggregate([{ $match: { _id: 8 } }, { $project: project }], { collation: ci }).toArray()).toEqual([{ has: true, max: 'Red', subset: true }]);
+    expect(await words.aggregate([{ $match: { _id: 8 } }, { $project: project }]).toArray()).toEqual([{ has: false, max: 'green', subset: false }]);
+    const menu = client.db('d').collection<{ _id: number; item: string }>('menu');
+    await menu.insertOne({ _id: 1, item: 'CAFE' });
+    const lookup = { $lookup: { from: 'words', localField: 'item', foreignField: 'w', as: 'matches' } };
+    const [joined] = await menu.aggregate<{ matches: Word[] }>([lookup], { collation: { locale: 'en', strength: 1 } }).toArray();
+    expect(ids(joined.matches)).toEqual([1, 2, 3, 4]);
+  });
+
   it('sorts by the collation: numericOrdering, caseFirst upper, accents after base letters', async () => {
     const numbers = client.db('d').collection<{ _id: number; n: string }>('numbers');
     await numbers.insertMany([{ _id: 1, n: '10' }, { _id: 2, n: '2' }, { _id: 3, n: '1' }]);

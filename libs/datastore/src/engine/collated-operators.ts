@@ -1,0 +1,545 @@
+/**
+ * mingo's comparing operators, made to compare strings by the operation's collation. mingo compares strings
+ * by code point wherever it compares (its `compare` and `isEqual`, maps keyed by value), so while an
+ * operation runs under a locale's collation the engine gives mingo a second context (see mingo.ts) in which
+ * these replace mingo's own: the query operators ($eq ... $all; $elemMatch, $not, $expr and the logical
+ * operators reach them through the context), the expressions that compare ($eq ... $cmp, $in,
+ * $indexOfArray, the set operators, $sortArray), $addToSet, and the stages that match or group values
+ * ($group, $sortByCount, $bucket, $lookup, $graphLookup, $setWindowFields). The accumulators that order
+ * values ($max, $min, $maxN, $minN, $top, $bottom, $topN, $bottomN) serve both contexts.
+ *
+ * They compare through compareValues, which consults the comparison withCollation made active, so they must
+ * run inside it. A query operator whose operand holds no string hands over to mingo's own, whose answer a
+ * collation cannot change. Without a collation the collated context is not used: mingo's operators answer
+ * as they are, at their speed. $regex, $type, field names and $strcasecmp are not collated (nor in MongoDB).
+ */
+import { type AccumulatorOperator, ComputeOptions, type ExpressionOperator, OpType, type Options, type PipelineOperator, type QueryOperator, computeValue } from 'mingo/core';
+import { Lazy } from 'mingo/lazy';
+import { $bottomN as mingoBottomN, $push as mingoPush, $topN as mingoTopN } from 'mingo/operators/accumulator';
+import { $sortArray as mingoSortArray } from 'mingo/operators/expression';
+import { $bucket as mingoBucket, $group as mingoGroup, $lookup as mingoLookup } from 'mingo/operators/pipeline';
+import { $all as mingoAll, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
+import { HashMap, ensureArray, flatten, groupBy, resolve, setValue } from 'mingo/util';
+import { DatastoreError } from '../api/datastore.error';
+import { type Document, collectPathValues, compareValues, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
+import { checkSort, sortDocuments, sortKeys } from './sort';
+
+type Predicate = (doc: unknown) => boolean;
+
+function badValue(message: string): DatastoreError {
+  return new DatastoreError('BadValue', message);
+}
+
+/** True when `value` holds a string at any depth: only then can a collation change a comparison with it. */
+export function hasString(value: unknown): boolean {
+  if (typeof value === 'string') return true;
+  if (Array.isArray(value)) return value.some(hasString);
+  if (isPlainObject(value)) return Object.values(value).some(hasString);
+  return false;
+}
+
+/**
+ * Strings the collation calls equal mapped to one of them (the first met), at any depth of a value: two
+ * values are equal under the collation exactly when their canonical forms are equal in binary order, so
+ * maps keyed by `idKey` of the canonical form group by the collation. Linear in the distinct strings met,
+ * which a collation's equality (ICU gives no sort keys here) forces.
+ */
+export function collatedKeys(): (value: unknown) => unknown {
+  const seen = new Map<string, string>();
+  const representatives: string[] = [];
+  const canonical = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      let found = seen.get(value);
+      if (found === undefined) {
+        found = representatives.find((s) => compareValues(s, value) === 0) ?? value;
+        if (found === value) representatives.push(value);
+        seen.set(value, found);
+      }
+      return found;
+    }
+    if (Array.isArray(value)) return value.map(canonical);
+    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, canonical(v)]));
+    return value;
+  };
+  return canonical;
+}
+
+/** A map key equal for two values exactly when the collation calls them equal (one canonicalizer per use). */
+function collatedKeyOf(): (value: unknown) => string {
+  const canonical = collatedKeys();
+  return (value) => idKey(canonical(value));
+}
+
+/** The values, each once by the collation (the first met of equal ones), in order. */
+function uniqueValues(values: unknown[], keyOf = collatedKeyOf()): unknown[] {
+  const seen = new Set<string>();
+  const out: unknown[] = [];
+  for (const value of values) {
+    const key = keyOf(value);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(value);
+  }
+  return out;
+}
+
+// ---- query operators ----
+
+/** What a query compares at a path: each value reached and, for an array, its elements too. */
+function valuesAt(doc: unknown, parts: string[]): unknown[] {
+  const out: unknown[] = [];
+  for (const v of collectPathValues(doc, parts)) {
+    if (Array.isArray(v)) out.push(...(v as unknown[]));
+    out.push(v);
+  }
+  return out;
+}
+
+function equalTo(selector: string, target: unknown): Predicate {
+  const parts = selector.split('.');
+  return (doc) => valuesAt(doc, parts).some((v) => valuesEqual(v, target));
+}
+
+function negated(predicate: Predicate): Predicate {
+  return (doc) => !predicate(doc);
+}
+
+function rangeOperator(builtin: QueryOperator, ok: (c: number) => boolean): QueryOperator {
+  return (selector, value, options) => {
+    if (!hasString(value)) return builtin(selector, value, options);
+    const parts = selector.split('.');
+    const rank = typeRank(value);
+    return (doc) => valuesAt(doc, parts).some((v) => typeRank(v) === rank && ok(compareValues(v, value)));
+  };
+}
+
+const $eq: QueryOperator = (selector, value, options) => (hasString(value) ? equalTo(selector, value) : mingoEq(selector, value, options));
+
+const $in: QueryOperator = (selector, value, options) => {
+  if (!Array.isArray(value) || !value.some(hasString)) return mingoIn(selector, value, options);
+  const parts = selector.split('.');
+  const list = value as unknown[];
+  const matchesMissing = list.some((v) => v === null);
+  return (doc) => {
+    const values = valuesAt(doc, parts);
+    if (values.length === 0) return matchesMissing;
+    return values.some((v) => list.some((item) => valuesEqual(v, item)));
+  };
+};
+
+/** `$all` as MongoDB reads it: every member an equality (or a regex, or an $elemMatch) the field satisfies. */
+const $all: QueryOperator = (selector, value, options) => {
+  if (!Array.isArray(value) || !value.some(hasString)) return mingoAll(selector, value, options);
+  const parts = selector.split('.');
+  const tests = (value as unknown[]).map((member): Predicate => {
+    if (isPlainObject(member) && '$elemMatch' in member) {
+      const elemMatch = options.context.getOperator(OpType.QUERY, '$elemMatch') as QueryOperator;
+      return elemMatch(selector, member.$elemMatch, options) as Predicate;
+    }
+    if (member instanceof RegExp) return (doc) => valuesAt(doc, parts).some((v) => typeof v === 'string' && member.test(v));
+    return equalTo(selector, member);
+  });
+  return (doc) => tests.every((test) => test(doc));
+};
+
+/** The query operators of the collated context, with `$in` to wrap in the regex-aware one (regex-filter.ts). */
+export const collatedQueryOperators: Record<string, QueryOperator> & { $in: QueryOperator } = {
+  $eq,
+  $ne: (selector, value, options) => (hasString(value) ? negated(equalTo(selector, value)) : mingoNe(selector, value, options)),
+  $gt: rangeOperator(mingoGt, (c) => c > 0),
+  $gte: rangeOperator(mingoGte, (c) => c >= 0),
+  $lt: rangeOperator(mingoLt, (c) => c < 0),
+  $lte: rangeOperator(mingoLte, (c) => c <= 0),
+  $in,
+  $all,
+};
+
+// ---- expression operators ----
+
+/** Aggregation's order of values: BSON order, a missing value below null (MongoDB's Value comparison). */
+function expressionCompare(a: unknown, b: unknown): number {
+  if (a === undefined || b === undefined) return a === b ? 0 : a === undefined ? -1 : 1;
+  return compareValues(a, b);
+}
+
+function expressionEqual(a: unknown, b: unknown): boolean {
+  return expressionCompare(a, b) === 0;
+}
+
+function argumentsOf(obj: unknown, expr: unknown, options: Options, name: string, count?: number): unknown[] {
+  const args: unknown = computeValue(obj, expr, null, options);
+  const list = Array.isArray(args) ? (args as unknown[]) : [args];
+  if (count !== undefined && list.length !== count) throw badValue(`Expression ${name} takes exactly ${count} arguments. ${list.length} were passed in.`);
+  return list;
+}
+
+function comparison(name: string, answer: (c: number) => unknown): ExpressionOperator {
+  return (obj, expr, options) => {
+    const [a, b] = argumentsOf(obj, expr, options, name, 2);
+    return answer(expressionCompare(a, b));
+  };
+}
+
+function arraysOf(args: unknown[], name: string): unknown[][] {
+  for (const arg of args) if (!Array.isArray(arg)) throw badValue(`All operands of ${name} must be arrays. One argument is of type: ${typeName(arg)}`);
+  return args as unknown[][];
+}
+
+const isNil = (value: unknown): boolean => value === null || value === undefined;
+
+const setOperators: Record<string, ExpressionOperator> = {
+  $setUnion: (obj, expr, options) => {
+    const args = argumentsOf(obj, expr, options, '$setUnion');
+    if (args.some(isNil)) return null;
+    return uniqueValues(arraysOf(args, '$setUnion').flat(1));
+  },
+  $setIntersection: (obj, expr, options) => {
+    const args = argumentsOf(obj, expr, options, '$setIntersection');
+    if (args.some(isNil)) return null;
+    const [first, ...rest] = arraysOf(args, '$setIntersection');
+    if (first === undefined) return [];
+    const keyOf = collatedKeyOf();
+    const others = rest.map((values) => new Set(values.map(keyOf)));
+    return uniqueValues(first, keyOf).filter((v) => others.every((keys) => keys.has(keyOf(v))));
+  },
+  $setDifference: (obj, expr, options) => {
+    const args = argumentsOf(obj, expr, options, '$setDifference', 2);
+    if (args.some(isNil)) return null;
+    const [first, second] = arraysOf(args, '$setDifference');
+    const keyOf = collatedKeyOf();
+    const removed = new Set(second.map(keyOf));
+    return uniqueValues(first, keyOf).filter((v) => !removed.has(keyOf(v)));
+  },
+  $setEquals: (obj, expr, options) => {
+    const args = argumentsOf(obj, expr, options, '$setEquals');
+    if (args.length < 2) throw badValue(`$setEquals needs at least two arguments had: ${args.length}`);
+    const keyOf = collatedKeyOf();
+    const sets = arraysOf(args, '$setEquals').map((values) => new Set(values.map(keyOf)));
+    return sets.every((set) => set.size === sets[0].size && [...set].every((key) => sets[0].has(key)));
+  },
+  $setIsSubset: (obj, expr, options) => {
+    const [first, second] = arraysOf(argumentsOf(obj, expr, options, '$setIsSubset', 2), '$setIsSubset');
+    const keyOf = collatedKeyOf();
+    const superset = new Set(second.map(keyOf));
+    return first.every((v) => superset.has(keyOf(v)));
+  },
+};
+
+export const collatedExpressionOperators: Record<string, ExpressionOperator> = {
+  $eq: comparison('$eq', (c) => c === 0),
+  $ne: comparison('$ne', (c) => c !== 0),
+  $gt: comparison('$gt', (c) => c > 0),
+  $gte: comparison('$gte', (c) => c >= 0),
+  $lt: comparison('$lt', (c) => c < 0),
+  $lte: comparison('$lte', (c) => c <= 0),
+  $cmp: comparison('$cmp', (c) => c),
+  $in: (obj, expr, options) => {
+    const [item, list] = argumentsOf(obj, expr, options, '$in', 2);
+    if (!Array.isArray(list)) throw badValue(`$in requires an array as a second argument, found: ${list === undefined ? 'missing' : typeName(list)}`);
+    return (list as unknown[]).some((v) => expressionEqual(v, item));
+  },
+  $indexOfArray: (obj, expr, options) => {
+    const args = argumentsOf(obj, expr, options, '$indexOfArray');
+    const [array, search, start = 0, end] = args;
+    if (isNil(array)) return null;
+    if (!Array.isArray(array)) throw badValue(`$indexOfArray requires an array as a first argument, found: ${typeName(array)}`);
+    const from = Number(start);
+    const to = isNil(end) ? array.length : Math.min(Number(end), array.length);
+    if (!(from >= 0) || !(to >= 0)) throw badValue('$indexOfArray requires non-negative integer indexes');
+    for (let i = from; i < to; i++) if (expressionEqual(array[i], search)) return i;
+    return -1;
+  },
+  ...setOperators,
+  $sortArray: (obj, expr, options) => {
+    const spec: unknown = computeValue(obj, expr, null, options);
+    if (!isPlainObject(spec)) return mingoSortArray(obj, expr, options);
+    const { input, sortBy } = spec;
+    if (isNil(input)) return null;
+    if (!Array.isArray(input)) throw badValue(`The input argument to $sortArray must be an array, but was of type: ${typeName(input)}`);
+    if (sortBy === 1 || sortBy === -1) return (input as unknown[]).slice().sort((a, b) => compareValues(a, b) * sortBy);
+    if (isPlainObject(sortBy)) return sortDocuments((input as Document[]).slice(), checkSort(sortBy) ?? {});
+    return mingoSortArray(obj, expr, options);
+  },
+};
+
+// ---- accumulators ----
+
+function extremeAccumulator(sign: 1 | -1): AccumulatorOperator {
+  return (collection, expr, options) => {
+    let best: unknown;
+    for (const value of mingoPush(collection, expr, options)) {
+      if (isNil(value)) continue;
+      if (best === undefined || compareValues(value, best) * sign > 0) best = value;
+    }
+    return best ?? null;
+  };
+}
+
+/** $maxN (direction -1) and $minN (1): the n greatest or least values that are not null. */
+function extremesN(direction: 1 | -1): AccumulatorOperator {
+  return (collection, expr, options) => {
+    const copts = ComputeOptions.init(options);
+    const spec = isPlainObject(expr) ? expr : {};
+    const n = Number(computeValue(copts.local.groupId, spec.n, null, copts));
+    const values = mingoPush(collection, spec.input, options).filter((v) => !isNil(v));
+    values.sort((a, b) => compareValues(a, b) * direction);
+    return values.slice(0, n);
+  };
+}
+
+/** $topN (from the start of the sortBy order) and $bottomN (from its end); $top and $bottom (fixedN 1) answer one value. */
+function sortedN(builtin: AccumulatorOperator, fromEnd: boolean, fixedN?: number): AccumulatorOperator {
+  return (collection, expr, options) => {
+    if (!isPlainObject(expr) || !isPlainObject(expr.sortBy)) return builtin(collection, expr, options);
+    const copts = ComputeOptions.init(options);
+    const n = fixedN ?? Number(computeValue(copts.local.groupId, expr.n, null, copts));
+    const sorted = sortDocuments((collection as Document[]).slice(), checkSort(expr.sortBy) ?? {});
+    const kept = fromEnd ? sorted.slice(Math.max(0, sorted.length - n)) : sorted.slice(0, n);
+    const out = mingoPush(kept, expr.output, copts);
+    return fixedN === undefined ? out : out[0];
+  };
+}
+
+/** The expression form of $maxN and $minN (`{input, n}` over an array), which mingo's calls its accumulator directly. */
+function nExpression(accumulator: AccumulatorOperator): ExpressionOperator {
+  return (obj, expr, options) => {
+    if (Array.isArray(obj)) return accumulator(obj as unknown[], expr, options);
+    const spec: unknown = computeValue(obj, expr, null, options);
+    if (!isPlainObject(spec)) throw badValue('$maxN and $minN take a document with input and n');
+    const { input, n } = spec;
+    if (isNil(input)) return null;
+    if (!Array.isArray(input)) throw badValue('$maxN and $minN require input to resolve to an array, null or missing');
+    return accumulator(input as unknown[], { n, input: '$$this' }, options);
+  };
+}
+
+const maxN = extremesN(-1);
+const minN = extremesN(1);
+
+/**
+ * Accumulators that order values, in BSON order with strings by the active comparison (the collation's
+ * when one runs, else binary). Registered in both contexts: mingo's own $max and $min skip every string
+ * (they answer the first value met), its $top and $bottom answer an array, and its sorts are not BSON order.
+ */
+export const orderingAccumulators: Record<string, AccumulatorOperator> = {
+  $max: extremeAccumulator(1),
+  $min: extremeAccumulator(-1),
+  $maxN: maxN,
+  $minN: minN,
+  $topN: sortedN(mingoTopN, false),
+  $bottomN: sortedN(mingoBottomN, true),
+  $top: sortedN(mingoTopN, false, 1),
+  $bottom: sortedN(mingoBottomN, true, 1),
+};
+
+/** The expression forms of $maxN and $minN, with the accumulators above (both contexts). */
+export const orderingExpressions: Record<string, ExpressionOperator> = {
+  $maxN: nExpression(maxN),
+  $minN: nExpression(minN),
+};
+
+export const collatedAccumulatorOperators: Record<string, AccumulatorOperator> = {
+  $addToSet: (collection, expr, options) => uniqueValues(mingoPush(collection, expr, options)),
+};
+
+// ---- pipeline stages ----
+
+/** $group whose keys compare by the collation: strings it calls equal are one key, named by the first met. */
+export const collatedGroup: PipelineOperator = (collection, expr, options) => {
+  if (!isPlainObject(expr) || !('_id' in expr)) return mingoGroup(collection, expr, options);
+  const canonical = collatedKeys();
+  const { _id: idExpr, ...accumulators } = expr;
+  return collection.transform((docs) => {
+    const partitions = groupBy(docs, (doc: unknown) => canonical(computeValue(doc, idExpr, null, options)) ?? null, options.hashFunction);
+    const out: Document[] = [];
+    for (const [key, members] of partitions) {
+      // The accumulators of one partition, computed by mingo's $group over it alone.
+      const [row] = mingoGroup(Lazy(members), { _id: null, ...accumulators }, options).value<Document>();
+      out.push({ ...row, _id: key });
+    }
+    return out;
+  });
+};
+
+/**
+ * $bucket with boundaries that hold strings: a document falls in the bucket whose bounds bracket its groupBy
+ * value by the collation (values of another type than the boundaries go to `default`). Like MongoDB, only
+ * buckets that received documents are output.
+ */
+const collatedBucket: PipelineOperator = (collection, expr, options) => {
+  if (!isPlainObject(expr) || !Array.isArray(expr.boundaries) || !expr.boundaries.some(hasString)) return mingoBucket(collection, expr, options);
+  const bounds = expr.boundaries as unknown[];
+  const rank = typeRank(bounds[0]);
+  if (bounds.length < 2) throw badValue("$bucket requires 'boundaries' to have at least 2 values");
+  for (let i = 1; i < bounds.length; i++) {
+    if (typeRank(bounds[i]) !== rank) throw badValue("All values in the 'boundaries' option to $bucket must have the same type");
+    if (compareValues(bounds[i - 1], bounds[i]) >= 0) throw badValue("The 'boundaries' option to $bucket must be sorted in ascending order");
+  }
+  const hasDefault = 'default' in expr;
+  const inRange = (value: unknown): boolean => typeRank(value) === rank && compareValues(value, bounds[0]) >= 0 && compareValues(value, bounds[bounds.length - 1]) < 0;
+  if (hasDefault && inRange(expr.default)) throw badValue("The $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary");
+  const output = isPlainObject(expr.output) ? expr.output : { count: { $sum: 1 } };
+  return collection.transform((docs) => {
+    const buckets = new Map<number, unknown[]>();
+    const fallback: unknown[] = [];
+    for (const doc of docs) {
+      const value: unknown = computeValue(doc, expr.groupBy, null, options);
+      if (!inRange(value)) {
+        if (!hasDefault) throw badValue('$switch could not find a matching branch for an input, and no default was specified.');
+        fallback.push(doc);
+        continue;
+      }
+      let i = 0;
+      while (compareValues(value, bounds[i + 1]) >= 0) i++;
+      const members = buckets.get(i);
+      if (members) members.push(doc);
+      else buckets.set(i, [doc]);
+    }
+    const rows: [unknown, unknown[]][] = [...buckets.entries()].sort(([a], [b]) => a - b).map(([i, members]) => [bounds[i], members]);
+    if (fallback.length > 0) rows.push([expr.default, fallback]);
+    return rows.map(([key, members]) => {
+      const [row] = mingoGroup(Lazy(members), { _id: null, ...output }, options).value<Document>();
+      return { ...row, _id: key };
+    });
+  });
+};
+
+/**
+ * $lookup's equality join (localField/foreignField) by the collation: mingo's own, with its map keyed by
+ * collated keys. The concise form with a pipeline runs the pipeline over each document's matches.
+ */
+const collatedLookup: PipelineOperator = (collection, expr, options) => {
+  if (!isPlainObject(expr) || typeof expr.localField !== 'string' || typeof expr.foreignField !== 'string') return mingoLookup(collection, expr, options);
+  const { localField, foreignField, as } = expr;
+  const foreign: unknown = typeof expr.from === 'string' ? options.collectionResolver?.(expr.from) : expr.from;
+  if (!Array.isArray(foreign) || typeof as !== 'string') return mingoLookup(collection, expr, options);
+  const pipeline = Array.isArray(expr.pipeline) && expr.pipeline.length > 0 ? expr.pipeline : undefined;
+  const keyOf = collatedKeyOf();
+  const byKey = new Map<string, Document[]>();
+  for (const doc of foreign as Document[]) {
+    for (const value of ensureArray(resolve(doc, foreignField) ?? null) as unknown[]) {
+      const key = keyOf(value);
+      const docs = byKey.get(key);
+      if (!docs) byKey.set(key, [doc]);
+      else if (docs[docs.length - 1] !== doc) docs.push(doc);
+    }
+  }
+  return collection.map((obj: unknown) => {
+    const local: unknown = resolve(obj as Document, localField) ?? null;
+    const matched = new Set<Document>();
+    for (const value of Array.isArray(local) ? (local as unknown[]) : [local]) for (const doc of byKey.get(keyOf(value)) ?? []) matched.add(doc);
+    if (!pipeline) return { ...(obj as Document), [as]: [...matched] };
+    const [joined] = mingoLookup(Lazy([obj]), { from: [...matched], let: expr.let, pipeline, as }, options).value<Document>();
+    return joined;
+  });
+};
+
+/** mingo's $graphLookup, its equality steps by collatedLookup instead of mingo's own $lookup. */
+const collatedGraphLookup: PipelineOperator = (collection, expr, options) => {
+  if (!isPlainObject(expr)) return collection;
+  const from: unknown = typeof expr.from === 'string' ? options.collectionResolver?.(expr.from) : expr.from;
+  const { connectFromField, connectToField, as, maxDepth, depthField, restrictSearchWithMatch } = expr;
+  if (typeof connectFromField !== 'string' || typeof connectToField !== 'string' || typeof as !== 'string') throw badValue('$graphLookup requires connectFromField, connectToField and as as strings');
+  const restrict = restrictSearchWithMatch ? { pipeline: [{ $match: restrictSearchWithMatch }] } : {};
+  return collection.map((obj: unknown) => {
+    const start: Document = {};
+    setValue(start, connectFromField, computeValue(obj, expr.startWith, null, options));
+    let frontier: unknown[] = [start];
+    const found = HashMap.init(options.hashFunction) as Map<unknown, number>;
+    for (let depth = 0; ; depth++) {
+      const joined = collatedLookup(Lazy(frontier), { from, localField: connectFromField, foreignField: connectToField, as, ...restrict }, options).value<Document>();
+      frontier = flatten(joined.map((o) => o[as] as unknown[]));
+      const before = found.size;
+      for (const doc of frontier) found.set(doc, found.get(doc) ?? depth);
+      if (found.size === before || (typeof maxDepth === 'number' && depth >= maxDepth)) break;
+    }
+    const result: Document[] = [];
+    found.forEach((depth, doc) => result.push(Object.assign(typeof depthField === 'string' ? { [depthField]: depth } : {}, doc)));
+    return { ...(obj as Document), [as]: result };
+  });
+};
+
+/** A field name no stored document uses, holding a document's place in a window's collated sortBy order. */
+const WINDOW_ORDER = '__tessera_window_order';
+/** Window operators that read the sortBy field's values (numbers or dates, which a collation leaves alone). */
+const READS_SORT_VALUES = new Set(['$derivative', '$integral', '$linearFill']);
+
+function readsSortValues(output: Document): boolean {
+  return Object.values(output).some(
+    (field) =>
+      isPlainObject(field) &&
+      ((isPlainObject(field.window) && (field.window.range !== undefined || field.window.unit !== undefined)) || Object.keys(field).some((op) => READS_SORT_VALUES.has(op))),
+  );
+}
+
+/** Deletes WINDOW_ORDER from the copies this stage made, wherever an output put them. */
+function stripOrder(value: unknown, copies: WeakSet<object>): void {
+  if (Array.isArray(value)) {
+    for (const item of value) stripOrder(item, copies);
+    return;
+  }
+  if (!isPlainObject(value)) return;
+  if (copies.has(value)) delete value[WINDOW_ORDER];
+  for (const item of Object.values(value)) stripOrder(item, copies);
+}
+
+/**
+ * $setWindowFields with partitions and sortBy by the collation. mingo's stage groups partitions by binary
+ * value and sorts with its own comparison, so here the documents are sorted by sortBy (sortDocuments) and
+ * split by the collated partition key; each partition goes to `base` (mingo's stage) sorted by its place in
+ * that order, a number equal for documents the collation ties ($rank and $denseRank then rank as MongoDB
+ * does). Outputs that read sortBy's values (range windows, $derivative...) keep sortBy: those are numbers
+ * or dates, which a collation does not order.
+ */
+export function collatedSetWindowFields(base: PipelineOperator): PipelineOperator {
+  return (collection, expr, options) => {
+    if (!isPlainObject(expr) || !isPlainObject(expr.output)) return base(collection, expr, options);
+    const sortBy = checkSort(expr.sortBy);
+    const { partitionBy, ...stage } = expr;
+    const keepSort = !sortBy || Object.keys(sortBy).length === 0 || readsSortValues(expr.output);
+    return collection.transform((input) => {
+      const docs = sortBy ? sortDocuments(input as Document[], sortBy) : (input as Document[]);
+      const keyOf = collatedKeyOf();
+      const partitions = new Map<string, Document[]>();
+      for (const doc of docs) {
+        const key = partitionBy === undefined ? '' : keyOf(computeValue(doc, partitionBy, null, options));
+        const members = partitions.get(key);
+        if (members) members.push(doc);
+        else partitions.set(key, [doc]);
+      }
+      const out: Document[] = [];
+      for (const members of partitions.values()) {
+        if (keepSort) {
+          out.push(...base(Lazy(members), stage, options).value<Document>());
+          continue;
+        }
+        const copies = new WeakSet<object>();
+        let order = 0;
+        let previous: unknown[] | undefined;
+        const ordered = members.map((doc) => {
+          const keys = sortKeys(doc, sortBy);
+          if (previous && keys.some((k, i) => compareValues(k, previous?.[i]) !== 0)) order++;
+          previous = keys;
+          const copy = { ...doc, [WINDOW_ORDER]: order };
+          copies.add(copy);
+          return copy;
+        });
+        for (const row of base(Lazy(ordered), { ...stage, sortBy: { [WINDOW_ORDER]: 1 } }, options).value<Document>()) {
+          delete row[WINDOW_ORDER];
+          stripOrder(row, copies);
+          out.push(row);
+        }
+      }
+      return out;
+    });
+  };
+}
+
+export const collatedPipelineOperators: Record<string, PipelineOperator> = {
+  $group: collatedGroup,
+  $sortByCount: (collection, expr, options) => collatedGroup(collection, { _id: expr, count: { $sum: 1 } }, options).transform((docs) => sortDocuments(docs as Document[], { count: -1 })),
+  $bucket: collatedBucket,
+  $lookup: collatedLookup,
+  $graphLookup: collatedGraphLookup,
+};
+
