@@ -292,6 +292,11 @@ export function valuesEqual(a: unknown, b: unknown): boolean {
   return compareValues(a, b) === 0 && typeRank(a) === typeRank(b);
 }
 
+/** valuesEqual with strings compared by code point whatever collation is active (an `_id` that changes case changes). */
+export function valuesIdentical(a: unknown, b: unknown): boolean {
+  return stringComparison === undefined ? valuesEqual(a, b) : withStringComparison(undefined, () => valuesEqual(a, b));
+}
+
 /** A string that is equal for two `_id` values exactly when MongoDB considers them the same key. */
 export function idKey(value: unknown): string {
   if (value === undefined || value === null) return 'z';

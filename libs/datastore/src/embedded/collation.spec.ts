@@ -248,6 +248,33 @@ describe('collations', () => {
       expect(await coll.aggregate([ranks, { $match: { _id: 1 } }], { collation: ci }).toArray()).toEqual([{ _id: 1, w: 'cafe', n: { w: 'Tea' }, r: 1, d: 1 }]);
     });
 
+    it('compares strings by the collation in $addToSet, $pull, $pullAll, $min, $max, $push $sort and array filters', async () => {
+      await coll.insertOne({ _id: 10, tags: ['Red', 'green'], best: 'm', items: [{ k: 'A', v: 1 }, { k: 'b', v: 2 }] });
+      const update = async (change: Document, options: Document = { collation: ci }): Promise<Document | null> => {
+        await coll.updateOne({ _id: 10 }, change, options);
+        return coll.findOne({ _id: 10 });
+      };
+      expect(await update({ $addToSet: { tags: 'RED' } })).toMatchObject({ tags: ['Red', 'green'] });
+      expect(await update({ $addToSet: { tags: { $each: ['GREEN', 'blue'] } } })).toMatchObject({ tags: ['Red', 'green', 'blue'] });
+      expect(await update({ $pull: { tags: 'BLUE' } })).toMatchObject({ tags: ['Red', 'green'] });
+      expect(await update({ $push: { tags: { $each: ['apple'], $sort: 1 } } })).toMatchObject({ tags: ['apple', 'green', 'Red'] });
+      expect(await update({ $pullAll: { tags: ['APPLE', 'red'] } })).toMatchObject({ tags: ['green'] });
+      // 'M' equals 'm' at strength 2 ($min keeps it), 'N' sorts after 'm' ($max takes it); in binary order 'N' < 'm'.
+      expect(await update({ $min: { best: 'M' } })).toMatchObject({ best: 'm' });
+      expect(await update({ $max: { best: 'N' } })).toMatchObject({ best: 'N' });
+      expect(await update({ $max: { best: 'm' } }, {})).toMatchObject({ best: 'm' });
+      expect(await update({ $set: { 'items.$[e].v': 9 } }, { collation: ci, arrayFilters: [{ 'e.k': 'a' }] })).toMatchObject({ items: [{ k: 'A', v: 9 }, { k: 'b', v: 2 }] });
+      expect(await update({ $pull: { items: { k: 'B' } } })).toMatchObject({ items: [{ k: 'A', v: 9 }] });
+      expect(await coll.updateOne({ 'items.k': 'a' }, { $set: { 'items.$.v': 7 } }, { collation: ci })).toMatchObject({ modifiedCount: 1 });
+      // Without the collation nothing equals 'RED'.
+      expect(await update({ $addToSet: { tags: 'GREEN' } }, {})).toMatchObject({ tags: ['green', 'GREEN'] });
+      // A value that only changes case is still a change, and `_id` compares in binary order.
+      expect(await coll.updateOne({ w: 'CAFE' }, { $set: { w: 'CAFE' } }, { collation: ci })).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
+      await coll.insertOne({ _id: 'abc' });
+      await expect(coll.updateOne({ _id: 'ABC' }, { $set: { _id: 'ABC' } }, { collation: ci })).rejects.toMatchObject({ code: 66 });
+      expect(await coll.updateOne({ _id: 'ABC' }, { $set: { _id: 'abc', x: 1 } }, { collation: ci })).toMatchObject({ modifiedCount: 1 });
+    });
+
     it('applies to views, updates, replacements and findOneAndDelete', async () => {
       await client.db('app').createCollection('words_view', { viewOn: 'words', pipeline: [{ $match: { _id: { $lte: 3 } } }] });
       expect(ids(await client.db('app').collection('words_view').find({ w: 'CAFE' }, undefined, { collation: ci, sort: { _id: 1 } }).toArray())).toEqual([1, 2]);

@@ -267,14 +267,14 @@ export class EmbeddedCollection implements CollectionHandle {
     const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables, collation }) : [];
     let modifiedCount = 0;
     for (const rec of records) {
-      const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables });
+      const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables, collation });
       if (compareValues(next, rec.doc) === 0) continue;
       this.store.replace(unit, coll as CollectionState, rec, next, 'u');
       modifiedCount++;
     }
     if (records.length > 0 || !options.upsert) return { matchedCount: records.length, modifiedCount, upsertedCount: 0 };
     const base = upsertBase(filter);
-    const built = applyUpdate(base, update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables });
+    const built = applyUpdate(base, update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables, collation });
     const doc = withIdFirst(built, '_id' in built ? built._id : new ObjectId());
     this.insertStep(unit, doc);
     return { matchedCount: 0, modifiedCount: 0, upsertedCount: 1, upsertedId: doc._id };
@@ -392,16 +392,16 @@ export class EmbeddedCollection implements CollectionHandle {
       let result: Document | null = null;
       if (rec) {
         const before = rec.doc;
-        const next = applyUpdate(before, update, { filter, arrayFilters: options.arrayFilters, variables });
+        const next = applyUpdate(before, update, { filter, arrayFilters: options.arrayFilters, variables, collation });
         if (compareValues(next, before) !== 0) this.store.replace(unit, coll as CollectionState, rec, next, 'u');
         result = options.returnNewDocument ? next : before;
       } else if (options.upsert) {
-        const built = applyUpdate(upsertBase(filter), update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables });
+        const built = applyUpdate(upsertBase(filter), update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables, collation });
         const doc = withIdFirst(built, '_id' in built ? built._id : new ObjectId());
         this.insertStep(unit, doc);
         result = options.returnNewDocument ? doc : null;
       }
-      return result === null ? null : this.projectedCopy(result, options.projection, filter, this.collationOf(options.collation, coll));
+      return result === null ? null : this.projectedCopy(result, options.projection, filter, collation);
     }, this.scope);
   }
 

@@ -5,7 +5,8 @@
  */
 import { Long, Timestamp } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeName, typeRank, valuesEqual } from '../bson/values';
+import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeName, typeRank, valuesEqual, valuesIdentical } from '../bson/values';
+import { type Collation, withCollation } from './collation';
 import { compileFilter, mingoQuery, runPipeline } from './mingo';
 
 const OPERATORS = new Set([
@@ -76,10 +77,20 @@ export interface UpdateContext {
   inserting?: boolean;
   /** `let` variables for a pipeline update. */
   variables?: Document;
+  /**
+   * The operation's collation: strings compare by it in $addToSet, $pull, $pullAll, $min, $max, $push's
+   * $sort, array filters, the positional `$` and pipeline updates, as in MongoDB. `_id` stays binary.
+   */
+  collation?: Collation;
 }
 
 /** Applies an update (operators or pipeline) to a copy of `doc` and returns the new document. */
 export function applyUpdate(doc: Document, update: Document | Document[], context: UpdateContext = {}): Document {
+  if (context.collation === undefined) return updated(doc, update, context);
+  return withCollation(context.collation, () => updated(doc, update, context));
+}
+
+function updated(doc: Document, update: Document | Document[], context: UpdateContext): Document {
   if (Array.isArray(update)) {
     const [out] = runPipeline([cloneValue(doc)], update, undefined, context.variables);
     if (!out) throw new DatastoreError('BadValue', 'pipeline update produced no document');
@@ -88,7 +99,7 @@ export function applyUpdate(doc: Document, update: Document | Document[], contex
     // A pipeline whose output leaves _id out ($project, $replaceRoot, $unset of _id) keeps the stored one,
     // as MongoDB does; one that sets a different _id is refused.
     if (result._id === undefined) return { _id: doc._id, ...result };
-    if (!valuesEqual(result._id, doc._id)) {
+    if (!valuesIdentical(result._id, doc._id)) {
       throw new DatastoreError('ImmutableField', "After applying the update, the (immutable) field '_id' was found to have been altered to _id: " + formatValue(result._id));
     }
     return result;
@@ -135,7 +146,7 @@ function isIdPath(path: string): boolean {
 function checkIdUntouched(op: string, path: string, value: unknown, doc: Document): void {
   if (op === '$set' || op === '$setOnInsert') {
     const current = path === '_id' ? doc._id : undefined;
-    if (path === '_id' && valuesEqual(current, value)) return;
+    if (path === '_id' && valuesIdentical(current, value)) return;
   }
   throw new DatastoreError('ImmutableField', `Performing an update on the path '${path}' would modify the immutable field '_id'`);
 }

@@ -107,6 +107,18 @@ describe('collation through the wire server', () => {
     expect(ids(joined.matches)).toEqual([1, 2, 3, 4]);
   });
 
+  it('updates by the collation: $addToSet, $pull, $min and array filters', async () => {
+    const ci = { locale: 'en', strength: 2 };
+    expect(await words.updateOne({ _id: 8 }, { $addToSet: { tags: 'RED' } }, { collation: ci })).toMatchObject({ matchedCount: 1, modifiedCount: 0 });
+    expect(await words.updateOne({ _id: 8 }, { $pull: { tags: 'GREEN' } }, { collation: ci })).toMatchObject({ modifiedCount: 1 });
+    expect(await words.findOne({ _id: 8 })).toMatchObject({ tags: ['Red'] });
+    // 'X' equals 'x' at strength 2: $min keeps 'x'; in binary order 'X' < 'x' replaces it.
+    expect(await words.updateOne({ _id: 8 }, { $min: { w: 'X' } }, { collation: ci })).toMatchObject({ modifiedCount: 0 });
+    expect(await words.updateOne({ _id: 8 }, { $min: { w: 'X' } })).toMatchObject({ modifiedCount: 1 });
+    await words.updateOne({ _id: 8 }, { $set: { 'tags.$[t]': 'blue' } }, { collation: ci, arrayFilters: [{ t: 'red' }] });
+    expect(await words.findOne({ _id: 8 })).toMatchObject({ w: 'X', tags: ['blue'] });
+  });
+
   it('sorts by the collation: numericOrdering, caseFirst upper, accents after base letters', async () => {
     const numbers = client.db('d').collection<{ _id: number; n: string }>('numbers');
     await numbers.insertMany([{ _id: 1, n: '10' }, { _id: 2, n: '2' }, { _id: 3, n: '1' }]);
