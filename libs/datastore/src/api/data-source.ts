@@ -110,6 +110,11 @@ export interface IndexOptions {
   unique?: boolean;
   /** Leave documents without the field out of the index (and out of its uniqueness). */
   sparse?: boolean;
+  /**
+   * The index's collation: it orders (and, unique, deduplicates) strings by it, and only queries with the
+   * same collation use it for strings. Absent: the collection's default; `{locale: 'simple'}`: binary.
+   */
+  collation?: Document;
 }
 
 export interface CreateCollectionOptions {
@@ -165,6 +170,7 @@ export interface IndexDescription {
   key: Record<string, SortDirection>;
   unique?: boolean;
   sparse?: boolean;
+  collation?: Document;
 }
 
 /** A read cursor. skip, limit and sort may only be called before the first document was retrieved. */

@@ -205,6 +205,31 @@ export function collationActive(): boolean {
   return stringComparison !== undefined;
 }
 
+/** The string comparison in effect (undefined: binary). */
+export function activeStringComparison(): ((a: string, b: string) => number) | undefined {
+  return stringComparison;
+}
+
+/** compareValues with strings compared by `comparison` whatever is in effect (an index orders keys by its own collation). */
+export function compareValuesUnder(comparison: ((a: string, b: string) => number) | undefined, a: unknown, b: unknown): number {
+  if (stringComparison === comparison) return compareValues(a, b);
+  const previous = stringComparison;
+  stringComparison = comparison;
+  try {
+    return compareValues(a, b);
+  } finally {
+    stringComparison = previous;
+  }
+}
+
+/** True when `value` holds a string at any depth: only then can a collation change a comparison with it. */
+export function holdsString(value: unknown): boolean {
+  if (typeof value === 'string') return true;
+  if (Array.isArray(value)) return value.some(holdsString);
+  if (isPlainObject(value)) return Object.values(value).some(holdsString);
+  return false;
+}
+
 /** Compares two values in MongoDB's BSON order: -1, 0 or 1. Missing compares as null. */
 export function compareValues(a: unknown, b: unknown): number {
   // Two numbers or two strings are most keys of every index: compared before the general type dispatch.

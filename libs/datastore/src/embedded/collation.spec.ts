@@ -5,6 +5,7 @@ import { type DatastoreError } from '../api/datastore.error';
 import { type CollectionHandle, type Document } from '../api/data-source';
 import { compareValues } from '../bson/values';
 import { compileCollation, withCollation } from '../engine/collation';
+import { observeSelects } from '../engine/query';
 import { openEmbeddedClient } from './embedded-client';
 
 describe('collations', () => {
@@ -283,6 +284,58 @@ describe('collations', () => {
       expect(await coll.findOneAndDelete({ w: 'CAFÉ' }, { collation: { locale: 'en', strength: 1 }, sort: { _id: -1 } })).toMatchObject({ _id: 3 });
       expect(ids(await coll.find({}, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2, 4]);
       await expect(coll.updateOne({ w: 'x' }, { $set: { y: 1 } }, { collation: { locale: 'klingon' } })).rejects.toMatchObject({ code: 2 });
+    });
+
+    it('orders, deduplicates and answers with indexes by their collation, across a restart', async () => {
+      const plans: string[] = [];
+      observeSelects((observed) => plans.push(observed.plan));
+      try {
+        await coll.createIndex({ w: 1 }, { name: 'w_en2', collation: ci });
+        const find = async (filter: Document, options: Document = {}): Promise<unknown[]> => ids(await coll.find(filter, undefined, options).toArray());
+        expect(await find({ w: 'CAFE' }, { collation: ci, sort: { _id: 1 } })).toEqual([1, 2]);
+        expect(await find({ w: { $gte: 'CAFE', $lt: 'CAFF' } }, { collation: ci, sort: { _id: 1 } })).toEqual([1, 2, 3]);
+        expect(await find({ w: { $in: ['CAFÉ', 'TEA'] } }, { collation: { locale: 'en', strength: 2 }, sort: { _id: 1 } })).toEqual([3, 4]);
+        expect(plans.splice(0)).toEqual(['IXSCAN w_en2', 'IXSCAN w_en2', 'IXSCAN w_en2']);
+        // Sorted by the index's order (equal keys by insertion); binary queries keep the binary index.
+        expect(await find({}, { collation: ci, sort: { w: 1 } })).toEqual([1, 2, 3, 4]);
+        expect(await find({ w: 'Cafe' })).toEqual([2]);
+        expect(await find({ w: 'CAFE' }, { collation: { locale: 'en', strength: 1 }, sort: { _id: 1 } })).toEqual([1, 2, 3]);
+        expect(plans.splice(0)).toEqual(['IXSCAN w_en2 (sort)', 'IXSCAN w_1', 'COLLSCAN']);
+
+        // A unique index with a collation refuses strings it calls equal; a collection's collation is its indexes' default.
+        await expect(coll.createIndex({ w: 1 }, { name: 'w_unique', unique: true, collation: ci })).rejects.toMatchObject({ code: 11000 });
+        const db = client.db('app');
+        await db.createCollection('people', { collation: ci });
+        const people = db.collection('people');
+        await people.createIndex({ email: 1 }, { unique: true });
+        await people.createIndex({ code: 1 }, { unique: true, collation: { locale: 'simple' } });
+        await people.insertOne({ _id: 'ann', email: 'ann@example.org', code: 'x' });
+        await expect(people.insertOne({ _id: 'bob', email: 'ANN@example.org', code: 'y' })).rejects.toMatchObject({ code: 11000 });
+        await expect(people.insertOne({ _id: 'ANN', email: 'a2@example.org', code: 'z' })).rejects.toMatchObject({ code: 11000 });
+        await people.insertOne({ _id: 'bob', email: 'bob@example.org', code: 'X' });
+        await expect(people.updateOne({ _id: 'BOB' }, { $set: { email: 'Ann@Example.org' } })).rejects.toMatchObject({ code: 11000 });
+        expect(await people.findOne({ _id: 'BOB' })).toMatchObject({ _id: 'bob' });
+        expect((await people.listIndexes()).map((i) => [i.name, i.collation])).toEqual([
+          ['_id_', ci],
+          ['email_1', ci],
+          ['code_1', undefined],
+        ]);
+
+        for (const snapshot of [false, true]) {
+          if (snapshot) await client.store.snapshot();
+          await client.close();
+          client = openEmbeddedClient(dir);
+          coll = client.db('app').collection('words');
+          const reopened = client.db('app').collection('people');
+          await expect(reopened.insertOne({ _id: 'carl', email: 'BOB@EXAMPLE.ORG' })).rejects.toMatchObject({ code: 11000 });
+          await expect(reopened.insertOne({ _id: 'Ann' })).rejects.toMatchObject({ code: 11000 });
+          plans.splice(0);
+          expect(await find({ w: 'CAFE' }, { collation: ci, sort: { _id: 1 } })).toEqual([1, 2]);
+          expect(plans).toEqual(['IXSCAN w_en2']);
+        }
+      } finally {
+        observeSelects(undefined);
+      }
     });
 
     it("keeps a collection's default collation in the log and in a snapshot", async () => {

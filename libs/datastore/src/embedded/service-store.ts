@@ -8,6 +8,7 @@ import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
 import { type Document, idKey, isPlainObject } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
+import { sameCollation } from '../engine/collation';
 import { DirectoryLock, type DirectoryLockOptions } from './directory-lock';
 import { describeError, reportDatastore } from './embedded-reporting';
 import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection } from './log-files';
@@ -119,11 +120,10 @@ export class ServiceStore {
     const snapshot = this.log.loadSnapshot();
     if (snapshot) {
       for (const coll of snapshot.collections) {
-        const state = new CollectionState(coll.d, coll.c, coll.view as CollectionState['view']);
-        if (coll.collation) state.collation = coll.collation;
+        const state = new CollectionState(coll.d, coll.c, coll.view as CollectionState['view'], coll.collation);
         for (const spec of coll.indexes) {
-          const desc = spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean };
-          state.indexes.set(desc.name, state.createIndex(desc.name, desc.key, desc.unique ?? false, desc.sparse ?? false));
+          const desc = spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean; collation?: Document };
+          state.indexes.set(desc.name, state.createIndex(desc.name, desc.key, desc.unique ?? false, desc.sparse ?? false, desc.collation));
         }
         state.bulkLoad(coll.docs);
         this.database(coll.d, true).set(coll.c, state);
@@ -144,8 +144,7 @@ export class ServiceStore {
       switch (op.k) {
         case 'cc':
         {
-          const created = new CollectionState(op.d, op.c as string, op.view as CollectionState['view']);
-          if (isPlainObject(op.collation)) created.collation = op.collation;
+          const created = new CollectionState(op.d, op.c as string, op.view as CollectionState['view'], isPlainObject(op.collation) ? op.collation : undefined);
           this.database(op.d, true).set(op.c as string, created);
           break;
         }
@@ -156,8 +155,9 @@ export class ServiceStore {
           this.dbs.delete(op.d);
           break;
         case 'ci': {
-          const spec = op.spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean };
-          if (coll) coll.indexes.set(spec.name, coll.createIndex(spec.name, spec.key, spec.unique ?? false, spec.sparse ?? false));
+          const spec = op.spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean; collation?: Document };
+          // The spec logged names the index's collation (one inherited from the collection included).
+          if (coll) coll.indexes.set(spec.name, coll.createIndex(spec.name, spec.key, spec.unique ?? false, spec.sparse ?? false, spec.collation));
           break;
         }
         case 'di':
@@ -268,8 +268,7 @@ export class ServiceStore {
   createCollection(unit: WriteUnit, db: string, name: string, view?: CollectionState['view'], collation?: Document): CollectionState {
     if (this.collection(db, name)) throw new DatastoreError('NamespaceExists', `Collection ${db}.${name} already exists.`);
     this.remember(unit, db, name);
-    const coll = new CollectionState(db, name, view);
-    if (collation) coll.collation = collation;
+    const coll = new CollectionState(db, name, view, collation);
     this.database(db, true).set(name, coll);
     unit.ops.push({ k: 'cc', d: db, c: name, ...(view ? { view: view as unknown as Document } : {}), ...(collation ? { collation } : {}) });
     unit.undo.push(() => this.dbs.get(db)?.delete(name));
@@ -297,15 +296,17 @@ export class ServiceStore {
 
   createIndex(unit: WriteUnit, coll: CollectionState, key: Record<string, SortDirection>, options: IndexOptions = {}): string {
     const name = options.name ?? Object.entries(key).map(([f, d]) => `${f}_${d}`).join('_');
+    // An index naming no collation gets the collection's; `{locale: 'simple'}` makes it binary.
+    const collation = options.collation ?? coll.collation;
     const existing = coll.indexes.get(name);
     if (existing) {
-      if (JSON.stringify(existing.spec) !== JSON.stringify(key) || existing.unique !== Boolean(options.unique)) {
+      if (JSON.stringify(existing.spec) !== JSON.stringify(key) || existing.unique !== Boolean(options.unique) || !sameCollation(existing.collation, collation)) {
         throw new DatastoreError('IndexNotFound', `An existing index has the same name as the requested index: ${name}`);
       }
       return name;
     }
     this.remember(unit, coll.dbName, coll.name);
-    const index: IndexState = coll.createIndex(name, key, Boolean(options.unique), Boolean(options.sparse));
+    const index: IndexState = coll.createIndex(name, key, Boolean(options.unique), Boolean(options.sparse), collation);
     coll.indexes.set(name, index);
     unit.ops.push({ k: 'ci', d: coll.dbName, c: coll.name, spec: index.describe() as unknown as Document });
     unit.undo.push(() => coll.indexes.delete(name));

@@ -21,21 +21,13 @@ import { $bucket as mingoBucket, $group as mingoGroup, $lookup as mingoLookup } 
 import { $all as mingoAll, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
 import { HashMap, ensureArray, flatten, groupBy, resolve, setValue } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, collectPathValues, compareValues, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
+import { type Document, collectPathValues, compareValues, holdsString, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
 import { checkSort, sortDocuments, sortKeys } from './sort';
 
 type Predicate = (doc: unknown) => boolean;
 
 function badValue(message: string): DatastoreError {
   return new DatastoreError('BadValue', message);
-}
-
-/** True when `value` holds a string at any depth: only then can a collation change a comparison with it. */
-export function hasString(value: unknown): boolean {
-  if (typeof value === 'string') return true;
-  if (Array.isArray(value)) return value.some(hasString);
-  if (isPlainObject(value)) return Object.values(value).some(hasString);
-  return false;
 }
 
 /**
@@ -106,17 +98,17 @@ function negated(predicate: Predicate): Predicate {
 
 function rangeOperator(builtin: QueryOperator, ok: (c: number) => boolean): QueryOperator {
   return (selector, value, options) => {
-    if (!hasString(value)) return builtin(selector, value, options);
+    if (!holdsString(value)) return builtin(selector, value, options);
     const parts = selector.split('.');
     const rank = typeRank(value);
     return (doc) => valuesAt(doc, parts).some((v) => typeRank(v) === rank && ok(compareValues(v, value)));
   };
 }
 
-const $eq: QueryOperator = (selector, value, options) => (hasString(value) ? equalTo(selector, value) : mingoEq(selector, value, options));
+const $eq: QueryOperator = (selector, value, options) => (holdsString(value) ? equalTo(selector, value) : mingoEq(selector, value, options));
 
 const $in: QueryOperator = (selector, value, options) => {
-  if (!Array.isArray(value) || !value.some(hasString)) return mingoIn(selector, value, options);
+  if (!Array.isArray(value) || !value.some(holdsString)) return mingoIn(selector, value, options);
   const parts = selector.split('.');
   const list = value as unknown[];
   const matchesMissing = list.some((v) => v === null);
@@ -129,7 +121,7 @@ const $in: QueryOperator = (selector, value, options) => {
 
 /** `$all` as MongoDB reads it: every member an equality (or a regex, or an $elemMatch) the field satisfies. */
 const $all: QueryOperator = (selector, value, options) => {
-  if (!Array.isArray(value) || !value.some(hasString)) return mingoAll(selector, value, options);
+  if (!Array.isArray(value) || !value.some(holdsString)) return mingoAll(selector, value, options);
   const parts = selector.split('.');
   const tests = (value as unknown[]).map((member): Predicate => {
     if (isPlainObject(member) && '$elemMatch' in member) {
@@ -145,7 +137,7 @@ const $all: QueryOperator = (selector, value, options) => {
 /** The query operators of the collated context, with `$in` to wrap in the regex-aware one (regex-filter.ts). */
 export const collatedQueryOperators: Record<string, QueryOperator> & { $in: QueryOperator } = {
   $eq,
-  $ne: (selector, value, options) => (hasString(value) ? negated(equalTo(selector, value)) : mingoNe(selector, value, options)),
+  $ne: (selector, value, options) => (holdsString(value) ? negated(equalTo(selector, value)) : mingoNe(selector, value, options)),
   $gt: rangeOperator(mingoGt, (c) => c > 0),
   $gte: rangeOperator(mingoGte, (c) => c >= 0),
   $lt: rangeOperator(mingoLt, (c) => c < 0),
@@ -367,7 +359,7 @@ export const collatedGroup: PipelineOperator = (collection, expr, options) => {
  * buckets that received documents are output.
  */
 const collatedBucket: PipelineOperator = (collection, expr, options) => {
-  if (!isPlainObject(expr) || !Array.isArray(expr.boundaries) || !expr.boundaries.some(hasString)) return mingoBucket(collection, expr, options);
+  if (!isPlainObject(expr) || !Array.isArray(expr.boundaries) || !expr.boundaries.some(holdsString)) return mingoBucket(collection, expr, options);
   const bounds = expr.boundaries as unknown[];
   const rank = typeRank(bounds[0]);
   if (bounds.length < 2) throw badValue("$bucket requires 'boundaries' to have at least 2 values");

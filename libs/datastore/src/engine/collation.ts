@@ -53,6 +53,10 @@ export function isSimpleCollation(collation: Collation | undefined): boolean {
 }
 
 const compiled = new Map<string, StringComparison>();
+/** One comparison per distinct set of ICU parameters, however the collation document spells them. */
+const byParameters = new Map<string, (a: string, b: string) => number>();
+/** The parameters of each comparison compiled (two collations are the same when these are). */
+const parametersOf = new WeakMap<(a: string, b: string) => number, string>();
 
 /**
  * Validates a collation document and compiles it: undefined for the simple collation. Errors are MongoDB's:
@@ -88,13 +92,30 @@ export function compileCollation(collation: unknown): StringComparison {
   if (alternate === 'shifted' && maxVariable === 'space') unsupported("collation maxVariable: 'space' is not supported by the Tessera datastore (alternate: 'shifted' ignores spaces and punctuation)");
   // ICU strengths: 1 base letters, 2 accents, 3 case (Intl's 'variant'); caseLevel adds case to strength 1.
   const sensitivity = strength === 1 ? (caseLevel ? 'case' : 'base') : strength === 2 && !caseLevel ? 'accent' : 'variant';
-  const collator = new Intl.Collator(tag, { usage: 'sort', sensitivity, caseFirst: caseFirst === 'off' ? 'false' : (caseFirst as 'upper' | 'lower'), numeric, ignorePunctuation: alternate === 'shifted' });
-  const compare = collator.compare.bind(collator);
-  // Strength 5 (identical) breaks the remaining ties by code point.
-  const comparison: StringComparison = strength === 5 ? (a, b) => compare(a, b) || (a < b ? -1 : a > b ? 1 : 0) : compare;
+  const parameters = JSON.stringify([tag, sensitivity, strength === 5, caseFirst, numeric, alternate]);
+  let comparison = byParameters.get(parameters);
+  if (!comparison) {
+    const collator = new Intl.Collator(tag, { usage: 'sort', sensitivity, caseFirst: caseFirst === 'off' ? 'false' : (caseFirst as 'upper' | 'lower'), numeric, ignorePunctuation: alternate === 'shifted' });
+    const compare = collator.compare.bind(collator);
+    // Strength 5 (identical) breaks the remaining ties by code point.
+    comparison = strength === 5 ? (a, b) => compare(a, b) || (a < b ? -1 : a > b ? 1 : 0) : compare;
+    if (byParameters.size > 256) byParameters.delete(byParameters.keys().next().value as string);
+    byParameters.set(parameters, comparison);
+    parametersOf.set(comparison, parameters);
+  }
   if (compiled.size > 256) compiled.delete(compiled.keys().next().value as string);
   compiled.set(key, comparison);
   return comparison;
+}
+
+/** True when two compiled comparisons order every string alike (the same collation, however spelled). */
+export function sameComparison(a: StringComparison, b: StringComparison): boolean {
+  return a === b || (a !== undefined && b !== undefined && parametersOf.get(a) === parametersOf.get(b));
+}
+
+/** True when two collation documents (absent: simple) compare strings alike. */
+export function sameCollation(a: Collation | undefined, b: Collation | undefined): boolean {
+  return sameComparison(compileCollation(a), compileCollation(b));
 }
 
 /** Runs `fn` (synchronous engine work) with strings compared by `collation`. */

@@ -1,11 +1,13 @@
 /**
  * One collection of the embedded engine held in memory: documents by canonical `_id` key (insertion
  * ordered, which is the natural order), and the indexes over them. Enforces uniqueness; knows nothing
- * about durability or transactions (the service store does that).
+ * about durability or transactions (the service store does that). An index with a collation orders and
+ * deduplicates its string keys by it, whatever comparison the operation running has.
  */
 import { DatastoreError } from '../api/datastore.error';
 import { type IndexDescription, type SortDirection } from '../api/data-source';
-import { type Document, collectPathValues, compareValues, formatValue, getPath, idKey } from '../bson/values';
+import { type Document, collectPathValues, compareValues, compareValuesUnder, formatValue, getPath, holdsString, idKey } from '../bson/values';
+import { type Collation, type StringComparison, compileCollation } from './collation';
 import { SortedList } from './sorted-list';
 
 export interface StoredRecord {
@@ -34,21 +36,41 @@ function entryVsKey(e: IndexEntry, key: unknown): number {
 export class IndexState {
   readonly fields: string[];
   private readonly parts: string[][];
-  readonly list = new SortedList<IndexEntry>(compareEntries);
+  readonly list: SortedList<IndexEntry>;
   /** True once some document had an array under an indexed field: the index then can't give sort order. */
   multikey = false;
   /** One field, not a dotted path. */
   private readonly topLevel: boolean;
+  /** The index's collation (absent: simple), and its string comparison (undefined: binary). */
+  readonly collation?: Collation;
+  readonly comparison: StringComparison;
+  /** Keys compared by the index's own comparison, and an entry against a key. */
+  private readonly compareKeys: (a: unknown, b: unknown) => number;
+  private readonly entryVsKey: (e: IndexEntry, key: unknown) => number;
 
   constructor(
     readonly name: string,
     readonly spec: Record<string, SortDirection>,
     readonly unique: boolean,
     readonly sparse: boolean,
+    collation?: Collation,
   ) {
     this.fields = Object.keys(spec);
     this.parts = this.fields.map((f) => f.split('.'));
     this.topLevel = this.parts.length === 1 && this.parts[0].length === 1;
+    const comparison = compileCollation(collation);
+    this.comparison = comparison;
+    if (comparison) {
+      this.collation = collation;
+      this.compareKeys = (a, b) => compareValuesUnder(comparison, a, b);
+      this.entryVsKey = (e, key) => compareValuesUnder(comparison, e.key, key);
+      this.list = new SortedList<IndexEntry>((a, b) => compareValuesUnder(comparison, a.key, b.key) || a.rec.rid - b.rec.rid);
+    } else {
+      // Binary keys, compared as they always were: writes never run under an operation's collation.
+      this.compareKeys = compareValues;
+      this.entryVsKey = entryVsKey;
+      this.list = new SortedList<IndexEntry>(compareEntries);
+    }
   }
 
   get single(): string | undefined {
@@ -59,6 +81,7 @@ export class IndexState {
     const out: IndexDescription = { name: this.name, key: this.spec };
     if (this.unique && this.name !== '_id_') out.unique = true;
     if (this.sparse) out.sparse = true;
+    if (this.collation) out.collation = this.collation;
     return out;
   }
 
@@ -91,8 +114,8 @@ export class IndexState {
     }
     if (keys.length === 1) return keys;
     if (values.length > 1) this.multikey = true;
-    keys.sort(compareValues);
-    return keys.filter((k, i) => i === 0 || compareValues(keys[i - 1], k) !== 0);
+    keys.sort(this.compareKeys);
+    return keys.filter((k, i) => i === 0 || this.compareKeys(keys[i - 1], k) !== 0);
   }
 
   /**
@@ -133,8 +156,8 @@ export class IndexState {
   /** A record other than `self` already holding `key`, if the index is unique. */
   conflict(key: unknown, self: StoredRecord | undefined): StoredRecord | undefined {
     const list = this.list;
-    const pos = list.lowerBoundKey(key, entryVsKey);
-    for (let e = list.at(pos); e !== undefined && compareValues(e.key, key) === 0; list.advance(pos), e = list.at(pos)) {
+    const pos = list.lowerBoundKey(key, this.entryVsKey);
+    for (let e = list.at(pos); e !== undefined && this.entryVsKey(e, key) === 0; list.advance(pos), e = list.at(pos)) {
       if (e.rec !== self) return e.rec;
     }
     return undefined;
@@ -144,8 +167,8 @@ export class IndexState {
   equal(key: unknown): IndexEntry[] {
     const out: IndexEntry[] = [];
     const list = this.list;
-    const pos = list.lowerBoundKey(key, entryVsKey);
-    for (let e = list.at(pos); e !== undefined && compareValues(e.key, key) === 0; list.advance(pos), e = list.at(pos)) out.push(e);
+    const pos = list.lowerBoundKey(key, this.entryVsKey);
+    for (let e = list.at(pos); e !== undefined && this.entryVsKey(e, key) === 0; list.advance(pos), e = list.at(pos)) out.push(e);
     return out;
   }
 }
@@ -158,16 +181,19 @@ export interface ViewDefinition {
 export class CollectionState {
   readonly records = new Map<string, StoredRecord>();
   readonly indexes = new Map<string, IndexState>();
-  /** The collection's default collation (createCollection's `collation`): operations naming none use it. */
-  collation?: Document;
   private nextRid = 1;
 
+  /**
+   * `collation` is the collection's (or view's) default (createCollection's `collation`): operations naming
+   * none use it, indexes naming none get it, and the `_id` index has it, as in MongoDB.
+   */
   constructor(
     readonly dbName: string,
     readonly name: string,
     readonly view?: ViewDefinition,
+    readonly collation?: Document,
   ) {
-    if (!view) this.indexes.set('_id_', new IndexState('_id_', { _id: 1 }, true, false));
+    if (!view) this.indexes.set('_id_', new IndexState('_id_', { _id: 1 }, true, false, collation));
   }
 
   get idIndex(): IndexState {
@@ -191,6 +217,8 @@ export class CollectionState {
     if (!self) {
       const existing = this.records.get(key ?? idKey(doc._id));
       if (existing) throw this.duplicateError(this.idIndex, doc._id);
+      // Records are keyed by binary `_id`; a collated `_id` index also refuses an `_id` equal by the collation.
+      if (this.idIndex.comparison && holdsString(doc._id) && this.idIndex.conflict(doc._id, undefined)) throw this.duplicateError(this.idIndex, doc._id);
     }
     for (const index of this.indexes.values()) {
       if (!index.unique || index.name === '_id_') continue;
@@ -233,7 +261,7 @@ export class CollectionState {
       const rec: StoredRecord = { rid: this.nextRid++, key: idKey(doc._id), doc };
       this.records.set(rec.key, rec);
     }
-    for (const [name, index] of this.indexes) this.indexes.set(name, this.createIndex(name, index.spec, index.unique, index.sparse));
+    for (const [name, index] of this.indexes) this.indexes.set(name, this.createIndex(name, index.spec, index.unique, index.sparse, index.collation));
   }
 
   /** Re-adds a deleted record under its old record id (transaction rollback). */
@@ -242,15 +270,17 @@ export class CollectionState {
     for (const index of this.indexes.values()) index.add(rec);
   }
 
-  createIndex(name: string, spec: Record<string, SortDirection>, unique: boolean, sparse: boolean): IndexState {
-    const index = new IndexState(name, spec, unique, sparse);
+  createIndex(name: string, spec: Record<string, SortDirection>, unique: boolean, sparse: boolean, collation?: Collation): IndexState {
+    const index = new IndexState(name, spec, unique, sparse, collation);
     const entries: IndexEntry[] = [];
     for (const rec of this.records.values()) for (const key of index.keysOf(rec.doc)) entries.push({ key, rec });
     index.list.load(entries);
-    if (unique) {
+    // `_id`s are unique by their binary key already; one a collated `_id` index calls equal to another is only
+    // refused on insert (data written before `_id` indexes had the collection's collation must still load).
+    if (unique && name !== '_id_') {
       let prev: IndexEntry | undefined;
       for (const e of index.list.scan(index.list.start())) {
-        if (prev && prev.rec !== e.rec && compareValues(prev.key, e.key) === 0) throw this.duplicateError(index, e.key);
+        if (prev && prev.rec !== e.rec && compareValuesUnder(index.comparison, prev.key, e.key) === 0) throw this.duplicateError(index, e.key);
         prev = e;
       }
     }

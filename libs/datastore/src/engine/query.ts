@@ -6,8 +6,8 @@
  */
 import { type SortSpec } from '../api/data-source';
 import { MaxKey } from 'bson';
-import { type Document, collationActive, compareValues, isPlainObject, typeRank } from '../bson/values';
-import { type Collation, withCollation } from './collation';
+import { type Document, activeStringComparison, compareValues, holdsString, isPlainObject, typeRank } from '../bson/values';
+import { type Collation, sameComparison, withCollation } from './collation';
 import { isRegexValue } from '../bson/regex';
 import { type CollectionState, type IndexEntry, type IndexState, type StoredRecord } from './collection-state';
 import { compileFilter } from './mingo';
@@ -147,18 +147,33 @@ function compoundCandidate(index: IndexState, conditions: Map<string, unknown>):
   return { index, bounds: { kind: 'range', range: { lo: prefix, loInc: true, hi: [...prefix, new MaxKey()], hiInc: true, rank: 5 } }, score: 3.5, orders: index.fields[prefix.length] };
 }
 
+/** True when the index orders strings as the operation compares them (both binary, or the same collation). */
+function ordersAsQuery(index: IndexState): boolean {
+  return sameComparison(index.comparison, activeStringComparison());
+}
+
+/**
+ * True when an index can answer `bounds` under the operation's comparison: always when it orders strings
+ * the same way; otherwise only for bounds holding no string (numbers, dates, ids sort alike in both orders),
+ * as MongoDB uses an index of another collation.
+ */
+function usable(index: IndexState, bounds: Bounds): boolean {
+  if (ordersAsQuery(index)) return true;
+  return bounds.kind === 'points' ? !bounds.values.some(holdsString) : !holdsString(bounds.range.lo) && !holdsString(bounds.range.hi) && bounds.range.rank !== 3;
+}
+
 function chooseIndex(coll: CollectionState, filter: Document): Candidate | undefined {
   let best: Candidate | undefined;
   const conditions = new Map(fieldConditions(filter));
   for (const index of coll.indexes.values()) {
     const found = compoundCandidate(index, conditions);
-    if (found && (!best || found.score < best.score)) best = found;
+    if (found && usable(index, found.bounds) && (!best || found.score < best.score)) best = found;
   }
   for (const [field, condition] of fieldConditions(filter)) {
     for (const index of coll.indexes.values()) {
       if (index.single !== field) continue;
       const found = boundsFor(condition);
-      if (!found) continue;
+      if (!found || !usable(index, found.bounds)) continue;
       if (index.sparse && found.bounds.kind === 'points' && found.bounds.values.some((v) => v === null)) continue;
       if (found.bounds.kind === 'range' && index.multikey && found.bounds.range.lo !== undefined) {
         // Different array elements may satisfy each bound: an array index can only use one side.
@@ -293,21 +308,23 @@ function exactIdLookup(filter: Document): unknown {
   return value;
 }
 
-/** Chooses how to find the records for `filter` (and `sort`, when an index can give its order). */
+/**
+ * Chooses how to find the records for `filter` (and `sort`, when an index can give its order). Under an
+ * operation's collation an index is used for strings only when it has the same collation (see usable).
+ */
 export function plan(coll: CollectionState, filter: Document, sort?: SortSpec): Plan {
-  // Indexes hold their keys in binary string order: a query under a collation scans the collection.
-  if (collationActive()) return { records: coll.records.values(), sorted: !sort || Object.keys(sort).length === 0, exact: false, description: 'COLLSCAN' };
   const id = exactIdLookup(filter);
-  if (id !== undefined) {
+  // Records are keyed by binary `_id`: a string `_id` under a collation goes through the `_id` index instead.
+  if (id !== undefined && (activeStringComparison() === undefined || !holdsString(id))) {
     const rec = coll.get(id);
     return { records: rec ? [rec] : [], sorted: true, exact: true, description: 'IDHACK' };
   }
   const candidate = chooseIndex(coll, filter);
   const sortFields = sort ? Object.keys(sort) : [];
   const sortIndex =
-    sortFields.length === 1 ? [...coll.indexes.values()].find((i) => i.single === sortFields[0] && !i.multikey) : undefined;
+    sortFields.length === 1 ? [...coll.indexes.values()].find((i) => i.single === sortFields[0] && !i.multikey && ordersAsQuery(i)) : undefined;
   const reverse = sortIndex ? sort?.[sortFields[0]] === -1 : false;
-  if (candidate?.orders !== undefined && candidate.bounds.kind === 'range' && sortFields.length === 1 && candidate.orders === sortFields[0]) {
+  if (candidate?.orders !== undefined && candidate.bounds.kind === 'range' && sortFields.length === 1 && candidate.orders === sortFields[0] && ordersAsQuery(candidate.index)) {
     // `{app_id: a}` sorted by `_id` on `{app_id: 1, _id: -1}`: the keys of `a` in order (descending: backwards).
     return {
       records: uniqueRecords(scanRange(candidate.index, candidate.bounds.range, sort?.[sortFields[0]] === -1), false),

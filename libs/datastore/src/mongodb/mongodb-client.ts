@@ -339,7 +339,8 @@ class MongoCollection implements CollectionHandle {
     };
   }
   async createIndex(keys: Record<string, SortDirection>, options: IndexOptions = {}): Promise<string> {
-    return this.gate.run(() => this.inner.createIndex(keys, options));
+    const { collation, ...rest } = options;
+    return this.gate.run(() => this.inner.createIndex(keys, { ...rest, ...(collation ? { collation: collation as unknown as CollationOptions } : {}) }));
   }
   async dropIndex(name: string): Promise<void> {
     await this.gate.run(() => this.inner.dropIndex(name));
@@ -350,7 +351,13 @@ class MongoCollection implements CollectionHandle {
       if (error instanceof DatastoreError && error.code === 26) return [];
       throw error;
     });
-    return (indexes as { name: string; key: Document; unique?: boolean; sparse?: boolean }[]).map((i) => ({ name: String(i.name), key: i.key as Record<string, SortDirection>, ...(i.unique ? { unique: true } : {}), ...(i.sparse ? { sparse: true } : {}) }));
+    return (indexes as { name: string; key: Document; unique?: boolean; sparse?: boolean; collation?: Document }[]).map((i) => ({
+      name: String(i.name),
+      key: i.key as Record<string, SortDirection>,
+      ...(i.unique ? { unique: true } : {}),
+      ...(i.sparse ? { sparse: true } : {}),
+      ...(i.collation ? { collation: i.collation } : {}),
+    }));
   }
   async drop(): Promise<boolean> {
     return this.gate.run(() => this.inner.drop());

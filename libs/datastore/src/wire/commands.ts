@@ -126,11 +126,6 @@ function checkCollation(value: unknown): Document {
   return value as Document;
 }
 
-/** Where a locale's collation is not kept (an index's): refused, the simple one accepted. */
-function refuseLocaleCollation(value: unknown, what: string): void {
-  if (value !== undefined && !isSimpleCollation(checkCollation(value))) fail(115, 'CommandNotSupported', `a collation with a locale on ${what} is not supported by the Tessera datastore (operations take one)`);
-}
-
 /** Options the embedded engine cannot honour are refused rather than silently ignored. */
 function refuse(command: Document, fields: string[]): void {
   for (const field of fields) {
@@ -717,12 +712,13 @@ async function createIndexes(call: Invocation): Promise<Document> {
       if (!supportedIndexOptions.has(option)) fail(197, 'InvalidIndexSpecificationOption', `The index option '${option}' is not supported by the Tessera datastore`);
     }
     if (typeof spec.name !== 'string' || !spec.name) fail(9, 'FailedToParse', "every index needs a 'name'");
-    refuseLocaleCollation(spec.collation, 'an index');
+    // An index's collation: absent, the collection's; the simple one, binary (kept, as it overrides that default).
+    const collation = spec.collation === undefined ? undefined : checkCollation(spec.collation);
     if (spec.ns !== undefined) {
       if (typeof spec.ns !== 'string') fail(14, 'TypeMismatch', "The field 'ns' must be a string");
       if (spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${spec.ns}) doesn't match the namespace '${call.db}.${name}'`);
     }
-    await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true });
+    await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true, ...(collation ? { collation } : {}) });
   }
   const numIndexesAfter = call.client.store.collection(call.db, name)?.indexes.size ?? numIndexesBefore;
   return { createdCollectionAutomatically: !existed, numIndexesBefore, numIndexesAfter, ok: 1 };

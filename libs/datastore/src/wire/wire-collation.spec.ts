@@ -154,6 +154,23 @@ describe('collation through the wire server', () => {
     expect((await failure(() => client.db('d').createCollection('v', { viewOn: 'words', collation: { locale: 'en' } }))).code).toBe(115);
   });
 
+  it("keeps an index's collation: unique by it, used by queries with the same collation", async () => {
+    const ci = { locale: 'en', strength: 2 };
+    // words holds 'cafe' and 'Cafe': a unique index that calls them equal cannot be built.
+    expect((await failure(() => words.createIndex({ w: 1 }, { unique: true, collation: ci }))).code).toBe(11000);
+    const people = await client.db('d').createCollection<{ _id: string; email?: string }>('people', { collation: ci });
+    await people.createIndex({ email: 1 }, { unique: true });
+    await people.insertOne({ _id: 'ann', email: 'ann@example.org' });
+    expect((await failure(() => people.insertOne({ _id: 'bob', email: 'Ann@Example.org' }))).code).toBe(11000);
+    expect((await failure(() => people.insertOne({ _id: 'ANN' }))).code).toBe(11000);
+    const indexes = await people.listIndexes().toArray();
+    expect(indexes.find((i) => i.name === 'email_1')).toMatchObject({ unique: true, collation: ci });
+    // The same collation spelled in another order uses the index.
+    const explained = await people.find({ email: 'ANN@EXAMPLE.ORG' }, { collation: { strength: 2, locale: 'en' } }).explain('executionStats');
+    expect(explained.queryPlanner.winningPlan).toMatchObject({ stage: 'FETCH', inputStage: { stage: 'IXSCAN', indexName: 'email_1' } });
+    expect(explained.executionStats).toMatchObject({ nReturned: 1, totalDocsExamined: 1 });
+  });
+
   it("applies a collection's default collation when an operation names none, the simple one overriding it", async () => {
     const names = await client.db('d').createCollection<Word>('names', { collation: { locale: 'en', strength: 2 } });
     await names.insertMany([{ _id: 1, w: 'Ann' }, { _id: 2, w: 'ann' }, { _id: 3, w: 'Bob' }]);
