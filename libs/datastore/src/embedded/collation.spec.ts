@@ -278,7 +278,20 @@ describe('collations', () => {
 
     it('applies to views, updates, replacements and findOneAndDelete', async () => {
       await client.db('app').createCollection('words_view', { viewOn: 'words', pipeline: [{ $match: { _id: { $lte: 3 } } }] });
-      expect(ids(await client.db('app').collection('words_view').find({ w: 'CAFE' }, undefined, { collation: ci, sort: { _id: 1 } }).toArray())).toEqual([1, 2]);
+      expect(ids(await client.db('app').collection('words_view').find({ w: 'CAFE' }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([]);
+      // A view's collation is the default of operations on it, and its pipeline runs under it.
+      await client.db('app').createCollection('ci_view', { viewOn: 'words', pipeline: [{ $match: { w: { $in: ['CAFE', 'TEA'] } } }], collation: ci });
+      const view = client.db('app').collection('ci_view');
+      expect(ids(await view.find({}, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2, 4]);
+      expect(ids(await view.find({ w: 'CAFE' }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2]);
+      expect(await view.countDocuments({ w: 'tea' }, { collation: { strength: 2, locale: 'en' } })).toBe(1);
+      expect(await view.aggregate([{ $group: { _id: '$w', n: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray()).toEqual([{ _id: 'cafe', n: 2 }, { _id: 'tea', n: 1 }]);
+      // MongoDB refuses another collation on a view (even the simple one on a collated view), and a view on it with another.
+      await expect(view.find({ w: 'CAFE' }, undefined, { collation: { locale: 'fr' } }).toArray()).rejects.toMatchObject({ code: 167 });
+      await expect(view.countDocuments({}, { collation: { locale: 'simple' } })).rejects.toMatchObject({ code: 167 });
+      await expect(client.db('app').collection('words_view').find({}, undefined, { collation: ci }).toArray()).rejects.toMatchObject({ code: 167 });
+      await expect(client.db('app').createCollection('view_of_view', { viewOn: 'ci_view' })).rejects.toMatchObject({ code: 167 });
+      await client.db('app').createCollection('view_of_view', { viewOn: 'ci_view', collation: { locale: 'en', strength: 2 } });
       expect(await coll.updateMany({ w: 'CAFE' }, { $set: { hit: true } }, { collation: ci })).toMatchObject({ matchedCount: 2, modifiedCount: 2 });
       expect(await coll.replaceOne({ w: 'TEA' }, { w: 'green tea' }, { collation: ci })).toMatchObject({ matchedCount: 1 });
       expect(await coll.findOneAndDelete({ w: 'CAFÉ' }, { collation: { locale: 'en', strength: 1 }, sort: { _id: -1 } })).toMatchObject({ _id: 3 });
@@ -352,7 +365,10 @@ describe('collations', () => {
       names = await reopen();
       expect(ids(await names.find({ n: 'muller' }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2]);
       expect(await names.countDocuments({ n: 'muller' }, { collation: { locale: 'simple' } })).toBe(0);
-      await expect(client.db('app').createCollection('v', { viewOn: 'names', collation: { locale: 'de' } })).rejects.toMatchObject({ code: 115 });
+      // A view's collation is kept too.
+      await client.db('app').createCollection('v', { viewOn: 'names', pipeline: [], collation: { locale: 'de', strength: 1 } });
+      await reopen();
+      expect(ids(await client.db('app').collection('v').find({ n: 'muller' }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2]);
     });
   });
 });

@@ -19,7 +19,7 @@ import {
   type WatchOptions,
 } from '../api/data-source';
 import { normalize } from '../bson/values';
-import { compileCollation } from '../engine/collation';
+import { compileCollation, sameCollation } from '../engine/collation';
 import { EmbeddedChangeStream } from './change-stream';
 import { EmbeddedCollection } from './embedded-collection';
 import { EmbeddedSession } from './embedded-session';
@@ -51,7 +51,11 @@ class EmbeddedDatabase implements DatabaseHandle {
     checkName('collection', name);
     const view = options.viewOn ? { viewOn: options.viewOn, pipeline: (normalize(options.pipeline ?? []) as Document[]) } : undefined;
     const collation = options.collation !== undefined && compileCollation(options.collation) ? options.collation : undefined;
-    if (collation && view) throw new DatastoreError('CommandNotSupported', 'a view with a collation is not supported by the Tessera datastore', { clientError: true });
+    // A view on a view has its collation (MongoDB refuses another one).
+    const source = view ? this.store.collection(this.databaseName, view.viewOn) : undefined;
+    if (source?.view && !sameCollation(source.collation, collation)) {
+      throw new DatastoreError('OptionNotSupportedOnView', `View ${this.databaseName}.${name} has a different collation than the view ${this.databaseName}.${view?.viewOn} it is defined on`, { clientError: true });
+    }
     await this.store.write(undefined, (unit) => this.store.createCollection(unit, this.databaseName, name, view, collation));
     return this.collection(name);
   }

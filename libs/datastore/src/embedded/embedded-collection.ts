@@ -42,7 +42,7 @@ import { type CollectionState, type StoredRecord } from '../engine/collection-st
 import { compileFilter, evaluateVariables, runPipeline } from '../engine/mingo';
 import { buildProjector } from '../engine/projection';
 import { checkSort, select, sortDocuments } from '../engine/query';
-import { compileCollation, withCollation } from '../engine/collation';
+import { compileCollation, sameCollation, withCollation } from '../engine/collation';
 import { applyUpdate, checkReplacement, checkUpdate, upsertBase } from '../engine/update';
 import { applyWriteStage, splitWriteStage } from './aggregate-writes';
 import { EmbeddedChangeStream } from './change-stream';
@@ -164,13 +164,14 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.collection(this.dbName, this.collectionName);
   }
 
-  /** Documents of a view: its pipeline run over its source (itself possibly a view). */
+  /** Documents of a view: its pipeline run, under the view's collation, over its source (itself possibly a view). */
   private viewDocuments(coll: CollectionState, depth = 0): Document[] {
     if (!coll.view) return [...coll.records.values()].map((r) => r.doc);
     if (depth > 20) throw new DatastoreError('BadValue', 'view definitions nest too deeply');
-    const source = this.store.collection(this.dbName, coll.view.viewOn);
+    const { viewOn, pipeline } = coll.view;
+    const source = this.store.collection(this.dbName, viewOn);
     const docs = source ? this.viewDocuments(source, depth + 1) : [];
-    return runPipeline(docs, coll.view.pipeline, (name) => this.resolve(name));
+    return withCollation(coll.collation, () => runPipeline(docs, pipeline, (name) => this.resolve(name)));
   }
 
   private resolve(name: string): Document[] {
@@ -183,8 +184,14 @@ export class EmbeddedCollection implements CollectionHandle {
     return this.store.committedView(owner, this.dbName, this.collectionName) ?? this.viewDocuments(coll);
   }
 
-  /** An operation's collation: its own, else the collection's default one (absent: binary). */
+  /**
+   * An operation's collation: its own, else the collection's default one (absent: binary). A view's is its
+   * own: an operation naming another is refused, as MongoDB does.
+   */
   private collationOf(explicit: Document | undefined, coll = this.state()): Document | undefined {
+    if (coll?.view && explicit !== undefined && !sameCollation(explicit, coll.collation)) {
+      throw new DatastoreError('OptionNotSupportedOnView', "Cannot override a view's default collation", { clientError: true });
+    }
     return explicit ?? coll?.collation;
   }
 

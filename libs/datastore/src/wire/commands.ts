@@ -660,7 +660,7 @@ async function listCollections(call: Invocation): Promise<Document> {
     const state = call.client.store.collection(call.db, name);
     const view = state?.view;
     const info: Document = view
-      ? { name, type: 'view', options: { viewOn: view.viewOn, pipeline: view.pipeline }, info: { readOnly: true } }
+      ? { name, type: 'view', options: { viewOn: view.viewOn, pipeline: view.pipeline, ...(state.collation ? { collation: state.collation } : {}) }, info: { readOnly: true } }
       : { name, type: 'collection', options: state?.collation ? { collation: state.collation } : {}, info: { readOnly: false }, idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } };
     return info;
   });

@@ -151,7 +151,6 @@ describe('collation through the wire server', () => {
     // A refused collation on a write changed nothing.
     expect(await words.countDocuments({})).toBe(8);
     expect((await failure(() => client.db('d').createCollection('c', { collation: { locale: 'zz' } }))).code).toBe(2);
-    expect((await failure(() => client.db('d').createCollection('v', { viewOn: 'words', collation: { locale: 'en' } }))).code).toBe(115);
   });
 
   it("keeps an index's collation: unique by it, used by queries with the same collation", async () => {
@@ -169,6 +168,17 @@ describe('collation through the wire server', () => {
     const explained = await people.find({ email: 'ANN@EXAMPLE.ORG' }, { collation: { strength: 2, locale: 'en' } }).explain('executionStats');
     expect(explained.queryPlanner.winningPlan).toMatchObject({ stage: 'FETCH', inputStage: { stage: 'IXSCAN', indexName: 'email_1' } });
     expect(explained.executionStats).toMatchObject({ nReturned: 1, totalDocsExamined: 1 });
+  });
+
+  it("keeps a view's collation, the default of operations on the view and refused another", async () => {
+    const ci = { locale: 'en', strength: 2 };
+    await client.db('d').createCollection('ci_words', { viewOn: 'words', pipeline: [{ $match: { w: 'CAFÉ' } }], collation: ci });
+    const view = client.db('d').collection<Word>('ci_words');
+    expect(ids(await view.find({}).toArray())).toEqual([3, 4]);
+    expect(ids(await view.find({ w: 'café' }).toArray())).toEqual([3, 4]);
+    expect((await failure(() => view.find({}, { collation: { locale: 'en' } }).toArray())).code).toBe(167);
+    const [info] = await client.db('d').listCollections({ name: 'ci_words' }).toArray();
+    expect(info).toMatchObject({ type: 'view', options: { viewOn: 'words', collation: ci } });
   });
 
   it("applies a collection's default collation when an operation names none, the simple one overriding it", async () => {
