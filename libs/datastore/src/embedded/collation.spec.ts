@@ -147,6 +147,7 @@ describe('collations', () => {
       expect(await find({ tags: { $elemMatch: { k: 'BLUE' } } })).toEqual([5]);
       expect(await find({ tags: { $elemMatch: { k: 'BLUE' } } }, { locale: 'simple' })).toEqual([]);
       expect(await find({ tags: { k: 'RED' } })).toEqual([5]);
+      expect(await find({ tags: { $all: [{ $elemMatch: { k: 'RED' } }, { $elemMatch: { k: 'Blue' } }] } })).toEqual([5]);
       // A projection's $elemMatch compares by the query's collation too.
       expect(await coll.findOne({ _id: 5 }, { tags: { $elemMatch: { k: 'BLUE' } } }, { collation: ci })).toEqual({ _id: 5, tags: [{ k: 'blue' }] });
       expect(await coll.findOne({ _id: 5 }, { tags: { $elemMatch: { k: 'BLUE' } } })).toEqual({ _id: 5 });

@@ -13,12 +13,12 @@
  * collation cannot change. Without a collation the collated context is not used: mingo's operators answer
  * as they are, at their speed. $regex, $type, field names and $strcasecmp are not collated (nor in MongoDB).
  */
-import { type AccumulatorOperator, ComputeOptions, type ExpressionOperator, OpType, type Options, type PipelineOperator, type QueryOperator, computeValue } from 'mingo/core';
+import { type AccumulatorOperator, ComputeOptions, type ExpressionOperator, type Options, type PipelineOperator, type QueryOperator, computeValue } from 'mingo/core';
 import { Lazy } from 'mingo/lazy';
 import { $bottomN as mingoBottomN, $push as mingoPush, $topN as mingoTopN } from 'mingo/operators/accumulator';
 import { $sortArray as mingoSortArray } from 'mingo/operators/expression';
 import { $bucket as mingoBucket, $group as mingoGroup, $lookup as mingoLookup } from 'mingo/operators/pipeline';
-import { $all as mingoAll, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
+import { $all as mingoAll, $elemMatch as mingoElemMatch, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
 import { HashMap, ensureArray, flatten, groupBy, resolve, setValue } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document, collectPathValues, compareValues, holdsString, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
@@ -124,10 +124,8 @@ const $all: QueryOperator = (selector, value, options) => {
   if (!Array.isArray(value) || !value.some(holdsString)) return mingoAll(selector, value, options);
   const parts = selector.split('.');
   const tests = (value as unknown[]).map((member): Predicate => {
-    if (isPlainObject(member) && '$elemMatch' in member) {
-      const elemMatch = options.context.getOperator(OpType.QUERY, '$elemMatch') as QueryOperator;
-      return elemMatch(selector, member.$elemMatch, options) as Predicate;
-    }
+    // mingo's $elemMatch runs its condition with these options: by the collated operators.
+    if (isPlainObject(member) && '$elemMatch' in member) return mingoElemMatch(selector, member.$elemMatch, options) as Predicate;
     if (member instanceof RegExp) return (doc) => valuesAt(doc, parts).some((v) => typeof v === 'string' && member.test(v));
     return equalTo(selector, member);
   });
