@@ -18,7 +18,7 @@ import { Lazy } from 'mingo/lazy';
 import { $bottomN as mingoBottomN, $push as mingoPush, $topN as mingoTopN } from 'mingo/operators/accumulator';
 import { $sortArray as mingoSortArray } from 'mingo/operators/expression';
 import { $bucket as mingoBucket, $group as mingoGroup, $lookup as mingoLookup } from 'mingo/operators/pipeline';
-import { $all as mingoAll, $elemMatch as mingoElemMatch, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
+import { $elemMatch as mingoElemMatch, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
 import { HashMap, ensureArray, flatten, groupBy, resolve, setValue } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document, collectPathValues, compareValues, holdsString, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
@@ -119,18 +119,27 @@ const $in: QueryOperator = (selector, value, options) => {
   };
 };
 
-/** `$all` as MongoDB reads it: every member an equality (or a regex, or an $elemMatch) the field satisfies. */
+/**
+ * `$all` as MongoDB reads it, an $and of its members at the field whatever the field holds (mingo's matches
+ * arrays only): each an equality (a regex, an $elemMatch, null as {field: null}); an empty one matches nothing.
+ * Registered in both contexts: its equalities compare strings by the active comparison.
+ */
 const $all: QueryOperator = (selector, value, options) => {
-  if (!Array.isArray(value) || !value.some(holdsString)) return mingoAll(selector, value, options);
+  if (!Array.isArray(value)) throw badValue('$all needs an array');
+  if (value.length === 0) return () => false;
   const parts = selector.split('.');
   const tests = (value as unknown[]).map((member): Predicate => {
-    // mingo's $elemMatch runs its condition with these options: by the collated operators.
+    // mingo's $elemMatch runs its condition with these options: by the collated operators under a collation.
     if (isPlainObject(member) && '$elemMatch' in member) return mingoElemMatch(selector, member.$elemMatch, options) as Predicate;
     if (member instanceof RegExp) return (doc) => valuesAt(doc, parts).some((v) => typeof v === 'string' && member.test(v));
+    if (member === null) return mingoEq(selector, null, options) as Predicate;
     return equalTo(selector, member);
   });
   return (doc) => tests.every((test) => test(doc));
 };
+
+/** The query operators of both contexts. */
+export const queryOperators: Record<string, QueryOperator> = { $all };
 
 /** The query operators of the collated context, with `$in` to wrap in the regex-aware one (regex-filter.ts). */
 export const collatedQueryOperators: Record<string, QueryOperator> & { $in: QueryOperator } = {
@@ -141,7 +150,6 @@ export const collatedQueryOperators: Record<string, QueryOperator> & { $in: Quer
   $lt: rangeOperator(mingoLt, (c) => c < 0),
   $lte: rangeOperator(mingoLte, (c) => c <= 0),
   $in,
-  $all,
 };
 
 // ---- expression operators ----

@@ -20,6 +20,7 @@ import {
   collatedSetWindowFields,
   orderingAccumulators,
   orderingExpressions,
+  queryOperators,
 } from './collated-operators';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
@@ -76,6 +77,8 @@ function setWindowFields(collection: Iterator, expr: unknown, options: Options):
 OPTIONS.context.addPipelineOps({ $setWindowFields: setWindowFields });
 // mingo's $max and $min skip strings, its $top and $bottom answer arrays: these order values as MongoDB does.
 OPTIONS.context.addAccumulatorOps(orderingAccumulators);
+// mingo's $all matches arrays only: this one matches as MongoDB does (see collated-operators.ts).
+OPTIONS.context.addQueryOps(queryOperators);
 OPTIONS.context.addExpressionOps(orderingExpressions);
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
