@@ -259,6 +259,29 @@ describe('the embedded engine query language', () => {
       expect(ids(await coll.aggregate([{ $match: { a: { $all: ['x'] } } }, { $sort: { _id: 1 } }]).toArray())).toEqual([10, 11]);
       expect((await failure(coll.find({ a: { $all: 'x' } }).toArray())).codeName).toBe('BadValue');
     });
+    it("runs $lookup's pipeline over the foreign documents whose foreignField matches localField only", async () => {
+      await client.db('app').collection('stock').insertMany([
+        { _id: 1, sku: 'b', qty: 3 },
+        { _id: 2, sku: 'z', qty: 2 },
+        { _id: 3, sku: 'a', qty: 0 },
+        { _id: 4, sku: 'a', qty: 5 },
+      ]);
+      await coll.insertMany([
+        { _id: 10, item: 'a' },
+        { _id: 11, item: 'c' },
+        { _id: 12, item: ['a', 'b'] },
+      ]);
+      const lookup = { $lookup: { from: 'stock', localField: 'item', foreignField: 'sku', let: { least: 1 }, pipeline: [{ $match: { $expr: { $gte: ['$qty', '$$least'] } } }, { $project: { qty: 0 } }], as: 'in' } };
+      const joined = await coll.aggregate([{ $match: { _id: { $gte: 10 } } }, lookup, { $project: { in: 1 } }, { $sort: { _id: 1 } }]).toArray();
+      expect(joined).toEqual([
+        { _id: 10, in: [{ _id: 4, sku: 'a' }] },
+        { _id: 11, in: [] },
+        // In the foreign collection's order (a scan's, as MongoDB's without an index), not the local array's.
+        { _id: 12, in: [{ _id: 1, sku: 'b' }, { _id: 4, sku: 'a' }] },
+      ]);
+      const plain = await coll.aggregate([{ $match: { _id: 12 } }, { $lookup: { from: 'stock', localField: 'item', foreignField: 'sku', as: 'in' } }]).toArray();
+      expect(ids(plain[0].in as Document[])).toEqual([1, 3, 4]);
+    });
   });
 
   describe('window functions', () => {

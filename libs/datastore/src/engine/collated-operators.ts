@@ -21,7 +21,7 @@ import { $bucket as mingoBucket, $group as mingoGroup, $lookup as mingoLookup } 
 import { $elemMatch as mingoElemMatch, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
 import { HashMap, ensureArray, flatten, groupBy, resolve, setValue } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, collectPathValues, compareValues, holdsString, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
+import { type Document, collationActive, collectPathValues, compareValues, holdsString, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
 import { checkSort, sortDocuments, sortKeys } from './sort';
 
 type Predicate = (doc: unknown) => boolean;
@@ -34,9 +34,10 @@ function badValue(message: string): DatastoreError {
  * Strings the collation calls equal mapped to one of them (the first met), at any depth of a value: two
  * values are equal under the collation exactly when their canonical forms are equal in binary order, so
  * maps keyed by `idKey` of the canonical form group by the collation. Linear in the distinct strings met,
- * which a collation's equality (ICU gives no sort keys here) forces.
+ * which a collation's equality (ICU gives no sort keys here) forces. Without a collation, the identity.
  */
 export function collatedKeys(): (value: unknown) => unknown {
+  if (!collationActive()) return (value) => value;
   const seen = new Map<string, string>();
   const representatives: string[] = [];
   const canonical = (value: unknown): unknown => {
@@ -403,36 +404,48 @@ const collatedBucket: PipelineOperator = (collection, expr, options) => {
 };
 
 /**
- * $lookup's equality join (localField/foreignField) by the collation: mingo's own, with its map keyed by
- * collated keys. The concise form with a pipeline runs the pipeline over each document's matches.
+ * $lookup's equality join (localField/foreignField), in both contexts: mingo's keyed its map by binary value,
+ * and in the concise form with a pipeline (MongoDB 5+) ran the pipeline over the whole foreign collection
+ * whenever anything matched. Here values compare by the active comparison, the pipeline runs over each
+ * document's matches only, and matches keep the foreign collection's order (a scan's, as MongoDB's without
+ * an index), whatever the order of a local array.
  */
-const collatedLookup: PipelineOperator = (collection, expr, options) => {
+export const lookup: PipelineOperator = (collection, expr, options) => {
   if (!isPlainObject(expr) || typeof expr.localField !== 'string' || typeof expr.foreignField !== 'string') return mingoLookup(collection, expr, options);
   const { localField, foreignField, as } = expr;
   const foreign: unknown = typeof expr.from === 'string' ? options.collectionResolver?.(expr.from) : expr.from;
   if (!Array.isArray(foreign) || typeof as !== 'string') return mingoLookup(collection, expr, options);
+  const docs = foreign as Document[];
   const pipeline = Array.isArray(expr.pipeline) && expr.pipeline.length > 0 ? expr.pipeline : undefined;
   const keyOf = collatedKeyOf();
-  const byKey = new Map<string, Document[]>();
-  for (const doc of foreign as Document[]) {
+  // The places in `docs` of the documents whose foreignField holds each key, in order.
+  const byKey = new Map<string, number[]>();
+  docs.forEach((doc, place) => {
     for (const value of ensureArray(resolve(doc, foreignField) ?? null) as unknown[]) {
       const key = keyOf(value);
-      const docs = byKey.get(key);
-      if (!docs) byKey.set(key, [doc]);
-      else if (docs[docs.length - 1] !== doc) docs.push(doc);
+      const places = byKey.get(key);
+      if (!places) byKey.set(key, [place]);
+      else if (places[places.length - 1] !== place) places.push(place);
     }
-  }
+  });
+  const NONE: number[] = [];
   return collection.map((obj: unknown) => {
     const local: unknown = resolve(obj as Document, localField) ?? null;
-    const matched = new Set<Document>();
-    for (const value of Array.isArray(local) ? (local as unknown[]) : [local]) for (const doc of byKey.get(keyOf(value)) ?? []) matched.add(doc);
-    if (!pipeline) return { ...(obj as Document), [as]: [...matched] };
-    const [joined] = mingoLookup(Lazy([obj]), { from: [...matched], let: expr.let, pipeline, as }, options).value<Document>();
+    let places: number[];
+    if (!Array.isArray(local)) places = byKey.get(keyOf(local)) ?? NONE;
+    else {
+      const found = new Set<number>();
+      for (const value of local as unknown[]) for (const place of byKey.get(keyOf(value)) ?? NONE) found.add(place);
+      places = [...found].sort((a, b) => a - b);
+    }
+    const matched = places.map((place) => docs[place]);
+    if (!pipeline) return { ...(obj as Document), [as]: matched };
+    const [joined] = mingoLookup(Lazy([obj]), { from: matched, let: expr.let, pipeline, as }, options).value<Document>();
     return joined;
   });
 };
 
-/** mingo's $graphLookup, its equality steps by collatedLookup instead of mingo's own $lookup. */
+/** mingo's $graphLookup, its equality steps by `lookup` above instead of mingo's own $lookup. */
 const collatedGraphLookup: PipelineOperator = (collection, expr, options) => {
   if (!isPlainObject(expr)) return collection;
   const from: unknown = typeof expr.from === 'string' ? options.collectionResolver?.(expr.from) : expr.from;
@@ -445,7 +458,7 @@ const collatedGraphLookup: PipelineOperator = (collection, expr, options) => {
     let frontier: unknown[] = [start];
     const found = HashMap.init(options.hashFunction) as Map<unknown, number>;
     for (let depth = 0; ; depth++) {
-      const joined = collatedLookup(Lazy(frontier), { from, localField: connectFromField, foreignField: connectToField, as, ...restrict }, options).value<Document>();
+      const joined = lookup(Lazy(frontier), { from, localField: connectFromField, foreignField: connectToField, as, ...restrict }, options).value<Document>();
       frontier = flatten(joined.map((o) => o[as] as unknown[]));
       const before = found.size;
       for (const doc of frontier) found.set(doc, found.get(doc) ?? depth);
@@ -537,7 +550,6 @@ export const collatedPipelineOperators: Record<string, PipelineOperator> = {
   $group: collatedGroup,
   $sortByCount: (collection, expr, options) => collatedGroup(collection, { _id: expr, count: { $sum: 1 } }, options).transform((docs) => sortDocuments(docs as Document[], { count: -1 })),
   $bucket: collatedBucket,
-  $lookup: collatedLookup,
   $graphLookup: collatedGraphLookup,
 };
 

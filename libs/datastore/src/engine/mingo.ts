@@ -20,6 +20,7 @@ import {
   collatedSetWindowFields,
   orderingAccumulators,
   orderingExpressions,
+  lookup,
   queryOperators,
 } from './collated-operators';
 import { checkSort, sortDocuments } from './sort';
@@ -79,6 +80,8 @@ OPTIONS.context.addPipelineOps({ $setWindowFields: setWindowFields });
 OPTIONS.context.addAccumulatorOps(orderingAccumulators);
 // mingo's $all matches arrays only: this one matches as MongoDB does (see collated-operators.ts).
 OPTIONS.context.addQueryOps(queryOperators);
+// mingo's concise $lookup ran its pipeline over the whole foreign collection: this one over the matches.
+OPTIONS.context.addPipelineOps({ $lookup: lookup });
 OPTIONS.context.addExpressionOps(orderingExpressions);
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
