@@ -282,6 +282,105 @@ describe('the embedded engine query language', () => {
       const plain = await coll.aggregate([{ $match: { _id: 12 } }, { $lookup: { from: 'stock', localField: 'item', foreignField: 'sku', as: 'in' } }]).toArray();
       expect(ids(plain[0].in as Document[])).toEqual([1, 3, 4]);
     });
+    it('compares whole values in BSON order in expressions: an array is not equal to one of its elements', async () => {
+      await coll.insertOne({ _id: 20, arr: [1, 2] });
+      const [row] = await coll
+        .aggregate([
+          { $match: { _id: 20 } },
+          {
+            $project: {
+              _id: 0,
+              eq: { $eq: ['$arr', 1] },
+              ne: { $ne: ['$arr', 1] },
+              whole: { $eq: ['$arr', [1, 2]] },
+              gt: { $gt: ['$arr', 1] },
+              lt: { $lt: ['$arr', 1] },
+              cmp: { $cmp: ['$arr', 1] },
+              in: { $in: ['$arr', [1, 2]] },
+              stringAboveNumber: { $gt: ['a', 1] },
+              nullBelowNumber: { $lt: [null, 1] },
+              objectBelowArray: { $lt: [{ a: 1 }, [0]] },
+              // Field order counts in a document's comparison.
+              fieldOrder: { $eq: [{ a: 1, b: 2 }, { b: 2, a: 1 }] },
+              filtered: { $filter: { input: [[1, 2], 1, 2], cond: { $eq: ['$$this', '$arr'] } } },
+            },
+          },
+        ])
+        .toArray();
+      expect(row).toEqual({
+        eq: false,
+        ne: true,
+        whole: true,
+        gt: true,
+        lt: false,
+        cmp: 1,
+        in: false,
+        stringAboveNumber: true,
+        nullBelowNumber: true,
+        objectBelowArray: true,
+        fieldOrder: false,
+        filtered: [[1, 2]],
+      });
+      expect(ids(await coll.find({ $expr: { $eq: ['$arr', 1] } }).toArray())).toEqual([]);
+    });
+    it('tells a missing field from null in expressions, not in query filters', async () => {
+      await coll.insertOne({ _id: 20, n: null });
+      const [row] = await coll
+        .aggregate([
+          { $match: { _id: 20 } },
+          {
+            $project: {
+              _id: 0,
+              missingIsNull: { $eq: ['$missing', null] },
+              nullIsNull: { $eq: ['$n', null] },
+              missingNotNull: { $ne: ['$missing', null] },
+              missingBelowNull: { $lt: ['$missing', null] },
+              cmp: { $cmp: ['$missing', null] },
+              missingIn: { $in: ['$missing', [null]] },
+              index: { $indexOfArray: [[null], '$missing'] },
+              ifNull: { $ifNull: ['$missing', 'default'] },
+              type: { $type: '$missing' },
+            },
+          },
+        ])
+        .toArray();
+      expect(row).toEqual({ missingIsNull: false, nullIsNull: true, missingNotNull: true, missingBelowNull: true, cmp: -1, missingIn: false, index: -1, ifNull: 'default', type: 'missing' });
+      expect(ids(await coll.find({ $expr: { $eq: ['$n', null] } }).toArray())).toEqual([20]);
+      expect(ids(await coll.find({ n: null }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2, 3, 20]);
+    });
+    it('orders and deduplicates mixed types in BSON order in $max, $min, $sortArray and the set operators', async () => {
+      await coll.insertMany([
+        { _id: 20, v: 'a' },
+        { _id: 21, v: [0] },
+        { _id: 22, v: null },
+      ]);
+      const [row] = await coll
+        .aggregate([
+          { $match: { _id: 1 } },
+          {
+            $project: {
+              _id: 0,
+              max: { $max: [1, 'a', null] },
+              min: { $min: [1, 'a', null] },
+              maxDocument: { $max: [{ a: 1 }, [0], 'z'] },
+              sorted: { $sortArray: { input: [3, 'a', null, [1], { a: 1 }, true, 1], sortBy: 1 } },
+              union: { $sortArray: { input: { $setUnion: [[3, 'a', 1], [null, 'a', 1, [1]]] }, sortBy: 1 } },
+              distinctDocuments: { $size: { $setUnion: [[{ a: 1, b: 2 }], [{ b: 2, a: 1 }]] } },
+            },
+          },
+        ])
+        .toArray();
+      expect(row).toEqual({
+        max: 'a',
+        min: 1,
+        maxDocument: [0],
+        sorted: [null, 1, 3, 'a', { a: 1 }, [1], true],
+        union: [null, 1, 3, 'a', [1]],
+        distinctDocuments: 2,
+      });
+      const [group] = await coll.aggregate([{ $group: { _id: null, max: { $max: '$v' }, min: { $min: '$v' } } }]).toArray();
+      expect(group).toEqual({ _id: null, max: [0], min: 'a' });
+    });
   });
 
   describe('window functions', () => {

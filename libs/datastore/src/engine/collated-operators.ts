@@ -1,17 +1,20 @@
 /**
- * mingo's comparing operators, made to compare strings by the operation's collation. mingo compares strings
- * by code point wherever it compares (its `compare` and `isEqual`, maps keyed by value), so while an
- * operation runs under a locale's collation the engine gives mingo a second context (see mingo.ts) in which
- * these replace mingo's own: the query operators ($eq ... $all; $elemMatch, $not, $expr and the logical
- * operators reach them through the context), the expressions that compare ($eq ... $cmp, $in,
- * $indexOfArray, the set operators, $sortArray), $addToSet, and the stages that match or group values
- * ($group, $sortByCount, $bucket, $lookup, $graphLookup, $setWindowFields). The accumulators that order
- * values ($max, $min, $maxN, $minN, $top, $bottom, $topN, $bottomN) serve both contexts.
+ * The operators the engine gives mingo in place of its comparing ones, in two groups (wired in mingo.ts).
  *
- * They compare through compareValues, which consults the comparison withCollation made active, so they must
- * run inside it. A query operator whose operand holds no string hands over to mingo's own, whose answer a
- * collation cannot change. Without a collation the collated context is not used: mingo's operators answer
- * as they are, at their speed. $regex, $type, field names and $strcasecmp are not collated (nor in MongoDB).
+ * In both contexts, because mingo answers otherwise than MongoDB whatever the collation: `$all` (mingo's
+ * matches arrays only), the expressions that compare ($eq ... $cmp, $in, $indexOfArray, the set operators:
+ * mingo's match an array's elements and take a missing value for null), `$lookup` (mingo's concise form ran
+ * its pipeline over the whole foreign collection), and the accumulators that order values ($max, $min,
+ * $maxN, $minN, $top, $bottom, $topN, $bottomN: mingo's skip strings or answer arrays).
+ *
+ * Only while a locale's collation is active, because mingo compares strings by code point wherever it
+ * compares (its `compare` and `isEqual`, maps keyed by value): the query operators $eq ... $in ($elemMatch,
+ * $not, $expr and the logical operators reach them through the context), $sortArray, $addToSet, and the
+ * stages that match or group values ($group, $sortByCount, $bucket, $graphLookup, $setWindowFields). A query
+ * operator whose operand holds no string hands over to mingo's own, whose answer a collation cannot change.
+ *
+ * All compare through compareValues, which consults the comparison withCollation made active (binary without
+ * one), so they must run inside it. $regex, $type, field names and $strcasecmp are not collated (nor in MongoDB).
  */
 import { type AccumulatorOperator, ComputeOptions, type ExpressionOperator, type Options, type PipelineOperator, type QueryOperator, computeValue } from 'mingo/core';
 import { Lazy } from 'mingo/lazy';
@@ -57,15 +60,42 @@ export function collatedKeys(): (value: unknown) => unknown {
   return canonical;
 }
 
-/** A map key equal for two values exactly when the collation calls them equal (one canonicalizer per use). */
-function collatedKeyOf(): (value: unknown) => string {
+/**
+ * A Map key equal for two values exactly when they are equal in BSON order: a JS number as itself (0 and -0,
+ * NaN and NaN are one key, as in BSON), likewise booleans and null (missing too), other values as `idKey`'s
+ * string. Cheaper than `idKey` for the numbers most keys are.
+ */
+function mapKey(value: unknown): unknown {
+  switch (typeof value) {
+    case 'number':
+    case 'boolean':
+      return value;
+    case 'string':
+      return `s${value}`;
+    case 'undefined':
+      return null;
+    case 'bigint':
+    case 'function':
+    case 'object':
+    case 'symbol': {
+      if (value === null) return null;
+      const key = idKey(value);
+      // A BSON number that is not a JS number (Int32, Double, a Long that fits) keys as the JS number would.
+      return key.charCodeAt(0) === 110 ? Number(key.slice(1)) : key;
+    }
+  }
+}
+
+/** A map key equal for two values exactly when the active comparison calls them equal (one canonicalizer per use). */
+function collatedKeyOf(): (value: unknown) => unknown {
+  if (!collationActive()) return mapKey;
   const canonical = collatedKeys();
-  return (value) => idKey(canonical(value));
+  return (value) => mapKey(canonical(value));
 }
 
 /** The values, each once by the collation (the first met of equal ones), in order. */
 function uniqueValues(values: unknown[], keyOf = collatedKeyOf()): unknown[] {
-  const seen = new Set<string>();
+  const seen = new Set<unknown>();
   const out: unknown[] = [];
   for (const value of values) {
     const key = keyOf(value);
@@ -190,7 +220,18 @@ const setOperators: Record<string, ExpressionOperator> = {
   $setUnion: (obj, expr, options) => {
     const args = argumentsOf(obj, expr, options, '$setUnion');
     if (args.some(isNil)) return null;
-    return uniqueValues(arraysOf(args, '$setUnion').flat(1));
+    const keyOf = collatedKeyOf();
+    const seen = new Set<unknown>();
+    const out: unknown[] = [];
+    for (const values of arraysOf(args, '$setUnion')) {
+      for (const value of values) {
+        const key = keyOf(value);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push(value);
+      }
+    }
+    return out;
   },
   $setIntersection: (obj, expr, options) => {
     const args = argumentsOf(obj, expr, options, '$setIntersection');
@@ -224,7 +265,13 @@ const setOperators: Record<string, ExpressionOperator> = {
   },
 };
 
-export const collatedExpressionOperators: Record<string, ExpressionOperator> = {
+/**
+ * The expressions that compare values, registered in both contexts: mingo's compare as its queries do (an
+ * array equal to any of its elements, a missing value equal to null, values of different types never
+ * ordered, documents equal whatever their field order), MongoDB's compare whole values in BSON order with a
+ * missing value below null (jstests/aggregation/expressions/comparison_missing_and_key_values.js).
+ */
+export const comparingExpressions: Record<string, ExpressionOperator> = {
   $eq: comparison('$eq', (c) => c === 0),
   $ne: comparison('$ne', (c) => c !== 0),
   $gt: comparison('$gt', (c) => c > 0),
@@ -249,6 +296,9 @@ export const collatedExpressionOperators: Record<string, ExpressionOperator> = {
     return -1;
   },
   ...setOperators,
+};
+
+export const collatedExpressionOperators: Record<string, ExpressionOperator> = {
   $sortArray: (obj, expr, options) => {
     const spec: unknown = computeValue(obj, expr, null, options);
     if (!isPlainObject(spec)) return mingoSortArray(obj, expr, options);
@@ -418,27 +468,28 @@ export const lookup: PipelineOperator = (collection, expr, options) => {
   const docs = foreign as Document[];
   const pipeline = Array.isArray(expr.pipeline) && expr.pipeline.length > 0 ? expr.pipeline : undefined;
   const keyOf = collatedKeyOf();
-  // The places in `docs` of the documents whose foreignField holds each key, in order.
-  const byKey = new Map<string, number[]>();
+  // The documents whose foreignField holds each key, and their places in `docs`, in order.
+  const byKey = new Map<unknown, { docs: Document[]; places: number[] }>();
   docs.forEach((doc, place) => {
     for (const value of ensureArray(resolve(doc, foreignField) ?? null) as unknown[]) {
       const key = keyOf(value);
-      const places = byKey.get(key);
-      if (!places) byKey.set(key, [place]);
-      else if (places[places.length - 1] !== place) places.push(place);
+      const entry = byKey.get(key);
+      if (!entry) byKey.set(key, { docs: [doc], places: [place] });
+      else if (entry.places[entry.places.length - 1] !== place) {
+        entry.docs.push(doc);
+        entry.places.push(place);
+      }
     }
   });
-  const NONE: number[] = [];
   return collection.map((obj: unknown) => {
     const local: unknown = resolve(obj as Document, localField) ?? null;
-    let places: number[];
-    if (!Array.isArray(local)) places = byKey.get(keyOf(local)) ?? NONE;
+    let matched: Document[];
+    if (!Array.isArray(local)) matched = byKey.get(keyOf(local))?.docs.slice() ?? [];
     else {
       const found = new Set<number>();
-      for (const value of local as unknown[]) for (const place of byKey.get(keyOf(value)) ?? NONE) found.add(place);
-      places = [...found].sort((a, b) => a - b);
+      for (const value of local as unknown[]) for (const place of byKey.get(keyOf(value))?.places ?? []) found.add(place);
+      matched = [...found].sort((a, b) => a - b).map((place) => docs[place]);
     }
-    const matched = places.map((place) => docs[place]);
     if (!pipeline) return { ...(obj as Document), [as]: matched };
     const [joined] = mingoLookup(Lazy([obj]), { from: matched, let: expr.let, pipeline, as }, options).value<Document>();
     return joined;
@@ -511,7 +562,7 @@ export function collatedSetWindowFields(base: PipelineOperator): PipelineOperato
     return collection.transform((input) => {
       const docs = sortBy ? sortDocuments(input as Document[], sortBy) : (input as Document[]);
       const keyOf = collatedKeyOf();
-      const partitions = new Map<string, Document[]>();
+      const partitions = new Map<unknown, Document[]>();
       for (const doc of docs) {
         const key = partitionBy === undefined ? '' : keyOf(computeValue(doc, partitionBy, null, options));
         const members = partitions.get(key);

@@ -18,9 +18,10 @@ import {
   collatedPipelineOperators,
   collatedQueryOperators,
   collatedSetWindowFields,
+  comparingExpressions,
+  lookup,
   orderingAccumulators,
   orderingExpressions,
-  lookup,
   queryOperators,
 } from './collated-operators';
 import { checkSort, sortDocuments } from './sort';
@@ -82,6 +83,8 @@ OPTIONS.context.addAccumulatorOps(orderingAccumulators);
 OPTIONS.context.addQueryOps(queryOperators);
 // mingo's concise $lookup ran its pipeline over the whole foreign collection: this one over the matches.
 OPTIONS.context.addPipelineOps({ $lookup: lookup });
+// mingo's comparing expressions compare as its queries do: these compare whole values, missing below null.
+OPTIONS.context.addExpressionOps(comparingExpressions);
 OPTIONS.context.addExpressionOps(orderingExpressions);
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a

@@ -118,6 +118,28 @@ describe('the wire server answers the query language as MongoDB 7 does', () => {
     expect((await serverError(db.aggregate([{ $match: {} }]).toArray())).code).toBe(73);
   });
 
+  it('answers $all, the concise $lookup with a pipeline and comparing expressions as MongoDB 7 does', async () => {
+    await coll.insertMany([
+      { _id: 4, tag: 'x', arr: [1, 2] },
+      { _id: 5, tag: ['x', 'y'] },
+    ]);
+    expect((await coll.find({ tag: { $all: ['x'] } }).sort({ _id: 1 }).toArray()).map((d) => d._id)).toEqual([4, 5]);
+    expect(await coll.countDocuments({ tag: { $all: [] } })).toBe(0);
+    await client.db('app').collection<{ _id: string; name: string; on: boolean }>('tags').insertMany([
+      { _id: 't1', name: 'x', on: true },
+      { _id: 't2', name: 'y', on: true },
+      { _id: 't3', name: 'x', on: false },
+    ]);
+    const [joined] = await coll
+      .aggregate([{ $match: { _id: 4 } }, { $lookup: { from: 'tags', localField: 'tag', foreignField: 'name', pipeline: [{ $match: { on: true } }], as: 'tags' } }])
+      .toArray();
+    expect(joined.tags).toEqual([{ _id: 't1', name: 'x', on: true }]);
+    const [row] = await coll
+      .aggregate([{ $match: { _id: 4 } }, { $project: { _id: 0, element: { $eq: ['$arr', 1] }, missing: { $eq: ['$missing', null] }, below: { $lt: ['$missing', null] } } }])
+      .toArray();
+    expect(row).toEqual({ element: false, missing: false, below: true });
+  });
+
   it("reports a unique index's key pattern and the duplicate value with E11000", async () => {
     await coll.createIndex({ x: 1 }, { unique: true });
     const error = await serverError(coll.insertOne({ _id: 9, x: 3 }));
