@@ -1,6 +1,8 @@
-// The three directory layouts an app can arrive in, each read into the one model of the current layout:
-// 'current' (spec 2.1), 'legacy' (data sources under data_sources/ with per-collection rules.json,
-// schema.json and relationships.json) and 'export-20210101' (an App Services export or realm-cli pull).
+// The directory layouts an app can arrive in, each read into the one model of the current layout:
+// 'current' (spec 2.1, and realm-cli v1's config_version 20200603 and 20180301, whose settings file is
+// stitch.json), 'legacy' (data sources under data_sources/ with per-collection rules.json, schema.json and
+// relationships.json), 'export-20210101' (an App Services export or realm-cli pull) and 'appservices'
+// (root_config.json).
 
 import { dataApiConfigProblems } from '../data-api-config';
 import { httpsEndpointsProblems } from '../https-endpoints';
@@ -39,9 +41,15 @@ function settingsFrom(obj: JsonObject | undefined): AppSettings {
   return settings;
 }
 
+/** realm-cli's config_version 20180301 kept the app settings in stitch.json; 20200603 renamed it config.json. */
+export function currentSettingsFile(files: { has(path: string): boolean }): string {
+  return !files.has('config.json') && files.has('stitch.json') ? 'stitch.json' : 'config.json';
+}
+
 export function readCurrentLayout(ctx: ReadContext): AppConfig {
+  const settingsFile = currentSettingsFile(ctx);
   const app: AppConfig = {
-    settings: settingsFrom(readSettingsFile(ctx, 'config.json')),
+    settings: settingsFrom(readSettingsFile(ctx, settingsFile)),
     authProviders: readAuthProvidersDir(ctx),
     functions: readFunctionsDir(ctx),
     services: readServicesDir(ctx),
@@ -49,7 +57,9 @@ export function readCurrentLayout(ctx: ReadContext): AppConfig {
     values: readValues(ctx),
     extraFiles: new Map(),
   };
-  ctx.origins.set(app.settings, { file: 'config.json', prefix: '' });
+  const redirects: NonNullable<Origin['redirects']> = [];
+  const customUserDataServiceName = takeCustomUserDataServiceName(app.settings, settingsFile, redirects);
+  ctx.origins.set(app.settings, { file: settingsFile, prefix: '', redirects });
   const hosting = readHosting(ctx);
   if (hosting) app.hosting = hosting;
   const secrets = readSecrets(ctx);
@@ -59,7 +69,31 @@ export function readCurrentLayout(ctx: ReadContext): AppConfig {
   const graphql = readGraphql(ctx);
   if (graphql) app.graphql = graphql;
   checkEndpoints(ctx, app);
+  linkCustomUserDataService(app, customUserDataServiceName);
   return app;
+}
+
+/**
+ * realm-cli v1's config.json (and stitch.json) names the custom user data service (mongo_service_name)
+ * where the current layout holds its id (mongo_service_id): the name stands in for the id until the
+ * services are read, and a violation about it points at mongo_service_name.
+ */
+function takeCustomUserDataServiceName(settings: AppSettings, file: string, redirects: NonNullable<Origin['redirects']>): string | undefined {
+  const cud = settings.custom_user_data_config;
+  if (!isPlainObject(cud) || cud.mongo_service_name === undefined || cud.mongo_service_id !== undefined) return undefined;
+  const { mongo_service_name: serviceName, ...rest } = cud;
+  settings.custom_user_data_config = { ...rest, mongo_service_id: serviceName as string };
+  redirects.push({ from: 'custom_user_data_config.mongo_service_id', file, prefix: 'custom_user_data_config.mongo_service_name' });
+  return typeof serviceName === 'string' ? serviceName : undefined;
+}
+
+/** Replaces the custom user data service's name with its id, once the services have their ids. */
+function linkCustomUserDataService(app: AppConfig, serviceName: string | undefined): void {
+  const cud = app.settings.custom_user_data_config;
+  if (serviceName === undefined || !cud) return;
+  normalizeApp(app);
+  const svc = app.services.find((s) => s.config.name === serviceName);
+  if (svc && typeof svc.config.id === 'string') cud.mongo_service_id = svc.config.id;
 }
 
 /** The current layout plus data_sources/<service>/..., converted to services with collection rules. */
@@ -203,13 +237,8 @@ function readExportTree(ctx: ReadContext, rootFile: string): AppConfig {
   const graphql = readGraphql(ctx);
   if (graphql) app.graphql = graphql;
   checkEndpoints(ctx, app);
-
   // The export names the custom-user-data service; the current layout holds its id.
-  if (customUserDataServiceName !== undefined && settings.custom_user_data_config) {
-    normalizeApp(app);
-    const svc = app.services.find((s) => s.config.name === customUserDataServiceName);
-    if (svc && typeof svc.config.id === 'string') settings.custom_user_data_config.mongo_service_id = svc.config.id;
-  }
+  linkCustomUserDataService(app, customUserDataServiceName);
   return app;
 }
 

@@ -8,7 +8,7 @@ import { type FileLocator } from '../origins';
 import { type ConfigViolation } from '../violations';
 import { ReadContext } from './context';
 import { expandEnvironment, selectEnvironment } from './environment';
-import { readAppServicesLayout, readCurrentLayout, readExportLayout, readLegacyLayout } from './layouts';
+import { currentSettingsFile, readAppServicesLayout, readCurrentLayout, readExportLayout, readLegacyLayout } from './layouts';
 
 export interface LoadedApp {
   app: AppConfig;
@@ -21,15 +21,20 @@ export interface LoadedApp {
   fileOf: FileLocator;
 }
 
-const ROOT_MARKERS = ['root_config.json', 'realm_config.json', 'config.json'];
+const ROOT_MARKERS = ['root_config.json', 'realm_config.json', 'config.json', 'stitch.json'];
 
 /** The file holding an app's own settings in each layout. */
-const SETTINGS_FILE: Record<AppLayout, string> = {
-  current: 'config.json',
-  legacy: 'config.json',
-  'export-20210101': 'realm_config.json',
-  appservices: 'root_config.json',
-};
+function settingsFile(layout: AppLayout, files: AppFiles): string {
+  switch (layout) {
+    case 'current':
+    case 'legacy':
+      return currentSettingsFile(files);
+    case 'export-20210101':
+      return 'realm_config.json';
+    case 'appservices':
+      return 'root_config.json';
+  }
+}
 
 /** Which layout a file map is in. */
 export function detectLayout(files: AppFiles): AppLayout {
@@ -72,7 +77,7 @@ export function readAppFiles(input: AppFiles): LoadedApp {
   const files = normalizePaths(input);
   const layout = detectLayout(files);
   const ctx = new ReadContext(files);
-  const { environment, violations } = selectEnvironment(files, SETTINGS_FILE[layout]);
+  const { environment, violations } = selectEnvironment(files, settingsFile(layout, files));
   ctx.violations.push(...violations);
   ctx.expand = (value, path) => expandEnvironment(value, environment, path, (v) => ctx.violations.push(v));
   let app: AppConfig;

@@ -75,9 +75,9 @@ describe('reading a broken app directory', () => {
     ]);
   });
 
-  it('says that a stitch.json app is too old instead of reporting a missing config.json', () => {
-    const files = new Map([['stitch.json', new TextEncoder().encode('{"name": "old"}')]]);
-    expect(summary(files)).toEqual(['config.json|name|app.name.required', 'stitch.json||layout.unsupported']);
+  it('reads the settings of a stitch.json app (config_version 20180301) from stitch.json', () => {
+    const files = new Map([['stitch.json', new TextEncoder().encode('{"config_version": 20180301}')]]);
+    expect(summary(files)).toEqual(['stitch.json|name|app.name.required']);
   });
 
   it('throws one AppConfigError listing every violation, with an App Services error body', () => {

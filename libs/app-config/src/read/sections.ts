@@ -222,9 +222,7 @@ export function readGraphql(ctx: ReadContext): GraphqlConfig | undefined {
 
 export function readSettingsFile(ctx: ReadContext, path: string): JsonObject | undefined {
   if (!ctx.has(path)) {
-    if (ctx.has('stitch.json')) {
-      ctx.report('stitch.json', '', 'layout.unsupported', 'config_version 20180301 (stitch.json) is not supported; export the app again with config_version 20210101');
-    } else ctx.report(path, '', 'app.config.missing', `the app has no ${path}`);
+    ctx.report(path, '', 'app.config.missing', `the app has no ${path}`);
     return undefined;
   }
   return ctx.object(path);
