@@ -82,26 +82,25 @@ describe('admin API: an App Services export with flexible sync', () => {
     expect(again.body.diffs).toEqual([]);
   });
 
-  it('refuses roles that are not sync compatible, with an App Services error body, and changes nothing', async () => {
+  it('accepts roles that are not sync compatible as App Services does, warning about each on a dry run', async () => {
     const { appId } = await imported('taskboard-roles');
-    const before = await admin.pull(appId);
     const files = exportFiles();
     const taskRules = 'data_sources/mongodb-atlas/taskboard/Task/rules.json';
     const rules = JSON.parse(files.get(taskRules)!) as { roles: Record<string, unknown>[] };
     rules.roles[1] = { ...rules.roles[1], document_filters: { read: { summary: '%%user.id' }, write: { owner_id: '%%user.id' } }, read: { owner_id: '%%user.id' }, apply_when: { '%%root.owner_id': '%%user.id' } };
     files.set(taskRules, canonicalJson(rules));
-    const response = await admin.push(appId, files);
-    expect(response.status).toBe(400);
-    expect(response.headers.get('content-type')).toBe('application/json');
-    const body = response.body as unknown as ErrorBody;
-    expect(body.error_code).toBe('InvalidConfiguration');
-    expect(body.error).toContain('is not sync compatible');
-    expect(body.violations!.map((v) => `${v.path}|${v.rule}`).sort()).toEqual([
-      'roles[1].apply_when|sync.role.apply_when.document',
-      'roles[1].document_filters.read|sync.role.document_filters.queryable',
-      'roles[1].read|sync.role.read.boolean',
+    const preview = await admin.push(appId, files, true);
+    expect(preview.status).toBe(200);
+    const warnings = (preview.body as unknown as { warnings: { file: string; path: string; rule: string; message: string }[] }).warnings;
+    expect(warnings.map((w) => `${w.file}|${w.path}|${w.rule}`).sort()).toEqual([
+      `${taskRules}|roles[1].apply_when|sync.role.apply_when.document`,
+      `${taskRules}|roles[1].document_filters.read|sync.role.document_filters.queryable`,
+      `${taskRules}|roles[1].read|sync.role.read.boolean`,
     ]);
-    expect(await admin.pull(appId)).toEqual(before);
+    expect(warnings[0].message).toContain('is not sync compatible');
+    const pushed = await admin.push(appId, files);
+    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
+    expect(JSON.parse((await admin.pull(appId)).get('services/mongodb-atlas/rules/taskboard.Task.json') ?? '{}')).toMatchObject({ roles: [expect.anything(), { read: { owner_id: '%%user.id' } }] });
   });
 
   it('terminates and re-enables through flexible_sync, recording last_disabled and marking clients for reset', async () => {

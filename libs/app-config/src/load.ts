@@ -10,15 +10,16 @@ export interface CheckedApp {
   layout: AppLayout;
   /** Read problems and validation violations together, sorted by file and path. */
   violations: ConfigViolation[];
-  /** What was accepted as App Services accepts it but is worth telling (a function given the default config). */
+  /** What was accepted as App Services accepts it but is worth telling (a function given the default config, a role flexible sync will deny). */
   warnings: ConfigViolation[];
 }
 
-export type LoadOptions = Omit<ValidateOptions, 'fileOf'>;
+export type LoadOptions = Omit<ValidateOptions, 'fileOf' | 'warnings'>;
 
 export function loadApp(files: AppFiles, options: LoadOptions = {}): CheckedApp {
   const loaded = readAppFiles(files);
-  const found = [...loaded.violations, ...validateApp(loaded.app, { ...options, fileOf: loaded.fileOf })];
+  const validationWarnings: ConfigViolation[] = [];
+  const found = [...loaded.violations, ...validateApp(loaded.app, { ...options, fileOf: loaded.fileOf, warnings: validationWarnings })];
   const seen = new Set<string>();
   const violations = found.filter((v) => {
     const key = `${v.file}\u0000${v.path}\u0000${v.rule}`;
@@ -26,7 +27,7 @@ export function loadApp(files: AppFiles, options: LoadOptions = {}): CheckedApp 
     seen.add(key);
     return true;
   });
-  return { app: loaded.app, layout: loaded.layout, violations: sortViolations(violations), warnings: sortViolations(loaded.warnings) };
+  return { app: loaded.app, layout: loaded.layout, violations: sortViolations(violations), warnings: sortViolations([...loaded.warnings, ...validationWarnings]) };
 }
 
 /** Reads and validates; throws AppConfigError listing every violation when there is any. */

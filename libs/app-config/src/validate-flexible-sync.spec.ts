@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadApp, readAppFiles, validateApp, writeAppFiles, type AppFiles } from './index';
+import { loadApp, readAppFiles, validateApp, writeAppFiles, type AppFiles, type ConfigViolation } from './index';
 import { editJson, readDirSync, type Doc } from './__fixtures__/app-files';
 import { fieldsReadBy } from './validate-flexible-sync';
 
@@ -14,9 +14,10 @@ const rules = (files: AppFiles): string[] => loadApp(files).violations.map((v) =
 
 describe('flexible sync configuration', () => {
   it('reads the App Services export with zero violations, and keeps every sync member through the current layout', () => {
-    const { layout, violations } = loadApp(exported());
+    const { layout, violations, warnings } = loadApp(exported());
     expect(layout).toBe('appservices');
     expect(violations).toEqual([]);
+    expect(warnings).toEqual([]);
     const { app } = readAppFiles(exported());
     expect(app.sync).toMatchObject({
       type: 'flexible',
@@ -44,6 +45,17 @@ describe('flexible sync configuration', () => {
     ['an asymmetric table listed twice', (f) => editJson(f, SYNC, (d) => d.asymmetric_tables.push('Log')), `${SYNC}|asymmetric_tables[1]|sync.asymmetric_tables.duplicate`],
     ['a partition key in a flexible configuration', (f) => editJson(f, SYNC, (d) => (d.partition = { key: 'owner_id', type: 'string' })), `${SYNC}|partition|sync.flexible.partition`],
     ['flexible sync without service_name', (f) => editJson(f, SYNC, (d) => delete d.service_name), `${SYNC}|service_name|sync.service_name.required`],
+  ];
+
+  it.each(cases)('refuses %s, naming the file, path and rule', (_name, change, expected) => {
+    const files = exported();
+    change(files);
+    expect(rules(files), rules(files).join('\n')).toContain(expected);
+  });
+
+  // App Services accepts a role that is not sync compatible (its edge-server template has one): the sync
+  // sessions it applies to are denied. The push goes through with a warning naming the role and why.
+  const roleCases: Array<[string, (files: AppFiles) => void, string]> = [
     ['a document filter on a field that is not queryable', (f) => editJson(f, TASK, (d) => (d.roles[1].document_filters.read = { summary: 'mine' })), `${TASK}|roles[1].document_filters.read|sync.role.document_filters.queryable`],
     ['a non-queryable field inside $or', (f) => editJson(f, TASK, (d) => (d.roles[1].document_filters.write = { $or: [{ owner_id: '%%user.id' }, { tags: 'shared' }] })), `${TASK}|roles[1].document_filters.write|sync.role.document_filters.queryable`],
     ['a role without document filters', (f) => editJson(f, TASK, (d) => delete d.roles[1].document_filters), `${TASK}|roles[1].document_filters|sync.role.document_filters.required`],
@@ -53,23 +65,35 @@ describe('flexible sync configuration', () => {
     ['a default rule on a non-queryable field', (f) => editJson(f, 'data_sources/mongodb-atlas/default_rule.json', (d) => (d.roles[0].document_filters.read = { secret: true })), 'data_sources/mongodb-atlas/default_rule.json|roles[0].document_filters.read|sync.role.document_filters.queryable'],
   ];
 
-  it.each(cases)('refuses %s, naming the file, path and rule', (_name, change, expected) => {
+  it.each(roleCases)('accepts %s with a warning naming the file, path and rule', (_name, change, expected) => {
     const files = exported();
     change(files);
-    expect(rules(files), rules(files).join('\n')).toContain(expected);
+    const { violations, warnings } = loadApp(files);
+    expect(violations).toEqual([]);
+    const found = warnings.map((w) => `${w.file}|${w.path}|${w.rule}`);
+    expect(found, found.join('\n')).toContain(expected);
+    expect(warnings.find((w) => `${w.file}|${w.path}|${w.rule}` === expected)?.message).toMatch(/is not sync compatible \(a sync session it applies to is denied\)/);
+  });
+
+  it('hands the warnings to the caller of validateApp', () => {
+    const files = exported();
+    editJson(files, TASK, (d) => (d.roles[1].read = { owner_id: '%%user.id' }));
+    const warnings: ConfigViolation[] = [];
+    expect(validateApp(readAppFiles(files).app, { warnings })).toEqual([]);
+    expect(warnings.map((w) => `${w.path}|${w.rule}`)).toEqual(['roles[1].read|sync.role.read.boolean']);
   });
 
   it('allows a queryable field named only for its collection and _id in document filters', () => {
     const files = exported();
     editJson(files, TASK, (d) => (d.roles[1].document_filters.read = { $and: [{ status: { $ne: 'archived' } }, { _id: { $exists: true } }, { owner_id: '%%user.id' }] }));
-    expect(rules(files)).toEqual([]);
+    expect(loadApp(files)).toMatchObject({ violations: [], warnings: [] });
   });
 
   it('checks roles only while flexible sync is enabled', () => {
     const files = exported();
     editJson(files, SYNC, (d) => (d.state = 'disabled'));
     editJson(files, TASK, (d) => (d.roles[1].read = { owner_id: '%%user.id' }));
-    expect(rules(files)).toEqual([]);
+    expect(loadApp(files)).toMatchObject({ violations: [], warnings: [] });
   });
 
   it('validates the older config.flexible_sync of a cluster service the same way', () => {

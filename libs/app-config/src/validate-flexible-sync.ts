@@ -2,8 +2,9 @@
 // of a cluster service) and the sync compatibility of the synced cluster's roles (spec 2.7: with flexible
 // sync a role applies per collection per session, so `apply_when` cannot read the document, document
 // filters may only use queryable fields and `read`/`write` are boolean literals). Pure: returns findings,
-// the validator reports them. It must not refuse what App Services exported: members it does not model
-// (the deprecated `permissions`) pass.
+// the validator reports them: the sync configuration's as violations, the roles' as warnings (App Services
+// accepts a role that is not sync compatible and denies the sync sessions it applies to). It must not
+// refuse what App Services exported: members it does not model (the deprecated `permissions`) pass.
 
 import { isPlainObject, jsonPath, type JsonObject } from './json';
 import type { AppService, CollectionRule, DefaultRule, JsonSchema, Role } from './model';
@@ -204,7 +205,7 @@ function roleFindings(role: Role, base: string, queryable: ReadonlySet<string> |
   const out: FlexibleSyncFinding[] = [];
   const name = typeof role.name === 'string' ? role.name : '?';
   const say = (path: string, rule: string, reason: string): void => {
-    out.push({ resource, file, path: `${base}.${path}`, rule, message: `role "${name}" of ${where} is not sync compatible: ${reason}` });
+    out.push({ resource, file, path: `${base}.${path}`, rule, message: `role "${name}" of ${where} is not sync compatible (a sync session it applies to is denied): ${reason}` });
   };
   if (role.apply_when !== undefined && usesDocument(role.apply_when)) {
     say('apply_when', 'sync.role.apply_when.document', 'apply_when is evaluated once per collection when a sync session opens, so it cannot use document expansions (%%root, %%this, ...)');
@@ -225,7 +226,7 @@ function roleFindings(role: Role, base: string, queryable: ReadonlySet<string> |
   return out;
 }
 
-/** Every role of the synced data source must be sync compatible while flexible sync is on. */
+/** The roles of the synced data source that flexible sync cannot use while it is on, and why. */
 export function checkSyncCompatibleRoles(service: AppService, sync: JsonObject): FlexibleSyncFinding[] {
   const out: FlexibleSyncFinding[] = [];
   for (const rule of service.collectionRules) {

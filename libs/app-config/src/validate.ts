@@ -30,6 +30,11 @@ export interface ValidateOptions {
    * carry secret values, so an imported app's from_secret values and secret_config refer to these.
    */
   secretNames?: Iterable<string>;
+  /**
+   * Receives what App Services accepts but the user should hear about (a role that flexible sync will
+   * deny), sorted, located like the violations. Without it they are dropped.
+   */
+  warnings?: ConfigViolation[];
 }
 
 const NAME_CHARSET = /^[A-Za-z0-9_-]+$/;
@@ -87,6 +92,7 @@ function kindMatches(value: unknown, kind: Kind): boolean {
 
 class Checker {
   readonly violations: ConfigViolation[] = [];
+  readonly warnings: ConfigViolation[] = [];
 
   constructor(private readonly fileOf: FileLocator | undefined) {}
 
@@ -94,6 +100,12 @@ class Checker {
   report(resource: object, file: string, path: string, rule: string, message: string): void {
     const where = this.locate(resource, file, path);
     this.violations.push({ file: where.file, path: where.path, rule, message });
+  }
+
+  /** Like report, for what is accepted but worth telling. */
+  warn(resource: object, file: string, path: string, rule: string, message: string): void {
+    const where = this.locate(resource, file, path);
+    this.warnings.push({ file: where.file, path: where.path, rule, message });
   }
 
   locate(resource: object, file: string, path: string): { file: string; path: string } {
@@ -162,6 +174,7 @@ export function validateApp(app: AppConfig, options: ValidateOptions = {}): Conf
   checkSync(c, app, servicesByName);
   checkGraphql(c, app, functionNames);
   checkIds(c, app);
+  options.warnings?.push(...sortViolations(dedupe(c.warnings)));
   return sortViolations(dedupe(c.violations));
 }
 
@@ -909,7 +922,9 @@ function checkSyncSite(c: Checker, site: SyncSite): void {
   }
   if (site.flexible) {
     for (const f of checkFlexibleSyncSite(site)) c.report(f.resource, f.file, f.path, f.rule, f.message);
-    if (site.service && isOn(sync.state)) for (const f of checkSyncCompatibleRoles(site.service, sync)) c.report(f.resource, f.file, f.path, f.rule, f.message);
+    // App Services accepts such roles (its templates and exports hold them): a sync session a role
+    // applies to is denied, other roles are not tried, and the role still serves every other access.
+    if (site.service && isOn(sync.state)) for (const f of checkSyncCompatibleRoles(site.service, sync)) c.warn(f.resource, f.file, f.path, f.rule, f.message);
     return;
   }
   if (!isPartition) return;

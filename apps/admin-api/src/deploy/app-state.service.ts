@@ -114,7 +114,8 @@ export class AppStateService {
     }
     const knownSecrets = Object.fromEntries((await this.secrets.list(record._id)).map((secret) => [secret.name, '']));
     app.secrets = { ...knownSecrets, ...app.secrets };
-    violations.push(...validateApp(app, { fileOf: loaded.fileOf }));
+    const warnings = [...loaded.warnings];
+    violations.push(...validateApp(app, { fileOf: loaded.fileOf, warnings }));
     delete app.secrets;
 
     const previousFiles = base ?? (await this.liveFiles(record));
@@ -141,7 +142,7 @@ export class AppStateService {
     const files = writeAppFiles(app);
     const previousConfig = new Map([...previousFiles].filter(([path]) => !isHostingContentPath(path)));
     const diff = [...diffAppFiles(previousConfig, files), ...(hosting ? await hostingDiffLines(this.hostingStore, record._id, hosting) : [])];
-    return { record, app, files, diff, warnings: loaded.warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', previousApp, ...(hosting ? { hosting } : {}) };
+    return { record, app, files, diff, warnings, secretValues, syncState: transition.state, syncChanged: transition.event !== 'none', previousApp, ...(hosting ? { hosting } : {}) };
   }
 
   /** Makes a prepared configuration live. `headers`: the correlation id and trace context its announcement carries. */

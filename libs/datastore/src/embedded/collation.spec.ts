@@ -250,6 +250,33 @@ describe('collations', () => {
       expect(await coll.aggregate([ranks, { $match: { _id: 1 } }], { collation: ci }).toArray()).toEqual([{ _id: 1, w: 'cafe', n: { w: 'Tea' }, r: 1, d: 1 }]);
     });
 
+    it('buckets automatically, densifies and fills by the collation', async () => {
+      const accentless = { locale: 'en', strength: 1 };
+      const auto = [{ $sort: { _id: 1 } }, { $bucketAuto: { groupBy: '$w', buckets: 2 } }];
+      // 'cafe', 'Cafe' and 'café' are one value at strength 1: one bucket takes them all.
+      expect(await coll.aggregate(auto, { collation: accentless }).toArray()).toEqual([
+        { _id: { min: 'cafe', max: 'tea' }, count: 3 },
+        { _id: { min: 'tea', max: 'tea' }, count: 1 },
+      ]);
+      expect(await coll.aggregate(auto).toArray()).toEqual([
+        { _id: { min: 'Cafe', max: 'café' }, count: 2 },
+        { _id: { min: 'café', max: 'tea' }, count: 2 },
+      ]);
+      const readings = client.db('app').collection('readings');
+      await readings.insertMany([
+        { _id: 1, p: 'A', v: 1, f: 10 },
+        { _id: 2, p: 'a', v: 3, f: null },
+        { _id: 3, p: 'B', v: 2, f: null },
+      ]);
+      const densify = [{ $densify: { field: 'v', partitionByFields: ['p'], range: { step: 1, bounds: 'partition' } } }, { $match: { _id: { $exists: false } } }];
+      // 'A' and 'a' are one partition: 2 is made between them, with the partition value of the document after the gap.
+      expect(await readings.aggregate(densify, { collation: ci }).toArray()).toEqual([{ p: 'a', v: 2 }]);
+      expect(await readings.aggregate(densify).toArray()).toEqual([]);
+      const fill = [{ $fill: { partitionByFields: ['p'], sortBy: { v: 1 }, output: { f: { method: 'locf' } } } }, { $sort: { _id: 1 } }, { $project: { _id: 0, f: 1 } }];
+      expect(await readings.aggregate(fill, { collation: ci }).toArray()).toEqual([{ f: 10 }, { f: 10 }, { f: null }]);
+      expect(await readings.aggregate(fill).toArray()).toEqual([{ f: 10 }, { f: null }, { f: null }]);
+    });
+
     it('compares strings by the collation in $addToSet, $pull, $pullAll, $min, $max, $push $sort and array filters', async () => {
       await coll.insertOne({ _id: 10, tags: ['Red', 'green'], best: 'm', items: [{ k: 'A', v: 1 }, { k: 'b', v: 2 }] });
       const update = async (change: Document, options: Document = { collation: ci }): Promise<Document | null> => {

@@ -381,6 +381,69 @@ describe('the embedded engine query language', () => {
       const [group] = await coll.aggregate([{ $group: { _id: null, max: { $max: '$v' }, min: { $min: '$v' } } }]).toArray();
       expect(group).toEqual({ _id: null, max: [0], min: 'a' });
     });
+    it('$bucketAuto orders values of mixed types in BSON order, missing as null', async () => {
+      await coll.insertMany([
+        { _id: 20, v: 'a' },
+        { _id: 21, v: null },
+        { _id: 22, v: 5 },
+      ]);
+      // Two documents a bucket; the first takes every null (1, 2 and 3 have no v) and ends where the next begins.
+      const buckets = await coll.aggregate([{ $bucketAuto: { groupBy: '$v', buckets: 3, output: { ids: { $push: '$_id' } } } }]).toArray();
+      expect(buckets).toEqual([
+        { _id: { min: null, max: 5 }, ids: [1, 2, 3, 21] },
+        { _id: { min: 5, max: 'a' }, ids: [22, 20] },
+      ]);
+      const even = await coll.aggregate([{ $match: { _id: { $lte: 3 } } }, { $bucketAuto: { groupBy: '$x', buckets: 2 } }]).toArray();
+      expect(even).toEqual([
+        { _id: { min: 1, max: 3 }, count: 2 },
+        { _id: { min: 3, max: 3 }, count: 1 },
+      ]);
+    });
+    it('$densify partitions by values of any type and fills each partition on its own steps', async () => {
+      await coll.deleteMany({});
+      await coll.insertMany([
+        { _id: 1, p: 1, v: 1 },
+        { _id: 2, p: 1, v: 4 },
+        { _id: 3, p: 'b', v: 2 },
+        { _id: 4, p: 'b', v: 3.5 },
+        { _id: 5, v: 7 },
+        { _id: 6, p: 1 },
+      ]);
+      const dense = async (range: Document, fields = ['p']): Promise<unknown[]> => {
+        const docs = await coll.aggregate([{ $densify: { field: 'v', ...(fields.length > 0 ? { partitionByFields: fields } : {}), range } }, { $project: { _id: 0 } }]).toArray();
+        return docs.map((d) => `${String(d.p)}:${String(d.v)}`).sort();
+      };
+      expect(await dense({ step: 1, bounds: 'partition' })).toEqual(['1:1', '1:2', '1:3', '1:4', '1:undefined', 'b:2', 'b:3', 'b:3.5', 'undefined:7']);
+      expect(await dense({ step: 2, bounds: [0, 5] })).toEqual(['1:0', '1:1', '1:2', '1:4', '1:undefined', 'b:0', 'b:2', 'b:3.5', 'b:4', 'undefined:0', 'undefined:2', 'undefined:4', 'undefined:7']);
+      expect(await dense({ step: 3, bounds: 'full' })).toEqual(['1:1', '1:4', '1:7', '1:undefined', 'b:1', 'b:2', 'b:3.5', 'b:4', 'b:7', 'undefined:1', 'undefined:4', 'undefined:7']);
+      expect(await dense({ step: 3, bounds: 'full' }, [])).toEqual(['1:1', '1:4', '1:undefined', 'b:2', 'b:3.5', 'undefined:7']);
+      await coll.insertMany([{ _id: 10, at: new Date('2024-01-30T00:00:00Z') }, { _id: 11, at: new Date('2024-02-02T00:00:00Z') }]);
+      const dates = await coll.aggregate([{ $match: { at: { $exists: true } } }, { $densify: { field: 'at', range: { step: 1, unit: 'day', bounds: 'full' } } }, { $project: { _id: 0, at: 1 } }]).toArray();
+      expect(dates.map((d) => (d.at as Date).toISOString().slice(0, 10))).toEqual(['2024-01-30', '2024-01-31', '2024-02-01', '2024-02-02']);
+      const refused = await failure(coll.aggregate([{ $densify: { field: 'v', range: { step: 1, bounds: 'partition' } } }]).toArray());
+      expect(refused.code).toBe(5733408);
+    });
+    it('$fill fills by value, by the last value seen and linearly, per partition', async () => {
+      await coll.deleteMany({});
+      await coll.insertMany([
+        { _id: 1, p: 'a', v: 1, w: null },
+        { _id: 2, p: 'a', v: null },
+        { _id: 3, p: 'b', v: null },
+        { _id: 4, p: 'a', v: 4 },
+        { _id: 5, p: 'b', v: 10 },
+        { _id: 6, p: 'b', v: null },
+      ]);
+      const fill = async (spec: Document): Promise<Document[]> => coll.aggregate([{ $fill: spec }, { $sort: { _id: 1 } }]).toArray();
+      expect((await fill({ partitionByFields: ['p'], sortBy: { _id: 1 }, output: { v: { method: 'locf' }, w: { value: 0 } } })).map((d) => [d.v, d.w])).toEqual([
+        [1, 0],
+        [1, 0],
+        [null, 0],
+        [4, 0],
+        [10, 0],
+        [10, 0],
+      ]);
+      expect((await fill({ partitionBy: '$p', sortBy: { _id: 1 }, output: { v: { method: 'linear' } } })).map((d) => d.v)).toEqual([1, 2, null, 4, 10, null]);
+    });
   });
 
   describe('window functions', () => {

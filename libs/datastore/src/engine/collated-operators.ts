@@ -87,7 +87,7 @@ function mapKey(value: unknown): unknown {
 }
 
 /** A map key equal for two values exactly when the active comparison calls them equal (one canonicalizer per use). */
-function collatedKeyOf(): (value: unknown) => unknown {
+export function collatedKeyOf(): (value: unknown) => unknown {
   if (!collationActive()) return mapKey;
   const canonical = collatedKeys();
   return (value) => mapKey(canonical(value));

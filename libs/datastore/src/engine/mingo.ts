@@ -24,6 +24,7 @@ import {
   orderingExpressions,
   queryOperators,
 } from './collated-operators';
+import { bucketAuto, densify, fill, linearFill } from './mongo-stages';
 import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
 import { checkStages } from './stage-checks';
@@ -85,6 +86,11 @@ OPTIONS.context.addQueryOps(queryOperators);
 OPTIONS.context.addPipelineOps({ $lookup: lookup });
 // mingo's comparing expressions compare as its queries do: these compare whole values, missing below null.
 OPTIONS.context.addExpressionOps(comparingExpressions);
+// mingo's $bucketAuto fails on mixed types, its $densify partitions by strings only, its $fill is refused (it
+// calls mingo's $setWindowFields itself, without the scripts that stage needs) and its $linearFill fails on a
+// partition that begins with null: see mongo-stages.ts.
+OPTIONS.context.addPipelineOps({ $bucketAuto: bucketAuto, $densify: densify, $fill: fill });
+OPTIONS.context.addWindowOps({ $linearFill: linearFill });
 OPTIONS.context.addExpressionOps(orderingExpressions);
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
