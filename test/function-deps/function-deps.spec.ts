@@ -104,6 +104,21 @@ describe('function dependencies (admin API upload, require in the sandbox)', () 
     expect(body.result).toEqual(['n=42', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', 'heard', '/b/c.js', 'a=1&a=2', 'abc']);
   });
 
+  it('runs a function that opens with ES import declarations, as App Services compiled it (Babel)', async () => {
+    const source = [
+      "import padLeft from 'pad-left';",
+      'import { greet } from "greeter";',
+      "import * as path from 'path';",
+      '',
+      'exports = (s) => [padLeft(s, 5, "0"), greet("ada"), path.join("/a", "b")];',
+    ].join('\n');
+    const appId = await appWith('deps-imports', { imports: source, broken: "import padLeft from 'pad-left';\nexports = () => { throw new Error('line two'); };" });
+    expect((await upload(appId, zipTree(pureTree))).status).toBe(204);
+    expect((await run(appId, 'imports', ['42'])).body.result).toEqual(['00042', 'HELLO ...ADA!', '/a/b']);
+    expect((await run(appId, 'broken')).body.error).toBe('line two');
+    expect((await admin.pull(appId)).get('functions/imports/source.js')).toBe(source);
+  });
+
   it("fails a require of a module that is not there as Node does: Cannot find module 'x'", async () => {
     const appId = await appWith('deps-missing', { missing: "exports = () => require('left-pad');", fs: "exports = () => require('fs');" });
     expect((await upload(appId, zipTree(pureTree))).status).toBe(204);

@@ -7,6 +7,7 @@ export { type FileLocator, type Location } from './origins';
 export { readAppFiles, detectLayout, type LoadedApp } from './read/read-app';
 export { appEnvironment, ENVIRONMENT_NAMES, type AppEnvironment } from './read/environment';
 export { defaultFunctionConfig } from './read/sections';
+export { functionSyntaxError, importsAsRequires } from './function-source';
 export { writeAppFiles } from './write';
 export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES } from './validate';
 export { effectiveSyncConfig } from './effective-sync';

@@ -2,7 +2,7 @@
  * The runtime's ports backed by the platform: deployed functions and values from the live deployment,
  * data access through @tessera/data-access (rules for user callers), can_evaluate through @tessera/rules.
  */
-import { appEnvironment, dataApiConfigOf } from '@tessera/app-config';
+import { appEnvironment, dataApiConfigOf, importsAsRequires } from '@tessera/app-config';
 import { type CallerUser, callerUserOf, ruleUserOf } from '@tessera/contracts';
 import type { DataAccess } from '@tessera/data-access';
 import { AppUserStore, type DataSources, type DependencyStore, type DeployedApps } from '@tessera/platform';
@@ -25,11 +25,12 @@ export class DeployedFunctionsPort implements AppFunctionsPort {
     } catch {
       return null;
     }
+    // Sources that open with ES imports (App Services compiled them with Babel) get the require calls Babel made.
     const functions = new Map<string, DeployedFunction>();
-    for (const fn of deployed.config.functions) functions.set(fn.config.name, { config: fn.config as FunctionConfig, source: fn.source });
+    for (const fn of deployed.config.functions) functions.set(fn.config.name, { config: fn.config as FunctionConfig, source: importsAsRequires(fn.source) });
     const webhooks = new Map<string, DeployedFunction>();
     for (const service of deployed.config.services) {
-      for (const hook of service.webhooks) webhooks.set(`${service.config.name}/${hook.config.name}`, { config: hook.config as FunctionConfig, source: hook.source });
+      for (const hook of service.webhooks) webhooks.set(`${service.config.name}/${hook.config.name}`, { config: hook.config as FunctionConfig, source: importsAsRequires(hook.source) });
     }
     const dataApi = dataApiConfigOf(deployed.config);
     const script = dataApi && 'config' in dataApi ? dataApi.config.run_as_user_id_script_source : '';
