@@ -12,7 +12,7 @@ import { type Iterator, Lazy } from 'mingo/lazy';
 import { $bucketAuto as mingoBucketAuto, $group as mingoGroup } from 'mingo/operators/pipeline';
 import { setValue } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, cloneValue, compareValues, getPath, isPlainObject, typeName } from '../bson/values';
+import { type Document, cloneValue, compareValues, formatValue, getPath, isPlainObject, typeName } from '../bson/values';
 import { collatedKeyOf } from './collated-operators';
 import { sortDocuments } from './sort';
 
@@ -54,7 +54,7 @@ export const bucketAuto: PipelineOperator = (collection, expr, options) => {
   if (expr.granularity !== undefined) return mingoBucketAuto(collection, expr, options);
   const output = isPlainObject(expr.output) && Object.keys(expr.output).length > 0 ? expr.output : { count: { $sum: 1 } };
   return collection.transform((input) => {
-    const keyed = (input as Document[]).map((doc) => ({ key: (computeValue(doc, groupBy, null, options) as unknown) ?? null, doc }));
+    const keyed = (input as Document[]).map((doc) => ({ key: computeValue(doc, groupBy, null, options) ?? null, doc }));
     keyed.sort((a, b) => compareValues(a.key, b.key));
     const size = Math.max(1, Math.round(keyed.length / buckets));
     const out: Document[] = [];
@@ -111,7 +111,7 @@ function densifySpec(expr: unknown): DensifySpec {
   const { step, unit, bounds } = range;
   if (typeof step !== 'number' || !(step > 0)) throw refused(5733401, 'The step parameter in a range statement must be a strictly positive numeric value');
   if (unit !== undefined) {
-    if (typeof unit !== 'string' || (FIXED_UNITS[unit] === undefined && CALENDAR_UNITS[unit] === undefined)) throw refused(9, `unknown time unit value: ${String(unit)}`);
+    if (typeof unit !== 'string' || (FIXED_UNITS[unit] === undefined && CALENDAR_UNITS[unit] === undefined)) throw new DatastoreError('FailedToParse', `unknown time unit value: ${formatValue(unit)}`);
     if (!Number.isInteger(step)) throw refused(6586400, 'The step parameter in a range statement must be a whole number when densifying a date range');
   }
   let parsed: Bounds;
@@ -128,7 +128,7 @@ function densifySpec(expr: unknown): DensifySpec {
       throw refused(5946800, 'Explicit bounds must be numeric or dates');
     }
     if (compareValues(lower, upper) > 0) throw refused(5733402, 'A bounding array must be an ascending array of either two dates or two numbers');
-    parsed = [lower, upper as DensifyValue];
+    parsed = [lower, upper];
   } else if (bounds === 'full' || bounds === 'partition') {
     parsed = bounds;
   } else if (typeof bounds === 'string') {
@@ -139,7 +139,7 @@ function densifySpec(expr: unknown): DensifySpec {
   if (parsed === 'partition' && partitionByFields.length === 0) {
     throw refused(5733408, "One cannot specify the bounds as 'partition' without specifying a non-empty array of partitionByFields. You may have meant to specify 'full' bounds.");
   }
-  return { field, partitionByFields: partitionByFields as string[], step, unit: unit as string | undefined, bounds: parsed };
+  return { field, partitionByFields: partitionByFields as string[], step, unit, bounds: parsed };
 }
 
 /** A partition's state: the next value on its steps not yet seen or made, and its partition fields' values. */
@@ -316,12 +316,12 @@ function linearSeries(docs: object[], sortBy: Record<string, unknown>, input: un
   const keys = Object.keys(sortBy);
   if (keys.length !== 1) throw new DatastoreError('BadValue', '$linearFill requires exactly one field in sortBy');
   const xs = docs.map((doc) => {
-    const x: unknown = getPath(doc as Document, keys[0]);
+    const x: unknown = getPath(doc, keys[0]);
     if (typeof x === 'number') return x;
     if (x instanceof Date) return x.getTime();
     throw new DatastoreError('BadValue', `$linearFill requires the sortBy field to be numeric or a date, found: ${typeName(x)}`);
   });
-  const ys = docs.map((doc) => (computeValue(doc, input, null, options) as unknown) ?? null);
+  const ys = docs.map((doc) => computeValue(doc, input, null, options) ?? null);
   let previous = -1;
   for (let i = 0; i < ys.length; i++) {
     const y = ys[i];
