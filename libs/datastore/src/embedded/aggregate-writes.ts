@@ -6,6 +6,7 @@
 import { ObjectId } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document, formatValue, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
+import { type Collation, sameCollation } from '../engine/collation';
 import { type CollectionState } from '../engine/collection-state';
 import { select } from '../engine/query';
 import { applyUpdate, checkUpdate } from '../engine/update';
@@ -122,13 +123,16 @@ function writeOut(store: ServiceStore, unit: WriteUnit, target: Namespace, docs:
   for (const doc of prepared) store.insert(unit, coll, doc);
 }
 
-function requireUniqueIndex(coll: CollectionState | undefined, on: string[], target: Namespace): void {
+/** MongoDB's check that `on` identifies one document: a unique index on exactly those fields, of the operation's collation. */
+function requireUniqueIndex(coll: CollectionState | undefined, on: string[], target: Namespace, collation: Collation | undefined): void {
   if (on.length === 1 && on[0] === '_id') return;
-  const fits = coll && [...coll.indexes.values()].some((i) => i.unique && !i.sparse && i.fields.length === on.length && on.every((f) => i.fields.includes(f)));
+  const fits =
+    coll &&
+    [...coll.indexes.values()].some((i) => i.unique && !i.sparse && i.fields.length === on.length && on.every((f) => i.fields.includes(f)) && sameCollation(i.collation, collation));
   if (!fits) throw new DatastoreError('Location51183', `Cannot find index to verify that join fields will be unique (target ${target.db}.${target.coll})`);
 }
 
-function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStage, { kind: '$merge' }>, coll: CollectionState, incoming: Document): void {
+function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStage, { kind: '$merge' }>, coll: CollectionState, incoming: Document, collation: Collation | undefined): void {
   const filter: Document = {};
   for (const field of stage.on) {
     const value = field.split('.').reduce<unknown>((v, part) => (isPlainObject(v) ? v[part] : undefined), incoming);
@@ -137,7 +141,7 @@ function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStag
     }
     filter[field] = value;
   }
-  const [rec] = select(coll, filter, { limit: 1 });
+  const [rec] = select(coll, filter, { limit: 1, collation });
   if (!rec) {
     if (stage.whenNotMatched === 'discard') return;
     if (stage.whenNotMatched === 'fail') {
@@ -150,7 +154,7 @@ function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStag
   let next: Document;
   if (Array.isArray(stage.whenMatched)) {
     const variables = { new: incoming, ...(stage.variables ? (normalize(stage.variables) as Document) : {}) };
-    next = applyUpdate(existing, stage.whenMatched, { variables });
+    next = applyUpdate(existing, stage.whenMatched, { variables, collation });
   } else if (stage.whenMatched === 'keepExisting') {
     return;
   } else if (stage.whenMatched === 'fail') {
@@ -170,15 +174,16 @@ function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStag
 
 /**
  * Runs the write stage over `docs` inside `unit`. `$out` is all or nothing (MongoDB writes a temporary
- * collection and renames it); `$merge` keeps what it wrote before a failure, as MongoDB's does.
+ * collection and renames it); `$merge` keeps what it wrote before a failure, as MongoDB's does, and matches
+ * its `on` fields by the operation's `collation` (absent: binary).
  */
-export function applyWriteStage(store: ServiceStore, unit: WriteUnit, stage: WriteStage, docs: Document[]): void {
+export function applyWriteStage(store: ServiceStore, unit: WriteUnit, stage: WriteStage, docs: Document[], collation?: Collation): void {
   if (stage.kind === '$merge') {
     const existing = store.collection(stage.target.db, stage.target.coll);
     if (existing?.view) throw new DatastoreError('CommandNotSupportedOnView', `Namespace ${stage.target.db}.${stage.target.coll} is a view, not a collection`);
-    requireUniqueIndex(existing, stage.on, stage.target);
+    requireUniqueIndex(existing, stage.on, stage.target, collation);
     const coll = store.collectionForWrite(unit, stage.target.db, stage.target.coll);
-    for (const doc of docs) mergeOne(store, unit, stage, coll, normalize(doc) as Document);
+    for (const doc of docs) mergeOne(store, unit, stage, coll, normalize(doc) as Document, collation);
     return;
   }
   const mark = { ops: unit.ops.length, undo: unit.undo.length };

@@ -277,6 +277,21 @@ describe('collations', () => {
       expect(await readings.aggregate(fill).toArray()).toEqual([{ f: 10 }, { f: null }, { f: null }]);
     });
 
+    it("matches $merge's on fields by the collation, through a unique index of that collation only", async () => {
+      const totals = client.db('app').collection('totals');
+      await totals.insertMany([{ _id: 1, name: 'cafe', n: 1 }]);
+      await totals.createIndex({ name: 1 }, { unique: true, collation: ci });
+      const merge = [{ $match: { _id: 2 } }, { $project: { _id: 0, name: '$w', n: { $literal: 2 } } }, { $merge: { into: 'totals', on: 'name', whenMatched: 'merge', whenNotMatched: 'insert' } }];
+      await coll.aggregate(merge, { collation: ci }).toArray();
+      expect(await totals.find({}, { _id: 0 }).toArray()).toEqual([{ name: 'Cafe', n: 2 }]);
+      // The index's collation must be the operation's: a binary $merge finds no index for 'name'.
+      await expect(coll.aggregate(merge).toArray()).rejects.toMatchObject({ code: 51183 });
+      // A binary $merge matches by code point: 'cafe' is not 'Cafe', and the collated unique index refuses its insert.
+      await totals.createIndex({ name: 1 }, { unique: true, name: 'name_binary' });
+      await expect(coll.aggregate([{ $match: { _id: 1 } }, ...merge.slice(1)]).toArray()).rejects.toMatchObject({ code: 11000 });
+      expect(await totals.find({}, { _id: 0 }).toArray()).toEqual([{ name: 'Cafe', n: 2 }]);
+    });
+
     it('compares strings by the collation in $addToSet, $pull, $pullAll, $min, $max, $push $sort and array filters', async () => {
       await coll.insertOne({ _id: 10, tags: ['Red', 'green'], best: 'm', items: [{ k: 'A', v: 1 }, { k: 'b', v: 2 }] });
       const update = async (change: Document, options: Document = { collation: ci }): Promise<Document | null> => {

@@ -548,10 +548,11 @@ export class EmbeddedCollection implements CollectionHandle {
           docs = coll ? this.source(coll, owner) : (this.store.committedView(owner, this.dbName, this.collectionName) ?? []);
         }
         if (state.skip && !write) rest = [...rest, { $skip: state.skip }];
-        const out = rest.length ? withCollation(this.collationOf(options.collation), () => runPipeline(docs, rest, (name) => this.resolve(name), variables)) : docs;
+        const collation = this.collationOf(options.collation);
+        const out = rest.length ? withCollation(collation, () => runPipeline(docs, rest, (name) => this.resolve(name), variables)) : docs;
         if (!write) return out.map((d) => cloneValue(d));
         const results = out.map((d) => cloneValue(d));
-        await this.store.write(owner, (unit) => applyWriteStage(this.store, unit, write, results), write.target);
+        await this.store.write(owner, (unit) => applyWriteStage(this.store, unit, write, results, collation), write.target);
         return [];
       },
       {},

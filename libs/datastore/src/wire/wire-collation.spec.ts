@@ -198,4 +198,15 @@ describe('collation through the wire server', () => {
     client = new MongoClient(server.uri(), { serverSelectionTimeoutMS: 5000 });
     expect(ids(await client.db('d').collection<Word>('names').find({ w: 'aNN' }).toArray())).toEqual([1, 2]);
   });
+
+  it("matches $merge's on field by the collation, through a unique index of the same collation", async () => {
+    const ci = { locale: 'en', strength: 2 };
+    const totals = client.db('d').collection<{ _id: number; name: string; n: number }>('totals');
+    await totals.insertOne({ _id: 1, name: 'cafe', n: 1 });
+    await totals.createIndex({ name: 1 }, { unique: true, collation: ci });
+    const merge = [{ $match: { _id: 2 } }, { $project: { _id: 0, name: '$w', n: { $literal: 2 } } }, { $merge: { into: 'totals', on: 'name' } }];
+    await words.aggregate(merge, { collation: ci }).toArray();
+    expect(await totals.find({}, { projection: { _id: 0 } }).toArray()).toEqual([{ name: 'Cafe', n: 2 }]);
+    expect((await failure(() => words.aggregate(merge).toArray())).code).toBe(51183);
+  });
 });
