@@ -259,6 +259,7 @@ describe('the embedded engine query language', () => {
       expect(ids(await coll.aggregate([{ $match: { a: { $all: ['x'] } } }, { $sort: { _id: 1 } }]).toArray())).toEqual([10, 11]);
       expect((await failure(coll.find({ a: { $all: 'x' } }).toArray())).codeName).toBe('BadValue');
     });
+
     it("runs $lookup's pipeline over the foreign documents whose foreignField matches localField only", async () => {
       await client.db('app').collection('stock').insertMany([
         { _id: 1, sku: 'b', qty: 3 },
@@ -282,6 +283,7 @@ describe('the embedded engine query language', () => {
       const plain = await coll.aggregate([{ $match: { _id: 12 } }, { $lookup: { from: 'stock', localField: 'item', foreignField: 'sku', as: 'in' } }]).toArray();
       expect(ids(plain[0].in as Document[])).toEqual([1, 3, 4]);
     });
+
     it('compares whole values in BSON order in expressions: an array is not equal to one of its elements', async () => {
       await coll.insertOne({ _id: 20, arr: [1, 2] });
       const [row] = await coll
@@ -323,6 +325,7 @@ describe('the embedded engine query language', () => {
       });
       expect(ids(await coll.find({ $expr: { $eq: ['$arr', 1] } }).toArray())).toEqual([]);
     });
+
     it('tells a missing field from null in expressions, not in query filters', async () => {
       await coll.insertOne({ _id: 20, n: null });
       const [row] = await coll
@@ -348,6 +351,7 @@ describe('the embedded engine query language', () => {
       expect(ids(await coll.find({ $expr: { $eq: ['$n', null] } }).toArray())).toEqual([20]);
       expect(ids(await coll.find({ n: null }, undefined, { sort: { _id: 1 } }).toArray())).toEqual([1, 2, 3, 20]);
     });
+
     it('orders and deduplicates mixed types in BSON order in $max, $min, $sortArray and the set operators', async () => {
       await coll.insertMany([
         { _id: 20, v: 'a' },
@@ -381,6 +385,7 @@ describe('the embedded engine query language', () => {
       const [group] = await coll.aggregate([{ $group: { _id: null, max: { $max: '$v' }, min: { $min: '$v' } } }]).toArray();
       expect(group).toEqual({ _id: null, max: [0], min: 'a' });
     });
+
     it('$bucketAuto orders values of mixed types in BSON order, missing as null', async () => {
       await coll.insertMany([
         { _id: 20, v: 'a' },
@@ -399,6 +404,7 @@ describe('the embedded engine query language', () => {
         { _id: { min: 3, max: 3 }, count: 1 },
       ]);
     });
+
     it('$densify partitions by values of any type and fills each partition on its own steps', async () => {
       await coll.deleteMany({});
       await coll.insertMany([
@@ -423,6 +429,7 @@ describe('the embedded engine query language', () => {
       const refused = await failure(coll.aggregate([{ $densify: { field: 'v', range: { step: 1, bounds: 'partition' } } }]).toArray());
       expect(refused.code).toBe(5733408);
     });
+
     it('$fill fills by value, by the last value seen and linearly, per partition', async () => {
       await coll.deleteMany({});
       await coll.insertMany([
