@@ -800,7 +800,12 @@ function checkHosting(c: Checker, app: AppConfig): void {
     } else {
       if (seen.has(o.path)) c.report(list, file, `[${i}].path`, 'hosting.path.unique', `${o.path} is listed more than once`);
       seen.add(o.path);
-      if (!app.hosting?.files.has(o.path)) c.report(list, file, `[${i}].path`, 'hosting.file.missing', `no file hosting/files${o.path}`);
+      if (app.hosting?.files.has(o.path)) {
+        // present
+      } else if (o.path.split('/').includes('.DS_Store')) {
+        // realm-cli uploaded macOS folder metadata with the site and App Services listed it; the reader drops such files.
+        c.warn(list, file, `[${i}].path`, 'hosting.file.ignored', `${o.path} is macOS folder metadata: it is not deployed, and its entry is kept as it is`);
+      } else c.report(list, file, `[${i}].path`, 'hosting.file.missing', `no file hosting/files${o.path}`);
     }
     if (!Array.isArray(o.attrs)) c.report(list, file, `[${i}].attrs`, 'field.type', 'attrs must be an array');
     else
@@ -906,7 +911,10 @@ function checkSyncSite(c: Checker, site: SyncSite): void {
   if (site.embedded && sync.type !== undefined && (typeof sync.type !== 'string' || !SYNC_TYPES.includes(sync.type))) {
     c.report(resource, file, join(base, 'type'), 'sync.type.value', `sync type must be one of ${SYNC_TYPES.join(', ')}`);
   }
-  if (sync.state !== undefined) {
+  // App Services' exports and pulls write "state": "" for sync that is off (never enabled, or terminated),
+  // a partition configuration's key and type left empty: that is sync off, its empty settings not required.
+  const unset = sync.state === '';
+  if (sync.state !== undefined && !unset) {
     const ok = typeof sync.state === 'string' ? SYNC_STATES.includes(sync.state) : site.embedded && typeof sync.state === 'boolean';
     if (!ok) c.report(resource, file, join(base, 'state'), 'sync.state.value', `state must be "enabled" or "disabled"${site.embedded ? ' (or a boolean in the embedded form)' : ''}`);
   }
@@ -934,10 +942,10 @@ function checkSyncSite(c: Checker, site: SyncSite): void {
   }
   const p = sync.partition;
   const key = p.key;
-  if (typeof key !== 'string' || key === '') c.report(resource, file, join(base, 'partition.key'), 'sync.partition.key.required', 'partition.key names the partition key field');
+  if ((typeof key !== 'string' || key === '') && !(unset && key === '')) c.report(resource, file, join(base, 'partition.key'), 'sync.partition.key.required', 'partition.key names the partition key field');
   let spec: { canonical: string; bsonTypes: readonly string[] } | undefined;
   if (p.type === undefined) c.report(resource, file, join(base, 'partition.type'), 'sync.partition.type.required', 'partition.type is required');
-  else {
+  else if (!(unset && p.type === '')) {
     spec = typeof p.type === 'string' ? PARTITION_KEY_TYPES[p.type.toLowerCase()] : undefined;
     if (!spec) c.report(resource, file, join(base, 'partition.type'), 'sync.partition.type.value', 'partition.type must be one of string, objectId, long, uuid');
   }
