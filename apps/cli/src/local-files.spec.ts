@@ -20,6 +20,21 @@ describe('local app directories', () => {
     }
   });
 
+  it('reads the dot entries of hosted files (/.well-known), but not macOS folder metadata', async () => {
+    const dir = makeTempDir();
+    try {
+      mkdirSync(join(dir.path, 'hosting', 'files', '.well-known'), { recursive: true });
+      writeFileSync(join(dir.path, 'config.json'), '{}');
+      writeFileSync(join(dir.path, '.DS_Store'), '');
+      writeFileSync(join(dir.path, 'hosting', 'files', '.DS_Store'), '');
+      writeFileSync(join(dir.path, 'hosting', 'files', 'index.html'), '<h1>site</h1>');
+      writeFileSync(join(dir.path, 'hosting', 'files', '.well-known', 'apple-app-site-association'), '{}');
+      expect([...(await readLocalFiles(dir.path)).keys()].sort()).toEqual(['config.json', 'hosting/files/.well-known/apple-app-site-association', 'hosting/files/index.html']);
+    } finally {
+      dir.remove();
+    }
+  });
+
   it('replaces the app files but keeps hidden entries, and finds backend/ of a template directory', async () => {
     const dir = makeTempDir();
     try {

@@ -10,11 +10,21 @@ function ignored(name: string): boolean {
   return name.startsWith('.') || name === 'node_modules';
 }
 
+/**
+ * Under hosting/files/ a dot entry belongs to the site (/.well-known/apple-app-site-association): realm-cli
+ * uploaded every file there, so only macOS folder metadata and dependencies are left out.
+ */
+function ignoredAt(root: string, directory: string, name: string): boolean {
+  const where = relative(root, directory).split(sep).join('/');
+  if (where === 'hosting/files' || where.startsWith('hosting/files/')) return name === '.DS_Store' || name === 'node_modules';
+  return ignored(name);
+}
+
 export async function readLocalFiles(root: string): Promise<Files> {
   const files: Files = new Map();
   const walk = async (directory: string): Promise<void> => {
     for (const entry of await readdir(directory, { withFileTypes: true })) {
-      if (ignored(entry.name)) continue;
+      if (ignoredAt(root, directory, entry.name)) continue;
       const path = join(directory, entry.name);
       if (entry.isDirectory()) await walk(path);
       else if (entry.isFile()) files.set(relative(root, path).split(sep).join('/'), await readFile(path));
