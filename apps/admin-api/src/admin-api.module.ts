@@ -3,6 +3,8 @@ import { FunctionCalls } from '@tessera/messaging';
 import { FileTemplateStore } from '@tessera/platform';
 import { SETTINGS } from '@tessera/settings';
 import { AdminApiKeysController } from './admin-api-keys/admin-api-keys.controller';
+import { ApiKeysController } from './api-keys/api-keys.controller';
+import { ApiKeysService } from './api-keys/api-keys.service';
 import { AppsController } from './apps/apps.controller';
 import { AppsService } from './apps/apps.service';
 import { AdminAuthController } from './auth/admin-auth.controller';
@@ -73,6 +75,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     LogForwardersController,
     MetricsController,
     UsersController,
+    ApiKeysController,
     StatusController,
     RulesEvaluationController,
     GraphqlSchemaController,
@@ -92,6 +95,7 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     ImportExportService,
     ServicesService,
     UsersService,
+    ApiKeysService,
     UserRegistrationsService,
     LogForwardingWorker,
     RulesEvaluationService,
