@@ -133,6 +133,21 @@ describe('collations', () => {
       expect(await coll.aggregate([{ $group: { _id: '$w' } }]).toArray()).toHaveLength(4);
     });
 
+    it('groups many distinct strings by the collation, each new one found among the others by bisection', async () => {
+      // 60,000 distinct strings in 30,000 classes at strength 2: compared one by one against every class met,
+      // this would take hundreds of millions of ICU comparisons (minutes); by bisection, a few hundred thousand.
+      const many = client.db('app').collection('many');
+      const classes = 30_000;
+      await many.insertMany(Array.from({ length: classes * 2 }, (_unused, i) => ({ _id: i, w: `${i % 2 ? 'W' : 'w'}ord ${String(Math.floor(i / 2)).padStart(5, '0')}` })));
+      const grouped = await many.aggregate([{ $sort: { _id: 1 } }, { $group: { _id: '$w', n: { $sum: 1 } } }, { $sort: { _id: 1 } }], { collation: ci }).toArray();
+      expect(grouped).toHaveLength(classes);
+      expect(grouped.every((group) => group.n === 2 && /^word \d{5}$/.test(String(group._id)))).toBe(true);
+      expect(grouped.slice(0, 2)).toEqual([
+        { _id: 'word 00000', n: 2 },
+        { _id: 'word 00001', n: 2 },
+      ]);
+    });
+
     it('compares strings by the collation in $not, $expr, $elemMatch, $all, $in with regexes and embedded documents', async () => {
       const find = async (filter: Document, collation: Document | undefined = ci): Promise<unknown[]> => ids(await coll.find(filter, undefined, { collation, sort: { _id: 1 } }).toArray());
       expect(await find({ w: { $not: { $eq: 'CAFE' } } })).toEqual([3, 4]);
