@@ -19,6 +19,43 @@ describe('sandbox built-ins', () => {
     expect(names).toEqual(['Buffer', 'URL', 'URLSearchParams', 'TextEncoder', 'TextDecoder', 'atob', 'btoa', 'createHash', 'getRandomValues', 'randomUUID']);
   });
 
+  // App Services' functions/globals page: `{ "_id": BSON.ObjectId("5ad84b81b8b998278f773c1b") }`,
+  // `BSON.BSONRegExp("the great", "ig")`, `BSON.Binary.fromBase64(...)`; most real exports call them so.
+  it("gives functions App Services' BSON: value types callable without new, Binary's hex, base64 and text helpers", async () => {
+    const out = (await run(
+      `const id = BSON.ObjectId("5ad84b81b8b998278f773c1b");
+       const bin = BSON.Binary.fromBase64("VGVzdCBtZXNzYWdl");
+       const hex = BSON.Binary.fromHex("54657374", 4);
+       const re = BSON.BSONRegExp("the great", "ig");
+       return {
+         id: id.toHexString(), sameClass: id instanceof BSON.ObjectId && new BSON.ObjectId() instanceof BSON.ObjectId,
+         generated: BSON.ObjectId().toHexString().length, valid: BSON.ObjectId.isValid("5ad84b81b8b998278f773c1b"),
+         text: bin.text(), toHex: bin.toHex(), toBase64: hex.toBase64(), subType: hex.sub_type, isBinary: bin instanceof BSON.Binary,
+         re: [re.pattern, re.options], int32: BSON.Int32(5).valueOf(), double: BSON.Double(5.5).valueOf(),
+         long: BSON.Long(1, 1).toString(), decimal: BSON.Decimal128.fromString("1234.5678910123456").toString(),
+         timestamp: BSON.Timestamp({ t: 1, i: 2 }).toString(), doc: EJSON.stringify({ _id: id, n: BSON.Int32(1) }, { relaxed: false }),
+       };`,
+    )) as Record<string, unknown>;
+    expect(out).toEqual({
+      id: '5ad84b81b8b998278f773c1b',
+      sameClass: true,
+      generated: 24,
+      valid: true,
+      text: 'Test message',
+      toHex: '54657374206d657373616765',
+      toBase64: 'VGVzdA==',
+      subType: 4,
+      isBinary: true,
+      re: ['the great', 'i'],
+      int32: 5,
+      double: 5.5,
+      long: '4294967297',
+      decimal: '1234.5678910123456',
+      timestamp: '4294967298',
+      doc: '{"_id":{"$oid":"5ad84b81b8b998278f773c1b"},"n":{"$numberInt":"1"}}',
+    });
+  });
+
   it('builds the parts of context a function reads once per call, and only those', async () => {
     const same = await run('return [context.user === context.user, context.environment === context.environment, context.http === context.http, context.user.id];');
     expect(same).toEqual([true, true, true, 'alice-id']);

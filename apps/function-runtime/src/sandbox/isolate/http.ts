@@ -93,8 +93,8 @@ export function httpClient(
   };
   const appServicesResponse = (res: HostResponse) => {
     const bytes = Buffer.from(res.bodyBase64, 'base64');
-    const body = new (bson().Binary)(bytes) as InstanceType<ReturnType<typeof bson>['Binary']> & { text?: () => string };
-    body.text = () => bytes.toString('utf8');
+    // App Services' Binary: body.text() (app-services-bson puts text, toHex and toBase64 on Binary's prototype).
+    const body = new (bson().Binary)(bytes);
     return { status: String(res.statusCode) + ' ' + res.statusText, statusCode: res.statusCode, headers: res.headers, cookies: {}, contentLength: bytes.length, body };
   };
   const http: Record<string, (...args: never[]) => Promise<unknown>> = {};

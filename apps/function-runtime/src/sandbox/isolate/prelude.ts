@@ -15,6 +15,7 @@ import { serviceClient } from './data-access';
 import { fromEjsonText, toEjsonText } from './ejson-values';
 import { type Call, type CallLimits, type FunctionConsole, type Frame, type HostOp } from './host-op';
 import { httpClient } from './http';
+import { appServicesBson } from './app-services-bson';
 import { httpResponse, withBodyText, type HttpResponseState } from './http-endpoint';
 import { moduleLoader } from './module-loader';
 import { nodeBuiltins } from './node-builtins';
@@ -466,6 +467,9 @@ function harden(): void {
   define('URL', URL);
   define('URLSearchParams', URLSearchParams);
   define('EJSON', EJSON);
+  // Functions see App Services' BSON (value types callable without new); packages' require('bson') the module.
+  // The bundle declared BSON with var (writable, not configurable): assigned here, frozen with the rest below.
+  g.BSON = appServicesBson(BSON);
   define('utils', utils);
   define('console', globalConsole);
   define('setTimeout', (fn: unknown, ms: unknown, ...args: unknown[]) => startTimer(fn, ms, args, false));
