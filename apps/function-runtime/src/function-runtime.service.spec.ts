@@ -132,9 +132,22 @@ describe('FunctionRuntimeService', () => {
       );
     });
 
-    it('refuses to return a cursor', async () => {
-      rt.functions.deploy(APP, { cur: 'exports = () => context.services.get("mongodb-atlas").db("d").collection("c").find({});' });
-      await expectRuntimeError(rt.call('cur'), FunctionRuntimeErrorCode.FunctionExecutionError, /cursor cannot be returned/);
+    // The realm-tutorial's getMyTeamMembers returns `await collection.find(filter, projection)`, and its
+    // clients read the members: App Services answered a returned cursor with its documents.
+    it('answers a returned cursor, awaited or not, with its documents, and refuses one inside a result', async () => {
+      rt.data.seed('d', 'c', [{ n: 1 }, { n: 2 }]);
+      rt.functions.deploy(APP, {
+        cur: 'exports = () => context.services.get("mongodb-atlas").db("d").collection("c").find({}, { _id: 0 });',
+        awaited: 'exports = async () => { const docs = await context.services.get("mongodb-atlas").db("d").collection("c").find({}, { _id: 0 }); return docs; };',
+        agg: 'exports = () => context.services.get("mongodb-atlas").db("d").collection("c").aggregate([{ $match: { n: 2 } }]);',
+        caller: 'exports = async () => (await context.functions.execute("cur")).length;',
+        nested: 'exports = () => ({ docs: context.services.get("mongodb-atlas").db("d").collection("c").find({}) });',
+      });
+      expect((await rt.call('cur')).result).toEqual([{ n: 1 }, { n: 2 }]);
+      expect((await rt.call('awaited')).result).toEqual([{ n: 1 }, { n: 2 }]);
+      expect((await rt.call('agg')).result).toEqual([expect.objectContaining({ n: 2 })]);
+      expect((await rt.call('caller')).result).toBe(2);
+      await expectRuntimeError(rt.call('nested'), FunctionRuntimeErrorCode.FunctionExecutionError, /cursor cannot be returned/);
     });
   });
 

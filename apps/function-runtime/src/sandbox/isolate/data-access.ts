@@ -15,6 +15,13 @@ interface Cursor {
   toJSON(): never;
 }
 
+const cursors = new WeakSet<object>();
+
+/** A cursor this module made: a function that returns one answers its documents (see the prelude's invoke). */
+export function isCursor(value: unknown): value is Cursor {
+  return typeof value === 'object' && value !== null && cursors.has(value);
+}
+
 function makeCursor(run: Run, kind: 'find' | 'aggregate', baseArgs: Record<string, unknown>): Cursor {
   const options: { skip?: number; limit?: number; sort?: unknown } = {};
   let buffer: unknown[] = [];
@@ -56,8 +63,9 @@ function makeCursor(run: Run, kind: 'find' | 'aggregate', baseArgs: Record<strin
       buffer = [];
       return docs;
     },
+    // Returned itself, a cursor answers its documents; inside a result it cannot be written.
     toJSON() {
-      throw new Error('a cursor cannot be returned from a function: call toArray() or next() and return the result');
+      throw new Error('a cursor cannot be returned inside a function result: call toArray() or next() and return the result');
     },
   };
   if (kind === 'find') {
@@ -72,6 +80,7 @@ function makeCursor(run: Run, kind: 'find' | 'aggregate', baseArgs: Record<strin
       return cursor;
     };
   }
+  cursors.add(cursor);
   return Object.freeze(cursor);
 }
 

@@ -11,7 +11,7 @@
 import { HOST_GLOBAL_NAMES, bson, isolateGlobal } from './bridge';
 import { Buffer, toBuffer } from './buffer';
 import { randomSource } from './codec';
-import { serviceClient } from './data-access';
+import { isCursor, serviceClient } from './data-access';
 import { fromEjsonText, toEjsonText } from './ejson-values';
 import { type Call, type CallLimits, type FunctionConsole, type Frame, type HostOp } from './host-op';
 import { httpClient } from './http';
@@ -331,7 +331,10 @@ async function invoke(call: Call, frame: Frame, fn: { name: string; source: stri
   const context = makeContext(call, bound);
   const exported = loadExport(fn.name, fn.source, context, call.console);
   if (typeof exported !== 'function') throw new Error("function '" + fn.name + "' does not assign a function to exports");
-  return (exported as (...a: unknown[]) => unknown)(...(args as unknown[]));
+  const result = await (exported as (...a: unknown[]) => unknown)(...(args as unknown[]));
+  // App Services answered a returned cursor with its documents (the realm-tutorial's getMyTeamMembers returns
+  // `await collection.find(...)` and its clients read the array).
+  return isCursor(result) ? result.toArray() : result;
 }
 async function executeNested(call: Call, frame: Frame, name: string, args: unknown[]): Promise<unknown> {
   // Arguments are copied, as they would be between two separate calls.
