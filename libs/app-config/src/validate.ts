@@ -221,6 +221,11 @@ function checkSettings(c: Checker, app: AppConfig, servicesByName: Map<string, A
     for (const key of ['custom_domain', 'app_default_domain']) {
       const v = s.hosting[key];
       if (v !== undefined && v !== '' && (typeof v !== 'string' || !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i.test(v))) {
+        // App Services set app_default_domain itself and ignored what an import said (a Stitch template's placeholder).
+        if (key === 'app_default_domain' && typeof v === 'string') {
+          c.warn(s, file, `hosting.${key}`, 'app.hosting.default_domain', `app_default_domain ${JSON.stringify(v)} is not a domain name: no request's host will match it`);
+          continue;
+        }
         c.report(s, file, `hosting.${key}`, 'app.hosting.domain', `${key} must be a domain name`);
       }
     }

@@ -54,6 +54,19 @@ describe('a sync configuration App Services exported with "state": ""', () => {
   });
 });
 
+describe('hosting settings of a Stitch template export', () => {
+  // App Services set app_default_domain itself ("you cannot change it"): a template's placeholder was ignored.
+  it('accepts an app_default_domain that is not a domain name, with a warning, and still refuses such a custom_domain', () => {
+    const files = exported();
+    editJson(files, 'realm_config.json', (d) => (d.hosting = { enabled: true, app_default_domain: 'my-unique-domain' }));
+    const loaded = loadApp(files);
+    expect(loaded.violations).toEqual([]);
+    expect(loaded.warnings.map(({ file, path, rule }) => `${file}|${path}|${rule}`)).toEqual(['realm_config.json|hosting.app_default_domain|app.hosting.default_domain']);
+    editJson(files, 'realm_config.json', (d) => (d.hosting = { enabled: true, custom_domain: 'my-unique-domain' }));
+    expect(violations(files)).toEqual(['realm_config.json|hosting.custom_domain|app.hosting.domain']);
+  });
+});
+
 describe('hosting metadata as App Services exported it', () => {
   const withSite = (metadata: unknown): AppFiles => {
     const files = exported();
