@@ -11,6 +11,7 @@ export { functionSyntaxError, importsAsRequires } from './function-source';
 export { writeAppFiles } from './write';
 export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES } from './validate';
 export { effectiveSyncConfig } from './effective-sync';
+export { keepLinkedClusters } from './linked-clusters';
 export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';
 export { loadApp, loadValidApp, type CheckedApp, type LoadOptions } from './load';
 export { readAppDirectory, writeAppDirectory, readDirectoryFiles, writeDirectoryFiles } from './fs-adapter';

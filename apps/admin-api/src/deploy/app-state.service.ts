@@ -6,6 +6,7 @@ import {
   formatViolations,
   hostedFiles,
   isHostingContentPath,
+  keepLinkedClusters,
   readAppFiles,
   stringifyJson,
   validateApp,
@@ -114,12 +115,13 @@ export class AppStateService {
     }
     const knownSecrets = Object.fromEntries((await this.secrets.list(record._id)).map((secret) => [secret.name, '']));
     app.secrets = { ...knownSecrets, ...app.secrets };
-    const warnings = [...loaded.warnings];
+    const previousFiles = base ?? (await this.liveFiles(record));
+    const previousApp = readAppFiles(previousFiles).app;
+    // A cluster service that names no cluster (a Stitch template export) keeps the cluster the app links.
+    const warnings = [...loaded.warnings, ...keepLinkedClusters(app, previousApp, loaded.fileOf)];
     violations.push(...validateApp(app, { fileOf: loaded.fileOf, warnings }));
     delete app.secrets;
 
-    const previousFiles = base ?? (await this.liveFiles(record));
-    const previousApp = readAppFiles(previousFiles).app;
     const previous = locateSync(previousApp);
     const next = locateSync(app);
     violations.push(...checkSyncSource(app, next));
