@@ -235,18 +235,7 @@ const setOperators: Record<string, ExpressionOperator> = {
   $setUnion: (obj, expr, options) => {
     const args = argumentsOf(obj, expr, options, '$setUnion');
     if (args.some(isNil)) return null;
-    const keyOf = collatedKeyOf();
-    const seen = new Set<unknown>();
-    const out: unknown[] = [];
-    for (const values of arraysOf(args, '$setUnion')) {
-      for (const value of values) {
-        const key = keyOf(value);
-        if (seen.has(key)) continue;
-        seen.add(key);
-        out.push(value);
-      }
-    }
-    return out;
+    return uniqueValues(arraysOf(args, '$setUnion').flat());
   },
   $setIntersection: (obj, expr, options) => {
     const args = argumentsOf(obj, expr, options, '$setIntersection');
