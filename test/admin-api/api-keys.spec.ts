@@ -98,4 +98,40 @@ describe('admin API: server API keys of an imported app', () => {
     expect(listed).not.toContain('mine');
     expect((await admin.request<ErrorBody>('GET', keys('/000000000000000000000000'))).status).toBe(404);
   });
+
+  it('is refused without an admin token, and reaches neither a user-made key nor another app\'s keys', async () => {
+    const server = (await admin.request<KeyView>('POST', keys(), { name: 'guarded' })).body;
+    const forged = `${admin.accessToken.slice(0, -4)}AAAA`;
+    const session = await login(server.key);
+    for (const token of ['', 'not-a-jwt', forged, session.token ?? '']) {
+      const refused = await admin.request<ErrorBody>('GET', keys(), undefined, { token });
+      expect(refused.status, token).toBe(401);
+      expect((await admin.request('POST', keys(), { name: 'intruder' }, { token })).status).toBe(401);
+      expect((await admin.request('PUT', keys(`/${server._id}/disable`), undefined, { token })).status).toBe(401);
+    }
+    expect((await admin.request<KeyView>('GET', keys(`/${server._id}`))).body.disabled).toBe(false);
+    expect((await admin.request<KeyView[]>('GET', keys())).body.map((k) => k.name)).not.toContain('intruder');
+
+    // A key a user made for itself is not a server key: the admin's server-key routes do not reach it.
+    const serverLogin = await fetch(`${host.url}/api/client/v2.0/app/${app.client_app_id}/auth/providers/api-key/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: server.key }) });
+    const { refresh_token: refreshToken } = (await serverLogin.json()) as { refresh_token: string };
+    const made = await fetch(`${host.url}/api/client/v2.0/auth/api_keys`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${refreshToken}` }, body: JSON.stringify({ name: 'personal' }) });
+    expect(made.status).toBe(201);
+    const personal = (await made.json()) as { _id: string; key: string };
+    for (const [method, rest] of [['GET', ''], ['PUT', '/disable'], ['DELETE', '']] as const) {
+      const answer = await admin.request<ErrorBody>(method, keys(`/${personal._id}${rest}`));
+      expect(answer.status, `${method} ${rest}`).toBe(404);
+      expect(answer.body.error_code).toBe('APIKeyNotFound');
+    }
+    expect((await login(personal.key)).status).toBe(200);
+
+    // Another app's key is not found through this app's path.
+    const other = await admin.createApp('other-keys');
+    expect((await admin.request<ErrorBody>('GET', admin.app(other._id, `/api_keys/${server._id}`))).status).toBe(404);
+    expect((await admin.request('DELETE', admin.app(other._id, `/api_keys/${server._id}`))).status).toBe(404);
+    expect((await login(server.key)).status).toBe(200);
+
+    expect((await admin.request<ErrorBody>('POST', keys(), { name: 'x'.repeat(257) })).status).toBe(400);
+    expect((await admin.request<ErrorBody>('POST', keys(), { name: { $gt: '' } })).status).toBe(400);
+  });
 });
