@@ -304,6 +304,42 @@ describe('FunctionRuntimeService', () => {
       expect((await rt.call('outer')).result).toBe("function not found: 'ghost'");
     });
 
+    it("answers context.functions.execute of a synchronous function with its value, as App Services did, and of an async one with a promise", async () => {
+      rt.functions.deploy(APP, {
+        // App Services' password-reset template tests the answer without await: a promise would always pass.
+        check: `exports = (answer) => { const ok = context.functions.execute("validate", answer); return { type: typeof ok, ok }; };`,
+        validate: 'exports = (answer) => answer === 42;',
+        later: 'exports = async () => { const p = context.functions.execute("slow"); return { promise: p instanceof Promise, value: await p }; };',
+        slow: 'exports = async () => "done";',
+        thrower: 'exports = () => { try { context.functions.execute("boom"); return "no throw"; } catch (e) { return "caught " + e.message; } };',
+        boom: 'exports = () => { throw new Error("kaboom"); };',
+        ghost: 'exports = () => { try { context.functions.execute("nowhere"); return "no throw"; } catch (e) { return e.message; } };',
+      });
+      expect((await rt.call('check', [41])).result).toEqual({ type: 'boolean', ok: false });
+      expect((await rt.call('check', [42])).result).toEqual({ type: 'boolean', ok: true });
+      expect((await rt.call('later')).result).toEqual({ promise: true, value: 'done' });
+      expect((await rt.call('thrower')).result).toBe('caught kaboom');
+      expect((await rt.call('ghost')).result).toBe("function not found: 'nowhere'");
+    });
+
+    it('answers context.functions.execute with a promise where the callee runs as a user the host must read first', async () => {
+      rt.users.add({ id: 'bob-id', type: 'normal', data: {}, identities: [] });
+      rt.functions.deploy(APP, {
+        outer: 'exports = async () => { const p = context.functions.execute("asBob"); return { promise: p instanceof Promise, who: await p }; };',
+        asBob: { source: 'exports = () => context.user.id;', config: { run_as_user_id: 'bob-id' } },
+        missing: 'exports = async () => { try { await context.functions.execute("asGhost"); } catch (e) { return e.message; } };',
+        asGhost: { source: 'exports = () => 1;', config: { run_as_user_id: 'ghost' } },
+      });
+      expect((await rt.call('outer')).result).toEqual({ promise: true, who: 'bob-id' });
+      expect((await rt.call('missing')).result).toMatch(/does not exist: 'ghost'/);
+    });
+
+    it('still bounds synchronous nested calls: a function calling itself without end stops at the limit', async () => {
+      rt.functions.deploy(APP, { again: 'exports = (n) => n > 0 ? context.functions.execute("again", n - 1) : "bottom";' });
+      expect((await rt.call('again', [3])).result).toBe('bottom');
+      await expectRuntimeError(rt.call('again', [100_000]), FunctionRuntimeErrorCode.FunctionExecutionError, /at most \d+ nested function calls/);
+    });
+
     it('captures console output into the result and the execution log', async () => {
       rt.functions.deploy(APP, { talk: 'exports = () => { console.log("a", 1, { b: true }); console.warn("careful"); console.error(new Error("bad")); return 1; };' });
       const out = await rt.call('talk');

@@ -120,12 +120,20 @@ interface BoundIdentity {
 }
 type Identity = BoundIdentity | { pending: true; parent: number };
 
+/** What a nested call (`context.functions.execute`) needs to run: its frame and source. */
+interface PreparedCall {
+  frame: SandboxFrame;
+  fn: { name: string; source: string };
+}
+
 interface CallState {
   appId: string;
   app: AppFunctions;
   frames: Map<number, Identity>;
   nextFrameId: number;
   nestedCalls: number;
+  /** Nested calls whose frame the host is still making (a fixed run_as_user_id's user being read), by ticket. */
+  preparing?: Map<number, Promise<PreparedCall>>;
   /** What the call's data access passes on to the messages it sends (see ExecuteFunctionRequest.headers). */
   headers: Readonly<Record<string, string>> | undefined;
   /**
@@ -220,6 +228,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           { frame, fn: { name: request.name, source: fn.source }, args: argsEjson, request: request.request, ...(request.http ? { http: true } : {}) },
           (op, frameId, payload) => this.serve(state, op, frameId, payload),
           request.signal,
+          (op, frameId, payload) => this.serveNow(state, op, frameId, payload),
         );
         memory = sandbox.heapReading();
       } finally {
@@ -390,16 +399,12 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           ...(state.headers ? { headers: state.headers } : {}),
         });
       }
-      case 'fn.prepare': {
-        const name = requireString(p['name'], 'function name');
-        if (++state.nestedCalls > this.options.maxNestedCalls) {
-          throw new Error(`a call may make at most ${this.options.maxNestedCalls} nested function calls`);
-        }
-        const fn = state.app.functions.get(name);
-        if (!fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, `function not found: '${name}'`);
-        this.assertValid(fn.config);
-        const frame = await this.frameFor(state, fn.config, frameId);
-        return { frame, fn: { name, source: fn.source } };
+      case 'fn.prepared': {
+        const ticket = Number(p['ticket']);
+        const prepared = state.preparing?.get(ticket);
+        if (!prepared) throw new Error('no nested call is being prepared under this ticket');
+        state.preparing?.delete(ticket);
+        return prepared;
       }
       case 'frame.bindUser': {
         const identity = state.frames.get(frameId);
@@ -414,6 +419,33 @@ export class FunctionRuntimeService implements OnModuleDestroy {
       default:
         throw new Error(`unknown host operation: ${op}`);
     }
+  }
+
+  /**
+   * The isolate's synchronous requests: `fn.prepare` of `context.functions.execute`, which App Services
+   * answered synchronously for a synchronous function. The callee's frame is answered at once; when it needs a
+   * read first (a fixed run_as_user_id), a ticket the isolate then awaits through `fn.prepared`.
+   */
+  private serveNow(state: CallState, op: string, frameId: number, payload: unknown): unknown {
+    if (op !== 'fn.prepare') throw new Error(`unknown host operation: ${op}`);
+    const p = (payload ?? {}) as Record<string, unknown>;
+    const name = requireString(p['name'], 'function name');
+    if (++state.nestedCalls > this.options.maxNestedCalls) {
+      throw new Error(`a call may make at most ${this.options.maxNestedCalls} nested function calls`);
+    }
+    const fn = state.app.functions.get(name);
+    if (!fn) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionNotFound, `function not found: '${name}'`);
+    this.assertValid(fn.config);
+    const frame = this.frameFor(state, fn.config, frameId);
+    const source = { name, source: fn.source };
+    if (!(frame instanceof Promise)) return { frame, fn: source };
+    state.preparing ??= new Map();
+    const ticket = state.nestedCalls;
+    const prepared = frame.then((ready) => ({ frame: ready, fn: source }));
+    // Awaited through `fn.prepared`; a failure is answered there, not left unhandled meanwhile.
+    prepared.catch(() => undefined);
+    state.preparing.set(ticket, prepared);
+    return { ticket };
   }
 
   /** An idle sandbox of the app's current pool, taken at once (no promise), or undefined: then `acquire`. */

@@ -62,6 +62,8 @@ export interface SandboxRunRequest {
 
 /** Serves the isolate's requests (data access, nested functions, HTTP, run-as binding) for one call. */
 export type HostOperationHandler = (op: string, frameId: number, payload: unknown) => Promise<unknown>;
+/** Serves the few requests the isolate waits for synchronously (`fn.prepare`); throws to refuse one. */
+export type HostOperationNowHandler = (op: string, frameId: number, payload: unknown) => unknown;
 
 export type SandboxOutcome =
   | { kind: 'ok'; resultEjson: string; logs: string[]; http?: HttpResponseState }
@@ -77,6 +79,7 @@ export type StopReason = 'cancelled' | 'shutdown';
 interface ActiveCall {
   token: string;
   handler: HostOperationHandler;
+  now: HostOperationNowHandler | undefined;
   ended: boolean;
   timers: Set<NodeJS.Timeout>;
   inFlight: number;
@@ -158,6 +161,7 @@ export class Sandbox {
         sandbox?.startOperation(token, frameId, opId, op, payload);
       };
       await jail.set('__tessera_hostStart', new ivm.Callback(hostStart));
+      await jail.set('__tessera_hostNow', new ivm.Callback((token: string, frameId: number, op: string, payload: string): string => sandbox?.operationNow(token, frameId, op, payload) ?? NO_CALL));
       await jail.set('__tessera_hash', new ivm.Callback(hash));
       await jail.set('__tessera_url', new ivm.Callback(parseUrl));
       await jail.set('__tessera_randomHex', new ivm.Callback((n: number) => randomBytes(Math.max(0, Math.min(65_536, Math.floor(Number(n)) || 0))).toString('hex')));
@@ -217,13 +221,13 @@ export class Sandbox {
    * Runs one top-level call. It ends at the time limit, or when `signal` aborts (its caller went away): the
    * isolate is disposed then, which stops the code wherever it is, even in a loop that never yields.
    */
-  async run(request: SandboxRunRequest, handler: HostOperationHandler, signal?: AbortSignal): Promise<SandboxOutcome> {
+  async run(request: SandboxRunRequest, handler: HostOperationHandler, signal?: AbortSignal, now?: HostOperationNowHandler): Promise<SandboxOutcome> {
     if (this.active) throw new Error('sandbox is already running a call');
     if (!this.isUsable) throw new Error('sandbox is disposed');
     if (signal?.aborted) return { kind: 'stopped', reason: 'cancelled' };
     // Tokens only tell the current call from earlier ones; sandboxed code never sees them.
     const token = `${TOKEN_PREFIX}-${++tokenCounter}`;
-    const call: ActiveCall = { token, handler, ended: false, timers: new Set(), inFlight: 0 };
+    const call: ActiveCall = { token, handler, now, ended: false, timers: new Set(), inFlight: 0 };
     this.active = call;
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -310,6 +314,18 @@ export class Sandbox {
     );
   }
 
+  /** Called (synchronously, from the isolate, which waits) for an operation answered at once: JSON of `{ok, value}` or `{ok: false, message, code?}`. */
+  private operationNow(token: string, frameId: number, op: string, payload: string): string {
+    const call = this.active;
+    if (!call || call.token !== token || call.ended || !call.now) return NO_CALL;
+    try {
+      const value = call.now(op, frameId, parseEjson(payload, { relaxed: true }));
+      return JSON.stringify({ ok: true, value: JSON.stringify(encodeEjson(value === undefined ? null : value)) });
+    } catch (error) {
+      return JSON.stringify({ ok: false, ...describeHostError(error) });
+    }
+  }
+
   private deliver(call: ActiveCall, opId: number, ok: boolean, text: string): void {
     if (call.ended || this.disposed) return;
     this.resolveRef.applyIgnored(undefined, [opId, ok, text]);
@@ -326,6 +342,9 @@ export class Sandbox {
     });
   }
 }
+
+/** The answer to a synchronous operation of a call that is not running (a leftover of an earlier call). */
+const NO_CALL = JSON.stringify({ ok: false, message: 'the function call has already ended' });
 
 function hash(algorithm: string, dataBase64: string, keyBase64: string): string {
   const alg = String(algorithm);

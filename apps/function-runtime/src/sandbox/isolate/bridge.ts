@@ -14,6 +14,11 @@ export type BsonModule = typeof Bson;
 export interface HostGlobals {
   /** Starts a host operation: (token, frameId, opId, op, EJSON payload). Answered through the prelude's `resolve`. */
   __tessera_hostStart: (token: string, frameId: number, opId: number, op: string, payload: string) => void;
+  /**
+   * A host operation answered at once, while the isolate waits: (token, frameId, op, EJSON payload) -> JSON of
+   * `{ok, value}` or `{ok: false, message, code?}`. Only for what must not cost the caller a promise (see `fn.prepare`).
+   */
+  __tessera_hostNow: (token: string, frameId: number, op: string, payload: string) => string;
   /** (algorithm, data as base64, key as base64 or '') -> digest as base64. */
   __tessera_hash: (algorithm: string, dataBase64: string, keyBase64: string) => string;
   /** (input, base, field to set or '', value) -> JSON of the URL's fields, or `{"error":true}`. */
@@ -29,7 +34,7 @@ export interface HostGlobals {
   BSON: BsonModule;
 }
 
-export const HOST_GLOBAL_NAMES = ['__tessera_hostStart', '__tessera_hash', '__tessera_url', '__tessera_boot', '__tessera_randomHex', '__tessera_zlib', '__tessera_dependencies'] as const;
+export const HOST_GLOBAL_NAMES = ['__tessera_hostStart', '__tessera_hostNow', '__tessera_hash', '__tessera_url', '__tessera_boot', '__tessera_randomHex', '__tessera_zlib', '__tessera_dependencies'] as const;
 
 /** The global object, with what the host and the bson bundle put there. */
 export function isolateGlobal(): typeof globalThis & HostGlobals & Record<PropertyKey, unknown> {

@@ -53,6 +53,7 @@ type Factory = (exports: unknown, module: { exports: unknown }, require: (name: 
 
 const g = isolateGlobal();
 const hostStart = g.__tessera_hostStart;
+const hostNow = g.__tessera_hostNow;
 const hostHash = g.__tessera_hash;
 const hostUrl = g.__tessera_url;
 const random = randomSource(g.__tessera_randomHex);
@@ -141,6 +142,14 @@ const hostOp: HostOp = (call, frameId, op, payload) => {
     hostStart(call.token, frameId, id, op, text);
   });
 };
+/** A host operation answered synchronously (the isolate waits for the host's answer). */
+function hostOpNow(call: Call, frameId: number, op: string, payload: unknown): unknown {
+  if (call.ended) throw new Error('the function call has already ended');
+  const text = hostNow(call.token, frameId, op, toEjsonText(payload));
+  const answer = JSON.parse(text) as { ok: boolean; value?: string; message?: string; code?: string };
+  if (!answer.ok) throw errorFromHost(JSON.stringify({ message: answer.message, code: answer.code }));
+  return fromEjsonText(answer.value ?? 'null');
+}
 function resolveOp(id: number, ok: boolean, text: string): void {
   const entry = pending.get(id);
   if (!entry) return;
@@ -328,20 +337,36 @@ async function resolveRunAs(call: Call, frame: Frame, name: string): Promise<Fra
 }
 async function invoke(call: Call, frame: Frame, fn: { name: string; source: string }, args: unknown): Promise<unknown> {
   const bound = await resolveRunAs(call, frame, fn.name);
-  const context = makeContext(call, bound);
-  const exported = loadExport(fn.name, fn.source, context, call.console);
-  if (typeof exported !== 'function') throw new Error("function '" + fn.name + "' does not assign a function to exports");
-  const result = await (exported as (...a: unknown[]) => unknown)(...(args as unknown[]));
+  const result = await invokeNow(call, bound, fn, args);
   // App Services answered a returned cursor with its documents (the realm-tutorial's getMyTeamMembers returns
   // `await collection.find(...)` and its clients read the array).
   return isCursor(result) ? result.toArray() : result;
 }
-async function executeNested(call: Call, frame: Frame, name: string, args: unknown[]): Promise<unknown> {
+/** Runs the function in `frame` (its user known) and answers what it returns: a value, or its promise. */
+function invokeNow(call: Call, frame: Frame, fn: { name: string; source: string }, args: unknown): unknown {
+  const context = makeContext(call, frame);
+  const exported = loadExport(fn.name, fn.source, context, call.console);
+  if (typeof exported !== 'function') throw new Error("function '" + fn.name + "' does not assign a function to exports");
+  return (exported as (...a: unknown[]) => unknown)(...(args as unknown[]));
+}
+/**
+ * `context.functions.execute`: as in App Services, a synchronous function's value is returned as it is (code
+ * written for App Services tests it without `await`), and an async function's promise as a promise. The
+ * callee's frame comes from the host synchronously; where the host must first look its user up (a fixed
+ * `run_as_user_id`), or a script picks that user, the call answers a promise.
+ */
+function executeNested(call: Call, frame: Frame, name: string, args: unknown[]): unknown {
   // Arguments are copied, as they would be between two separate calls.
   const copied = fromEjsonText(toEjsonText(args));
-  const prepared = (await hostOp(call, frame.id, 'fn.prepare', { name })) as { frame: Frame; fn: { name: string; source: string } };
-  return invoke(call, prepared.frame, prepared.fn, copied);
+  const prepared = hostOpNow(call, frame.id, 'fn.prepare', { name }) as Prepared | { ticket: number };
+  if ('ticket' in prepared) {
+    return (hostOp(call, frame.id, 'fn.prepared', { ticket: prepared.ticket }) as Promise<Prepared>).then((ready) => invoke(call, ready.frame, ready.fn, copied));
+  }
+  if (prepared.frame.runAsScript !== undefined) return invoke(call, prepared.frame, prepared.fn, copied);
+  const result = invokeNow(call, prepared.frame, prepared.fn, copied);
+  return isCursor(result) ? result.toArray() : result;
 }
+type Prepared = { frame: Frame; fn: { name: string; source: string } };
 
 function describeError(error: unknown): { name: string; message: string; stack?: string } {
   try {
