@@ -16,6 +16,9 @@ export enum GraphqlErrorCode {
 export const MAX_QUERIES_MESSAGE = 'max number of queries reached';
 export const MAX_DEPTH_MESSAGE = 'max relationship depth exceeded';
 
+/** graphql-js's message for a null answered for a non-null field (execute.js, completeValue). */
+const NON_NULL_VIOLATION = /^Cannot return null for non-nullable field [_A-Za-z][_0-9A-Za-z]*\.[_A-Za-z][_0-9A-Za-z]*\.$/;
+
 export class GraphqlEndpointError extends TesseraError {
   readonly httpStatus: number;
   constructor(
@@ -42,6 +45,9 @@ export function toClientError(error: unknown, onInternal: (error: unknown) => vo
   if (error instanceof TesseraError || (error instanceof Error && typeof (error as { errorCode?: unknown }).errorCode === 'string')) {
     return new GraphQLError(error.message, { extensions: { code: (error as unknown as { errorCode: string }).errorCode } });
   }
+  // graphql-js's own verdict on what a resolver answered (a null for a non-null field) comes as a plain Error
+  // naming only the schema's field: the client's to see, as a GraphQL server shows it.
+  if (error instanceof Error && NON_NULL_VIOLATION.test(error.message)) return new GraphQLError(error.message);
   onInternal(error);
   return new GraphQLError('internal server error', { extensions: { code: GraphqlErrorCode.Internal } });
 }
