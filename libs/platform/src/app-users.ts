@@ -389,9 +389,14 @@ export class AppUserStore {
     return (await this.apiKeys.find({ server: true }).sort({ createdAt: 1 }).toArray()) as unknown as ApiKey[];
   }
 
+  /** One server API key by id; null for none, or for a key a user made for itself. */
+  async serverApiKey(keyId: string): Promise<ApiKey | null> {
+    return (await this.apiKeys.findOne({ _id: keyId, server: true })) as ApiKey | null;
+  }
+
   /** Deletes a server API key and its user. */
   async deleteServerApiKey(keyId: string): Promise<boolean> {
-    const key = (await this.apiKeys.findOne({ _id: keyId, server: true })) as ApiKey | null;
+    const key = await this.serverApiKey(keyId);
     if (!key) return false;
     await this.apiKeys.deleteOne({ _id: keyId });
     const user = await this.findUser(key.userId);

@@ -53,7 +53,7 @@ export class ApiKeysService {
   }
 
   private async require(record: AppRecord, keyId: string): Promise<ApiKey> {
-    const key = (await (await this.users.store(record)).serverApiKeys()).find((candidate) => candidate._id === keyId);
+    const key = await (await this.users.store(record)).serverApiKey(keyId);
     if (!key) throw new AdminApiError(AdminApiErrorCode.APIKeyNotFound, `API key not found: '${keyId}'`);
     return key;
   }
