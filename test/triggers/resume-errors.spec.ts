@@ -10,10 +10,10 @@ import { platformOf, triggerTestRuntime } from '../support/trigger-replicas';
 const handle = `exports = (changeEvent) => { if (changeEvent.fullDocument.fail) throw new Error('boom'); console.log(String(changeEvent.fullDocument.n)); };`;
 
 // A suspended trigger whose backlog overflowed (its saved position is gone): `tolerate_resume_errors` decides
-// whether a resume fails or starts from now. The runner over the real platform database (embedded, in a
+// whether a resume fails or starts from now; and a change handed over twice runs once. The runner over the real platform database (embedded, in a
 // data directory) and the real sandbox, with a backlog of two changes; changes are handed to it as the
 // trigger consumer hands them.
-describe('resuming a trigger whose saved position is gone (tolerate_resume_errors)', () => {
+describe('the trigger runner: resuming a trigger whose saved position is gone (tolerate_resume_errors), repeated deliveries', () => {
   const dir = makeTempDir('tessera-resume-errors-');
   let dataSources: DataSources;
   let deployed: DeployedApps;
@@ -39,10 +39,9 @@ describe('resuming a trigger whose saved position is gone (tolerate_resume_error
       resumeToken: { _data: resume },
     };
   };
-  const deliver = async (name: string, payload: DocumentChanged) => {
-    const trigger = databaseTriggers((await deployed.byId(appId)).config).find((candidate) => candidate.name === name)!;
-    await runner.deliver(trigger, { change: payload, messageId: `${appId}/mongodb-atlas/${(payload.resumeToken as { _data: string })._data}` });
-  };
+  const triggerNamed = async (name: string) => databaseTriggers((await deployed.byId(appId)).config).find((candidate) => candidate.name === name)!;
+  const delivery = (payload: DocumentChanged) => ({ change: payload, messageId: `${appId}/mongodb-atlas/${(payload.resumeToken as { _data: string })._data}` });
+  const deliver = async (name: string, payload: DocumentChanged) => runner.deliver(await triggerNamed(name), delivery(payload));
   const ran = async (name: string) => (await logs.list({ appId, limit: 1_000 })).filter((run) => run.trigger?.name === name && !run.error).flatMap((run) => run.logs);
 
   beforeAll(async () => {
@@ -52,7 +51,11 @@ describe('resuming a trigger whose saved position is gone (tolerate_resume_error
       app.services.push({ config: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: 'ResumeCluster' } }, collectionRules: [], rules: [], webhooks: [] });
       app.functions.push({ config: { name: 'handle', private: true }, source: handle });
       const config = (tolerate: boolean) => ({ service_name: 'mongodb-atlas', database: 'shop', collection: 'jobs', operation_types: ['INSERT'], full_document: true, tolerate_resume_errors: tolerate });
-      app.triggers.push({ name: 'strict', type: 'DATABASE', function_name: 'handle', config: config(false) }, { name: 'tolerant', type: 'DATABASE', function_name: 'handle', config: config(true) });
+      app.triggers.push(
+        { name: 'strict', type: 'DATABASE', function_name: 'handle', config: config(false) },
+        { name: 'tolerant', type: 'DATABASE', function_name: 'handle', config: config(true) },
+        { name: 'plain', type: 'DATABASE', function_name: 'handle', config: { ...config(false), unordered: true } },
+      );
     }));
     ({ runtime, logs } = triggerTestRuntime(appId, { handle }));
     runner = new DatabaseTriggerRunner(dataSources, deployed, runtime, new TriggerClaims(dataSources, settings), { backlogLimit: 2 });
@@ -88,4 +91,13 @@ describe('resuming a trigger whose saved position is gone (tolerate_resume_error
       }
     }, 30_000);
   }
+
+  it('runs a change once when one batch holds it twice (a broker restart handed it out again)', async () => {
+    const [ten, eleven] = [change(10), change(11)];
+    await runner.deliverBatch(await triggerNamed('plain'), [delivery(ten), delivery(eleven), delivery(ten), delivery(eleven), delivery(ten)]);
+    expect((await ran('plain')).sort()).toEqual(['10', '11']);
+    // Handed over again later, by this replica or another: the claims keep it from running again.
+    await runner.deliverBatch(await triggerNamed('plain'), [delivery(eleven), delivery(ten)]);
+    expect((await ran('plain')).sort()).toEqual(['10', '11']);
+  });
 });

@@ -93,6 +93,8 @@ describe('standalone host', () => {
     const app = emptyApp('runas');
     app.functions.push({ config: { name: 'whoami', private: false, run_as_user_id: grace._id }, source: 'exports = () => ({ id: context.user.id, name: context.user.data.name });' });
     await host.nest.get(DeploymentStore).deploy(runasId, writeAppFiles(app), { origin: 'test' });
+    // Deployed behind the admin API's back: the deployment event reaches the runtime later, so drop the cached app now.
+    host.nest.get(DeployedApps).invalidate(runasId);
     const result = await bus.request(Subjects.FunctionsExecutionRun, { appId: runasId, functionName: 'whoami', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } });
     expect(result).toMatchObject({ ok: true, result: { id: grace._id, name: 'Grace' } });
   });

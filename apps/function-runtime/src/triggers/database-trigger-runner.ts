@@ -126,7 +126,15 @@ export class DatabaseTriggerRunner implements OnApplicationBootstrap, OnModuleDe
    * Any other state takes the one-change path, under the trigger's lock.
    */
   async deliverBatch(trigger: DatabaseTrigger, deliveries: readonly TriggerDelivery[]): Promise<void> {
-    const wanted = deliveries.filter((delivery) => triggerEventFor(trigger, delivery.change));
+    // A change delivered twice in one batch (the same message id) runs once.
+    const ids = new Set<string>();
+    const wanted = deliveries.filter((delivery) => {
+      if (delivery.messageId) {
+        if (ids.has(delivery.messageId)) return false;
+        ids.add(delivery.messageId);
+      }
+      return triggerEventFor(trigger, delivery.change);
+    });
     if (wanted.length === 0) return;
     const appId = wanted[0].change.appId;
     if (trigger.disabled || (await this.states.get(appId, trigger.name))) {

@@ -48,20 +48,22 @@ export class TriggerClaims {
    * another replica claimed meanwhile is left out; any other failure rejects.
    */
   async claimMany(keys: readonly string[]): Promise<Set<string>> {
-    if (!this.enabled || keys.length === 0) return new Set(keys);
+    // A key asked twice is claimed once: the caller runs each key it gets back once.
+    const unique = [...new Set(keys)];
+    if (!this.enabled || unique.length === 0) return new Set(unique);
     await this.sweep();
     const at = new Date();
     try {
       await this.collection.insertMany(
-        keys.map((key) => ({ _id: key, at })),
+        unique.map((key) => ({ _id: key, at })),
         { ordered: false },
       );
-      return new Set(keys);
+      return new Set(unique);
     } catch (error) {
       const refused = isDatastoreError(error) && isDuplicateKeyError(error) ? error.writeErrors : undefined;
       if (!refused || refused.some((failure) => failure.code !== 11000)) throw error;
       const taken = new Set(refused.map((failure) => failure.index));
-      return new Set(keys.filter((_, index) => !taken.has(index)));
+      return new Set(unique.filter((_, index) => !taken.has(index)));
     }
   }
 

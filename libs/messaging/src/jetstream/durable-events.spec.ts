@@ -124,6 +124,32 @@ describe.skipIf(!findNatsServer())(`durable events over JetStream${findNatsServe
     expect(deliveries[0]?.[1]).toBe(1);
   }, 30_000);
 
+  it('hands a batch holding one event twice (the same message id) to the handler once, and settles both copies', async () => {
+    await restartFresh();
+    const publisher = await connectClient();
+    // A short duplicate window lets the stream store an id twice, as a restarted broker may hand an event out twice.
+    await publisher.ensureStream({ name: 'COPIES', subjects: [Subjects.DatastoreDocumentChanged], duplicateWindowMs: 200 });
+    await publisher.publish(Subjects.DatastoreDocumentChanged, change(1), { messageId: 'change-1' });
+    await publisher.publish(Subjects.DatastoreDocumentChanged, change(2), { messageId: 'change-2' });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await publisher.publish(Subjects.DatastoreDocumentChanged, change(2), { messageId: 'change-2' })).toMatchObject({ duplicate: false });
+    const batches: number[][] = [];
+    const consumer = await connectClient();
+    await consumer.consumeBatches({
+      stream: 'COPIES',
+      durable: 'copies',
+      subject: Subjects.DatastoreDocumentChanged,
+      batch: 8,
+      batchHandler: async (events) => {
+        batches.push(events.map((event) => Number((event.payload.documentKey['_id'] as { $numberInt: string }).$numberInt)));
+        // The first batch is slow: both copies of change 2 gather into the next one meanwhile.
+        if (batches.length === 1) await new Promise((resolve) => setTimeout(resolve, 300));
+      },
+    });
+    await eventually(async () => expect(await publisher.lag('COPIES', 'copies')).toMatchObject({ pending: 0, ackPending: 0 }), { timeoutMs: 10_000, intervalMs: 100 });
+    expect(batches.flat().sort()).toEqual([1, 2]);
+  });
+
   it('loses no event and handles none twice in a consumer when the NATS server restarts mid-stream', async () => {
     await restartFresh();
     const publisher = await connectClient();

@@ -200,13 +200,22 @@ export class JetStreamEvents extends DurableEvents {
     const recent = this.recentFor(`${options.stream}/${options.durable}`);
     const ackWaitMs = options.ackWaitMs ?? 30_000;
     const batch: Array<{ event: DurableEvent<S>; message: JsMsg }> = [];
+    // Copies of an event already in this batch: a broker restarted while the batch gathered hands back what
+    // it had handed out, so one batch may hold an event twice. They are settled with the first copy.
+    const copies: JsMsg[] = [];
+    const inBatch = new Set<string>();
     for (const message of messages) {
       const event = this.read(options.subject, message);
       if (!event) continue;
+      const { messageId } = event.context;
       // Recognised whatever its delivery count: a broker restarted before it stored this group's
       // acknowledgements hands the events back as first deliveries.
-      if (event.context.messageId && recent.has(event.context.messageId)) await this.acknowledge(message, ackWaitMs);
-      else batch.push({ event, message });
+      if (messageId && recent.has(messageId)) await this.acknowledge(message, ackWaitMs);
+      else if (messageId && inBatch.has(messageId)) copies.push(message);
+      else {
+        if (messageId) inBatch.add(messageId);
+        batch.push({ event, message });
+      }
     }
     if (batch.length === 0) return;
     // A handler may run longer than the ack wait (a slow trigger function): tell the server it is still in
@@ -219,6 +228,7 @@ export class JetStreamEvents extends DurableEvents {
       const sequences = batch.map(({ message }) => message.seq).join(', ');
       logger.error(`handler of ${options.subject} failed (sequence ${sequences}, delivery ${first.deliveryCount}, correlation id ${first.correlationId ?? 'none'}): ${error instanceof Error ? error.message : String(error)}`);
       for (const { message } of batch) message.nak(1_000);
+      for (const message of copies) message.nak(1_000);
       return;
     } finally {
       clearInterval(progress);
@@ -229,7 +239,7 @@ export class JetStreamEvents extends DurableEvents {
       // Insertion order: drop the oldest beyond the bound.
       if (recent.size > 10_000) recent.delete(recent.values().next().value ?? '');
     }
-    await Promise.all(batch.map(({ message }) => this.acknowledge(message, ackWaitMs)));
+    await Promise.all([...batch.map(({ message }) => message), ...copies].map((message) => this.acknowledge(message, ackWaitMs)));
   }
 
   private recentFor(key: string): Set<string> {
