@@ -641,6 +641,16 @@ describe('FunctionRuntimeService', () => {
       expect(rt.runtime.sandboxCount(APP)).toBe(1);
     });
 
+    it('starts none ahead for an app without functions, nor beside the sandbox a call started', async () => {
+      rt.functions.deploy(APP, {});
+      await rt.runtime.warm(APP);
+      expect(rt.runtime.sandboxCount(APP)).toBe(0);
+      rt.functions.deploy(APP, { v: 'exports = () => 1;' });
+      await rt.call('v');
+      await rt.runtime.warm(APP);
+      expect(rt.runtime.sandboxCount(APP)).toBe(1);
+    });
+
     it('reuses a warm sandbox across calls and retires it on deploy', async () => {
       rt.functions.deploy(APP, { v: 'exports = () => 1;' });
       await rt.call('v');

@@ -254,12 +254,16 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     this.pools.delete(appId);
   }
 
-  /** Starts one sandbox for the app ahead of its first call. */
+  /**
+   * Starts one sandbox for the app ahead of its first call (a call that comes meanwhile waits for it): none for
+   * an app without functions, nor for one whose sandboxes a call already started.
+   */
   async warm(appId: string): Promise<void> {
+    if (this.closing || this.pools.has(appId)) return;
     const app = await this.deps.functions.getFunctions(appId);
-    if (!app) return;
-    const { sandbox, pool } = await this.acquire(appId, app, undefined);
-    pool.release(sandbox);
+    if (!app || (app.functions.size === 0 && !app.webhooks?.size && !app.dataApiRunAs)) return;
+    if (this.closing || this.pools.has(appId)) return;
+    await this.poolFor(appId, app.version).prestart();
   }
 
   /** Sandboxes of an app running a call now. */

@@ -1,4 +1,5 @@
 import { Subjects } from '@tessera/contracts';
+import { FunctionRuntimeService } from '@tessera/function-runtime';
 import { MessageBus } from '@tessera/messaging';
 import { type AppConfig, emptyApp, writeAppFiles } from '@tessera/app-config';
 import { hashPassword } from '@tessera/credentials';
@@ -97,6 +98,19 @@ describe('standalone host', () => {
     host.nest.get(DeployedApps).invalidate(runasId);
     const result = await bus.request(Subjects.FunctionsExecutionRun, { appId: runasId, functionName: 'whoami', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } });
     expect(result).toMatchObject({ ok: true, result: { id: grace._id, name: 'Grace' } });
+  });
+
+  it('starts a sandbox for a deployed app before its first call', async () => {
+    const app = emptyApp('warmed');
+    app.functions.push({ config: { name: 'hello', private: false }, source: 'exports = () => "hello";' });
+    const { appId: warmedId } = await deploy('warmed', app);
+    const runtime = host.nest.get(FunctionRuntimeService);
+    expect(runtime.sandboxCount(warmedId)).toBe(0);
+    const deployment = await host.nest.get(DeploymentStore).deploy(warmedId, writeAppFiles(app), { origin: 'test' });
+    await bus.emit(Subjects.AppsDeploymentChanged, { appId: warmedId, deploymentId: deployment._id, version: deployment.version });
+    await eventually(() => expect(runtime.sandboxCount(warmedId)).toBe(1));
+    expect(await bus.request(Subjects.FunctionsExecutionRun, { appId: warmedId, functionName: 'hello', args: [], caller: { type: 'system' }, metadata: { origin: 'admin' } })).toMatchObject({ ok: true, result: 'hello' });
+    expect(runtime.sandboxCount(warmedId)).toBe(1);
   });
 
   it('evaluates %function and %%values in rules for user data access', async () => {

@@ -49,6 +49,38 @@ describe('SandboxPool', () => {
     expect(created).toHaveLength(2);
   });
 
+  it('starts a sandbox ahead of the calls: the first call meanwhile waits for it, a second starts its own', async () => {
+    let finish: (sandbox: Sandbox) => void = () => undefined;
+    const created: FakeSandbox[] = [];
+    const p = new SandboxPool('app', 'v1', () => {
+      const s = new FakeSandbox();
+      created.push(s);
+      if (created.length === 1) return new Promise<Sandbox>((resolve) => (finish = resolve));
+      return Promise.resolve(s as unknown as Sandbox);
+    }, 2);
+    const starting = p.prestart();
+    const first = p.acquire();
+    const second = await p.acquire();
+    expect(created).toHaveLength(2);
+    expect(second).toBe(created[1]);
+    finish(created[0] as unknown as Sandbox);
+    await starting;
+    expect(await first).toBe(created[0]);
+    // A pool that has sandboxes starts none ahead.
+    await p.prestart();
+    expect(created).toHaveLength(2);
+  });
+
+  it('lets the call that waited for a sandbox that failed to start start its own', async () => {
+    let attempts = 0;
+    const p = new SandboxPool('app', 'v1', () => (++attempts === 1 ? Promise.reject(new Error('no isolate')) : Promise.resolve(new FakeSandbox() as unknown as Sandbox)), 1);
+    const starting = p.prestart();
+    const call = p.acquire();
+    await expect(starting).rejects.toThrow('no isolate');
+    expect(await call).toBeInstanceOf(FakeSandbox);
+    expect(p.liveCount).toBe(1);
+  });
+
   it('makes callers wait when every sandbox is busy, then hands over the released one', async () => {
     const { p, created } = pool(1);
     const a = await p.acquire();

@@ -12,6 +12,8 @@ export class SandboxPool {
   private readonly busy = new Set<Sandbox>();
   private size = 0;
   private retired = false;
+  /** A sandbox is starting ahead of the calls (prestart): the first call that comes meanwhile waits for it. */
+  private prestarting = false;
 
   constructor(
     readonly appId: string,
@@ -63,7 +65,7 @@ export class SandboxPool {
     signal?.throwIfAborted();
     const idle = this.popIdle();
     if (idle) return idle;
-    if (this.size < this.maxSize) return this.grow();
+    if (this.size < this.maxSize && !(this.prestarting && this.waiters.length === 0)) return this.grow();
     return new Promise<Sandbox>((resolve, reject) => {
       const waiter = {
         resolve: (sandbox: Sandbox) => {
@@ -84,6 +86,23 @@ export class SandboxPool {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
     });
+  }
+
+  /** Starts a sandbox ahead of the calls, unless the pool has one (idle, busy or starting). */
+  async prestart(): Promise<void> {
+    if (this.retired || this.size > 0) return;
+    this.prestarting = true;
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.grow();
+    } catch (error) {
+      // The call that waited for it starts its own.
+      if (!this.retired) this.serveWaiter();
+      throw error;
+    } finally {
+      this.prestarting = false;
+    }
+    this.release(sandbox);
   }
 
   release(sandbox: Sandbox): void {

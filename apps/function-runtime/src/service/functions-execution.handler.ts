@@ -1,4 +1,4 @@
-import { Controller } from '@nestjs/common';
+import { Controller, Logger } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, MessageHeaders, type RequestMetadata, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
 import { assertWellFormedEjson, CommandHandler, EventHandler, keepRegexOperators, type MessageContext, propagationHeaders } from '@tessera/messaging';
@@ -50,6 +50,8 @@ function requestInfoOf(metadata: RequestMetadata): FunctionRequestInfo {
   if (metadata.requestHeaders) info.requestHeaders = metadata.requestHeaders;
   return info;
 }
+
+const logger = new Logger('FunctionsExecutionHandler');
 
 /** The runtime's edge on the transport: one command, and the deployment event that retires sandboxes. */
 @Controller()
@@ -106,5 +108,10 @@ export class FunctionsExecutionHandler {
     // the change publisher follows the data sources the app links now.
     this.runtime.invalidate(event.appId);
     await this.changes.refresh(event.appId);
+    // The first call after a deploy finds a sandbox started (an isolate takes tens of milliseconds to start).
+    // Started on the next turn, after this process's other handlers of the event reloaded the configuration.
+    setImmediate(() => {
+      this.runtime.warm(event.appId).catch((error: unknown) => logger.debug(`no sandbox started ahead for app ${event.appId}: ${error instanceof Error ? error.message : String(error)}`));
+    });
   }
 }
