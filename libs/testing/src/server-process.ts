@@ -23,7 +23,20 @@ export interface ServerProcess {
  * `command` defaults to the built entry point; pass `['npm', 'start']` to go through the npm script.
  */
 export async function startServerProcess(options: { env?: Record<string, string>; command?: string[]; timeoutMs?: number } = {}): Promise<ServerProcess> {
-  const port = await freePort();
+  // A port found free can still be taken before the child listens on it: then the child starts again on another.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await launch(port, options);
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof PortTaken)) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function launch(port: number, options: { env?: Record<string, string>; command?: string[]; timeoutMs?: number }): Promise<ServerProcess> {
   const [executable, ...args] = options.command ?? [process.execPath, '--no-node-snapshot', 'apps/server/dist/main.js'];
   const started = Date.now();
   const child: ChildProcess = spawn(executable, args, {
@@ -51,7 +64,8 @@ export async function startServerProcess(options: { env?: Record<string, string>
       } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
         clearInterval(timer);
         killGroup(child, 'SIGKILL');
-        fail(new Error(`server did not start (exit ${child.exitCode}):\n${output}`));
+        const message = `server did not start (exit ${child.exitCode}):\n${output}`;
+        fail(output.includes(`EADDRINUSE: address already in use 0.0.0.0:${port}`) ? new PortTaken(message) : new Error(message));
       }
     }, 20);
   });
