@@ -138,7 +138,9 @@ describe('standalone host', () => {
     });
     const { appId: ruledId } = await deploy('ruled', app);
     const as = (functionName: string, id: string) => bus.request(Subjects.FunctionsExecutionRun, { appId: ruledId, functionName, args: [], caller: { type: 'user', user: { id } }, metadata: { origin: 'client' } });
-    expect(await as('seed', 'boss')).toMatchObject({ ok: true });
+    const seeded = await as('seed', 'boss');
+    // The whole answer in the message: a refusal's error is otherwise shown only as `{ …(2) }`.
+    expect(seeded, JSON.stringify(seeded)).toMatchObject({ ok: true });
     expect(await as('list', 'boss')).toMatchObject({ ok: true, result: [{ x: { $numberInt: '1' } }] });
     expect(await as('list', 'peon')).toMatchObject({ ok: true, result: [] });
     app.values[0].value = true;
