@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { makeTempDir, type NatsServerHandle, type ServerProcess, startNatsServer, startServerProcess } from '@tessera/testing';
+import { freePort, makeTempDir, type NatsServerHandle, type ServerProcess, startNatsServer, startServerProcess } from '@tessera/testing';
 
 export type ServiceName = 'admin-api' | 'graphql-gateway' | 'function-runtime' | 'sync-service' | 'datastore';
 
@@ -44,11 +44,11 @@ export class Cluster {
     });
     const names: ServiceName[] = ['admin-api', 'graphql-gateway', 'sync-service', ...Array.from({ length: options.runtimes ?? 1 }, () => 'function-runtime' as const)];
     try {
-      // The datastore first (on a port of its choosing, read from its banner): the others connect to it.
+      // The datastore first: the others connect to it. Its port is drawn below the kernel's ephemeral range,
+      // since restartDatastore takes the same port again: one the kernel handed out could meanwhile be the
+      // local end of some outgoing connection.
       cluster.datastorePassword = options.datastorePassword ? { TESSERA_DATASTORE_PASSWORD: options.datastorePassword } : {};
-      const datastore = await cluster.startService('datastore', { TESSERA_DATA_DIR: datastoreDir.path, TESSERA_DATASTORE_PORT: '0', ...cluster.datastorePassword, ...options.serviceEnv?.datastore });
-      const port = /datastore \(MongoDB wire protocol\): mongodb:\/\/[^/]*:(\d+)\//.exec(datastore.output())?.[1];
-      if (!port) throw new Error(`the datastore service did not print its port:\n${datastore.output()}`);
+      const port = await cluster.startDatastore(datastoreDir.path, options.serviceEnv?.datastore);
       cluster.datastorePort = port;
       const credentials = options.datastorePassword ? `tessera:${encodeURIComponent(options.datastorePassword)}@` : '';
       cluster.datastoreUri = `mongodb://${credentials}127.0.0.1:${port}/?directConnection=true`;
@@ -70,6 +70,19 @@ export class Cluster {
     this.processes.set(started, name);
     this.dataDirs.set(started, env.TESSERA_DATA_DIR ?? dataDir.path);
     return started;
+  }
+
+  /** Starts the datastore service on a free port (another one if that was taken before it listened); answers the port. */
+  private async startDatastore(dataDir: string, env: Record<string, string> = {}): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      const port = String(await freePort());
+      try {
+        await this.startService('datastore', { TESSERA_DATA_DIR: dataDir, TESSERA_DATASTORE_PORT: port, ...this.datastorePassword, ...env });
+        return port;
+      } catch (error) {
+        if (attempt >= 3 || !new RegExp(`EADDRINUSE: address already in use \\S*:${port}\\b`).test(String(error))) throw error;
+      }
+    }
   }
 
   /** Stops the datastore service (SIGTERM) and starts it again on the same port and data directory; resolves with the exit code. */
