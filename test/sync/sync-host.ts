@@ -1,6 +1,6 @@
 import type { AppConfig } from '@tessera/app-config';
 import { type ServiceName } from '@tessera/settings';
-import { makeTempDir } from '@tessera/testing';
+import { freePort, makeTempDir } from '@tessera/testing';
 import { type TestHost, startTestHost } from '../support/test-host';
 
 export interface SyncHost {
@@ -27,7 +27,9 @@ export interface SyncHostOptions {
 export async function startSyncHost(options: SyncHostOptions = {}): Promise<SyncHost> {
   const dir = makeTempDir('tessera-sync-service-');
   const start = (port: string): Promise<TestHost> => startTestHost({ dataDir: dir.path, ...(options.services ? { services: options.services } : {}), settings: { ...options.settings, PORT: port } });
-  let host = await start('0');
+  // A port drawn below the kernel's ephemeral range, since `restart` listens on it again: one the kernel handed
+  // out could meanwhile be the local end of an outgoing connection (a client reconnecting, say).
+  let host = await startOnFreePort(start);
   return {
     get url() {
       return host.url;
@@ -50,6 +52,17 @@ export async function startSyncHost(options: SyncHostOptions = {}): Promise<Sync
       dir.remove();
     },
   };
+}
+
+async function startOnFreePort(start: (port: string) => Promise<TestHost>): Promise<TestHost> {
+  for (let attempt = 1; ; attempt++) {
+    const port = String(await freePort());
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt >= 3 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    }
+  }
 }
 
 /**

@@ -78,7 +78,15 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
     : // The banner lists the apps a service serves; the datastore service serves the platform database
       // itself (possibly mapped to its own URI, not listening yet), so it reads nothing at boot.
       { groupId: '', adminUsername: settings.admin.username, apps: settings.services.every((service) => service === 'datastore') ? [] : await app.get(AppRegistry).list() };
-  await app.listen(settings.port, settings.host);
+  try {
+    await app.listen(settings.port, settings.host);
+  } catch (error) {
+    // A port already taken: release what started (the data directory's lock, the transports) before failing,
+    // so the same process can start a host over that directory again.
+    await Promise.allSettled(app.getMicroservices().map((microservice) => microservice.close()));
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : settings.port;
   return {

@@ -1,0 +1,38 @@
+import { loadSettings } from '@tessera/settings';
+import { makeTempDir } from '@tessera/testing';
+import { readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { startHost } from './host';
+
+// A host whose HTTP port is taken fails to start and releases what it had started (the data directory's
+// lock above all), so a second try over the same directory, in the same process, starts.
+describe('a host whose port is taken', () => {
+  const dir = makeTempDir('tessera-host-port-');
+  let holder: Server;
+
+  beforeAll(async () => {
+    holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '0.0.0.0', resolve));
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => holder.close(resolve));
+    dir.remove();
+  });
+
+  it('fails with EADDRINUSE and lets a later host over the same data directory start', async () => {
+    const taken = String((holder.address() as { port: number }).port);
+    const settings = (port: string) => loadSettings({ PORT: port, HOST: '0.0.0.0', TESSERA_DATA_DIR: dir.path, TESSERA_EXAMPLE_APP: '', LOG_LEVEL: 'silent', TESSERA_ADMIN_PASSWORD: 'port-taken-password' });
+    await expect(startHost(settings(taken))).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    // The failed host opened the platform's database (it bootstrapped the administrator) and closed it again.
+    const locks = (readdirSync(dir.path, { recursive: true }) as string[]).filter((path) => path.endsWith('LOCK'));
+    expect(locks).toEqual([]);
+    const host = await startHost(settings('0'));
+    try {
+      const response = await fetch(`${host.url}/api/client/v2.0/app/nothing/location`);
+      expect(response.status).toBeGreaterThanOrEqual(200);
+    } finally {
+      await host.close();
+    }
+  });
+});
