@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { freePort, makeTempDir, type NatsServerHandle, type ServerProcess, startNatsServer, startServerProcess } from '@tessera/testing';
+import { makeTempDir, type NatsServerHandle, type ServerProcess, startNatsServer, startOnFreePort, startServerProcess } from '@tessera/testing';
 
 export type ServiceName = 'admin-api' | 'graphql-gateway' | 'function-runtime' | 'sync-service' | 'datastore';
 
@@ -73,16 +73,11 @@ export class Cluster {
   }
 
   /** Starts the datastore service on a free port (another one if that was taken before it listened); answers the port. */
-  private async startDatastore(dataDir: string, env: Record<string, string> = {}): Promise<string> {
-    for (let attempt = 1; ; attempt++) {
-      const port = String(await freePort());
-      try {
-        await this.startService('datastore', { TESSERA_DATA_DIR: dataDir, TESSERA_DATASTORE_PORT: port, ...this.datastorePassword, ...env });
-        return port;
-      } catch (error) {
-        if (attempt >= 3 || !new RegExp(`EADDRINUSE: address already in use \\S*:${port}\\b`).test(String(error))) throw error;
-      }
-    }
+  private startDatastore(dataDir: string, env: Record<string, string> = {}): Promise<string> {
+    return startOnFreePort(async (port) => {
+      await this.startService('datastore', { TESSERA_DATA_DIR: dataDir, TESSERA_DATASTORE_PORT: String(port), ...this.datastorePassword, ...env });
+      return String(port);
+    });
   }
 
   /** Stops the datastore service (SIGTERM) and starts it again on the same port and data directory; resolves with the exit code. */

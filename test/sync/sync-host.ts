@@ -1,6 +1,6 @@
 import type { AppConfig } from '@tessera/app-config';
 import { type ServiceName } from '@tessera/settings';
-import { freePort, makeTempDir } from '@tessera/testing';
+import { makeTempDir, startOnFreePort } from '@tessera/testing';
 import { type TestHost, startTestHost } from '../support/test-host';
 
 export interface SyncHost {
@@ -29,7 +29,7 @@ export async function startSyncHost(options: SyncHostOptions = {}): Promise<Sync
   const start = (port: string): Promise<TestHost> => startTestHost({ dataDir: dir.path, ...(options.services ? { services: options.services } : {}), settings: { ...options.settings, PORT: port } });
   // A port drawn below the kernel's ephemeral range, since `restart` listens on it again: one the kernel handed
   // out could meanwhile be the local end of an outgoing connection (a client reconnecting, say).
-  let host = await startOnFreePort(start);
+  let host = await startOnFreePort((port) => start(String(port)));
   return {
     get url() {
       return host.url;
@@ -52,17 +52,6 @@ export async function startSyncHost(options: SyncHostOptions = {}): Promise<Sync
       dir.remove();
     },
   };
-}
-
-async function startOnFreePort(start: (port: string) => Promise<TestHost>): Promise<TestHost> {
-  for (let attempt = 1; ; attempt++) {
-    const port = String(await freePort());
-    try {
-      return await start(port);
-    } catch (error) {
-      if (attempt >= 3 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    }
-  }
 }
 
 /**

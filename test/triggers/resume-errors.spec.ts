@@ -10,9 +10,9 @@ import { platformOf, triggerTestRuntime } from '../support/trigger-replicas';
 const handle = `exports = (changeEvent) => { if (changeEvent.fullDocument.fail) throw new Error('boom'); console.log(String(changeEvent.fullDocument.n)); };`;
 
 // A suspended trigger whose backlog overflowed (its saved position is gone): `tolerate_resume_errors` decides
-// whether a resume fails or starts from now; and a change handed over twice runs once. The runner over the real platform database (embedded, in a
-// data directory) and the real sandbox, with a backlog of two changes; changes are handed to it as the
-// trigger consumer hands them.
+// whether a resume fails or starts from now; and a change handed over twice runs once. The runner over the
+// real platform database (embedded, in a data directory) and the real sandbox, with a backlog of two changes;
+// changes are handed to it as the trigger consumer hands them.
 describe('the trigger runner: resuming a trigger whose saved position is gone (tolerate_resume_errors), repeated deliveries', () => {
   const dir = makeTempDir('tessera-resume-errors-');
   let dataSources: DataSources;

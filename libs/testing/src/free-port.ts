@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
  * another listener, and parallel test workers drawing at random rarely meet.
  */
 export async function freePort(): Promise<number> {
-  const [low] = ephemeralRange();
+  const low = ephemeralLow();
   const floor = 10_000;
   if (low - floor >= 1_000) {
     for (let attempt = 0; attempt < 50; attempt++) {
@@ -20,14 +20,15 @@ export async function freePort(): Promise<number> {
   return kernelPort();
 }
 
-function ephemeralRange(): [number, number] {
+/** The first port of the kernel's ephemeral range (where `listen(0)` and outgoing connections take theirs). */
+function ephemeralLow(): number {
   try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-    if (Number.isInteger(low) && Number.isInteger(high)) return [low, high];
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low)) return low;
   } catch {
     // not Linux: the usual default
   }
-  return [32_768, 60_999];
+  return 32_768;
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -51,4 +52,25 @@ function kernelPort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** Whether `error` says that `port` was taken when something tried to listen on it (Node's listen error, or a server's output quoting it). */
+export function portTakenError(error: unknown, port: number): boolean {
+  const text = error instanceof Error ? error.message : String(error);
+  return new RegExp(`EADDRINUSE: address already in use \\S*:${port}\\b`).test(text);
+}
+
+/**
+ * Starts something that must be told its port on one from `freePort`, and on another (three tries in all) when
+ * that port was taken between the check and its listen; any other failure is thrown at once.
+ */
+export async function startOnFreePort<T>(start: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt >= 3 || !portTakenError(error, port)) throw error;
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
-import { freePort } from './free-port';
+import { startOnFreePort } from './free-port';
 
 export const repositoryRoot = resolve(__dirname, '..', '..', '..');
 
@@ -24,17 +24,8 @@ export interface ServerProcess {
  */
 export async function startServerProcess(options: { env?: Record<string, string>; command?: string[]; timeoutMs?: number } = {}): Promise<ServerProcess> {
   // A port found free can still be taken before the child listens on it: then the child starts again on another.
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    try {
-      return await launch(port, options);
-    } catch (error) {
-      if (attempt >= 3 || !(error instanceof PortTaken)) throw error;
-    }
-  }
+  return startOnFreePort((port) => launch(port, options));
 }
-
-class PortTaken extends Error {}
 
 async function launch(port: number, options: { env?: Record<string, string>; command?: string[]; timeoutMs?: number }): Promise<ServerProcess> {
   const [executable, ...args] = options.command ?? [process.execPath, '--no-node-snapshot', 'apps/server/dist/main.js'];
@@ -64,8 +55,7 @@ async function launch(port: number, options: { env?: Record<string, string>; com
       } else if (child.exitCode !== null || Date.now() - started > timeoutMs) {
         clearInterval(timer);
         killGroup(child, 'SIGKILL');
-        const message = `server did not start (exit ${child.exitCode}):\n${output}`;
-        fail(output.includes(`EADDRINUSE: address already in use 0.0.0.0:${port}`) ? new PortTaken(message) : new Error(message));
+        fail(new Error(`server did not start (exit ${child.exitCode}):\n${output}`));
       }
     }, 20);
   });
