@@ -71,6 +71,14 @@ export class MessageBus {
   }
 
   /**
+   * True when the transport is the in-process one: every handler of this bus is in this process, so an
+   * event meant for other processes (replicas of a service) has nobody to reach.
+   */
+  get local(): boolean {
+    return this.sameProcess;
+  }
+
+  /**
    * Sends a command and waits for its response. Rejects with InvalidPayloadError (bad request or response),
    * MessagingTimeoutError, NoResponderError, RemoteHandlerError (the handler failed) or TransportError.
    */

@@ -166,6 +166,11 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
     await nats?.stop();
   });
 
+  it('says whether every handler is in this process', () => {
+    // Events meant for other processes (another replica's sessions) are only worth sending over NATS.
+    expect(bus.local).toBe(transport === 'in-process');
+  });
+
   it('answers a request with the typed response and carries the correlation id and trace context', async () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
     const args: JsonValue[] = [{ $oid: '5f0c5e0b9d1e8a2b3c4d5e6f' }, { $numberLong: '9007199254740993' }, 'text'];

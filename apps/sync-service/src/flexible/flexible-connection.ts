@@ -59,6 +59,41 @@ function withSchema(schema: SyncSchema, instructions: readonly Instruction[]): I
   return created.size === 0 ? [...instructions] : [...schemaInstructions(schema, created), ...instructions];
 }
 
+/**
+ * What a changed document sends to a session that has it in view is the same for every such session: its
+ * instructions under the schema, and their changeset bytes. The sessions a change reached share one read of
+ * the document (FlexibleHub.current), so these are made once per read, keyed by the document read, instead
+ * of once per session. A document that is not a shared read (an upload's, a bootstrap's) is not kept here.
+ */
+interface SharedObjectChange {
+  schema: SyncSchema;
+  table: string;
+  /** Undefined when the document does not translate (the session then treats it as out of its view). */
+  object: PrimaryKey | undefined;
+  instructions: readonly Instruction[];
+  /** The changeset of `withSchema(schema, instructions)`, and those instructions; made on first use. */
+  download?: { instructions: readonly Instruction[]; changeset: Uint8Array };
+}
+const sharedChanges = new WeakMap<Document, SharedObjectChange>();
+
+function sharedObjectChange(schema: SyncSchema, table: string, id: unknown, doc: Document): SharedObjectChange {
+  const known = sharedChanges.get(doc);
+  if (known && known.schema === schema && known.table === table) return known;
+  const written = objectInstructions(schema, table, doc);
+  const object = written.ok ? documentPrimaryKey(schema, table, id) : undefined;
+  const change: SharedObjectChange = { schema, table, object, instructions: written.ok && object ? written.instructions : [] };
+  sharedChanges.set(doc, change);
+  return change;
+}
+
+function sharedDownload(change: SharedObjectChange): { instructions: readonly Instruction[]; changeset: Uint8Array } {
+  if (!change.download) {
+    const instructions = withSchema(change.schema, change.instructions);
+    change.download = { instructions, changeset: encodeChangeset({ instructions: [...instructions] }) };
+  }
+  return change.download;
+}
+
 export interface FlexibleConnectionContext extends SessionConnectionContext {
   sync(): Promise<SyncAppView>;
   permissions(): Promise<PermissionScope>;
@@ -411,12 +446,20 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
   }
 
   /** A DOWNLOAD of one server changeset at the next server version (none when `instructions` is empty, unless in a bootstrap). */
-  private download(session: FlexibleSession, instructions: readonly Instruction[], batchState: FlexibleDownloadMessage['batchState'], progressEstimate: number, bootstrap = false): FlexibleDownloadMessage {
+  private download(
+    session: FlexibleSession,
+    instructions: readonly Instruction[],
+    batchState: FlexibleDownloadMessage['batchState'],
+    progressEstimate: number,
+    bootstrap = false,
+    /** The instructions' changeset when it is already encoded (one change sent to many sessions). */
+    encoded?: Uint8Array,
+  ): FlexibleDownloadMessage {
     const changesets = [];
     if (instructions.length > 0 || bootstrap) {
       session.serverVersion = Math.max(session.serverVersion + 1, this.context.hub.nextVersion());
       this.noteSent(session, instructions);
-      const changeset = encodeChangeset({ instructions: [...instructions] });
+      const changeset = encoded ?? encodeChangeset({ instructions: [...instructions] });
       changesets.push({ serverVersion: session.serverVersion, lastIntegratedClientVersion: session.clientVersion, originTimestamp: Date.now() - Date.UTC(2015, 0, 1), originFileIdent: SERVER_FILE_IDENT, originalChangesetSize: changeset.length, changeset });
     }
     return {
@@ -469,10 +512,25 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
     // later, may have changed it since, and the client must end up with what the collection holds. The
     // sessions the change reached read it once (FlexibleHub.current), each after its turn came.
     const current = await this.context.hub.current(app, ref, table, id);
+    if (current && inView(session.view, table, current)) {
+      const change = sharedObjectChange(app.schema, table, id, current);
+      if (change.object) {
+        this.holdObject(session, heldKey(table, id), table, change.object);
+        const { instructions, changeset } = sharedDownload(change);
+        this.send(this.download(session, instructions, 'steadyState', 1, false, changeset));
+        return true;
+      }
+    }
     const instructions = withSchema(app.schema, this.objectState(session, app, table, id, current));
     if (instructions.length === 0) return false;
     this.send(this.download(session, instructions, 'steadyState', 1));
     return true;
+  }
+
+  /** The client holds the object now. */
+  private holdObject(session: FlexibleSession, key: string, table: string, object: PrimaryKey): void {
+    session.held.set(key, { table, object });
+    this.context.hub.hold(session, key, true);
   }
 
   /**
@@ -488,8 +546,7 @@ export class FlexibleConnection extends SessionConnection<FlexibleSession, Flexi
       const written = objectInstructions(schema, table, after);
       const object = documentPrimaryKey(schema, table, id);
       if (written.ok && object) {
-        session.held.set(key, { table, object });
-        this.context.hub.hold(session, key, true);
+        this.holdObject(session, key, table, object);
         return written.instructions;
       }
     }

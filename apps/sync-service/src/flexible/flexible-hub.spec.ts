@@ -86,4 +86,23 @@ describe('FlexibleHub', () => {
       expect(taken.sort()).toEqual(['a again', 'b']);
     });
   });
+
+  describe('changed', () => {
+    function hubOver(local: boolean): { hub: FlexibleHub; emit: ReturnType<typeof vi.fn> } {
+      const emit = vi.fn(() => Promise.resolve());
+      return { hub: new FlexibleHub(undefined as unknown as DeployedApps, undefined as unknown as DataSources, { local, emit } as unknown as MessageBus), emit };
+    }
+
+    it('announces a changed document to the other replicas over a bus that reaches other processes', () => {
+      const { hub: replica, emit } = hubOver(false);
+      replica.changed('app', 'Item', 7, { _id: 7 });
+      expect(emit).toHaveBeenCalledWith('sync.flexible-document.changed', expect.objectContaining({ appId: 'app', table: 'Item', documentKey: '{"$numberInt":"7"}' }));
+    });
+
+    it('announces nothing in a process whose bus reaches no other (one replica)', () => {
+      const { hub: only, emit } = hubOver(true);
+      only.changed('app', 'Item', 7, { _id: 7 });
+      expect(emit).not.toHaveBeenCalled();
+    });
+  });
 });

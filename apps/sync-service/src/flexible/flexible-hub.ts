@@ -380,6 +380,8 @@ export class FlexibleHub {
    */
   changed(appId: string, table: string, id: unknown, after: Document | null, except?: FlexibleListener, timing?: ChangeTiming): void {
     this.fanOut(appId, table, id, after, except, timing);
+    // One process (the in-process transport) has no other replicas to tell.
+    if (this.bus.local) return;
     const event: SyncFlexibleDocumentChanged = { appId, table, documentKey: JSON.stringify(encodeEjson(id)), replica: this.replica };
     // Losing one leaves the other replicas' clients behind on this document until it changes again: log it.
     this.bus.emit(Subjects.SyncFlexibleDocumentChanged, event).catch((error: unknown) => this.logger.warn({ err: error, appId, table }, 'could not announce a flexible sync change to the other replicas'));
