@@ -122,8 +122,15 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     const testSpan = randomBytes(8).toString('hex');
     const called = await callFunction(gateway, clientAppId, user.access_token, 'sum', [2, 3], { traceparent: `00-${callTrace}-${testSpan}-01` });
     expect(called).toEqual({ status: 200, body: { $numberInt: '5' } });
-    await eventually(() => expect(new Set(collector.trace(callTrace).map((span) => span.service))).toEqual(new Set(['tessera-graphql-gateway', 'tessera-function-runtime'])), { timeoutMs: 15_000 });
-    expectLinked(collector.trace(callTrace), testSpan);
+    // Each process exports its spans in batches of its own: a child (the session lookup, say) can arrive before
+    // its parent (the HTTP span, which ends last), so each tree below is checked once every span of it arrived.
+    await eventually(
+      () => {
+        expect(new Set(collector.trace(callTrace).map((span) => span.service))).toEqual(new Set(['tessera-graphql-gateway', 'tessera-function-runtime']));
+        expectLinked(collector.trace(callTrace), testSpan);
+      },
+      { timeoutMs: 15_000 },
+    );
     const callSpans = collector.trace(callTrace);
     const edge = callSpans.find((span) => span.service === 'tessera-graphql-gateway' && span.parentSpanId === testSpan);
     const handler = callSpans.find((span) => span.service === 'tessera-function-runtime' && span.name === 'functions.execution.run process');
@@ -150,9 +157,9 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     const dataSpans = await eventually(() => {
       const spans = collector.trace(dataTrace);
       expect(spans.find((span) => span.name === 'insertOne shop.notes')).toBeDefined();
+      expectLinked(spans, testSpan);
       return spans;
     }, { timeoutMs: 15_000 });
-    expectLinked(dataSpans, testSpan);
     const insert = dataSpans.find((span) => span.name === 'insertOne shop.notes')!;
     expect(insert).toMatchObject({ service: 'tessera-graphql-gateway', kind: 3, attributes: { 'db.system': 'mongodb', 'db.name': 'shop', 'db.collection.name': 'notes', 'db.mongodb.collection': 'notes', 'db.operation.name': 'insertOne' } });
     const dataEdge = dataSpans.find((span) => span.parentSpanId === testSpan);
@@ -167,8 +174,13 @@ describe.skipIf(!findNatsServer())(`four services as separate processes over NAT
     });
     expect(pushed.status).toBe(204);
     const services = ['tessera-admin-api', 'tessera-graphql-gateway', 'tessera-function-runtime', 'tessera-sync-service', 'tessera-datastore'];
-    await eventually(() => expect(new Set(collector.trace(pushTrace).map((span) => span.service))).toEqual(new Set(services)), { timeoutMs: 15_000 });
-    expectLinked(collector.trace(pushTrace), testSpan);
+    await eventually(
+      () => {
+        expect(new Set(collector.trace(pushTrace).map((span) => span.service))).toEqual(new Set(services));
+        expectLinked(collector.trace(pushTrace), testSpan);
+      },
+      { timeoutMs: 15_000 },
+    );
   });
   describe('faults', () => {
     const sum = (gateway: string, token: string) => callFunction(gateway, clientAppId, token, 'sum', [1, 2]);
