@@ -1,8 +1,7 @@
 import { Controller, Logger } from '@nestjs/common';
 import { type CommandRequest, type CommandResponseInput, type EventPayload, MessageHeaders, type RequestMetadata, Subjects } from '@tessera/contracts';
 import { isTesseraError } from '@tessera/domain';
-import { assertWellFormedEjson, CommandHandler, EventHandler, keepRegexOperators, type MessageContext, propagationHeaders } from '@tessera/messaging';
-import { EJSON } from 'bson';
+import { assertWellFormedEjson, CommandHandler, decodeEjson, EventHandler, type MessageContext, propagationHeaders } from '@tessera/messaging';
 import { ChangePublisher } from '../change-events/change-publisher';
 import { FunctionRuntimeService, type ExecuteFunctionRequest } from '../function-runtime.service';
 import type { FunctionRequestInfo } from '../function-runtime.options';
@@ -74,7 +73,8 @@ export class FunctionsExecutionHandler {
     const execute: ExecuteFunctionRequest = {
       appId: request.appId,
       name: request.functionName,
-      arguments: request.args.map((arg): unknown => EJSON.deserialize(keepRegexOperators(arg) as never, { relaxed: false })),
+      // What EJSON.deserialize gives (regex query operators kept), without its stringify-and-parse of every argument.
+      arguments: request.args.map((arg): unknown => decodeEjson(arg, { relaxed: false })),
       caller: request.caller,
       origin: origins[metadata.origin],
       request: requestInfoOf(metadata),
