@@ -59,23 +59,19 @@ export type MessagingClient = Pick<ClientProxy, 'send' | 'emit' | 'connect' | 'c
  */
 export class MessageBus {
   private readonly defaultTimeoutMs: number;
-  /** Replies come from handlers in this process, which validated them (see CommandHandler). */
-  private readonly sameProcess: boolean;
+  /**
+   * True when the transport is the in-process one: every handler of this bus is in this process, so replies
+   * come from handlers that validated them (see CommandHandler), and an event meant for other processes
+   * (replicas of a service) has nobody to reach.
+   */
+  readonly local: boolean;
 
   constructor(
     readonly client: MessagingClient,
     private readonly options: MessageBusOptions = {},
   ) {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-    this.sameProcess = client instanceof InProcessClient;
-  }
-
-  /**
-   * True when the transport is the in-process one: every handler of this bus is in this process, so an
-   * event meant for other processes (replicas of a service) has nobody to reach.
-   */
-  get local(): boolean {
-    return this.sameProcess;
+    this.local = client instanceof InProcessClient;
   }
 
   /**
@@ -103,7 +99,7 @@ export class MessageBus {
       throw failure;
     }
     endSpan(span);
-    return this.sameProcess ? (response as CommandResponse<S>) : parseCommandResponse(subject, response);
+    return this.local ? (response as CommandResponse<S>) : parseCommandResponse(subject, response);
   }
 
   /** Publishes an event to every queue group listening; resolves once it is handed to the transport. */
