@@ -117,8 +117,9 @@ export async function startHost(settings: Settings, options: HostOptions = {}): 
 /**
  * The HTTP edge of a Tessera process around `module`: Fastify with App Services' body limit, the client
  * address taken from a proxy's forwarding headers, error bodies for requests Fastify rejects before routing
- * and for exceptions, JSON content types, the route table (for 405 answers), and a span per request when
- * tracing is on. The one place the edge is configured, so what tests start is what users run.
+ * and for exceptions, JSON content types, the route table (for 405 answers), a span per request when
+ * tracing is on, and a request logger (a `reqId` on every line logged for the request) when request ids are
+ * logged (`settings.logRequestIds`). The one place the edge is configured, so what tests start is what users run.
  */
 export async function createHttpEdge(module: DynamicModule, settings: Settings): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({ bodyLimit, trustProxy: true, clientErrorHandler: appServicesClientErrorHandler });
@@ -128,7 +129,7 @@ export async function createHttpEdge(module: DynamicModule, settings: Settings):
   installAppServicesContentType(app.getHttpAdapter().getInstance());
   recordRoutes(app.getHttpAdapter().getInstance());
   if (settings.telemetry.otlpEndpoint) traceHttpEdge(app);
-  bindRequestLoggers(app);
+  if (settings.logRequestIds) bindRequestLoggers(app);
   return app;
 }
 

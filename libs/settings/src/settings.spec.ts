@@ -108,6 +108,15 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ OTEL_METRIC_EXPORT_INTERVAL: '5' })).toThrow(/OTEL_METRIC_EXPORT_INTERVAL/);
   });
 
+  it('logs request ids at debug and trace by default, and wherever TESSERA_LOG_REQUEST_IDS says so', () => {
+    expect(loadSettings({}).logRequestIds).toBe(false);
+    expect(loadSettings({ LOG_LEVEL: 'debug' }).logRequestIds).toBe(true);
+    expect(loadSettings({ LOG_LEVEL: 'trace' }).logRequestIds).toBe(true);
+    expect(loadSettings({ LOG_LEVEL: 'warn', TESSERA_LOG_REQUEST_IDS: 'true' }).logRequestIds).toBe(true);
+    expect(loadSettings({ LOG_LEVEL: 'debug', TESSERA_LOG_REQUEST_IDS: 'false' }).logRequestIds).toBe(false);
+    expect(() => loadSettings({ TESSERA_LOG_REQUEST_IDS: 'sometimes' })).toThrow(/TESSERA_LOG_REQUEST_IDS/);
+  });
+
   it('refuses a sampling ratio outside 0..1 and a short signing key', () => {
     expect(() => loadSettings({ OTEL_TRACES_SAMPLER_ARG: '1.5' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
     expect(() => loadSettings({ TESSERA_SIGNING_KEY: Buffer.alloc(16, 1).toString('base64') })).toThrow(/TESSERA_SIGNING_KEY: must be base64 of at least 32 bytes/);

@@ -162,6 +162,7 @@ const environmentSchema = z.object({
   TESSERA_EXAMPLE_APP: z.string().default('examples/todo'),
   TESSERA_ALLOW_NEW_PARTITION_SYNC: booleanFlag.default('false'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TESSERA_LOG_REQUEST_IDS: booleanFlag.optional(),
   TESSERA_SIGNING_KEY: z
     .string()
     .transform((raw, ctx) => {
@@ -235,6 +236,12 @@ export interface Settings {
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Lines logged while an HTTP request is handled carry its `reqId` (TESSERA_LOG_REQUEST_IDS; default: on at
+   * LOG_LEVEL debug and trace). It costs every request: on Node 20 the request's logger follows it through an
+   * AsyncLocalStorage, which turns on promise hooks for the whole process (a quarter of a function call's CPU).
+   */
+  logRequestIds: boolean;
   /** Lifetime of client access tokens (App Services: 30 minutes). */
   accessTokenTtlSeconds: number;
   /** Lifetime of client refresh tokens (App Services: 60 days). */
@@ -372,6 +379,7 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     exampleAppDir: env.TESSERA_EXAMPLE_APP,
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,
     logLevel: env.LOG_LEVEL,
+    logRequestIds: env.TESSERA_LOG_REQUEST_IDS ?? (env.LOG_LEVEL === 'debug' || env.LOG_LEVEL === 'trace'),
     accessTokenTtlSeconds: env.TESSERA_ACCESS_TOKEN_TTL_SECONDS,
     refreshTokenTtlSeconds: env.TESSERA_REFRESH_TOKEN_TTL_SECONDS,
     adminAccessTokenTtlSeconds: env.TESSERA_ADMIN_ACCESS_TOKEN_TTL_SECONDS,
