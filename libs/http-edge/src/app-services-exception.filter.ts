@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger, NotFoundException } from '@nestjs/common';
 import { isTesseraError, type ErrorBody } from '@tessera/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BaseRpcExceptionFilter } from '@nestjs/microservices';
 import { type Observable, throwError } from 'rxjs';
 import { correlationIdOf } from './correlation';
 import { allowedMethods } from './edge-errors';
@@ -24,12 +25,17 @@ const statusCodes: Record<number, string> = {
  * only then). Errors we did not expect are logged with a correlation id and answered with a generic
  * message: no stack trace or internal detail reaches the client.
  */
+const rpcFilter = new BaseRpcExceptionFilter();
+
 @Catch()
 export class AppServicesExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpEdge');
 
   catch(exception: unknown, host: ArgumentsHost): Observable<never> | undefined {
-    // Message handlers of the same app answer over their transport, which maps errors itself.
+    // A message handler of the same app (the host connects its transport with the app's config) answers as
+    // Nest's own RPC filter would: an RpcException's error body, or a generic one. Handed on as it was, the
+    // exception reached the caller as a transport failure, its error code lost.
+    if (host.getType() === 'rpc') return rpcFilter.catch(exception, host) as Observable<never>;
     if (host.getType() !== 'http') return throwError(() => exception);
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();

@@ -54,6 +54,8 @@ export function CommandHandler<S extends CommandSubject>(subject: S, options: Ha
     const method = descriptor.value;
     if (!method) throw new Error(`@CommandHandler(${subject}) must decorate a method`);
     const wrapped = async function (this: unknown, data: unknown, nestContext: unknown): Promise<unknown> {
+      // Tells the in-process server which method and controller answer this subject (see DirectCommandHandler).
+      if (nestContext instanceof InProcessContext) nestContext.answeredBy = { method: wrapped, controller: this };
       const received = toMessageContext(subject, nestContext);
       const handled = handleRequest(received.headers, received.deadline);
       const context: MessageContext = { ...received, signal: handled.signal };

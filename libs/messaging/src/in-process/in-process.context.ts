@@ -6,6 +6,9 @@ import { type MessageHeaderMap } from '@tessera/contracts';
  * sender's facade already validated the payload (then the handler trusts it: it never left the process).
  */
 export class InProcessContext extends BaseRpcContext<[string, MessageHeaderMap, boolean?]> {
+  /** The command method Nest called for this message, with its controller (see `answeredBy`). */
+  answeredBy: DirectCommandHandler | undefined;
+
   getSubject(): string {
     return this.args[0];
   }
@@ -17,4 +20,14 @@ export class InProcessContext extends BaseRpcContext<[string, MessageHeaderMap, 
   isValidated(): boolean {
     return this.args[2] === true;
   }
+}
+
+/**
+ * A `@CommandHandler` method as it is, with the controller Nest built: the in-process server calls it
+ * directly once it has seen Nest call it, without Nest's per-call parameter pipes, guards, interceptors and
+ * filters (none of which a command handler uses: it validates, traces and maps its errors itself).
+ */
+export interface DirectCommandHandler {
+  method: (this: unknown, data: unknown, context: InProcessContext) => Promise<unknown>;
+  controller: unknown;
 }

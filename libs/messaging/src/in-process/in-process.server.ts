@@ -1,11 +1,11 @@
-import { type CustomTransportStrategy, type MessageHandler, Server, type WritePacket } from '@nestjs/microservices';
+import { type CustomTransportStrategy, type MessageHandler, RpcException, Server, type WritePacket } from '@nestjs/microservices';
 import { isObservable } from 'rxjs';
 import { Subjects } from '@tessera/contracts';
 import { abandonFromPacket } from '../cancellation';
 import { drain } from '../drain';
 import { handlerQueue } from '../handlers';
 import { type BusDelivery, InProcessBus } from './in-process-bus';
-import { InProcessContext } from './in-process.context';
+import { type DirectCommandHandler, InProcessContext } from './in-process.context';
 
 export const IN_PROCESS_TRANSPORT = Symbol.for('tessera.messaging.in-process');
 
@@ -35,6 +35,8 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   private readonly unsubscribers: Array<() => void> = [];
   private readonly inFlight = new Set<Promise<void>>();
   private abandonments: (() => void) | undefined;
+  /** Command methods this server has seen Nest call, by Nest's handler of their subject: called directly since. */
+  private readonly direct = new Map<MessageHandler, DirectCommandHandler>();
 
   constructor(private readonly options: InProcessServerOptions = {}) {
     super();
@@ -117,14 +119,30 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
   }
 
   /**
-   * A request sent with the bus's `request` (the facade's command path): the same Nest handler (guards,
-   * interceptors, exception filters), but a plain result is answered at once instead of through an observable
-   * and `send`. An observable (an interceptor's, or the filters' error) still goes through `send`.
+   * A request sent with the bus's `request` (the facade's command path). The first one of a subject goes
+   * through Nest's handler (its parameter pipes, guards, interceptors and exception filters), but a plain
+   * result is answered at once instead of through an observable and `send`; an observable (an interceptor's,
+   * or the filters' error) still goes through `send`. Once Nest has called a `@CommandHandler` method, later
+   * requests call that method directly (about fifteen promises fewer per call), and what it throws becomes
+   * the error packet Nest's RPC exception filter makes of it.
    */
   private async answerDirectly(pattern: string, handler: MessageHandler, data: unknown, context: InProcessContext, respond: (out: WritePacket) => void): Promise<void> {
+    const known = this.direct.get(handler);
+    if (known) {
+      let response: unknown;
+      try {
+        response = await known.method.call(known.controller, data, context);
+      } catch (error) {
+        respond({ err: this.rpcErrorBody(pattern, error), isDisposed: true });
+        return;
+      }
+      respond({ response, isDisposed: true });
+      return;
+    }
     let result: unknown;
     try {
       result = await handler(data, context);
+      if (context.answeredBy) this.direct.set(handler, context.answeredBy);
     } catch (error) {
       this.logger.error(`handler for ${pattern} threw outside Nest's filters: ${String(error)}`);
       respond({ err: { status: 'error', message: 'Internal server error' }, isDisposed: true });
@@ -140,6 +158,16 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
         if (out.isDisposed) resolve();
       });
     });
+  }
+
+  /** The error body Nest's RPC exception filter sends for what a handler threw (BaseRpcExceptionFilter's). */
+  private rpcErrorBody(pattern: string, error: unknown): unknown {
+    if (error instanceof RpcException) {
+      const body = error.getError();
+      return typeof body === 'object' && body !== null ? body : { status: 'error', message: body };
+    }
+    this.logger.error(`handler for ${pattern} threw outside its contract: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return { status: 'error', message: 'Internal server error' };
   }
 }
 
