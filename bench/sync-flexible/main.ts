@@ -20,8 +20,11 @@
  *   server exports over OTLP to a receiver in this process; the client-side figure adds the insert's HTTP
  *   round trip and this process's own receiving of 1,000 WebSockets. The commit's time is taken before the
  *   store's durable write (the change reaches the feed once it is on disk), so that write's latency is in
- *   it; `tessera.sync.flexible.delivery` gives the part from the change reaching the sync service (matching,
- *   reading the document, sending), on a monotonic clock in sub-millisecond buckets.
+ *   it, and beside it the same device's latency for bare O_DSYNC appends at the same pace, measured in
+ *   the same run; `tessera.sync.flexible.from_feed` gives the delay from the change being durable (the change
+ *   publisher reading it off the feed) to that last DOWNLOAD, what Tessera spends (the durable stream,
+ *   matching, reading, sending), and `tessera.sync.flexible.delivery` the part from the change reaching the
+ *   sync service, both in sub-millisecond buckets.
  * - fan-out throughput: 8 writers insert as fast as they can for BENCH_SECONDS, each insert concerning 10
  *   of the 1,000 sessions; inserts/s until the last DOWNLOAD arrived. Baseline: the same writers inserting
  *   into a collection no session syncs (the datastore and its change feed, sync doing nothing).
@@ -32,7 +35,7 @@
  * BENCH_OBJECTS, BENCH_SESSIONS, BENCH_ROUNDS and BENCH_SECONDS scale it; BENCH_SERVER_NODE_ARGS passes
  * flags to the server's node (`--cpu-prof --cpu-prof-dir=<dir>` to profile it).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, constants as fsConstants, mkdtempSync, openSync, rmSync, write as fsWrite } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -59,6 +62,8 @@ const GROUPS = Math.max(1, Math.floor(SESSIONS / PER_GROUP));
 const WRITERS = 8;
 /** The server's own histogram of a write's commit to the last DOWNLOAD it caused (apps/sync-service change-delivery.ts). */
 const FAN_OUT_METRIC = 'tessera.sync.flexible.fan_out';
+/** The same from the change publisher reading the durable change off the feed (sub-millisecond buckets). */
+const FROM_FEED_METRIC = 'tessera.sync.flexible.from_feed';
 /** Its part from the change reaching the sync service (matching, reading, sending; monotonic clock, sub-millisecond buckets). */
 const DELIVERY_METRIC = 'tessera.sync.flexible.delivery';
 const OBJECTS_PER_CHANGESET = 500;
@@ -404,6 +409,33 @@ function waitFor(count: () => number, expected: () => number, timeoutMs: number)
   };
 }
 
+/** The pause between two of the matching phase's writes, about: one write's round trip to its last DOWNLOAD. */
+const DISK_GAP_MS = 3;
+
+/**
+ * What the storage device alone takes to make a small append durable, at the matching phase's pace: `count`
+ * appends of 600 bytes (about one commit record) with O_DSYNC, as the store's write-ahead log writes them,
+ * `gapMs` apart, in a file beside the server's data directory.
+ */
+async function diskSyncLatency(dir: string, count: number, gapMs: number): Promise<Latencies> {
+  const path = join(dir, 'disk-sync-probe.log');
+  const fd = openSync(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_APPEND | fsConstants.O_DSYNC, 0o600);
+  const record = Buffer.alloc(600, 7);
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      await new Promise<void>((resolve, reject) => fsWrite(fd, record, 0, record.length, null, (error) => (error ? reject(error) : resolve())));
+      samples.push(performance.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, gapMs));
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(path, { force: true });
+  }
+  return summarize(samples, count);
+}
+
 /** A server-side histogram's p50 and p99 as the bounds of the buckets holding them. */
 function describeFanOut(histogram: HistogramSnapshot | undefined): string {
   if (!histogram || histogram.count === 0) return 'nothing recorded';
@@ -427,10 +459,11 @@ async function main(): Promise<void> {
   // go to the same endpoint; none is sampled (the other benches run without tracing too).
   const otlp = await OtlpMetricsReceiver.start();
   Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint, OTEL_METRIC_EXPORT_INTERVAL: '500', OTEL_TRACES_SAMPLER: 'always_off' });
-  const histograms = (): Promise<Map<string, HistogramSnapshot>> => otlp.nextHistograms([FAN_OUT_METRIC, DELIVERY_METRIC]);
+  const histograms = (): Promise<Map<string, HistogramSnapshot>> => otlp.nextHistograms([FAN_OUT_METRIC, FROM_FEED_METRIC, DELIVERY_METRIC]);
   /** What the server recorded between two exports: the fan-out from the commit, and its part from the change's arrival. */
   const recorded = (before: Map<string, HistogramSnapshot>, after: Map<string, HistogramSnapshot>) => ({
     fanOut: histogramDelta(before.get(FAN_OUT_METRIC), after.get(FAN_OUT_METRIC)),
+    fromFeed: histogramDelta(before.get(FROM_FEED_METRIC), after.get(FROM_FEED_METRIC)),
     delivery: histogramDelta(before.get(DELIVERY_METRIC), after.get(DELIVERY_METRIC)),
   });
   const server = await startTessera(work, appDir, 'flxbench', (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
@@ -468,6 +501,7 @@ async function main(): Promise<void> {
     const many = await matchLatency(items, sessions, groups, 13_000_000);
     const manyCpu = serverCpu() - cpu;
     const manyServer = recorded(before, await histograms());
+    const disk = await diskSyncLatency(work, ROUNDS, DISK_GAP_MS);
 
     process.stderr.write('throughput baseline: inserts into a collection no session syncs\n');
     cpu = serverCpu();
@@ -528,6 +562,8 @@ async function main(): Promise<void> {
     console.log(`    baseline, only those ${few.size} sessions connected: ${describeLatency(alone.latency)}; server CPU ${(aloneCpu / groups.length).toFixed(2)} ms per write; first to last p50 ${alone.spread.p50.toFixed(2)} ms, p99 ${alone.spread.p99.toFixed(2)} ms`);
     console.log(`  server-side, a write's commit to the last DOWNLOAD it caused sent (${FAN_OUT_METRIC}, whole milliseconds): ${describeFanOut(manyServer.fanOut)} (goal p99 < 5 ms)`);
     console.log(`    baseline, only those ${few.size} sessions connected: ${describeFanOut(aloneServer.fanOut)}`);
+    console.log(`    the storage device's own part: a bare O_DSYNC append of 600 bytes in the data directory's file system, one every ${DISK_GAP_MS} ms as these writes come: ${describeLatency(disk)}`);
+    console.log(`  server-side, from the write being durable (the change publisher reading it off the feed) to the last DOWNLOAD it caused sent (${FROM_FEED_METRIC}): ${describeFanOut(manyServer.fromFeed)} (goal p99 < 5 ms, without the device's sync); with only ${few.size} sessions: ${describeFanOut(aloneServer.fromFeed)}`);
     console.log(`    of which from the change reaching the sync service (${DELIVERY_METRIC}: matching, reading, sending): ${describeFanOut(manyServer.delivery)}; with only ${few.size} sessions: ${describeFanOut(aloneServer.delivery)}`);
     console.log(`  fan-out throughput, ${WRITERS} writers, each insert to ${PER_GROUP} of ${sessions.size} sessions: ${Math.round(fanned.perSecond).toLocaleString('en-US')} inserts/s delivered (${(fanned.perSecond * PER_GROUP).toFixed(0)} DOWNLOADs/s), server CPU ${(fannedCpu / Math.max(1, fanned.writes)).toFixed(2)} ms per insert${undelivered ? `, ${undelivered} DOWNLOADs missing` : ''}`);
     console.log(`    baseline, the same inserts into a collection no session syncs: ${Math.round(plain.perSecond).toLocaleString('en-US')} inserts/s, server CPU ${(plainCpu / Math.max(1, plain.writes)).toFixed(2)} ms per insert`);

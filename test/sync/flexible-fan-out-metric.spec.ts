@@ -9,6 +9,7 @@ import { syncUrl } from './sync-test-client';
 // `tessera.sync.flexible.fan_out`: from an external write's commit to the last DOWNLOAD it caused, one point
 // per write that reached at least one session (bench/sync-flexible reads it over OTLP for issue 17's goal);
 // `tessera.sync.flexible.delivery`: the part from the change reaching the sync service, on the same writes.
+// `tessera.sync.flexible.from_feed`: the part from the change publisher reading the durable change off the feed.
 describe('flexible sync fan-out latency metric', () => {
   let host: TestHost;
   let metrics: MetricReader;
@@ -35,6 +36,8 @@ describe('flexible sync fan-out latency metric', () => {
   const fanOut = () => histogram('tessera.sync.flexible.fan_out');
   // From the change reaching the sync service to the last DOWNLOAD: a part of the fan-out time, per write.
   const delivery = () => histogram('tessera.sync.flexible.delivery');
+  // From the change publisher reading the durable change off the feed: between the two, per write.
+  const fromFeed = () => histogram('tessera.sync.flexible.from_feed');
 
   it('records one point per external write that reached sessions, none for a write that reached none', async () => {
     const sessions: FlexibleTestClient[] = [];
@@ -59,6 +62,8 @@ describe('flexible sync fan-out latency metric', () => {
     const before = await fanOut();
     const deliveryBefore = await delivery();
     expect(deliveryBefore.count).toBe(before.count);
+    const fromFeedBefore = await fromFeed();
+    expect(fromFeedBefore.count).toBe(before.count);
     await tasks.insertMany([
       { _id: 'seen-1', owner_id: 'x', status: 'shared', name: 'one' },
       { _id: 'seen-2', owner_id: 'x', status: 'shared', name: 'two' },
@@ -77,6 +82,11 @@ describe('flexible sync fan-out latency metric', () => {
     expect(deliveryAfter.sum - deliveryBefore.sum).toBeGreaterThan(0);
     // Commit times are whole milliseconds, so a write's fan-out may read up to 1 ms short of its delivery.
     expect(deliveryAfter.sum - deliveryBefore.sum).toBeLessThanOrEqual(after.sum - before.sum + 2);
+    // Read off the feed after the commit and before reaching the sync service: within the two, to the clocks' grain.
+    const fromFeedAfter = await fromFeed();
+    expect(fromFeedAfter.count).toBe(fromFeedBefore.count + 2);
+    expect(fromFeedAfter.sum - fromFeedBefore.sum).toBeGreaterThanOrEqual(deliveryAfter.sum - deliveryBefore.sum - 0.01);
+    expect(fromFeedAfter.sum - fromFeedBefore.sum).toBeLessThanOrEqual(after.sum - before.sum + 2);
     for (const session of sessions) session.close();
   });
 });

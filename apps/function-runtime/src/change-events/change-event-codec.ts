@@ -22,9 +22,10 @@ export function changeMessageId(source: ChangeSource, token: ResumeToken): strin
 
 /**
  * The contract payload of a feed event, or undefined for what the subject does not carry (drops). `origin`
- * is the writer's mark on the event's transaction (see TransactionOrigins).
+ * is the writer's mark on the event's transaction (see TransactionOrigins); `readAt`, when the publisher
+ * read the event from the feed (epoch milliseconds with their fraction), for consumers that measure delays.
  */
-export function toDocumentChanged(source: ChangeSource, event: ChangeEvent, origin?: ChangeOrigin): DocumentChanged | undefined {
+export function toDocumentChanged(source: ChangeSource, event: ChangeEvent, origin?: ChangeOrigin, readAt?: number): DocumentChanged | undefined {
   if (!documentOperations.has(event.operationType) || event.ns.coll === undefined || !event.documentKey) return undefined;
   const ejson = (value: unknown): Record<string, JsonValue> => encodeEjson(value) as Record<string, JsonValue>;
   return {
@@ -50,6 +51,7 @@ export function toDocumentChanged(source: ChangeSource, event: ChangeEvent, orig
     ...(event.wallTime ? { wallTime: encodeEjson(event.wallTime) } : {}),
     resumeToken: encodeEjson(event._id),
     ...(origin ? { origin } : {}),
+    ...(readAt !== undefined ? { readAt } : {}),
   };
 }
 

@@ -114,7 +114,7 @@ class Feed {
       for await (const event of this.stream) {
         // A writer's marker is not a change of anyone's data: its origin goes onto the rest of its transaction.
         const verdict = this.origins.observe(event, this.published);
-        const payload = verdict.marker ? undefined : toDocumentChanged(this.source, event, verdict.origin);
+        const payload = verdict.marker ? undefined : toDocumentChanged(this.source, event, verdict.origin, performance.timeOrigin + performance.now());
         if (this.failed !== undefined) throw this.failed;
         if (payload) await this.publish(payload, event._id);
         this.published = event._id;

@@ -23,4 +23,13 @@ describe('ChangeDelivery', () => {
     new ChangeDelivery('a', { committedAtMs: 1_005, arrived: at(1_003, 10) }, 1, (times) => recorded.push(times)).done(at(1_003, 10.5));
     expect(recorded).toEqual([{ fromCommitMs: 0, fromArrivalMs: 0.5 }]);
   });
+
+  it('measures from the reading off the feed on the epoch clock with its fraction, when the change says when', () => {
+    const recorded: DeliveryTimes[] = [];
+    const readAtMs = performance.timeOrigin + 40.125;
+    new ChangeDelivery('a', { committedAtMs: 1_000, readAtMs, arrived: at(1_001, 41) }, 1, (times) => recorded.push(times)).done(at(1_003, 42.5));
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]?.fromFeedMs).toBeCloseTo(2.375, 6);
+    expect(recorded[0]).toMatchObject({ fromCommitMs: 3, fromArrivalMs: 1.5 });
+  });
 });

@@ -371,7 +371,7 @@ export class FlexibleHub {
       return;
     }
     const committedAt = change.wallTime === undefined ? undefined : decodeEjson(change.wallTime);
-    this.changed(change.appId, table, key['_id'], after, undefined, committedAt instanceof Date ? { committedAtMs: committedAt.getTime(), arrived } : undefined);
+    this.changed(change.appId, table, key['_id'], after, undefined, committedAt instanceof Date ? { committedAtMs: committedAt.getTime(), ...(change.readAt !== undefined ? { readAtMs: change.readAt } : {}), arrived } : undefined);
   }
 
   /**

@@ -54,5 +54,10 @@ export const DocumentChangedSchema = z.object({
   wallTime: EjsonValueSchema.optional().describe('Commit time as a BSON Date.'),
   resumeToken: EjsonValueSchema.describe('Where a consumer resumes the change stream after this event.'),
   origin: ChangeOriginSchema.optional().describe("The writer's mark on its transaction, passed through by the change publisher."),
+  readAt: z
+    .number()
+    .positive()
+    .optional()
+    .describe("When the change publisher read the change from the data source's feed, in epoch milliseconds with their fraction: the change was durable then."),
 });
 export type DocumentChanged = z.infer<typeof DocumentChangedSchema>;
