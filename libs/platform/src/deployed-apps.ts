@@ -38,6 +38,11 @@ export class DeployedApps {
     return this.byId(record._id);
   }
 
+  /** The `_id` of an app this process already found by its client app id (and has not dropped since), without waiting. */
+  knownIdOf(clientAppId: string): string | undefined {
+    return this.clientIds.get(clientAppId);
+  }
+
   byId(appId: string): Promise<DeployedApp> {
     let entry = this.cache.get(appId);
     if (!entry) {

@@ -72,12 +72,15 @@ export class AppRequestLimits implements OnModuleInit {
   onModuleInit(): void {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify || !this.buckets.enabled) return;
-    // Callback style, so that a request of no app's surface goes on at once, without the promise and the
-    // turn an async hook costs.
+    // Callback style, so that a request of no app's surface, or of an app this process already knows by its
+    // client app id and whose budget holds, goes on at once, without the promises and turns of an async hook.
     fastify.addHook('preParsing', (request, reply, payload, done) => {
       const target = surfaceOf(request.url);
       if (!target) return done(null, payload);
-      this.admitRequest(target, request, reply).then(() => done(null, payload), done);
+      const known = 'clientAppId' in target ? this.deployed.knownIdOf(target.clientAppId) : undefined;
+      const admitted = known === undefined ? this.admitRequest(target, request, reply) : this.takeOrRefuse(known, target.surface, reply);
+      if (admitted === true) return done(null, payload);
+      admitted.then(() => done(null, payload), done);
     });
   }
 
@@ -91,14 +94,23 @@ export class AppRequestLimits implements OnModuleInit {
    * (the caller must not answer). Always true when limiting is off.
    */
   async admit(appId: string, surface: AppSurface, reply: FastifyReply): Promise<boolean> {
+    return this.takeOrRefuse(appId, surface, reply);
+  }
+
+  /** `admit`, answering true at once when the budget holds (the common case needs no promise). */
+  private takeOrRefuse(appId: string, surface: AppSurface, reply: FastifyReply): true | Promise<boolean> {
     const taken = this.buckets.take(appId, Date.now());
     if (taken.ok) return true;
+    return this.refuse(appId, surface, reply, taken.retryAfterSeconds);
+  }
+
+  private async refuse(appId: string, surface: AppSurface, reply: FastifyReply, retryAfterSeconds: number): Promise<boolean> {
     this.refused.add(1, { surface, app_id: appId });
     await reply
       .code(429)
-      .header('retry-after', String(taken.retryAfterSeconds))
+      .header('retry-after', String(retryAfterSeconds))
       .header('content-type', 'application/json')
-      .send(JSON.stringify({ error: `too many requests to this app: retry in ${taken.retryAfterSeconds} s`, error_code: 'TooManyRequests' }));
+      .send(JSON.stringify({ error: `too many requests to this app: retry in ${retryAfterSeconds} s`, error_code: 'TooManyRequests' }));
     return false;
   }
 
