@@ -3,8 +3,9 @@ import { makeTempDir } from '@tessera/testing';
 import { configureEmbeddedDatastore } from './embedded-reporting';
 import { LogFiles } from './log-files';
 
-// The first log write is held until the test fails it, as a disk error in the middle of a write would.
-const held: { fail?: (error: Error) => void } = {};
+// The first log write on the thread pool is held until the test fails it, as a disk error in the middle of
+// a write would; a write on the event loop's thread fails at once while `failSync` is set.
+const held: { fail?: (error: Error) => void; failSync?: boolean } = {};
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof fs>();
   let calls = 0;
@@ -16,7 +17,11 @@ vi.mock('node:fs', async (importOriginal) => {
     }
     (actual.write as (...a: unknown[]) => void)(...args);
   };
-  return { ...actual, write, default: { ...actual, write } };
+  const writeSync = (...args: unknown[]): number => {
+    if (held.failSync && typeof args[0] === 'number' && args[0] > 2) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+    return (actual.writeSync as (...a: unknown[]) => number)(...args);
+  };
+  return { ...actual, write, writeSync, default: { ...actual, write, writeSync } };
 });
 
 describe('the write-ahead log after a failed write', () => {
@@ -24,10 +29,10 @@ describe('the write-ahead log after a failed write', () => {
     const dir = makeTempDir('tessera-log-failure-');
     const lines: string[] = [];
     configureEmbeddedDatastore({ log: (level, message) => lines.push(`${level}: ${message}`) });
-    const log = new LogFiles(dir.path);
+    // Every write on the thread pool, as a busy log writes: the second record queues behind the first.
+    const log = new LogFiles(dir.path, { idleWriteMs: Number.POSITIVE_INFINITY });
     log.onFailure = (error) => lines.push(`error: ${error.message}`);
     log.openForAppend(1);
-    const record = (seq: number) => ({ seq, time: Date.now(), ops: [{ k: 'i' as const, d: 'db', c: 'c', doc: { _id: seq } }] });
     const first = log.append(record(1));
     // Queued while the first write is in flight: acknowledging it would lose it, since recovery stops at
     // the torn frame the failed write left.
@@ -41,4 +46,33 @@ describe('the write-ahead log after a failed write', () => {
     configureEmbeddedDatastore({});
     dir.remove();
   });
+
+  it('fails an idle log written on the event loop thread the same way, with what its turn committed, once', async () => {
+    const dir = makeTempDir('tessera-log-failure-');
+    const lines: string[] = [];
+    configureEmbeddedDatastore({ log: (level, message) => lines.push(`${level}: ${message}`) });
+    const log = new LogFiles(dir.path);
+    log.onFailure = (error) => lines.push(`error: ${error.message}`);
+    log.openForAppend(1);
+    const durable: number[] = [];
+    await log.append(record(1), () => durable.push(1));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    held.failSync = true;
+    try {
+      // Appended in one turn: written together, so both fail with the write.
+      const second = log.append(record(2), () => durable.push(2));
+      const third = log.append(record(3), () => durable.push(3));
+      await expect(second).rejects.toThrow(/could not be written/);
+      await expect(third).rejects.toThrow(/could not be written/);
+    } finally {
+      held.failSync = false;
+    }
+    await expect(log.append(record(4))).rejects.toThrow(/could not be written/);
+    expect(durable).toEqual([1]);
+    expect(lines).toEqual([expect.stringMatching(/^error: the write-ahead log in .* could not be written \(EIO: i\/o error, write\)/)]);
+    configureEmbeddedDatastore({});
+    dir.remove();
+  });
 });
+
+const record = (seq: number) => ({ seq, time: Date.now(), ops: [{ k: 'i' as const, d: 'db', c: 'c', doc: { _id: seq } }] });

@@ -4,7 +4,8 @@ import { MongoClient } from 'mongodb';
 import { configureEmbeddedDatastore } from '../embedded/embedded-reporting';
 import { WireServer } from './wire-server';
 
-// Once armed, every asynchronous write to a file fails with ENOSPC, as the log's write would on a full disk.
+// Once armed, every write to a file fails with ENOSPC, as the log's write would on a full disk: on the thread
+// pool (a busy log's) or on the event loop's thread (an idle log's).
 const disk = { failing: false };
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof fs>();
@@ -16,7 +17,11 @@ vi.mock('node:fs', async (importOriginal) => {
     }
     (actual.write as (...a: unknown[]) => void)(...args);
   };
-  return { ...actual, write, default: { ...actual, write } };
+  const writeSync = (...args: unknown[]): number => {
+    if (disk.failing && typeof args[0] === 'number' && args[0] > 2) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    return (actual.writeSync as (...a: unknown[]) => number)(...args);
+  };
+  return { ...actual, write, writeSync, default: { ...actual, write, writeSync } };
 });
 
 // Issue 14, item 1: after the log latched, drivers saw E11000 for writes that had never been stored.
