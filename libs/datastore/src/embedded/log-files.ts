@@ -570,7 +570,8 @@ export class LogFiles {
    * thread pool, so that commits and reads go on while the disk works and queue into the next batch. The
    * pool costs an idle log two thread wake-ups per write, which on a virtual machine took most of a lone
    * write's p99 (bench sync-flexible: commit to last DOWNLOAD p99 6-7 ms with every write on the pool,
-   * 4 ms with the idle log's written here); a busy log's batches would stall the loop here (throughput -40%).
+   * 3-4 ms with the idle log's written here). Every write here stalled the loop under load (8 writers
+   * fanning out to sync sessions: -40% inserts/s); with the idle rule, those 8 writers lose about 7%.
    */
   private async flushLoop(): Promise<void> {
     this.flushing = true;
