@@ -572,6 +572,7 @@ export class LogFiles {
    * write's p99 (bench sync-flexible: commit to last DOWNLOAD p99 6-7 ms with every write on the pool,
    * 3-4 ms with the idle log's written here). Every write here stalled the loop under load (8 writers
    * fanning out to sync sessions: -40% inserts/s); with the idle rule, those 8 writers lose about 7%.
+   * See docs/decisions/0036.
    */
   private async flushLoop(): Promise<void> {
     this.flushing = true;
