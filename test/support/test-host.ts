@@ -3,7 +3,7 @@ import { Controller, Module, type Type } from '@nestjs/common';
 import { type AppConfig, writeAppFiles } from '@tessera/app-config';
 import { type FunctionRunRequest, type FunctionRunResponse, Subjects } from '@tessera/contracts';
 import { DataAccess, type DataAccessRequest } from '@tessera/data-access';
-import { privateCallRefusal } from '@tessera/function-runtime';
+import { ChangePublisher, privateCallRefusal } from '@tessera/function-runtime';
 import { CommandHandler, decodeEjson, encodeEjson, MessageBus } from '@tessera/messaging';
 import { AppRegistry, DataSources, DeployedApps, DeploymentStore, SecretStore } from '@tessera/platform';
 import { type RunningHost, startHost } from '@tessera/server';
@@ -64,8 +64,20 @@ export async function startTestHost(options: TestHostOptions = {}): Promise<Test
   const settings: Settings = { ...loadSettings(env), services, ...options.overrides };
   const host = await startHost(settings, functions ? { replace: { 'function-runtime': fakeFunctionRuntime(functions, runs) } } : {});
   const stores = { apps: host.nest.get(AppRegistry), deployments: host.nest.get(DeploymentStore) };
-  const announce = (appId: string, deployment: { _id: string; version: number }) =>
-    host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId, deploymentId: deployment._id, version: deployment.version });
+  // The event reaches the runtime's handler asynchronously, and a new change feed starts from now: waiting
+  // here until the app's feeds watch their sources (when the process runs the real runtime) lets a test's
+  // first write reach the app's triggers.
+  const announce = async (appId: string, deployment: { _id: string; version: number }): Promise<void> => {
+    await host.nest.get(MessageBus).emit(Subjects.AppsDeploymentChanged, { appId, deploymentId: deployment._id, version: deployment.version });
+    await changePublisher()?.refresh(appId);
+  };
+  const changePublisher = (): ChangePublisher | undefined => {
+    try {
+      return host.nest.get(ChangePublisher, { strict: false });
+    } catch {
+      return undefined;
+    }
+  };
   let calls: DataAccessCall[] | undefined;
   return {
     url: host.url,

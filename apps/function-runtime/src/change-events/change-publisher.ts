@@ -30,6 +30,8 @@ const PUBLISH_RETRY_MS = 60_000;
  * get what is ready in batches, and the position saved is always one whose changes were all stored.
  */
 const MAX_IN_FLIGHT = 1_000;
+/** How long `refresh` waits for a new feed to watch its source (its saved position is read first). */
+const FEED_OPEN_WAIT_MS = 5_000;
 
 const logger = new Logger('ChangePublisher');
 
@@ -47,6 +49,9 @@ class Feed {
   private failed?: unknown;
   private readonly done: Promise<void>;
   private readonly origins = new TransactionOrigins();
+  private markOpened!: () => void;
+  /** Resolved once the feed watches its source (or stopped before it could): what is written after, it publishes. */
+  readonly opened = new Promise<void>((resolve) => (this.markOpened = resolve));
 
   constructor(
     readonly key: string,
@@ -68,6 +73,7 @@ class Feed {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.markOpened();
     await this.stream?.close();
     await this.done;
     await this.finalSave();
@@ -110,6 +116,7 @@ class Feed {
     else logger.debug(`following the changes of ${this.key} from now`);
     // Updates carry the document after them (looked up) and, where the source keeps it, before them.
     this.stream = this.client.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable', ...(from ? { resumeAfter: from } : {}) });
+    this.markOpened();
     try {
       for await (const event of this.stream) {
         // A writer's marker is not a change of anyone's data: its origin goes onto the rest of its transaction.
@@ -218,11 +225,19 @@ export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy 
     this.feeds.clear();
   }
 
-  /** Follows the app's data sources as deployed now (call it when the app was deployed or removed). */
-  refresh(appId: string): Promise<void> {
+  /**
+   * Follows the app's data sources as deployed now (call it when the app was deployed or removed); resolves
+   * once each feed the app needs watches its source (at most FEED_OPEN_WAIT_MS), so that a write made after
+   * it reaches the app's triggers although a new feed starts from now.
+   */
+  async refresh(appId: string): Promise<void> {
     // This handler may hear the deployment before the host's platform handler drops the cached app.
     this.deployed.invalidate(appId);
-    return this.schedule(() => this.reconcileApp(appId));
+    await this.schedule(() => this.reconcileApp(appId));
+    const opening = [...this.feeds.values()].filter((feed) => feed.source.appId === appId).map((feed) => feed.opened);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(opening), new Promise<void>((resolve) => (timer = setTimeout(resolve, FEED_OPEN_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** The feeds followed now, by `<app>/<service>` (for tests and diagnostics). */
