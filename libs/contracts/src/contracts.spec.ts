@@ -113,6 +113,9 @@ describe('parse helpers', () => {
     };
     expect(parseEventPayload(Subjects.DatastoreDocumentChanged, change)).toEqual(change);
     expect(() => parseEventPayload(Subjects.DatastoreDocumentChanged, { ...change, operationType: 'drop' })).toThrow(InvalidPayloadError);
+    // When the publisher read it: a positive epoch time with its fraction, nothing else.
+    expect(parseEventPayload(Subjects.DatastoreDocumentChanged, { ...change, readAt: 1_764_243_600_123.25 })).toMatchObject({ readAt: 1_764_243_600_123.25 });
+    for (const readAt of [0, -5, '1764243600123', Number.NaN]) expect(() => parseEventPayload(Subjects.DatastoreDocumentChanged, { ...change, readAt })).toThrow(/readAt/);
     expect(() => parseEventPayload(Subjects.AppsDeploymentChanged, { appId: 'a', deploymentId: 'd', version: -1 })).toThrow(/version/);
   });
 

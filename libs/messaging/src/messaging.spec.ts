@@ -1,4 +1,4 @@
-import { Controller, type DynamicModule, Inject, type INestApplicationContext, type INestMicroservice, Module } from '@nestjs/common';
+import { type CanActivate, Controller, type DynamicModule, Inject, type INestApplicationContext, type INestMicroservice, Module, UseGuards } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { InterceptorsConsumer } from '@nestjs/core/interceptors/interceptors-consumer';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -102,6 +102,29 @@ class CacheHandlers {
     this.replica.recorder.deployments.push({ group: this.replica.group, replica: this.replica.id, event });
   }
 }
+
+/** Allows what `allow` says and counts how often it was asked. */
+const countingGuard: CanActivate & { asked: number; allow: boolean } = {
+  asked: 0,
+  allow: true,
+  canActivate() {
+    countingGuard.asked++;
+    return countingGuard.allow;
+  },
+};
+
+@Controller()
+class GuardedHandlers {
+  @UseGuards(countingGuard)
+  @CommandHandler(Subjects.SystemHealthPing)
+  async ping(): Promise<HealthPingResponse> {
+    await Promise.resolve();
+    return { service: 'guarded', instanceId: 'g1' };
+  }
+}
+
+@Module({ controllers: [GuardedHandlers] })
+class GuardedModule {}
 
 type HandlersClass = typeof RuntimeHandlers | typeof SyncHandlers | typeof CacheHandlers;
 
@@ -291,6 +314,28 @@ describe.each(transports)('messaging over $transport', ({ transport }) => {
         expect(pipeline.mock.calls.length).toBeLessThanOrEqual(2);
       } finally {
         pipeline.mockRestore();
+      }
+    });
+
+  // A guard of the handler's own runs on every request: a handler that names one is never called directly.
+  if (transport === 'in-process')
+    it("keeps a guarded command handler on Nest's path, its guard asked every time", async () => {
+      const guardBus = new InProcessBus();
+      const options: MessagingOptions = { transport: 'in-process', bus: guardBus, defaultTimeoutMs: 5_000 };
+      const guarded = await NestFactory.createMicroservice(GuardedModule, { ...microserviceOptions({ ...options, queue: 'guarded' }), logger: false, abortOnError: false });
+      await guarded.listen();
+      const client = await NestFactory.createApplicationContext({ module: CallerModule, imports: [MessagingModule.forRoot(options)] }, { logger: false, abortOnError: false });
+      try {
+        const guardedBus = client.get(MessageBus);
+        countingGuard.asked = 0;
+        countingGuard.allow = true;
+        for (let i = 0; i < 3; i++) await expect(guardedBus.request(Subjects.SystemHealthPing, {})).resolves.toMatchObject({ service: 'guarded' });
+        countingGuard.allow = false;
+        await expect(guardedBus.request(Subjects.SystemHealthPing, {})).rejects.toBeInstanceOf(RemoteHandlerError);
+        expect(countingGuard.asked).toBe(4);
+      } finally {
+        await client.close();
+        await guarded.close();
       }
     });
 

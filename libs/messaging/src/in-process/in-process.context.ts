@@ -25,7 +25,8 @@ export class InProcessContext extends BaseRpcContext<[string, MessageHeaderMap, 
 /**
  * A `@CommandHandler` method as it is, with the controller Nest built: the in-process server calls it
  * directly once it has seen Nest call it, without Nest's per-call parameter pipes, guards, interceptors and
- * filters (none of which a command handler uses: it validates, traces and maps its errors itself).
+ * filters (a command handler validates, traces and maps its errors itself); one whose method or controller
+ * names enhancers of its own stays with Nest.
  */
 export interface DirectCommandHandler {
   method: (this: unknown, data: unknown, context: InProcessContext) => Promise<unknown>;

@@ -1,4 +1,5 @@
 import { type CustomTransportStrategy, type MessageHandler, RpcException, Server, type WritePacket } from '@nestjs/microservices';
+import { EXCEPTION_FILTERS_METADATA, GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA } from '@nestjs/common/constants';
 import { isObservable } from 'rxjs';
 import { Subjects } from '@tessera/contracts';
 import { abandonFromPacket } from '../cancellation';
@@ -142,7 +143,7 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
     let result: unknown;
     try {
       result = await handler(data, context);
-      if (context.answeredBy) this.direct.set(handler, context.answeredBy);
+      if (context.answeredBy && !hasOwnEnhancers(context.answeredBy)) this.direct.set(handler, context.answeredBy);
     } catch (error) {
       this.logger.error(`handler for ${pattern} threw outside Nest's filters: ${String(error)}`);
       respond({ err: { status: 'error', message: 'Internal server error' }, isDisposed: true });
@@ -169,6 +170,18 @@ export class InProcessServer extends Server implements CustomTransportStrategy {
     this.logger.error(`handler for ${pattern} threw outside its contract: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     return { status: 'error', message: 'Internal server error' };
   }
+}
+
+const enhancerKeys = [GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA, EXCEPTION_FILTERS_METADATA];
+
+/**
+ * Whether the method or its controller names guards, interceptors, pipes or filters of its own: Nest must
+ * then run them on every call, so such a handler is never called directly (a guard skipped after the first
+ * call would be a way around it).
+ */
+function hasOwnEnhancers({ method, controller }: DirectCommandHandler): boolean {
+  const type = (controller as object | null)?.constructor;
+  return enhancerKeys.some((key) => Reflect.getMetadata(key, method) !== undefined || (type !== undefined && Reflect.getMetadata(key, type) !== undefined));
 }
 
 /**
