@@ -12,9 +12,9 @@
  * The last line gives the endpoint's ratio to the floor (goal >= 0.25) and to `functions/call` (goal >= 2).
  *
  * How the ratios are computed: the machine's speed may swing within a run, so the floor is not measured
- * once. After a one-second warm-up of the floor and of each case, BENCH_ROUNDS rounds (4) run floor, case,
- * floor, case, ..., floor in slices of BENCH_SLICE_SECONDS (1 s, each after 0.2 s unmeasured), the cases in
- * list order in even rounds and in reverse in odd ones. A case's ratio to the floor in a round is its req/s
+ * once. After a warm-up of the floor and of each case (BENCH_WARMUP_SECONDS, 5 s), BENCH_ROUNDS rounds (4)
+ * run floor, case, floor, case, ..., floor in slices of BENCH_SLICE_SECONDS (1 s, each after 0.2 s
+ * unmeasured), the cases in list order in even rounds and in reverse in odd ones. A case's ratio to the floor in a round is its req/s
  * over the mean of the two floor slices beside it; the ratio printed is the median over rounds (the
  * per-round range in brackets). The endpoint and `functions/call` are neighbours in the list, so in every
  * round only a floor slice separates them, and each runs first in every other round: the endpoint's ratio

@@ -15,9 +15,10 @@
  * insertMany >= 20,000 documents/s. The last line gives the ratios.
  *
  * How the ratio is computed: the machine's speed may swing within a run, so the floor is not measured once.
- * After a one-second warm-up of the floor and of each case, BENCH_ROUNDS rounds (4) run floor, case, floor,
- * case, ..., floor in slices of BENCH_SLICE_SECONDS (1 s, each after 0.2 s unmeasured), the cases in list
- * order in even rounds and in reverse in odd ones. A case's ratio in a round is its req/s over the mean of
+ * After a warm-up of the floor and of each case (BENCH_WARMUP_SECONDS, 5 s: see WARMUP_SECONDS in
+ * http-load.ts), BENCH_ROUNDS rounds (4) run floor, case, floor, case, ..., floor in slices of
+ * BENCH_SLICE_SECONDS (1 s, each after 0.2 s unmeasured), the cases in list order in even rounds and in
+ * reverse in odd ones. A case's ratio in a round is its req/s over the mean of
  * the two floor slices beside it; the ratio printed is the median over rounds (the per-round range in
  * brackets). req/s, p50, p99 and CPU per request are over all of a case's slices (bench/support/interleaved.ts).
  */
