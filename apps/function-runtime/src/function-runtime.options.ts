@@ -10,6 +10,11 @@ export interface FunctionRuntimeOptions {
   maxResultBytes: number;
   /** Warm sandboxes per app (each runs one call at a time). */
   sandboxesPerApp: number;
+  /**
+   * Sandboxes per app at most while every running call of the app waits on the host (data access, HTTP,
+   * timers): calls that wait use no thread, and must not hold the app's other calls back.
+   */
+  sandboxesPerAppWhileWaiting: number;
   /** Nested `context.functions.execute` calls one top-level call may make. */
   maxNestedCalls: number;
   maxLogLines: number;
@@ -26,6 +31,7 @@ export const DEFAULT_FUNCTION_RUNTIME_OPTIONS: FunctionRuntimeOptions = {
   memoryLimitMb: 350,
   maxResultBytes: 16 * 1024 * 1024,
   sandboxesPerApp: 4,
+  sandboxesPerAppWhileWaiting: 32,
   maxNestedCalls: 1_000,
   maxLogLines: 1_000,
   maxLogBytes: 1024 * 1024,

@@ -674,7 +674,7 @@ describe('FunctionRuntimeService', () => {
 
     it('keeps serving a mix of concurrent good calls and calls killed by the time limit', async () => {
       await rt.runtime.close();
-      rt = makeRuntime({ timeLimitMs: 500, sandboxesPerApp: 2 });
+      rt = makeRuntime({ timeLimitMs: 500, sandboxesPerApp: 2, sandboxesPerAppWhileWaiting: 2 });
       rt.functions.deploy(APP, {
         good: 'exports = async (x) => { await context.functions.execute("helper"); return x; };',
         helper: 'exports = () => new Promise((r) => setTimeout(r, 5));',
@@ -695,10 +695,25 @@ describe('FunctionRuntimeService', () => {
     });
 
     it('runs concurrent calls in separate sandboxes up to the pool size', async () => {
+      await rt.runtime.close();
+      rt = makeRuntime({ sandboxesPerApp: 2, sandboxesPerAppWhileWaiting: 2 });
       rt.functions.deploy(APP, { slow: 'exports = (x) => new Promise((r) => setTimeout(() => r(x), 20));' });
       const results = await Promise.all([1, 2, 3, 4, 5].map((x) => rt.call('slow', [x])));
       expect(results.map((r) => r.result)).toEqual([1, 2, 3, 4, 5]);
       expect(rt.runtime.sandboxCount(APP)).toBe(2);
+    });
+
+    it('runs calls that wait on the host side by side past the pool size, up to the size for waiting calls', async () => {
+      await rt.runtime.close();
+      rt = makeRuntime({ timeLimitMs: 30_000, sandboxesPerApp: 2, sandboxesPerAppWhileWaiting: 6 });
+      // Each call reports when it started and ended its wait: a call that queued behind another starts after it ended.
+      rt.functions.deploy(APP, { wait: 'exports = async () => { const start = Date.now(); await new Promise((r) => setTimeout(r, 1500)); return [start, Date.now()]; };' });
+      const results = await Promise.all(Array.from({ length: 8 }, () => rt.call('wait')));
+      const spans = results.map((r) => r.result as [number, number]);
+      const overlapping = (at: number): number => spans.filter(([start, end]) => start <= at && at < end).length;
+      // Six waited at the same moment (two sandboxes, then four more while all running calls waited), the other two after.
+      expect(Math.max(...spans.map(([start]) => overlapping(start)))).toBe(6);
+      expect(rt.runtime.sandboxCount(APP)).toBe(6);
     });
   });
 });

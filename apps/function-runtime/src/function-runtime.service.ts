@@ -496,7 +496,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         throw error;
       }
     };
-    const pool = new SandboxPool(appId, version, create, this.options.sandboxesPerApp);
+    const pool = new SandboxPool(appId, version, create, this.options.sandboxesPerApp, Math.max(this.options.sandboxesPerApp, this.options.sandboxesPerAppWhileWaiting));
     this.pools.set(appId, pool);
     return pool;
   }

@@ -1,26 +1,39 @@
 import type { Sandbox } from './sandbox';
-import { SandboxPool } from './sandbox-pool';
+import { HOST_WAIT_BEFORE_GROWING_MS, SandboxPool } from './sandbox-pool';
 
 class FakeSandbox {
   disposed = false;
   usable = true;
+  /** performance.now() since when its call waits on the host; undefined while it runs code. */
+  waitingSince: number | undefined;
   get isUsable() {
     return this.usable && !this.disposed;
   }
   dispose() {
     this.disposed = true;
   }
+  hostWaitMs(now = performance.now()) {
+    return this.waitingSince === undefined ? 0 : now - this.waitingSince;
+  }
 }
 
-function pool(max: number) {
+function pool(max: number, whileWaiting = max) {
   const created: FakeSandbox[] = [];
-  const p = new SandboxPool('app', 'v1', () => {
-    const s = new FakeSandbox();
-    created.push(s);
-    return Promise.resolve(s as unknown as Sandbox);
-  }, max);
+  const p = new SandboxPool(
+    'app',
+    'v1',
+    () => {
+      const s = new FakeSandbox();
+      created.push(s);
+      return Promise.resolve(s as unknown as Sandbox);
+    },
+    max,
+    whileWaiting,
+  );
   return { p, created };
 }
+
+const fake = (sandbox: Sandbox): FakeSandbox => sandbox as unknown as FakeSandbox;
 
 describe('SandboxPool', () => {
   it('reuses an idle sandbox', async () => {
@@ -147,5 +160,59 @@ describe('SandboxPool', () => {
     expect(p.evictIdle(60_000, Date.now() + 61_000)).toBe(2);
     expect((a as unknown as FakeSandbox).disposed).toBe(true);
     expect(p.liveCount).toBe(0);
+  });
+
+  it('grows past its size while every running call has waited on the host, up to its size for waiting calls', async () => {
+    const { p, created } = pool(2, 3);
+    const a = await p.acquire();
+    const b = await p.acquire();
+    // Both run code: a third caller waits.
+    let third: Sandbox | undefined;
+    const thirdCall = p.acquire().then((s) => (third = s));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(third).toBeUndefined();
+    // One waits on the host, the other still runs code: still no third sandbox.
+    fake(a).waitingSince = performance.now() - HOST_WAIT_BEFORE_GROWING_MS;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(third).toBeUndefined();
+    // Both wait on the host: the waiting caller gets a sandbox of its own.
+    fake(b).waitingSince = performance.now() - HOST_WAIT_BEFORE_GROWING_MS;
+    await thirdCall;
+    expect(created).toHaveLength(3);
+    expect(third).toBe(created[2]);
+    // A caller arriving while all three wait on the host finds the pool at its size for waiting calls.
+    created[2].waitingSince = performance.now() - HOST_WAIT_BEFORE_GROWING_MS;
+    let fourth: Sandbox | undefined;
+    const fourthCall = p.acquire().then((s) => (fourth = s));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(fourth).toBeUndefined();
+    p.release(a);
+    await fourthCall;
+    expect(fourth).toBe(a);
+    expect(created).toHaveLength(3);
+  });
+
+  it('does not grow for calls whose host operations have only just started, nor past the size it was given', async () => {
+    const { p, created } = pool(1, 4);
+    const a = await p.acquire();
+    fake(a).waitingSince = performance.now() + 60_000; // waiting, but for less than HOST_WAIT_BEFORE_GROWING_MS
+    let second: Sandbox | undefined;
+    const secondCall = p.acquire().then((s) => (second = s));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(second).toBeUndefined();
+    p.release(a);
+    await secondCall;
+    expect(created).toHaveLength(1);
+
+    const { p: fixed, created: fixedCreated } = pool(1);
+    const only = await fixed.acquire();
+    fake(only).waitingSince = performance.now() - 1_000;
+    let other: Sandbox | undefined;
+    const otherCall = fixed.acquire().then((s) => (other = s));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(other).toBeUndefined();
+    fixed.release(only);
+    await otherCall;
+    expect(fixedCreated).toHaveLength(1);
   });
 });

@@ -1,9 +1,22 @@
 import type { Sandbox } from './sandbox';
 
+/** How often a pool with callers waiting looks whether every running call waits on the host (see SandboxPool). */
+const WAITING_CHECK_MS = 5;
+/**
+ * How long every running call must have waited on the host before the pool grows past `maxSize`: a call whose
+ * data access the host answers at once does not count (growing for it would only add isolates competing for
+ * the same cores), a call waiting on a remote API does.
+ */
+export const HOST_WAIT_BEFORE_GROWING_MS = 10;
+
 /**
  * Warm sandboxes of one app at one functions version. A sandbox serves one top-level call at a time; up to
- * `maxSize` exist, further calls wait for one to come back. Retiring the pool (a deploy) disposes idle
- * sandboxes now and busy ones when their call ends.
+ * `maxSize` exist while calls run code, further calls wait for one to come back. A call that waits on the
+ * host (data access, `context.http`, a timer) keeps its sandbox but no thread: while every running call
+ * waits so, the pool grows past `maxSize`, up to `waitingSize`, so that a few slow requests do not make
+ * the app's other calls queue behind them (a function awaiting a 200 ms API would otherwise cap the app at
+ * `maxSize` calls per 200 ms). Retiring the pool (a deploy) disposes idle sandboxes now and busy ones when
+ * their call ends.
  */
 export class SandboxPool {
   private readonly idle: Array<{ sandbox: Sandbox; since: number }> = [];
@@ -15,11 +28,15 @@ export class SandboxPool {
   /** A sandbox is starting ahead of the calls (prestart): the first call that comes meanwhile waits for it. */
   private prestarting = false;
 
+  /** Looks, while callers wait, whether the pool may grow for them (see `waitingSize`). */
+  private waitingCheck: NodeJS.Timeout | undefined;
+
   constructor(
     readonly appId: string,
     readonly version: string,
     private readonly create: () => Promise<Sandbox>,
     private readonly maxSize: number,
+    private readonly waitingSize = maxSize,
   ) {}
 
   get isRetired(): boolean {
@@ -66,6 +83,7 @@ export class SandboxPool {
     const idle = this.popIdle();
     if (idle) return idle;
     if (this.size < this.maxSize && !(this.prestarting && this.waiters.length === 0)) return this.grow();
+    if (this.mayGrowForWaiting()) return this.grow();
     return new Promise<Sandbox>((resolve, reject) => {
       const waiter = {
         resolve: (sandbox: Sandbox) => {
@@ -85,7 +103,33 @@ export class SandboxPool {
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
+      this.watchWaiting();
     });
+  }
+
+  /**
+   * Past `maxSize`: only while at least `maxSize` sandboxes run calls and every one of those calls waits on
+   * the host. A sandbox starting for a caller is that caller's already.
+   */
+  private mayGrowForWaiting(): boolean {
+    if (this.size >= this.waitingSize || this.prestarting || this.idle.length > 0 || this.busy.size < this.maxSize) return false;
+    const now = performance.now();
+    for (const sandbox of this.busy) if (sandbox.hostWaitMs(now) < HOST_WAIT_BEFORE_GROWING_MS) return false;
+    return true;
+  }
+
+  /** While callers wait, looks every WAITING_CHECK_MS whether the running calls all wait on the host. */
+  private watchWaiting(): void {
+    if (this.waitingCheck || this.waitingSize <= this.maxSize) return;
+    this.waitingCheck = setInterval(() => {
+      if (this.waiters.length === 0 || this.retired) {
+        clearInterval(this.waitingCheck);
+        this.waitingCheck = undefined;
+        return;
+      }
+      while (this.waiters.length > 0 && this.mayGrowForWaiting()) this.serveWaiter();
+    }, WAITING_CHECK_MS);
+    this.waitingCheck.unref();
   }
 
   /** Starts a sandbox ahead of the calls, unless the pool has one (idle, busy or starting). */

@@ -83,6 +83,8 @@ interface ActiveCall {
   ended: boolean;
   timers: Set<NodeJS.Timeout>;
   inFlight: number;
+  /** Since when (performance.now()) host operations have been in flight without a break; 0 while none are. */
+  waitingSince: number;
 }
 
 interface PreludeResult {
@@ -186,6 +188,15 @@ export class Sandbox {
     }
   }
 
+  /**
+   * How long the running call has had host operations in flight without a break (data access, HTTP, a
+   * timer), in ms: the time its sandbox has used no thread. 0 while it runs code, or runs nothing.
+   */
+  hostWaitMs(now = performance.now()): number {
+    const call = this.active;
+    return call && call.inFlight > 0 ? now - call.waitingSince : 0;
+  }
+
   get isUsable(): boolean {
     return !this.disposed && !this.isolate.isDisposed && this.reusable;
   }
@@ -227,7 +238,7 @@ export class Sandbox {
     if (signal?.aborted) return { kind: 'stopped', reason: 'cancelled' };
     // Tokens only tell the current call from earlier ones; sandboxed code never sees them.
     const token = `${TOKEN_PREFIX}-${++tokenCounter}`;
-    const call: ActiveCall = { token, handler, now, ended: false, timers: new Set(), inFlight: 0 };
+    const call: ActiveCall = { token, handler, now, ended: false, timers: new Set(), inFlight: 0, waitingSince: 0 };
     this.active = call;
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -300,14 +311,17 @@ export class Sandbox {
       this.deliver(call, opId, false, JSON.stringify({ message: `too many operations in flight: at most ${this.limits.maxPendingOperations} at once` }));
       return;
     }
-    call.inFlight++;
+    if (call.inFlight++ === 0) call.waitingSince = performance.now();
     try {
       const parsed = parseEjson(payload, { relaxed: true });
       work = op === 'timer' ? this.sleep(call, parsed) : call.handler(op, frameId, parsed);
     } catch (error) {
       work = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    work.finally(() => call.inFlight--).then(
+    const settled = (): void => {
+      if (--call.inFlight === 0) call.waitingSince = 0;
+    };
+    work.finally(settled).then(
       // encodeEjson gives what EJSON.stringify(value, { relaxed: false }) writes, without bson's per-value walk.
       (value) => this.deliver(call, opId, true, JSON.stringify(encodeEjson(value === undefined ? null : value))),
       (error: unknown) => this.deliver(call, opId, false, JSON.stringify(describeHostError(error))),
