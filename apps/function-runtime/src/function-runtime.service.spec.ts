@@ -715,5 +715,15 @@ describe('FunctionRuntimeService', () => {
       expect(Math.max(...spans.map(([start]) => overlapping(start)))).toBe(6);
       expect(rt.runtime.sandboxCount(APP)).toBe(6);
     });
+
+    it('does not grow for waiting calls that hold the memory its pool size may use', async () => {
+      await rt.runtime.close();
+      // Two sandboxes of 64 MB: 128 MB for the pool. Each call holds 40 MB while it waits, so a third would not fit.
+      rt = makeRuntime({ timeLimitMs: 30_000, memoryLimitMb: 64, sandboxesPerApp: 2, sandboxesPerAppWhileWaiting: 6 });
+      rt.functions.deploy(APP, { hold: 'exports = async () => { const big = new Array(5e6).fill(1.5); await new Promise((r) => setTimeout(r, 300)); return big.length; };' });
+      const results = await Promise.all(Array.from({ length: 6 }, () => rt.call('hold')));
+      expect(results.map((r) => r.result)).toEqual(Array.from({ length: 6 }, () => 5e6));
+      expect(rt.runtime.sandboxCount(APP)).toBe(2);
+    });
   });
 });

@@ -496,7 +496,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         throw error;
       }
     };
-    const pool = new SandboxPool(appId, version, create, this.options.sandboxesPerApp, Math.max(this.options.sandboxesPerApp, this.options.sandboxesPerAppWhileWaiting));
+    const { sandboxesPerApp, sandboxesPerAppWhileWaiting, memoryLimitMb } = this.options;
+    const pool = new SandboxPool(appId, version, create, sandboxesPerApp, Math.max(sandboxesPerApp, sandboxesPerAppWhileWaiting), memoryLimitMb * 1024 * 1024);
     this.pools.set(appId, pool);
     return pool;
   }

@@ -12,10 +12,17 @@ class FakeSandbox {
   dispose() {
     this.disposed = true;
   }
+  /** Heap read during its wait (bytes). */
+  heap = 1_000_000;
   hostWaitMs(now = performance.now()) {
     return this.waitingSince === undefined ? 0 : now - this.waitingSince;
   }
+  heapWhileWaiting() {
+    return this.waitingSince === undefined ? undefined : this.heap;
+  }
 }
+
+const MEMORY_LIMIT = 64_000_000;
 
 function pool(max: number, whileWaiting = max) {
   const created: FakeSandbox[] = [];
@@ -29,6 +36,7 @@ function pool(max: number, whileWaiting = max) {
     },
     max,
     whileWaiting,
+    MEMORY_LIMIT,
   );
   return { p, created };
 }
@@ -214,5 +222,28 @@ describe('SandboxPool', () => {
     fixed.release(only);
     await otherCall;
     expect(fixedCreated).toHaveLength(1);
+  });
+
+  it('does not grow while the waiting calls hold the memory that its size of sandboxes may use', async () => {
+    const { p, created } = pool(2, 8);
+    const a = await p.acquire();
+    const b = await p.acquire();
+    // Two waiting calls holding half a memory limit each leave room for one sandbox more: not for two.
+    for (const sandbox of [a, b]) {
+      fake(sandbox).waitingSince = performance.now() - HOST_WAIT_BEFORE_GROWING_MS;
+      fake(sandbox).heap = MEMORY_LIMIT / 2;
+    }
+    const third = await p.acquire();
+    expect(created).toHaveLength(3);
+    fake(third).waitingSince = performance.now() - HOST_WAIT_BEFORE_GROWING_MS;
+    fake(third).heap = MEMORY_LIMIT / 2;
+    let fourth: Sandbox | undefined;
+    const fourthCall = p.acquire().then((s) => (fourth = s));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(fourth).toBeUndefined();
+    // The heaps shrink (read again during the wait): there is room again.
+    for (const sandbox of [a, b, third]) fake(sandbox).heap = 1_000_000;
+    await fourthCall;
+    expect(created).toHaveLength(4);
   });
 });

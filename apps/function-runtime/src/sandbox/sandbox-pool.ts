@@ -15,8 +15,10 @@ export const HOST_WAIT_BEFORE_GROWING_MS = 10;
  * host (data access, `context.http`, a timer) keeps its sandbox but no thread: while every running call
  * waits so, the pool grows past `maxSize`, up to `waitingSize`, so that a few slow requests do not make
  * the app's other calls queue behind them (a function awaiting a 200 ms API would otherwise cap the app at
- * `maxSize` calls per 200 ms). Retiring the pool (a deploy) disposes idle sandboxes now and busy ones when
- * their call ends.
+ * `maxSize` calls per 200 ms). Memory stays within what `maxSize` sandboxes may hold: a sandbox is added
+ * only while the waiting calls' heaps (read during their wait), plus the memory limit of each sandbox
+ * starting, stay within `maxSize` memory limits. Retiring the pool (a deploy) disposes idle sandboxes now
+ * and busy ones when their call ends.
  */
 export class SandboxPool {
   private readonly idle: Array<{ sandbox: Sandbox; since: number }> = [];
@@ -37,6 +39,8 @@ export class SandboxPool {
     private readonly create: () => Promise<Sandbox>,
     private readonly maxSize: number,
     private readonly waitingSize = maxSize,
+    /** A sandbox's memory limit (its heap, in bytes). */
+    private readonly sandboxMemoryBytes = Number.POSITIVE_INFINITY,
   ) {}
 
   get isRetired(): boolean {
@@ -108,14 +112,23 @@ export class SandboxPool {
   }
 
   /**
-   * Past `maxSize`: only while at least `maxSize` sandboxes run calls and every one of those calls waits on
-   * the host. A sandbox starting for a caller is that caller's already.
+   * Past `maxSize`: only while at least `maxSize` sandboxes run calls, every one of those calls has waited on
+   * the host for HOST_WAIT_BEFORE_GROWING_MS, and their heaps (read during the wait) with a memory limit for
+   * each sandbox starting and for the new one fit in `maxSize` memory limits.
    */
   private mayGrowForWaiting(): boolean {
     if (this.size >= this.waitingSize || this.prestarting || this.idle.length > 0 || this.busy.size < this.maxSize) return false;
     const now = performance.now();
-    for (const sandbox of this.busy) if (sandbox.hostWaitMs(now) < HOST_WAIT_BEFORE_GROWING_MS) return false;
-    return true;
+    let heap = 0;
+    for (const sandbox of this.busy) {
+      if (sandbox.hostWaitMs(now) < HOST_WAIT_BEFORE_GROWING_MS) return false;
+      // Undefined until a reading taken during the wait is in: the next check (WAITING_CHECK_MS) has it.
+      const bytes = sandbox.heapWhileWaiting();
+      if (bytes === undefined) return false;
+      heap += bytes;
+    }
+    const starting = this.size - this.busy.size;
+    return heap + (starting + 1) * this.sandboxMemoryBytes <= this.maxSize * this.sandboxMemoryBytes;
   }
 
   /** While callers wait, looks every WAITING_CHECK_MS whether the running calls all wait on the host. */

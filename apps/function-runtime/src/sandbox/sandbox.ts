@@ -197,6 +197,20 @@ export class Sandbox {
     return call && call.inFlight > 0 ? now - call.waitingSince : 0;
   }
 
+  /**
+   * The heap of a sandbox whose call waits on the host, read since that wait began (a waiting call cannot
+   * allocate), in bytes; undefined while there is no such reading yet (asking starts one) or no call waits.
+   */
+  heapWhileWaiting(): number | undefined {
+    const call = this.active;
+    if (!call || call.inFlight === 0 || this.disposed || this.isolate.isDisposed) return undefined;
+    const sample = this.heapSample;
+    if (sample && sample.at >= call.waitingSince) return sample.read;
+    this.heapSample = undefined;
+    void this.heapUsed();
+    return undefined;
+  }
+
   get isUsable(): boolean {
     return !this.disposed && !this.isolate.isDisposed && this.reusable;
   }
