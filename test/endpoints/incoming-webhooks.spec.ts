@@ -23,6 +23,9 @@ function withWebhooks(app: AppConfig, runAsUser?: string): void {
       hook('anyMethod', { httpMethod: 'ANY', validationMethod: 'NO_VALIDATION' }),
       hook('querySecret', { httpMethod: 'POST', validationMethod: 'SECRET_AS_QUERY_PARAM', secret: SECRET }),
       hook('signed', { httpMethod: 'POST', validationMethod: 'VERIFY_PAYLOAD', secret: SECRET }),
+      // Stitch's exports (and App Services' admin API v3) said the same with secretAsQueryParam.
+      hook('stitchQuerySecret', { httpMethod: 'POST', secret: SECRET, secretAsQueryParam: true }),
+      hook('stitchSigned', { httpMethod: 'POST', secret: SECRET, secretAsQueryParam: false }),
       hook('authed', { httpMethod: 'GET', validationMethod: 'NO_VALIDATION' }, { run_as_authed_user: true }, 'exports = () => ({ id: context.user.id });'),
       hook('fixedUser', { httpMethod: 'GET', validationMethod: 'NO_VALIDATION' }, runAsUser ? { run_as_user_id: runAsUser } : {}, 'exports = () => ({ id: context.user.id, system: context.runningAsSystem() });'),
       hook('scriptedUser', { httpMethod: 'GET', validationMethod: 'NO_VALIDATION' }, runAsUser ? { run_as_user_id_script_source: `exports = () => '${runAsUser}';` } : {}, 'exports = () => ({ id: context.user.id });'),
@@ -92,6 +95,24 @@ describe('incoming webhooks (standalone host over HTTP)', () => {
     for (const signature of [`sha256=${createHmac('sha256', 'other').update(body).digest('hex')}`, `sha1=${sha256}`, `sha256=${sha1}`, `sha512=${sha256}`, sha256, '']) {
       const refused = await fetch(`${base}/signed`, { method: 'POST', headers: { 'x-hook-signature': signature }, body });
       expect(refused.status, signature).toBe(401);
+      expect(await refused.json()).toMatchObject({ error_code: 'IncomingWebhookAuthFailed' });
+    }
+  });
+
+  it("checks Stitch's secretAsQueryParam: true wants the secret query parameter, false a payload signature", async () => {
+    expect((await fetch(`${base}/stitchQuerySecret?secret=${SECRET}`, { method: 'POST' })).status).toBe(200);
+    for (const query of ['', '?secret=guess']) {
+      const refused = await fetch(`${base}/stitchQuerySecret${query}`, { method: 'POST' });
+      expect(refused.status, query).toBe(401);
+      expect(await refused.json()).toMatchObject({ error_code: 'IncomingWebhookAuthFailed' });
+    }
+    const body = '{"event":"push"}';
+    const signature = createHmac('sha256', SECRET).update(body).digest('hex');
+    expect((await fetch(`${base}/stitchSigned`, { method: 'POST', headers: { 'x-hook-signature': `sha256=${signature}` }, body })).status).toBe(200);
+    const unsigned: Record<string, string> = {};
+    for (const headers of [unsigned, { 'x-hook-signature': `sha256=${createHmac('sha256', 'other').update(body).digest('hex')}` }]) {
+      const refused = await fetch(`${base}/stitchSigned?secret=${SECRET}`, { method: 'POST', headers, body });
+      expect(refused.status).toBe(401);
       expect(await refused.json()).toMatchObject({ error_code: 'IncomingWebhookAuthFailed' });
     }
   });

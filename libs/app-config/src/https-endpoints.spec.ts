@@ -27,6 +27,13 @@ describe('HTTPS endpoint configuration', () => {
     expect(httpsEndpointsProblems({})).toEqual([{ path: '', rule: 'file.shape', message: 'the endpoint configuration must be an array of endpoints' }]);
   });
 
+  it('reads a file holding null as no endpoints, as realm-cli wrote and read it', () => {
+    expect(httpsEndpointsProblems(null)).toEqual([]);
+    const app = emptyApp('a');
+    app.extraFiles.set(HTTPS_ENDPOINTS_FILE, new TextEncoder().encode('null\n'));
+    expect(httpsEndpoints(app)).toEqual([]);
+  });
+
   it('reads the deployed endpoints from http_endpoints/config.json', () => {
     const app = emptyApp('a');
     expect(httpsEndpoints(app)).toEqual([]);

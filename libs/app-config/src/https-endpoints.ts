@@ -91,8 +91,12 @@ export function httpsEndpointProblems(endpoint: unknown, functions?: ReadonlySet
   return problems;
 }
 
-/** Problems of the whole array: each endpoint's, and two endpoints answering the same route and method. */
+/**
+ * Problems of the whole array: each endpoint's, and two endpoints answering the same route and method. A
+ * file holding `null` has no endpoints: realm-cli wrote that for an app without any, and read it back so.
+ */
 export function httpsEndpointsProblems(endpoints: unknown, functions?: ReadonlySet<string>): EndpointProblem[] {
+  if (endpoints === null) return [];
   if (!Array.isArray(endpoints)) return [{ path: '', rule: 'file.shape', message: 'the endpoint configuration must be an array of endpoints' }];
   const problems: EndpointProblem[] = [];
   const methodsByRoute = new Map<string, Set<string>>();

@@ -196,7 +196,8 @@ export interface ServiceRule {
 /** services/<service>/incoming_webhooks/<name>/config.json (spec 2.8). */
 export interface WebhookConfig extends FunctionConfig {
   respond_result?: boolean;
-  options?: { httpMethod?: string; validationMethod?: string; secret?: string; [extra: string]: unknown };
+  /** `secretAsQueryParam` is Stitch's (and the admin API v3's) form of `validationMethod` (see webhookValidationMethod). */
+  options?: { httpMethod?: string; validationMethod?: string; secret?: string; secretAsQueryParam?: boolean; [extra: string]: unknown };
 }
 
 export interface Webhook {

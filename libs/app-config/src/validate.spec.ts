@@ -146,6 +146,7 @@ const cases: Case[] = [
   { name: 'a webhook whose source does not compile', change: (f) => { http(f); hook(f, {}, 'exports = function( {'); }, file: 'services/http/incoming_webhooks/hook/source.js', path: '', rule: 'webhook.source.syntax' },
   { name: 'a service rule name with a slash', change: (f) => { http(f); put(f, 'services/http/rules/get.json', { name: 'get/all', actions: ['get'], when: {} }); }, file: 'services/http/rules/get.json', path: 'name', rule: 'service_rule.name.charset' },
   { name: 'a service rule whose actions are not a list', change: (f) => { http(f); put(f, 'services/http/rules/get.json', { name: 'get', actions: 'get' }); }, file: 'services/http/rules/get.json', path: 'actions', rule: 'service_rule.actions.type' },
+  { name: 'a webhook whose secretAsQueryParam is not a boolean', change: (f) => { http(f); hook(f, { options: { secret: 's', secretAsQueryParam: 'yes' } }); }, file: 'services/http/incoming_webhooks/hook/config.json', path: 'options.secretAsQueryParam', rule: 'field.type' },
   // triggers (2.9)
   { name: 'a trigger naming a missing function', change: (f) => trigger(f, { function_name: 'nope' }), file: 'triggers/onItem.json', path: 'function_name', rule: 'trigger.function.missing' },
   { name: 'a trigger name with a dot', change: (f) => trigger(f, { name: 'on.item' }), file: 'triggers/onItem.json', path: 'name', rule: 'trigger.name.charset' },
@@ -263,6 +264,10 @@ describe('validateApp', () => {
       d.roles[1].apply_when = { '%or': [{ '%%true': { '%function': { name: 'sum', arguments: [1, 2] } } }, { list_id: { '%stringToOid': '%%user.custom_data.list' } }, { '%%values.flag': true }, { '%%environment.tag': { $in: ['dev', 'qa'] } }] };
     })],
     ['a function in a folder', (f: AppFiles) => { put(f, 'functions/utils/format/config.json', { name: 'utils/format' }); put(f, 'functions/utils/format/source.js', 'exports = (x) => `${x}`;\n'); }],
+    // Found in App Services exports on GitHub:
+    ["a Stitch webhook's secretAsQueryParam (the admin API v3's form of the validation method)", (f: AppFiles) => { http(f); hook(f, { options: { httpMethod: 'POST', secret: 's', secretAsQueryParam: true } }); }],
+    ['a Stitch service rule without actions (one that allowed none)', (f: AppFiles) => { http(f); put(f, 'services/http/rules/none.json', { name: 'none' }); }],
+    ['"environment": "none", which the 2020 export wrote for no environment', (f: AppFiles) => editJson(f, 'config.json', (d) => (d.environment = 'none'))],
   ])('accepts %s', (_name, change) => {
     const files = exampleTodo();
     change(files);

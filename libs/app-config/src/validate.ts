@@ -71,7 +71,7 @@ const WEBHOOK_FIELDS = [
   // Stitch-era webhooks ("run as the authenticated user"), still in old exports.
   'run_as_authed_user',
 ];
-const WEBHOOK_OPTION_FIELDS = ['httpMethod', 'validationMethod', 'secret'];
+const WEBHOOK_OPTION_FIELDS = ['httpMethod', 'validationMethod', 'secret', 'secretAsQueryParam'];
 
 type Kind = 'string' | 'boolean' | 'number' | 'object' | 'array';
 
@@ -400,7 +400,8 @@ function checkService(c: Checker, s: AppService, app: AppConfig, secretNames: Se
       continue;
     }
     c.name(ro, rfile, ro.name, 'service_rule.name', 64);
-    if (!Array.isArray(ro.actions) || ro.actions.some((a) => typeof a !== 'string')) {
+    // Stitch's exports left `actions` out of a rule that allowed none.
+    if (ro.actions !== undefined && (!Array.isArray(ro.actions) || ro.actions.some((a) => typeof a !== 'string'))) {
       c.report(ro, rfile, 'actions', 'service_rule.actions.type', 'actions must be an array of service action names');
     }
   }
@@ -415,7 +416,15 @@ function checkDataSourceConfig(c: Checker, o: JsonObject, file: string, cfg: Jso
   // A self-hosted "mongodb" service links by uri instead of by cluster name.
   const hasUri = type === 'mongodb' && typeof cfg.uri === 'string';
   if (hasCluster && hasLake) c.report(o, file, 'config.dataLakeName', 'datasource.link.exactly_one', 'give exactly one of clusterName and dataLakeName, not both');
-  else if (!hasCluster && !hasLake && !hasUri) c.report(o, file, federated ? 'config.dataLakeName' : 'config.clusterName', 'datasource.link.exactly_one', 'exactly one of clusterName and dataLakeName is required');
+  else if (!hasCluster && !hasLake && !hasUri) {
+    c.report(
+      o,
+      file,
+      federated ? 'config.dataLakeName' : 'config.clusterName',
+      'datasource.link.exactly_one',
+      'exactly one of clusterName and dataLakeName is required (an export that names no cluster, as Stitch and realm-cli wrote them, keeps the cluster of the app it is pushed into: create it with `tessera apps create --cluster <name>`)',
+    );
+  }
   else if (federated && hasCluster) c.report(o, file, 'config.clusterName', 'datasource.federated.cluster_name', `a ${type} service links a federated instance with dataLakeName, not clusterName`);
   else if (!federated && hasLake) c.report(o, file, 'config.dataLakeName', 'datasource.cluster.data_lake_name', `a ${type} service links a cluster with clusterName; use type datalake for a federated instance`);
   c.type(o, file, cfg, 'clusterName', 'string', 'config');
@@ -737,6 +746,7 @@ function checkWebhook(c: Checker, s: AppService, o: JsonObject, source: string, 
       c.report(o, file, 'options.validationMethod', 'webhook.validation_method.value', `validationMethod must be one of ${VALIDATION_METHODS.join(', ')}`);
     }
     c.type(o, file, opts, 'secret', 'string', 'options');
+    c.type(o, file, opts, 'secretAsQueryParam', 'boolean', 'options');
   }
   if (typeof source !== 'string' || source.trim() === '') c.report(o, sourceFile, '#source', 'webhook.source.missing', `incoming webhook "${String(o.name)}" has no source`);
   c.source(o, sourceFile, source, 'webhook.source.syntax', `incoming webhook "${String(o.name)}"`);

@@ -36,7 +36,8 @@ export class IncomingWebhooksService {
     const method = typeof options.httpMethod === 'string' ? options.httpMethod.toUpperCase() : 'ANY';
     const asked = exchange.method === 'HEAD' ? 'GET' : exchange.method;
     if (method !== 'ANY' && method !== asked) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `incoming webhook '${webhookName}' accepts ${method} requests only`);
-    const refusal = requestProofRefusal(typeof options.validationMethod === 'string' ? options.validationMethod : undefined, typeof options.secret === 'string' ? options.secret : undefined, exchange, WEBHOOK_SIGNATURE);
+    const secret = typeof options.secret === 'string' ? options.secret : undefined;
+    const refusal = requestProofRefusal(webhookValidationMethod(options, secret), secret, exchange, WEBHOOK_SIGNATURE);
     if (refusal !== undefined) throw new EndpointError(EndpointErrorCode.AuthFailed, refusal);
     return {
       appId: app.appId,
@@ -58,4 +59,16 @@ export class IncomingWebhooksService {
     });
     return { type: 'user', user };
   }
+}
+
+/**
+ * The check a webhook's options ask for: `validationMethod`, or else Stitch's `secretAsQueryParam` (still
+ * App Services' admin API v3 form of the option): true wants the secret as the `secret` query parameter,
+ * false (with a secret) a payload signature. Neither: none.
+ */
+export function webhookValidationMethod(options: Record<string, unknown>, secret: string | undefined): string | undefined {
+  if (typeof options['validationMethod'] === 'string') return options['validationMethod'];
+  if (options['secretAsQueryParam'] === true) return 'SECRET_AS_QUERY_PARAM';
+  if (options['secretAsQueryParam'] === false && secret) return 'VERIFY_PAYLOAD';
+  return undefined;
 }

@@ -32,6 +32,12 @@ function peekJson(files: AppFiles, path: string): unknown {
 }
 
 /**
+ * What App Services' export wrote for an app with no environment selected in 2020 (realm-cli's import and
+ * export tests against the service expected it): read as no environment, as `""` is.
+ */
+const NO_ENVIRONMENT = 'none';
+
+/**
  * Reads the selected environment without consuming any file (environments/ files are kept verbatim): the
  * `environment` member of the root settings file and the `values` of the matching environments/ file. A
  * broken settings file is left to the readers; a broken selected environment file is reported here.
@@ -43,7 +49,7 @@ export function selectEnvironment(files: AppFiles, settingsFile: string): { envi
   let tag = '';
   if (typeof selected === 'string') {
     if (ENVIRONMENT_NAMES.includes(selected)) tag = selected;
-    else {
+    else if (selected !== NO_ENVIRONMENT) {
       violations.push({
         file: settingsFile,
         path: 'environment',
