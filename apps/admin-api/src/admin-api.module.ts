@@ -49,6 +49,10 @@ import { UsersService } from './users/users.service';
 import { ValuesController } from './values/values.controller';
 import { DataApiConfigController } from './endpoints/data-api-config.controller';
 import { EndpointsController } from './endpoints/endpoints.controller';
+import { GraphqlConfigController } from './graphql-config/graphql-config.controller';
+import { EnvironmentController } from './environment/environment.controller';
+import { IncomingWebhooksController } from './incoming-webhooks/incoming-webhooks.controller';
+import { AppMiscController } from './app-misc/app-misc.controller';
 
 /** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
 @Module({
@@ -82,6 +86,10 @@ import { EndpointsController } from './endpoints/endpoints.controller';
     HostingAssetsController,
     DependenciesController,
     ConsoleController,
+    GraphqlConfigController,
+    EnvironmentController,
+    IncomingWebhooksController,
+    AppMiscController,
   ],
   providers: [
     AdminAuthService,
