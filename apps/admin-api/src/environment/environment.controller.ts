@@ -1,7 +1,189 @@
-import { Controller, UseGuards } from '@nestjs/common';
-import { AdminAuthGuard } from '../auth/admin-auth.guard';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Req, UseGuards } from '@nestjs/common';
+import { DeploymentStore, PlatformDatabase, type AppRecord } from '@tessera/platform';
+import { SETTINGS, type Settings } from '@tessera/settings';
+import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
+import { requireGroup } from '../apps/apps.controller';
+import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
+import { AppStateService } from '../deploy/app-state.service';
+import { deploymentFiles } from './deployment-files';
+import { EnvironmentError, EnvironmentErrorCode } from './environment.exception';
+import {
+  findEnvironmentValue,
+  listEnvironmentValues,
+  parseEnvironment,
+  parseEnvironmentValueBody,
+  removeEnvironmentValue,
+  writeEnvironmentValue,
+  type EnvironmentValue,
+} from './environment-values';
+import { PROVIDER_REGIONS, type CloudProviderRegion } from './provider-regions';
+import { parseAllowedOrigins, parseDeploymentConfig, parseRefreshTokenExpiration } from './security-settings';
 
-/** The app's environment, environment values, security settings and deployment configuration. */
+/**
+ * The app's environment, environment values, security settings and deployment configuration. Everything
+ * the app's files hold changes through AppStateService.edit: a validated deployment of the whole app.
+ */
 @Controller('api/admin/v3.0')
 @UseGuards(AdminAuthGuard)
-export class EnvironmentController {}
+export class EnvironmentController {
+  constructor(
+    private readonly state: AppStateService,
+    private readonly deployments: DeploymentStore,
+    private readonly db: PlatformDatabase,
+    @Inject(SETTINGS) private readonly settings: Settings,
+  ) {}
+
+  /** The root settings' `environment`: what `%%environment` and `context.environment` resolve against. */
+  @Put('groups/:groupId/apps/:appId/environment')
+  @HttpCode(200)
+  async setEnvironment(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<AppRecord> {
+    requireGroup(request, groupId);
+    const environment = parseEnvironment(body);
+    const record = await this.state.app(groupId, appId);
+    await this.state.edit(record, request.admin?._id, (app) => {
+      app.settings.environment = environment;
+    });
+    // The registry keeps the environment the app was created with; the configuration is what runs.
+    return { ...record, environment };
+  }
+
+  @Get('groups/:groupId/apps/:appId/environment_values')
+  async listEnvironmentValues(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<object[]> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    return listEnvironmentValues(record._id, await this.state.liveApp(record)).map(({ _id, name }) => ({ _id, name }));
+  }
+
+  @Post('groups/:groupId/apps/:appId/environment_values')
+  @HttpCode(201)
+  async createEnvironmentValue(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<object> {
+    requireGroup(request, groupId);
+    const { name, values } = parseEnvironmentValueBody(body);
+    const record = await this.state.app(groupId, appId);
+    let created: EnvironmentValue | undefined;
+    await this.state.edit(record, request.admin?._id, (app) => {
+      if (listEnvironmentValues(record._id, app).some((value) => value.name === name)) {
+        throw new EnvironmentError(EnvironmentErrorCode.EnvironmentValueAlreadyExists, `an environment value named "${name}" already exists`);
+      }
+      writeEnvironmentValue(app, name, values);
+      created = findEnvironmentValue(record._id, app, name);
+    });
+    return { _id: created?._id, name };
+  }
+
+  @Get('groups/:groupId/apps/:appId/environment_values/:valueId')
+  async getEnvironmentValue(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('valueId') valueId: string): Promise<EnvironmentValue> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    return findEnvironmentValue(record._id, await this.state.liveApp(record), valueId);
+  }
+
+  /** Replaces the value's `values` (a slot left out is removed); a new `name` renames it, and so gives it a new `_id`. */
+  @Put('groups/:groupId/apps/:appId/environment_values/:valueId')
+  @HttpCode(200)
+  async updateEnvironmentValue(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('valueId') valueId: string, @Body() body: unknown): Promise<object> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    let updated: EnvironmentValue | undefined;
+    await this.state.edit(record, request.admin?._id, (app) => {
+      const existing = findEnvironmentValue(record._id, app, valueId);
+      const { name, values } = parseEnvironmentValueBody(body, existing.name);
+      if (name !== existing.name && listEnvironmentValues(record._id, app).some((value) => value.name === name)) {
+        throw new EnvironmentError(EnvironmentErrorCode.EnvironmentValueAlreadyExists, `an environment value named "${name}" already exists`);
+      }
+      removeEnvironmentValue(app, existing.name);
+      writeEnvironmentValue(app, name, values);
+      updated = findEnvironmentValue(record._id, app, name);
+    });
+    return { _id: updated?._id, name: updated?.name };
+  }
+
+  @Delete('groups/:groupId/apps/:appId/environment_values/:valueId')
+  @HttpCode(204)
+  async removeEnvironmentValue(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('valueId') valueId: string): Promise<void> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    await this.state.edit(record, request.admin?._id, (app) => {
+      removeEnvironmentValue(app, findEnvironmentValue(record._id, app, valueId).name);
+    });
+  }
+
+  @Get('groups/:groupId/apps/:appId/security/allowed_request_origins')
+  async allowedOrigins(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<string[]> {
+    requireGroup(request, groupId);
+    const app = await this.state.liveApp(await this.state.app(groupId, appId));
+    return app.settings.security?.allowed_request_origins ?? [];
+  }
+
+  /** Replaces the list (App Services' POST sets it whole). */
+  @Post('groups/:groupId/apps/:appId/security/allowed_request_origins')
+  @HttpCode(204)
+  async setAllowedOrigins(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    const origins = parseAllowedOrigins(body);
+    await this.state.edit(await this.state.app(groupId, appId), request.admin?._id, (app) => {
+      app.settings.security = { ...app.settings.security, allowed_request_origins: origins };
+    });
+  }
+
+  /**
+   * The lifetime the client API gives refresh tokens. Tessera sets it for every app at once
+   * (TESSERA_REFRESH_TOKEN_TTL_SECONDS), so that is the answer, and only that value can be "set".
+   */
+  @Get('groups/:groupId/apps/:appId/security/refresh_token_expiration')
+  async refreshTokenExpiration(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<object> {
+    requireGroup(request, groupId);
+    await this.state.app(groupId, appId);
+    return { expiration_time_seconds: this.settings.refreshTokenTtlSeconds };
+  }
+
+  @Put('groups/:groupId/apps/:appId/security/refresh_token_expiration')
+  @HttpCode(204)
+  async setRefreshTokenExpiration(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    const seconds = parseRefreshTokenExpiration(body);
+    await this.state.app(groupId, appId);
+    const current = this.settings.refreshTokenTtlSeconds;
+    if (seconds !== current) {
+      throw new AdminApiError(
+        AdminApiErrorCode.NotImplemented,
+        `this server gives every app's refresh tokens the same lifetime, ${current} seconds (its setting TESSERA_REFRESH_TOKEN_TTL_SECONDS); it cannot be set per app`,
+      );
+    }
+  }
+
+  /** Every change through this API deploys at once and nothing deploys from GitHub: that is the configuration. */
+  @Get('groups/:groupId/apps/:appId/deploy/config')
+  async deploymentConfig(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<object> {
+    requireGroup(request, groupId);
+    await this.state.app(groupId, appId);
+    return { ui_drafts_disabled: true, automatic_deployment: { enabled: false, provider: 'github', installation_ids: [] } };
+  }
+
+  /** Accepts what Tessera does already; refuses drafts for UI changes and automatic deployment. */
+  @Patch('groups/:groupId/apps/:appId/deploy/config')
+  @HttpCode(204)
+  async configureDeployment(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    parseDeploymentConfig(body);
+    await this.state.app(groupId, appId);
+  }
+
+  /** Deploys again, as a new deployment, the configuration an earlier one made live (hosted files and secrets stay as they are). */
+  @Post('groups/:groupId/apps/:appId/deployments/:deploymentId/redeploy')
+  @HttpCode(204)
+  async redeploy(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('deploymentId') deploymentId: string): Promise<void> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    const known = (await this.deployments.list(record._id)).some((deployment) => deployment._id === deploymentId);
+    const files = known ? await deploymentFiles(this.db, record._id, deploymentId) : undefined;
+    if (!files) throw new AdminApiError(AdminApiErrorCode.DeploymentNotFound, 'deployment not found');
+    await this.state.deploy(record, files, 'import', request.admin?._id);
+  }
+
+  @Get('provider_regions')
+  providerRegions(): readonly CloudProviderRegion[] {
+    return PROVIDER_REGIONS;
+  }
+}
+
