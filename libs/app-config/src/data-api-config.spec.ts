@@ -28,6 +28,12 @@ describe('the Data API configuration', () => {
     expect(dataApiConfigProblems({ validation_method: 'SIGNED' }).map((problem) => problem.path)).toEqual(['validation_method']);
   });
 
+  it('reads an empty validation_method, as App Services exported it, as no validation', () => {
+    const exported = { disabled: false, versions: ['v1'], return_type: 'JSON', create_user_on_auth: false, run_as_system: false, run_as_user_id: '', run_as_user_id_script_source: '', validation_method: '', secret_name: '', log_function_arguments: false };
+    expect(dataApiConfigProblems(exported)).toEqual([]);
+    expect(withDataApiDefaults(exported).validation_method).toBe('NO_VALIDATION');
+  });
+
   it('reads the deployed file once, and reports a file that cannot be used instead of guessing', () => {
     expect(dataApiConfigOf({ extraFiles: new Map() })).toBeUndefined();
     const app = appWith('{"disabled":false,"versions":["v1"],"run_as_system":true}');

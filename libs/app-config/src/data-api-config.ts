@@ -54,7 +54,8 @@ export function dataApiConfigProblems(value: unknown): DataApiConfigProblem[] {
   }
   const returnType = value['return_type'];
   if (returnType !== undefined && (typeof returnType !== 'string' || !ENDPOINT_RETURN_TYPES.includes(returnType))) add('return_type', `return_type must be one of ${ENDPOINT_RETURN_TYPES.join(', ')}`);
-  const validation = value['validation_method'] ?? 'NO_VALIDATION';
+  // App Services' own export wrote "" for no validation (data_api_config.json of 2022 deployments).
+  const validation = value['validation_method'] === undefined || value['validation_method'] === '' ? 'NO_VALIDATION' : value['validation_method'];
   if (typeof validation !== 'string' || !ENDPOINT_VALIDATION_METHODS.includes(validation)) {
     add('validation_method', `validation_method must be one of ${ENDPOINT_VALIDATION_METHODS.join(', ')}`);
   } else if (validation !== 'NO_VALIDATION' && (typeof value['secret_name'] !== 'string' || value['secret_name'] === '')) {
@@ -75,7 +76,7 @@ export function withDataApiDefaults(value: Record<string, unknown>): DataApiConf
     run_as_system: value['run_as_system'] === true,
     run_as_user_id: typeof value['run_as_user_id'] === 'string' ? value['run_as_user_id'] : '',
     run_as_user_id_script_source: typeof value['run_as_user_id_script_source'] === 'string' ? value['run_as_user_id_script_source'] : '',
-    validation_method: (typeof value['validation_method'] === 'string' ? value['validation_method'] : 'NO_VALIDATION') as DataApiConfig['validation_method'],
+    validation_method: (typeof value['validation_method'] === 'string' && value['validation_method'] !== '' ? value['validation_method'] : 'NO_VALIDATION') as DataApiConfig['validation_method'],
     secret_name: typeof value['secret_name'] === 'string' ? value['secret_name'] : '',
     log_function_arguments: value['log_function_arguments'] === true,
     can_evaluate: isPlainObject(value['can_evaluate']) ? value['can_evaluate'] : {},
