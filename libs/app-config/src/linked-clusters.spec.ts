@@ -47,4 +47,38 @@ describe('keepLinkedClusters', () => {
     expect(keepLinkedClusters(lake, deployed())).toEqual([]);
     expect(lake.services[0].config.config).toEqual({});
   });
+
+  it('keeps the one linked cluster for a Stitch service named as its app liked, and guesses nothing when there is a choice', () => {
+    const renamed = () =>
+      filesOf({
+        'stitch.json': { config_version: 20180301, security: {} },
+        'services/thepages-atlas/config.json': { name: 'thepages-atlas', type: 'mongodb-atlas', config: { readPreference: 'primary' }, version: 1 },
+      });
+    const loaded = readAppFiles(renamed());
+    loaded.app.settings.name = 'shop';
+    const warnings = keepLinkedClusters(loaded.app, deployed(), loaded.fileOf);
+    expect(loaded.app.services[0].config.config).toEqual({ clusterName: 'Cluster0', readPreference: 'primary' });
+    expect(warnings.map(({ file, rule }) => `${file}|${rule}`)).toEqual(['services/thepages-atlas/config.json|datasource.link.kept']);
+    expect(validateApp(loaded.app, { fileOf: loaded.fileOf })).toEqual([]);
+
+    // Two linked clusters deployed, or two unlinked services pushed: which one is meant is not known.
+    const twoDeployed = readAppFiles(
+      filesOf({
+        'config.json': { name: 'shop' },
+        'services/a/config.json': { name: 'a', type: 'mongodb-atlas', config: { clusterName: 'Cluster0' } },
+        'services/b/config.json': { name: 'b', type: 'mongodb-atlas', config: { clusterName: 'Cluster1' } },
+      }),
+    ).app;
+    const pushed = readAppFiles(renamed()).app;
+    expect(keepLinkedClusters(pushed, twoDeployed)).toEqual([]);
+    expect(pushed.services[0].config.config?.clusterName).toBeUndefined();
+    const twoPushed = readAppFiles(
+      filesOf({
+        'stitch.json': { config_version: 20180301, security: {} },
+        'services/one/config.json': { name: 'one', type: 'mongodb-atlas', config: {} },
+        'services/two/config.json': { name: 'two', type: 'mongodb-atlas', config: {} },
+      }),
+    ).app;
+    expect(keepLinkedClusters(twoPushed, deployed())).toEqual([]);
+  });
 });
