@@ -185,6 +185,24 @@ describe('admin API: apps, import and export, drafts, secrets', () => {
     expect((await admin.request<unknown[]>('GET', admin.app(app._id, '/deployments'))).body).toHaveLength(1);
   });
 
+  it("takes secrets.json in realm-cli's nested form: each option's value becomes the secret its owner names", async () => {
+    const app = await admin.createApp('nested-secrets');
+    const files = await admin.pull(app._id);
+    files.set('services/hook/config.json', JSON.stringify({ name: 'hook', type: 'http', config: {}, secret_config: { apiKey: 'hookKey' } }));
+    files.set('values/key.json', JSON.stringify({ name: 'key', value: 'hookKey', from_secret: true }));
+    files.set('secrets.json', JSON.stringify({ services: { hook: { apiKey: 'nested-value' } }, auth_providers: {} }));
+    const pushed = await admin.push(app._id, files);
+    expect(pushed.status, JSON.stringify(pushed.body)).toBe(204);
+    const listed = await admin.request<Array<{ name: string }>>('GET', admin.app(app._id, '/secrets'));
+    expect(listed.body.map((secret) => secret.name)).toEqual(['hookKey']);
+    expect(Buffer.from(listed.bytes).toString()).not.toContain('nested-value');
+    // An option whose value is not text is refused, naming where.
+    files.set('secrets.json', JSON.stringify({ services: { hook: { apiKey: 7 } } }));
+    const refused = await admin.push(app._id, files);
+    expect(refused.status).toBe(400);
+    expect(refused.body.violations?.map((violation) => violation.file)).toContain('secrets.json');
+  });
+
   it('keeps secret values in the data directory and never returns them', async () => {
     const app = await admin.createApp('secretive');
     const created = await admin.request<{ _id: string; name: string }>('POST', admin.app(app._id, '/secrets'), { name: 'apiKey', value: 's3cr3t-value' });

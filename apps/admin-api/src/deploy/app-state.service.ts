@@ -109,6 +109,7 @@ export class AppStateService {
 
     const secretValues: Record<string, string> = {};
     const violations: ConfigViolation[] = [...loaded.violations];
+    if (app.secrets) app.secrets = flatSecrets(app, app.secrets);
     for (const [name, value] of Object.entries(app.secrets ?? {})) {
       if (typeof value === 'string' && value !== '') secretValues[name] = value;
       else if (typeof value !== 'string') violations.push({ file: 'secrets.json', path: name, rule: 'secret.value.type', message: `the value of secret "${name}" must be a string` });
@@ -238,4 +239,30 @@ function dedupe(violations: ConfigViolation[]): ConfigViolation[] {
     seen.add(key);
     return true;
   });
+}
+
+/**
+ * secrets.json as name -> value. realm-cli (and stitch-cli before it) wrote it nested, by owner and option:
+ * `{ auth_providers: { <provider>: { <option>: value } }, services: { <service>: { <option>: value } } }`;
+ * each option's value goes to the secret its owner's `secret_config` names for it (the option's own name
+ * when none does). The validator has checked that nested values are strings.
+ */
+function flatSecrets(app: AppConfig, secrets: Record<string, unknown>): Record<string, unknown> {
+  const flat: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(secrets)) {
+    const owners = name === 'auth_providers' ? app.authProviders : name === 'services' ? app.services.map((service) => service.config) : undefined;
+    if (!owners || typeof value !== 'object' || value === null || Array.isArray(value)) {
+      flat[name] = value;
+      continue;
+    }
+    for (const [ownerName, options] of Object.entries(value as Record<string, unknown>)) {
+      if (typeof options !== 'object' || options === null) continue;
+      const secretConfig = owners.find((owner) => owner.name === ownerName || owner.type === ownerName)?.secret_config ?? {};
+      for (const [option, secretValue] of Object.entries(options as Record<string, unknown>)) {
+        const named = secretConfig[option];
+        flat[typeof named === 'string' && named !== '' ? named : option] = secretValue;
+      }
+    }
+  }
+  return flat;
 }
