@@ -10,14 +10,13 @@ import { isRequest, measure, METRICS } from '../metrics/app-metrics';
 import { findService } from '../services/services.service';
 import { UsersService } from '../users/users.service';
 import { execution, flexibleSync, SUBSCRIPTION_TYPES, syncTranslator, syncTranslatorId, triggerLogType, triggerSubscription } from './event-subscriptions';
+import { date, invalid, type QueryParams, single } from '../metrics/query-params';
 
 const HOUR_MS = 3_600_000;
 /** Hourly points one group measurement answer may hold per series (a year by hour is 8,784). */
 const MAX_POINTS = 10_000;
 /** Log entries of a trigger read to find its latest run (newest first, narrowed by its name). */
 const RUNS_READ = 100;
-
-type QueryParams = Record<string, string | string[] | undefined>;
 
 /**
  * Event subscriptions (the app's triggers and sync translator), a user's devices, a data source's flexible
@@ -153,21 +152,4 @@ function findTrigger<T extends { id?: string; name: string }>(triggers: T[], id:
   const trigger = triggers.find((candidate) => candidate.id === id) ?? triggers.find((candidate) => candidate.name === id);
   if (!trigger) throw new AdminApiError(AdminApiErrorCode.TriggerNotFound, `event subscription not found: '${id}'`);
   return trigger;
-}
-
-function single(value: string | string[] | undefined, name: string): string | undefined {
-  if (Array.isArray(value)) throw invalid(`${name} may be given once`);
-  return value === '' ? undefined : value;
-}
-
-function date(value: string | string[] | undefined, name: string): Date | undefined {
-  const text = single(value, name);
-  if (text === undefined) return undefined;
-  const parsed = new Date(text);
-  if (Number.isNaN(parsed.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw invalid(`${name} must be an ISO-8601 date and time (e.g. 2022-10-27T14:01:01Z)`);
-  return parsed;
-}
-
-function invalid(message: string): AdminApiError {
-  return new AdminApiError(AdminApiErrorCode.InvalidParameter, message);
 }

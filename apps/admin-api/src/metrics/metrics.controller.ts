@@ -2,9 +2,9 @@ import { Controller, Get, Param, Query, Req, UseGuards } from '@nestjs/common';
 import { LOG_ENTRIES_KEPT_PER_APP, type LogEntry, LogStore } from '@tessera/platform';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
-import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 import { durationMs, isRequest, type Measurement, measure, METRICS, OPEN_SYNC_CONNECTIONS, openConnections, SYNC_CONNECTION_END, SYNC_CONNECTION_START } from './app-metrics';
+import { date, invalid, single } from './query-params';
 
 /** Data points one answer may hold per series (a year by hour is 8,784). */
 const MAX_POINTS = 10_000;
@@ -72,21 +72,4 @@ export class MetricsController {
     if ((end.getTime() - start.getTime()) / granularityMs > MAX_POINTS) throw invalid(`the range holds more than ${MAX_POINTS} periods of this granularity`);
     return measure(await this.logs.list(appId, { start, end, limit: LOG_ENTRIES_KEPT_PER_APP }), series, start, end, granularityMs, origin);
   }
-}
-
-function single(value: string | string[] | undefined, name: string): string | undefined {
-  if (Array.isArray(value)) throw invalid(`${name} may be given once`);
-  return value === '' ? undefined : value;
-}
-
-function date(value: string | string[] | undefined, name: string): Date | undefined {
-  const text = single(value, name);
-  if (text === undefined) return undefined;
-  const parsed = new Date(text);
-  if (Number.isNaN(parsed.getTime()) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw invalid(`${name} must be an ISO-8601 date and time (e.g. 2022-10-27T14:01:01Z)`);
-  return parsed;
-}
-
-function invalid(message: string): AdminApiError {
-  return new AdminApiError(AdminApiErrorCode.InvalidParameter, message);
 }
