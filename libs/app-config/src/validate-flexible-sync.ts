@@ -28,7 +28,7 @@ export interface FlexibleSyncSite {
 }
 
 /** bsonTypes a queryable field may have (alone, or as the items of an array). */
-const QUERYABLE_BSON_TYPES = ['string', 'int', 'long', 'double', 'decimal', 'number', 'bool', 'boolean', 'objectId', 'uuid', 'date', 'mixed', 'null'];
+const QUERYABLE_BSON_TYPES = ['string', 'int', 'long', 'double', 'float', 'decimal', 'number', 'bool', 'boolean', 'objectId', 'uuid', 'date', 'mixed', 'null'];
 /** bsonTypes an indexed queryable field may have. */
 const INDEXABLE_BSON_TYPES = ['string', 'int', 'long', 'objectId', 'uuid', 'null'];
 const DOCUMENT_EXPANSIONS = ['%%root', '%%prevRoot', '%%prev', '%%this', '%%parent'];

@@ -268,6 +268,7 @@ describe('validateApp', () => {
     ["a Stitch webhook's secretAsQueryParam (the admin API v3's form of the validation method)", (f: AppFiles) => { http(f); hook(f, { options: { httpMethod: 'POST', secret: 's', secretAsQueryParam: true } }); }],
     ['a Stitch service rule without actions (one that allowed none)', (f: AppFiles) => { http(f); put(f, 'services/http/rules/none.json', { name: 'none' }); }],
     ['"environment": "none", which the 2020 export wrote for no environment', (f: AppFiles) => editJson(f, 'config.json', (d) => (d.environment = 'none'))],
+    ['a Realm float field in a synced schema', (f: AppFiles) => editJson(f, ITEMS, (d) => (d.schema.properties.weight = { bsonType: 'float' }))],
   ])('accepts %s', (_name, change) => {
     const files = exampleTodo();
     change(files);

@@ -40,8 +40,9 @@ export interface ValidateOptions {
 const NAME_CHARSET = /^[A-Za-z0-9_-]+$/;
 
 /** bsonType values a schema may use (spec 2.7; App Services JSON schema). */
+// `float`: a Realm Float property (App Services took it in sync schemas; a document holds it as a double).
 export const KNOWN_BSON_TYPES: readonly string[] = [
-  'object', 'array', 'string', 'int', 'long', 'double', 'decimal', 'number', 'bool', 'boolean', 'date', 'timestamp',
+  'object', 'array', 'string', 'int', 'long', 'double', 'float', 'decimal', 'number', 'bool', 'boolean', 'date', 'timestamp',
   'objectId', 'binData', 'uuid', 'null', 'regex', 'javascript', 'javascriptWithScope', 'symbol', 'minKey', 'maxKey',
   'mixed', 'dbPointer', 'undefined',
 ];

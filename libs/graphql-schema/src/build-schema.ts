@@ -293,7 +293,7 @@ class SchemaBuilder<Context> {
           fields[field.name] = { type: this.valueInput(object, field, 'update') };
           fields[`${field.name}_unset`] = { type: GraphQLBoolean };
           if (field.kind === 'scalar' && field.listDepth === 0 && field.bsonType === 'int') fields[`${field.name}_inc`] = { type: GraphQLInt };
-          if (field.kind === 'scalar' && field.listDepth === 0 && field.bsonType === 'double') fields[`${field.name}_inc`] = { type: GraphQLFloat };
+          if (field.kind === 'scalar' && field.listDepth === 0 && (field.bsonType === 'double' || field.bsonType === 'float')) fields[`${field.name}_inc`] = { type: GraphQLFloat };
         }
         return fields;
       },

@@ -88,6 +88,13 @@ describe('App Services names', () => {
     expect(typeSdl(app, 'ReminderSortByInput')).toContain('DUEDATE_ASC');
   });
 
+  it('types a Realm float field as Float, with its _inc, as a double', () => {
+    const app = appWith([{ collection: 'quotes', schema: { title: 'Quote', properties: { _id: { bsonType: 'objectId' }, price: { bsonType: 'float' }, total: { bsonType: 'double' } } } }]);
+    expect(typeSdl(app, 'Quote')).toContain('price: Float');
+    expect(typeSdl(app, 'QuoteUpdateInput')).toContain('price_inc: Float');
+    expect(typeSdl(app, 'QuoteQueryInput')).toContain('price_gt: Float');
+  });
+
   it('types a to-many relationship on a sanitised name (vector 36)', () => {
     const app = appWith([
       {

@@ -73,6 +73,7 @@ const scalarOfBsonType: Record<string, ScalarName> = {
   int: 'Int',
   long: 'Long',
   double: 'Float',
+  float: 'Float',
   number: 'Float',
   decimal: 'Decimal',
   date: 'DateTime',

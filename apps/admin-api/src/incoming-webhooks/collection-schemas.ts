@@ -115,7 +115,7 @@ function typeMatches(schema: { bsonType?: unknown; type?: unknown }, value: unkn
   const actual = bsonTypeOf(value);
   const listed = (wanted: unknown): string[] | undefined => (typeof wanted === 'string' ? [wanted] : Array.isArray(wanted) ? wanted.filter((t): t is string => typeof t === 'string') : undefined);
   const bsonTypes = listed(schema.bsonType);
-  if (bsonTypes && !bsonTypes.some((wanted) => wanted === 'mixed' || wanted === actual || (wanted === 'number' && NUMBER_TYPES.includes(actual)))) return false;
+  if (bsonTypes && !bsonTypes.some((wanted) => wanted === 'mixed' || wanted === actual || (wanted === 'float' && actual === 'double') || (wanted === 'number' && NUMBER_TYPES.includes(actual)))) return false;
   const jsonTypes = listed(schema.type);
   const jsonType = NUMBER_TYPES.includes(actual) ? 'number' : actual === 'bool' ? 'boolean' : actual;
   if (jsonTypes && !jsonTypes.some((wanted) => wanted === jsonType || (wanted === 'integer' && (actual === 'int' || actual === 'long')))) return false;
