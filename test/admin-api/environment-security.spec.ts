@@ -1,4 +1,4 @@
-import { emptyApp } from '@tessera/app-config';
+import { appEnvironment, emptyApp, readAppFiles } from '@tessera/app-config';
 import { startTestHost, type TestHost } from '../support/test-host';
 import { AdminSession } from './admin-session';
 
@@ -83,7 +83,6 @@ describe('admin API: environment, environment values, security settings, deploym
     const created = await admin.request<Described>('POST', admin.app(appId, '/environment_values'), { name: 'region', values: { testing: 'eu' } });
     expect(created.status).toBe(201);
     expect((await admin.request('PUT', admin.app(appId, '/environment'), { environment: 'testing' })).status).toBe(200);
-    const { appEnvironment, readAppFiles } = await import('@tessera/app-config');
     const files = new Map([...(await admin.pull(appId))].map(([path, text]) => [path, new TextEncoder().encode(text)]));
     expect(appEnvironment(readAppFiles(files).app)).toEqual({ tag: 'testing', values: { region: 'eu' } });
   });
