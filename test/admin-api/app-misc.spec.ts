@@ -175,6 +175,53 @@ describe('admin API: event subscriptions, devices, flexible sync information, gr
     });
   });
 
+  describe("a user's email (reset_email)", () => {
+    const login = async (email: string, password: string): Promise<number> =>
+      (
+        await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/local-userpass/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: email, password }),
+        })
+      ).status;
+
+    it('moves an email/password user to a new email, password and id kept', async () => {
+      const created = await admin.request<{ _id: string }>('POST', admin.app(appId, '/users'), { email: 'old@example.com', password: 'secret-password' });
+      const userId = created.body._id;
+      expect(await login('old@example.com', 'secret-password')).toBe(200);
+      const changed = await admin.request('PATCH', admin.app(appId, `/users/${userId}/reset_email`), { email: 'new@example.com' });
+      expect(changed.status).toBe(204);
+      expect(await login('new@example.com', 'secret-password')).toBe(200);
+      expect(await login('old@example.com', 'secret-password')).toBe(401);
+      const user = await admin.request<{ _id: string; data: { email: string }; identities: { id: string; provider_type: string }[] }>('GET', admin.app(appId, `/users/${userId}`));
+      expect(user.body.data.email).toBe('new@example.com');
+      expect(user.body.identities.filter((identity) => identity.provider_type === 'local-userpass').map((identity) => identity.id)).toEqual(['new@example.com']);
+      // The old email is free again for a new account.
+      expect((await admin.request('POST', admin.app(appId, '/users'), { email: 'old@example.com', password: 'other-password' })).status).toBe(201);
+    });
+
+    it("refuses another user's email, a bad email, a user without an email identity and an unknown user", async () => {
+      const first = await admin.request<{ _id: string }>('POST', admin.app(appId, '/users'), { email: 'first@example.com', password: 'secret-password' });
+      await admin.request('POST', admin.app(appId, '/users'), { email: 'second@example.com', password: 'secret-password' });
+      const path = admin.app(appId, `/users/${first.body._id}/reset_email`);
+      const taken = await admin.request<ErrorBody>('PATCH', path, { email: 'second@example.com' });
+      expect(taken.status).toBe(409);
+      expect(taken.body.error_code).toBe('UserAlreadyExists');
+      expect(await login('first@example.com', 'secret-password')).toBe(200);
+      for (const body of [{}, { email: '' }, { email: 7 }, { email: 'x'.repeat(129) }, []]) {
+        const refused = await admin.request<ErrorBody>('PATCH', path, body);
+        expect(refused.status, JSON.stringify(body)).toBe(400);
+        expect(refused.body.error_code).toBe('InvalidParameter');
+      }
+      const anonymous = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const anonymousId = ((await anonymous.json()) as { user_id: string }).user_id;
+      expect((await admin.request<ErrorBody>('PATCH', admin.app(appId, `/users/${anonymousId}/reset_email`), { email: 'a@example.com' })).status).toBe(400);
+      const unknown = await admin.request<ErrorBody>('PATCH', admin.app(appId, '/users/000000000000000000000000/reset_email'), { email: 'a@example.com' });
+      expect(unknown.status).toBe(404);
+      expect((await admin.request('PATCH', path, { email: 'b@example.com' }, { token: 'x' })).status).toBe(401);
+    });
+  });
+
   describe('flexible sync information of a data source', () => {
     it("answers the cluster and the app's flexible sync configuration, by service id or name", async () => {
       const info = await admin.request<Record<string, unknown>>('GET', admin.app(appId, `/service/${serviceId}/config`));

@@ -160,6 +160,42 @@ export class AppUserStore {
     return true;
   }
 
+  /**
+   * Moves an email/password user to another email: its account (password and confirmation kept), its identity
+   * and `data.email`. The new email's identity link is written first, so an email another user holds is
+   * refused ('taken') before anything changes; the old email's account, link and pending tokens go last.
+   */
+  async changeUserpassEmail(userId: string, email: string): Promise<'changed' | 'unchanged' | 'taken' | 'no-user' | 'no-identity'> {
+    const user = await this.findUser(userId);
+    if (!user) return 'no-user';
+    const identity = user.identities.find((candidate) => candidate.provider_type === 'local-userpass');
+    if (!identity) return 'no-identity';
+    const from = identity.id;
+    if (from === email) return 'unchanged';
+    try {
+      await this.identities.insertOne({ _id: identityKey('local-userpass', email), userId });
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return 'taken';
+      throw error;
+    }
+    const account = await this.accounts.findOne({ _id: from });
+    if (account) {
+      try {
+        await this.accounts.insertOne({ ...account, _id: email });
+      } catch (error) {
+        await this.identities.deleteOne({ _id: identityKey('local-userpass', email) });
+        if (isDuplicateKeyError(error)) return 'taken';
+        throw error;
+      }
+    }
+    const identities = user.identities.map((candidate) => (candidate === identity ? { ...candidate, id: email } : candidate));
+    await this.users.updateOne({ _id: userId }, { $set: { identities, 'data.email': email } });
+    await this.accounts.deleteOne({ _id: from });
+    await this.identities.deleteOne({ _id: identityKey('local-userpass', from) });
+    await this.tokens.deleteMany({ email: from });
+    return 'changed';
+  }
+
   async updateUserData(userId: string, data: Record<string, unknown>): Promise<void> {
     const set: Document = { lastLoginAt: new Date() };
     for (const [key, value] of Object.entries(data)) set[`data.${key}`] = value;

@@ -1,6 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
+import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
 import { type PendingUserView, UserRegistrationsService } from './user-registrations.service';
 import { type CustomDataView, type SessionView, UsersService, type UserView } from './users.service';
@@ -61,6 +62,15 @@ export class UsersController {
   async disable(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string): Promise<void> {
     requireGroup(request, groupId);
     await this.users.setDisabled(await this.state.app(groupId, appId), userId, true);
+  }
+
+  @Patch('users/:userId/reset_email')
+  @HttpCode(204)
+  async resetEmail(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('userId') userId: string, @Body() body: { email?: unknown } | undefined): Promise<void> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'the body must be an object with email');
+    await this.users.changeEmail(record, userId, body.email);
   }
 
   @Put('users/:userId/logout')

@@ -142,6 +142,15 @@ export class UsersService {
   }
 
   /** Ends every session of the user (realm-cli `users revoke`). */
+  /** App Services' `reset_email`: an email/password user's email changes, its password and sessions kept. */
+  async changeEmail(record: AppRecord, userId: string, email: unknown): Promise<void> {
+    if (typeof email !== 'string' || email.length === 0 || email.length > 128) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'email must be a string of 1 to 128 characters');
+    const outcome = await (await this.store(record)).changeUserpassEmail(userId, email);
+    if (outcome === 'no-user') throw notFound(userId);
+    if (outcome === 'no-identity') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `user ${userId} has no email/password identity`);
+    if (outcome === 'taken') throw new AdminApiError(AdminApiErrorCode.UserAlreadyExists, `the email ${email} belongs to another user`);
+  }
+
   async logout(record: AppRecord, userId: string): Promise<void> {
     await this.require(record, userId);
     await (await this.store(record)).revokeSessions(userId);
