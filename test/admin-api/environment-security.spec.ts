@@ -32,6 +32,7 @@ describe('admin API: environment, environment values, security settings, deploym
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     expect(set.body).toMatchObject({ _id: appId, environment: 'qa' });
     expect(await pulledJson('config.json')).toMatchObject({ environment: 'qa' });
+    expect((await admin.request<{ environment: string }>('GET', admin.app(appId, '/description'))).body.environment).toBe('qa');
     const cleared = await admin.request('PUT', admin.app(appId, '/environment'), { environment: '' });
     expect(cleared.status).toBe(200);
     expect(await pulledJson('config.json')).toMatchObject({ environment: '' });

@@ -119,7 +119,8 @@ export class AppsService {
       functions: app.functions.map((fn) => ({ name: fn.config.name })),
       sync: sync ? { state: isSyncEnabled(sync.sync) ? 'enabled' : 'disabled', partition_key: sync.sync.partition?.key, partition_key_type: sync.sync.partition?.type, development_mode_enabled: sync.sync.development_mode_enabled === true } : { state: '' },
       graphql: { url: `/api/client/v2.0/app/${record.client_app_id}/graphql` },
-      environment: record.environment,
+      // The live configuration's: a push or `PUT .../environment` may have changed what the app was created with.
+      environment: typeof app.settings.environment === 'string' && app.settings.environment !== 'none' ? app.settings.environment : record.environment,
       event_subscription: app.triggers.map((trigger) => ({ name: trigger.name, type: trigger.type, enabled: trigger.disabled !== true })),
       log_forwarders: [],
     };
