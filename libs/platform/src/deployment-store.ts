@@ -81,6 +81,13 @@ export class DeploymentStore {
     return { record: record as unknown as DeploymentRecord, files: decodeFiles(files) };
   }
 
+  /** The files of one deployment of the app's history (see `list`), or undefined when it has no such deployment. */
+  async files(appId: string, deploymentId: string): Promise<DeployedFiles | undefined> {
+    if (!(await this.list(appId)).some((deployment) => deployment._id === deploymentId)) return undefined;
+    const stored = await (await this.db.collection('deployments')).findOne({ _id: deploymentId, app_id: appId });
+    return stored ? decodeFiles(stored['files']) : undefined;
+  }
+
   /** The live deployment of each of these apps that has one: one small indexed read, cheap to poll. */
   async liveStamps(appIds: readonly string[]): Promise<Map<string, LiveStamp>> {
     const stamps = new Map<string, LiveStamp>();

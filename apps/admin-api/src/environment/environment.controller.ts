@@ -1,11 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Req, UseGuards } from '@nestjs/common';
-import { DeploymentStore, PlatformDatabase, type AppRecord } from '@tessera/platform';
+import { DeploymentStore, type AppRecord } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
-import { deploymentFiles } from './deployment-files';
 import { EnvironmentError, EnvironmentErrorCode } from './environment.exception';
 import {
   findEnvironmentValue,
@@ -29,7 +28,6 @@ export class EnvironmentController {
   constructor(
     private readonly state: AppStateService,
     private readonly deployments: DeploymentStore,
-    private readonly db: PlatformDatabase,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
 
@@ -175,8 +173,7 @@ export class EnvironmentController {
   async redeploy(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('deploymentId') deploymentId: string): Promise<void> {
     requireGroup(request, groupId);
     const record = await this.state.app(groupId, appId);
-    const known = (await this.deployments.list(record._id)).some((deployment) => deployment._id === deploymentId);
-    const files = known ? await deploymentFiles(this.db, record._id, deploymentId) : undefined;
+    const files = await this.deployments.files(record._id, deploymentId);
     if (!files) throw new AdminApiError(AdminApiErrorCode.DeploymentNotFound, 'deployment not found');
     await this.state.deploy(record, files, 'import', request.admin?._id);
   }
