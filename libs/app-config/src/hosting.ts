@@ -81,6 +81,11 @@ export function hostingDirectoryFiles(files: ReadonlyArray<{ path: string; attrs
 /** The files of a parsed hosting section with their complete attributes (Content-Type added where missing). */
 export function hostedFiles(hosting: Hosting): Array<{ path: string; attrs: HostingAttribute[]; bytes: Uint8Array }> {
   const attrsOf = new Map<string, HostingAttribute[]>();
-  for (const item of hosting.metadata) if (typeof item.path === 'string' && Array.isArray(item.attrs)) attrsOf.set(item.path, item.attrs);
+  for (const item of hosting.metadata) if (typeof item.path === 'string' && Array.isArray(item.attrs)) attrsOf.set(item.path, item.attrs.filter((attr) => !isEmptyAttribute(attr)));
   return [...hosting.files].map(([path, bytes]) => ({ path, bytes, attrs: hostedFileAttributes(path, attrsOf.get(path) ?? []) }));
+}
+
+/** `{}` in a file's `attrs`: App Services' deployments wrote it for a file whose attributes were all removed; it sets nothing. */
+export function isEmptyAttribute(attr: unknown): boolean {
+  return typeof attr === 'object' && attr !== null && !Array.isArray(attr) && Object.keys(attr).length === 0;
 }

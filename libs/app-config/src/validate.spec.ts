@@ -120,9 +120,7 @@ const cases: Case[] = [
   { name: 'a relationship foreign_key not in the foreign schema', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.foreign_key = 'uuid')), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.foreign_key.schema' },
   { name: 'a relationship without foreign_key', change: (f) => editJson(f, ITEMS, (d) => delete d.relationships.list_id.foreign_key), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.foreign_key.required' },
   { name: 'a relationship is_list that is not a boolean', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.is_list = 'no')), file: ITEMS, path: 'relationships.list_id.is_list', rule: 'field.type' },
-  { name: 'a relationship from _id', change: (f) => editJson(f, ITEMS, (d) => (d.relationships._id = { ref: '#/relationship/mongodb-atlas/todo/lists', source_key: '_id', foreign_key: '_id', is_list: false })), file: ITEMS, path: 'relationships._id.source_key', rule: 'relationship.source_key.id' },
   { name: 'a to-many relationship on a field that is not an array', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.is_list = true)), file: ITEMS, path: 'relationships.list_id.is_list', rule: 'relationship.is_list.array' },
-  { name: 'a synced relationship not pointing at _id', change: (f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.foreign_key = 'owner_id')), file: ITEMS, path: 'relationships.list_id.foreign_key', rule: 'relationship.sync.foreign_key' },
   { name: 'two functions with one id', change: (f) => { const id = jsonOf(f, 'functions/sum/config.json') as Doc; editJson(f, 'functions/greet/config.json', (d) => (d.id = id.id)); }, file: 'functions/sum/config.json', path: 'id', rule: 'id.unique' },
   // sync (2.6, 8)
   { name: 'a partition key type outside String, ObjectID, Long, UUID', change: (f) => editJson(f, SYNC, (d) => (d.partition.type = 'int32')), file: SYNC, path: 'partition.type', rule: 'sync.partition.type.value' },
@@ -269,10 +267,25 @@ describe('validateApp', () => {
     ['a Stitch service rule without actions (one that allowed none)', (f: AppFiles) => { http(f); put(f, 'services/http/rules/none.json', { name: 'none' }); }],
     ['"environment": "none", which the 2020 export wrote for no environment', (f: AppFiles) => editJson(f, 'config.json', (d) => (d.environment = 'none'))],
     ['a Realm float field in a synced schema', (f: AppFiles) => editJson(f, ITEMS, (d) => (d.schema.properties.weight = { bsonType: 'float' }))],
+    ["an empty attribute in a file's hosting metadata (App Services' deployments wrote them)", (f: AppFiles) => hosting(f, [{ path: '/index.html', attrs: [{}] }])],
   ])('accepts %s', (_name, change) => {
     const files = exampleTodo();
     change(files);
     expect(loadApp(files).violations).toEqual([]);
+  });
+
+  it("keeps, with a warning, the relationships App Services' deployments wrote against its docs: from _id, and a synced one on a foreign field other than _id", () => {
+    const cases: Array<[(f: AppFiles) => void, string]> = [
+      [(f) => editJson(f, ITEMS, (d) => (d.relationships._id = { ref: '#/relationship/mongodb-atlas/todo/lists', source_key: '_id', foreign_key: '_id', is_list: false })), 'relationships._id.source_key|relationship.source_key.id'],
+      [(f) => editJson(f, ITEMS, (d) => (d.relationships.list_id.foreign_key = 'owner_id')), 'relationships.list_id.foreign_key|relationship.sync.foreign_key'],
+    ];
+    for (const [change, expected] of cases) {
+      const files = exampleTodo();
+      change(files);
+      const { violations, warnings } = loadApp(files);
+      expect(violations).toEqual([]);
+      expect(warnings.map((w) => `${w.path}|${w.rule}`)).toContain(expected);
+    }
   });
 
   it('reports the files of an in-memory app by their current-layout paths', () => {

@@ -20,7 +20,7 @@ import { checkRuleSet, compileFinding, expressionFinding } from './validate-rule
 import { checkFlexibleSyncSite, checkSyncCompatibleRoles } from './validate-flexible-sync';
 import { functionSyntaxError } from './function-source';
 import { isSafeRelativePath, pathNameProblem } from './safe-names';
-import { HOSTING_ATTRIBUTE_NAMES, HOSTING_LIMITS, hostingAttributeName, hostingResponseCode } from './hosting';
+import { HOSTING_ATTRIBUTE_NAMES, HOSTING_LIMITS, hostingAttributeName, hostingResponseCode, isEmptyAttribute } from './hosting';
 
 export interface ValidateOptions {
   /** Maps a model object to the file it came from; LoadedApp.fileOf. Defaults to current-layout paths. */
@@ -690,7 +690,8 @@ function checkRelationships(c: Checker, rule: CollectionRule, file: string, serv
     }
     if (typeof rel.source_key === 'string' && rel.source_key !== '') {
       const source = r.schema === undefined ? undefined : schemaAt(r.schema, rel.source_key);
-      if (rel.source_key === '_id') c.report(r, file, `${base}.source_key`, 'relationship.source_key.id', 'the source field of a relationship cannot be _id');
+      // App Services' docs rule it out, yet its deployments wrote one: kept, and GraphQL does not follow it.
+      if (rel.source_key === '_id') c.warn(r, file, `${base}.source_key`, 'relationship.source_key.id', 'the source field of a relationship cannot be _id: GraphQL does not follow this relationship');
       else if (r.schema === undefined) c.report(r, file, `${base}.source_key`, 'relationship.schema.missing', 'a relationship needs a schema for its collection');
       else if (!source) c.report(r, file, `${base}.source_key`, 'relationship.source_key.schema', `source_key "${rel.source_key}" is not in the collection schema`);
       else if (typeof rel.is_list === 'boolean' && !rel.source_key.includes('[]')) {
@@ -719,7 +720,8 @@ function checkRelationships(c: Checker, rule: CollectionRule, file: string, serv
     if (typeof rel.foreign_key === 'string' && rel.foreign_key !== '' && !schemaAt(foreign.schema, rel.foreign_key)) {
       c.report(r, file, `${base}.foreign_key`, 'relationship.foreign_key.schema', `foreign_key "${rel.foreign_key}" is not in the schema of ${db}.${coll}`);
     } else if (synced && typeof rel.foreign_key === 'string' && rel.foreign_key !== '' && rel.foreign_key !== '_id') {
-      c.report(r, file, `${base}.foreign_key`, 'relationship.sync.foreign_key', 'with sync, a relationship must point at the foreign _id');
+      // App Services kept such a relationship when sync was turned on later (its deployments wrote them).
+      c.warn(r, file, `${base}.foreign_key`, 'relationship.sync.foreign_key', 'with sync, a relationship must point at the foreign _id: sync does not follow this one, the field syncs as its own value');
     }
   }
 }
@@ -826,6 +828,7 @@ function checkHosting(c: Checker, app: AppConfig): void {
     if (!Array.isArray(o.attrs)) c.report(list, file, `[${i}].attrs`, 'field.type', 'attrs must be an array');
     else
       o.attrs.forEach((a, j) => {
+        if (isEmptyAttribute(a)) return;
         if (!isPlainObject(a) || typeof a.name !== 'string' || typeof a.value !== 'string') {
           c.report(list, file, `[${i}].attrs[${j}]`, 'hosting.attr.shape', 'each attribute needs name and value strings');
         } else if (!hostingAttributeName(a.name)) {

@@ -95,6 +95,24 @@ describe('App Services names', () => {
     expect(typeSdl(app, 'QuoteQueryInput')).toContain('price_gt: Float');
   });
 
+  it('does not follow a relationship from _id (App Services wrote them against its docs): _id stays the id, with a warning', () => {
+    const app = appWith([
+      { collection: 'movies', schema: { title: 'Movie', properties: { _id: { bsonType: 'objectId' }, title: { bsonType: 'string' } } }, relationships: { _id: { ref: '#/relationship/mongodb-atlas/db/reviews', source_key: '_id', foreign_key: 'movie_id', is_list: true } } },
+      { collection: 'reviews', schema: { title: 'Review', properties: { _id: { bsonType: 'objectId' }, movie_id: { bsonType: 'objectId' } } } },
+    ]);
+    expect(typeSdl(app, 'Movie')).toContain('_id: ObjectId');
+    expect(buildGraphqlModel(app).warnings.join('\n')).toContain("relationship '_id' is not followed");
+  });
+
+  it('leaves out an embedded object with no field GraphQL can type, so the rest of the schema stands', async () => {
+    const app = appWith([{ collection: 'items', schema: { title: 'Item', properties: { _id: { bsonType: 'objectId' }, name: { bsonType: 'string' }, preferences: { bsonType: 'object', properties: {} }, nested: { bsonType: 'object', properties: { empty: { bsonType: 'object', properties: {} } } } } } }]);
+    const schema = buildGraphqlSchema(buildGraphqlModel(app));
+    const result = await graphql({ schema, source: '{ __type(name: "Item") { fields { name } } }' });
+    expect(result.errors).toBeUndefined();
+    expect((result.data as { __type: { fields: { name: string }[] } }).__type.fields.map((field) => field.name).sort()).toEqual(['_id', 'name']);
+    expect(buildGraphqlModel(app).warnings.join('\n')).toContain("embedded object 'ItemPreference' has no field GraphQL can type");
+  });
+
   it('types a to-many relationship on a sanitised name (vector 36)', () => {
     const app = appWith([
       {

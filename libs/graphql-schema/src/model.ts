@@ -179,6 +179,11 @@ export function buildGraphqlModel(config: AppConfig): GraphqlModel {
     collections[i].fields = objectFields(e.typeName, e.rule.schema, embeddedNames, warnings, (key) => {
       const relationship = relationships[key] as Relationship | undefined;
       if (!relationship) return undefined;
+      if (key === '_id') {
+        // App Services' docs rule it out, its deployments still wrote one: _id stays the document's id.
+        warnings.push(`${e.rule.database}.${e.rule.collection}: relationship '_id' is not followed (the source field of a relationship cannot be _id)`);
+        return undefined;
+      }
       const target = byNamespace.get(relationship.ref.replace(/^#\/relationship\//, ''));
       if (!target) {
         warnings.push(`${e.rule.database}.${e.rule.collection}: relationship '${key}' points at ${relationship.ref}, which is not exposed`);
@@ -250,10 +255,17 @@ function objectFields(
     }
     if (isObjectSchema(element) && element.properties !== undefined) {
       const objectName = element.title !== undefined ? typeNameOf(element.title) : typeName + upperFirst(singularize(name));
+      const nested = objectFields(objectName, element, embeddedNames, warnings);
+      // A GraphQL object type needs a field: one object with none made the whole schema invalid, and every
+      // request of the app failed. Left out, with a warning, as the fields GraphQL cannot type are.
+      if (nested.length === 0) {
+        warnings.push(`${typeName}.${name}: embedded object '${objectName}' has no field GraphQL can type; it is left out`);
+        continue;
+      }
       if (embeddedNames.has(objectName)) warnings.push(`duplicate embedded object type name '${objectName}'`);
       embeddedNames.add(objectName);
       seen.add(name);
-      fields.push({ ...base, kind: 'object', object: { name: objectName, fields: objectFields(objectName, element, embeddedNames, warnings) } });
+      fields.push({ ...base, kind: 'object', object: { name: objectName, fields: nested } });
       continue;
     }
     const bsonType = bsonTypeOf(element);

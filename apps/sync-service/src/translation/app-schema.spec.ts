@@ -62,4 +62,12 @@ describe('sync layout of an app', () => {
     expect(layout?.schema.get('Address')?.spec).toEqual({ kind: 'Embedded' });
     expect(layout?.developmentMode).toBe(false);
   });
+
+  it('syncs a field whose relationship points at a foreign field other than _id as its own value, not a link', () => {
+    const config = app();
+    const dogs = config.services[0].collectionRules[0];
+    dogs.relationships = { owner: { ref: '#/relationship/mongodb-atlas/people/owners', name: 'owner', foreign_key: 'name', is_list: false } as never };
+    const owner = [...(appSyncLayout(config)?.schema.get('Dog')?.columns.values() ?? [])].find((column) => column.field === 'owner');
+    expect([owner?.valueType, owner?.linkTargetTable ?? '']).toEqual(['String', '']);
+  });
 });

@@ -76,7 +76,11 @@ class SchemaReader {
   }
 
   private linkTarget(rule: CollectionRule | undefined, field: string): string | undefined {
-    const ref = rule?.relationships?.[field]?.ref;
+    const relationship = rule?.relationships?.[field];
+    // A link holds the target's primary key: a relationship on another foreign field (the validator warns)
+    // syncs as the field's own value.
+    if (relationship?.foreign_key !== undefined && relationship.foreign_key !== '_id') return undefined;
+    const ref = relationship?.ref;
     // "#/relationship/<service>/<db>/<coll>"
     const parts = typeof ref === 'string' ? ref.split('/') : [];
     if (parts.length < 5 || (parts[2] !== this.service && parts[2] !== 'mongodb-atlas')) return undefined;
