@@ -31,6 +31,15 @@ export enum AdminApiErrorCode {
   /** Another service this request needs (the client API for `send_confirm`) did not answer. */
   ServiceUnavailable = 'ServiceUnavailable',
   ClientFileNotFound = 'ClientFileNotFound',
+  EnvironmentValueNotFound = 'EnvironmentValueNotFound',
+  EnvironmentValueAlreadyExists = 'EnvironmentValueAlreadyExists',
+  CustomResolverNotFound = 'CustomResolverNotFound',
+  CustomResolverAlreadyExists = 'CustomResolverAlreadyExists',
+  IncomingWebhookNotFound = 'IncomingWebhookNotFound',
+  IncomingWebhookAlreadyExists = 'IncomingWebhookAlreadyExists',
+  SchemaNotFound = 'SchemaNotFound',
+  SchemaAlreadyExists = 'SchemaAlreadyExists',
+  CommandNotFound = 'CommandNotFound',
 }
 
 const statuses: Record<AdminApiErrorCode, number> = {
@@ -62,6 +71,15 @@ const statuses: Record<AdminApiErrorCode, number> = {
   [AdminApiErrorCode.SyncServiceUnavailable]: 503,
   [AdminApiErrorCode.ServiceUnavailable]: 503,
   [AdminApiErrorCode.ClientFileNotFound]: 404,
+  [AdminApiErrorCode.EnvironmentValueNotFound]: 404,
+  [AdminApiErrorCode.EnvironmentValueAlreadyExists]: 409,
+  [AdminApiErrorCode.CustomResolverNotFound]: 404,
+  [AdminApiErrorCode.CustomResolverAlreadyExists]: 409,
+  [AdminApiErrorCode.IncomingWebhookNotFound]: 404,
+  [AdminApiErrorCode.IncomingWebhookAlreadyExists]: 409,
+  [AdminApiErrorCode.SchemaNotFound]: 404,
+  [AdminApiErrorCode.SchemaAlreadyExists]: 409,
+  [AdminApiErrorCode.CommandNotFound]: 404,
 };
 
 /**

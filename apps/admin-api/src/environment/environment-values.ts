@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto';
 import { ENVIRONMENT_NAMES, parseJson, stringifyJson, type AppConfig } from '@tessera/app-config';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
-import { EnvironmentError, EnvironmentErrorCode } from './environment.exception';
 
 /** The keys of an environment value's `values`: App Services calls the no-environment slot `none`. */
 export const ENVIRONMENT_KEYS = ['none', 'development', 'testing', 'qa', 'production'] as const;
@@ -59,7 +58,7 @@ export function listEnvironmentValues(appId: string, app: AppConfig): Environmen
 /** By `_id`, or by name as realm-cli's other resources allow. */
 export function findEnvironmentValue(appId: string, app: AppConfig, id: string): EnvironmentValue {
   const found = listEnvironmentValues(appId, app).find((value) => value._id === id || value.name === id);
-  if (!found) throw new EnvironmentError(EnvironmentErrorCode.EnvironmentValueNotFound, `environment value not found: '${id}'`);
+  if (!found) throw new AdminApiError(AdminApiErrorCode.EnvironmentValueNotFound, `environment value not found: '${id}'`);
   return found;
 }
 

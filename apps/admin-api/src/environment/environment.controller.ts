@@ -5,7 +5,6 @@ import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
-import { EnvironmentError, EnvironmentErrorCode } from './environment.exception';
 import {
   findEnvironmentValue,
   listEnvironmentValues,
@@ -61,7 +60,7 @@ export class EnvironmentController {
     let created: EnvironmentValue | undefined;
     await this.state.edit(record, request.admin?._id, (app) => {
       if (listEnvironmentValues(record._id, app).some((value) => value.name === name)) {
-        throw new EnvironmentError(EnvironmentErrorCode.EnvironmentValueAlreadyExists, `an environment value named "${name}" already exists`);
+        throw new AdminApiError(AdminApiErrorCode.EnvironmentValueAlreadyExists, `an environment value named "${name}" already exists`);
       }
       writeEnvironmentValue(app, name, values);
       created = findEnvironmentValue(record._id, app, name);
@@ -87,7 +86,7 @@ export class EnvironmentController {
       const existing = findEnvironmentValue(record._id, app, valueId);
       const { name, values } = parseEnvironmentValueBody(body, existing.name);
       if (name !== existing.name && listEnvironmentValues(record._id, app).some((value) => value.name === name)) {
-        throw new EnvironmentError(EnvironmentErrorCode.EnvironmentValueAlreadyExists, `an environment value named "${name}" already exists`);
+        throw new AdminApiError(AdminApiErrorCode.EnvironmentValueAlreadyExists, `an environment value named "${name}" already exists`);
       }
       removeEnvironmentValue(app, existing.name);
       writeEnvironmentValue(app, name, values);

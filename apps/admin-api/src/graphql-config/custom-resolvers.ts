@@ -5,7 +5,6 @@
 import { type AppConfig, type CustomResolver, stableId } from '@tessera/app-config';
 import { z } from 'zod';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
-import { GraphqlConfigError, GraphqlConfigErrorCode } from './graphql-config.exception';
 
 const FORMATS = ['scalar', 'scalar-list', 'generated', 'generated-list', 'custom'] as const;
 type Format = (typeof FORMATS)[number];
@@ -114,7 +113,7 @@ export function newResolverId(app: AppConfig, resolver: CustomResolver): string 
 
 export function findResolver(app: AppConfig, id: string): CustomResolver {
   const resolver = (app.graphql?.customResolvers ?? []).find((candidate) => resolverId(app, candidate) === id);
-  if (!resolver) throw new GraphqlConfigError(GraphqlConfigErrorCode.CustomResolverNotFound, `custom resolver not found: '${id}'`);
+  if (!resolver) throw new AdminApiError(AdminApiErrorCode.CustomResolverNotFound, `custom resolver not found: '${id}'`);
   return resolver;
 }
 
@@ -122,7 +121,7 @@ export function findResolver(app: AppConfig, id: string): CustomResolver {
 export function checkFieldFree(app: AppConfig, resolver: CustomResolver, except?: CustomResolver): void {
   const clash = (app.graphql?.customResolvers ?? []).find((existing) => existing !== except && fieldKey(existing) === fieldKey(resolver));
   if (clash) {
-    throw new GraphqlConfigError(GraphqlConfigErrorCode.CustomResolverAlreadyExists, `a custom resolver for field "${resolver.field_name}" on type "${resolver.on_type}" already exists`);
+    throw new AdminApiError(AdminApiErrorCode.CustomResolverAlreadyExists, `a custom resolver for field "${resolver.field_name}" on type "${resolver.on_type}" already exists`);
   }
 }
 

@@ -9,7 +9,6 @@ import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception'
 import { AppStateService } from '../deploy/app-state.service';
 import { findService } from '../services/services.service';
 import { generateSchema, validateAgainst } from './collection-schemas';
-import { IncomingWebhooksError, IncomingWebhooksErrorCode } from './incoming-webhooks.exception';
 import { parseWebhookBody, toWebhook, webhookDocument } from './webhook-document';
 
 const jsonObject = z.record(z.unknown());
@@ -130,7 +129,7 @@ export class IncomingWebhooksController {
       const service = dataSource(app, metadata.data_source);
       serviceName = service.config.name;
       const rule = service.collectionRules.find((candidate) => candidate.database === metadata.database && candidate.collection === metadata.collection);
-      if (rule?.schema) throw new IncomingWebhooksError(IncomingWebhooksErrorCode.SchemaAlreadyExists, `a schema for ${metadata.database}.${metadata.collection} already exists`);
+      if (rule?.schema) throw new AdminApiError(AdminApiErrorCode.SchemaAlreadyExists, `a schema for ${metadata.database}.${metadata.collection} already exists`);
       const content = { schema: schema as JsonSchema, ...(relationships ? { relationships: relationships as Record<string, Relationship> } : {}) };
       if (rule) Object.assign(rule, content);
       else service.collectionRules.push({ database: metadata.database, collection: metadata.collection, ...content });
@@ -180,7 +179,7 @@ export class IncomingWebhooksController {
     const app = await this.liveApp(groupId, appId);
     const service = findService(app, serviceId);
     if (commandName !== 'generate_schema' && commandName !== 'validate_documents') {
-      throw new IncomingWebhooksError(IncomingWebhooksErrorCode.CommandNotFound, `command not found: '${commandName}' (service "${service.config.name}" answers generate_schema and validate_documents)`);
+      throw new AdminApiError(AdminApiErrorCode.CommandNotFound, `command not found: '${commandName}' (service "${service.config.name}" answers generate_schema and validate_documents)`);
     }
     if (!isDataSourceType(service.config.type)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `service "${service.config.name}" is not a data source: ${commandName} needs one`);
     return commandName === 'generate_schema' ? this.generateSchema(app, service, body) : this.validateDocuments(app, service, body);
@@ -228,13 +227,13 @@ export class IncomingWebhooksController {
 
 function findWebhook(service: AppService, webhookId: string) {
   const webhook = service.webhooks.find((candidate) => candidate.config.id === webhookId) ?? service.webhooks.find((candidate) => candidate.config.name === webhookId);
-  if (!webhook) throw new IncomingWebhooksError(IncomingWebhooksErrorCode.IncomingWebhookNotFound, `incoming webhook not found: '${webhookId}'`);
+  if (!webhook) throw new AdminApiError(AdminApiErrorCode.IncomingWebhookNotFound, `incoming webhook not found: '${webhookId}'`);
   return webhook;
 }
 
 function assertFreeName(service: AppService, name: string, self: AppService['webhooks'][number] | undefined): void {
   if (service.webhooks.some((candidate) => candidate !== self && candidate.config.name === name)) {
-    throw new IncomingWebhooksError(IncomingWebhooksErrorCode.IncomingWebhookAlreadyExists, `an incoming webhook named "${name}" already exists in service "${service.config.name}"`);
+    throw new AdminApiError(AdminApiErrorCode.IncomingWebhookAlreadyExists, `an incoming webhook named "${name}" already exists in service "${service.config.name}"`);
   }
 }
 
@@ -272,6 +271,6 @@ function collectionSchemas(app: AppConfig): CollectionSchema[] {
 
 function findSchema(app: AppConfig, schemaId: string): CollectionSchema {
   const found = collectionSchemas(app).find((entry) => entry.id === schemaId);
-  if (!found) throw new IncomingWebhooksError(IncomingWebhooksErrorCode.SchemaNotFound, `schema not found: '${schemaId}'`);
+  if (!found) throw new AdminApiError(AdminApiErrorCode.SchemaNotFound, `schema not found: '${schemaId}'`);
   return found;
 }
