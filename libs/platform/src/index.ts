@@ -26,3 +26,4 @@ export * from './custom-user-data';
 export * from './trigger-states';
 export * from './declared-indexes';
 export * from './auth-events';
+export { DeploymentFollowers, DEPLOYMENT_FOLLOW_WAIT_MS } from './deployment-followers';

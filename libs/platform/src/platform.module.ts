@@ -18,6 +18,7 @@ import { SecretStore } from './secret-store';
 import { SecretsCipher } from './secrets-cipher';
 import { SigningKeyStore } from './signing-keys';
 import { SyncStateStore } from './sync-state-store';
+import { DeploymentFollowers } from './deployment-followers';
 
 /** How often a distributed process compares its cached deployments with the live stamps (decision 0023). */
 export const DEPLOYMENT_RECHECK_INTERVAL_MS = 15_000;
@@ -153,6 +154,7 @@ export class PlatformModule {
         { provide: AppRegistry, useValue: apps },
         { provide: DeploymentStore, useValue: deployments },
         { provide: DeployedApps, useValue: deployedApps },
+        { provide: DeploymentFollowers, useValue: new DeploymentFollowers() },
         { provide: DeploymentReconciler, useValue: new DeploymentReconciler(deployedApps, recheck) },
         { provide: LogStore, useValue: new DatastoreLogStore(db) },
         { provide: AdminUserStore, useValue: new AdminUserStore(db) },
@@ -177,6 +179,7 @@ export class PlatformModule {
         AppRegistry,
         DeploymentStore,
         DeployedApps,
+        DeploymentFollowers,
         DeploymentReconciler,
         LogStore,
         AdminUserStore,

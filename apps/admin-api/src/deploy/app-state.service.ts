@@ -20,6 +20,7 @@ import {
   AppRegistry,
   DataSources,
   DeclaredIndexError,
+  DeploymentFollowers,
   DeploymentStore,
   HostingStore,
   SecretStore,
@@ -78,6 +79,7 @@ export class AppStateService {
     private readonly dataSources: DataSources,
     @Inject(SETTINGS) private readonly settings: Settings,
     @Optional() private readonly bus?: MessageBus,
+    @Optional() private readonly followers?: DeploymentFollowers,
   ) {}
 
   /** The app, which must belong to the group. */
@@ -171,12 +173,15 @@ export class AppStateService {
    * deployment is already live on disk; a lost announcement leaves caches stale, not the deploy undone.
    */
   private async announce(deployment: DeploymentRecord, headers: Readonly<Record<string, string>> | undefined): Promise<void> {
-    if (!this.bus) return;
-    try {
-      await this.bus.emit(Subjects.AppsDeploymentChanged, { appId: deployment.app_id, deploymentId: deployment._id, version: deployment.version }, headers ? { headers } : {});
-    } catch (error) {
-      this.logger.warn({ err: error, appId: deployment.app_id }, 'could not announce a deployment: caches of other services may serve the previous one');
+    if (this.bus) {
+      try {
+        await this.bus.emit(Subjects.AppsDeploymentChanged, { appId: deployment.app_id, deploymentId: deployment._id, version: deployment.version }, headers ? { headers } : {});
+      } catch (error) {
+        this.logger.warn({ err: error, appId: deployment.app_id }, 'could not announce a deployment: caches of other services may serve the previous one');
+      }
     }
+    // A write made as soon as the deploy is answered must fire the app's new triggers (see DeploymentFollowers).
+    await this.followers?.deployed(deployment.app_id);
   }
 
   /** Prepares and commits under the app's lock, so concurrent changes apply one after the other. */

@@ -7,12 +7,12 @@
  * nothing and what it publishes again is dropped as a duplicate. It must not interpret changes: consumers do;
  * it only passes a writer's mark on its transaction through to the transaction's events (TransactionOrigins).
  */
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
 import { isDataSourceType, isFederatedType, type AppConfig } from '@tessera/app-config';
 import { type DocumentChanged, Subjects } from '@tessera/contracts';
 import { type ChangeStream, type DataSourceClient, isDatastoreError, type ResumeToken } from '@tessera/datastore';
 import { DurableEvents } from '@tessera/messaging';
-import { AppRegistry, DataSources, DeployedApps, PLATFORM_CLUSTER } from '@tessera/platform';
+import { AppRegistry, DataSources, DeployedApps, DeploymentFollowers, PLATFORM_CLUSTER } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { changeMessageId, type ChangeSource, toDocumentChanged } from './change-event-codec';
 import { ChangePositions } from './change-positions';
@@ -191,6 +191,7 @@ export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy 
   private closed = false;
   private notice = false;
   private stopping?: Promise<void>;
+  private unfollow?: () => void;
 
   constructor(
     private readonly registry: AppRegistry,
@@ -198,9 +199,12 @@ export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly dataSources: DataSources,
     @Inject(DurableEvents) private readonly events: DurableEvents,
     @Inject(SETTINGS) private readonly settings: Settings,
+    @Optional() private readonly followers?: DeploymentFollowers,
   ) {}
 
   onApplicationBootstrap(): void {
+    // An admin API in this process answers a deploy once the app's new feeds watch their sources.
+    this.unfollow = this.followers?.follow((appId) => this.refresh(appId));
     // schedule() never rejects: a failed reconciliation is logged and retried at the next tick.
     void this.schedule(() => this.reconcileAll());
     this.timer = setInterval(() => void this.schedule(() => this.reconcileAll()), RECONCILE_EVERY_MS);
@@ -213,6 +217,7 @@ export class ChangePublisher implements OnApplicationBootstrap, OnModuleDestroy 
    * consumer still handles what was published (see DatabaseTriggerConsumer).
    */
   onModuleDestroy(): Promise<void> {
+    this.unfollow?.();
     this.stopping ??= this.stopFeeds();
     return this.stopping;
   }
