@@ -196,13 +196,25 @@ export interface ServiceRule {
 /** services/<service>/incoming_webhooks/<name>/config.json (spec 2.8). */
 export interface WebhookConfig extends FunctionConfig {
   respond_result?: boolean;
-  /** `secretAsQueryParam` is Stitch's (and the admin API v3's) form of `validationMethod` (see webhookValidationMethod). */
+  /** `secretAsQueryParam` is Stitch's (and the admin API v3's) form of `validationMethod` (see webhookValidationMethod below). */
   options?: { httpMethod?: string; validationMethod?: string; secret?: string; secretAsQueryParam?: boolean; [extra: string]: unknown };
 }
 
 export interface Webhook {
   config: WebhookConfig;
   source: string;
+}
+
+/**
+ * The check a stored webhook's options ask for: `validationMethod`, or else Stitch's `secretAsQueryParam` (still
+ * App Services' admin API v3 form of the option): true wants the secret as the `secret` query parameter, false
+ * (with a secret) a payload signature. Neither: no check. The gateway serves by it, the admin API shows it.
+ */
+export function webhookValidationMethod(options: WebhookConfig['options'] = {}): string {
+  if (typeof options.validationMethod === 'string') return options.validationMethod;
+  if (options.secretAsQueryParam === true) return 'SECRET_AS_QUERY_PARAM';
+  if (options.secretAsQueryParam === false && typeof options.secret === 'string' && options.secret !== '') return 'VERIFY_PAYLOAD';
+  return 'NO_VALIDATION';
 }
 
 export interface AppService {

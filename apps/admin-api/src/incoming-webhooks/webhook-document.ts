@@ -2,7 +2,7 @@
 // app model's (services/<svc>/incoming_webhooks/<name>/: config.json with `options.validationMethod`, and
 // source.js). The model keeps one form of the check, so a GET answers what the gateway enforces.
 
-import type { Webhook, WebhookConfig } from '@tessera/app-config';
+import { type Webhook, type WebhookConfig, webhookValidationMethod } from '@tessera/app-config';
 import { z } from 'zod';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 
@@ -71,8 +71,7 @@ function validationOf(secretAsQueryParam: boolean | undefined, secret: string | 
 export function webhookDocument(webhook: Webhook): Record<string, unknown> {
   const { id, options = {}, ...rest } = webhook.config;
   const { secretAsQueryParam: _stitchForm, ...stored } = options;
-  const secret = typeof options.secret === 'string' && options.secret !== '' ? options.secret : undefined;
-  const validationMethod = typeof options.validationMethod === 'string' ? options.validationMethod : options.secretAsQueryParam === true ? 'SECRET_AS_QUERY_PARAM' : options.secretAsQueryParam === false && secret ? 'VERIFY_PAYLOAD' : 'NO_VALIDATION';
+  const validationMethod = webhookValidationMethod(options);
   return {
     _id: id,
     ...rest,

@@ -6,7 +6,7 @@
  * `run_as_user_id` and `run_as_user_id_script_source`), or as system.
  */
 import { Injectable } from '@nestjs/common';
-import type { AppService, Webhook } from '@tessera/app-config';
+import { type AppService, type Webhook, webhookValidationMethod } from '@tessera/app-config';
 import type { Caller } from '@tessera/contracts';
 import { type ClientApp, ClientApps } from '../client-api/client-apps.service';
 import { requestProofRefusal, WEBHOOK_SIGNATURE } from '../data-api/endpoint-validation';
@@ -37,7 +37,7 @@ export class IncomingWebhooksService {
     const asked = exchange.method === 'HEAD' ? 'GET' : exchange.method;
     if (method !== 'ANY' && method !== asked) throw new EndpointError(EndpointErrorCode.MethodNotAllowed, `incoming webhook '${webhookName}' accepts ${method} requests only`);
     const secret = typeof options.secret === 'string' ? options.secret : undefined;
-    const refusal = requestProofRefusal(webhookValidationMethod(options, secret), secret, exchange, WEBHOOK_SIGNATURE);
+    const refusal = requestProofRefusal(webhookValidationMethod(options), secret, exchange, WEBHOOK_SIGNATURE);
     if (refusal !== undefined) throw new EndpointError(EndpointErrorCode.AuthFailed, refusal);
     return {
       appId: app.appId,
@@ -59,16 +59,4 @@ export class IncomingWebhooksService {
     });
     return { type: 'user', user };
   }
-}
-
-/**
- * The check a webhook's options ask for: `validationMethod`, or else Stitch's `secretAsQueryParam` (still
- * App Services' admin API v3 form of the option): true wants the secret as the `secret` query parameter,
- * false (with a secret) a payload signature. Neither: none.
- */
-export function webhookValidationMethod(options: Record<string, unknown>, secret: string | undefined): string | undefined {
-  if (typeof options['validationMethod'] === 'string') return options['validationMethod'];
-  if (options['secretAsQueryParam'] === true) return 'SECRET_AS_QUERY_PARAM';
-  if (options['secretAsQueryParam'] === false && secret) return 'VERIFY_PAYLOAD';
-  return undefined;
 }
