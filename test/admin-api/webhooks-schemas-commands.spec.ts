@@ -162,7 +162,7 @@ describe('admin API: incoming webhooks, schemas and service commands', () => {
     const narrowed = await admin.request<{ total_processed_count: number; total_error_count: number }>('POST', `${commands}/validate_documents`, { database_name: 'shop', collection_name: 'orders', from_schema: generated.body.schema, query: { name: 'a' } });
     expect(narrowed.body).toMatchObject({ total_processed_count: 1, total_error_count: 0 });
 
-    for (const [command, bad] of [['generate_schema', { database_name: 'shop', collection_name: 'orders' }], ['generate_schema', { database_name: 'shop', collection_name: 'orders', limit: 'all' }], ['validate_documents', { database_name: 'shop', collection_name: 'orders' }], ['validate_documents', { database_name: 'shop', collection_name: 'orders', from_schema: {}, limit: -1 }]] as const) {
+    for (const [command, bad] of [['generate_schema', { database_name: 'shop', collection_name: 'orders' }], ['generate_schema', { database_name: 'shop', collection_name: 'orders', limit: 'all' }], ['validate_documents', { database_name: 'shop', collection_name: 'orders' }], ['validate_documents', { database_name: 'shop', collection_name: 'orders', from_schema: {}, limit: -1 }], ['generate_schema', { database_name: 'shop', collection_name: 'orders', limit: 1e9 }], ['validate_documents', { database_name: 'shop', collection_name: 'orders', from_schema: {}, limit: 1e9 }]] as const) {
       expect((await admin.request<ErrorBody>('POST', `${commands}/${command}`, bad)).status, JSON.stringify(bad)).toBe(400);
     }
     expect((await admin.request<ErrorBody>('POST', `${commands}/dropDatabase`, {})).body.error_code).toBe('CommandNotFound');

@@ -17,13 +17,15 @@ const SchemaBodySchema = z.object({
   schema: jsonObject,
   relationships: z.record(jsonObject).optional(),
 });
-const GenerateSchemaBodySchema = z.object({ database_name: z.string().min(1), collection_name: z.string().min(1), limit: z.number().int().positive() });
+/** Documents one command reads at most: a sample, held in memory whole (an unbounded limit would read the collection). */
+const MAX_SAMPLE = 50_000;
+const GenerateSchemaBodySchema = z.object({ database_name: z.string().min(1), collection_name: z.string().min(1), limit: z.number().int().positive().max(MAX_SAMPLE) });
 const ValidateDocumentsBodySchema = z.object({
   database_name: z.string().min(1),
   collection_name: z.string().min(1),
   from_schema: jsonObject,
   query: jsonObject.default({}),
-  limit: z.number().int().positive().default(10000),
+  limit: z.number().int().positive().max(MAX_SAMPLE).default(10000),
   sort: z.record(z.union([z.literal(1), z.literal(-1)])).default({}),
 });
 
