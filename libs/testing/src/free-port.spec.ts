@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { freePort, portTakenError, startOnFreePort } from './free-port';
+import { FETCH_BLOCKED_PORTS, freePort, portTakenError, startOnFreePort } from './free-port';
 
 const listen = (port: number, host: string): Promise<Server> =>
   new Promise((resolve, reject) => {
@@ -42,6 +42,19 @@ describe('freePort', () => {
     let taken = 0;
     await expect(startOnFreePort((port) => (taken++, Promise.reject(Object.assign(new Error(`listen EADDRINUSE: address already in use :::${port}`), { code: 'EADDRINUSE' }))))).rejects.toThrow('EADDRINUSE');
     expect(taken).toBe(3);
+  });
+
+  it("never gives a port fetch refuses (the Fetch standard's bad ports)", async () => {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    // The first draw lands on 10080; the next one is taken instead.
+    const random = vi.spyOn(Math, 'random').mockReturnValueOnce((10_080 - 10_000) / (low - 10_000) + 1e-9);
+    try {
+      const port = await freePort();
+      expect(FETCH_BLOCKED_PORTS.has(port)).toBe(false);
+      expect(random).toHaveBeenCalledTimes(2);
+    } finally {
+      random.mockRestore();
+    }
   });
 
   it('tells a taken port by the port, not by a longer one that starts with it', () => {

@@ -14,11 +14,17 @@ export async function freePort(): Promise<number> {
   if (low - floor >= 1_000) {
     for (let attempt = 0; attempt < 50; attempt++) {
       const port = floor + Math.floor(Math.random() * (low - floor));
-      if (await canListen(port)) return port;
+      if (!FETCH_BLOCKED_PORTS.has(port) && (await canListen(port))) return port;
     }
   }
   return kernelPort();
 }
+
+/**
+ * Ports of the Fetch standard's "bad port" list at or above the floor: `fetch` (undici) refuses to connect to
+ * them ("bad port"), so a server the tests reach with fetch must not get one (10080 failed a CI run).
+ */
+export const FETCH_BLOCKED_PORTS: ReadonlySet<number> = new Set([10080]);
 
 /** The first port of the kernel's ephemeral range (where `listen(0)` and outgoing connections take theirs). */
 function ephemeralLow(): number {
