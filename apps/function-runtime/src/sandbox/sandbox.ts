@@ -14,6 +14,7 @@ import type { HttpResponseState } from '@tessera/contracts';
 import { encodeEjson, parseEjson } from '@tessera/messaging';
 import ivm from 'isolated-vm';
 import { hostZlib } from './dependencies/host-zlib';
+import { hostCrypto } from './host-crypto';
 import { responseStateOf } from './http-response-state';
 import { isolateScripts } from './isolate-scripts';
 
@@ -167,6 +168,7 @@ export class Sandbox {
       await jail.set('__tessera_hash', new ivm.Callback(hash));
       await jail.set('__tessera_url', new ivm.Callback(parseUrl));
       await jail.set('__tessera_randomHex', new ivm.Callback((n: number) => randomBytes(Math.max(0, Math.min(65_536, Math.floor(Number(n)) || 0))).toString('hex')));
+      await jail.set('__tessera_crypto', new ivm.Callback(hostCrypto));
       await jail.set('__tessera_zlib', new ivm.Callback((op: string, input: string) => hostZlib(op, input, limits.maxResultBytes)));
       // The per-call limits are the sandbox's for its whole life: sent once here, not with every call.
       const callLimits = { maxResultBytes: limits.maxResultBytes, maxLogLines: limits.maxLogLines, maxLogBytes: limits.maxLogBytes, maxLogLineBytes: limits.maxLogLineBytes };

@@ -27,6 +27,8 @@ export interface HostGlobals {
   __tessera_randomHex: (n: number) => string;
   /** (zlib operation, input as base64) -> output as base64. */
   __tessera_zlib: (op: string, inputBase64: string) => string;
+  /** (operation, JSON arguments) -> JSON of `{ok, value}` or `{ok: false, message}`: utils.crypto and utils.jwt (host-crypto.ts). */
+  __tessera_crypto: (op: string, argsJson: string) => string;
   /** The app's dependency bundle (JSON text), when it uploaded one. */
   __tessera_dependencies?: string;
   /** JSON text of the SandboxBoot. */
@@ -34,7 +36,7 @@ export interface HostGlobals {
   BSON: BsonModule;
 }
 
-export const HOST_GLOBAL_NAMES = ['__tessera_hostStart', '__tessera_hostNow', '__tessera_hash', '__tessera_url', '__tessera_boot', '__tessera_randomHex', '__tessera_zlib', '__tessera_dependencies'] as const;
+export const HOST_GLOBAL_NAMES = ['__tessera_hostStart', '__tessera_hostNow', '__tessera_hash', '__tessera_url', '__tessera_boot', '__tessera_randomHex', '__tessera_zlib', '__tessera_crypto', '__tessera_dependencies'] as const;
 
 /** The global object, with what the host and the bson bundle put there. */
 export function isolateGlobal(): typeof globalThis & HostGlobals & Record<PropertyKey, unknown> {

@@ -21,6 +21,7 @@ import { moduleLoader } from './module-loader';
 import { nodeBuiltins } from './node-builtins';
 import { hashing } from './node-crypto';
 import { urlClasses } from './url';
+import { functionUtils } from './utils';
 
 interface Boot {
   appId: string;
@@ -58,6 +59,7 @@ const hostHash = g.__tessera_hash;
 const hostUrl = g.__tessera_url;
 const random = randomSource(g.__tessera_randomHex);
 const hostZlib = g.__tessera_zlib;
+const hostCrypto = g.__tessera_crypto;
 const dependencyBundle = g.__tessera_dependencies;
 const boot = JSON.parse(g.__tessera_boot) as Boot;
 for (const name of HOST_GLOBAL_NAMES) delete g[name];
@@ -91,30 +93,7 @@ const processObject = {
 const safeRequire = moduleLoader(dependencyBundle, BUILTINS, processObject, g);
 
 // ---------------------------------------------------------------- utils (as App Services offered)
-const utils = {
-  crypto: {
-    hash(hashFunction: unknown, input: unknown) {
-      return new BSON.Binary(makeHash(hashFunction, null).update(input).digest() as Buffer);
-    },
-    hmac(input: unknown, secret: unknown, hashFunction: unknown, outputFormat?: unknown) {
-      const format = outputFormat === undefined ? 'hex' : String(outputFormat);
-      if (format !== 'hex' && format !== 'base64') throw new Error('hmac output format must be hex or base64');
-      return makeHash(hashFunction, toBuffer(secret)).update(input).digest(format);
-    },
-    encrypt() {
-      throw new Error('utils.crypto.encrypt is not supported by this runtime');
-    },
-    decrypt() {
-      throw new Error('utils.crypto.decrypt is not supported by this runtime');
-    },
-    sign() {
-      throw new Error('utils.crypto.sign is not supported by this runtime');
-    },
-    verify() {
-      throw new Error('utils.crypto.verify is not supported by this runtime');
-    },
-  },
-};
+const utils = functionUtils(makeHash, hostCrypto);
 
 // ---------------------------------------------------------------- calls, host operations and timers
 let currentCall: Call | null = null;
