@@ -19,7 +19,8 @@ import {
   type FunctionRuntimeOptions,
 } from './function-runtime.options';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from './ports/app-functions.port';
-import type { DataAccessPort } from './ports/data-access.port';
+import { CallSessions } from './call-sessions';
+import type { DataAccessCall, DataAccessPort } from './ports/data-access.port';
 import type { HttpPort, OutboundHttpRequest } from './ports/http.port';
 import type { UsersPort } from './ports/identity';
 import type { ValuesPort } from './ports/values.port';
@@ -141,6 +142,8 @@ interface CallState {
    * (401 InvalidSession, as a fixed `run_as_user_id` naming nobody), so an unknown id is bound as is.
    */
   namesUserOnly?: boolean;
+  /** The sessions the call opened with `startSession()`, made at the first; ended when the call ends. */
+  sessions?: CallSessions;
 }
 
 @Injectable()
@@ -233,6 +236,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         memory = sandbox.heapReading();
       } finally {
         pool.release(sandbox);
+        if (state.sessions) await state.sessions.close();
       }
       runAsId = identityId(state.frames.get(frame.id)) ?? runAsId;
       if (outcome.kind === 'ok' || outcome.kind === 'error') logs = outcome.logs;
@@ -392,7 +396,7 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     switch (op) {
       case 'data': {
         const identity = this.boundIdentity(state, frameId);
-        return this.deps.dataAccess.execute({
+        const call: DataAccessCall = {
           appId: state.appId,
           service: requireString(p['service'], 'service name'),
           database: optionalString(p['database']),
@@ -401,8 +405,18 @@ export class FunctionRuntimeService implements OnModuleDestroy {
           arguments: Array.isArray(p['arguments']) ? (p['arguments'] as unknown[]) : [],
           caller: identity.system ? { kind: 'system' } : { kind: 'user', user: identity.user },
           ...(state.headers ? { headers: state.headers } : {}),
-        });
+        };
+        const ref = p['session'] as { id?: unknown; service?: unknown; begin?: unknown } | undefined;
+        if (ref === undefined) return this.deps.dataAccess.execute(call);
+        state.sessions ??= new CallSessions(this.deps.dataAccess, state.appId);
+        return state.sessions.run(Number(ref.id), requireString(ref.service, 'session service'), call.caller, (session) => session.execute(call, ref.begin === true));
       }
+      case 'session.commit':
+        return state.sessions?.whenOpen(Number(p['id']), (session) => session.commitTransaction());
+      case 'session.abort':
+        return state.sessions?.whenOpen(Number(p['id']), (session) => session.abortTransaction());
+      case 'session.end':
+        return state.sessions?.end(Number(p['id']));
       case 'fn.prepared': {
         const ticket = Number(p['ticket']);
         const prepared = state.preparing?.get(ticket);

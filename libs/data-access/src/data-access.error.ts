@@ -7,12 +7,15 @@ export enum DataAccessErrorCode {
   ServiceCommandNotFound = 'ServiceCommandNotFound',
   /** admin(), listing operations and federated sources outside system functions. */
   SystemOnly = 'ExecutionPermissionDenied',
+  /** A commit or operation of a transaction that an earlier failure inside it aborted (MongoDB's code name). */
+  NoSuchTransaction = 'NoSuchTransaction',
 }
 
 const statuses: Record<DataAccessErrorCode, number> = {
   [DataAccessErrorCode.InvalidParameter]: 400,
   [DataAccessErrorCode.ServiceCommandNotFound]: 404,
   [DataAccessErrorCode.SystemOnly]: 403,
+  [DataAccessErrorCode.NoSuchTransaction]: 400,
 };
 
 export class DataAccessError extends CodedError<DataAccessErrorCode> {

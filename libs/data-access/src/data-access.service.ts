@@ -82,7 +82,11 @@ export class DataAccess {
     private readonly options: DataAccessOptions = {},
   ) {}
 
-  async execute(request: DataAccessRequest): Promise<unknown> {
+  /**
+   * Runs one operation. `session`, when given, is an open transaction (DataAccessSession): the operation
+   * reads and writes inside it.
+   */
+  async execute(request: DataAccessRequest, session?: DataSession): Promise<unknown> {
     const { action, caller } = request;
     if (action === 'getDBNames' || action === 'getCollectionNames') {
       const linked = this.dataSources.forService(request.app.config, request.service);
@@ -91,9 +95,17 @@ export class DataAccess {
     }
     const target = this.target(request);
     refuseLocaleCollation(request.args);
-    if (caller.kind === 'system') return this.asSystem(target.collection, action, request.args);
+    if (caller.kind === 'system') return this.asSystem(target.collection, action, request.args, session);
     if (!readActions.has(action) && !writeActions.has(action)) throw unknownAction(action);
-    return this.userOperation(request, caller, target).run(action, request.args);
+    return this.userOperation(request, caller, target, session).run(action, request.args);
+  }
+
+  /**
+   * A session on one data-source service whose transactions a caller opens and closes itself (a function's
+   * `startSession()`): each operation runs as its own request's caller, under the same rules as `execute`.
+   */
+  startSession(scope: Pick<DataAccessRequest, 'app' | 'service' | 'caller'>): DataAccessSession {
+    return new DataAccessSession(this, scope.service, this.linked(scope).client.startSession());
   }
 
   /**
@@ -206,11 +218,12 @@ export class DataAccess {
     return value;
   }
 
-  private async asSystem(collection: CollectionHandle, action: string, args: Document): Promise<unknown> {
+  private async asSystem(collection: CollectionHandle, action: string, args: Document, session: DataSession | undefined): Promise<unknown> {
     const a = new Args(args);
+    const inSession = session ? { session } : {};
     switch (action) {
       case 'find': {
-        const cursor = collection.find(a.query('query'), a.optionalDocument('project') ?? a.optionalDocument('projection'));
+        const cursor = collection.find(a.query('query'), a.optionalDocument('project') ?? a.optionalDocument('projection'), inSession);
         const sort = a.sort();
         if (sort) cursor.sort(sort);
         const skip = a.optionalNumber('skip');
@@ -220,43 +233,43 @@ export class DataAccess {
         return cursor.toArray();
       }
       case 'findOne': {
-        const cursor = collection.find(a.query('query'), a.optionalDocument('project') ?? a.optionalDocument('projection'));
+        const cursor = collection.find(a.query('query'), a.optionalDocument('project') ?? a.optionalDocument('projection'), inSession);
         const sort = a.sort();
         if (sort) cursor.sort(sort);
         return (await cursor.limit(1).toArray())[0] ?? null;
       }
       case 'findOneAndUpdate':
-        return collection.findOneAndUpdate(a.query('filter'), a.update(), a.modifyOptions());
+        return collection.findOneAndUpdate(a.query('filter'), a.update(), { ...a.modifyOptions(), ...inSession });
       case 'findOneAndReplace':
-        if (args['update'] === undefined) return collection.findOneAndDelete(a.query('filter'), a.deleteOptions());
-        return collection.findOneAndReplace(a.query('filter'), a.document('update'), a.modifyOptions());
+        if (args['update'] === undefined) return collection.findOneAndDelete(a.query('filter'), { ...a.deleteOptions(), ...inSession });
+        return collection.findOneAndReplace(a.query('filter'), a.document('update'), { ...a.modifyOptions(), ...inSession });
       case 'findOneAndDelete':
-        return collection.findOneAndDelete(a.query('filter'), a.deleteOptions());
+        return collection.findOneAndDelete(a.query('filter'), { ...a.deleteOptions(), ...inSession });
       case 'insertOne':
-        return { insertedId: (await collection.insertOne(a.document('document'))).insertedId };
+        return { insertedId: (await collection.insertOne(a.document('document'), inSession)).insertedId };
       case 'insertMany':
-        return { insertedIds: (await collection.insertMany(a.documents('documents'), { ordered: args['ordered'] !== false })).insertedIds };
+        return { insertedIds: (await collection.insertMany(a.documents('documents'), { ordered: args['ordered'] !== false, ...inSession })).insertedIds };
       case 'updateOne':
       case 'updateMany': {
-        const options = { upsert: args['upsert'] === true, ...(a.arrayFilters() ? { arrayFilters: a.arrayFilters() } : {}) };
+        const options = { upsert: args['upsert'] === true, ...(a.arrayFilters() ? { arrayFilters: a.arrayFilters() } : {}), ...inSession };
         const result = action === 'updateOne' ? await collection.updateOne(a.query('query'), a.update(), options) : await collection.updateMany(a.query('query'), a.update(), options);
         return updateResult(result.matchedCount, result.modifiedCount, result.upsertedId);
       }
       case 'deleteOne':
-        return { deletedCount: new Int32((await collection.deleteOne(a.query('query'))).deletedCount) };
+        return { deletedCount: new Int32((await collection.deleteOne(a.query('query'), inSession)).deletedCount) };
       case 'deleteMany':
-        return { deletedCount: new Int32((await collection.deleteMany(a.query('query'))).deletedCount) };
+        return { deletedCount: new Int32((await collection.deleteMany(a.query('query'), inSession)).deletedCount) };
       case 'aggregate':
-        return collection.aggregate(a.pipeline()).toArray();
+        return collection.aggregate(a.pipeline(), inSession).toArray();
       case 'count':
       case 'countDocuments': {
         const limit = a.optionalNumber('limit');
-        return Long.fromNumber(await collection.count(a.query('query'), limit ? { limit } : {}));
+        return Long.fromNumber(await collection.count(a.query('query'), limit ? { limit, ...inSession } : inSession));
       }
       case 'distinct':
-        return collection.distinct(a.field(), a.query('query'));
+        return collection.distinct(a.field(), a.query('query'), inSession);
       case 'bulkWrite':
-        await collection.bulkWrite(a.documents('operations') as never, { ordered: args['ordered'] !== false });
+        await collection.bulkWrite(a.documents('operations') as never, { ordered: args['ordered'] !== false, ...inSession });
         return null;
       default:
         throw unknownAction(action);
@@ -646,4 +659,107 @@ class UserOperation {
 
 function withId(document: Document): Document {
   return document['_id'] === undefined ? { _id: new ObjectId(), ...document } : document;
+}
+
+/**
+ * A caller's own session on one data-source service (DataAccess.startSession): it opens, commits and aborts
+ * transactions when told. An operation that fails inside a transaction aborts it, as MongoDB does, so a write
+ * refused by the rules halfway through (an updateMany's third document) can never be committed in part: the
+ * commit that follows answers NoSuchTransaction. Operations of one session run one at a time.
+ */
+export class DataAccessSession {
+  private queue: Promise<unknown> = Promise.resolve();
+  /** A transaction was started and neither committed nor aborted by the caller (the store may have ended it). */
+  private open = false;
+  /** Why the open transaction ended before the caller ended it: an operation failed, or it outlived its limit. */
+  private failed = false;
+  private ended = false;
+
+  constructor(
+    private readonly access: DataAccess,
+    readonly service: string,
+    private readonly session: DataSession,
+  ) {}
+
+  inTransaction(): boolean {
+    return this.open;
+  }
+
+  /** Runs one operation in this session: inside its transaction when one is open. */
+  execute(request: DataAccessRequest): Promise<unknown> {
+    return this.serialised(async () => {
+      this.assertUsable();
+      if (request.service !== this.service) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `this session belongs to service '${this.service}', not '${request.service}'`);
+      if (!this.open) return this.access.execute(request);
+      if (this.failed || !this.session.inTransaction()) throw abortedTransaction();
+      try {
+        return await this.access.execute(request, this.session);
+      } catch (error) {
+        this.failed = true;
+        await this.session.abortTransaction();
+        throw error;
+      }
+    });
+  }
+
+  startTransaction(): Promise<void> {
+    return this.serialised(() => {
+      this.assertUsable();
+      if (this.open) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, 'Transaction already in progress on this session.');
+      this.session.startTransaction();
+      this.open = true;
+      this.failed = false;
+      return Promise.resolve();
+    });
+  }
+
+  commitTransaction(): Promise<void> {
+    return this.serialised(async () => {
+      this.assertUsable();
+      if (!this.open) throw new DataAccessError(DataAccessErrorCode.NoSuchTransaction, 'No transaction started');
+      this.open = false;
+      if (this.failed || !this.session.inTransaction()) {
+        if (this.session.inTransaction()) await this.session.abortTransaction();
+        throw abortedTransaction();
+      }
+      await this.session.commitTransaction();
+    });
+  }
+
+  /** Aborts the open transaction; nothing to abort (none started, or already ended by a failure) is no error. */
+  abortTransaction(): Promise<void> {
+    return this.serialised(async () => {
+      this.open = false;
+      this.failed = false;
+      if (this.session.inTransaction()) await this.session.abortTransaction();
+    });
+  }
+
+  /** Aborts what is still open and ends the session; later operations are refused. */
+  end(): Promise<void> {
+    return this.serialised(async () => {
+      if (this.ended) return;
+      this.ended = true;
+      this.open = false;
+      try {
+        if (this.session.inTransaction()) await this.session.abortTransaction();
+      } finally {
+        await this.session.endSession();
+      }
+    });
+  }
+
+  private assertUsable(): void {
+    if (this.ended) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, 'this session has ended');
+  }
+
+  private serialised<T>(step: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(step, step);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function abortedTransaction(): DataAccessError {
+  return new DataAccessError(DataAccessErrorCode.NoSuchTransaction, 'Transaction has been aborted (an operation inside it failed, or it outlived its time limit)');
 }

@@ -25,7 +25,22 @@ export interface DataAccessCall {
   headers?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A session a function opened with `startSession()` on one data-source service. Operations run one at a time;
+ * one that fails inside the open transaction aborts it (the commit then fails), as MongoDB does.
+ */
+export interface DataSessionPort {
+  /** Runs one operation in the session; `begin` first opens its transaction. */
+  execute(call: DataAccessCall, begin: boolean): Promise<unknown>;
+  commitTransaction(): Promise<void>;
+  abortTransaction(): Promise<void>;
+  /** Aborts what is open and ends the session. */
+  end(): Promise<void>;
+}
+
 /** What the runtime needs from the datastore (libs/datastore plugs in here). */
 export interface DataAccessPort {
   execute(call: DataAccessCall): Promise<unknown>;
+  /** A session for a function's own transactions; without it, `startSession()` answers that sessions are unsupported. */
+  startSession?(scope: Pick<DataAccessCall, 'appId' | 'service' | 'caller'>): Promise<DataSessionPort>;
 }

@@ -4,13 +4,13 @@
  */
 import { appEnvironment, dataApiConfigOf, importsAsRequires } from '@tessera/app-config';
 import { type CallerUser, callerUserOf, ruleUserOf } from '@tessera/contracts';
-import type { DataAccess } from '@tessera/data-access';
+import type { DataAccess, DataAccessRequest } from '@tessera/data-access';
 import { AppUserStore, type DataSources, type DependencyStore, type DeployedApps } from '@tessera/platform';
 import { evaluateExpression } from '@tessera/rules';
 import type { FunctionConfig } from '../config/function-config';
 import type { CanEvaluateEvaluator } from '../function-runtime.options';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
-import type { DataAccessCall, DataAccessPort } from '../ports/data-access.port';
+import type { DataAccessCall, DataAccessPort, DataSessionPort } from '../ports/data-access.port';
 import type { UsersPort } from '../ports/identity';
 import type { DependenciesPort } from '../sandbox/dependencies/dependencies.port';
 import type { AppValues, ValuesPort } from '../ports/values.port';
@@ -65,19 +65,41 @@ export class RulesDataAccessPort implements DataAccessPort {
   ) {}
 
   async execute(call: DataAccessCall): Promise<unknown> {
+    return this.dataAccess.execute(await this.request(call));
+  }
+
+  async startSession(scope: Pick<DataAccessCall, 'appId' | 'service' | 'caller'>): Promise<DataSessionPort> {
+    const { app } = await this.request({ ...scope, action: 'startSession', arguments: [] });
+    const session = this.dataAccess.startSession({ app, service: scope.service, caller: callerOf(scope.caller) });
+    return {
+      execute: async (call, begin) => {
+        const request = await this.request(call);
+        if (begin) await session.startTransaction();
+        return session.execute(request);
+      },
+      commitTransaction: () => session.commitTransaction(),
+      abortTransaction: () => session.abortTransaction(),
+      end: () => session.end(),
+    };
+  }
+
+  private async request(call: DataAccessCall): Promise<DataAccessRequest> {
     const deployed = await this.apps.byId(call.appId);
-    const args = (call.arguments[0] ?? {}) as Record<string, unknown>;
-    return this.dataAccess.execute({
+    return {
       app: { id: deployed.record._id, deploymentId: deployed.deployment?._id, config: deployed.config },
       service: call.service,
       action: call.action,
       ...(call.database ? { database: call.database } : {}),
       ...(call.collection ? { collection: call.collection } : {}),
-      args,
-      caller: call.caller.kind === 'system' ? { kind: 'system' } : { kind: 'user', user: ruleUserOf(call.caller.user) },
+      args: (call.arguments[0] ?? {}) as Record<string, unknown>,
+      caller: callerOf(call.caller),
       ...(call.headers ? { headers: call.headers } : {}),
-    });
+    };
   }
+}
+
+function callerOf(caller: DataAccessCall['caller']): DataAccessRequest['caller'] {
+  return caller.kind === 'system' ? { kind: 'system' } : { kind: 'user', user: ruleUserOf(caller.user) };
 }
 
 /** can_evaluate: a rule expression over %%user, %%args and %%request. */

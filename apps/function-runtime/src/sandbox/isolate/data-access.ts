@@ -2,7 +2,13 @@
 import { type Call, type Frame, type HostOp, withoutUndefined as clean } from './host-op';
 
 type Run = (action: string, args: Record<string, unknown>) => Promise<unknown>;
-type RunIn = (database: string | undefined, collection: string | undefined, action: string, args: Record<string, unknown>) => Promise<unknown>;
+type RunIn = (database: string | undefined, collection: string | undefined, action: string, args: Record<string, unknown>, session?: SessionRef) => Promise<unknown>;
+/** What an operation tells the host of its session: the number, its service, and whether it opens the transaction. */
+interface SessionRef {
+  id: number;
+  service: string;
+  begin: boolean;
+}
 type Options = Record<string, unknown> | undefined;
 
 interface Cursor {
@@ -85,7 +91,12 @@ function makeCursor(run: Run, kind: 'find' | 'aggregate', baseArgs: Record<strin
 }
 
 function collectionHandle(runIn: RunIn, database: string, name: string) {
-  const run: Run = (action, args) => runIn(database, name, action, args);
+  // `{ session }` in an operation's options (a cursor's too) runs it in that session: taken out of the arguments here.
+  const run: Run = (action, args) => {
+    if (!('session' in args)) return runIn(database, name, action, args);
+    const { session, ...rest } = args;
+    return session === undefined || session === null ? runIn(database, name, action, rest) : runIn(database, name, action, rest, sessionRef(session));
+  };
   return Object.freeze({
     get name() {
       return name;
@@ -95,7 +106,7 @@ function collectionHandle(runIn: RunIn, database: string, name: string) {
     findOneAndUpdate: (filter: unknown, update: unknown, options?: Options) => run('findOneAndUpdate', clean(Object.assign({}, options, { filter, update }))),
     findOneAndReplace: (filter: unknown, replacement: unknown, options?: Options) => run('findOneAndReplace', clean(Object.assign({}, options, { filter, update: replacement }))),
     findOneAndDelete: (filter: unknown, options?: Options) => run('findOneAndDelete', clean(Object.assign({}, options, { filter }))),
-    insertOne: (document: unknown) => run('insertOne', { document }),
+    insertOne: (document: unknown, options?: Options) => run('insertOne', clean(Object.assign({}, options, { document }))),
     insertMany: (documents: unknown, options?: Options) => run('insertMany', clean(Object.assign({}, options, { documents }))),
     updateOne: (query: unknown, update: unknown, options?: Options) => run('updateOne', clean(Object.assign({}, options, { query, update }))),
     updateMany: (query: unknown, update: unknown, options?: Options) => run('updateMany', clean(Object.assign({}, options, { query, update }))),
@@ -114,9 +125,101 @@ function collectionHandle(runIn: RunIn, database: string, name: string) {
   });
 }
 
+// ---------------------------------------------------------------- sessions and transactions
+
+type TransactionState = 'none' | 'pending' | 'open';
+
+interface SessionState {
+  id: number;
+  service: string;
+  transaction: TransactionState;
+  /** The host has seen an operation of this session (and so holds it open). */
+  known: boolean;
+  ended: boolean;
+  end: (op: string) => Promise<unknown>;
+}
+
+const sessions = new WeakMap<object, SessionState>();
+let sessionSeq = 0;
+
+function sessionRef(value: unknown): SessionRef {
+  const state = typeof value === 'object' && value !== null ? sessions.get(value) : undefined;
+  if (!state) throw new TypeError('options.session must be a session from startSession()');
+  if (state.ended) throw new Error('Cannot use a session that has ended');
+  const begin = state.transaction === 'pending';
+  if (begin) state.transaction = 'open';
+  state.known = true;
+  return { id: state.id, service: state.service, begin };
+}
+
+/**
+ * `client.startSession()`: a session whose transactions the function opens and closes, as MongoDB's driver
+ * offers them. The transaction starts on the host with its first operation (one that names no operation
+ * commits nothing); the host ends whatever the call leaves open when the call ends.
+ */
+function startSession(hostOp: HostOp, call: Call, frame: Frame, service: string) {
+  const state: SessionState = {
+    id: ++sessionSeq,
+    service,
+    transaction: 'none',
+    known: false,
+    ended: false,
+    end: (op) => hostOp(call, frame.id, op, { id: state.id }),
+  };
+  const usable = (): void => {
+    if (state.ended) throw new Error('Cannot use a session that has ended');
+  };
+  const session = {
+    get hasEnded() {
+      return state.ended;
+    },
+    inTransaction: () => state.transaction !== 'none',
+    startTransaction(): void {
+      usable();
+      if (state.transaction !== 'none') throw new Error('Transaction already in progress');
+      state.transaction = 'pending';
+    },
+    async commitTransaction(): Promise<void> {
+      usable();
+      const was = state.transaction;
+      if (was === 'none') throw new Error('No transaction started');
+      state.transaction = 'none';
+      if (was === 'open') await state.end('session.commit');
+    },
+    async abortTransaction(): Promise<void> {
+      // Lenient as App Services' own examples need: they abort in a catch after withTransaction already did.
+      const was = state.transaction;
+      state.transaction = 'none';
+      if (was === 'open' && !state.ended) await state.end('session.abort');
+    },
+    async withTransaction(fn: unknown): Promise<unknown> {
+      if (typeof fn !== 'function') throw new TypeError('withTransaction expects a function');
+      session.startTransaction();
+      let result: unknown;
+      try {
+        result = await (fn as (s: unknown) => unknown)(session);
+      } catch (error) {
+        await session.abortTransaction();
+        throw error;
+      }
+      await session.commitTransaction();
+      return result;
+    },
+    async endSession(): Promise<void> {
+      if (state.ended) return;
+      state.ended = true;
+      state.transaction = 'none';
+      if (state.known) await state.end('session.end');
+    },
+  };
+  sessions.set(session, state);
+  return Object.freeze(session);
+}
+
 export function serviceClient(hostOp: HostOp, call: Call, frame: Frame, service: string) {
-  const runIn: RunIn = (database, collection, action, args) => hostOp(call, frame.id, 'data', clean({ service, database, collection, action, arguments: [args] }));
+  const runIn: RunIn = (database, collection, action, args, session) => hostOp(call, frame.id, 'data', clean({ service, database, collection, action, arguments: [args], session }));
   return Object.freeze({
+    startSession: () => startSession(hostOp, call, frame, service),
     db(database: unknown) {
       const db = String(database);
       return Object.freeze({
