@@ -113,17 +113,34 @@ describe('admin API: environment, environment values, security settings, deploym
     expect((await admin.request('GET', admin.app(appId, '/security/allowed_request_origins'))).body).toEqual(['https://shop.example.com', 'http://localhost:3000']);
   });
 
-  it('answers the refresh token lifetime the client API gives and refuses another one', async () => {
+  it("sets the app's refresh token lifetime, which the client API then gives the tokens it issues", async () => {
     const read = await admin.request<{ expiration_time_seconds: number }>('GET', admin.app(appId, '/security/refresh_token_expiration'));
     expect(read.status).toBe(200);
     expect(read.body.expiration_time_seconds).toBe(60 * 24 * 60 * 60);
-    expect((await admin.request('PUT', admin.app(appId, '/security/refresh_token_expiration'), { expiration_time_seconds: 60 * 24 * 60 * 60 })).status).toBe(204);
-    const other = await admin.request<ErrorBody>('PUT', admin.app(appId, '/security/refresh_token_expiration'), { expiration_time_seconds: 3600 });
-    expect(other.status).toBe(501);
-    expect(other.body.error).toContain('TESSERA_REFRESH_TOKEN_TTL_SECONDS');
-    for (const body of [{ expiration_time_seconds: 60 }, { expiration_time_seconds: '3600' }, { expiration_time_seconds: 99_999_999 }, {}]) {
-      expect((await admin.request('PUT', admin.app(appId, '/security/refresh_token_expiration'), body)).status, JSON.stringify(body)).toBe(400);
+    const { client_app_id: clientAppId } = (await admin.request<{ client_app_id: string }>('GET', admin.app(appId, ''))).body;
+    expect((await admin.request('POST', admin.app(appId, '/auth_providers'), { name: 'anon-user', type: 'anon-user' })).status).toBe(201);
+    const refreshLifetime = async (): Promise<number> => {
+      const login = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+      expect(login.status).toBe(200);
+      const { refresh_token: token } = (await login.json()) as { refresh_token: string };
+      const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { exp: number; iat: number };
+      return claims.exp - claims.iat;
+    };
+    expect(await refreshLifetime()).toBe(60 * 24 * 60 * 60);
+
+    expect((await admin.request('PUT', admin.app(appId, '/security/refresh_token_expiration'), { expiration_time_seconds: 3600 })).status).toBe(204);
+    expect((await admin.request<{ expiration_time_seconds: number }>('GET', admin.app(appId, '/security/refresh_token_expiration'))).body.expiration_time_seconds).toBe(3600);
+    expect(await pulledJson('config.json')).toMatchObject({ security: { refresh_token_expiration_seconds: 3600 } });
+    expect(await refreshLifetime()).toBe(3600);
+    // An app of another group is not this admin's to read.
+    expect((await admin.request<{ expiration_time_seconds: number }>('GET', admin.app(foreignAppId, '/security/refresh_token_expiration'))).status).toBe(404);
+
+    for (const body of [{ expiration_time_seconds: 60 }, { expiration_time_seconds: '3600' }, { expiration_time_seconds: 15_552_001 }, { expiration_time_seconds: 3600.5 }, {}]) {
+      const refused = await admin.request<ErrorBody>('PUT', admin.app(appId, '/security/refresh_token_expiration'), body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      expect(refused.body.error).toMatch(/from 1800 to 15552000/);
     }
+    expect((await admin.request<{ expiration_time_seconds: number }>('GET', admin.app(appId, '/security/refresh_token_expiration'))).body.expiration_time_seconds).toBe(3600);
   });
 
   it('answers the deployment configuration and refuses what it cannot honour', async () => {

@@ -9,7 +9,7 @@ export { appEnvironment, ENVIRONMENT_NAMES, type AppEnvironment } from './read/e
 export { defaultFunctionConfig } from './read/sections';
 export { functionSyntaxError, importsAsRequires } from './function-source';
 export { writeAppFiles } from './write';
-export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES } from './validate';
+export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES, REFRESH_TOKEN_LIFETIME_SECONDS, isRefreshTokenLifetime } from './validate';
 export { effectiveSyncConfig } from './effective-sync';
 export { keepLinkedClusters } from './linked-clusters';
 export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';

@@ -21,7 +21,11 @@ export type AppLayout = 'current' | 'legacy' | 'export-20210101' | 'appservices'
 export interface AppSettings {
   app_id?: string;
   name: string;
-  security?: { allowed_request_origins?: string[]; [extra: string]: unknown };
+  /**
+   * `refresh_token_expiration_seconds`: the lifetime of the app's refresh tokens (the admin API's
+   * security/refresh_token_expiration, 1,800 to 15,552,000 s); absent, the server's setting applies.
+   */
+  security?: { allowed_request_origins?: string[]; refresh_token_expiration_seconds?: number; [extra: string]: unknown };
   hosting?: { enabled?: boolean; custom_domain?: string; app_default_domain?: string; [extra: string]: unknown };
   custom_user_data_config?: CustomUserDataConfig;
   deployment_model?: string;

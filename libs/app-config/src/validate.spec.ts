@@ -43,6 +43,7 @@ const cases: Case[] = [
   { name: 'an empty app name', change: (f) => editJson(f, 'config.json', (d) => (d.name = '')), file: 'config.json', path: 'name', rule: 'app.name.required' },
   { name: 'an app name of 33 characters', change: (f) => editJson(f, 'config.json', (d) => (d.name = long(33))), file: 'config.json', path: 'name', rule: 'app.name.length' },
   { name: 'an app name with a space', change: (f) => editJson(f, 'config.json', (d) => (d.name = 'my todo')), file: 'config.json', path: 'name', rule: 'app.name.charset' },
+  { name: 'a refresh token lifetime under 30 minutes', change: (f) => editJson(f, 'config.json', (d) => (d.security = { refresh_token_expiration_seconds: 600 })), file: 'config.json', path: 'security.refresh_token_expiration_seconds', rule: 'app.refresh_token_expiration' },
   { name: 'an allowed origin that is not a URL', change: (f) => editJson(f, 'config.json', (d) => (d.security = { allowed_request_origins: ['example.com'] })), file: 'config.json', path: 'security.allowed_request_origins[0]', rule: 'app.allowed_request_origins.url' },
   { name: 'a custom domain that is not a domain', change: (f) => editJson(f, 'config.json', (d) => (d.hosting = { custom_domain: 'not a domain' })), file: 'config.json', path: 'hosting.custom_domain', rule: 'app.hosting.domain' },
   { name: 'hosting.enabled that is not a boolean', change: (f) => editJson(f, 'config.json', (d) => (d.hosting = { enabled: 'yes' })), file: 'config.json', path: 'hosting.enabled', rule: 'field.type' },

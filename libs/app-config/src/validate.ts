@@ -200,12 +200,23 @@ function unique(c: Checker, items: Array<{ resource: object; file: string; name:
 
 // ---- application settings (2.2) -------------------------------------------------------------------
 
+/** The refresh token lifetimes App Services allowed an app (30 minutes to 180 days). */
+export const REFRESH_TOKEN_LIFETIME_SECONDS = { min: 1_800, max: 15_552_000 } as const;
+
+export function isRefreshTokenLifetime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= REFRESH_TOKEN_LIFETIME_SECONDS.min && value <= REFRESH_TOKEN_LIFETIME_SECONDS.max;
+}
+
 function checkSettings(c: Checker, app: AppConfig, servicesByName: Map<string, AppService>): void {
   const s = app.settings as JsonObject;
   const file = at.settings;
   c.name(s, file, s.name, 'app.name', 32);
   for (const key of ['app_id', 'deployment_model', 'location']) c.type(s, file, s, key, 'string');
   if (c.type(s, file, s, 'security', 'object') && isPlainObject(s.security)) {
+    const lifetime = s.security.refresh_token_expiration_seconds;
+    if (lifetime !== undefined && !isRefreshTokenLifetime(lifetime)) {
+      c.report(s, file, 'security.refresh_token_expiration_seconds', 'app.refresh_token_expiration', `refresh_token_expiration_seconds must be a whole number of seconds from ${REFRESH_TOKEN_LIFETIME_SECONDS.min} to ${REFRESH_TOKEN_LIFETIME_SECONDS.max}`);
+    }
     const origins = s.security.allowed_request_origins;
     if (origins !== undefined) {
       if (!Array.isArray(origins)) c.report(s, file, 'security.allowed_request_origins', 'field.type', 'allowed_request_origins must be an array');

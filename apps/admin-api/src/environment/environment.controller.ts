@@ -124,29 +124,25 @@ export class EnvironmentController {
   }
 
   /**
-   * The lifetime the client API gives refresh tokens. Tessera sets it for every app at once
-   * (TESSERA_REFRESH_TOKEN_TTL_SECONDS), so that is the answer, and only that value can be "set".
+   * The lifetime the client API gives the app's refresh tokens: the app's own (its configuration's
+   * `security.refresh_token_expiration_seconds`), else the server's (TESSERA_REFRESH_TOKEN_TTL_SECONDS).
    */
   @Get('groups/:groupId/apps/:appId/security/refresh_token_expiration')
   async refreshTokenExpiration(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<object> {
     requireGroup(request, groupId);
-    await this.state.app(groupId, appId);
-    return { expiration_time_seconds: this.settings.refreshTokenTtlSeconds };
+    const app = await this.state.liveApp(await this.state.app(groupId, appId));
+    return { expiration_time_seconds: app.settings.security?.refresh_token_expiration_seconds ?? this.settings.refreshTokenTtlSeconds };
   }
 
+  /** Sets the app's refresh token lifetime: tokens issued from now on get it; those issued before keep theirs. */
   @Put('groups/:groupId/apps/:appId/security/refresh_token_expiration')
   @HttpCode(204)
   async setRefreshTokenExpiration(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
     requireGroup(request, groupId);
     const seconds = parseRefreshTokenExpiration(body);
-    await this.state.app(groupId, appId);
-    const current = this.settings.refreshTokenTtlSeconds;
-    if (seconds !== current) {
-      throw new AdminApiError(
-        AdminApiErrorCode.NotImplemented,
-        `this server gives every app's refresh tokens the same lifetime, ${current} seconds (its setting TESSERA_REFRESH_TOKEN_TTL_SECONDS); it cannot be set per app`,
-      );
-    }
+    await this.state.edit(await this.state.app(groupId, appId), request.admin?._id, (app) => {
+      app.settings.security = { ...app.settings.security, refresh_token_expiration_seconds: seconds };
+    });
   }
 
   /** Every change through this API deploys at once and nothing deploys from GitHub: that is the configuration. */

@@ -1,6 +1,7 @@
 // Checks of the bodies of the security and deployment-configuration endpoints: each answers the value to
 // apply or throws the App Services error the client shows.
 
+import { isRefreshTokenLifetime, REFRESH_TOKEN_LIFETIME_SECONDS } from '@tessera/app-config';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { isObject } from './environment-values';
 
@@ -30,13 +31,11 @@ function isOrigin(text: string): boolean {
 }
 
 /** App Services' bounds: 30 minutes to 180 days. */
-const MIN_REFRESH_SECONDS = 1800;
-const MAX_REFRESH_SECONDS = 15_552_000;
-
 export function parseRefreshTokenExpiration(body: unknown): number {
   const seconds = isObject(body) ? body['expiration_time_seconds'] : undefined;
-  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < MIN_REFRESH_SECONDS || seconds > MAX_REFRESH_SECONDS) {
-    throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `expiration_time_seconds must be a whole number of seconds from ${MIN_REFRESH_SECONDS} to ${MAX_REFRESH_SECONDS}`);
+  if (!isRefreshTokenLifetime(seconds)) {
+    const { min, max } = REFRESH_TOKEN_LIFETIME_SECONDS;
+    throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `expiration_time_seconds must be a whole number of seconds from ${min} to ${max}`);
   }
   return seconds;
 }

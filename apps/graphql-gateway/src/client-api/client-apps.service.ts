@@ -18,7 +18,10 @@ export interface ClientApp {
   signingKey: Buffer;
 }
 
-/** Token lifetimes, from the settings TESSERA_ACCESS_TOKEN_TTL_SECONDS and TESSERA_REFRESH_TOKEN_TTL_SECONDS. */
+/**
+ * Token lifetimes, from the settings TESSERA_ACCESS_TOKEN_TTL_SECONDS and TESSERA_REFRESH_TOKEN_TTL_SECONDS; an
+ * app may set its own refresh token lifetime (see refreshSecondsOf).
+ */
 export interface TokenLifetimes {
   accessSeconds: number;
   refreshSeconds: number;
@@ -66,6 +69,11 @@ export class ClientApps {
     await users.init();
     return { appId, clientAppId, domainId, deploymentId, config, users, signingKey: await this.keys.get(`app-${appId}`) };
   }
+}
+
+/** How long a refresh token (and its session) issued now for `app` lives: the app's own lifetime, else the server's. */
+export function refreshSecondsOf(app: ClientApp, lifetimes: TokenLifetimes): number {
+  return app.config.settings.security?.refresh_token_expiration_seconds ?? lifetimes.refreshSeconds;
 }
 
 /** The enabled provider of a type, or AuthProviderNotFound (unknown and disabled providers alike). */

@@ -5,7 +5,7 @@ import { MessageBus } from '@tessera/messaging';
 import { AuthEvents, DataSources, newObjectIdHex } from '@tessera/platform';
 import { EJSON } from 'bson';
 import { ClientApiError, ClientApiErrorCode, invalidSession } from '../client-api.error';
-import { type ClientApp, ClientApps, enabledProvider } from '../client-apps.service';
+import { type ClientApp, ClientApps, enabledProvider, refreshSecondsOf } from '../client-apps.service';
 import { readCustomUserData } from './custom-user-data';
 import type { ProviderIdentity } from './provider-identity';
 import { ProviderLogins } from './provider-logins';
@@ -91,11 +91,12 @@ export class AuthService {
   async startSession(app: ClientApp, userId: string, deviceId: string): Promise<LoginResponse> {
     const user = await app.users.findUser(userId);
     if (!user) throw new ClientApiError(ClientApiErrorCode.UserNotFound, 'user not found');
-    const session = await app.users.createSession(user._id, deviceId, this.apps.lifetimes.refreshSeconds);
+    const lifetime = refreshSecondsOf(app, this.apps.lifetimes);
+    const session = await app.users.createSession(user._id, deviceId, lifetime);
     const subject = { appId: app.appId, domainId: app.domainId, userId: user._id, deviceId, sessionId: session._id };
     return {
       access_token: await this.accessToken(app, user, { deviceId, sessionId: session._id }),
-      refresh_token: issueToken('refresh', subject, app.signingKey, this.apps.lifetimes.refreshSeconds),
+      refresh_token: issueToken('refresh', subject, app.signingKey, lifetime),
       user_id: user._id,
       device_id: deviceId,
     };
