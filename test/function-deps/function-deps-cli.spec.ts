@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { cliWithApp, tessera } from '../cli/tessera-cli';
@@ -69,5 +69,45 @@ describe('tessera push --include-node-modules / --include-package-json', () => {
       body: JSON.stringify({ name: 'slug', arguments: ['Still Here'] }),
     });
     expect(await again.json()).toBe('still-here');
+  });
+
+  // realm-cli's `push --include-package-json` with nothing installed: App Services installed the packages on its
+  // side. Tessera's server installs nothing, so the CLI runs the user's npm in a directory of its own, and the
+  // functions directory is left as it was. Local `file:` packages keep the test off the network.
+  it('installs what package.json names when nothing is installed, and pushes that', async () => {
+    const functions = join(local, 'functions');
+    rmSync(join(functions, 'node_modules'), { recursive: true, force: true });
+    const packages = join(work.path, 'packages');
+    write(join(packages, 'shout', 'package.json'), JSON.stringify({ name: 'shout', version: '2.0.0', main: 'shout.js', dependencies: { bang: 'file:../bang' } }));
+    write(join(packages, 'shout', 'shout.js'), "module.exports = (s) => String(s).toUpperCase() + require('bang');");
+    write(join(packages, 'bang', 'package.json'), JSON.stringify({ name: 'bang', version: '1.0.0' }));
+    write(join(packages, 'bang', 'index.js'), "module.exports = '!';");
+    write(join(functions, 'package.json'), JSON.stringify({ name: 'functions', dependencies: { shout: 'file:../../packages/shout' }, devDependencies: { 'not-needed': 'file:../../missing' } }));
+    write(join(functions, 'slug', 'source.js'), "exports = (s) => require('shout')(s);");
+
+    const push = await tessera(['push', '--local', local, '--include-package-json', '--yes'], env);
+    expect(push.code, push.stderr).toBe(0);
+    expect(push.stdout + push.stderr).toMatch(/Installing what functions\/package\.json names \(npm install\)/);
+    expect(existsSync(join(functions, 'node_modules'))).toBe(false);
+    const token = (await host.anonymousLogin(clientAppId)).accessToken;
+    const call = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: 'slug', arguments: ['hey'] }),
+    });
+    expect(await call.json()).toBe('HEY!');
+
+    // A package npm cannot find fails the push with npm's own words, and nothing is deployed.
+    write(join(functions, 'package.json'), JSON.stringify({ name: 'functions', dependencies: { shout: 'file:../../packages/nowhere' } }));
+    write(join(functions, 'slug', 'source.js'), "exports = () => 'changed';");
+    const failed = await tessera(['push', '--local', local, '--include-package-json', '--yes'], env);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toMatch(/npm install of what functions\/package\.json names failed/);
+    const again = await fetch(`${host.url}/api/client/v2.0/app/${clientAppId}/functions/call`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: 'slug', arguments: ['still'] }),
+    });
+    expect(await again.json()).toBe('STILL!');
   });
 });
