@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { type Caller, type CallerUser, type HttpCall, type HttpResponseState, MessageHeaders, SYSTEM_CALLER_USER } from '@tessera/contracts';
+import { type Caller, type CallerUser, type HttpCall, type HttpResponseState, MessageHeaders, SYSTEM_CALLER_USER, type UnsavedSource } from '@tessera/contracts';
+import { importsAsRequires } from '@tessera/app-config';
 import { encodeEjson } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { assertValidFunctionConfig, hasCanEvaluate, privateCallRefusal, runAsMode, type FunctionConfig } from './config/function-config';
@@ -79,6 +80,8 @@ export interface ExecuteFunctionRequest {
    * runs its own source (`service`/`webhook`), not an app function. Logged as `ENDPOINT` or `WEBHOOK`.
    */
   http?: HttpCall;
+  /** Unsaved source run instead of the deployed function `name`: the admin API's debug run (the handler passes on no other's). */
+  source?: UnsavedSource;
   /**
    * Aborts when the caller stops waiting (its client disconnected, its deadline passed): the call is
    * terminated wherever it is and its sandbox freed for the next call.
@@ -207,7 +210,8 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     const namesUserOnly = request.http?.kind === 'data-api';
     try {
       // Checked without a promise unless can_evaluate must be evaluated (a call's path awaits as little as it can).
-      const mayCall = request.origin === 'client' || request.origin === 'http' ? this.assertClientMayCall(request, fn, request.origin === 'client') : undefined;
+      const mayCall =
+        request.origin === 'client' || request.origin === 'http' ? this.assertClientMayCall(request, fn, request.origin === 'client') : request.source && hasCanEvaluate(fn.config) ? this.assertCanEvaluate(request, fn) : undefined;
       if (mayCall) await mayCall;
       try {
         // What EJSON.stringify(arguments, { relaxed: false }) writes (and throws), without bson's walk per value.
@@ -676,6 +680,11 @@ function toHttpRequest(p: Record<string, unknown>): OutboundHttpRequest {
 
 /** What a call runs: an app function, a webhook's own source, or the Data API's run-as script. */
 function deployedFunctionOf(app: AppFunctions | null, request: ExecuteFunctionRequest): DeployedFunction | undefined {
+  if (request.source) {
+    if (!app) return undefined;
+    const { text, canEvaluate } = request.source;
+    return { config: canEvaluate ? { name: request.name, can_evaluate: canEvaluate } : { name: request.name }, source: importsAsRequires(text) };
+  }
   switch (request.http?.kind) {
     case 'webhook':
       return app?.webhooks?.get(`${request.http.service ?? ''}/${request.http.webhook ?? ''}`);

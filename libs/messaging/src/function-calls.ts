@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { type Caller, type HttpCall, type HttpResponseState, type JsonValue, type RequestMetadata, type RunAsHints, Subjects } from '@tessera/contracts';
+import { type Caller, type HttpCall, type HttpResponseState, type JsonValue, type RequestMetadata, type RunAsHints, Subjects, type UnsavedSource } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
 import { decodeEjson, encodeEjson } from './ejson';
 import { MessageBus } from './message-bus';
@@ -12,6 +12,8 @@ export interface FunctionCall {
   args: readonly unknown[];
   caller: Caller;
   runAs?: RunAsHints;
+  /** Unsaved source to run instead of the deployed function of that name (the admin API's, only). */
+  source?: UnsavedSource;
   metadata: RequestMetadata;
   /** Set for a call serving an HTTP request: the function also gets App Services' `response` object. */
   http?: HttpCall;
@@ -79,6 +81,7 @@ export class FunctionCalls {
         args: encodeEjson([...call.args]) as JsonValue[],
         caller: call.caller,
         ...(call.runAs ? { runAs: call.runAs } : {}),
+        ...(call.source ? { source: call.source } : {}),
         metadata: call.metadata,
         ...(call.http ? { http: call.http } : {}),
       },

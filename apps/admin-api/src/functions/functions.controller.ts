@@ -8,7 +8,7 @@ import { AppStateService } from '../deploy/app-state.service';
 
 type FunctionBody = ({ name?: unknown; source?: unknown } & Record<string, unknown>) | undefined;
 
-/** `.../functions` and `.../debug/execute_function` (through the function runtime on the message bus). */
+/** `.../functions`, `.../debug/execute_function` and `.../debug/execute_function_source` (through the function runtime on the message bus). */
 @Controller('api/admin/v3.0/groups/:groupId/apps/:appId')
 @UseGuards(AdminAuthGuard)
 export class FunctionsController {
@@ -97,6 +97,58 @@ export class FunctionsController {
     });
     return { result, logs, error_logs: [], stats: { execution_time: `${Date.now() - started}ms` } };
   }
+
+  /**
+   * The console's "Run" of source not yet saved (`debug/execute_function_source`): runs `source` as the system
+   * user (`run_as_system=true`) or as an app user (`user_id=`), after `eval_source` (a can_evaluate expression,
+   * JSON text; blank allows) lets it, and answers with its result and logs. Nothing is deployed.
+   */
+  @Post('debug/execute_function_source')
+  @HttpCode(200)
+  async executeSource(
+    @Req() request: AdminRequest,
+    @Param('groupId') groupId: string,
+    @Param('appId') appId: string,
+    @Query('user_id') userId: string | undefined,
+    @Query('run_as_system') runAsSystem: string | undefined,
+    @Body() body: { source?: unknown; eval_source?: unknown } | undefined,
+  ): Promise<{ result: unknown; logs: string[]; error_logs: string[]; stats: { execution_time: string } }> {
+    requireGroup(request, groupId);
+    const system = runAsSystem === 'true';
+    if (runAsSystem !== undefined && runAsSystem !== 'true' && runAsSystem !== 'false') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'run_as_system must be true or false');
+    if (system === Boolean(userId)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'either user_id or run_as_system=true is required, and not both');
+    const source = body?.source;
+    if (typeof source !== 'string' || source.trim() === '') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'source is required: the function source to run');
+    if (source.length > 1_000_000) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'source is longer than 1,000,000 characters');
+    const canEvaluate = parseEvalSource(body?.eval_source);
+    const record = await this.state.app(groupId, appId);
+    const started = Date.now();
+    const { result, logs } = await this.functions.run({
+      appId: record._id,
+      functionName: 'debug_source',
+      source: { text: source, ...(canEvaluate ? { canEvaluate } : {}) },
+      args: [],
+      caller: userId ? { type: 'user', user: { id: userId } } : { type: 'system' },
+      ...(userId ? { runAs: { userId } } : { runAs: { system: true } }),
+      metadata: { origin: 'admin' },
+    });
+    return { result, logs, error_logs: [], stats: { execution_time: `${Date.now() - started}ms` } };
+  }
+}
+
+/** `eval_source`: blank (or absent) allows the run; otherwise JSON text of an expression object. */
+function parseEvalSource(value: unknown): Record<string, unknown> | undefined {
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return undefined;
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'eval_source must be JSON text of an expression object');
+    }
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'eval_source must be an expression object');
+  return Object.keys(parsed).length === 0 ? undefined : (parsed as Record<string, unknown>);
 }
 
 function findFunction(functions: AppFunction[], id: string): AppFunction {

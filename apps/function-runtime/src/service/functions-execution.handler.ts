@@ -88,6 +88,8 @@ export class FunctionsExecutionHandler {
         if (headers && execute.request) execute.request.requestHeaders = headers;
       }
     }
+    // Unsaved source is the admin API's to run; from anyone else it is ignored and the named function runs.
+    if (request.source && metadata.origin === 'admin') execute.source = request.source;
     if (context.correlationId) execute.correlationId = context.correlationId;
     const traceId = traceIdOf(context);
     if (traceId) execute.traceId = traceId;

@@ -51,9 +51,20 @@ export const HttpCallSchema = z.object({
 });
 export type HttpCall = z.infer<typeof HttpCallSchema>;
 
+/**
+ * Source the admin API runs without deploying it (`debug/execute_function_source`), in place of a deployed
+ * function, with its `eval_source` as the can_evaluate expression. The runtime takes it from `admin` calls only.
+ */
+export const UnsavedSourceSchema = z.object({
+  text: z.string().min(1).max(1_000_000),
+  canEvaluate: z.record(z.unknown()).optional(),
+});
+export type UnsavedSource = z.infer<typeof UnsavedSourceSchema>;
+
 export const FunctionRunRequestSchema = z.object({
   appId: z.string().min(1),
   functionName: z.string().min(1).max(256),
+  source: UnsavedSourceSchema.optional(),
   args: z.array(EjsonValueSchema).describe('Arguments, each in canonical Extended JSON.'),
   caller: CallerSchema,
   runAs: RunAsHintsSchema.optional(),
