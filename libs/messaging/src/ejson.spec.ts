@@ -1,4 +1,5 @@
-import { Binary, Code, Decimal128, Double, EJSON, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
+import { Binary, BSONRegExp, Code, Decimal128, Double, EJSON, Int32, Long, MaxKey, ObjectId, Timestamp } from 'bson';
+import fc from 'fast-check';
 import { type JsonValue } from '@tessera/contracts';
 import { assertWellFormedEjson, decodeEjson, encodeEjson, keepRegexOperators, MalformedEjsonError, MAX_EJSON_DEPTH, parseEjson } from './ejson';
 
@@ -100,6 +101,91 @@ describe('assertWellFormedEjson', () => {
     ['$date that is no integer', { $date: { $numberLong: '1e3' } }],
   ])('refuses a %s (bson would read it as some other value)', (_name, wrapper) => {
     expect(() => assertWellFormedEjson({ args: [{ field: wrapper }] })).toThrow(MalformedEjsonError);
+  });
+
+  it.each([
+    ['$oid with a key beside it', { $oid: '65a1b2c3d4e5f60718293a4b', note: 'x' }],
+    ['$symbol given as a number', { $symbol: 12 }],
+    ['$numberInt given as a JSON number', { $numberInt: 17 }],
+    ['$numberDouble given as a JSON number', { $numberDouble: 2.5 }],
+    ['$numberLong with a key beside it', { $numberLong: '3', kind: 'long' }],
+    ['$numberDecimal with a key beside it', { $numberDecimal: '2.50', unit: 'eur' }],
+    ['$date given as a JSON number', { $date: 1700000000000 }],
+    ['$date with a key beside it', { $date: { $numberLong: '0' }, tz: 'UTC' }],
+    ['$date whose $numberLong has a key beside it', { $date: { $numberLong: '0', tz: 'UTC' } }],
+    ['$binary without its subType', { $binary: { base64: 'AAEC' } }],
+    ['$binary with a third key', { $binary: { base64: 'AAEC', subType: '00', note: 1 } }],
+    ['$binary with a key beside it', { $binary: { base64: 'AAEC', subType: '00' }, note: 1 }],
+    ['legacy $binary without $type', { $binary: 'AAEC' }],
+    ['$regularExpression without options', { $regularExpression: { pattern: '^x' } }],
+    ['$regularExpression with a numeric pattern', { $regularExpression: { pattern: 7, options: '' } }],
+    ['$regularExpression with a third key', { $regularExpression: { pattern: 'x', options: 'i', flags: 'g' } }],
+    ['$timestamp with text fields', { $timestamp: { t: '10', i: 1 } }],
+    ['$timestamp with a third key', { $timestamp: { t: 1, i: 2, z: 3 } }],
+    ['$timestamp with a negative increment', { $timestamp: { t: 1, i: -2 } }],
+    ['$minKey of 0', { $minKey: 0 }],
+    ['$maxKey of true', { $maxKey: true }],
+    ['$maxKey with a key beside it', { $maxKey: 1, also: 1 }],
+    ['$code given as a number', { $code: 7 }],
+    ['$code with a scope that is no document', { $code: 'return 1', $scope: 5 }],
+    ['$code with a key other than $scope', { $code: 'x()', lang: 'js' }],
+    ['$undefined of false', { $undefined: false }],
+    ['$dbPointer with a third key', { $dbPointer: { $ref: 'orders', $id: { $oid: '65a1b2c3d4e5f60718293a4b' }, $db: 'shop' } }],
+  ])('refuses a %s, as the Extended JSON spec does (bson reads it as something else)', (_name, wrapper) => {
+    expect(() => assertWellFormedEjson([{ field: wrapper }])).toThrow(MalformedEjsonError);
+  });
+
+  it('accepts every wrapper in its canonical, relaxed and legacy forms, DBRefs with fields of their own, and query operators', () => {
+    const id = { $oid: '65a1b2c3d4e5f60718293a4b' };
+    expect(() =>
+      assertWellFormedEjson({
+        forms: [
+          { $binary: { base64: 'c3VyZQ==', subType: '04' } },
+          { $binary: 'c3VyZQ==', $type: '80' },
+          { $type: '05', $binary: '' },
+          { $uuid: 'c8edabc3-f738-4ca3-b68d-ab92a91478a3' },
+          { $code: 'return 1' },
+          { $scope: { n: 1 }, $code: 'return n' },
+          { $timestamp: { t: 4294967295, i: 0 } },
+          { $regularExpression: { pattern: '', options: 'imsux' } },
+          { $date: '1969-07-20T20:17:40Z' },
+          { $date: { $numberLong: '-14159025000' } },
+          { $minKey: 1 },
+          { $maxKey: 1 },
+          { $undefined: true },
+          { $symbol: 'sym' },
+          { $numberDecimal: '-1.5E-6176' },
+          { $dbPointer: { $id: id, $ref: 'orders' } },
+          { $ref: 'orders', $id: id, $db: 'shop', note: 'a DBRef may carry more fields' },
+        ],
+        query: { qty: { $type: 'double', $gt: { $numberDouble: '1.5' } }, name: { $regex: 'a', $options: 'i', $nin: ['ab'] }, 'a.b': { $exists: true } },
+      }),
+    ).not.toThrow();
+  });
+
+  it('accepts whatever bson writes as Extended JSON, canonical or relaxed (property)', () => {
+    const leaf = fc.oneof(
+      fc.string(),
+      fc.double(),
+      fc.integer().map((n) => new Int32(n | 0)),
+      fc.double().map((n) => new Double(n)),
+      fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((n) => Long.fromBigInt(n)),
+      fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true }),
+      fc.uint8Array({ minLength: 12, maxLength: 12 }).map((bytes) => new ObjectId(bytes)),
+      fc.tuple(fc.uint8Array({ maxLength: 16 }), fc.constantFrom(0, 4, 5, 0x80)).map(([bytes, subType]) => new Binary(bytes, subType)),
+      fc.tuple(fc.nat({ max: 0xffffffff }), fc.nat({ max: 0xffffffff })).map(([t, i]) => new Timestamp({ t, i })),
+      fc.constantFrom(new MaxKey(), new Code('f()'), new Code('g()', { k: 1 }), Decimal128.fromString('-0.00E+12'), new BSONRegExp('a/b', 'mi')),
+      fc.constantFrom(null, true),
+    );
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 6 }).filter((key) => !key.startsWith('$') && !key.includes('\0')), tie('node'), { maxKeys: 4 })),
+    })).node;
+    fc.assert(
+      fc.property(value, fc.boolean(), (generated, relaxed) => {
+        assertWellFormedEjson(JSON.parse(EJSON.stringify({ v: generated }, { relaxed })));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('names where the malformed value sits', () => {

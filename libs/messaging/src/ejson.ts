@@ -243,7 +243,10 @@ const DOUBLE = /^(?:-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|-?Infinity|NaN)$/
  * what it can and drops the rest) or whose subtype is not one or two hex digits (bson reads it as 0); a
  * `$numberInt` or `$numberLong` that is no integer or overflows (bson reads "abc" as 0 and wraps 2^63 to
  * -2^63); a `$numberDouble` that is no number; a `$date` that is no date (bson makes an Invalid Date, which
- * no later hop can carry). Values nested deeper than MAX_EJSON_DEPTH are refused. Call it on a value before
+ * no later hop can carry). A type wrapper of any other shape than the Extended JSON spec gives it is refused
+ * too: bson reads `{ $oid, unrelated }` as the id alone (dropping a key), `{ $numberInt: 42 }` as if it were
+ * text, `{ $minKey: 0 }` as MinKey and `{ $code: 42 }` as the code "42", where the Extended JSON spec
+ * makes each a parse error. Values nested deeper than MAX_EJSON_DEPTH are refused. Call it on a value before
  * deserializing it wherever Extended JSON comes from outside.
  */
 export function assertWellFormedEjson(value: unknown): void {
@@ -260,8 +263,7 @@ export function assertWellFormedEjson(value: unknown): void {
       continue;
     }
     const object = current as Record<string, unknown>;
-    if ('$binary' in object) checkBinary(object, () => pathOf(visit));
-    checkScalarWrapper(object, () => pathOf(visit));
+    checkWrapper(object, () => pathOf(visit));
     for (const [key, item] of Object.entries(object)) pending.push({ value: item, depth: visit.depth + 1, parent: visit, key });
   }
 }
@@ -283,15 +285,67 @@ function pathOf(visit: Visit): string {
   return path || '(root)';
 }
 
-function checkScalarWrapper(object: Record<string, unknown>, where: () => string): void {
+/**
+ * The keys that make an object a type wrapper, each with the check of its shape. `$regex` (also a query
+ * operator, see keepRegexOperators), `$type` (likewise) and a DBRef's `$ref`/`$id`/`$db` (a DBRef may have
+ * other fields) are not among them.
+ */
+const WRAPPERS: ReadonlyMap<string, (object: Record<string, unknown>, keys: string[], where: () => string) => void> = new Map([
+  ['$oid', stringAlone],
+  ['$symbol', stringAlone],
+  ['$uuid', stringAlone],
+  ['$numberDecimal', stringAlone],
+  ['$numberInt', checkNumberText],
+  ['$numberLong', checkNumberText],
+  ['$numberDouble', checkNumberText],
+  ['$date', checkDate],
+  ['$binary', checkBinary],
+  ['$code', checkCode],
+  ['$timestamp', checkTimestamp],
+  ['$regularExpression', checkRegularExpression],
+  ['$minKey', checkKeyBound],
+  ['$maxKey', checkKeyBound],
+  ['$undefined', checkUndefined],
+  ['$dbPointer', checkDbPointer],
+]);
+
+function checkWrapper(object: Record<string, unknown>, where: () => string): void {
   const keys = Object.keys(object);
-  if (keys.length !== 1) return;
-  const [key] = keys;
-  const value = object[key];
-  if (key === '$numberInt' && typeof value === 'string' && !(INTEGER.test(value) && Number(value) >= INT32_MIN && Number(value) <= INT32_MAX)) throw new MalformedEjsonError(`invalid $numberInt at ${where()}: must be a 32-bit integer`);
-  if (key === '$numberLong' && typeof value === 'string' && !isInt64(value)) throw new MalformedEjsonError(`invalid $numberLong at ${where()}: must be a 64-bit integer`);
-  if (key === '$numberDouble' && typeof value === 'string' && !DOUBLE.test(value)) throw new MalformedEjsonError(`invalid $numberDouble at ${where()}: must be a number, Infinity, -Infinity or NaN`);
-  if (key === '$date') checkDate(value, where);
+  for (const key of keys) {
+    // Most objects have no `$` key at all: one character compared per key.
+    if (key.charCodeAt(0) !== 36) continue;
+    const check = WRAPPERS.get(key);
+    if (check) return check(object, keys, () => `${key} at ${where()}`);
+  }
+}
+
+function malformed(where: () => string, must: string): never {
+  throw new MalformedEjsonError(`invalid ${where()}: ${must}`);
+}
+
+function alone(keys: string[], where: () => string): void {
+  if (keys.length !== 1) malformed(where, 'a type wrapper may have no other key beside it');
+}
+
+/** An object with exactly these keys. */
+function hasExactly(value: unknown, names: readonly string[]): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return keys.length === names.length && names.every((name) => Object.prototype.hasOwnProperty.call(value, name));
+}
+
+function stringAlone(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  alone(keys, where);
+  if (typeof object[keys[0]] !== 'string') malformed(where, 'must be a string');
+}
+
+function checkNumberText(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  stringAlone(object, keys, where);
+  const key = keys[0];
+  const value = object[key] as string;
+  if (key === '$numberInt' && !(INTEGER.test(value) && Number(value) >= INT32_MIN && Number(value) <= INT32_MAX)) malformed(where, 'must be a 32-bit integer');
+  if (key === '$numberLong' && !isInt64(value)) malformed(where, 'must be a 64-bit integer');
+  if (key === '$numberDouble' && !DOUBLE.test(value)) malformed(where, 'must be a number, Infinity, -Infinity or NaN');
 }
 
 function isInt64(text: string): boolean {
@@ -300,21 +354,68 @@ function isInt64(text: string): boolean {
   return value <= INT64_MAX && value >= -INT64_MAX - 1n;
 }
 
-function checkDate(value: unknown, where: () => string): void {
+function checkDate(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  alone(keys, where);
+  const value = object['$date'];
   let ms: number;
   if (typeof value === 'string') ms = Date.parse(value);
-  else if (typeof value === 'number') ms = value;
-  else if (typeof value === 'object' && value !== null && Object.keys(value).length === 1 && typeof (value as Record<string, unknown>)['$numberLong'] === 'string') {
-    const text = (value as Record<string, string>)['$numberLong'];
+  else if (hasExactly(value, ['$numberLong']) && typeof value['$numberLong'] === 'string') {
+    const text = value['$numberLong'];
     ms = INTEGER.test(text) && text.length <= 21 ? Number(text) : Number.NaN;
-  } else return; // Other shapes bson refuses itself.
-  if (!(Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS)) throw new MalformedEjsonError(`invalid $date at ${where()}: must be a date between -271821-04-20 and 275760-09-13`);
+  } else return malformed(where, 'must be an ISO-8601 string or { "$numberLong": "<milliseconds>" }');
+  if (!(Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS)) malformed(where, 'must be a date between -271821-04-20 and 275760-09-13');
 }
 
-function checkBinary(object: Record<string, unknown>, where: () => string): void {
+function checkBinary(object: Record<string, unknown>, keys: string[], where: () => string): void {
   const binary = object['$binary'];
-  // Canonical `{ $binary: { base64, subType } }` or legacy `{ $binary: <base64>, $type: <hex> }`.
-  const [base64, subType] = typeof binary === 'object' && binary !== null ? [(binary as Record<string, unknown>)['base64'], (binary as Record<string, unknown>)['subType']] : [binary, object['$type']];
-  if (typeof base64 !== 'string' || !BASE64.test(base64)) throw new MalformedEjsonError(`invalid $binary at ${where()}: base64 must be a base64 string`);
-  if (typeof subType !== 'string' || !SUBTYPE.test(subType)) throw new MalformedEjsonError(`invalid $binary at ${where()}: subType must be one or two hexadecimal digits`);
+  let base64: unknown;
+  let subType: unknown;
+  if (typeof binary === 'string') {
+    // Legacy `{ $binary: <base64>, $type: <hex> }`.
+    if (!hasExactly(object, ['$binary', '$type'])) malformed(where, 'the legacy form has exactly the keys $binary and $type');
+    [base64, subType] = [binary, object['$type']];
+  } else {
+    alone(keys, where);
+    if (!hasExactly(binary, ['base64', 'subType'])) malformed(where, 'must be { "base64": <string>, "subType": <hex string> }');
+    [base64, subType] = [binary['base64'], binary['subType']];
+  }
+  if (typeof base64 !== 'string' || !BASE64.test(base64)) malformed(where, 'base64 must be a base64 string');
+  if (typeof subType !== 'string' || !SUBTYPE.test(subType)) malformed(where, 'subType must be one or two hexadecimal digits');
+}
+
+function checkCode(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  if (!(keys.length === 1 || hasExactly(object, ['$code', '$scope']))) malformed(where, 'may only have $scope beside it');
+  if (typeof object['$code'] !== 'string') malformed(where, 'must be a string');
+  const scope = object['$scope'];
+  if (keys.length === 2 && (typeof scope !== 'object' || scope === null || Array.isArray(scope))) malformed(where, '$scope must be a document');
+}
+
+const UINT32 = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0xffffffff;
+
+function checkTimestamp(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  alone(keys, where);
+  const value = object['$timestamp'];
+  if (!(hasExactly(value, ['t', 'i']) && UINT32(value['t']) && UINT32(value['i']))) malformed(where, 'must be { "t": <uint32>, "i": <uint32> }');
+}
+
+function checkRegularExpression(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  alone(keys, where);
+  const value = object['$regularExpression'];
+  if (!(hasExactly(value, ['pattern', 'options']) && typeof value['pattern'] === 'string' && typeof value['options'] === 'string')) malformed(where, 'must be { "pattern": <string>, "options": <string> }');
+}
+
+function checkKeyBound(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  alone(keys, where);
+  if (object[keys[0]] !== 1) malformed(where, 'must be 1');
+}
+
+function checkUndefined(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  alone(keys, where);
+  if (object['$undefined'] !== true) malformed(where, 'must be true');
+}
+
+function checkDbPointer(object: Record<string, unknown>, keys: string[], where: () => string): void {
+  alone(keys, where);
+  const value = object['$dbPointer'];
+  if (!(hasExactly(value, ['$ref', '$id']) && typeof value['$ref'] === 'string' && hasExactly(value['$id'], ['$oid']))) malformed(where, 'must be { "$ref": <string>, "$id": { "$oid": <hex> } }');
 }

@@ -37,6 +37,28 @@ export class ServiceRulesController {
     return { _id: created.config.id, name: created.config.name, type: created.config.type };
   }
 
+  /**
+   * Links several data sources at once (at most 25 in a request, 100 on an app), each with App Services'
+   * "ReadAndWrite" default rule, in one deployment: all are linked or none.
+   */
+  @Post('multi_data_sources')
+  @HttpCode(201)
+  async linkDataSources(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    const sources = parseLinkedDataSources(body);
+    await this.state.edit(await this.state.app(groupId, appId), request.admin?._id, (app) => {
+      const taken = sources.filter((source) => app.services.some((service) => service.config.name === source.name)).map((source) => source.name);
+      if (taken.length) throw new AdminApiError(AdminApiErrorCode.ServiceAlreadyExists, `linking failed: a service named ${taken.map((name) => `"${name}"`).join(', ')} already exists`);
+      const linked = app.services.filter((service) => isDataSourceType(service.config.type)).length;
+      if (linked + sources.length > MAX_LINKED_DATA_SOURCES) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `an app links at most ${MAX_LINKED_DATA_SOURCES} data sources; it has ${linked}`);
+      for (const source of sources) {
+        // A federated source names its federated database instance as the app's files do (dataLakeName).
+        const link = source.type === 'datalake' ? { dataLakeName: source.clusterName } : { clusterName: source.clusterName };
+        app.services.push({ config: { name: source.name, type: source.type, config: link }, defaultRule: readAndWriteAll(), collectionRules: [], rules: [], webhooks: [] });
+      }
+    });
+  }
+
   @Delete('services/:serviceId')
   @HttpCode(204)
   async deleteService(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Param('serviceId') serviceId: string): Promise<void> {
@@ -178,4 +200,39 @@ function findRule(service: AppService, ruleId: string): CollectionRule | Service
   const rule = [...service.collectionRules, ...service.rules].find((candidate) => candidate.id === ruleId);
   if (!rule) throw new AdminApiError(AdminApiErrorCode.RuleNotFound, `rule not found: '${ruleId}'`);
   return rule;
+}
+
+const MAX_LINKED_DATA_SOURCES = 100;
+const MAX_LINKED_PER_REQUEST = 25;
+const CLUSTER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+interface LinkedDataSource {
+  name: string;
+  type: 'mongodb-atlas' | 'datalake';
+  clusterName: string;
+}
+
+/** The body of `multi_data_sources`: an array of `{ name, type, config: { clusterName } }`. */
+function parseLinkedDataSources(body: unknown): LinkedDataSource[] {
+  if (!Array.isArray(body) || body.length === 0) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'the body must be a non-empty JSON array of data sources ({name, type, config: {clusterName}})');
+  if (body.length > MAX_LINKED_PER_REQUEST) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `link at most ${MAX_LINKED_PER_REQUEST} data sources in one request`);
+  const names = new Set<string>();
+  return body.map((item: unknown, index) => {
+    const source = objectBody(item);
+    const { name, type } = source;
+    const clusterName = typeof source['config'] === 'object' && source['config'] !== null ? (source['config'] as Json)['clusterName'] : undefined;
+    if (typeof name !== 'string' || name.trim() === '') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `data source ${index}: name is required`);
+    if (type !== 'mongodb-atlas' && type !== 'datalake') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `data source "${name}": type must be "mongodb-atlas" or "datalake"`);
+    if (typeof clusterName !== 'string' || !CLUSTER_NAME.test(clusterName)) {
+      throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `data source "${name}": config.clusterName must be at most 64 ASCII letters, digits, underscores and hyphens`);
+    }
+    if (names.has(name)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `data source "${name}" is named twice`);
+    names.add(name);
+    return { name, type, clusterName };
+  });
+}
+
+/** App Services' "ReadAndWrite" default rule of a data source linked this way: everyone reads and writes everything. */
+function readAndWriteAll(): DefaultRule {
+  return { roles: [{ name: 'readAndWriteAll', apply_when: {}, document_filters: { read: true, write: true }, read: true, write: true, insert: true, delete: true, search: true }] };
 }
