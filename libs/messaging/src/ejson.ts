@@ -75,18 +75,23 @@ function canonical(value: unknown, ancestors: object[]): JsonValue {
   return out;
 }
 
+/**
+ * As bson writes a number, but for two of its slips: an integer beyond 2^53 gets its exact digits (bson
+ * writes Number#toString's, "1152921504606847000" for 2^60: another Int64), and 2^63, which no Int64 holds,
+ * stays a double (bson writes it as `$numberLong` "9223372036854775808", which every reader refuses).
+ */
 function canonicalNumber(value: number): JsonValue {
   if (Number.isInteger(value) && !Object.is(value, -0)) {
     if (value >= INT32_MIN && value <= INT32_MAX) return { $numberInt: value.toString() };
-    if (value >= -INT64_LIMIT && value <= INT64_LIMIT) return { $numberLong: value.toString() };
+    if (value >= -INT64_LIMIT && value < INT64_LIMIT) return { $numberLong: Number.isSafeInteger(value) ? value.toString() : BigInt(value).toString() };
   }
   return { $numberDouble: Object.is(value, -0) ? '-0.0' : value.toString() };
 }
 
 /**
  * The value of canonical Extended JSON received in a payload, lossless by default (Int32, Double and Long
- * stay BSON wrappers). `{ relaxed: true }` gives JS numbers instead, and then a Long above 2^53 loses
- * precision.
+ * stay BSON wrappers). `{ relaxed: true }` gives JS numbers instead, except for an Int64 no double holds
+ * exactly, which stays a Long (bson's relaxed reading rounds it).
  */
 export function decodeEjson(value: JsonValue, options: { relaxed?: boolean } = {}): unknown {
   const json = keepRegexOperators(value);
@@ -105,11 +110,11 @@ export function parseEjson(text: string, options: { relaxed?: boolean } = {}): u
 }
 
 /**
- * What EJSON.deserialize(json, { relaxed }) returns, without its stringify-and-parse round trip over the
- * whole value (10,000 documents handed to insertMany, 20 returned by a function): plain objects and arrays
- * are walked here, and only an object with a `$` key (a type wrapper bson reads, or a query operator) or a
- * key bson refuses goes to bson. Reading an object does not depend on where it sits, so converting it alone
- * gives what converting the whole value gives. `copy` leaves `json` as it is and reads it as its JSON text
+ * What EJSON.deserialize(json, { relaxed }) returns (but for a relaxed Int64 beyond 2^53, see relaxedLong),
+ * without its stringify-and-parse round trip over the whole value (10,000 documents handed to insertMany,
+ * 20 returned by a function): plain objects and arrays are walked here, and only an object with a `$` key
+ * (a type wrapper bson reads, or a query operator) or a key bson refuses goes to bson. Reading an object
+ * does not depend on where it sits, so converting it alone gives what converting the whole value gives. `copy` leaves `json` as it is and reads it as its JSON text
  * would read (-0 as 0, NaN as null); without it, `json` was just parsed and is changed in place.
  */
 function bsonValues(json: unknown, relaxed: boolean, copy: boolean): unknown {
@@ -147,6 +152,7 @@ function bsonValues(json: unknown, relaxed: boolean, copy: boolean): unknown {
       if (keys[0] === '$numberInt') return relaxed ? parseInt(only, 10) : new Int32(only);
       if (keys[0] === '$numberDouble') return relaxed ? parseFloat(only) : new Double(parseFloat(only));
       if (keys[0] === '$oid') return new ObjectId(only);
+      if (keys[0] === '$numberLong' && relaxed) return relaxedLong(EJSON.deserialize(object, { relaxed: false }) as Long);
     }
   }
   for (const key of keys) {
@@ -161,6 +167,15 @@ function bsonValues(json: unknown, relaxed: boolean, copy: boolean): unknown {
     else out[key] = value;
   }
   return out;
+}
+
+/**
+ * An Int64 as a relaxed value: a number when a double holds it exactly, else the Long itself. bson's relaxed
+ * reading gives the nearest double, and a Long a function sent to be stored (9223372036854775807) was
+ * stored as another value (9223372036854775808, a double).
+ */
+function relaxedLong(long: Long): number | Long {
+  return long.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && long.greaterThanOrEqual(Number.MIN_SAFE_INTEGER) ? long.toNumber() : long;
 }
 
 /** A number as JSON text carries it. */
