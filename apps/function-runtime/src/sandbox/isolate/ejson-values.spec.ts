@@ -9,7 +9,28 @@ import { fromEjsonText, toEjsonText } from './ejson-values';
 
 (globalThis as { BSON?: unknown }).BSON = bson;
 
-/** The reference: bson's reviver over the whole text, then BSON regexes to RegExp where JavaScript can hold them. */
+/**
+ * bson's relaxed reading with each `$numberLong` it rounded (no double holds it exactly) read as the Long
+ * it is, in plain documents and arrays (`json` is the text's plain JSON; an object with a `$` key is read
+ * by bson whole).
+ */
+function keepingLongs(relaxed: unknown, json: unknown): unknown {
+  if (json === null || typeof json !== 'object' || relaxed === null || typeof relaxed !== 'object') {
+    const keys = json !== null && typeof json === 'object' ? Object.keys(json) : [];
+    if (typeof relaxed !== 'number' || keys.length !== 1 || keys[0] !== '$numberLong') return relaxed;
+    const long = bson.EJSON.deserialize(json as bson.Document, { relaxed: false }) as bson.Long;
+    return long.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && long.greaterThanOrEqual(Number.MIN_SAFE_INTEGER) ? relaxed : long;
+  }
+  if (Array.isArray(relaxed) && Array.isArray(json)) return relaxed.map((item, i) => keepingLongs(item, json[i]));
+  if ('_bsontype' in relaxed || relaxed instanceof Date || Object.keys(json).some((key) => key.startsWith('$'))) return relaxed;
+  for (const key of Object.keys(relaxed)) {
+    const value = keepingLongs((relaxed as Record<string, unknown>)[key], (json as Record<string, unknown>)[key]);
+    Object.defineProperty(relaxed, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return relaxed;
+}
+
+/** The reference: bson's reviver over the whole text (Longs kept, see keepingLongs), then BSON regexes to RegExp where JavaScript can hold them. */
 function byBson(text: string): unknown {
   const toRegExp = (value: unknown): unknown => {
     if (value instanceof bson.BSONRegExp) return /^[imsu]*$/.test(value.options) ? new RegExp(value.pattern, value.options) : value;
@@ -19,7 +40,7 @@ function byBson(text: string): unknown {
     for (const [key, item] of Object.entries(value)) Object.defineProperty(out, key, { value: toRegExp(item), enumerable: true, writable: true, configurable: true });
     return out;
   };
-  return toRegExp(bson.EJSON.parse(text));
+  return toRegExp(keepingLongs(bson.EJSON.parse(text), JSON.parse(text)));
 }
 
 describe('fromEjsonText (the sandbox side)', () => {
@@ -76,6 +97,35 @@ describe('fromEjsonText (the sandbox side)', () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('gives a regex back with the pattern it came with, whatever RegExp#source makes of it', () => {
+    const texts = [
+      '{"empty":{"$regularExpression":{"pattern":"","options":""}}}',
+      '{"path":{"$regularExpression":{"pattern":"^/usr/(local|opt)/","options":"i"}}}',
+      '{"lines":[{"$regularExpression":{"pattern":"first\\nsecond","options":"ms"}}]}',
+      '{"escaped":{"$regularExpression":{"pattern":"a\\/b","options":""}}}',
+    ];
+    for (const text of texts) expect(JSON.parse(toEjsonText(fromEjsonText(text))), text).toStrictEqual(JSON.parse(text));
+    // A RegExp the function makes leaves as its source says.
+    expect(JSON.parse(toEjsonText({ made: /x\/y/gi }))).toStrictEqual({ made: { $regularExpression: { pattern: 'x\\/y', options: 'i' } } });
+  });
+
+  it('keeps an Int64 no double holds exactly a Long, and gives it back as it came', () => {
+    const text = '[{"$numberLong":"-9223372036854775808"},{"$numberLong":"9223372036854775807"},{"$numberLong":"-9007199254740993"},{"n":{"$numberLong":"4503599627370497"}}]';
+    const read = fromEjsonText(text) as unknown[];
+    expect(read[0]).toBeInstanceOf(bson.Long);
+    expect(read[3]).toStrictEqual({ n: 4503599627370497 });
+    expect(JSON.parse(toEjsonText(read))).toStrictEqual(JSON.parse(text));
+  });
+
+  it('writes an integer beyond 2^53 as the Int64 it is exactly, and 2^63 (no Int64) as a double', () => {
+    // bson's EJSON writes Number#toString's digits: 2^60 as "1152921504606847000", -2^63 as "-9223372036854776000".
+    const written = JSON.parse(toEjsonText([2 ** 63, { at: 2 ** 63 }, -(2 ** 63), 2 ** 60, -(2 ** 53 + 2), 2 ** 64])) as Array<Record<string, unknown>>;
+    expect(Number((written[0] as { $numberDouble: string }).$numberDouble)).toBe(2 ** 63);
+    expect(Number((written[1]['at'] as { $numberDouble: string }).$numberDouble)).toBe(2 ** 63);
+    expect(written.slice(2, 5)).toStrictEqual([{ $numberLong: '-9223372036854775808' }, { $numberLong: '1152921504606846976' }, { $numberLong: '-9007199254740994' }]);
+    expect(Number((written[5] as { $numberDouble: string }).$numberDouble)).toBe(2 ** 64);
   });
 
   it('round-trips what it reads through toEjsonText', () => {

@@ -2,16 +2,38 @@
  * How values cross the isolate boundary: as canonical EJSON text, both ways. Buffers and typed arrays travel
  * as BSON Binary, as App Services stored and returned them (EJSON would otherwise write them as objects keyed
  * by index); a RegExp leaves as the BSON regex it stands for (bson's EJSON would refuse the flags g, y and d,
- * which have no meaning in a query or a stored value). Objects without byte arrays are returned as they are.
+ * which have no meaning in a query or a stored value), with the very pattern it arrived with. Objects without
+ * byte arrays are returned as they are. Values are read relaxed (numbers as JavaScript numbers), except an
+ * Int64 no double holds exactly, which stays a Long.
  */
 import { bson } from './bridge';
 
+/**
+ * The pattern of each BSON regex made a RegExp here: `source` escapes it (an empty pattern reads "(?:)", a
+ * slash "\/"), so a regex a function passes on unchanged would otherwise not leave as it came.
+ */
+const arrivedAs = new WeakMap<RegExp, string>();
+
+const TWO_TO_63 = 2 ** 63;
+
+/**
+ * An integer-valued number beyond 2^53 as bson's EJSON should write it: it writes Number#toString's digits
+ * as the `$numberLong` ("1152921504606847000" for 2^60, another Int64 than the number), and 2^63 itself, which
+ * no Int64 holds, as one too. The Long holds the number's exact value; 2^63 stays a double.
+ */
+function exactInteger(value: number): unknown {
+  if (!Number.isInteger(value) || value > TWO_TO_63 || value < -TWO_TO_63) return value;
+  const BSON = bson();
+  return value === TWO_TO_63 ? new BSON.Double(value) : BSON.Long.fromNumber(value);
+}
+
 function bytesToBinary(value: unknown, depth: number): unknown {
+  if (typeof value === 'number') return value > Number.MAX_SAFE_INTEGER || value < Number.MIN_SAFE_INTEGER ? exactInteger(value) : value;
   if (value === null || typeof value !== 'object') return value;
   const BSON = bson();
   if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return new BSON.Binary(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
   if (value instanceof ArrayBuffer) return new BSON.Binary(new Uint8Array(value));
-  if (value instanceof RegExp) return new BSON.BSONRegExp(value.source, value.flags.replace(/[^imsu]/g, ''));
+  if (value instanceof RegExp) return new BSON.BSONRegExp(arrivedAs.get(value) ?? value.source, value.flags.replace(/[^imsu]/g, ''));
   if (depth > 200) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
@@ -52,7 +74,9 @@ function regexesToRegExp(value: unknown, depth: number): unknown {
   if (tagged._bsontype === 'BSONRegExp') {
     if (/^[imsu]*$/.test(String(tagged.options))) {
       try {
-        return new RegExp(String(tagged.pattern), tagged.options);
+        const regExp = new RegExp(String(tagged.pattern), tagged.options);
+        arrivedAs.set(regExp, String(tagged.pattern));
+        return regExp;
       } catch {
         return value;
       }
@@ -87,6 +111,15 @@ export function fromEjsonText(text: string): unknown {
   return relaxedValues(JSON.parse(text) as unknown, 0);
 }
 
+/**
+ * An Int64 as a relaxed value: a number when a double holds it exactly, else the Long itself (bson's relaxed
+ * reading gives the nearest double, so `exports = (n) => n` answered 9223372036854775807 as
+ * 9223372036854776000, a `$numberLong` out of the Int64 range).
+ */
+function relaxedLong(long: InstanceType<ReturnType<typeof bson>['Long']>): unknown {
+  return long.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && long.greaterThanOrEqual(Number.MIN_SAFE_INTEGER) ? long.toNumber() : long;
+}
+
 /** `json`, just parsed (changed in place), as EJSON.parse would have revived it, with its regexes made RegExps. */
 function relaxedValues(json: unknown, depth: number): unknown {
   if (json === null || typeof json !== 'object') return json;
@@ -104,6 +137,7 @@ function relaxedValues(json: unknown, depth: number): unknown {
       if (keys[0] === '$oid') return new BSON.ObjectId(only);
       if (keys[0] === '$numberInt') return parseInt(only, 10);
       if (keys[0] === '$numberDouble') return parseFloat(only);
+      if (keys[0] === '$numberLong') return relaxedLong(BSON.EJSON.deserialize(object, { relaxed: false }) as InstanceType<typeof BSON.Long>);
     }
   }
   for (const key of keys) {
