@@ -46,7 +46,8 @@ export interface CanEvaluateInput {
   functionName: string;
   /** The calling user (null for a call without a user). */
   user: CallerUser | null;
-  arguments: unknown[];
+  /** `%%args`: a function's arguments, or an HTTP service action's request (see assertHttpServiceRule). */
+  arguments: unknown[] | Record<string, unknown>;
   request?: FunctionRequestInfo;
 }
 

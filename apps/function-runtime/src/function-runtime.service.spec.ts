@@ -540,7 +540,7 @@ describe('FunctionRuntimeService', () => {
       rt = makeRuntime({}, {
         canEvaluate: (expression, input) => {
           seen.push({ expression, user: input.user?.id, args: input.arguments });
-          return Promise.resolve(input.arguments[0] === 'open sesame');
+          return Promise.resolve(Array.isArray(input.arguments) && input.arguments[0] === 'open sesame');
         },
       });
       rt.functions.deploy(APP, { guarded: { source: 'exports = () => "in";', config: { can_evaluate: { '%%true': true } } } });

@@ -381,6 +381,26 @@ export class FunctionRuntimeService implements OnModuleDestroy {
     }
   }
 
+  /**
+   * A call of an HTTP service's action (`context.services.get("myHttp").post(...)`, Stitch's third-party HTTP
+   * service) is sent only when one of the service's rules lists the action and its `when` expression holds
+   * for the request (`%%args`: the request, its URL in parts as `%%args.url.host` and so on) and the caller.
+   */
+  private async assertHttpServiceRule(state: CallState, frameId: number, service: string, request: OutboundHttpRequest): Promise<void> {
+    const rules = state.app.httpServices?.get(service);
+    if (!rules) throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, `service "${service}" is not an HTTP service of this app`);
+    const action = request.method.toLowerCase();
+    const identity = this.boundIdentity(state, frameId);
+    const args = httpRuleArguments(request);
+    for (const rule of rules.rules) {
+      if (!rule.actions.includes(action)) continue;
+      if (!rule.when || Object.keys(rule.when).length === 0) return;
+      const evaluate = this.deps.canEvaluate;
+      if (evaluate && (await evaluate(rule.when, { appId: state.appId, functionName: service, user: identity.system ? null : identity.user, arguments: args }))) return;
+    }
+    throw new FunctionRuntimeError(FunctionRuntimeErrorCode.FunctionExecutionError, `action "${action}" of service "${service}" is not permitted: no service rule allows it`);
+  }
+
   private boundIdentity(state: CallState, frameId: number): BoundIdentity {
     const identity = state.frames.get(frameId);
     if (!identity || 'pending' in identity) throw new Error('this function has not resolved the user it runs as yet');
@@ -436,8 +456,11 @@ export class FunctionRuntimeService implements OnModuleDestroy {
         state.frames.set(frameId, { system: false, user, shown: user });
         return { user: JSON.stringify(user) };
       }
-      case 'http':
-        return this.deps.http.request(toHttpRequest(p));
+      case 'http': {
+        const request = toHttpRequest(p);
+        if (p['service'] !== undefined) await this.assertHttpServiceRule(state, frameId, requireString(p['service'], 'service name'), request);
+        return this.deps.http.request(request);
+      }
       default:
         throw new Error(`unknown host operation: ${op}`);
     }
@@ -661,6 +684,22 @@ function optionalString(value: unknown): string | undefined {
 }
 
 const HTTP_METHODS = new Set<OutboundHttpRequest['method']>(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
+
+/** `%%args` of an HTTP service rule: the request as the function gave it, its URL taken apart. */
+function httpRuleArguments(request: OutboundHttpRequest): Record<string, unknown> {
+  const url = new URL(request.url);
+  const query: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  return {
+    url: { href: url.href, scheme: url.protocol.replace(/:$/, ''), host: url.host, hostname: url.hostname, port: url.port, path: url.pathname, query, fragment: url.hash.replace(/^#/, ''), username: url.username },
+    scheme: url.protocol.replace(/:$/, ''),
+    host: url.host,
+    path: url.pathname,
+    query,
+    headers: request.headers,
+    ...(request.bodyBase64 !== undefined ? { body: Buffer.from(request.bodyBase64, 'base64').toString('utf8') } : {}),
+  };
+}
 
 function toHttpRequest(p: Record<string, unknown>): OutboundHttpRequest {
   const method = p['method'] as OutboundHttpRequest['method'];

@@ -20,6 +20,15 @@ export interface AppFunctions {
    * as the user the script names (the script is its run-as setting) and returns that user's id.
    */
   dataApiRunAs?: DeployedFunction;
+  /**
+   * The app's HTTP services (Stitch's third-party `http` type) by name, with their service rules: a function's
+   * `context.services.get(name).get(...)` is sent only when a rule lists the action and its `when` holds.
+   */
+  httpServices?: ReadonlyMap<string, HttpServiceRules>;
+}
+
+export interface HttpServiceRules {
+  rules: ReadonlyArray<{ name: string; actions: readonly string[]; when?: Record<string, unknown> }>;
 }
 
 export interface AppFunctionsPort {

@@ -9,7 +9,7 @@ import { AppUserStore, type DataSources, type DependencyStore, type DeployedApps
 import { evaluateExpression } from '@tessera/rules';
 import type { FunctionConfig } from '../config/function-config';
 import type { CanEvaluateEvaluator } from '../function-runtime.options';
-import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
+import type { AppFunctions, AppFunctionsPort, DeployedFunction, HttpServiceRules } from '../ports/app-functions.port';
 import type { DataAccessCall, DataAccessPort, DataSessionPort } from '../ports/data-access.port';
 import type { UsersPort } from '../ports/identity';
 import type { DependenciesPort } from '../sandbox/dependencies/dependencies.port';
@@ -29,12 +29,16 @@ export class DeployedFunctionsPort implements AppFunctionsPort {
     const functions = new Map<string, DeployedFunction>();
     for (const fn of deployed.config.functions) functions.set(fn.config.name, { config: fn.config as FunctionConfig, source: importsAsRequires(fn.source) });
     const webhooks = new Map<string, DeployedFunction>();
+    const httpServices = new Map<string, HttpServiceRules>();
     for (const service of deployed.config.services) {
       for (const hook of service.webhooks) webhooks.set(`${service.config.name}/${hook.config.name}`, { config: hook.config as FunctionConfig, source: importsAsRequires(hook.source) });
+      if (service.config.type === 'http') {
+        httpServices.set(service.config.name, { rules: service.rules.map((rule) => ({ name: rule.name, actions: Array.isArray(rule.actions) ? rule.actions : [], ...(rule.when ? { when: rule.when as Record<string, unknown> } : {}) })) });
+      }
     }
     const dataApi = dataApiConfigOf(deployed.config);
     const script = dataApi && 'config' in dataApi ? dataApi.config.run_as_user_id_script_source : '';
-    return { version: deployed.deployment?._id ?? 'undeployed', functions, webhooks, ...(script !== '' ? { dataApiRunAs: dataApiRunAsFunction(script) } : {}) };
+    return { version: deployed.deployment?._id ?? 'undeployed', functions, webhooks, httpServices, ...(script !== '' ? { dataApiRunAs: dataApiRunAsFunction(script) } : {}) };
   }
 }
 

@@ -216,9 +216,23 @@ function startSession(hostOp: HostOp, call: Call, frame: Frame, service: string)
   return Object.freeze(session);
 }
 
-export function serviceClient(hostOp: HostOp, call: Call, frame: Frame, service: string) {
+/** The actions of an HTTP service (get, post, put, patch, delete, head), made on first use. */
+type HttpActions = () => Readonly<Record<string, (...args: never[]) => Promise<unknown>>>;
+
+/**
+ * `context.services.get(name)`: a data source's client (db, admin, startSession) and, for Stitch's HTTP
+ * services, the HTTP actions; the host answers an action the service does not have with an error.
+ */
+export function serviceClient(hostOp: HostOp, call: Call, frame: Frame, service: string, httpActions: HttpActions) {
   const runIn: RunIn = (database, collection, action, args, session) => hostOp(call, frame.id, 'data', clean({ service, database, collection, action, arguments: [args], session }));
+  const http = (method: string) => (options?: unknown) => (httpActions()[method] as (options?: unknown) => Promise<unknown>)(options);
   return Object.freeze({
+    get: http('get'),
+    post: http('post'),
+    put: http('put'),
+    patch: http('patch'),
+    delete: http('delete'),
+    head: http('head'),
     startSession: () => startSession(hostOp, call, frame, service),
     db(database: unknown) {
       const db = String(database);

@@ -54,11 +54,16 @@ function buildUrl(options: RequestOptions, URLSearchParams: new (init?: unknown)
   return url;
 }
 
+/**
+ * `context.http`, or with `service` the actions of an app's HTTP service (`context.services.get(name).get(...)`),
+ * which the host sends only when one of that service's rules allows them.
+ */
 export function httpClient(
   hostOp: HostOp,
   URLSearchParams: new (init?: unknown) => { append(name: unknown, value: unknown): void; toString(): string },
   call: Call,
   frame: Frame,
+  service?: string,
 ): Readonly<Record<string, (...args: never[]) => Promise<unknown>>> {
   function bodyBytes(body: unknown, headers: Headers, options: RequestOptions): Buffer | undefined {
     if (options.form) {
@@ -87,6 +92,7 @@ export function httpClient(
         headers,
         bodyBase64: bytes === undefined ? undefined : bytes.toString('base64'),
         followRedirects: Boolean(opts.followRedirects),
+        service,
       }),
     );
     return res as HostResponse;

@@ -279,7 +279,12 @@ function makeContext(call: Call, frame: Frame): unknown {
   const http = once(() => httpClient(hostOp, URLSearchParams, call, frame));
   return Object.freeze({
     app: Object.freeze({ id: boot.appId, clientAppId: boot.appId }),
-    services: Object.freeze({ get: (name: unknown) => serviceClient(hostOp, call, frame, String(name)) }),
+    services: Object.freeze({
+      get: (name: unknown) => {
+        const service = String(name);
+        return serviceClient(hostOp, call, frame, service, once(() => httpClient(hostOp, URLSearchParams, call, frame, service)));
+      },
+    }),
     functions: Object.freeze({ execute: (name: unknown, ...args: unknown[]) => executeNested(call, frame, String(name), args) }),
     values: Object.freeze({
       get: (name: string): unknown => (Object.prototype.hasOwnProperty.call(valuesJson, name) ? JSON.parse(valuesJson[name]) : undefined),
