@@ -12,6 +12,7 @@ export * from './schemas/apps-app-deleted.schema';
 export * from './schemas/apps-auth-event-occurred.schema';
 export * from './schemas/apps-deployment-changed.schema';
 export * from './schemas/apps-registration-send-confirmation.schema';
+export * from './schemas/graphql-operation-run.schema';
 export * from './schemas/apps-user-changed.schema';
 export * from './schemas/caller.schema';
 export * from './schemas/datastore-document-changed.schema';

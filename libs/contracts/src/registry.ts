@@ -3,6 +3,7 @@ import { AppDeletedSchema } from './schemas/apps-app-deleted.schema';
 import { AppDeploymentChangedSchema } from './schemas/apps-deployment-changed.schema';
 import { AppAuthEventSchema } from './schemas/apps-auth-event-occurred.schema';
 import { SendConfirmationRequestSchema, SendConfirmationResponseSchema } from './schemas/apps-registration-send-confirmation.schema';
+import { GraphqlOperationRunRequestSchema, GraphqlOperationRunResponseSchema } from './schemas/graphql-operation-run.schema';
 import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
@@ -68,6 +69,11 @@ export const contracts = {
     description: "Send a pending email/password user's confirmation again, as the provider is configured: run its confirmation function or email a new confirmation token; any one client-API replica answers.",
     request: SendConfirmationRequestSchema,
     response: SendConfirmationResponseSchema,
+  }),
+  [Subjects.GraphqlOperationRun]: command({
+    description: "Run a GraphQL operation of an app's API as the system user (rules bypassed), as the admin API's `POST .../graphql` asks; any one gateway replica answers.",
+    request: GraphqlOperationRunRequestSchema,
+    response: GraphqlOperationRunResponseSchema,
   }),
   [Subjects.DatastoreDocumentChanged]: event({
     description: 'A document changed in a linked data source (change-stream event in canonical EJSON).',

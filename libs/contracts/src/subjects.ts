@@ -19,6 +19,8 @@ export const Subjects = {
   AppsAuthEventOccurred: 'apps.auth-event.occurred',
   /** Command: send a pending email/password user's confirmation again (admin API `send_confirm`; client API). */
   AppsRegistrationSendConfirmation: 'apps.registration.send-confirmation',
+  /** Command: run a GraphQL operation of an app's API as the system user (admin API `POST .../graphql`); any one gateway replica answers. */
+  GraphqlOperationRun: 'graphql.operation.run',
   /** Event: a document changed in a linked data source (triggers, sync, change streams). */
   DatastoreDocumentChanged: 'datastore.document.changed',
   /** Event: a sync-service replica appended to a partition's history; every replica wakes its sessions on it. */

@@ -109,20 +109,24 @@ export class DataAccess {
   }
 
   /**
-   * Runs `body` in ONE transaction on the request's data-source service as the user: every operation
+   * Runs `body` in ONE transaction on the request's data-source service as the caller: every operation
    * `body` executes goes through the same rule-enforced path as `execute` (UserOperation, with its traces
    * and skip handling) inside the transaction's session, so later operations see earlier ones, and a
    * refused write or any failure rolls back everything.
    */
-  async transaction<T>(scope: Omit<DataAccessRequest, 'action' | 'args' | 'database' | 'collection'> & { caller: UserCaller }, body: (execute: (operation: ScopedOperation) => Promise<unknown>) => Promise<T>): Promise<T> {
+  async transaction<T>(scope: Omit<DataAccessRequest, 'action' | 'args' | 'database' | 'collection'>, body: (execute: (operation: ScopedOperation) => Promise<unknown>) => Promise<T>): Promise<T> {
     const linked = this.linked(scope);
     const session = linked.client.startSession();
+    const caller = scope.caller;
     try {
       return await session.withTransaction((s) =>
         body((operation) => {
           const request: DataAccessRequest = { ...scope, ...operation };
           if (!readActions.has(operation.action) && !writeActions.has(operation.action)) throw unknownAction(operation.action);
-          return this.userOperation(request, scope.caller, this.target(request), s).run(operation.action, operation.args);
+          const target = this.target(request);
+          // The system (the admin API's GraphQL runs) writes without rules, inside the same transaction.
+          if (caller.kind === 'system') return this.asSystem(target.collection, operation.action, operation.args, s);
+          return this.userOperation(request, caller, target, s).run(operation.action, operation.args);
         }),
       );
     } finally {

@@ -8,7 +8,7 @@
  */
 import type { Document } from '@tessera/datastore';
 import type { RuleUser } from '@tessera/rules';
-import type { DataAccess, DataAccessApp } from './data-access.service';
+import type { DataAccess, DataAccessApp, DataAccessCaller } from './data-access.service';
 
 export interface TransactionRequest {
   action: string;
@@ -26,6 +26,11 @@ export class UserTransactions {
 
   /** Runs `body` in one transaction on `service` as `user`; commits when it resolves, rolls back when it throws. */
   run<T>(app: DataAccessApp, service: string, user: RuleUser, body: (scope: UserTransactionScope) => Promise<T>): Promise<T> {
-    return this.dataAccess.transaction({ app, service, caller: { kind: 'user', user } }, (execute) => body({ execute }));
+    return this.runAs(app, service, { kind: 'user', user }, body);
+  }
+
+  /** As `run`, for any caller: the system's operations bypass the rules (the admin API's GraphQL runs). */
+  runAs<T>(app: DataAccessApp, service: string, caller: DataAccessCaller, body: (scope: UserTransactionScope) => Promise<T>): Promise<T> {
+    return this.dataAccess.transaction({ app, service, caller }, (execute) => body({ execute }));
   }
 }

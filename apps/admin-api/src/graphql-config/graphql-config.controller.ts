@@ -1,6 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Optional, Param, Post, Put, Req, UseGuards } from '@nestjs/common';
 import type { AppConfig, CustomResolver, GraphqlConfig } from '@tessera/app-config';
+import { functionCallTimeoutMs, Subjects } from '@tessera/contracts';
 import { buildGraphqlModel, printGraphqlSdl } from '@tessera/graphql-schema';
+import { MessageBus } from '@tessera/messaging';
+import { SETTINGS, type Settings } from '@tessera/settings';
 import { z } from 'zod';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
@@ -47,7 +50,32 @@ const DEFAULT_VALIDATION: Required<ValidationSettings> = { read_validation_actio
 @Controller('api/admin/v3.0')
 @UseGuards(AdminAuthGuard)
 export class GraphqlConfigController {
-  constructor(private readonly state: AppStateService) {}
+  constructor(
+    private readonly state: AppStateService,
+    @Inject(SETTINGS) private readonly settings: Settings,
+    @Optional() private readonly bus?: MessageBus,
+  ) {}
+
+  /**
+   * Runs a query or mutation of the app's API as the system user (rules and authentication bypassed; App
+   * Services' `adminRunGraphQLOperation`). The gateway that serves the app's GraphQL endpoint runs it, over the
+   * bus; the answer is the GraphQL response, errors included, with status 200.
+   */
+  @Post(`${APP}/graphql`)
+  @HttpCode(200)
+  async run(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<unknown> {
+    requireGroup(request, groupId);
+    const operation = parseGraphqlRun(body);
+    const record = await this.state.app(groupId, appId);
+    if (!this.bus) throw new AdminApiError(AdminApiErrorCode.ServiceUnavailable, 'the GraphQL API is not reachable from this process');
+    let answer;
+    try {
+      answer = await this.bus.request(Subjects.GraphqlOperationRun, { appId: record._id, ...operation }, { timeoutMs: functionCallTimeoutMs(this.settings.functionTimeLimitMs) });
+    } catch (error) {
+      throw new AdminApiError(AdminApiErrorCode.ServiceUnavailable, `the GraphQL API did not answer: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return JSON.parse(answer.body) as unknown;
+  }
 
   @Get(`${APP}/graphql/config`)
   async getConfig(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<object> {
@@ -226,4 +254,28 @@ function readSettingsFile<T>(app: AppConfig, path: string, schema: z.ZodType<T>)
 
 function writeSettingsFile(app: AppConfig, path: string, value: object): void {
   app.extraFiles.set(path, new TextEncoder().encode(`${JSON.stringify(value, null, 4)}\n`));
+}
+
+/** The body of `POST .../graphql`: `query`, `variables` (JSON text of an object, or the object) and `operationName`. */
+function parseGraphqlRun(body: unknown): { query: string; variables?: Record<string, unknown>; operationName?: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'the body must be a JSON object with query, variables and operationName');
+  const { query, variables, operationName } = body as Record<string, unknown>;
+  if (typeof query !== 'string' || query.trim() === '') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'query is required: the GraphQL operation(s) to run');
+  if (query.length > 1_000_000) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'query is longer than 1,000,000 characters');
+  if (operationName !== undefined && operationName !== null && (typeof operationName !== 'string' || operationName === '' || operationName.length > 1024)) {
+    throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'operationName must name an operation of the query');
+  }
+  let vars: unknown = variables;
+  if (typeof variables === 'string') {
+    if (variables.trim() === '') vars = undefined;
+    else {
+      try {
+        vars = JSON.parse(variables);
+      } catch {
+        throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'variables must be JSON text of an object');
+      }
+    }
+  }
+  if (vars !== undefined && vars !== null && (typeof vars !== 'object' || Array.isArray(vars))) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'variables must be an object');
+  return { query, ...(vars ? { variables: vars as Record<string, unknown> } : {}), ...(typeof operationName === 'string' ? { operationName } : {}) };
 }

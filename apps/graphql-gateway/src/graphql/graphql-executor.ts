@@ -4,7 +4,7 @@
  * custom resolvers call the app's function over the message bus. Nothing here knows about HTTP.
  */
 import { Injectable } from '@nestjs/common';
-import { type Caller, type CallerUser, type RequestMetadata, ruleUserOf } from '@tessera/contracts';
+import { type Caller, type CallerUser, type RequestMetadata, ruleUserOf, SYSTEM_CALLER_USER } from '@tessera/contracts';
 import { DataAccess, type DataAccessApp, UserTransactions, type UserTransactionScope } from '@tessera/data-access';
 import {
   ArgumentTranslator,
@@ -30,6 +30,8 @@ export interface GraphqlRequestContext {
   model: GraphqlModel;
   /** `%%user`, derived once from the caller identity. */
   user: RuleUser;
+  /** The operation runs as the system user (the admin API's runs): data access bypasses the rules. */
+  system: boolean;
   /** The caller as functions see it (`context.user`). */
   caller: Caller;
   metadata: RequestMetadata;
@@ -96,7 +98,7 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
     const [service] = [...services];
     let result: ExecutionResult | undefined;
     try {
-      await this.transactions.run(context.app, service, context.user, async (scope) => {
+      await this.transactions.runAs(context.app, service, context.system ? { kind: 'system' } : { kind: 'user', user: context.user }, async (scope) => {
         context.state.transaction = scope;
         result = await execute();
         if (result.errors?.length) throw new RollBack();
@@ -111,11 +113,13 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
     return result as ExecutionResult;
   }
 
-  /** A fresh request context: the translator and batches belong to one request and its user. */
-  contextFor(app: DataAccessApp, model: GraphqlModel, user: CallerUser, metadata: RequestMetadata, edge: () => FunctionCallOptions = () => ({})): GraphqlRequestContext {
+  /** A fresh request context: the translator and batches belong to one request and its user (or the system). */
+  contextFor(app: DataAccessApp, model: GraphqlModel, user: CallerUser | 'system', metadata: RequestMetadata, edge: () => FunctionCallOptions = () => ({})): GraphqlRequestContext {
     let options: FunctionCallOptions | undefined;
     const once = (): FunctionCallOptions => (options ??= edge());
-    const context = { app, model, user: ruleUserOf(user), caller: { type: 'user', user }, metadata, edge: once, state: { operations: 0 } } as GraphqlRequestContext;
+    const system = user === 'system';
+    const caller: Caller = system ? { type: 'system' } : { type: 'user', user };
+    const context = { app, model, user: ruleUserOf(system ? SYSTEM_CALLER_USER : user), system, caller, metadata, edge: once, state: { operations: 0 } } as GraphqlRequestContext;
     context.translator = new ArgumentTranslator(model, {
       foreignKeys: async (field, target, filter) => {
         const key = field.relationship?.foreignKey ?? '_id';
@@ -225,7 +229,7 @@ export class GraphqlExecutor implements GraphqlResolvers<GraphqlRequestContext> 
       database: c.database,
       collection: c.collection,
       args,
-      caller: { kind: 'user', user: context.user },
+      caller: context.system ? { kind: 'system' } : { kind: 'user', user: context.user },
     });
   }
 }

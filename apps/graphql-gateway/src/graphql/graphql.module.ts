@@ -3,6 +3,7 @@ import { DataAccess, UserTransactions } from '@tessera/data-access';
 import { FunctionCalls } from '@tessera/messaging';
 import { GraphqlApps } from './graphql-apps.service';
 import { ClientApiGraphqlAuthenticator, GraphqlAuthenticator } from './graphql-authenticator';
+import { GraphqlCommandsHandler } from './graphql-commands.handler';
 import { GraphqlController } from './graphql.controller';
 import { GraphqlExecutor } from './graphql-executor';
 
@@ -12,7 +13,7 @@ import { GraphqlExecutor } from './graphql-executor';
  * Needs the platform (DeployedApps, DataSources) and the client API's AuthService in the module graph.
  */
 @Module({
-  controllers: [GraphqlController],
+  controllers: [GraphqlController, GraphqlCommandsHandler],
   providers: [
     GraphqlApps,
     GraphqlExecutor,
