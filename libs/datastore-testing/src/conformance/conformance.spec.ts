@@ -207,3 +207,94 @@ describe('matching command events', () => {
     expect(matchEvents(observed, { client: 'c0', eventType: 'cmap', events: [] })).toMatch(/not recorded/);
   });
 });
+
+/** A unified-format file of our own using sessions, a transaction, withTransaction and a change stream. */
+function sessionsFixture(): Record<string, unknown> {
+  return {
+    description: 'sessions',
+    schemaVersion: '1.3',
+    createEntities: [
+      { client: { id: 'client0', observeEvents: ['commandStartedEvent'] } },
+      { database: { id: 'db0', client: 'client0', databaseName: 'conformance-sessions' } },
+      { collection: { id: 'ledger', database: 'db0', collectionName: 'ledger' } },
+      { session: { id: 'session0', client: 'client0' } },
+    ],
+    initialData: [{ collectionName: 'ledger', databaseName: 'conformance-sessions', documents: [{ _id: 1, amount: 5 }] }],
+    tests: [
+      {
+        description: 'an aborted transaction leaves nothing behind, a committed one stays',
+        operations: [
+          { object: 'session0', name: 'startTransaction' },
+          { object: 'ledger', name: 'insertOne', arguments: { session: 'session0', document: { _id: 2, amount: 7 } } },
+          { object: 'testRunner', name: 'assertSessionTransactionState', arguments: { session: 'session0', state: 'in_progress' } },
+          { object: 'session0', name: 'abortTransaction' },
+          { object: 'session0', name: 'withTransaction', arguments: { callback: [{ object: 'ledger', name: 'insertOne', arguments: { session: 'session0', document: { _id: 3, amount: 9 } }, expectResult: { insertedId: 3 } }] } },
+          { object: 'testRunner', name: 'assertSessionTransactionState', arguments: { session: 'session0', state: 'committed' } },
+        ],
+        expectEvents: [
+          {
+            client: 'client0',
+            events: [
+              { commandStartedEvent: { commandName: 'insert', command: { lsid: { $$sessionLsid: 'session0' }, txnNumber: 1, startTransaction: true, autocommit: false } } },
+              { commandStartedEvent: { commandName: 'abortTransaction', databaseName: 'admin', command: { lsid: { $$sessionLsid: 'session0' }, txnNumber: 1 } } },
+              { commandStartedEvent: { commandName: 'insert', command: { lsid: { $$sessionLsid: 'session0' }, txnNumber: 2, startTransaction: true } } },
+              { commandStartedEvent: { commandName: 'commitTransaction', command: { lsid: { $$sessionLsid: 'session0' }, txnNumber: 2 } } },
+            ],
+          },
+        ],
+        outcome: [{ collectionName: 'ledger', databaseName: 'conformance-sessions', documents: [{ _id: 1, amount: 5 }, { _id: 3, amount: 9 }] }],
+      },
+      {
+        description: 'a change stream reports an insert made after it opened',
+        operations: [
+          { object: 'ledger', name: 'createChangeStream', arguments: { pipeline: [] }, saveResultAsEntity: 'stream0' },
+          { object: 'ledger', name: 'insertOne', arguments: { document: { _id: 4, amount: 1 } } },
+          {
+            object: 'stream0',
+            name: 'iterateUntilDocumentOrError',
+            expectResult: { operationType: 'insert', ns: { db: 'conformance-sessions', coll: 'ledger' }, documentKey: { _id: 4 }, fullDocument: { _id: 4, amount: 1 } },
+          },
+        ],
+      },
+      {
+        description: 'the runner checks that a collection and an index exist',
+        operations: [
+          { object: 'ledger', name: 'createIndex', arguments: { keys: { amount: 1 }, name: 'by_amount' } },
+          { object: 'testRunner', name: 'assertIndexExists', arguments: { databaseName: 'conformance-sessions', collectionName: 'ledger', indexName: 'by_amount' } },
+          { object: 'testRunner', name: 'assertCollectionNotExists', arguments: { databaseName: 'conformance-sessions', collectionName: 'absent' } },
+        ],
+      },
+    ],
+  };
+}
+
+describe('sessions, transactions and change streams through the driver', () => {
+  it('runs them against the wire server and fails what does not hold', async () => {
+    const target = await wireTarget();
+    try {
+      const passing = await runConformance(writeFixture(sessionsFixture()), target);
+      expect(passing.filter((r) => r.status !== 'passed').map(formatResult)).toEqual([]);
+
+      const file = sessionsFixture() as { tests: { operations: { arguments?: Record<string, unknown> }[] }[] };
+      const [transaction, stream, catalog] = file.tests;
+      const stateCheck = transaction.operations[5].arguments;
+      if (stateCheck) stateCheck.state = 'aborted';
+      (stream.operations[2] as { expectResult?: Record<string, unknown> }).expectResult = { operationType: 'delete' };
+      const indexCheck = catalog.operations[1].arguments;
+      if (indexCheck) indexCheck.indexName = 'missing';
+      const failing = await runConformance(writeFixture(file), target);
+      expect(failing.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+      expect(failing[0].reason).toMatch(/transaction state committed, expected aborted/);
+      expect(failing[1].reason).toMatch(/operationType: expected "delete"/);
+      expect(failing[2].reason).toMatch(/index missing .* does not exist/);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('skips them on the embedded target, saying why', async () => {
+    const results = await runConformance(writeFixture(sessionsFixture()), embeddedTarget());
+    expect(results.map((r) => r.status)).toEqual(['skipped', 'skipped', 'skipped']);
+    for (const r of results) expect(r.reason).toBeTruthy();
+  });
+});

@@ -1,18 +1,21 @@
 /**
  * The unified format's entities as the official MongoDB driver's own objects, for targets reached over the
- * wire: one MongoClient per client entity with command monitoring on, the operations called as a user's
- * application calls them (every argument passed on, batchSize and allowDiskUse included), and the command
- * events each client observes recorded for `expectEvents`. Seeding and `outcome` stay with the runner's
- * internal client, so what these clients observe is only what the case's operations sent.
+ * wire: one MongoClient per client entity with command monitoring on, its databases, collections and
+ * sessions, and the change streams and cursors operations save as entities. The command events each client
+ * observes are recorded for `expectEvents`. Seeding and `outcome` stay with the runner's internal client,
+ * so what these clients observe is only what the case's operations sent. The operations live in
+ * driver-operations.ts.
  */
 import {
-  type AnyBulkWriteOperation,
+  type AbstractCursor,
+  type ChangeStream,
+  type ClientSession,
+  type ClientSessionOptions,
   type Collection,
   type CommandFailedEvent,
   type CommandStartedEvent,
   type CommandSucceededEvent,
   type Db,
-  type IndexSpecification,
   MongoBulkWriteError,
   MongoClient,
   type MongoClientOptions,
@@ -33,6 +36,8 @@ export interface ErrorView {
   result?: unknown;
   /** The server's whole error reply (keyPattern, keyValue, errInfo...), when the error came from one. */
   errorResponse?: Document;
+  /** The error labels (TransientTransactionError, UnknownTransactionCommitResult...), server's and driver's. */
+  labels: string[];
 }
 
 /** Raised for what a case uses that this runner cannot do: the case is skipped with the message. */
@@ -44,15 +49,24 @@ export class Skip extends Error {}
  */
 const SENSITIVE_COMMANDS = new Set(['hello', 'ismaster', 'saslstart', 'saslcontinue', 'getnonce', 'authenticate', 'createuser', 'updateuser', 'copydbgetnonce', 'copydbsaslstart', 'copydb']);
 
-interface ClientEntity {
+export interface ClientEntity {
   client: MongoClient;
   events: ObservedEvent[];
+  /** Every command this client started, observed or not: the lsid assertions read the last two. */
+  started: CommandStartedEvent[];
 }
 
 export interface DriverEntities {
   clients: Map<string, ClientEntity>;
   databases: Map<string, Db>;
   collections: Map<string, Collection>;
+  sessions: Map<string, ClientSession>;
+  /** Each session's lsid, taken when it started, so `$$sessionLsid` names it after it ended too. */
+  lsids: Map<string, Document>;
+  /** Change streams and command cursors an operation saved (`saveResultAsEntity`), for later iteration. */
+  iterables: Map<string, ChangeStream | AbstractCursor>;
+  /** Other results an operation saved, for `$$matchesEntity`. */
+  values: Map<string, unknown>;
   /** Entities whose options the data-access API lacks, with the reason: cases using them are skipped. */
   unsupported: Map<string, string>;
   /** Set once the case's operations are done: events after it (endSessions on close) are not the case's. */
@@ -65,38 +79,55 @@ function readPreferenceOf(spec: unknown): ReadPreference | undefined {
   return new ReadPreference(mode as ConstructorParameters<typeof ReadPreference>[0], tagSets as ConstructorParameters<typeof ReadPreference>[1], maxStalenessSeconds !== undefined ? { maxStalenessSeconds } : undefined);
 }
 
-/** Database and collection options of the unified format, as the driver takes them. */
-function handleOptions(spec: Document | undefined): Document {
+/** Database, collection and transaction options of the unified format, as the driver takes them. */
+export function handleOptions(spec: Document | undefined): Document {
   if (!spec) return {};
   const out: Document = {};
   if (spec.readPreference) out.readPreference = readPreferenceOf(spec.readPreference);
   if (spec.readConcern) out.readConcern = spec.readConcern;
   if (spec.writeConcern) out.writeConcern = spec.writeConcern;
+  if (spec.maxCommitTimeMS !== undefined) out.maxCommitTimeMS = spec.maxCommitTimeMS;
   return out;
 }
 
 function record(entity: ClientEntity, entities: DriverEntities, observe: Set<string>, ignore: Set<string>, sensitive: boolean) {
   return (type: ObservedEvent['type']) => (event: CommandStartedEvent | CommandSucceededEvent | CommandFailedEvent) => {
-    if (!entities.recording || !observe.has(type) || ignore.has(event.commandName)) return;
+    if (!entities.recording) return;
+    if (type === 'commandStartedEvent') entity.started.push(event as CommandStartedEvent);
+    if (!observe.has(type) || ignore.has(event.commandName)) return;
     if (!sensitive && SENSITIVE_COMMANDS.has(event.commandName.toLowerCase())) return;
     entity.events.push({ type, event });
   };
 }
 
-/** Opens the case's clients at `uri` and builds its databases and collections over them. */
-export function buildDriverEntities(
+/** A session entity's options, transaction defaults included. */
+function sessionOptionsOf(spec: Document | undefined): ClientSessionOptions {
+  if (!spec) return {};
+  const { defaultTransactionOptions, ...rest } = spec;
+  return { ...rest, ...(defaultTransactionOptions ? { defaultTransactionOptions: handleOptions(defaultTransactionOptions as Document) } : {}) };
+}
+
+export function emptyDriverEntities(): DriverEntities {
+  return { clients: new Map(), databases: new Map(), collections: new Map(), sessions: new Map(), lsids: new Map(), iterables: new Map(), values: new Map(), unsupported: new Map(), recording: true };
+}
+
+/** Builds the entities of `createEntities` (a file's, or the `createEntities` operation's) into `entities`. */
+export function addDriverEntities(
+  entities: DriverEntities,
   uri: string,
   createEntities: Document[],
   readConcernUnsupported: (level: unknown) => string | undefined,
   clientOptions: MongoClientOptions = {},
-): DriverEntities {
-  const entities: DriverEntities = { clients: new Map(), databases: new Map(), collections: new Map(), unsupported: new Map(), recording: true };
+): void {
   for (const definition of createEntities) {
     const [kind, spec] = Object.entries(definition)[0] as [string, Document];
     const id = String(spec.id);
     if (kind === 'client') {
-      const options: MongoClientOptions = { monitorCommands: true, bsonRegExp: true, ...((spec.uriOptions as MongoClientOptions | undefined) ?? {}), ...clientOptions };
-      const entity: ClientEntity = { client: new MongoClient(uri, options), events: [] };
+      if (spec.storeEventsAsEntities !== undefined) throw new Skip('storeEventsAsEntities (events kept as entities for a test thread) is not supported by this runner');
+      const uriOptions = (spec.uriOptions as MongoClientOptions | undefined) ?? {};
+      const options: MongoClientOptions = { monitorCommands: true, bsonRegExp: true, ...uriOptions, ...clientOptions };
+      if (spec.serverApi !== undefined) options.serverApi = spec.serverApi as MongoClientOptions['serverApi'];
+      const entity: ClientEntity = { client: new MongoClient(uri, options), events: [], started: [] };
       const on = record(entity, entities, new Set((spec.observeEvents as string[] | undefined) ?? []), new Set((spec.ignoreCommandMonitoringEvents as string[] | undefined) ?? []), spec.observeSensitiveCommands === true);
       entity.client.on('commandStarted', on('commandStartedEvent'));
       entity.client.on('commandSucceeded', on('commandSucceededEvent'));
@@ -113,100 +144,37 @@ export function buildDriverEntities(
       const unsupported = readConcernUnsupported((options.readConcern as Document | undefined)?.level);
       if (unsupported) entities.unsupported.set(id, unsupported);
       entities.collections.set(id, db.collection(String(spec.collectionName), handleOptions(options)));
+    } else if (kind === 'session') {
+      const client = entities.clients.get(String(spec.client));
+      if (!client) throw new Skip(`session ${id} refers to an unknown client`);
+      const session = client.client.startSession(sessionOptionsOf(spec.sessionOptions as Document | undefined));
+      entities.sessions.set(id, session);
+      if (session.id) entities.lsids.set(id, session.id);
+    } else if (kind === 'bucket') {
+      entities.unsupported.set(id, 'GridFS buckets: App Services offered no GridFS, and this runner has no GridFS operations');
     } else {
       throw new Skip(`entity type ${kind} is not supported`);
     }
   }
+}
+
+/** Opens the case's clients at `uri` and builds its databases, collections and sessions over them. */
+export function buildDriverEntities(
+  uri: string,
+  createEntities: Document[],
+  readConcernUnsupported: (level: unknown) => string | undefined,
+  clientOptions: MongoClientOptions = {},
+): DriverEntities {
+  const entities = emptyDriverEntities();
+  addDriverEntities(entities, uri, createEntities, readConcernUnsupported, clientOptions);
   return entities;
 }
 
 export async function closeDriverEntities(entities: DriverEntities): Promise<void> {
   entities.recording = false;
+  for (const iterable of entities.iterables.values()) await iterable.close().catch(() => undefined);
+  for (const session of entities.sessions.values()) await session.endSession().catch(() => undefined);
   await Promise.all([...entities.clients.values()].map((c) => c.client.close()));
-}
-
-/** The operation's arguments as the driver's options: everything but what names the operation's subject. */
-function optionsOf(a: Document, subject: string[]): Document {
-  const out: Document = {};
-  for (const [key, value] of Object.entries(a)) if (!subject.includes(key) && key !== 'session') out[key] = value;
-  return out;
-}
-
-/**
- * Where the Node.js driver is known not to do what the unified tests expect of a driver (its own unified
- * runner lists them): what the server does is still checked, the driver's part is set aside, with why.
- */
-export const DRIVER_DEVIATIONS: Record<string, { clientOptions?: MongoClientOptions; uncheckedEvents?: string }> = {};
-for (const via of ['insertOne', 'insertMany', 'bulkWrite']) {
-  // The driver gives a null _id a new ObjectId before sending unless forceServerObjectId is set (NODE-6468).
-  DRIVER_DEVIATIONS[`inserting _id with type null via ${via}`] = { clientOptions: { forceServerObjectId: true } };
-}
-for (const op of ['InsertMany', 'FindOneAndUpdate', 'FindOneAndReplace', 'BulkWrite', 'Aggregate with $out']) {
-  DRIVER_DEVIATIONS[`${op} passes bypassDocumentValidation: false`] = {
-    uncheckedEvents: 'command monitoring events: the Node.js driver sends bypassDocumentValidation only when true (NODE-6484)',
-  };
-}
-
-async function executeOnDatabase(database: Db, name: string, a: Document): Promise<unknown> {
-  if (name === 'dropCollection') return database.dropCollection(String(a.collection), optionsOf(a, ['collection']));
-  if (name === 'createCollection') return database.createCollection(String(a.collection), optionsOf(a, ['collection'])).then(() => undefined);
-  if (name === 'aggregate') return database.aggregate(a.pipeline as Document[], optionsOf(a, ['pipeline'])).toArray();
-  throw new Skip(`database operation ${name} is not supported`);
-}
-
-/** Runs one operation through the driver, every argument passed on as the driver takes it. */
-export async function executeOnDriver(op: { name: string; object: string; arguments?: Document }, entities: DriverEntities): Promise<unknown> {
-  const a = op.arguments ?? {};
-  const unsupported = entities.unsupported.get(op.object);
-  if (unsupported) throw new Skip(unsupported);
-  const database = entities.databases.get(op.object);
-  if (database) return executeOnDatabase(database, op.name, a);
-  const collection = entities.collections.get(op.object);
-  if (!collection) throw new Skip(`${op.object} is no collection entity this runner built`);
-  const filter = (a.filter as Document | undefined) ?? {};
-  switch (op.name) {
-    case 'find':
-      return collection.find(filter, optionsOf(a, ['filter'])).toArray();
-    case 'findOne':
-      return collection.findOne(filter, optionsOf(a, ['filter']));
-    case 'aggregate':
-      return collection.aggregate(a.pipeline as Document[], optionsOf(a, ['pipeline'])).toArray();
-    case 'countDocuments':
-      return collection.countDocuments(filter, optionsOf(a, ['filter']));
-    case 'count':
-      return collection.count(filter, optionsOf(a, ['filter']));
-    case 'estimatedDocumentCount':
-      return collection.estimatedDocumentCount(optionsOf(a, []));
-    case 'distinct':
-      return collection.distinct(String(a.fieldName), filter, optionsOf(a, ['fieldName', 'filter']));
-    case 'insertOne':
-      return collection.insertOne(a.document as Document, optionsOf(a, ['document']));
-    case 'insertMany':
-      return collection.insertMany(a.documents as Document[], optionsOf(a, ['documents']));
-    case 'updateOne':
-      return collection.updateOne(filter, a.update as Document, optionsOf(a, ['filter', 'update']));
-    case 'updateMany':
-      return collection.updateMany(filter, a.update as Document, optionsOf(a, ['filter', 'update']));
-    case 'replaceOne':
-      return collection.replaceOne(filter, a.replacement as Document, optionsOf(a, ['filter', 'replacement']));
-    case 'deleteOne':
-      return collection.deleteOne(filter, optionsOf(a, ['filter']));
-    case 'deleteMany':
-      return collection.deleteMany(filter, optionsOf(a, ['filter']));
-    case 'findOneAndUpdate':
-    case 'findOneAndReplace': {
-      const options = { ...optionsOf(a, ['filter', 'update', 'replacement', 'returnDocument']), ...(typeof a.returnDocument === 'string' ? { returnDocument: a.returnDocument.toLowerCase() as 'before' | 'after' } : {}) };
-      return op.name === 'findOneAndUpdate' ? collection.findOneAndUpdate(filter, a.update as Document, options) : collection.findOneAndReplace(filter, a.replacement as Document, options);
-    }
-    case 'findOneAndDelete':
-      return collection.findOneAndDelete(filter, optionsOf(a, ['filter']));
-    case 'bulkWrite':
-      return collection.bulkWrite(a.requests as AnyBulkWriteOperation[], optionsOf(a, ['requests']));
-    case 'createIndex':
-      return collection.createIndex(a.keys as IndexSpecification, optionsOf(a, ['keys']));
-    default:
-      throw new Skip(`operation ${op.name} is not supported`);
-  }
 }
 
 /** A driver error as the runner checks it. */
@@ -220,6 +188,7 @@ export function driverErrorView(error: unknown): ErrorView | undefined {
     isClientError: !server && !(error instanceof MongoBulkWriteError),
     result: error instanceof MongoBulkWriteError ? error.result : undefined,
     errorResponse: server?.errorResponse,
+    labels: error.errorLabels,
   };
 }
 

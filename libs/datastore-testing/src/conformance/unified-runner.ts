@@ -20,9 +20,11 @@ import {
   type Hint,
   type SortSpec,
 } from '@tessera/datastore';
-import { buildDriverEntities, closeDriverEntities, DRIVER_DEVIATIONS, driverErrorView, type DriverEntities, type ErrorView, executeOnDriver, observedEvents, Skip } from './driver-entities';
+import { MongoClient } from 'mongodb';
+import { buildDriverEntities, closeDriverEntities, driverErrorView, type DriverEntities, type ErrorView, observedEvents, Skip } from './driver-entities';
+import { CaseFailure, DRIVER_DEVIATIONS, type DriverContext, executeOnDriver } from './driver-operations';
 import { type ExpectedEvents, matchEvents } from './events';
-import { ITERABLE_RESULTS, match, matchIterable } from './matching';
+import { ITERABLE_RESULTS, match, type MatchContext, matchIterable } from './matching';
 
 export { match } from './matching';
 
@@ -70,6 +72,7 @@ interface Operation {
   expectResult?: unknown;
   expectError?: Document;
   ignoreResultAndError?: boolean;
+  saveResultAsEntity?: string;
 }
 
 interface TestCase {
@@ -225,13 +228,36 @@ interface ApiEntities {
   unacknowledged: Set<string>;
 }
 
-function argumentProblems(op: Operation): string | undefined {
+/**
+ * Arguments a target cannot pass on. Through the driver, write and read concern go to the server as a
+ * user's application sends them (a one-member replica set satisfies any `w`), except the read concern
+ * levels the datastore does not offer; the data-access API takes neither.
+ */
+function argumentProblems(op: Operation, viaDriver: boolean): string | undefined {
   const args = op.arguments ?? {};
-  for (const key of Object.keys(args)) if (UNSUPPORTED_ARGUMENTS[key]) return `uses ${UNSUPPORTED_ARGUMENTS[key]} (${op.name} ${key})`;
+  const problem = (key: string, value: unknown, where: string): string | undefined => {
+    if (!UNSUPPORTED_ARGUMENTS[key]) return undefined;
+    if (viaDriver && key === 'writeConcern') return undefined;
+    if (viaDriver && key === 'readConcern') return readConcernUnsupported((value as Document | undefined)?.level);
+    return `uses ${UNSUPPORTED_ARGUMENTS[key]} (${where} ${key})`;
+  };
+  for (const [key, value] of Object.entries(args)) {
+    const found = problem(key, value, op.name);
+    if (found) return found;
+  }
   if (op.name === 'bulkWrite') {
     for (const request of (args.requests as Document[] | undefined) ?? []) {
       const inner = Object.values(request)[0] as Document;
-      for (const key of Object.keys(inner ?? {})) if (UNSUPPORTED_ARGUMENTS[key]) return `uses ${UNSUPPORTED_ARGUMENTS[key]} (bulkWrite ${key})`;
+      for (const [key, value] of Object.entries(inner ?? {})) {
+        const found = problem(key, value, 'bulkWrite');
+        if (found) return found;
+      }
+    }
+  }
+  if (op.name === 'withTransaction') {
+    for (const inner of (args.callback as Operation[] | undefined) ?? []) {
+      const found = UNSUPPORTED_OPERATIONS[inner.name] ? `${inner.name}: ${UNSUPPORTED_OPERATIONS[inner.name]}` : argumentProblems(inner, viaDriver);
+      if (found) return found;
     }
   }
   return undefined;
@@ -337,13 +363,14 @@ function errorView(error: unknown): ErrorView {
   const driver = driverErrorView(error);
   if (driver) return driver;
   if (error instanceof DatastoreError) {
-    return { message: error.message, code: error.code, codeName: error.codeName, isClientError: error.isClientError, result: error.result, errorResponse: error.errorResponse };
+    return { message: error.message, code: error.code, codeName: error.codeName, isClientError: error.isClientError, result: error.result, errorResponse: error.errorResponse, labels: [] };
   }
-  return { message: error instanceof Error ? error.message : text(error), isClientError: true };
+  return { message: error instanceof Error ? error.message : text(error), isClientError: true, labels: [] };
 }
 
-function checkError(error: unknown, expected: Document): string | undefined {
+function checkError(error: unknown, expected: Document, context?: MatchContext): string | undefined {
   const e = errorView(error);
+  if (expected.isTimeoutError === true) return `expected a timeout error (client-side operation timeouts are not checked by this runner), got: ${e.message}`;
   if (expected.isClientError !== undefined && e.isClientError !== expected.isClientError) {
     return `expected ${expected.isClientError ? 'a client' : 'a server'} error, got: ${e.message}`;
   }
@@ -352,12 +379,18 @@ function checkError(error: unknown, expected: Document): string | undefined {
   }
   if (expected.errorCode !== undefined && e.code !== expected.errorCode) return `expected error code ${text(expected.errorCode)}, got ${String(e.code)}: ${e.message}`;
   if (expected.errorCodeName !== undefined && e.codeName !== expected.errorCodeName) return `expected error ${text(expected.errorCodeName)}, got ${String(e.codeName)}: ${e.message}`;
+  for (const label of (expected.errorLabelsContain as string[] | undefined) ?? []) {
+    if (!e.labels.includes(label)) return `expected error label ${label}, got [${e.labels.join(', ')}]: ${e.message}`;
+  }
+  for (const label of (expected.errorLabelsOmit as string[] | undefined) ?? []) {
+    if (e.labels.includes(label)) return `expected no error label ${label}, got [${e.labels.join(', ')}]: ${e.message}`;
+  }
   if (expected.errorResponse !== undefined) {
-    const problem = match(e.errorResponse, expected.errorResponse, true, 'error.errorResponse');
+    const problem = match(e.errorResponse, expected.errorResponse, true, 'error.errorResponse', context);
     if (problem) return problem;
   }
   if (expected.expectResult !== undefined) {
-    const problem = match(e.result, expected.expectResult, true, 'error.result');
+    const problem = match(e.result, expected.expectResult, true, 'error.result', context);
     if (problem) return problem;
   }
   return undefined;
@@ -381,7 +414,8 @@ function buildApiEntities(client: DataSourceClient, file: TestFile): ApiEntities
       const unsupported = readConcernUnsupported((options.readConcern as Document | undefined)?.level);
       if (unsupported) entities.unsupported.set(String(spec.id), unsupported);
       entities.collections.set(String(spec.id), db.collection(String(spec.collectionName)));
-    } else if (kind !== 'client') throw new Skip(`entity type ${kind} is not supported`);
+    } else if (kind === 'session') throw new Skip('sessions: the embedded target calls the engine through the data-access API, without a driver session');
+    else if (kind !== 'client') throw new Skip(`entity type ${kind} is not supported`);
   }
   return entities;
 }
@@ -389,6 +423,10 @@ function buildApiEntities(client: DataSourceClient, file: TestFile): ApiEntities
 /** How a case's operations run: through the data-access API or through the driver. */
 interface Runner {
   execute(op: Operation): Promise<unknown>;
+  /** What `$$sessionLsid` and `$$matchesEntity` look up (the driver's entities). */
+  matchContext?: MatchContext;
+  /** Runs withTransaction's callback operations with the case's checks. */
+  nested?: (op: Operation) => Promise<void>;
   /** True when the operation's result cannot be checked (w: 0 through the API). */
   resultUnchecked(op: Operation): boolean;
   /** Stops recording and returns the first difference between expected and observed events. */
@@ -415,23 +453,73 @@ function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: st
   const deviation = DRIVER_DEVIATIONS[test.description];
   const entities: DriverEntities = buildDriverEntities(uri, file.createEntities, readConcernUnsupported, deviation?.clientOptions);
   if (deviation?.uncheckedEvents) unchecked.push(deviation.uncheckedEvents);
-  return {
+  let internal: MongoClient | undefined;
+  const matchContext: MatchContext = {
+    sessionLsid: (id) => entities.lsids.get(id),
+    entity: (id) => entities.values.get(id),
+  };
+  const runner: Runner = {
+    matchContext,
     execute: (op) => {
-      checkOperation(op, entities.databases.has(op.object));
-      return executeOnDriver(op, entities);
+      // The CRUD operations take the arguments both targets pass on; the rest go to the driver as given.
+      const onDatabase = entities.databases.has(op.object);
+      if ((entities.collections.has(op.object) || onDatabase) && (onDatabase ? DATABASE_ARGUMENTS : COLLECTION_ARGUMENTS)[op.name]) checkOperation(op, onDatabase);
+      const context: DriverContext = {
+        uri,
+        runNested: async (inner) => runner.nested?.(inner),
+        internalClient: () => (internal ??= new MongoClient(uri)),
+        readConcernUnsupported,
+      };
+      return executeOnDriver(op, entities, context);
     },
     resultUnchecked: () => false,
     finishEvents: (expected) => {
       entities.recording = false;
       if (deviation?.uncheckedEvents) return undefined;
       for (const entry of expected) {
-        const problem = matchEvents(observedEvents(entities, entry.client), entry);
+        const problem = matchEvents(observedEvents(entities, entry.client), entry, matchContext);
         if (problem) return problem;
       }
       return undefined;
     },
-    close: () => closeDriverEntities(entities),
+    close: async () => {
+      await closeDriverEntities(entities);
+      await internal?.close();
+    },
   };
+  return runner;
+}
+
+/** Runs one operation and checks it as the case says; returns the first difference, if any. */
+async function runOperation(runner: Runner, op: Operation, label: string, unchecked: string[]): Promise<string | undefined> {
+  let actual: unknown;
+  let error: unknown;
+  try {
+    actual = await runner.execute(op);
+  } catch (e) {
+    if (e instanceof Skip || e instanceof CaseFailure) throw e;
+    error = e;
+  }
+  if (op.ignoreResultAndError) return undefined;
+  if (op.expectError) {
+    if (error === undefined) return `${label}: expected an error, got ${EJSON.stringify(actual)}`;
+    const problem = checkError(error, op.expectError, runner.matchContext);
+    return problem ? `${label}: ${problem}` : undefined;
+  }
+  if (error !== undefined) return `${label} threw: ${errorView(error).message}`;
+  if (op.expectResult !== undefined && runner.resultUnchecked(op)) {
+    unchecked.push(`result of ${op.name} with w: 0 (the API acknowledges every write)`);
+  } else if (op.expectResult !== undefined) {
+    const problem = ITERABLE_RESULTS.has(op.name) ? matchIterable(actual, op.expectResult, runner.matchContext) : match(actual, op.expectResult, true, '$', runner.matchContext);
+    if (problem) return `${label}: ${problem}`;
+  }
+  return undefined;
+}
+
+/** Why a case's expected events cannot be checked by this runner, if they cannot. */
+function unrecordedEvents(test: TestCase): string | undefined {
+  const other = (test.expectEvents ?? []).find((entry) => entry.eventType !== undefined && entry.eventType !== 'command');
+  return other ? `expectEvents of type ${String(other.eventType)}: connection pool and topology events are the driver's, and this runner records command events only` : undefined;
 }
 
 /** Why a target cannot check a case's events: command monitoring is a driver's, and it has none. */
@@ -446,9 +534,11 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
   for (const op of test.operations) {
     const unsupported = UNSUPPORTED_OPERATIONS[op.name];
     if (unsupported) return result('skipped', `${op.name}: ${unsupported}`);
-    const problem = argumentProblems(op);
+    const problem = argumentProblems(op, target.driverUri !== undefined);
     if (problem) return result('skipped', problem);
   }
+  const unrecorded = unrecordedEvents(test);
+  if (unrecorded) return result('skipped', unrecorded);
   const unchecked: string[] = [];
   if (test.expectEvents && !target.driverUri) unchecked.push(NO_DRIVER_EVENTS);
   const client = await target.open();
@@ -466,28 +556,19 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
       if (e instanceof Skip) return result('skipped', e.message);
       throw e;
     }
+    const active = runner;
+    active.nested = async (op) => {
+      const problem = await runOperation(active, op, `withTransaction callback (${op.name})`, unchecked);
+      if (problem) throw new CaseFailure(problem);
+    };
     for (const [i, op] of test.operations.entries()) {
-      let actual: unknown;
-      let error: unknown;
       try {
-        actual = await runner.execute(op);
+        const problem = await runOperation(runner, op, `operation ${i} (${op.name})`, unchecked);
+        if (problem) return result('failed', problem);
       } catch (e) {
         if (e instanceof Skip) return result('skipped', e.message);
-        error = e;
-      }
-      if (op.ignoreResultAndError) continue;
-      if (op.expectError) {
-        if (error === undefined) return result('failed', `operation ${i} (${op.name}): expected an error, got ${EJSON.stringify(actual)}`);
-        const problem = checkError(error, op.expectError);
-        if (problem) return result('failed', `operation ${i} (${op.name}): ${problem}`);
-        continue;
-      }
-      if (error !== undefined) return result('failed', `operation ${i} (${op.name}) threw: ${errorView(error).message}`);
-      if (op.expectResult !== undefined && runner.resultUnchecked(op)) {
-        unchecked.push(`result of ${op.name} with w: 0 (the API acknowledges every write)`);
-      } else if (op.expectResult !== undefined) {
-        const problem = ITERABLE_RESULTS.has(op.name) ? matchIterable(actual, op.expectResult) : match(actual, op.expectResult, true);
-        if (problem) return result('failed', `operation ${i} (${op.name}): ${problem}`);
+        if (e instanceof CaseFailure) return result('failed', `operation ${i} (${op.name}): ${e.message}`);
+        throw e;
       }
     }
     const eventProblem = runner.finishEvents(test.expectEvents ?? []);
