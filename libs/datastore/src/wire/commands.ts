@@ -830,8 +830,12 @@ const handlers: Record<string, Handler> = {
   abortTransaction,
 };
 
-/** Commands allowed inside a multi-document transaction (the rest are refused there, as MongoDB does). */
-const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'count', 'distinct', 'killCursors']);
+/**
+ * Commands allowed inside a multi-document transaction (the rest are refused there, as MongoDB does).
+ * `count` is not one of them in MongoDB either: drivers count in a transaction with an aggregate
+ * (countDocuments).
+ */
+const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct', 'killCursors']);
 
 /** Runs one command and answers its reply document (errors are thrown; the server turns them into replies). */
 export async function runCommand(context: CommandContext): Promise<Document> {

@@ -413,6 +413,10 @@ describe('the datastore wire server', () => {
       try {
         session.startTransaction();
         await expect(client.db('d').command({ create: 'x' }, { session })).rejects.toMatchObject({ code: 263 });
+        // count too (countDocuments, an aggregate, is how a transaction counts), without a transient label.
+        const refused = client.db('d').collection('x').count({}, { session });
+        await expect(refused).rejects.toMatchObject({ code: 263, codeName: 'OperationNotSupportedInTransaction' });
+        await expect(refused.catch((error: MongoServerError) => error.hasErrorLabel('TransientTransactionError'))).resolves.toBe(false);
         await session.abortTransaction();
       } finally {
         await session.endSession();
