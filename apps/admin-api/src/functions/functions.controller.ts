@@ -1,10 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, UseGuards } from '@nestjs/common';
 import { FunctionCalls } from '@tessera/messaging';
 import type { AppFunction } from '@tessera/app-config';
+import type { UnsavedSource } from '@tessera/contracts';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
 import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception';
 import { AppStateService } from '../deploy/app-state.service';
+
+/** What a debug run answers: the result (canonical EJSON), the function's log lines, how long it took. */
+type DebugRun = { result: unknown; logs: string[]; error_logs: string[]; stats: { execution_time: string } };
 
 type FunctionBody = ({ name?: unknown; source?: unknown } & Record<string, unknown>) | undefined;
 
@@ -79,23 +83,14 @@ export class FunctionsController {
     @Param('appId') appId: string,
     @Query('user_id') userId: string | undefined,
     @Body() body: { name?: unknown; arguments?: unknown } | undefined,
-  ): Promise<{ result: unknown; logs: string[]; error_logs: string[]; stats: { execution_time: string } }> {
+  ): Promise<DebugRun> {
     requireGroup(request, groupId);
     const record = await this.state.app(groupId, appId);
     const name = typeof body?.name === 'string' ? body.name : '';
     findFunction((await this.state.liveApp(record)).functions, name);
     const args = body?.arguments ?? [];
     if (!Array.isArray(args)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'arguments must be an array');
-    const started = Date.now();
-    const { result, logs } = await this.functions.run({
-      appId: record._id,
-      functionName: name,
-      args,
-      caller: userId ? { type: 'user', user: { id: userId } } : { type: 'system' },
-      ...(userId ? { runAs: { userId } } : { runAs: { system: true } }),
-      metadata: { origin: 'admin' },
-    });
-    return { result, logs, error_logs: [], stats: { execution_time: `${Date.now() - started}ms` } };
+    return this.debugRun(record._id, name, args, userId);
   }
 
   /**
@@ -112,7 +107,7 @@ export class FunctionsController {
     @Query('user_id') userId: string | undefined,
     @Query('run_as_system') runAsSystem: string | undefined,
     @Body() body: { source?: unknown; eval_source?: unknown } | undefined,
-  ): Promise<{ result: unknown; logs: string[]; error_logs: string[]; stats: { execution_time: string } }> {
+  ): Promise<DebugRun> {
     requireGroup(request, groupId);
     const system = runAsSystem === 'true';
     if (runAsSystem !== undefined && runAsSystem !== 'true' && runAsSystem !== 'false') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'run_as_system must be true or false');
@@ -122,14 +117,19 @@ export class FunctionsController {
     if (source.length > 1_000_000) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'source is longer than 1,000,000 characters');
     const canEvaluate = parseEvalSource(body?.eval_source);
     const record = await this.state.app(groupId, appId);
+    return this.debugRun(record._id, 'debug_source', [], userId, { text: source, ...(canEvaluate ? { canEvaluate } : {}) });
+  }
+
+  /** One debug run in the function runtime, as the user `userId` or else the system, answered as App Services did. */
+  private async debugRun(appId: string, functionName: string, args: unknown[], userId: string | undefined, source?: UnsavedSource): Promise<DebugRun> {
     const started = Date.now();
     const { result, logs } = await this.functions.run({
-      appId: record._id,
-      functionName: 'debug_source',
-      source: { text: source, ...(canEvaluate ? { canEvaluate } : {}) },
-      args: [],
+      appId,
+      functionName,
+      ...(source ? { source } : {}),
+      args,
       caller: userId ? { type: 'user', user: { id: userId } } : { type: 'system' },
-      ...(userId ? { runAs: { userId } } : { runAs: { system: true } }),
+      runAs: userId ? { userId } : { system: true },
       metadata: { origin: 'admin' },
     });
     return { result, logs, error_logs: [], stats: { execution_time: `${Date.now() - started}ms` } };

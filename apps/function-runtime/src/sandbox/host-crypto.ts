@@ -148,25 +148,14 @@ function secretText(secret: unknown, what: string): string {
   return secret;
 }
 
-function signingKey(alg: JwsAlgorithm, secret: string): KeyObject {
+/** The key a token is signed (`private`) or checked (`public`) with: the secret's bytes for HS, else the PEM key. */
+function jwsKey(alg: JwsAlgorithm, secret: string, use: 'private' | 'public'): KeyObject {
   if (alg.family === 'HS') return createSecretKey(Buffer.from(secret, 'utf8'));
   let key: KeyObject;
   try {
-    key = createPrivateKey(secret);
+    key = use === 'private' ? createPrivateKey(secret) : createPublicKey(secret);
   } catch {
-    throw new CryptoInputError('the secret is not a PEM-encoded private key');
-  }
-  checkAsymmetricKey(alg, key);
-  return key;
-}
-
-function verifyingKey(alg: JwsAlgorithm, secret: string): KeyObject {
-  if (alg.family === 'HS') return createSecretKey(Buffer.from(secret, 'utf8'));
-  let key: KeyObject;
-  try {
-    key = createPublicKey(secret);
-  } catch {
-    throw new CryptoInputError('the key is not a PEM-encoded public key or certificate');
+    throw new CryptoInputError(use === 'private' ? 'the secret is not a PEM-encoded private key' : 'the key is not a PEM-encoded public key or certificate');
   }
   checkAsymmetricKey(alg, key);
   return key;
@@ -219,7 +208,7 @@ function timingSafe(a: Buffer, b: Buffer): boolean {
 
 function jwtEncode(algName: string, payloadJson: string, secret: unknown, extraHeader: unknown): string {
   const alg = jwsAlgorithm(algName);
-  const key = signingKey(alg, secretText(secret, 'secret'));
+  const key = jwsKey(alg, secretText(secret, 'secret'), 'private');
   const payload = JSON.parse(payloadJson) as unknown;
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw new CryptoInputError('the payload must be an object');
   if (extraHeader !== null && (typeof extraHeader !== 'object' || Array.isArray(extraHeader))) throw new CryptoInputError('customHeaderFields must be an object');
@@ -237,7 +226,7 @@ function jwtDecode(token: string, key: unknown, accepted: unknown, nowSeconds: n
   const algName = typeof header.alg === 'string' ? header.alg : '';
   if (Array.isArray(accepted) && !accepted.map(String).includes(algName)) throw new CryptoInputError(`signing method ${algName || '(none)'} is invalid (accepted: ${accepted.map(String).join(', ')})`);
   const alg = jwsAlgorithm(algName);
-  if (!jwsVerify(alg, verifyingKey(alg, secretText(key, 'key')), Buffer.from(`${headerPart}.${payloadPart}`), Buffer.from(signaturePart, 'base64url'))) {
+  if (!jwsVerify(alg, jwsKey(alg, secretText(key, 'key'), 'public'), Buffer.from(`${headerPart}.${payloadPart}`), Buffer.from(signaturePart, 'base64url'))) {
     throw new CryptoInputError('signature is invalid');
   }
   if (typeof payload.exp === 'number' && nowSeconds >= payload.exp) throw new CryptoInputError('token is expired');
