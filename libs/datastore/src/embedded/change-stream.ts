@@ -20,6 +20,11 @@ export interface ChangeScope {
   coll?: string;
 }
 
+/** The cluster time of a commit: its time in seconds, its sequence number as the increment. */
+export function commitTimestamp(seq: number, time: number): Timestamp {
+  return new Timestamp({ t: Math.floor(time / 1000), i: seq % 0x1_0000_0000 });
+}
+
 export function encodeToken(seq: number, index: number): ResumeToken {
   return { _data: `${seq.toString(16).padStart(16, '0')}${index.toString(16).padStart(8, '0')}` };
 }
@@ -39,7 +44,7 @@ function inScope(op: LogOp, scope: ChangeScope): boolean {
 /** The change event for one logged operation, or undefined for operations the feed does not report. */
 export function toChangeEvent(record: CommitRecord, index: number, options: WatchOptions, lookup: (db: string, coll: string, id: unknown) => Document | null): ChangeEvent | undefined {
   const op = record.ops[index];
-  const clusterTime = new Timestamp({ t: Math.floor(record.time / 1000), i: record.seq % 0x1_0000_0000 });
+  const clusterTime = commitTimestamp(record.seq, record.time);
   const base = { _id: encodeToken(record.seq, index), clusterTime, wallTime: new Date(record.time), ns: op.c === undefined ? { db: op.d } : { db: op.d, coll: op.c } };
   const withPre = options.fullDocumentBeforeChange === 'whenAvailable' || options.fullDocumentBeforeChange === 'required';
   switch (op.k) {

@@ -46,6 +46,8 @@ export class ServiceStore {
   private readonly dbs = new Map<string, Map<string, CollectionState>>();
   private readonly log: LogFiles;
   private seq = 0;
+  /** When the last commit (`seq`) was made, in ms; the opening time until there is one. */
+  private seqTime = Date.now();
   /** Highest sequence number known to be on disk. */
   durableSeq = 0;
   private readonly listeners = new Set<CommitListener>();
@@ -139,6 +141,7 @@ export class ServiceStore {
   }
 
   private applyRecord(record: CommitRecord): void {
+    this.seqTime = record.time;
     for (const op of record.ops) {
       const coll = op.c === undefined ? undefined : this.collection(op.d, op.c);
       switch (op.k) {
@@ -379,6 +382,7 @@ export class ServiceStore {
       throw new DatastoreError('BadValue', 'document to write is larger than the maximum BSON size (16 MB)', { cause: error, code: 10334 });
     }
     this.seq = record.seq;
+    this.seqTime = record.time;
     await durable;
   }
 
@@ -432,6 +436,14 @@ export class ServiceStore {
     this.hidden.clear();
     const waiters = this.lockWaiters.splice(0);
     for (const wake of waiters) wake();
+  }
+
+  /**
+   * The last commit: its sequence number and time. Change events carry the same pair as their
+   * clusterTime, so a reply's operationTime and the events compare as MongoDB's do.
+   */
+  lastCommit(): { seq: number; time: number } {
+    return { seq: this.seq, time: this.seqTime };
   }
 
   subscribe(listener: CommitListener): () => void {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir, eventually } from '@tessera/testing';
-import { BSON, BSONRegExp, type Document, Long, ObjectId } from 'bson';
+import { BSON, BSONRegExp, type Document, Long, ObjectId, Timestamp } from 'bson';
 import { type ChangeStreamDocument, type CommandStartedEvent, MongoClient, MongoServerError } from 'mongodb';
 import { createDataSourceClient } from '../client';
 import { openEmbeddedClient } from '../embedded/embedded-client';
@@ -61,10 +61,16 @@ type AnyDoc = { _id: number | string } & Record<string, unknown>;
 /** The documentKey of a change event (drop events have none). */
 const keyOf = (event: unknown): unknown => (event as { documentKey?: unknown }).documentKey;
 
+/** A reply without the cluster time every reply carries (`operationTime`, `$clusterTime`). */
+function withoutClock(reply: Document): Document {
+  const { operationTime: _time, $clusterTime: _clock, ...rest } = reply;
+  return rest;
+}
+
 function replyBody(reply: Buffer): Document {
   const header = readHeader(reply);
-  if (header.opCode === OP_MSG) return BSON.deserialize(reply.subarray(HEADER_SIZE + 5));
-  if (header.opCode === OP_REPLY) return BSON.deserialize(reply.subarray(HEADER_SIZE + 20));
+  if (header.opCode === OP_MSG) return withoutClock(BSON.deserialize(reply.subarray(HEADER_SIZE + 5)));
+  if (header.opCode === OP_REPLY) return withoutClock(BSON.deserialize(reply.subarray(HEADER_SIZE + 20)));
   throw new Error(`unexpected opCode ${header.opCode}`);
 }
 
@@ -128,7 +134,7 @@ describe('the datastore wire server', () => {
 
     it('answers ping, buildInfo, listDatabases and the catalog commands', async () => {
       const admin = client.db('admin');
-      expect(await admin.command({ ping: 1 })).toEqual({ ok: 1 });
+      expect(withoutClock(await admin.command({ ping: 1 }))).toEqual({ ok: 1 });
       expect((await admin.command({ buildInfo: 1 })).version).toBe('7.0.0');
       const db = client.db('shop');
       await db.createCollection('orders');
@@ -172,7 +178,7 @@ describe('the datastore wire server', () => {
       const garbage = Buffer.alloc(16);
       garbage.writeInt32LE(3, 0);
       expect(await exchange(server.port, garbage)).toBeNull();
-      expect(await client.db('admin').command({ ping: 1 })).toEqual({ ok: 1 });
+      expect(withoutClock(await client.db('admin').command({ ping: 1 }))).toEqual({ ok: 1 });
     });
 
     it('joins a large message sent in small chunks once, not on every chunk', async () => {
@@ -306,7 +312,7 @@ describe('the datastore wire server', () => {
       await expect(db.command({ find: 'items', maxTimeMS: -1 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: "BSON field 'maxTimeMS' value must be >= 0, actual value '-1'" });
       await expect(db.command({ ping: 1, maxTimeMS: 1.5 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: 'maxTimeMS has non-integral value' });
       await expect(db.command({ count: 'items', maxTimeMS: 2 ** 31 })).rejects.toMatchObject({ code: 2, codeName: 'BadValue', message: "BSON field 'maxTimeMS' value must be <= 2147483647, actual value '2147483648'" });
-      expect(await db.command({ count: 'items', maxTimeMS: 2 ** 31 - 1 })).toEqual({ n: 3, ok: 1 });
+      expect(withoutClock(await db.command({ count: 'items', maxTimeMS: 2 ** 31 - 1 }))).toEqual({ n: 3, ok: 1 });
       expect(await db.command({ find: 'items', batchSize: 0, maxTimeMS: 0 })).toMatchObject({ cursor: { firstBatch: [] }, ok: 1 });
     });
 
@@ -403,6 +409,32 @@ describe('the datastore wire server', () => {
           await db.collection<{ _id: string; balance?: number }>('accounts').insertOne({ _id: 'c' }, { session });
         });
         expect(await db.collection<{ _id: string; balance?: number }>('accounts').countDocuments()).toBe(2);
+      } finally {
+        await session.endSession();
+      }
+    });
+
+    it('puts the last commit\'s time on every reply, which a causally consistent session reads after', async () => {
+      const db = client.db('clock');
+      const before = await db.command({ ping: 1 });
+      expect(before.operationTime).toBeInstanceOf(Timestamp);
+      expect(before.$clusterTime).toMatchObject({ clusterTime: before.operationTime, signature: { keyId: expect.anything() } });
+      const session = client.startSession({ causalConsistency: true });
+      try {
+        await db.collection('c').insertOne({ _id: 1 }, { session });
+        const written = session.operationTime as Timestamp;
+        expect(written.greaterThan(before.operationTime as Timestamp)).toBe(true);
+        commands.length = 0;
+        expect(await db.collection('c').findOne({ _id: 1 }, { session })).toEqual({ _id: 1 });
+        expect(commands[0].command.readConcern).toEqual({ afterClusterTime: written });
+        // A failed command carries it too, and a transaction's first statement reads after it.
+        const failed = await db.command({ nope: 1 }).catch((error: MongoServerError) => error.errorResponse);
+        expect(failed.operationTime).toEqual(written);
+        session.startTransaction();
+        commands.length = 0;
+        await db.collection('c').insertOne({ _id: 2 }, { session });
+        expect(commands[0].command.readConcern).toEqual({ afterClusterTime: written });
+        await session.commitTransaction();
       } finally {
         await session.endSession();
       }

@@ -7,8 +7,10 @@
  * SCRAM-SHA-256 before any command other than the handshake (wire-auth.ts).
  */
 import { join } from 'node:path';
+import { Binary, Long } from 'bson';
 import { type Document } from '../api/data-source';
 import { DatastoreError, DatastoreErrorCode } from '../api/datastore.error';
+import { commitTimestamp } from '../embedded/change-stream';
 import { type EmbeddedClient, openEmbeddedClient } from '../embedded/embedded-client';
 import { type ServiceStoreOptions } from '../embedded/service-store';
 import { type CommandServer, runCommand, type WireConnection } from './commands';
@@ -42,6 +44,8 @@ export interface WireServerOptions {
 }
 
 const handshakeCommands = new Set(['hello', 'isMaster', 'ismaster']);
+
+const emptySignature = new Binary(Buffer.alloc(20), 0);
 
 /** Cluster names the server accepts from a handshake (App Services names: letters, digits, `_`, `-`; tools such as mongosh send names with blanks and get the default cluster). */
 const clusterNamePattern = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
@@ -178,13 +182,28 @@ export class WireServer implements CommandServer {
           connection.requestedCluster = this.clusterOf(command);
           connection.cluster = this.defaultCluster;
         }
-        const reply = await runCommand({ server: this, connection, db, command });
-        return this.auth.decorateHandshake(info.id, command, reply);
+        const reply = await runCommand({ server: this, connection, db, command }).catch((error: unknown) => errorReply(error, this.options.log));
+        return this.withClusterTime(connection, this.auth.decorateHandshake(info.id, command, reply));
       }
-      return await runCommand({ server: this, connection, db, command });
+      return this.withClusterTime(connection, await runCommand({ server: this, connection, db, command }));
     } catch (error) {
-      return errorReply(error, this.options.log);
+      return this.withClusterTime(connection, errorReply(error, this.options.log));
     }
+  }
+
+  /**
+   * `operationTime` and `$clusterTime`, as a replica set member puts them on every reply, failures
+   * included: the time of the cluster's last commit. Drivers keep the highest they saw and send it back as
+   * `readConcern.afterClusterTime` in a causally consistent session (every session by default), and
+   * transactions' commands expect it there. The signature is empty: there are no keys to sign with.
+   */
+  private withClusterTime(connection: WireConnection, reply: Document): Document {
+    const cluster = connection.cluster ?? this.defaultCluster;
+    const client = this.clients.get(cluster);
+    if (!client || 'operationTime' in reply) return reply;
+    const { seq, time } = client.store.lastCommit();
+    const clusterTime = commitTimestamp(seq, time);
+    return { ...reply, operationTime: clusterTime, $clusterTime: { clusterTime, signature: { hash: emptySignature, keyId: Long.ZERO } } };
   }
 
   async close(): Promise<void> {
