@@ -421,18 +421,18 @@ describe('the datastore wire server', () => {
       expect(before.$clusterTime).toMatchObject({ clusterTime: before.operationTime, signature: { keyId: expect.anything() } });
       const session = client.startSession({ causalConsistency: true });
       try {
-        await db.collection('c').insertOne({ _id: 1 }, { session });
+        await db.collection<{ _id: number }>('c').insertOne({ _id: 1 }, { session });
         const written = session.operationTime as Timestamp;
         expect(written.greaterThan(before.operationTime as Timestamp)).toBe(true);
         commands.length = 0;
-        expect(await db.collection('c').findOne({ _id: 1 }, { session })).toEqual({ _id: 1 });
+        expect(await db.collection<{ _id: number }>('c').findOne({ _id: 1 }, { session })).toEqual({ _id: 1 });
         expect(commands[0].command.readConcern).toEqual({ afterClusterTime: written });
         // A failed command carries it too, and a transaction's first statement reads after it.
         const failed = await db.command({ nope: 1 }).catch((error: MongoServerError) => error.errorResponse);
         expect(failed.operationTime).toEqual(written);
         session.startTransaction();
         commands.length = 0;
-        await db.collection('c').insertOne({ _id: 2 }, { session });
+        await db.collection<{ _id: number }>('c').insertOne({ _id: 2 }, { session });
         expect(commands[0].command.readConcern).toEqual({ afterClusterTime: written });
         await session.commitTransaction();
       } finally {
