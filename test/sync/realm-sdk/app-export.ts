@@ -44,9 +44,9 @@ export async function setSyncState(admin: AdminSession, appId: string, state: 'e
  * A host with the admin API, and examples/<name> pushed unchanged as the first deployment of a new app (as the
  * README's walk-through does with the CLI).
  */
-export async function deployExample(name: string) {
+export async function deployExample(name: string, settings: Record<string, string> = {}) {
   const password = 'realm-sdk-admin-password';
-  const host = await startSyncHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
+  const host = await startSyncHost({ settings: { ...settings, TESSERA_ADMIN_PASSWORD: password } });
   const admin = await AdminSession.login(host, 'admin', password);
   const app = await admin.createApp(name);
   const pushed = await admin.push(app._id, exampleFiles(name));
@@ -57,6 +57,9 @@ export async function deployExample(name: string) {
   return {
     host,
     clientAppId: app.client_app_id,
+    /** The admin API session and the app's id in it (for user management). */
+    admin,
+    appId: app._id,
     /** A collection of the app's linked cluster (service mongodb-atlas). */
     async collection(database: string, collection: string) {
       const deployed = await host.nest.get(DeployedApps).byClientAppId(app.client_app_id);

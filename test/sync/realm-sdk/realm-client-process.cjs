@@ -4,7 +4,8 @@
 //
 // Requests: {"id": n, "op": "...", ...}; answers: {"id": n, "ok": true, "result": ...} or
 // {"id": n, "ok": false, "error": "..."}. Unasked notices (a sync error, a client reset) come as
-// {"event": "...", ...}. EJSON is not needed: values are strings, numbers and booleans.
+// {"event": "...", ...}. The Task operations carry strings, numbers and booleans; the generic object
+// operations (`put`, `objects`) carry canonical EJSON text, so every property type crosses unchanged.
 'use strict';
 
 const { mkdtempSync } = require('node:fs');
@@ -71,9 +72,9 @@ const operations = {
     return await user.refreshCustomData();
   },
 
-  async open({ partition, partitionType, clientReset, timeoutMs }) {
+  async open({ partition, partitionType, schema, clientReset, timeoutMs }) {
     const config = {
-      schema: schemaOf(partitionType),
+      schema: schema ?? schemaOf(partitionType),
       path: join(baseFilePath, `p-${String(partition)}-${Date.now()}.realm`),
       sync: {
         user,
@@ -85,6 +86,7 @@ const operations = {
       },
     };
     realm = await Realm.open(config);
+    watchConnection();
     return { path: realm.path };
   },
 
@@ -92,7 +94,7 @@ const operations = {
    * Opens a flexible-sync realm subscribed to `query` on Task. The schema is the protocol tests' app's (Task,
    * and Log as asymmetric) unless the test gives its own (an imported app's).
    */
-  async openFlexible({ query, schema, clientReset, timeoutMs }) {
+  async openFlexible({ query, subscriptions, schema, clientReset, timeoutMs }) {
     const config = {
       schema: schema ?? [
         { name: 'Task', primaryKey: '_id', properties: { _id: 'string', owner_id: 'string?', status: 'string?', name: 'string?' } },
@@ -102,7 +104,11 @@ const operations = {
       sync: {
         user,
         flexible: true,
-        initialSubscriptions: { update: (subs, r) => subs.add(r.objects('Task').filtered(query), { name: 'tasks' }) },
+        initialSubscriptions: {
+          update: (subs, r) => {
+            for (const sub of subscriptions ?? [{ name: 'tasks', type: 'Task', query }]) subs.add(r.objects(sub.type).filtered(sub.query), { name: sub.name });
+          },
+        },
         newRealmFileBehavior: { type: 'downloadBeforeOpen', timeOut: timeoutMs ?? 20_000, timeOutBehavior: 'throwException' },
         existingRealmFileBehavior: { type: 'openImmediately' },
         onError: (_session, error) => send({ event: 'sync-error', code: error.code, name: error.name, message: error.message, isFatal: error.isFatal, reason: error.reason, writes: error.writes }),
@@ -110,6 +116,7 @@ const operations = {
       },
     };
     realm = await Realm.open(config);
+    watchConnection();
     return { path: realm.path };
   },
 
@@ -199,12 +206,165 @@ const operations = {
     return { session: realm.syncSession.state, connection: realm.syncSession.connectionState };
   },
 
+  /** Creates an object of `type` from canonical EJSON text. */
+  put({ type, value }) {
+    // UpdateMode.Never: with Modified the SDK reads each property of the new object first, and reading the
+    // default of a required uuid property throws in 12.15.0 (BSONTypeError from Obj.getAny).
+    realm.write(() => realm.create(type, fromWire(Realm.BSON.EJSON.parse(value, { relaxed: false })), Realm.UpdateMode.Never));
+    return null;
+  },
+
+  /** Changes fields of the object of `type` whose primary key is `key` (EJSON text of both). */
+  change({ type, key, changes }) {
+    realm.write(() => {
+      const object = realm.objectForPrimaryKey(type, fromWire(Realm.BSON.EJSON.parse(key, { relaxed: false })));
+      if (!object) throw new Error(`no ${type} ${key}`);
+      Object.assign(object, fromWire(Realm.BSON.EJSON.parse(changes, { relaxed: false })));
+    });
+    return null;
+  },
+
+  /** Every object of `type` (matching `query` when given) as canonical EJSON text, in primary key order. */
+  objects({ type, query }) {
+    const all = query ? realm.objects(type).filtered(query) : realm.objects(type);
+    return Realm.BSON.EJSON.stringify(all.sorted('_id').map((object) => toWire(object)), { relaxed: false });
+  },
+
+  /** Waits until `query` on `type` matches `count` objects; rejects with how many it matched after the timeout. */
+  async waitForCount({ type, query = 'TRUEPREDICATE', count, timeoutMs = 15_000 }) {
+    const deadline = Date.now() + timeoutMs;
+    while (realm.objects(type).filtered(query).length !== count) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} ${type} matching ${query}; the client holds ${realm.objects(type).filtered(query).length} of ${realm.objects(type).length}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return realm.objects(type).length;
+  },
+
+  /**
+   * Sets the flexible realm's subscriptions to `subscriptions` ([{ name, type, query }]): they replace every
+   * other one unless `keep`; `remove` names ones to drop. Waits until the server bootstrapped them.
+   */
+  async setSubscriptions({ subscriptions = [], keep = false, remove = [], timeoutMs = 15_000 }) {
+    await withTimeout(
+      realm.subscriptions.update((mutable) => {
+        if (!keep) mutable.removeAll();
+        for (const name of remove) mutable.removeByName(name);
+        for (const sub of subscriptions) mutable.add(realm.objects(sub.type).filtered(sub.query), { name: sub.name });
+      }),
+      timeoutMs,
+      'subscriptions',
+    ).catch((error) => {
+      throw new Error(realm.subscriptions.error ?? String(error?.message ?? error));
+    });
+    return { state: realm.subscriptions.state, names: [...realm.subscriptions].map((sub) => sub.name ?? null) };
+  },
+
+  /** SDK 12's `results.subscribe()`: returns the number of matching objects once it resolves. */
+  async subscribeResults({ type, query, name, behavior = 'FirstTime', timeoutMs = 15_000 }) {
+    const results = realm.objects(type).filtered(query);
+    const options = { behavior: Realm.WaitForSync[behavior], ...(name ? { name } : {}) };
+    const subscribed = await withTimeout(results.subscribe(options), timeoutMs, 'subscribe');
+    return { count: subscribed.length, subscriptions: realm.subscriptions.length };
+  },
+
+  /** SDK 12's `results.unsubscribe()`: then waits for the server to acknowledge the new set. */
+  async unsubscribeResults({ type, query, timeoutMs = 15_000 }) {
+    realm.objects(type).filtered(query).unsubscribe();
+    await withTimeout(realm.subscriptions.waitForSynchronization(), timeoutMs, 'unsubscribe');
+    return { subscriptions: realm.subscriptions.length };
+  },
+
+  /** Starts recording the session's progress notifications in `direction` and `mode`. */
+  watchProgress({ direction = 'download', mode = 'reportIndefinitely' }) {
+    progress.length = 0;
+    realm.syncSession.addProgressNotification(direction, mode, (...args) => progress.push(args.length === 1 ? { estimate: args[0] } : { transferred: args[0], transferable: args[1] }));
+    return null;
+  },
+
+  /** The progress notifications recorded since `watchProgress`. */
+  progress() {
+    return progress;
+  },
+
+  /** The connection states the session went through since the realm opened. */
+  connectionStates() {
+    return connectionStates;
+  },
+
+  /** The user's current access token (to tell a refreshed one from the first). */
+  accessToken() {
+    return user.accessToken;
+  },
+
+  userState() {
+    return user.state;
+  },
+
+  async logOut() {
+    await user.logOut();
+    return null;
+  },
+
   close() {
     realm?.close();
     realm = undefined;
     return null;
   },
 };
+
+const progress = [];
+const connectionStates = [];
+
+function watchConnection() {
+  connectionStates.length = 0;
+  realm.syncSession.addConnectionNotification((state) => connectionStates.push(state));
+}
+
+/**
+ * A value parsed from EJSON as the SDK takes it: binary subtype 4 as a UUID, other binary as an ArrayBuffer,
+ * `{ __link: [type, primaryKey] }` as the stored object of that type, arrays and documents element by element
+ * (a document for an object, an embedded object, a dictionary or a mixed dictionary, as the schema says).
+ */
+function fromWire(value) {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(fromWire);
+  // EJSON parses binary subtype 4 as a UUID already.
+  if (value instanceof Date || value instanceof Realm.BSON.ObjectId || value instanceof Realm.BSON.Decimal128 || value instanceof Realm.BSON.UUID) return value;
+  if (value instanceof Realm.BSON.Binary) {
+    const bytes = Buffer.from(value.buffer).subarray(0, value.position);
+    return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  }
+  // Realm.BSON exports no number classes: EJSON's Int32, Long and Double are told by their tag.
+  if (['Int32', 'Long', 'Double'].includes(value._bsontype)) return Number(value.toString());
+  if (Array.isArray(value.__link)) {
+    const [type, key] = value.__link;
+    const target = realm.objectForPrimaryKey(type, fromWire(key));
+    if (!target) throw new Error(`no ${type} ${JSON.stringify(key)} to link to`);
+    return target;
+  }
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fromWire(item)]));
+}
+
+/** What the device holds, for EJSON: links as `{ __link: [type, primaryKey] }`, collections as arrays and documents. */
+function toWire(value) {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Realm.Object) {
+    const schema = value.objectSchema();
+    if (!schema.embedded && toWire.depth > 0) return { __link: [schema.name, value[schema.primaryKey]] };
+    toWire.depth++;
+    try {
+      return Object.fromEntries(Object.keys(schema.properties).map((key) => [key, toWire(value[key])]));
+    } finally {
+      toWire.depth--;
+    }
+  }
+  if (value instanceof Realm.Dictionary) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, toWire(item)]));
+  if (value instanceof Realm.Set) return [...value].map(toWire).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  if (value instanceof Realm.Collection || Array.isArray(value)) return [...value].map(toWire);
+  if (value instanceof ArrayBuffer) return new Realm.BSON.Binary(Buffer.from(value));
+  return value;
+}
+toWire.depth = 0;
 
 function withTimeout(promise, ms, what) {
   let timer;
@@ -219,6 +379,7 @@ readline.createInterface({ input: process.stdin }).on('line', async (line) => {
     if (!operation) throw new Error(`unknown op ${request.op}`);
     send({ id: request.id, ok: true, result: (await operation(request)) ?? null });
   } catch (error) {
+    if (process.env.REALM_CLIENT_TRACE) process.stderr.write(`${error?.stack}\n`);
     send({ id: request.id, ok: false, error: String(error?.message ?? error), code: error?.code });
   }
 });

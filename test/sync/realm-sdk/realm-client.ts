@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { makeTempDir } from '@tessera/testing';
+import { Binary, Decimal128, Double, EJSON, Int32, Long, ObjectId } from 'bson';
 
 // The real Realm JS SDK 12.15.0, built from the public realm-js and realm-core sources (its npm package has
 // no Linux Node binary), found through TESSERA_REALM_SDK: the path of the built `realm` package. Nothing
@@ -47,6 +48,24 @@ export class SdkError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * A value as the tests compare it: every number (Int32, Long, Double or a JS number) as a JS number, and the
+ * other BSON values as tagged plain data, so a value the device holds, one the store returns and one a test
+ * wrote compare equal when they hold the same thing (the BSON type is checked separately, where it matters).
+ */
+export function canonical(value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Long) return value.toNumber();
+  if (value instanceof Int32 || value instanceof Double) return value.valueOf();
+  if (value instanceof Date) return { $date: value.toISOString() };
+  if (value instanceof ObjectId) return { $oid: value.toHexString() };
+  if (value instanceof Decimal128) return { $decimal: value.toString() };
+  if (value instanceof Binary) return { $binary: Buffer.from(value.buffer).toString('hex'), subtype: value.sub_type };
+  if (Array.isArray(value)) return value.map(canonical);
+  if (typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, canonical(item)]));
+  return value;
 }
 
 /**
@@ -109,7 +128,7 @@ export class RealmDevice {
     return this.call('login', { baseUrl, appId, ...(credentials === 'anonymous' ? {} : credentials) });
   }
 
-  open(partition: string | number, options: { partitionType?: 'string' | 'int'; clientReset?: 'recoverUnsyncedChanges' | 'discardUnsyncedChanges' | 'recoverOrDiscardUnsyncedChanges' | 'manual'; timeoutMs?: number } = {}): Promise<{ path: string }> {
+  open(partition: string | number, options: { partitionType?: 'string' | 'int'; schema?: unknown[]; clientReset?: 'recoverUnsyncedChanges' | 'discardUnsyncedChanges' | 'recoverOrDiscardUnsyncedChanges' | 'manual'; timeoutMs?: number } = {}): Promise<{ path: string }> {
     return this.call('open', { partition, ...options });
   }
 
@@ -140,6 +159,26 @@ export class RealmDevice {
 
   download(timeoutMs?: number): Promise<void> {
     return this.call('download', timeoutMs ? { timeoutMs } : {});
+  }
+
+  /** Creates (or updates by primary key) an object of `type`; `{ __link: [type, primaryKey] }` links to a stored object. */
+  put(type: string, value: Record<string, unknown>): Promise<void> {
+    return this.call('put', { type, value: EJSON.stringify(value, { relaxed: false }) });
+  }
+
+  /** Sets `changes` on the object of `type` with primary key `id`. */
+  change(type: string, id: unknown, changes: Record<string, unknown>): Promise<void> {
+    return this.call('change', { type, key: EJSON.stringify(id, { relaxed: false }), changes: EJSON.stringify(changes, { relaxed: false }) });
+  }
+
+  /** The device's objects of `type` (matching `query`), in primary key order, as `canonical` values. */
+  async objects(type: string, query?: string): Promise<Array<Record<string, unknown>>> {
+    return canonical(EJSON.parse(await this.call<string>('objects', { type, ...(query ? { query } : {}) }), { relaxed: false })) as Array<Record<string, unknown>>;
+  }
+
+  /** Resolves when `query` (every object by default) on `type` matches `count` objects on the device. */
+  waitForCount(type: string, count: number, query?: string, timeoutMs?: number): Promise<number> {
+    return this.call('waitForCount', { type, count, ...(query ? { query } : {}), ...(timeoutMs ? { timeoutMs } : {}) });
   }
 
   pause(): Promise<void> {

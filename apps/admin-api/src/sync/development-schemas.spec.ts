@@ -23,6 +23,42 @@ describe('applyDevelopmentSchemas', () => {
       required: ['_id', 'title'],
       properties: { _id: { bsonType: 'objectId' }, title: { bsonType: 'string' }, done: { bsonType: 'bool' }, tags: { bsonType: 'array', items: { bsonType: 'string' } }, project: { bsonType: 'objectId' }, owner_id: { bsonType: 'string' } },
     });
+    expect(rules[0].relationships).toEqual({ project: { ref: '#/relationship/mongodb-atlas/devdb/Project', source_key: 'project', foreign_key: '_id', is_list: false } });
+    expect(validateApp(app)).toEqual([]);
+  });
+
+  it('writes floats, optional elements, embedded objects and links as App Services did, so the sync schema reads back as declared', () => {
+    const app = devApp();
+    const owner = { name: 'Owner', primary_key: '_id', properties: { _id: { type: 'string' } } };
+    const address = { name: 'Address', embedded: true, properties: { street: { type: 'string' }, zip: { type: 'int', optional: true } } };
+    const thing = {
+      name: 'Thing',
+      primary_key: '_id',
+      properties: {
+        _id: { type: 'objectId' },
+        weight: { type: 'float' },
+        names: { type: 'list', items: { type: 'string', optional: true } },
+        address: { type: 'object', object_type: 'Address', optional: true },
+        addresses: { type: 'list', items: { type: 'object', object_type: 'Address' } },
+        owners: { type: 'list', items: { type: 'object', object_type: 'Owner' } },
+      },
+    };
+    expect(applyDevelopmentSchemas(app, [thing, owner, address])).toEqual({ created: ['Thing', 'Owner'], extended: [] });
+    const [thingRule] = app.services[0].collectionRules;
+    const addressSchema = { title: 'Address', bsonType: 'object', properties: { street: { bsonType: 'string' }, zip: { bsonType: 'long' } }, required: ['street'] };
+    expect(thingRule.schema?.properties).toMatchObject({
+      weight: { bsonType: 'float' },
+      names: { bsonType: 'array', items: { bsonType: ['string', 'null'] } },
+      address: addressSchema,
+      addresses: { bsonType: 'array', items: addressSchema },
+      owners: { bsonType: 'array', items: { bsonType: 'string' } },
+    });
+    expect(thingRule.relationships).toEqual({ owners: { ref: '#/relationship/mongodb-atlas/devdb/Owner', source_key: 'owners', foreign_key: '_id', is_list: true } });
+    // A later type links to one deployed before: the relationship uses the deployed collection and _id type.
+    applyDevelopmentSchemas(app, [{ name: 'Pet', primary_key: '_id', properties: { _id: { type: 'int' }, owner: { type: 'object', object_type: 'Owner', optional: true } } }]);
+    const pet = app.services[0].collectionRules.find((rule) => rule.collection === 'Pet');
+    expect(pet?.schema?.properties?.['owner']).toEqual({ bsonType: 'string' });
+    expect(pet?.relationships).toEqual({ owner: { ref: '#/relationship/mongodb-atlas/devdb/Owner', source_key: 'owner', foreign_key: '_id', is_list: false } });
     expect(validateApp(app)).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-import { columnOf, type SyncSchema } from '@tessera/sync-protocol';
+import { columnOf, type SyncSchema, type SyncTable } from '@tessera/sync-protocol';
 import { describe, expect, it } from 'vitest';
 import { declaredTypes } from './development-types';
 
@@ -20,21 +20,36 @@ describe('declaredTypes (development mode)', () => {
       {
         name: 'Note',
         primary_key: '_id',
-        properties: { _id: { type: 'objectId' }, title: { type: 'string' }, tags: { type: 'list', items: { type: 'string' } }, task: { type: 'string', optional: true } },
+        properties: { _id: { type: 'objectId' }, title: { type: 'string' }, tags: { type: 'list', items: { type: 'string' } }, task: { type: 'object', object_type: 'Task', optional: true } },
       },
     ]);
     const grown: SyncSchema = new Map([['Task', table('Task', [columnOf('Task', 'name', 'String', { nullable: true }), columnOf('Task', 'done', 'Bool')], 'String')]]);
     expect(declaredTypes(before, grown).map((type) => Object.keys(type.properties))).toEqual([['_id', 'name', 'done']]);
   });
 
-  it('links to a type declared with it as an object, and leaves embedded types out', () => {
-    const after: SyncSchema = new Map([
-      ['A', table('A', [columnOf('A', 'b', 'Link', { linkTargetTable: 'B', nullable: true }), columnOf('A', 'any', 'Null', { nullable: true })])],
+  it('links to a type as an object and declares the embedded types it reaches, so links and embedded objects survive the round trip', () => {
+    const after: SyncSchema = new Map<string, SyncTable>([
+      [
+        'A',
+        table('A', [
+          columnOf('A', 'b', 'Link', { linkTargetTable: 'B', nullable: true }),
+          columnOf('A', 'any', 'Null', { nullable: true }),
+          columnOf('A', 'place', 'Link', { linkTargetTable: 'E', nullable: true }),
+          columnOf('A', 'names', 'String', { collectionType: 'List', nullable: true }),
+        ]),
+      ],
       ['B', table('B', [])],
-      ['E', { name: 'E', spec: { kind: 'Embedded' }, columns: new Map() } as never],
+      ['E', { name: 'E', spec: { kind: 'Embedded' }, columns: new Map([['street', columnOf('E', 'street', 'String')]]) }],
+      ['Unused', { name: 'Unused', spec: { kind: 'Embedded' }, columns: new Map() }],
     ]);
     const types = declaredTypes(new Map(), after);
-    expect(types.map((type) => type.name)).toEqual(['A', 'B']);
-    expect(types[0]?.properties).toMatchObject({ b: { type: 'object', object_type: 'B', optional: true }, any: { type: 'mixed', optional: true } });
+    expect(types.map((type) => type.name)).toEqual(['A', 'B', 'E']);
+    expect(types[0]?.properties).toMatchObject({ b: { type: 'object', object_type: 'B', optional: true }, any: { type: 'mixed', optional: true }, place: { type: 'object', object_type: 'E', optional: true }, names: { type: 'list', items: { type: 'string', optional: true } } });
+    expect(types[2]).toEqual({ name: 'E', embedded: true, properties: { street: { type: 'string' } } });
+    // A link to a type declared before still names it; a new field of an embedded type re-declares its owner.
+    expect(declaredTypes(new Map([['B', after.get('B')!]]), new Map<string, SyncTable>([['B', after.get('B')!], ['C', table('C', [columnOf('C', 'b', 'Link', { linkTargetTable: 'B', nullable: true })])]]))[0]?.properties['b']).toEqual({ type: 'object', object_type: 'B', optional: true });
+    const grownEmbedded = new Map(after);
+    grownEmbedded.set('E', { name: 'E', spec: { kind: 'Embedded' }, columns: new Map([['street', columnOf('E', 'street', 'String')], ['zip', columnOf('E', 'zip', 'Int', { nullable: true })]]) });
+    expect(declaredTypes(after, grownEmbedded).map((type) => type.name)).toEqual(['A', 'E']);
   });
 });

@@ -1,10 +1,11 @@
 /**
  * Development mode: the object types a client's schema instructions declare, in the shape the admin API
  * makes into collection schemas (`apps.development-schema.apply`). Pure; only top-level types become
- * collections, and a link to a type not declared with them is stored as that type's primary key.
+ * collections: the embedded types they reach are declared with them (as `embedded`), to become sub-document
+ * schemas, and a link names its target type, which the admin API resolves to a relationship.
  */
 import { type AppsDevelopmentSchemaApplyRequest } from '@tessera/contracts';
-import { type AddColumn, type PayloadType, type SyncSchema, type SyncTable } from '@tessera/sync-protocol';
+import { type AddColumn, type PayloadType, type SyncSchema, type SyncTable, tablesReachable } from '@tessera/sync-protocol';
 
 type DeclaredType = AppsDevelopmentSchemaApplyRequest['types'][number];
 type DeclaredProperty = DeclaredType['properties'][string];
@@ -23,24 +24,27 @@ const scalarTypes: Partial<Record<PayloadType, string>> = {
   Null: 'mixed',
 };
 
-/** The top-level types of `after` that are new or have new fields compared with `before`. */
+/**
+ * The top-level types of `after` that are new or have new fields (their own or their embedded objects')
+ * compared with `before`, followed by the embedded types they reach.
+ */
 export function declaredTypes(before: SyncSchema, after: SyncSchema): DeclaredType[] {
-  const changed = [...after.values()].filter((table) => table.spec.kind === 'TopLevel' && differs(before.get(table.name), table));
-  const names = new Set(changed.map((table) => table.name));
-  return changed.map((table) => {
+  const changed = [...after.values()].filter((table) => table.spec.kind === 'TopLevel' && tablesReachable(after, [table.name]).some((name) => differs(before.get(name), after.get(name))));
+  const embedded = tablesReachable(after, changed.map((table) => table.name)).filter((name) => after.get(name)?.spec.kind === 'Embedded');
+  return [...changed, ...embedded.map((name) => after.get(name)!)].map((table) => {
     const properties: Record<string, DeclaredProperty> = {};
     if (table.spec.kind === 'TopLevel') properties[table.spec.pkField] = { type: scalarTypes[table.spec.pkType] ?? 'mixed', ...(table.spec.pkNullable ? { optional: true } : {}) };
-    for (const column of table.columns.values()) properties[column.field] = property(after, column, names);
-    return { name: table.name, ...(table.spec.kind === 'TopLevel' ? { primary_key: table.spec.pkField } : {}), properties };
+    for (const column of table.columns.values()) properties[column.field] = property(after, column);
+    return { name: table.name, ...(table.spec.kind === 'TopLevel' ? { primary_key: table.spec.pkField } : { embedded: true }), properties };
   });
 }
 
-function differs(before: SyncTable | undefined, after: SyncTable): boolean {
-  return !before || [...after.columns.keys()].some((field) => !before.columns.has(field));
+function differs(before: SyncTable | undefined, after: SyncTable | undefined): boolean {
+  return !before || [...(after?.columns.keys() ?? [])].some((field) => !before.columns.has(field));
 }
 
-function property(schema: SyncSchema, column: AddColumn, names: ReadonlySet<string>): DeclaredProperty {
-  const element = elementOf(schema, column, names);
+function property(schema: SyncSchema, column: AddColumn): DeclaredProperty {
+  const element = elementOf(schema, column);
   switch (column.collectionType) {
     case 'List':
       return { type: 'list', items: element };
@@ -53,10 +57,8 @@ function property(schema: SyncSchema, column: AddColumn, names: ReadonlySet<stri
   }
 }
 
-function elementOf(schema: SyncSchema, column: AddColumn, names: ReadonlySet<string>): Omit<DeclaredProperty, 'items'> {
+function elementOf(schema: SyncSchema, column: AddColumn): Omit<DeclaredProperty, 'items'> {
   if (column.valueType !== 'Link') return { type: scalarTypes[column.valueType] ?? 'mixed', ...(column.nullable && column.collectionType !== 'Single' ? { optional: true } : {}) };
   const target = column.linkTargetTable;
-  if (target && names.has(target)) return { type: 'object', object_type: target };
-  const spec = target ? schema.get(target)?.spec : undefined;
-  return { type: spec?.kind === 'TopLevel' ? (scalarTypes[spec.pkType] ?? 'mixed') : 'mixed' };
+  return target && schema.has(target) ? { type: 'object', object_type: target } : { type: 'mixed' };
 }

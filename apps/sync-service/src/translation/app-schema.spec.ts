@@ -63,6 +63,24 @@ describe('sync layout of an app', () => {
     expect(layout?.developmentMode).toBe(false);
   });
 
+  it('reads optional collection elements, floats and dictionaries of embedded objects as Realm declares them', () => {
+    const config = app();
+    Object.assign(config.services[0].collectionRules[0].schema!.properties!, {
+      nicknames: { bsonType: 'array', items: { bsonType: ['string', 'null'] } },
+      weight: { bsonType: 'float' },
+      rooms: { bsonType: 'object', additionalProperties: { bsonType: 'object', title: 'Room', properties: { size: { bsonType: 'double' } } } },
+      visits: { bsonType: 'array', items: { bsonType: 'object', title: 'Visit', properties: { at: { bsonType: 'date' } } } },
+    });
+    const columns = Object.fromEntries([...(appSyncLayout(config)?.schema.get('Dog')?.columns.values() ?? [])].map((c) => [c.field, [c.valueType, c.collectionType, c.linkTargetTable ?? '', c.nullable]]));
+    expect(columns).toMatchObject({
+      nicknames: ['String', 'List', '', true],
+      toys: ['String', 'List', '', false],
+      weight: ['Float', 'Single', '', true],
+      rooms: ['Link', 'Dictionary', 'Room', true],
+      visits: ['Link', 'List', 'Visit', false],
+    });
+  });
+
   it('syncs a field whose relationship points at a foreign field other than _id as its own value, not a link', () => {
     const config = app();
     const dogs = config.services[0].collectionRules[0];

@@ -108,19 +108,23 @@ class SchemaReader {
       element = property['additionalProperties'] as JsonSchema;
     }
     const shape = { collectionType, keyType: (collectionType === 'Dictionary' ? 'String' : 'Null') as PayloadType };
+    // Realm makes a single link and a dictionary's links nullable, never a list's or a set's.
+    const linkNullable = collectionType === 'Single' || collectionType === 'Dictionary';
     const linked = this.linkTarget(rule, field);
-    if (linked) return columnOf(tableName, field, 'Link', { ...shape, nullable: collectionType === 'Single', linkTargetTable: linked });
+    if (linked) return columnOf(tableName, field, 'Link', { ...shape, nullable: linkNullable, linkTargetTable: linked });
     const elementType = bsonTypeOf(element);
     if (elementType === 'object') {
       const embeddedName = element.title ?? `${tableName}_${field}`;
       const embedded: SyncTable = { name: embeddedName, spec: { kind: 'Embedded' }, columns: new Map() };
       this.schema.set(embeddedName, embedded);
       this.fill(embedded, element, undefined);
-      return columnOf(tableName, field, 'Link', { ...shape, nullable: collectionType === 'Single', linkTargetTable: embeddedName });
+      return columnOf(tableName, field, 'Link', { ...shape, nullable: linkNullable, linkTargetTable: embeddedName });
     }
     const valueType = elementType === undefined ? undefined : scalarTypes[elementType];
     if (valueType === undefined) return undefined;
-    return columnOf(tableName, field, valueType, { ...shape, nullable: valueType === 'Null' || (collectionType === 'Single' && !required) });
+    // An element of a collection is optional when its bsonType admits null (["string", "null"]).
+    const nullable = collectionType === 'Single' ? !required : Array.isArray(element.bsonType) && element.bsonType.includes('null');
+    return columnOf(tableName, field, valueType, { ...shape, nullable: valueType === 'Null' || nullable });
   }
 }
 

@@ -21,6 +21,8 @@ export const AppsDevelopmentSchemaApplyRequestSchema = z.object({
       z.object({
         name: z.string().min(1).max(256),
         primary_key: z.string().min(1).max(256).optional(),
+        // An embedded type has no collection: it is the sub-document schema of the properties that hold it.
+        embedded: z.boolean().optional(),
         properties: z.record(z.string().min(1).max(256), PropertySchema),
       }),
     )
