@@ -208,8 +208,7 @@ const operations = {
 
   /** Creates an object of `type` from canonical EJSON text. */
   put({ type, value }) {
-    // UpdateMode.Never: with Modified the SDK reads each property of the new object first, and reading the
-    // default of a required uuid property throws in 12.15.0 (BSONTypeError from Obj.getAny).
+    // `put` only creates (UpdateMode.Never); `change` updates.
     realm.write(() => realm.create(type, fromWire(Realm.BSON.EJSON.parse(value, { relaxed: false })), Realm.UpdateMode.Never));
     return null;
   },
