@@ -424,11 +424,6 @@ export class ServiceStore {
     return result;
   }
 
-  /** Whether another transaction holds the write lock now (a write of `owner`'s would wait for it). */
-  lockedByAnother(owner: LockOwner): boolean {
-    return this.lockOwner !== undefined && this.lockOwner !== owner;
-  }
-
   async acquire(owner: LockOwner): Promise<void> {
     while (this.lockOwner && this.lockOwner !== owner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
     this.lockOwner = owner;

@@ -837,15 +837,6 @@ const handlers: Record<string, Handler> = {
  */
 const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct', 'killCursors']);
 
-/**
- * Writes of a transaction. The embedded engine lets one transaction write at a time; a statement of
- * another that would wait for it fails at once with MongoDB's WriteConflict, labelled
- * TransientTransactionError, and aborts its transaction, as MongoDB answers two transactions writing the
- * same document: drivers' withTransaction retries it, and no transaction waits on one its own client
- * has yet to commit.
- */
-const transactionalWrites = new Set(['insert', 'update', 'delete', 'findAndModify', 'findandmodify']);
-
 /** Runs one command and answers its reply document (errors are thrown; the server turns them into replies). */
 export async function runCommand(context: CommandContext): Promise<Document> {
   const name = Object.keys(context.command)[0];
@@ -862,10 +853,6 @@ export async function runCommand(context: CommandContext): Promise<Document> {
   if (name !== 'commitTransaction' && name !== 'abortTransaction') {
     if (command.autocommit === false && !transactional.has(name)) fail(263, 'OperationNotSupportedInTransaction', `Cannot run '${name}' in a multi-document transaction.`);
     call.session = await server.sessions.forCommand(client, key, command);
-    if (call.session && transactionalWrites.has(name) && client.store.lockedByAnother(call.session)) {
-      await server.sessions.abortAfterFailure(key);
-      throw new WireCommandError(112, 'WriteConflict', 'Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.', ['TransientTransactionError']);
-    }
   }
   return handler(call);
 }

@@ -94,14 +94,6 @@ export class SessionRegistry {
     entry.state = 'aborted';
   }
 
-  /** Aborts the session's open transaction after a statement of it failed (the driver must start anew). */
-  async abortAfterFailure(key: string | undefined): Promise<void> {
-    const entry = key ? this.sessions.get(key) : undefined;
-    if (!entry || entry.state !== 'active') return;
-    entry.state = 'aborted';
-    await entry.session?.abortTransaction();
-  }
-
   async end(key: string): Promise<void> {
     const entry = this.sessions.get(key);
     if (!entry) return;

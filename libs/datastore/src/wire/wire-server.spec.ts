@@ -440,36 +440,6 @@ describe('the datastore wire server', () => {
       }
     });
 
-    it('fails a second transaction\'s write with a transient WriteConflict instead of waiting for the first', async () => {
-      const items = client.db('bank').collection<{ _id: number }>('items');
-      const first = client.startSession();
-      const second = client.startSession();
-      try {
-        first.startTransaction();
-        second.startTransaction();
-        await items.insertOne({ _id: 1 }, { session: first });
-        const conflict = await items.insertOne({ _id: 1 }, { session: second }).catch((error: MongoServerError) => error);
-        expect(conflict).toMatchObject({ code: 112, codeName: 'WriteConflict' });
-        expect((conflict as MongoServerError).hasErrorLabel('TransientTransactionError')).toBe(true);
-        await first.commitTransaction();
-        // The second transaction was aborted by the conflict: its commit is NoSuchTransaction, transient too.
-        const commit = await second.commitTransaction().catch((error: MongoServerError) => error);
-        expect(commit).toMatchObject({ code: 251, codeName: 'NoSuchTransaction' });
-        expect((commit as MongoServerError).hasErrorLabel('TransientTransactionError')).toBe(true);
-        // withTransaction retries a transient error until the other transaction is done.
-        first.startTransaction();
-        await items.insertOne({ _id: 2 }, { session: first });
-        setTimeout(() => void first.commitTransaction(), 100);
-        await second.withTransaction(async () => {
-          await items.insertOne({ _id: 3 }, { session: second });
-        });
-        expect(await items.find().sort({ _id: 1 }).toArray()).toEqual([{ _id: 1 }, { _id: 2 }, { _id: 3 }]);
-      } finally {
-        await first.endSession();
-        await second.endSession();
-      }
-    });
-
     it('refuses commands that cannot run in a transaction', async () => {
       const session = client.startSession();
       try {
