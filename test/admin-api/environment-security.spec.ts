@@ -143,6 +143,27 @@ describe('admin API: environment, environment values, security settings, deploym
     expect((await admin.request<{ expiration_time_seconds: number }>('GET', admin.app(appId, '/security/refresh_token_expiration'))).body.expiration_time_seconds).toBe(3600);
   });
 
+  it('migrates the deployment model and region at once and records the migration; answers private-endpoint toggles', async () => {
+    expect((await admin.request<ErrorBody>('GET', admin.app(appId, '/deployment_migration'))).status).toBe(404);
+    const before = (await admin.request<{ deployment_model: string; provider_region: string }>('GET', admin.app(appId, ''))).body;
+    const to = { deployment_model: 'LOCAL', provider_region: 'aws-eu-central-1' };
+    expect((await admin.request('PUT', admin.app(appId, '/deployment_migration'), to)).status).toBe(204);
+    const migration = await admin.request<Record<string, unknown>>('GET', admin.app(appId, '/deployment_migration'));
+    expect(migration.body).toMatchObject({ status: 'successful', from: { deployment_model: before.deployment_model, provider_region: before.provider_region }, to });
+    expect(Date.parse(String(migration.body['updated_at']))).not.toBeNaN();
+    expect((await admin.request('GET', admin.app(appId, ''))).body).toMatchObject(to);
+    expect(await pulledJson('config.json')).toMatchObject({ deployment_model: 'LOCAL' });
+    // Moving where it is already is a no-op App Services refused; so are models and regions it did not offer.
+    for (const body of [to, { deployment_model: 'EVERYWHERE', provider_region: 'aws-us-east-1' }, { deployment_model: 'LOCAL', provider_region: 'moon-1' }, { deployment_model: 'GLOBAL', provider_region: 'aws-eu-central-1' }, ['LOCAL']]) {
+      expect((await admin.request('PUT', admin.app(appId, '/deployment_migration'), body)).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await admin.request('POST', admin.app(appId, '/security/allow_non_vpc_client_requests'), { allow_non_vpc_client_requests: true })).status).toBe(204);
+    const restrict = await admin.request<ErrorBody>('POST', admin.app(appId, '/security/allow_non_vpc_client_requests'), { allow_non_vpc_client_requests: false });
+    expect(restrict.status).toBe(501);
+    expect(restrict.body.error).toMatch(/no private endpoints/);
+    expect((await admin.request('POST', admin.app(appId, '/security/allow_non_vpc_client_requests'), { allow_non_vpc_client_requests: 'yes' })).status).toBe(400);
+  });
+
   it('answers the deployment configuration and refuses what it cannot honour', async () => {
     const read = await admin.request('GET', admin.app(appId, '/deploy/config'));
     expect(read.status).toBe(200);
@@ -197,6 +218,9 @@ describe('admin API: environment, environment values, security settings, deploym
       ['GET', '/deploy/config'],
       ['PATCH', '/deploy/config', { ui_drafts_disabled: true }],
       ['POST', '/deployments/x/redeploy'],
+      ['GET', '/deployment_migration'],
+      ['PUT', '/deployment_migration', { deployment_model: 'LOCAL', provider_region: 'aws-us-east-2' }],
+      ['POST', '/security/allow_non_vpc_client_requests', { allow_non_vpc_client_requests: true }],
     ];
     for (const [method, rest, body] of routes) {
       const foreignGroup = await admin.request(method, `/groups/another-group/apps/${foreignAppId}${rest}`, body);

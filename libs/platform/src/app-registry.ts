@@ -20,6 +20,23 @@ export interface AppRecord {
   last_used: number;
   /** Seconds since the epoch. */
   last_modified: number;
+  /** The app's last deployment migration (the admin API's `deployment_migration`), if it had one. */
+  deployment_migration?: DeploymentMigration;
+}
+
+/** Where an app is deployed, as App Services described it. */
+export interface DeploymentSettings {
+  deployment_model: string;
+  provider_region: string;
+}
+
+export interface DeploymentMigration {
+  status: 'started' | 'downtime' | 'enabling_event_subscriptions' | 'cleanup' | 'successful' | 'failed';
+  message: string;
+  /** ISO 8601. */
+  updated_at: string;
+  from: DeploymentSettings;
+  to: DeploymentSettings;
 }
 
 export interface NewApp {
@@ -55,6 +72,8 @@ export abstract class AppRegistry {
   /** By the client app id the SDKs use. */
   abstract getByClientAppId(clientAppId: string): Promise<AppRecord>;
   abstract remove(id: string): Promise<void>;
+  /** Records the app's new deployment settings and the migration that set them. */
+  abstract migrateDeployment(id: string, to: DeploymentSettings & { location: string }, migration: DeploymentMigration): Promise<AppRecord>;
 }
 
 /**
@@ -111,6 +130,14 @@ export class DatastoreAppRegistry extends AppRegistry {
     const record = (await (await this.db.collection('apps')).findOne({ client_app_id: clientAppId })) as AppRecord | null;
     if (!record) throw new AppRegistryError(AppRegistryErrorCode.AppNotFound, `cannot find app using Client App ID '${clientAppId}'`);
     return record;
+  }
+
+  async migrateDeployment(id: string, to: DeploymentSettings & { location: string }, migration: DeploymentMigration): Promise<AppRecord> {
+    const apps = await this.db.collection('apps');
+    const changed = { deployment_model: to.deployment_model, provider_region: to.provider_region, location: to.location, deployment_migration: migration, last_modified: Math.floor(Date.now() / 1000) };
+    const { matchedCount } = await apps.updateOne({ _id: id }, { $set: changed });
+    if (matchedCount === 0) throw new AppRegistryError(AppRegistryErrorCode.AppNotFound, `app not found: '${id}'`);
+    return this.get(id);
   }
 
   /** Removes the app, then everything the platform keeps for it (a crash in between leaves only unreachable leftovers). */

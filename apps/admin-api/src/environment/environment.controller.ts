@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Put, Req, UseGuards } from '@nestjs/common';
-import { DeploymentStore, type AppRecord } from '@tessera/platform';
+import { AppRegistry, DeploymentStore, type AppRecord, type DeploymentMigration } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { AdminAuthGuard, type AdminRequest } from '../auth/admin-auth.guard';
 import { requireGroup } from '../apps/apps.controller';
@@ -7,6 +7,7 @@ import { AdminApiError, AdminApiErrorCode } from '../common/admin-api.exception'
 import { AppStateService } from '../deploy/app-state.service';
 import {
   findEnvironmentValue,
+  isObject,
   listEnvironmentValues,
   parseEnvironment,
   parseEnvironmentValueBody,
@@ -15,6 +16,7 @@ import {
   type EnvironmentValue,
 } from './environment-values';
 import { PROVIDER_REGIONS, type CloudProviderRegion } from './provider-regions';
+import { locationOf, parseDeploymentSettings } from './deployment-settings';
 import { parseAllowedOrigins, parseDeploymentConfig, parseRefreshTokenExpiration } from './security-settings';
 
 /**
@@ -27,8 +29,59 @@ export class EnvironmentController {
   constructor(
     private readonly state: AppStateService,
     private readonly deployments: DeploymentStore,
+    private readonly registry: AppRegistry,
     @Inject(SETTINGS) private readonly settings: Settings,
   ) {}
+
+  /** The app's last deployment migration; 404 when it never had one. */
+  @Get('groups/:groupId/apps/:appId/deployment_migration')
+  async deploymentMigration(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string): Promise<DeploymentMigration> {
+    requireGroup(request, groupId);
+    const record = await this.state.app(groupId, appId);
+    if (!record.deployment_migration) throw new AdminApiError(AdminApiErrorCode.DeploymentMigrationNotFound, 'this app has had no deployment migration');
+    return record.deployment_migration;
+  }
+
+  /**
+   * Moves the app to another deployment model and provider region. Tessera serves every app from wherever it
+   * runs, so nothing moves: the app's settings (its description and config.json) change at once, and the
+   * migration is recorded as successful.
+   */
+  @Put('groups/:groupId/apps/:appId/deployment_migration')
+  @HttpCode(204)
+  async migrateDeployment(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    const to = parseDeploymentSettings(body);
+    const record = await this.state.app(groupId, appId);
+    const from = { deployment_model: record.deployment_model, provider_region: record.provider_region };
+    if (from.deployment_model === to.deployment_model && from.provider_region === to.provider_region) {
+      throw new AdminApiError(AdminApiErrorCode.BadRequest, `the app is already deployed ${to.deployment_model} in ${to.provider_region}: the migration would change nothing`);
+    }
+    const location = locationOf(to.provider_region) ?? record.location;
+    await this.state.edit(record, request.admin?._id, (app) => {
+      app.settings.deployment_model = to.deployment_model;
+      app.settings.location = location;
+      if ('provider_region' in app.settings) (app.settings as Record<string, unknown>)['provider_region'] = to.provider_region;
+    });
+    const message = 'Tessera serves the app from wherever it runs: its deployment settings changed at once, and nothing had to move';
+    await this.registry.migrateDeployment(record._id, { ...to, location }, { status: 'successful', message, updated_at: new Date().toISOString(), from, to });
+  }
+
+  /**
+   * Private endpoints belong to Atlas' network; this server has none and processes every request that reaches
+   * it, which is what `true` asks. `false` cannot be honoured, and says so.
+   */
+  @Post('groups/:groupId/apps/:appId/security/allow_non_vpc_client_requests')
+  @HttpCode(204)
+  async allowNonVpcClientRequests(@Req() request: AdminRequest, @Param('groupId') groupId: string, @Param('appId') appId: string, @Body() body: unknown): Promise<void> {
+    requireGroup(request, groupId);
+    await this.state.app(groupId, appId);
+    const allow = isObject(body) ? body['allow_non_vpc_client_requests'] : undefined;
+    if (typeof allow !== 'boolean') throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'allow_non_vpc_client_requests must be true or false');
+    if (!allow) {
+      throw new AdminApiError(AdminApiErrorCode.NotImplemented, 'this server has no private endpoints: it processes every request that reaches it (restrict who can reach it in your network instead)');
+    }
+  }
 
   /** The root settings' `environment`: what `%%environment` and `context.environment` resolve against. */
   @Put('groups/:groupId/apps/:appId/environment')
