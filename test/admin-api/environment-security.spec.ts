@@ -132,6 +132,13 @@ describe('admin API: environment, environment values, security settings, deploym
     expect((await admin.request<{ expiration_time_seconds: number }>('GET', admin.app(appId, '/security/refresh_token_expiration'))).body.expiration_time_seconds).toBe(3600);
     expect(await pulledJson('config.json')).toMatchObject({ security: { refresh_token_expiration_seconds: 3600 } });
     expect(await refreshLifetime()).toBe(3600);
+    // A push whose config.json names no lifetime (an App Services export, an older pull) keeps the app's.
+    const files = await admin.pull(appId);
+    const config = JSON.parse(files.get('config.json') ?? '{}') as { security?: Record<string, unknown> };
+    delete config.security?.['refresh_token_expiration_seconds'];
+    files.set('config.json', JSON.stringify(config));
+    expect((await admin.push(appId, files)).status).toBe(204);
+    expect(await refreshLifetime()).toBe(3600);
     // An app of another group is not this admin's to read.
     expect((await admin.request<{ expiration_time_seconds: number }>('GET', admin.app(foreignAppId, '/security/refresh_token_expiration'))).status).toBe(404);
 
