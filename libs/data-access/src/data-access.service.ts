@@ -726,7 +726,14 @@ export class DataAccessSession {
         if (this.session.inTransaction()) await this.session.abortTransaction();
         throw abortedTransaction();
       }
-      await this.session.commitTransaction();
+      try {
+        await this.session.commitTransaction();
+      } catch (error) {
+        // MongoDB's drivers may try such a commit again: the transaction stays open for it.
+        const labels = (error as { errorLabels?: unknown }).errorLabels;
+        if (Array.isArray(labels) && labels.includes('UnknownTransactionCommitResult')) this.open = true;
+        throw error;
+      }
     });
   }
 

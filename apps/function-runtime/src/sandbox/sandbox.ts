@@ -399,10 +399,14 @@ function parseUrl(input: string, base: string, field: string, value: string): st
 }
 
 /** What a failed host operation tells the sandbox: a message (and code) safe for the function to see. */
-function describeHostError(error: unknown): { message: string; code?: string } {
+function describeHostError(error: unknown): { message: string; code?: string; labels?: string[] } {
   if (error instanceof Error) {
     const code = (error as { errorCode?: unknown }).errorCode;
-    return typeof code === 'string' ? { message: error.message, code } : { message: error.message };
+    // A MongoDB driver's labels (TransientTransactionError...): a function's withTransaction retries on them.
+    const labels = (error as { errorLabels?: unknown }).errorLabels;
+    const described: { message: string; code?: string; labels?: string[] } = typeof code === 'string' ? { message: error.message, code } : { message: error.message };
+    if (Array.isArray(labels) && labels.length > 0) described.labels = labels.map(String);
+    return described;
   }
   return { message: String(error) };
 }

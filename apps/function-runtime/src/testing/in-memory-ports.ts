@@ -7,7 +7,7 @@ import type { CallerUser } from '@tessera/contracts';
 import { EJSON, ObjectId } from 'bson';
 import type { FunctionConfig } from '../config/function-config';
 import type { AppFunctions, AppFunctionsPort, DeployedFunction } from '../ports/app-functions.port';
-import type { DataAccessCall, DataAccessPort } from '../ports/data-access.port';
+import type { DataAccessCall, DataAccessPort, DataSessionPort } from '../ports/data-access.port';
 import type { UsersPort } from '../ports/identity';
 import type { AppValues, ValuesPort } from '../ports/values.port';
 
@@ -65,8 +65,47 @@ export class InMemoryDataAccess implements DataAccessPort {
 
   constructor(private readonly knownServices: string[] = ['mongodb-atlas']) {}
 
+  /**
+   * Failures the next operations or commits inside a session's transaction answer with (a MongoDB driver's
+   * labelled errors, such as TransientTransactionError), in order; each is used once.
+   */
+  readonly transactionFailures: Array<{ at: 'operation' | 'commit'; labels: string[] }> = [];
+  /** What sessions did, in order: `begin`, `commit`, `abort`, `end` and the actions of their operations. */
+  readonly sessionLog: string[] = [];
+
   seed(database: string, collection: string, docs: Doc[]): void {
     this.collection(database, collection).push(...docs);
+  }
+
+  /** A session whose operations run at once (no isolation): for the runtime's session plumbing and retries. */
+  startSession(): Promise<DataSessionPort> {
+    const fail = (at: 'operation' | 'commit'): void => {
+      const next = this.transactionFailures[0];
+      if (next?.at !== at) return;
+      this.transactionFailures.shift();
+      throw Object.assign(new Error(`injected ${next.labels.join(', ')}`), { errorLabels: next.labels });
+    };
+    return Promise.resolve({
+      execute: async (call, begin) => {
+        if (begin) this.sessionLog.push('begin');
+        this.sessionLog.push(call.action);
+        fail('operation');
+        return this.execute(call);
+      },
+      commitTransaction: () => {
+        this.sessionLog.push('commit');
+        fail('commit');
+        return Promise.resolve();
+      },
+      abortTransaction: () => {
+        this.sessionLog.push('abort');
+        return Promise.resolve();
+      },
+      end: () => {
+        this.sessionLog.push('end');
+        return Promise.resolve();
+      },
+    });
   }
 
   execute(call: DataAccessCall): Promise<unknown> {

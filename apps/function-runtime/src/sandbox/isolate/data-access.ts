@@ -140,6 +140,13 @@ interface SessionState {
 }
 
 const sessions = new WeakMap<object, SessionState>();
+/** How long a function's withTransaction keeps retrying (MongoDB's drivers: 120 s). */
+const WITH_TRANSACTION_LIMIT_MS = 120_000;
+
+function hasLabel(error: unknown, label: string): boolean {
+  const labels = typeof error === 'object' && error !== null ? (error as { errorLabels?: unknown }).errorLabels : undefined;
+  return Array.isArray(labels) && labels.includes(label);
+}
 let sessionSeq = 0;
 
 function sessionRef(value: unknown): SessionRef {
@@ -192,18 +199,39 @@ function startSession(hostOp: HostOp, call: Call, frame: Frame, service: string)
       state.transaction = 'none';
       if (was === 'open' && !state.ended) await state.end('session.abort');
     },
+    /**
+     * Runs `fn` in a transaction and commits it, as MongoDB's drivers do: a failure labelled
+     * TransientTransactionError (a write conflict with another transaction) runs it all again, and a commit
+     * labelled UnknownTransactionCommitResult is tried again, for up to 120 s; any other failure aborts and throws.
+     */
     async withTransaction(fn: unknown): Promise<unknown> {
       if (typeof fn !== 'function') throw new TypeError('withTransaction expects a function');
-      session.startTransaction();
-      let result: unknown;
-      try {
-        result = await (fn as (s: unknown) => unknown)(session);
-      } catch (error) {
-        await session.abortTransaction();
-        throw error;
+      const started = Date.now();
+      const within = (): boolean => Date.now() - started < WITH_TRANSACTION_LIMIT_MS;
+      for (;;) {
+        session.startTransaction();
+        let result: unknown;
+        try {
+          result = await (fn as (s: unknown) => unknown)(session);
+        } catch (error) {
+          await session.abortTransaction();
+          if (hasLabel(error, 'TransientTransactionError') && within()) continue;
+          throw error;
+        }
+        for (;;) {
+          try {
+            await session.commitTransaction();
+            return result;
+          } catch (error) {
+            if (hasLabel(error, 'UnknownTransactionCommitResult') && within()) {
+              state.transaction = 'open';
+              continue;
+            }
+            if (hasLabel(error, 'TransientTransactionError') && within()) break;
+            throw error;
+          }
+        }
       }
-      await session.commitTransaction();
-      return result;
     },
     async endSession(): Promise<void> {
       if (state.ended) return;

@@ -101,14 +101,15 @@ let opSeq = 0;
 const pending = new Map<number, { call: Call; resolve: (value: unknown) => void; reject: (error: unknown) => void }>();
 
 function errorFromHost(text: string): Error {
-  let info: { message?: unknown; code?: unknown };
+  let info: { message?: unknown; code?: unknown; labels?: unknown };
   try {
-    info = JSON.parse(text) as { message?: unknown; code?: unknown };
+    info = JSON.parse(text) as { message?: unknown; code?: unknown; labels?: unknown };
   } catch {
     info = { message: String(text) };
   }
-  const error = new Error(String(info.message)) as Error & { code?: unknown };
+  const error = new Error(String(info.message)) as Error & { code?: unknown; errorLabels?: string[] };
   if (info.code) error.code = info.code;
+  if (Array.isArray(info.labels)) error.errorLabels = info.labels.map(String);
   return error;
 }
 
