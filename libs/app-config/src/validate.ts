@@ -607,7 +607,8 @@ function schemaAt(schema: unknown, fieldPath: string): JsonSchema | undefined {
   for (const part of fieldPath.split('.')) {
     if (!isPlainObject(node)) return undefined;
     if (part === '[]') {
-      node = node.items;
+      // The elements of an array (a list or set), or the values of a dictionary (App Services' docs: the same syntax).
+      node = isPlainObject(node.items) ? node.items : node.additionalProperties;
       continue;
     }
     if (!isPlainObject(node.properties)) {

@@ -62,6 +62,32 @@ describe('applyDevelopmentSchemas', () => {
     expect(validateApp(app)).toEqual([]);
   });
 
+  it('keys the relationships of links inside embedded objects by their path, as App Services did (visit.by, visits.[].by)', () => {
+    const app = devApp();
+    const owner = { name: 'Owner', primary_key: '_id', properties: { _id: { type: 'string' } } };
+    const visit = { name: 'Visit', embedded: true, properties: { by: { type: 'object', object_type: 'Owner', optional: true }, at: { type: 'date' } } };
+    const house = {
+      name: 'House',
+      primary_key: '_id',
+      properties: {
+        _id: { type: 'objectId' },
+        visit: { type: 'object', object_type: 'Visit', optional: true },
+        visits: { type: 'list', items: { type: 'object', object_type: 'Visit' } },
+        byRoom: { type: 'dictionary', items: { type: 'object', object_type: 'Visit', optional: true } },
+      },
+    };
+    applyDevelopmentSchemas(app, [house, owner, visit]);
+    const houseRule = app.services[0].collectionRules.find((rule) => rule.collection === 'House');
+    const ref = '#/relationship/mongodb-atlas/devdb/Owner';
+    expect(houseRule?.relationships).toEqual({
+      'visit.by': { ref, source_key: 'visit.by', foreign_key: '_id', is_list: false },
+      'visits.[].by': { ref, source_key: 'visits.[].by', foreign_key: '_id', is_list: false },
+      'byRoom.[].by': { ref, source_key: 'byRoom.[].by', foreign_key: '_id', is_list: false },
+    });
+    expect(houseRule?.schema?.properties?.['visit']).toMatchObject({ title: 'Visit', properties: { by: { bsonType: 'string' }, at: { bsonType: 'date' } } });
+    expect(validateApp(app)).toEqual([]);
+  });
+
   it('adds new fields, keeps existing ones, and refuses a type change', () => {
     const app = devApp();
     applyDevelopmentSchemas(app, [project]);

@@ -64,7 +64,7 @@ export function applyDevelopmentSchemas(app: AppConfig, types: readonly SyncedOb
   if (typeof database !== 'string' || database === '' || !service) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'development mode needs database_name and a synced cluster service');
   const partition = located.sync.partition;
   const partitionBsonType = typeof partition?.type === 'string' ? PARTITION_KEY_TYPES[partition.type.toLowerCase()]?.bsonTypes[0] : undefined;
-  const context: SchemaContext = { types: new Map(types.map((type) => [type.name, type])), ruleOf: (name) => service.collectionRules.find((rule) => rule.database === database && (rule.schema?.title ?? rule.collection) === name), relationships: {}, depth: 0 };
+  const context: SchemaContext = { types: new Map(types.map((type) => [type.name, type])), ruleOf: (name) => service.collectionRules.find((rule) => rule.database === database && (rule.schema?.title ?? rule.collection) === name), relationships: {}, depth: 0, prefix: '' };
   const violations: ConfigViolation[] = [];
   const result: GeneratedSchemas = { created: [], extended: [] };
 
@@ -113,10 +113,15 @@ interface SchemaContext {
   types: ReadonlyMap<string, SyncedObjectType>;
   /** The collection rule of a top-level type already in the app (its schema's title or its collection). */
   ruleOf: (name: string) => { collection: string; schema?: JsonSchema } | undefined;
-  /** Top-level field -> the collection it links to, for the type being made. */
+  /**
+   * Field path -> the collection it links to, for the type being made: `owner` at the top, `pet.owner` in an
+   * embedded object, `pets.[].owner` in embedded objects of a list, set or dictionary (App Services' keys).
+   */
   relationships: Record<string, { collection: string; many: boolean }>;
-  /** How deep in embedded objects the property being made is (relationships are only kept at the top). */
+  /** How deep in embedded objects the property being made is. */
   depth: number;
+  /** The path of the embedded object whose fields are being made, with its trailing `.` (or `.[].`); '' at the top. */
+  prefix: string;
 }
 
 function schemaOf(type: SyncedObjectType, context: SchemaContext): JsonSchema {
@@ -130,7 +135,7 @@ function schemaOf(type: SyncedObjectType, context: SchemaContext): JsonSchema {
   return { title: type.name, bsonType: 'object', properties, ...(required.length ? { required: required.sort() } : {}) };
 }
 
-/** The schema of a property at `field` (a top-level field of the type being made when `context.depth` is 0). */
+/** The schema of a property at `field` (a field of the type, or of the embedded object at `context.prefix`). */
 function propertySchema(property: SyncedProperty, context: SchemaContext, where: string, field: string, element = false): JsonSchema {
   switch (property.type) {
     case 'list':
@@ -145,13 +150,13 @@ function propertySchema(property: SyncedProperty, context: SchemaContext, where:
       if (target?.embedded === true) {
         // Realm embedded types cannot hold themselves; the bound only guards against a malformed request.
         if (context.depth >= 32) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `${where}: embedded objects nest too deep`);
-        return schemaOf(target, { ...context, depth: context.depth + 1 });
+        return schemaOf(target, { ...context, depth: context.depth + 1, prefix: `${context.prefix}${field}${element ? '.[].' : '.'}` });
       }
       // A link is stored as the target's primary key, with a relationship to the target's collection.
       const pkType = target ? target.properties[target.primary_key ?? '_id']?.type : undefined;
       const existing = property.object_type === undefined || target ? undefined : context.ruleOf(property.object_type);
       if (!property.object_type || (!target && !existing)) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `${where}: links to unknown type ${JSON.stringify(property.object_type)}`);
-      if (context.depth === 0) context.relationships[field] = { collection: existing?.collection ?? property.object_type, many: element };
+      context.relationships[`${context.prefix}${field}`] = { collection: existing?.collection ?? property.object_type, many: element };
       const existingId = existing?.schema?.properties?.['_id']?.bsonType;
       return { bsonType: (pkType ? scalarBsonTypes[pkType] : typeof existingId === 'string' ? existingId : undefined) ?? 'objectId' };
     }

@@ -63,6 +63,33 @@ describe('sync layout of an app', () => {
     expect(layout?.developmentMode).toBe(false);
   });
 
+  it('links from embedded objects through the relationships App Services keys by path (pet.toy, pets.[].toy)', () => {
+    const config = app();
+    const rule = config.services[0].collectionRules[0];
+    Object.assign(rule.schema!.properties!, {
+      bestFriend: { bsonType: 'object', title: 'Friend', properties: { owner: { bsonType: 'string' }, since: { bsonType: 'date' } } },
+      walks: { bsonType: 'array', items: { bsonType: 'object', title: 'Walk', properties: { with: { bsonType: 'string' } } } },
+      sitters: { bsonType: 'object', additionalProperties: { bsonType: 'object', title: 'Sitting', properties: { by: { bsonType: 'string' } } } },
+    });
+    rule.relationships = {
+      ...rule.relationships,
+      'bestFriend.owner': { ref: '#/relationship/mongodb-atlas/people/owners', foreign_key: '_id', is_list: false },
+      'walks.[].with': { ref: '#/relationship/mongodb-atlas/people/owners', foreign_key: '_id', is_list: false },
+      'sitters.[].by': { ref: '#/relationship/mongodb-atlas/people/owners', foreign_key: '_id', is_list: false },
+    } as never;
+    const layout = appSyncLayout(config);
+    const column = (table: string, field: string) => {
+      const c = layout?.schema.get(table)?.columns.get(field);
+      return [c?.valueType, c?.collectionType, c?.linkTargetTable ?? ''];
+    };
+    expect(column('Friend', 'owner')).toEqual(['Link', 'Single', 'Owner']);
+    expect(column('Friend', 'since')).toEqual(['Timestamp', 'Single', '']);
+    expect(column('Walk', 'with')).toEqual(['Link', 'Single', 'Owner']);
+    expect(column('Sitting', 'by')).toEqual(['Link', 'Single', 'Owner']);
+    // A top-level field of the same name as an embedded one is not linked by the embedded one's relationship.
+    expect(column('Dog', 'name')).toEqual(['String', 'Single', '']);
+  });
+
   it('reads optional collection elements, floats and dictionaries of embedded objects as Realm declares them', () => {
     const config = app();
     Object.assign(config.services[0].collectionRules[0].schema!.properties!, {

@@ -75,8 +75,13 @@ class SchemaReader {
     }
   }
 
-  private linkTarget(rule: CollectionRule | undefined, field: string): string | undefined {
-    const relationship = rule?.relationships?.[field];
+  /**
+   * The type a field links to, from its collection's relationships. `path` is the field's path from the top:
+   * `pet.favoriteToyBrand` in an embedded object, `pets.[].favoriteToyBrand` in embedded objects of a list,
+   * set or dictionary (App Services' relationship keys).
+   */
+  private linkTarget(rule: CollectionRule | undefined, path: string): string | undefined {
+    const relationship = rule?.relationships?.[path];
     // A link holds the target's primary key: a relationship on another foreign field (the validator warns)
     // syncs as the field's own value.
     if (relationship?.foreign_key !== undefined && relationship.foreign_key !== '_id') return undefined;
@@ -87,16 +92,17 @@ class SchemaReader {
     return this.byCollection.get(`${parts[3]}/${parts[4]}`);
   }
 
-  private fill(table: SyncTable, schema: JsonSchema, rule: CollectionRule | undefined): void {
+  /** The columns of `table` from `schema`; `prefix` is the path of an embedded table's fields from the top. */
+  private fill(table: SyncTable, schema: JsonSchema, rule: CollectionRule | undefined, prefix = ''): void {
     const required = new Set(schema.required ?? []);
     for (const [field, property] of Object.entries(schema.properties ?? {})) {
       if (field === '_id' && table.spec.kind === 'TopLevel') continue;
-      const column = this.column(table.name, field, property, rule, required.has(field));
+      const column = this.column(table.name, field, property, rule, required.has(field), `${prefix}${field}`);
       if (column) table.columns.set(field, column);
     }
   }
 
-  private column(tableName: string, field: string, property: JsonSchema, rule: CollectionRule | undefined, required: boolean): AddColumn | undefined {
+  private column(tableName: string, field: string, property: JsonSchema, rule: CollectionRule | undefined, required: boolean, path: string): AddColumn | undefined {
     const type = bsonTypeOf(property);
     let collectionType: CollectionType = 'Single';
     let element = property;
@@ -110,14 +116,15 @@ class SchemaReader {
     const shape = { collectionType, keyType: (collectionType === 'Dictionary' ? 'String' : 'Null') as PayloadType };
     // Realm makes a single link and a dictionary's links nullable, never a list's or a set's.
     const linkNullable = collectionType === 'Single' || collectionType === 'Dictionary';
-    const linked = this.linkTarget(rule, field);
+    const linked = this.linkTarget(rule, path);
     if (linked) return columnOf(tableName, field, 'Link', { ...shape, nullable: linkNullable, linkTargetTable: linked });
     const elementType = bsonTypeOf(element);
     if (elementType === 'object') {
       const embeddedName = element.title ?? `${tableName}_${field}`;
       const embedded: SyncTable = { name: embeddedName, spec: { kind: 'Embedded' }, columns: new Map() };
       this.schema.set(embeddedName, embedded);
-      this.fill(embedded, element, undefined);
+      // Links inside embedded objects are the top-level collection's relationships, keyed by their path.
+      this.fill(embedded, element, rule, collectionType === 'Single' ? `${path}.` : `${path}.[].`);
       return columnOf(tableName, field, 'Link', { ...shape, nullable: linkNullable, linkTargetTable: embeddedName });
     }
     const valueType = elementType === undefined ? undefined : scalarTypes[elementType];
