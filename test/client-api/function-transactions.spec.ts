@@ -101,6 +101,25 @@ const functions: Record<string, string> = {
     await attempt('abortWithoutTransaction', () => client.startSession().abortTransaction());
     return out;
   };`,
+  twoTransactions: `exports = async () => {
+    const client = context.services.get('mongodb-atlas');
+    const trades = client.db('bank').collection('trades');
+    const first = client.startSession();
+    const second = client.startSession();
+    first.startTransaction();
+    second.startTransaction();
+    await trades.insertOne({ owner: context.user.id, note: 'first' }, { session: first });
+    let refused;
+    try {
+      await trades.insertOne({ owner: context.user.id, note: 'second' }, { session: second });
+    } catch (e) {
+      refused = e.message;
+    }
+    await first.commitTransaction();
+    await trades.insertOne({ owner: context.user.id, note: 'second' }, { session: second });
+    await second.commitTransaction();
+    return { refused, notes: (await trades.find({}, { note: 1, _id: 0 }).toArray()).map((t) => t.note).sort() };
+  };`,
   manySessions: `exports = async () => {
     const client = context.services.get('mongodb-atlas');
     const accounts = client.db('bank').collection('accounts');
@@ -185,6 +204,13 @@ describe('transactions in functions (standalone, through realm-web)', () => {
       fakeSession: 'options.session must be a session from startSession()',
       afterEnd: 'Cannot use a session that has ended',
       abortWithoutTransaction: 'no error',
+    });
+  });
+
+  it('refuses a second open transaction of one call on the same service instead of letting it wait for the first', async () => {
+    expect(await user.callFunction('twoTransactions')).toEqual({
+      refused: 'another transaction of this call is open on service "mongodb-atlas": commit or abort it before starting this one',
+      notes: ['first', 'second'],
     });
   });
 

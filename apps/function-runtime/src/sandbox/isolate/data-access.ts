@@ -137,9 +137,12 @@ interface SessionState {
   known: boolean;
   ended: boolean;
   end: (op: string) => Promise<unknown>;
+  /** Every session of the same call (nested calls included). */
+  siblings: Set<SessionState>;
 }
 
 const sessions = new WeakMap<object, SessionState>();
+const sessionsOfCall = new WeakMap<Call, Set<SessionState>>();
 /** How long a function's withTransaction keeps retrying (MongoDB's drivers: 120 s). */
 const WITH_TRANSACTION_LIMIT_MS = 120_000;
 
@@ -154,7 +157,17 @@ function sessionRef(value: unknown): SessionRef {
   if (!state) throw new TypeError('options.session must be a session from startSession()');
   if (state.ended) throw new Error('Cannot use a session that has ended');
   const begin = state.transaction === 'pending';
-  if (begin) state.transaction = 'open';
+  // Refused, the transaction stays pending: the session's next operation starts it once the other has ended.
+  if (begin) {
+    // The embedded datastore writes one transaction at a time: a second transaction of the same call on the
+    // same service would wait for the first, which waits for the function, until the transaction limit.
+    for (const other of state.siblings) {
+      if (other !== state && other.service === state.service && other.transaction === 'open') {
+        throw new Error(`another transaction of this call is open on service "${state.service}": commit or abort it before starting this one`);
+      }
+    }
+    state.transaction = 'open';
+  }
   state.known = true;
   return { id: state.id, service: state.service, begin };
 }
@@ -165,6 +178,8 @@ function sessionRef(value: unknown): SessionRef {
  * commits nothing); the host ends whatever the call leaves open when the call ends.
  */
 function startSession(hostOp: HostOp, call: Call, frame: Frame, service: string) {
+  let siblings = sessionsOfCall.get(call);
+  if (!siblings) sessionsOfCall.set(call, (siblings = new Set()));
   const state: SessionState = {
     id: ++sessionSeq,
     service,
@@ -172,7 +187,9 @@ function startSession(hostOp: HostOp, call: Call, frame: Frame, service: string)
     known: false,
     ended: false,
     end: (op) => hostOp(call, frame.id, op, { id: state.id }),
+    siblings,
   };
+  siblings.add(state);
   const usable = (): void => {
     if (state.ended) throw new Error('Cannot use a session that has ended');
   };
