@@ -112,6 +112,17 @@ describe("the README's tessera commands, as written", () => {
     const joined = await post('/functions/call', { name: 'joinTeam', arguments: ['red'] }, login.access_token);
     expect(await joined.json()).toEqual(['red']);
   }, 180_000);
+  it("keeps the IP access list with the README's accessList commands", async () => {
+    const created = await npxTessera('accessList', 'create', '--app', appId, '--ip', '203.0.113.0/24', '--comment', 'office');
+    expect(created.code, created.stderr).toBe(0);
+    const listed = await npxTessera('accessList', 'list', '--app', appId);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/203\.0\.113\.0\/24\s+office/);
+    // Client requests from this machine are now refused; removing the entry serves them again.
+    const refused = await fetch(`${server.url}/api/client/v2.0/app/${appId}/auth/providers/anon-user/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(refused.status).toBe(403);
+    expect((await npxTessera('accessList', 'delete', '--app', appId, '--ip', '203.0.113.0/24')).code).toBe(0);
+  }, 60_000);
 });
 
 describe('the tessera bin before the first build', () => {

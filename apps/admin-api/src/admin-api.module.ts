@@ -53,11 +53,13 @@ import { GraphqlConfigController } from './graphql-config/graphql-config.control
 import { EnvironmentController } from './environment/environment.controller';
 import { IncomingWebhooksController } from './incoming-webhooks/incoming-webhooks.controller';
 import { AppMiscController } from './app-misc/app-misc.controller';
+import { AccessListController } from './environment/access-list.controller';
 
 /** The admin API v3.0. Its stores (apps, deployments, drafts, secrets, keys) come from the global PlatformModule. */
 @Module({
   controllers: [
     DevelopmentSchemaHandler,
+    AccessListController,
     ApiKeyLoginController,
     AdminAuthController,
     AdminApiKeysController,

@@ -4,6 +4,7 @@ import { registerAppsCommands } from './commands/apps.command';
 import { registerAuthCommands } from './commands/auth.command';
 import { registerDataCommands } from './commands/data.command';
 import { registerManageCommands } from './commands/manage.command';
+import { registerAccessListCommands } from './commands/access-list.command';
 import { registerSyncCommands } from './commands/sync.command';
 import { registerTransferCommands } from './commands/transfer.command';
 import { registerTriggerCommands } from './commands/triggers.command';
@@ -42,6 +43,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
   registerAppsCommands(program, context);
   registerTransferCommands(program, context);
   registerManageCommands(program, context);
+  registerAccessListCommands(program, context);
   registerTriggerCommands(program, context);
   registerSyncCommands(program, context);
   registerDataCommands(program, context);

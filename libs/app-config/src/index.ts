@@ -10,6 +10,7 @@ export { defaultFunctionConfig } from './read/sections';
 export { functionSyntaxError, importsAsRequires } from './function-source';
 export { writeAppFiles } from './write';
 export { validateApp, type ValidateOptions, KNOWN_BSON_TYPES, PARTITION_KEY_TYPES, READ_PREFERENCES, REFRESH_TOKEN_LIFETIME_SECONDS, isRefreshTokenLifetime } from './validate';
+export { accessAddress, accessCheckOf, isIpOrCidr, ipAccessCheck } from './ip-access';
 export { effectiveSyncConfig } from './effective-sync';
 export { keepLinkedClusters } from './linked-clusters';
 export { normalizeApp, cloneApp, stableId, contentTypeFor } from './normalize';

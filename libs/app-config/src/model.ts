@@ -25,7 +25,7 @@ export interface AppSettings {
    * `refresh_token_expiration_seconds`: the lifetime of the app's refresh tokens (the admin API's
    * security/refresh_token_expiration, 1,800 to 15,552,000 s); absent, the server's setting applies.
    */
-  security?: { allowed_request_origins?: string[]; refresh_token_expiration_seconds?: number; [extra: string]: unknown };
+  security?: { allowed_request_origins?: string[]; refresh_token_expiration_seconds?: number; ip_access_list?: IpAccessEntry[]; [extra: string]: unknown };
   hosting?: { enabled?: boolean; custom_domain?: string; app_default_domain?: string; [extra: string]: unknown };
   custom_user_data_config?: CustomUserDataConfig;
   deployment_model?: string;
@@ -336,6 +336,16 @@ export interface AppConfig {
 /** Service types that link a data source (spec 2.5; real exports use mongodb-atlas). */
 export const CLUSTER_SERVICE_TYPES: readonly string[] = ['datastore-cluster', 'mongodb-atlas', 'mongodb'];
 export const FEDERATED_SERVICE_TYPES: readonly string[] = ['datalake', 'datastore-federation'];
+
+/**
+ * An entry of the app's IP access list (the admin API's `security/access_list`): an address or a CIDR block
+ * client requests may come from. An app with entries serves only those; `0.0.0.0` (or `0.0.0.0/0`) allows all.
+ */
+export interface IpAccessEntry {
+  _id: string;
+  address: string;
+  comment?: string;
+}
 
 export function isDataSourceType(type: unknown): boolean {
   return typeof type === 'string' && (CLUSTER_SERVICE_TYPES.includes(type) || FEDERATED_SERVICE_TYPES.includes(type));

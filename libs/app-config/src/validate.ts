@@ -2,6 +2,7 @@
 // collected and returned at once; each names the file (through the loader's locator when the app was
 // read from files, otherwise the current-layout file), the JSON path inside it and a stable rule id.
 
+import { isIpOrCidr } from './ip-access';
 import { isPlainObject, jsonPath, show, type JsonObject } from './json';
 import {
   isDataSourceType,
@@ -213,6 +214,16 @@ function checkSettings(c: Checker, app: AppConfig, servicesByName: Map<string, A
   c.name(s, file, s.name, 'app.name', 32);
   for (const key of ['app_id', 'deployment_model', 'location']) c.type(s, file, s, key, 'string');
   if (c.type(s, file, s, 'security', 'object') && isPlainObject(s.security)) {
+    const accessList = s.security.ip_access_list;
+    if (accessList !== undefined) {
+      if (!Array.isArray(accessList)) c.report(s, file, 'security.ip_access_list', 'field.type', 'ip_access_list must be an array of {_id, address, comment}');
+      else
+        accessList.forEach((entry, i) => {
+          if (!isPlainObject(entry) || typeof entry._id !== 'string' || typeof entry.address !== 'string' || !isIpOrCidr(entry.address)) {
+            c.report(s, file, `security.ip_access_list[${i}]`, 'app.ip_access_list.entry', 'each access list entry needs an _id and an address that is an IP address or a CIDR block');
+          }
+        });
+    }
     const lifetime = s.security.refresh_token_expiration_seconds;
     if (lifetime !== undefined && !isRefreshTokenLifetime(lifetime)) {
       c.report(s, file, 'security.refresh_token_expiration_seconds', 'app.refresh_token_expiration', `refresh_token_expiration_seconds must be a whole number of seconds from ${REFRESH_TOKEN_LIFETIME_SECONDS.min} to ${REFRESH_TOKEN_LIFETIME_SECONDS.max}`);

@@ -122,11 +122,11 @@ export class AppStateService {
     const previousApp = readAppFiles(previousFiles).app;
     // A cluster service that names no cluster (a Stitch template export) keeps the cluster the app links.
     const warnings = [...loaded.warnings, ...keepLinkedClusters(app, previousApp, loaded.fileOf)];
-    // The refresh token lifetime is set through the admin API, apart from the files App Services exported: a
-    // push whose config.json does not name one (an export, an older pull) keeps the app's.
-    const lifetime = previousApp.settings.security?.refresh_token_expiration_seconds;
-    if (lifetime !== undefined && app.settings.security?.refresh_token_expiration_seconds === undefined) {
-      app.settings.security = { ...app.settings.security, refresh_token_expiration_seconds: lifetime };
+    // The refresh token lifetime and the IP access list are set through the admin API, apart from the files
+    // App Services exported: a push whose config.json does not name them (an export, an older pull) keeps the app's.
+    for (const key of ['refresh_token_expiration_seconds', 'ip_access_list'] as const) {
+      const kept = previousApp.settings.security?.[key];
+      if (kept !== undefined && app.settings.security?.[key] === undefined) app.settings.security = { ...app.settings.security, [key]: kept };
     }
     violations.push(...validateApp(app, { fileOf: loaded.fileOf, warnings }));
     delete app.secrets;

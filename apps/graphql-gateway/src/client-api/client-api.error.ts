@@ -22,6 +22,8 @@ export enum ClientApiErrorCode {
   InvalidParameter = 'InvalidParameter',
   MissingParameter = 'MissingParameter',
   DomainNotAllowed = 'DomainNotAllowed',
+  /** The request's address is not on the app's IP access list. */
+  IPAddressNotAllowed = 'IPAddressNotAllowed',
   TooManyRequests = 'TooManyRequests',
   ServiceUnavailable = 'ServiceUnavailable',
   NotImplemented = 'NotImplemented',
@@ -48,6 +50,7 @@ const statusOf: Record<ClientApiErrorCode, number> = {
   [ClientApiErrorCode.InvalidParameter]: 400,
   [ClientApiErrorCode.MissingParameter]: 400,
   [ClientApiErrorCode.DomainNotAllowed]: 403,
+  [ClientApiErrorCode.IPAddressNotAllowed]: 403,
   [ClientApiErrorCode.TooManyRequests]: 429,
   [ClientApiErrorCode.ServiceUnavailable]: 503,
   [ClientApiErrorCode.NotImplemented]: 501,

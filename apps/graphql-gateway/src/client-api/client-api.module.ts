@@ -13,6 +13,7 @@ import { ProviderLogins } from './auth/provider-logins';
 import { UserpassService } from './auth/userpass.service';
 import { ClientApps } from './client-apps.service';
 import { LenientJsonBodyParser } from './ejson-body';
+import { ClientApiAccessList } from './edge/client-api-access-list';
 import { ClientApiCors } from './edge/client-api-cors';
 import { FunctionsController } from './functions/functions.controller';
 import { FunctionsService } from './functions/functions.service';
@@ -40,6 +41,7 @@ import { PushController } from './push/push.controller';
     FunctionsService,
     LenientJsonBodyParser,
     ClientApiCors,
+    ClientApiAccessList,
     { provide: RemoteDataAccess, useFactory: (dataSources: DataSources, dataAccess: DataAccess) => new RulesRemoteDataAccess(dataSources, dataAccess), inject: [DataSources, DataAccess] },
     { provide: Mailer, useFactory: (settings: Settings) => new OutboxFileMailer(settings.dataDir), inject: [SETTINGS] },
   ],

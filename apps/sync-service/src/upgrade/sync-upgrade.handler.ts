@@ -5,6 +5,7 @@
  * expired token (the client refreshes it and retries), 403 for a disabled user (the client logs out), 400
  * when no offered subprotocol is one we speak. Protocol work happens in SyncConnection.
  */
+import { accessAddress, accessCheckOf } from '@tessera/app-config';
 import { type IncomingMessage, type Server } from 'node:http';
 import { type Duplex } from 'node:stream';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
@@ -87,6 +88,12 @@ export class SyncUpgradeHandler implements OnApplicationBootstrap, OnApplication
       throw error;
     }
     const appId = app.record._id;
+    // The app's IP access list (admin API security/access_list), as the client edge applies it to HTTP requests.
+    const allowed = accessCheckOf(app.config);
+    if (allowed) {
+      const address = accessAddress(request.socket.remoteAddress, request.headers['x-forwarded-for']);
+      if (!allowed(address)) return refuse(socket, 403, `requests from ${address || 'this address'} are not allowed by the app's IP access list`, 'IPAddressNotAllowed');
+    }
     const auth = await authenticateSyncUser(url.searchParams.get('baas_at') ?? undefined, appId, this.keys, await this.apps.userStore(appId));
     if (!auth.ok) {
       this.logger.warn({ appId, status: auth.status, msg: `sync connection refused: ${auth.message}` });
