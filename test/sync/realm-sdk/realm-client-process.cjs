@@ -244,17 +244,21 @@ const operations = {
    * other one unless `keep`; `remove` names ones to drop. Waits until the server bootstrapped them.
    */
   async setSubscriptions({ subscriptions = [], keep = false, remove = [], timeoutMs = 15_000 }) {
+    // The queries are parsed before the update: a query the SDK itself refuses throws here, as a throw inside
+    // the update's callback leaves the subscription store's write open and the next update waits for ever.
+    const queries = subscriptions.map((sub) => ({ results: realm.objects(sub.type).filtered(sub.query), name: sub.name }));
     await withTimeout(
       realm.subscriptions.update((mutable) => {
         if (!keep) mutable.removeAll();
         for (const name of remove) mutable.removeByName(name);
-        for (const sub of subscriptions) mutable.add(realm.objects(sub.type).filtered(sub.query), { name: sub.name });
+        for (const { results, name } of queries) mutable.add(results, { name });
       }),
       timeoutMs,
       'subscriptions',
     ).catch((error) => {
       throw new Error(realm.subscriptions.error ?? String(error?.message ?? error));
     });
+    catchUp();
     return { state: realm.subscriptions.state, names: [...realm.subscriptions].map((sub) => sub.name ?? null) };
   },
 
@@ -263,6 +267,7 @@ const operations = {
     const results = realm.objects(type).filtered(query);
     const options = { behavior: Realm.WaitForSync[behavior], ...(name ? { name } : {}) };
     const subscribed = await withTimeout(results.subscribe(options), timeoutMs, 'subscribe');
+    catchUp();
     return { count: subscribed.length, subscriptions: realm.subscriptions.length };
   },
 
@@ -270,13 +275,19 @@ const operations = {
   async unsubscribeResults({ type, query, timeoutMs = 15_000 }) {
     realm.objects(type).filtered(query).unsubscribe();
     await withTimeout(realm.subscriptions.waitForSynchronization(), timeoutMs, 'unsubscribe');
+    catchUp();
     return { subscriptions: realm.subscriptions.length };
   },
 
-  /** Starts recording the session's progress notifications in `direction` and `mode`. */
-  watchProgress({ direction = 'download', mode = 'reportIndefinitely' }) {
+  /**
+   * Starts recording the session's progress notifications in `direction` and `mode`: SDK 12's estimate (a
+   * callback of one parameter) when `estimate`, else the transferred and transferable bytes. The SDK tells the
+   * two by the callback's arity, so each has its own function.
+   */
+  watchProgress({ direction = 'download', mode = 'reportIndefinitely', estimate = false }) {
     progress.length = 0;
-    realm.syncSession.addProgressNotification(direction, mode, (...args) => progress.push(args.length === 1 ? { estimate: args[0] } : { transferred: args[0], transferable: args[1] }));
+    const callback = estimate ? (value) => progress.push({ estimate: value }) : (transferred, transferable) => progress.push({ transferred, transferable });
+    realm.syncSession.addProgressNotification(direction, mode, callback);
     return null;
   },
 
@@ -310,6 +321,17 @@ const operations = {
     return null;
   },
 };
+
+/**
+ * Moves the realm's read version to the newest commit. A subscription set completes on the sync client's thread
+ * in the commit that integrated its bootstrap, and the SDK resolves its promise then; this process's realm reads
+ * an older version until its event loop delivers the change notification. A write begun and cancelled catches
+ * up at once (the SDK has no public refresh), so what the next operation reads is what the set synchronized.
+ */
+function catchUp() {
+  realm.beginTransaction();
+  realm.cancelTransaction();
+}
 
 const progress = [];
 const connectionStates = [];
