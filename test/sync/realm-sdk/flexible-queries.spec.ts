@@ -144,6 +144,27 @@ const shapes: Array<[query: string, ids: string[]]> = [
   ['NONE tags IN {"red", "green"}', ['c', 'd', 'e']],
   ['tags.@size == 0', ['d']],
   ['tags.@count >= 2', ['a', 'b', 'e']],
+  // edge cases: empty needles, constant parts, dates between whole milliseconds (T<seconds>:<nanoseconds>)
+  ['string CONTAINS ""', ['a', 'b', 'c', 'd', 'e', 'f']],
+  ['string == ""', []],
+  ['NOT TRUEPREDICATE', []],
+  ['TRUEPREDICATE AND int == 1', ['a']],
+  ['int == 1 OR FALSEPREDICATE', ['a']],
+  ['int > 2.5', ['c', 'd', 'e', 'f']],
+  ['double BETWEEN {-1, 1.5}', ['a', 'c', 'f']],
+  ['int != 3 AND int != 4', ['a', 'b', 'e', 'f']],
+  ['NOT (tags.@size > 1)', ['c', 'd', 'f']],
+  ['ANY tags ==[c] "RED"', ['a', 'f']],
+  ['ALL tags != "red"', ['b', 'c', 'd', 'e']],
+  ['NONE tags BEGINSWITH "r"', ['b', 'c', 'd', 'e']],
+  ['tags.@count == 1', ['c', 'f']],
+  [`oid IN {oid(${oidA.toHexString()}), oid(${oidB.toHexString()})}`, ['a', 'b', 'd']],
+  [`uuid IN {uuid(${uuidA.toHexString(true)}), uuid(${uuidB.toHexString(true)})}`, ['a', 'b', 'e']],
+  ['date > T1706745599:999999999', ['b', 'c', 'e', 'f']],
+  ['date >= T1706745600:1', ['c', 'e', 'f']],
+  ['date < T1706745600:1', ['a', 'b', 'd']],
+  ['date == T1706745600:1', []],
+  ['date != T1706745600:1', ['a', 'b', 'c', 'd', 'e', 'f']],
 ];
 
 const ids = (objects: Array<Record<string, unknown>>) => objects.map((object) => object['_id']);
@@ -264,5 +285,67 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`flexible sync query shapes wi
     await expect(subscribe(device, [{ name: 'items', query: 'tags.@max == "x"' }])).rejects.toThrow(/Cannot use aggregate '.@max'/);
     expect((await subscribe(device, [{ name: 'items', query: 'int == 2' }])).state).toBe('complete');
     expect(ids(await device.objects('Item'))).toEqual(['b']);
+  }, 60_000);
+
+  it('matches writes to the collection against each query shape as they happen: what enters, what leaves', async () => {
+    // Live changes are matched one document at a time, not through the store's filter: the same shapes again,
+    // on documents of their own (int >= 100), written after the tests above read the collection.
+    const live: Record<string, string> = {
+      prefix: 'int >= 100 AND string BEGINSWITH[c] "ab"',
+      like: 'int >= 100 AND string LIKE "*x?z"',
+      all: 'int >= 100 AND ALL tags == "only"',
+      size: 'int >= 100 AND tags.@size >= 3',
+      date: 'int >= 100 AND date > 2030-01-01@00:00:00',
+      uuid: `int >= 100 AND uuid == uuid(${uuidA.toHexString(true)})`,
+      oid: `int >= 100 AND oid == oid(${oidB.toHexString()})`,
+      double: 'int >= 100 AND double < -100',
+      suffix: 'int >= 100 AND string ENDSWITH[c] "END" AND NOT flag == true',
+      sentinel: 'int IN {998, 999}',
+    };
+    const device = await openDevice();
+    await subscribe(device, Object.entries(live).map(([name, query]) => ({ name, query })));
+    expect(await device.objects('Item')).toEqual([]);
+    let n = 100;
+    const doc = (id: string, fields: Record<string, unknown>) => ({
+      _id: id,
+      int: Long.fromNumber(n++),
+      double: new Double(0),
+      date: new Date('2020-01-01T00:00:00.000Z'),
+      string: 'none',
+      tags: ['x'],
+      oid: null,
+      uuid: null,
+      flag: true,
+      ...fields,
+    });
+    const collection = cluster.db('queries').collection('Item');
+    await collection.insertMany([
+      doc('h01', { string: 'ABacus' }),
+      doc('h02', { string: 'boxyz' }),
+      doc('h03', { tags: [] }),
+      doc('h04', { tags: ['only', 'only'] }),
+      doc('h05', { tags: ['a', 'b', 'c'] }),
+      doc('h06', { date: new Date('2031-05-05T00:00:00.000Z') }),
+      doc('h07', { uuid: uuidBinary(uuidA) }),
+      doc('h08', { oid: oidB }),
+      doc('h09', { double: new Double(-200) }),
+      doc('h10', { string: 'the end', flag: false }),
+      doc('h11', { string: 'the end', flag: true }),
+      doc('h12', { string: 'abc' }),
+      doc('n01', { string: 'xabc', tags: ['only', 'other'], uuid: uuidBinary(uuidB), oid: oidA, double: new Double(-100) }),
+      doc('s01', { int: Long.fromNumber(999) }),
+    ]);
+    // Each session's changes go out in the order they were written: once the last write is on the device, the others are.
+    await device.waitForCount('Item', 1, 'int == 999', 30_000);
+    expect(ids(await device.objects('Item'))).toEqual(['h01', 'h02', 'h03', 'h04', 'h05', 'h06', 'h07', 'h08', 'h09', 'h10', 'h12', 's01']);
+
+    await collection.updateOne({ _id: 'h01' }, { $set: { string: 'zzz' } }); // leaves prefix
+    await collection.updateOne({ _id: 'h04' }, { $push: { tags: 'not only' } }); // leaves all, enters size
+    await collection.updateOne({ _id: 'h03' }, { $set: { tags: ['other'] } }); // leaves all
+    await collection.updateOne({ _id: 'h10' }, { $set: { flag: true } }); // leaves suffix
+    await collection.updateOne({ _id: 'n01' }, { $set: { double: new Double(-100.5) } }); // enters double
+    await collection.insertOne(doc('s02', { int: Long.fromNumber(998) }));
+    await device.waitForCount('Item', 1, 'int == 998', 30_000);
+    expect(ids(await device.objects('Item'))).toEqual(['h02', 'h04', 'h05', 'h06', 'h07', 'h08', 'h09', 'h12', 'n01', 's01', 's02']);
   }, 60_000);
 });

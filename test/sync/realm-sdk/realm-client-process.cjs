@@ -189,6 +189,7 @@ const operations = {
 
   async download({ timeoutMs = 15_000 }) {
     await withTimeout(realm.syncSession.downloadAllServerChanges(), timeoutMs, 'download');
+    catchUp();
     return null;
   },
 
@@ -323,9 +324,9 @@ const operations = {
 };
 
 /**
- * Moves the realm's read version to the newest commit. A subscription set completes on the sync client's thread
- * in the commit that integrated its bootstrap, and the SDK resolves its promise then; this process's realm reads
- * an older version until its event loop delivers the change notification. A write begun and cancelled catches
+ * Moves the realm's read version to the newest commit. A subscription set completes (and a download does) on
+ * the sync client's thread, in the commit that integrated what the server sent, and the SDK resolves its promise
+ * then; this process's realm reads an older version until its event loop delivers the change notification. A write begun and cancelled catches
  * up at once (the SDK has no public refresh), so what the next operation reads is what the set synchronized.
  */
 function catchUp() {
