@@ -81,6 +81,35 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`session control with the real
     expect(await held(b)).toEqual(['external-while-paused', 'while-paused']);
   }, 60_000);
 
+  it('catches up after a pause with what changed in the collection and a subscription changed while paused', async () => {
+    await notes().insertMany(['r1', 'r2', 'r3'].map((id) => ({ _id: id, group: 'away', text: `${id} before` })));
+    const a = await openDevice('away');
+    expect(await held(a)).toEqual(['r1', 'r2', 'r3']);
+    await a.pause();
+    await notes().deleteOne({ _id: 'r1' });
+    await notes().updateOne({ _id: 'r2' }, { $set: { group: 'elsewhere' } });
+    await notes().updateOne({ _id: 'r3' }, { $set: { text: 'r3 after' } });
+    await notes().insertMany([
+      { _id: 'r4', group: 'away', text: 'r4 new' },
+      { _id: 'r5', group: 'later', text: 'r5 in the new query' },
+    ]);
+    await a.put('Note', { _id: 'l1', group: 'away', text: 'local while paused' });
+    // The new subscription cannot complete while paused: it is sent when the session resumes.
+    const changed = a.call('setSubscriptions', { subscriptions: [{ name: 'notes', type: 'Note', query: 'group IN {"away", "later"}' }], timeoutMs: 20_000 });
+    expect(await held(a)).toEqual(['l1', 'r1', 'r2', 'r3']);
+    await a.resume();
+    expect(await changed).toMatchObject({ state: 'complete' });
+    await a.upload();
+    await a.download();
+    expect(await a.objects('Note')).toEqual([
+      { _id: 'l1', group: 'away', text: 'local while paused' },
+      { _id: 'r3', group: 'away', text: 'r3 after' },
+      { _id: 'r4', group: 'away', text: 'r4 new' },
+      { _id: 'r5', group: 'later', text: 'r5 in the new query' },
+    ]);
+    await eventually(async () => expect(await notes().findOne({ _id: 'l1' })).toMatchObject({ text: 'local while paused' }));
+  }, 60_000);
+
   it("has an acknowledged upload in another device's next downloadAllServerChanges()", async () => {
     const [a, b] = [await openDevice('round-trip'), await openDevice('round-trip')];
     for (let round = 0; round < 5; round++) {
