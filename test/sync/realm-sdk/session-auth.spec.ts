@@ -1,6 +1,6 @@
 import { eventually } from '@tessera/testing';
 import { type DeployedExample, deployExample } from './app-export';
-import { RealmDevice, realmSdkSkipReason } from './realm-client';
+import { RealmDevice, realmSdkSkipReason, type SdkEvent } from './realm-client';
 
 // Access tokens and users during a sync session, with the real Realm JS SDK 12.15.0 and examples/task-tracker
 // (partition sync, email/password users, teams in custom data) on a server whose access tokens live 3 s. A
@@ -68,7 +68,10 @@ describe.skipIf(realmSdkSkipReason !== undefined)(`sync sessions and access toke
     await eventually(async () => expect(await stored('after-reconnect')).toMatchObject({ name: 'made after the reconnect' }), { timeoutMs: 15_000 });
     expect(await device.call<string>('accessToken')).not.toBe(firstToken);
     expect(await device.call('userState')).toBe('LoggedIn');
-    expect(device.events.filter((event) => event.event === 'sync-error')).toEqual([]);
+    // No auth error. A reconnect attempt while the server is still restarting may be refused at the TCP level
+    // (SDK error 1034, not fatal: the SDK retries); how many there are depends on how long the restart takes.
+    const refusedWhileRestarting = (event: SdkEvent) => event.code === 1034 && event.isFatal === false && /Connection refused/.test(String(event.message));
+    expect(device.events.filter((event) => event.event === 'sync-error' && !refusedWhileRestarting(event))).toEqual([]);
   }, 90_000);
 
   for (const action of ['logout', 'disable', 'delete'] as const) {
