@@ -165,6 +165,9 @@ const shapes: Array<[query: string, ids: string[]]> = [
   ['date < T1706745600:1', ['a', 'b', 'd']],
   ['date == T1706745600:1', []],
   ['date != T1706745600:1', ['a', 'b', 'c', 'd', 'e', 'f']],
+  // long queries: a thousand-element IN list, three hundred ORs
+  [`int IN {${Array.from({ length: 1000 }, (_, i) => i + 2).join(', ')}}`, ['b', 'c', 'd', 'e', 'f']],
+  [`${Array.from({ length: 300 }, (_, i) => `int == ${i + 10}`).join(' OR ')} OR string == "grape"`, ['f']],
 ];
 
 const ids = (objects: Array<Record<string, unknown>>) => objects.map((object) => object['_id']);
