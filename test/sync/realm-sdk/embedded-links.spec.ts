@@ -2,7 +2,7 @@ import { type AppConfig } from '@tessera/app-config';
 import { eventually } from '@tessera/testing';
 import { ObjectId } from 'bson';
 import { startTestHost, type TestHost } from '../../support/test-host';
-import { RealmDevice, realmSdkSkipReason } from './realm-client';
+import { anonymousDevices, type RealmDevice, realmSdkSkipReason } from './realm-client';
 
 // Links inside embedded objects (a single one, a list of them, a dictionary of them) in development mode: the
 // schema the server writes from the SDK's types keys their relationships by path (`visit.by`,
@@ -36,7 +36,6 @@ for (const sync of ['partition', 'flexible'] as const) {
   describe.skipIf(realmSdkSkipReason !== undefined)(`links inside embedded objects over ${sync} sync with the real Realm JS SDK${realmSdkSkipReason ? ` (skipped: ${realmSdkSkipReason})` : ''}`, () => {
     let host: TestHost;
     let clientAppId = '';
-    const devices: RealmDevice[] = [];
     const scope = sync === 'partition' ? { _partition: 'homes' } : { group: 'homes' };
     const schema = schemaFor(sync);
 
@@ -45,26 +44,23 @@ for (const sync of ['partition', 'flexible'] as const) {
       clientAppId = (await host.createApp(`embedded-links-${sync}`, linksApp(sync))).clientAppId;
     }, 60_000);
 
+    const devices = anonymousDevices(() => ({ url: host.url, clientAppId }), {
+      schema,
+      ...(sync === 'partition'
+        ? { partition: 'homes' }
+        : {
+            subscriptions: [
+              { name: 'houses', type: 'House', query: 'group == "homes"' },
+              { name: 'people', type: 'Person', query: 'group == "homes"' },
+            ],
+          }),
+    });
+    const openDevice = (): Promise<RealmDevice> => devices.open();
+
     afterAll(async () => {
-      await Promise.all(devices.map((device) => device.stop()));
+      await devices.stopAll();
       await host?.close();
     });
-
-    const openDevice = async (): Promise<RealmDevice> => {
-      const device = RealmDevice.start();
-      devices.push(device);
-      await device.login(host.url, clientAppId, 'anonymous');
-      if (sync === 'partition') await device.open('homes', { schema });
-      else
-        await device.call('openFlexible', {
-          schema,
-          subscriptions: [
-            { name: 'houses', type: 'House', query: 'group == "homes"' },
-            { name: 'people', type: 'Person', query: 'group == "homes"' },
-          ],
-        });
-      return device;
-    };
 
     it('writes their relationships by path, opens a second device, and syncs and stores the links', async () => {
       const a = await openDevice();

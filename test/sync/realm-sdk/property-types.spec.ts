@@ -3,7 +3,7 @@ import { type DataSourceClient } from '@tessera/datastore';
 import { eventually } from '@tessera/testing';
 import { Binary, Decimal128, Double, Long, ObjectId, UUID } from 'bson';
 import { startTestHost, type TestHost } from '../../support/test-host';
-import { canonical, RealmDevice, realmSdkSkipReason } from './realm-client';
+import { anonymousDevices, canonical, type RealmDevice, realmSdkSkipReason } from './realm-client';
 
 // Every property type the Realm JS SDK 12.15.0 syncs, in both directions, on partition-based and on flexible
 // sync: an object made on one device reaches another with equal values and lands in the collection with the
@@ -223,7 +223,6 @@ for (const sync of ['partition', 'flexible'] as const) {
     let host: TestHost;
     let clientAppId = '';
     let cluster: DataSourceClient;
-    const devices: RealmDevice[] = [];
     const database = sync === 'partition' ? 'partitioned' : 'flexible';
     const scope = sync === 'partition' ? { _partition: 'types' } : { group: 'types' };
     const schema = schemaFor(sync);
@@ -234,26 +233,23 @@ for (const sync of ['partition', 'flexible'] as const) {
       cluster = host.dataSources.forCluster(CLUSTER);
     }, 60_000);
 
+    const devices = anonymousDevices(() => ({ url: host.url, clientAppId }), {
+      schema,
+      ...(sync === 'partition'
+        ? { partition: 'types' }
+        : {
+            subscriptions: [
+              { name: 'things', type: 'Thing', query: 'group == "types"' },
+              { name: 'owners', type: 'Owner', query: 'group == "types"' },
+            ],
+          }),
+    });
+    const openDevice = (): Promise<RealmDevice> => devices.open();
+
     afterAll(async () => {
-      await Promise.all(devices.map((device) => device.stop()));
+      await devices.stopAll();
       await host?.close();
     });
-
-    const openDevice = async (): Promise<RealmDevice> => {
-      const device = RealmDevice.start();
-      devices.push(device);
-      await device.login(host.url, clientAppId, 'anonymous');
-      if (sync === 'partition') await device.open('types', { schema });
-      else
-        await device.call('openFlexible', {
-          schema,
-          subscriptions: [
-            { name: 'things', type: 'Thing', query: 'group == "types"' },
-            { name: 'owners', type: 'Owner', query: 'group == "types"' },
-          ],
-        });
-      return device;
-    };
     const collection = (name: string) => cluster.db(database).collection(name);
 
     it('syncs an object with every property type from one device to another and stores App Services BSON types', async () => {

@@ -211,3 +211,33 @@ export class RealmDevice {
     clearTimeout(timer);
   }
 }
+
+/** How a test's devices open their app: a partition, or flexible sync with these subscriptions. */
+export interface DeviceOpening {
+  schema: unknown[];
+  partition?: string;
+  subscriptions?: Array<{ name: string; type: string; query: string }>;
+}
+
+/**
+ * The devices of one test app: each `open()` starts a device, logs it in anonymously to the app `target()`
+ * names (read when the device opens, so a `beforeAll` may set it) and opens the partition or flexible sync;
+ * `stopAll()` stops every device opened.
+ */
+export function anonymousDevices(target: () => { url: string; clientAppId: string }, opening: DeviceOpening): { open(): Promise<RealmDevice>; stopAll(): Promise<void> } {
+  const devices: RealmDevice[] = [];
+  return {
+    async open() {
+      const device = RealmDevice.start();
+      devices.push(device);
+      const { url, clientAppId } = target();
+      await device.login(url, clientAppId, 'anonymous');
+      if (opening.partition !== undefined) await device.open(opening.partition, { schema: opening.schema });
+      else await device.call('openFlexible', { schema: opening.schema, subscriptions: opening.subscriptions ?? [] });
+      return device;
+    },
+    async stopAll() {
+      await Promise.all(devices.map((device) => device.stop()));
+    },
+  };
+}
