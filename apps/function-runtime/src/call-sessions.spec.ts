@@ -48,7 +48,8 @@ describe('sessions of a function call', () => {
 
   it('throws any other failure after aborting, without running the callback again', async () => {
     rt.functions.deploy(APP, {
-      trade: TRADE.replace("return result;", "return result;").replace('exports = async () => {', 'exports = async () => { try { return await (async () => {').replace(/\};$/, '})(); } catch (e) { return "failed: " + e.message; } };'),
+      // The same trade, its failure caught and answered.
+      trade: TRADE.replace('exports = async () => {', 'exports = async () => { try { return await (async () => {').replace(/\};$/, '})(); } catch (e) { return "failed: " + e.message; } };'),
     });
     rt.data.transactionFailures.push({ at: 'operation', labels: ['SomethingElse'] });
     expect((await rt.call('trade')).result).toBe('failed: injected SomethingElse');

@@ -40,20 +40,24 @@ export class CallSessions {
       this.open.set(id, entry);
     }
     if (entry.service !== service) return Promise.reject(new Error(`this session belongs to service '${entry.service}', not '${service}'`));
-    const opened = entry.session;
-    const next = entry.tail.then(
-      () => opened.then(step),
-      () => opened.then(step),
-    );
-    entry.tail = next.catch(() => undefined);
-    return next;
+    return this.queue(entry, step);
   }
 
   /** A step on a session the host may not have seen (commit, abort, end): nothing to do for one it has not. */
   whenOpen(id: number, step: (session: DataSessionPort) => Promise<void>): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the function call has already ended'));
     const entry = this.open.get(id);
-    if (!entry) return Promise.resolve();
-    return this.run(id, entry.service, { kind: 'system' }, step);
+    return entry ? this.queue(entry, step) : Promise.resolve();
+  }
+
+  /** Runs `step` on the entry's session after the steps queued before it, whether they succeeded or not. */
+  private queue<T>(entry: OpenSession, step: (session: DataSessionPort) => Promise<T>): Promise<T> {
+    const next = entry.tail.then(
+      () => entry.session.then(step),
+      () => entry.session.then(step),
+    );
+    entry.tail = next.catch(() => undefined);
+    return next;
   }
 
   /** Ends session `id` and forgets it. */

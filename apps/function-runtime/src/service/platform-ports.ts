@@ -5,7 +5,7 @@
 import { appEnvironment, dataApiConfigOf, importsAsRequires } from '@tessera/app-config';
 import { type CallerUser, callerUserOf, ruleUserOf } from '@tessera/contracts';
 import type { DataAccess, DataAccessRequest } from '@tessera/data-access';
-import { AppUserStore, type DataSources, type DependencyStore, type DeployedApps } from '@tessera/platform';
+import { AppUserStore, type DataSources, type DependencyStore, type DeployedApp, type DeployedApps } from '@tessera/platform';
 import { evaluateExpression } from '@tessera/rules';
 import type { FunctionConfig } from '../config/function-config';
 import type { CanEvaluateEvaluator } from '../function-runtime.options';
@@ -69,15 +69,14 @@ export class RulesDataAccessPort implements DataAccessPort {
   ) {}
 
   async execute(call: DataAccessCall): Promise<unknown> {
-    return this.dataAccess.execute(await this.request(call));
+    return this.dataAccess.execute(requestOf(await this.apps.byId(call.appId), call));
   }
 
   async startSession(scope: Pick<DataAccessCall, 'appId' | 'service' | 'caller'>): Promise<DataSessionPort> {
-    const { app } = await this.request({ ...scope, action: 'startSession', arguments: [] });
-    const session = this.dataAccess.startSession({ app, service: scope.service, caller: callerOf(scope.caller) });
+    const session = this.dataAccess.startSession({ app: dataAccessAppOf(await this.apps.byId(scope.appId)), service: scope.service, caller: callerOf(scope.caller) });
     return {
       execute: async (call, begin) => {
-        const request = await this.request(call);
+        const request = requestOf(await this.apps.byId(call.appId), call);
         if (begin) await session.startTransaction();
         return session.execute(request);
       },
@@ -86,20 +85,24 @@ export class RulesDataAccessPort implements DataAccessPort {
       end: () => session.end(),
     };
   }
+}
 
-  private async request(call: DataAccessCall): Promise<DataAccessRequest> {
-    const deployed = await this.apps.byId(call.appId);
-    return {
-      app: { id: deployed.record._id, deploymentId: deployed.deployment?._id, config: deployed.config },
-      service: call.service,
-      action: call.action,
-      ...(call.database ? { database: call.database } : {}),
-      ...(call.collection ? { collection: call.collection } : {}),
-      args: (call.arguments[0] ?? {}) as Record<string, unknown>,
-      caller: callerOf(call.caller),
-      ...(call.headers ? { headers: call.headers } : {}),
-    };
-  }
+function dataAccessAppOf(deployed: DeployedApp): DataAccessRequest['app'] {
+  return { id: deployed.record._id, deploymentId: deployed.deployment?._id, config: deployed.config };
+}
+
+/** The data-access request of a function's operation on the app as deployed (no await: every data operation makes one). */
+function requestOf(deployed: DeployedApp, call: DataAccessCall): DataAccessRequest {
+  return {
+    app: dataAccessAppOf(deployed),
+    service: call.service,
+    action: call.action,
+    ...(call.database ? { database: call.database } : {}),
+    ...(call.collection ? { collection: call.collection } : {}),
+    args: (call.arguments[0] ?? {}) as Record<string, unknown>,
+    caller: callerOf(call.caller),
+    ...(call.headers ? { headers: call.headers } : {}),
+  };
 }
 
 function callerOf(caller: DataAccessCall['caller']): DataAccessRequest['caller'] {
