@@ -109,17 +109,17 @@ describe('Data API', () => {
 
     it('answers canonical EJSON for Accept application/ejson and plain JSON for application/json', async () => {
       const id = new ObjectId();
-      const document = { _id: id, owner: userId, name: 'typed', when: new Date('2024-01-02T03:04:05.678Z'), big: { $numberLong: '9007199254740993' }, price: { $numberDecimal: '1.10' }, n: 7 };
+      const document = { _id: id, owner: userId, name: 'typed', when: new Date('2024-01-02T03:04:05.678Z'), big: { $numberLong: '9007199254740993' }, price: { $numberDecimal: '1.10' }, n: 7, one: { $numberDouble: '1.0' }, small: { $numberLong: '5' } };
       const inserted = await dataApi(host, app.clientAppId, 'insertOne', { ...source, document: EJSON.serialize(document, { relaxed: false }) }, { headers: { apiKey, 'content-type': 'application/ejson', accept: 'application/ejson' } });
       expect(inserted.status).toBe(201);
       expect(inserted.contentType).toBe('application/ejson');
       expect(inserted.body).toEqual({ insertedId: { $oid: id.toHexString() } });
 
       const asEjson = await call('findOne', { filter: { _id: { $oid: id.toHexString() } } }, { accept: 'application/ejson' });
-      expect(asEjson.body['document']).toEqual({ _id: { $oid: id.toHexString() }, owner: userId, name: 'typed', when: { $date: { $numberLong: '1704164645678' } }, big: { $numberLong: '9007199254740993' }, price: { $numberDecimal: '1.10' }, n: { $numberInt: '7' } });
+      expect(asEjson.body['document']).toEqual({ _id: { $oid: id.toHexString() }, owner: userId, name: 'typed', when: { $date: { $numberLong: '1704164645678' } }, big: { $numberLong: '9007199254740993' }, price: { $numberDecimal: '1.10' }, n: { $numberInt: '7' }, one: { $numberDouble: '1.0' }, small: { $numberLong: '5' } });
       const asJson = await call('findOne', { filter: { _id: { $oid: id.toHexString() } } }, { accept: 'application/json' });
       expect(asJson.contentType).toBe('application/json');
-      expect(asJson.body['document']).toEqual({ _id: id.toHexString(), owner: userId, name: 'typed', when: '2024-01-02T03:04:05.678Z', big: 9007199254740992, price: '1.10', n: 7 });
+      expect(asJson.body['document']).toEqual({ _id: id.toHexString(), owner: userId, name: 'typed', when: '2024-01-02T03:04:05.678Z', big: 9007199254740992, price: '1.10', n: 7, one: 1, small: 5 });
       // Relaxed EJSON input: a relaxed date is stored as a date, matched by a canonical one.
       const relaxed = await call('find', { filter: { when: { $gte: { $date: '2024-01-01T00:00:00Z' } } }, projection: { _id: 0, name: 1 } });
       expect(relaxed.body).toEqual({ documents: [{ name: 'typed' }] });

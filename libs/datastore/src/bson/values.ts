@@ -1,10 +1,14 @@
 /**
  * BSON value helpers shared by both engines: normalising caller values into the in-memory form the
- * embedded engine stores (Int32 and Double become JS numbers, a Long that fits becomes a number, so
- * that 1, Int32(1), Long(1) and Double(1) are equal as in MongoDB), deep copies, the BSON comparison
- * order used by sorts and indexes, and canonical keys for `_id` lookups. No I/O here.
+ * embedded engine stores, deep copies, the BSON comparison order used by sorts and indexes (1, Int32(1),
+ * Long(1) and Double(1) are equal, as in MongoDB), and canonical keys for `_id` lookups. No I/O here.
+ *
+ * Stored numbers keep their BSON type: a JS number stands for the type bson writes it back as (an int32
+ * when it is an integer in int32 range, else a double), and only what a number would lose is kept as an
+ * object: a Double holding an integer in int32 range, and every Long. Query and update specifications
+ * are read with every number as a JS number (`normalize`); documents are stored with `normalizeStored`.
  */
-import { EJSON, Long, type Binary, type ObjectId, type Timestamp } from 'bson';
+import { Double, EJSON, Long, type Binary, type ObjectId, type Timestamp } from 'bson';
 import { toBsonRegExp } from './regex';
 
 export type Document = Record<string, unknown>;
@@ -29,17 +33,49 @@ export function isPlainObject(value: unknown): value is Document {
   return bsonType(value) === undefined;
 }
 
-/** Deep copy of a caller value into stored form. `undefined` fields are dropped (as BSON does). */
+const INT32_MIN = -0x8000_0000;
+const INT32_MAX = 0x7fff_ffff;
+
+/** True when bson writes the JS number `n` as an int32 (an integer in range; -0 is written as a double). */
+export function isInt32Number(n: number): boolean {
+  return Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX && !Object.is(n, -0);
+}
+
+/** A double in stored form: a JS number unless bson would write that number back as an int32. */
+export function storedDouble(n: number): number | Double {
+  return isInt32Number(n) ? new Double(n) : n;
+}
+
+/** This bson's Long for a Long of any bson copy (a sandbox's or a driver's). */
+function ownLong(value: object): Long {
+  if (value instanceof Long) return value;
+  const { low, high, unsigned } = value as { low: number; high: number; unsigned?: boolean };
+  return Long.fromBits(low, high, unsigned);
+}
+
+/**
+ * Deep copy of a specification (a filter, a pipeline, an update's arguments) with every number as a JS
+ * number (a Long beyond 2^53 stays a Long). `undefined` fields are dropped (as BSON does).
+ */
 export function normalize(value: unknown): unknown {
+  return copyValue(value, false);
+}
+
+/** Deep copy of a caller's document (or value to store) into stored form: numbers keep their BSON type. */
+export function normalizeStored(value: unknown): unknown {
+  return copyValue(value, true);
+}
+
+function copyValue(value: unknown, keepTypes: boolean): unknown {
   if (value === null || typeof value !== 'object') {
-    if (typeof value === 'bigint') return normalizeLong(Long.fromBigInt(value));
+    if (typeof value === 'bigint') return keepTypes ? Long.fromBigInt(value) : normalizeLong(Long.fromBigInt(value));
     return value;
   }
   if (Array.isArray(value)) {
     const out = new Array<unknown>(value.length);
     for (let i = 0; i < value.length; i++) {
       const v = value[i] as unknown;
-      out[i] = v === undefined ? null : normalize(v);
+      out[i] = v === undefined ? null : copyValue(v, keepTypes);
     }
     return out;
   }
@@ -50,10 +86,13 @@ export function normalize(value: unknown): unknown {
   if (tag !== undefined) {
     switch (tag) {
       case 'Int32':
-      case 'Double':
         return (value as unknown as { value: number }).value;
+      case 'Double': {
+        const n = (value as unknown as { value: number }).value;
+        return keepTypes ? storedDouble(n) : n;
+      }
       case 'Long':
-        return normalizeLong(value as Long);
+        return keepTypes ? ownLong(value) : normalizeLong(value as Long);
       default:
         return value;
     }
@@ -63,9 +102,121 @@ export function normalize(value: unknown): unknown {
   for (const key in value) {
     if (!hasOwn(value, key)) continue;
     const v = (value as Document)[key];
-    if (v !== undefined) setOwn(out, key, normalize(v));
+    if (v !== undefined) setOwn(out, key, copyValue(v, keepTypes));
   }
   return out;
+}
+
+/**
+ * A document bson read with `promoteValues: false` (a fresh object nobody else holds) put in stored form in
+ * place: Int32s become numbers, Doubles numbers unless they hold an integer in int32 range, Longs stay.
+ */
+export function toStoredForm<T extends Document | unknown[]>(value: T): T {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = storedFormOf(value[i]);
+    return value;
+  }
+  const doc: Document = value;
+  for (const key in doc) if (hasOwn(doc, key)) setOwn(doc, key, storedFormOf(doc[key]));
+  return value;
+}
+
+function storedFormOf(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value) || isPlainObject(value)) return toStoredForm(value as Document);
+  const tag = bsonType(value);
+  if (tag === 'Int32') return (value as unknown as { value: number }).value;
+  if (tag === 'Double') {
+    const n = (value as unknown as { value: number }).value;
+    return isInt32Number(n) ? value : n;
+  }
+  return value;
+}
+
+/** The stored value a promoted copy (see promoteNumbers) was made from. */
+const ORIGINAL = Symbol('original');
+
+/**
+ * `value` with every Double, Int32 and safe Long as a JS number, for code that computes with numbers
+ * (mingo's operators): the same object when it holds none, else a copy of the parts that do, each copied
+ * object remembering its original (originalOf), so that a BSON-type test can still see the stored types.
+ */
+export function promoteNumbers(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i] as unknown;
+      const p = promoteNumbers(v);
+      if (p !== v) {
+        out ??= value.slice();
+        out[i] = p;
+      }
+    }
+    if (!out) return value;
+    Object.defineProperty(out, ORIGINAL, { value });
+    return out;
+  }
+  const tag = bsonType(value);
+  if (tag !== undefined) {
+    if (tag === 'Double' || tag === 'Int32') return (value as unknown as { value: number }).value;
+    if (tag === 'Long') return normalizeLong(value as Long);
+    return value;
+  }
+  if (value instanceof Date || value instanceof RegExp) return value;
+  let out: Document | undefined;
+  for (const key in value) {
+    if (!hasOwn(value, key)) continue;
+    const v = (value as Document)[key];
+    const p = promoteNumbers(v);
+    if (p !== v) {
+      out ??= { ...(value as Document) };
+      setOwn(out, key, p);
+    }
+  }
+  if (!out) return value;
+  Object.defineProperty(out, ORIGINAL, { value });
+  return out;
+}
+
+/** The stored value `value` was promoted from, or `value` itself. */
+export function originalOf<T>(value: T): T {
+  return value !== null && typeof value === 'object' ? ((value as { [ORIGINAL]?: T })[ORIGINAL] ?? value) : value;
+}
+
+/**
+ * `computed` (a pipeline's output) with the stored types of `original` put back where it holds the same
+ * number at the same place: a field a pipeline passed through or copied keeps its Double or Long.
+ */
+export function restoreNumberTypes(computed: unknown, original: unknown): unknown {
+  if (computed === original) return computed;
+  if (typeof computed === 'number') {
+    if (original !== null && typeof original === 'object') {
+      const tag = bsonType(original);
+      if ((tag === 'Double' || tag === 'Long') && toNumber(original) === computed) return original;
+    }
+    return computed;
+  }
+  if (computed === null || typeof computed !== 'object' || original === null || typeof original !== 'object') return computed;
+  const source = originalOf(original);
+  // Copies where something changes: `computed` may hold stored objects (a $lookup's matches).
+  if (Array.isArray(computed)) {
+    if (!Array.isArray(source)) return computed;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < computed.length && i < source.length; i++) {
+      const r = restoreNumberTypes(computed[i], source[i]);
+      if (r !== computed[i]) (out ??= computed.slice())[i] = r;
+    }
+    return out ?? computed;
+  }
+  if (!isPlainObject(computed) || !isPlainObject(source)) return computed;
+  let out: Document | undefined;
+  for (const key in computed) {
+    if (!hasOwn(computed, key) || !hasOwn(source, key)) continue;
+    const r = restoreNumberTypes(computed[key], source[key]);
+    if (r !== computed[key]) setOwn((out ??= { ...computed }), key, r);
+  }
+  return out ?? computed;
 }
 
 /**
@@ -75,10 +226,6 @@ export function normalize(value: unknown): unknown {
 function setOwn(target: Document, key: string, value: unknown): void {
   if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
-}
-
-export function normalizeDocument(doc: Document): Document {
-  return normalize(doc) as Document;
 }
 
 function normalizeLong(value: Long): number | Long {
@@ -369,8 +516,13 @@ function numbersAsDoubles(value: unknown): unknown {
 export function typeName(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'int' : 'double';
-  if (typeof value === 'object') return isPlainObject(value) ? 'object' : value.constructor.name;
+  if (typeof value === 'number') return isInt32Number(value) ? 'int' : 'double';
+  if (typeof value === 'object') {
+    if (isPlainObject(value)) return 'object';
+    const tag = bsonType(value);
+    if (tag === 'Double' || tag === 'Long' || tag === 'Decimal128') return tag === 'Decimal128' ? 'decimal' : tag.toLowerCase();
+    return value.constructor.name;
+  }
   return typeof value;
 }
 

@@ -3,7 +3,7 @@
  * it against the embedded engine and `mongodb.spec.ts` against MongoDB (when MONGODB_URI is set). Named
  * `.test.ts` so that vitest does not run it on its own and the build leaves it out.
  */
-import { BSONRegExp, Binary, Decimal128, Double, Int32, Long, ObjectId, UUID } from 'bson';
+import { BSON, BSONRegExp, Binary, Decimal128, Double, EJSON, Int32, Long, ObjectId, UUID } from 'bson';
 import { type DataSourceClient, type Document } from '../api/data-source';
 import { DatastoreError, isDuplicateKeyError } from '../api/datastore.error';
 
@@ -24,6 +24,27 @@ function errorOf(promise: Promise<unknown>): Promise<DatastoreError> {
       return error as DatastoreError;
     },
   );
+}
+
+/** Each value's BSON type as bson writes it (what a MongoDB client reads back), by field. */
+function typesOf(value: unknown): unknown {
+  const doc = BSON.deserialize(BSON.serialize({ v: value }), { promoteValues: false, promoteLongs: false });
+  const name = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(name);
+    if (v instanceof Int32) return 'int';
+    if (v instanceof Double) return 'double';
+    if (v instanceof Long) return 'long';
+    if (v instanceof Decimal128) return 'decimal';
+    if (typeof v === 'string') return 'string';
+    if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, name(x)]));
+    return typeof v;
+  };
+  return name(doc.v);
+}
+
+/** The value with every number as a JS number (Longs by their exact digits). */
+function numbersOf(value: unknown): unknown {
+  return EJSON.deserialize(EJSON.serialize(value, { relaxed: true }), { relaxed: true });
 }
 
 export function dataSourceContract(target: ContractTarget): void {
@@ -185,6 +206,43 @@ export function dataSourceContract(target: ContractTarget): void {
       expect(await coll().countDocuments({ n: 5 })).toBe(3);
       expect(await coll().countDocuments({ n: Long.fromNumber(5) })).toBe(3);
       expect(await coll().countDocuments({ n: { $gt: new Int32(5) } })).toBe(1);
+    });
+
+    it('keeps the BSON type of every number: an int, a double holding an integer, a long of any size', async () => {
+      await coll().insertOne({ _id: 1, i: new Int32(7), d: new Double(1), f: 2.5, l: Long.fromNumber(5), big: Long.fromString('9007199254740993'), nested: { d: new Double(-3), list: [new Double(0), Long.fromNumber(-1), 4] } });
+      const doc = (await coll().findOne({ _id: 1 })) as Document;
+      expect(typesOf(doc)).toEqual({ _id: 'int', i: 'int', d: 'double', f: 'double', l: 'long', big: 'long', nested: { d: 'double', list: ['double', 'long', 'int'] } });
+      expect(numbersOf(doc)).toEqual({ _id: 1, i: 7, d: 1, f: 2.5, l: 5, big: 9007199254740992, nested: { d: -3, list: [0, -1, 4] } });
+      // Reads of every kind give the stored types: a projection, a pipeline passing the document through or reshaping it.
+      expect(typesOf((await coll().find({ d: 1 }, { d: 1, l: 1 }).toArray())[0])).toEqual({ _id: 'int', d: 'double', l: 'long' });
+      expect(typesOf((await coll().aggregate([{ $match: { l: 5 } }]).toArray())[0])).toEqual(typesOf(doc));
+      const [reshaped] = await coll().aggregate([{ $project: { d: 1, l: 1, sum: { $add: ['$i', 1] } } }]).toArray();
+      expect(typesOf(reshaped)).toEqual({ _id: 'int', d: 'double', l: 'long', sum: 'int' });
+      const [named] = await coll().aggregate([{ $project: { _id: 0, i: { $type: '$i' }, d: { $type: '$d' }, l: { $type: '$l' }, f: { $type: '$f' }, nested: { $type: '$nested.d' }, none: { $type: '$none' } } }]).toArray();
+      expect(named).toEqual({ i: 'int', d: 'double', l: 'long', f: 'double', nested: 'double', none: 'missing' });
+    });
+
+    it('finds numbers by BSON type with $type', async () => {
+      await coll().insertMany([{ _id: 1, n: new Int32(1) }, { _id: 2, n: new Double(1) }, { _id: 3, n: Long.fromNumber(1) }, { _id: 4, n: 1.5 }, { _id: 5, n: Decimal128.fromString('1') }, { _id: 6, n: [new Double(2)] }, { _id: 7, n: '1' }]);
+      const ids = async (type: unknown) => (await coll().find({ n: { $type: type } }).toArray()).map((d) => d._id);
+      expect(await ids('int')).toEqual([1]);
+      expect(await ids('double')).toEqual([2, 4, 6]);
+      expect(await ids(18)).toEqual([3]);
+      expect(await ids('decimal')).toEqual([5]);
+      expect(await ids('number')).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(await ids(['long', 'string'])).toEqual([3, 7]);
+      expect(await ids('array')).toEqual([6]);
+    });
+
+    it('gives $inc and $mul results the types MongoDB gives them', async () => {
+      await coll().insertOne({ _id: 1, i: 1, big: 2147483647, l: Long.fromNumber(10), d: new Double(2), m: 3 });
+      await coll().updateOne({ _id: 1 }, { $inc: { i: 1, big: 1, l: 1, d: 1, fresh: Long.fromNumber(4) }, $mul: { m: new Double(2) } });
+      const doc = (await coll().findOne({ _id: 1 })) as Document;
+      expect(typesOf(doc)).toEqual({ _id: 'int', i: 'int', big: 'long', l: 'long', d: 'double', m: 'double', fresh: 'long' });
+      expect(numbersOf(doc)).toEqual({ _id: 1, i: 2, big: 2147483648, l: 11, d: 3, m: 6, fresh: 4 });
+      await coll().updateOne({ _id: 1 }, { $set: { s: new Double(8), t: Long.fromNumber(9) }, $push: { list: { $each: [new Double(1)], $slice: -5 } } });
+      await coll().updateOne({ _id: 1 }, [{ $set: { u: 'added by a pipeline' } }]);
+      expect(typesOf(await coll().findOne({ _id: 1 }))).toMatchObject({ l: 'long', d: 'double', s: 'double', t: 'long', list: ['double'], u: 'string' });
     });
 
     it('treats _id values 1 and 1.0 as the same key', async () => {

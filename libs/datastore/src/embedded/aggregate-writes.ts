@@ -5,7 +5,7 @@
  */
 import { ObjectId } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, formatValue, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
+import { type Document, formatValue, idKey, isPlainObject, normalize, normalizeStored, promoteNumbers, valuesEqual } from '../bson/values';
 import { type Collation, sameCollation } from '../engine/collation';
 import { type CollectionState } from '../engine/collection-state';
 import { select } from '../engine/query';
@@ -112,7 +112,7 @@ function withId(doc: Document): Document {
 /** `$out`: the target holds exactly the results afterwards; its indexes stay. */
 function writeOut(store: ServiceStore, unit: WriteUnit, target: Namespace, docs: Document[]): void {
   const seen = new Set<string>();
-  const prepared = docs.map((d) => withId(normalize(d) as Document));
+  const prepared = docs.map((d) => withId(normalizeStored(d) as Document));
   for (const doc of prepared) {
     const key = idKey(doc._id);
     if (seen.has(key)) throw new DatastoreError('DuplicateKey', `E11000 duplicate key error collection: ${target.db}.${target.coll} index: _id_ dup key: { _id: ${JSON.stringify(doc._id)} }`);
@@ -153,7 +153,7 @@ function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStag
   const existing = rec.doc;
   let next: Document;
   if (Array.isArray(stage.whenMatched)) {
-    const variables = { new: incoming, ...(stage.variables ? (normalize(stage.variables) as Document) : {}) };
+    const variables = { new: promoteNumbers(incoming), ...(stage.variables ? (normalize(stage.variables) as Document) : {}) };
     next = applyUpdate(existing, stage.whenMatched, { variables, collation });
   } else if (stage.whenMatched === 'keepExisting') {
     return;
@@ -183,7 +183,7 @@ export function applyWriteStage(store: ServiceStore, unit: WriteUnit, stage: Wri
     if (existing?.view) throw new DatastoreError('CommandNotSupportedOnView', `Namespace ${stage.target.db}.${stage.target.coll} is a view, not a collection`);
     requireUniqueIndex(existing, stage.on, stage.target, collation);
     const coll = store.collectionForWrite(unit, stage.target.db, stage.target.coll);
-    for (const doc of docs) mergeOne(store, unit, stage, coll, normalize(doc) as Document, collation);
+    for (const doc of docs) mergeOne(store, unit, stage, coll, normalizeStored(doc) as Document, collation);
     return;
   }
   const mark = { ops: unit.ops.length, undo: unit.undo.length };

@@ -1,14 +1,14 @@
 /**
  * A BSON encoder for the write-ahead log's hot path: it writes the documents the embedded engine stores
- * (strings, numbers, booleans, null, dates, ObjectIds, arrays and plain objects) straight into the log's
- * buffer, producing the same bytes as `BSON.serialize` from the bson package. It exists because the
- * general serializer was the largest single cost of a bulk insert (decision 0030): it serializes into its
- * own buffer and copies out, checks every key with a regular expression and tracks visited objects in a
- * Set per call. Any other value (Long, Decimal128, Binary, RegExp, Timestamp, a Map, an object with
+ * (strings, numbers, Doubles, Longs, booleans, null, dates, ObjectIds, arrays and plain objects) straight
+ * into the log's buffer, producing the same bytes as `BSON.serialize` from the bson package. It exists
+ * because the general serializer was the largest single cost of a bulk insert (decision 0030): it
+ * serializes into its own buffer and copies out, checks every key with a regular expression and tracks
+ * visited objects in a Set per call. Any other value (Int32, Decimal128, Binary, RegExp, Timestamp, a Map, an object with
  * toBSON ...) makes it report failure, and the caller serializes that document with the bson package
  * instead, so the file format is plain BSON either way and is read back by the bson package alone.
  */
-import { ObjectId } from 'bson';
+import { Double, Long, ObjectId } from 'bson';
 import { type Document, hasOwn, isPlainObject } from '../bson/values';
 
 const TYPE_DOUBLE = 0x01;
@@ -20,6 +20,7 @@ const TYPE_BOOLEAN = 0x08;
 const TYPE_DATE = 0x09;
 const TYPE_NULL = 0x0a;
 const TYPE_INT32 = 0x10;
+const TYPE_INT64 = 0x12;
 const INT32_MIN = -0x8000_0000;
 const INT32_MAX = 0x7fff_ffff;
 const TWO_32 = 0x1_0000_0000;
@@ -182,6 +183,25 @@ class Writer {
       this.buf[this.pos++] = isArray ? TYPE_ARRAY : TYPE_OBJECT;
       this.key(key);
       this.document(value as Document, depth + 1);
+      return;
+    }
+    if (value instanceof Double) {
+      // A stored Double holds an integer in int32 range (other doubles are JS numbers).
+      this.room(1);
+      this.buf[this.pos++] = TYPE_DOUBLE;
+      this.key(key);
+      this.room(8);
+      this.buf.writeDoubleLE(value.value, this.pos);
+      this.pos += 8;
+      return;
+    }
+    if (value instanceof Long) {
+      this.room(1);
+      this.buf[this.pos++] = TYPE_INT64;
+      this.key(key);
+      this.room(8);
+      this.int32(value.low);
+      this.int32(value.high);
       return;
     }
     if (value instanceof ObjectId) {

@@ -37,7 +37,7 @@ import {
   type UpdateResult,
   type WatchOptions,
 } from '../api/data-source';
-import { cloneValue, collectPathValues, compareValues, hasOwn, idKey, isPlainObject, normalize, valuesEqual } from '../bson/values';
+import { cloneValue, collectPathValues, compareValues, hasOwn, idKey, isPlainObject, normalize, normalizeStored, valuesEqual } from '../bson/values';
 import { type CollectionState, type StoredRecord } from '../engine/collection-state';
 import { compileFilter, evaluateVariables, runPipeline } from '../engine/mingo';
 import { buildProjector } from '../engine/projection';
@@ -62,13 +62,13 @@ function ownerOf(options: SessionOption | undefined): EmbeddedSession | undefine
 /** Validates a new document and puts its `_id` (generated if missing) first, as MongoDB stores it. */
 function prepareInsert(doc: Document): Document {
   if (!isPlainObject(doc)) throw new DatastoreError('BadValue', 'document to insert must be an object', { clientError: true });
-  const id = doc._id === undefined ? new ObjectId() : normalize(doc._id);
+  const id = doc._id === undefined ? new ObjectId() : normalizeStored(doc._id);
   checkId(id);
   const out: Document = { _id: id };
   for (const key in doc) {
     if (!hasOwn(doc, key)) continue;
     const value = doc[key];
-    if (key !== '_id' && value !== undefined) out[key] = normalize(value);
+    if (key !== '_id' && value !== undefined) out[key] = normalizeStored(value);
   }
   return out;
 }
@@ -371,7 +371,7 @@ export class EmbeddedCollection implements CollectionHandle {
   async replaceOne(query: Document, replacement: Document, options: ReplaceOptions = {}): Promise<UpdateResult> {
     checkReplacement(replacement);
     const filter = filterOf(query);
-    const doc = normalize(replacement) as Document;
+    const doc = normalizeStored(replacement) as Document;
     return this.store.write(ownerOf(options), (unit) => this.replaceStep(unit, filter, doc, options), this.scope);
   }
 
@@ -415,7 +415,7 @@ export class EmbeddedCollection implements CollectionHandle {
   async findOneAndReplace(query: Document, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
     checkReplacement(replacement);
     const filter = filterOf(query);
-    const doc = normalize(replacement) as Document;
+    const doc = normalizeStored(replacement) as Document;
     buildProjector(options.projection, filter); // refuses a bad projection before writing anything
     const sort = checkSort(options.sort);
     const variables = variablesOf(options);
@@ -510,7 +510,7 @@ export class EmbeddedCollection implements CollectionHandle {
       const spec = operation.replaceOne;
       checkReplacement(spec.replacement);
       const filter = filterOf(spec.filter);
-      const doc = normalize(spec.replacement) as Document;
+      const doc = normalizeStored(spec.replacement) as Document;
       return (unit, result) => addUpdate(result, this.replaceStep(unit, filter, doc, { upsert: spec.upsert, hint: spec.hint, sort: spec.sort, let: variables, collation: spec.collation }));
     }
     if ('deleteOne' in operation || 'deleteMany' in operation) {

@@ -32,7 +32,7 @@ import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, isPlainObject } from '../bson/values';
+import { type Document, isPlainObject, toStoredForm } from '../bson/values';
 import { encodeDocument } from './bson-writer';
 import { describeError, embeddedDatastoreOptions, reportDatastore } from './embedded-reporting';
 
@@ -52,7 +52,13 @@ const APPEND_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 // bsonRegExp: a stored regex is read back as the BSON value it was (a RegExp cannot hold PCRE options or syntax).
-const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: true };
+// Numbers are read as their BSON types and then put in stored form (a double holding an integer stays a Double).
+const DESERIALIZE: BSON.DeserializeOptions = { promoteLongs: false, promoteValues: false, promoteBuffers: false, bsonRegExp: true };
+
+/** One document of the log or a snapshot, in the engine's stored form. */
+function readDocument(bytes: Buffer): Document {
+  return toStoredForm(BSON.deserialize(bytes, DESERIALIZE));
+}
 
 export type LogOpKind = 'i' | 'u' | 'r' | 'd' | 'cc' | 'dc' | 'dd' | 'ci' | 'di';
 
@@ -210,7 +216,7 @@ function documentsIn(payload: Buffer): Document[] {
   let offset = 0;
   while (offset < payload.length) {
     const size = payload.readInt32LE(offset);
-    docs.push(BSON.deserialize(payload.subarray(offset, offset + size), DESERIALIZE));
+    docs.push(readDocument(payload.subarray(offset, offset + size)));
     offset += size;
   }
   return docs;
@@ -402,7 +408,7 @@ export class LogFiles {
     let validEnd = 0;
     for (const { payload, end } of readFrames(buf)) {
       validEnd = end;
-      const doc = BSON.deserialize(payload, DESERIALIZE);
+      const doc = readDocument(payload);
       if (doc.end === true) return { seq: snap.seq, collections: [...collections.values()] };
       const key = `${String(doc.d)}.${String(doc.c)}`;
       if (doc.meta === true) {
@@ -738,6 +744,6 @@ export class LogFiles {
 
 function decodeSeq(payload: Buffer): number {
   const size = payload.readInt32LE(0);
-  const header = BSON.deserialize(payload.subarray(0, size), DESERIALIZE);
+  const header = readDocument(payload.subarray(0, size));
   return Number(header.s);
 }

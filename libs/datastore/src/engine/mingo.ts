@@ -4,14 +4,14 @@
  */
 import 'mingo/init/system';
 import { Aggregator, Query } from 'mingo';
-import { $in as mingoIn, $type as mingoType } from 'mingo/operators/query';
+import { $in as mingoIn } from 'mingo/operators/query';
 import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expression';
 import { ComputeOptions, Context, type CollectionResolver, type Options, computeValue, initOptions } from 'mingo/core';
 import { $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
 import { Double, Int32, Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
-import { type Document, collationActive, isPlainObject } from '../bson/values';
+import { type Document, collationActive, idKey, isPlainObject, promoteNumbers, restoreNumberTypes } from '../bson/values';
 import {
   collatedAccumulatorOperators,
   collatedExpressionOperators,
@@ -29,6 +29,7 @@ import { checkSort, sortDocuments } from './sort';
 import { fastMatcher } from './matcher';
 import { checkStages } from './stage-checks';
 import { prepareFilter, regexExpressionOperators, regexQueryOperators } from './regex-filter';
+import { typeExpression } from './type-operator';
 
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
@@ -95,12 +96,14 @@ OPTIONS.context.addExpressionOps(orderingExpressions);
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
 // pipeline's $match gets the same preparation as find.
-OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never, mingoType as never));
+OPTIONS.context.addQueryOps(regexQueryOperators(mingoIn as never));
 OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexFind, $regexFindAll } as never));
 // mingo's $range builds whatever array it is asked for (`{$range: [0, 1e9]}` holds the event loop and every
 // app of the process until memory runs out) and loops forever on an infinite bound: MongoDB's argument checks
 // and its memory limit (internalQueryMaxRangeBytes, 64 MiB at 16 bytes a value) are applied first.
 OPTIONS.context.addExpressionOps({ $range: boundedRange });
+// mingo's $type sees the promoted copy (every number a JS number): this one reads a field as stored.
+OPTIONS.context.addExpressionOps({ $type: typeExpression((obj, expr, options: Options) => computeValue(obj, expr, null, options)) });
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {
     // Under a collation the fast matcher is quicker than mingo's collated operators (it compares by it too).
@@ -146,7 +149,7 @@ let collated: Options | undefined;
 function collatedOptions(): Options {
   if (!collated) {
     const overrides = Context.init({
-      query: { ...collatedQueryOperators, ...regexQueryOperators(collatedQueryOperators.$in as never, mingoType as never) },
+      query: { ...collatedQueryOperators, ...regexQueryOperators(collatedQueryOperators.$in as never) },
       expression: collatedExpressionOperators,
       accumulator: collatedAccumulatorOperators,
       pipeline: { ...collatedPipelineOperators, $setWindowFields: collatedSetWindowFields(setWindowFields) },
@@ -182,18 +185,49 @@ export function compileFilter(filter: Document | undefined, variables?: Variable
   }
   return (doc) => {
     try {
-      return query.test(doc);
+      return query.test(promoteNumbers(doc) as Document);
     } catch (error) {
       translate(error);
     }
   };
 }
 
+/**
+ * A pipeline's output with the stored number types of its input put back: mingo computes over copies
+ * with every number a JS number (promoteNumbers), and a document it passed through or reshaped keeps the
+ * Double or Long of its input wherever it still holds the same number at the same place. An output is
+ * matched to its input by identity, else by `_id`.
+ */
+function restoreOutputs(inputs: Document[], promoted: Document[], outputs: Document[]): Document[] {
+  const byCopy = new Map<Document, Document>();
+  for (let i = 0; i < inputs.length; i++) if (promoted[i] !== inputs[i]) byCopy.set(promoted[i], inputs[i]);
+  if (byCopy.size === 0) return outputs;
+  let byId: Map<string, Document> | undefined;
+  return outputs.map((out) => {
+    const source = byCopy.get(out);
+    if (source) return restoreNumberTypes(out, source) as Document;
+    if (!isPlainObject(out) || out._id === undefined) return out;
+    if (!byId) {
+      byId = new Map();
+      for (const doc of byCopy.values()) if (doc._id !== undefined) byId.set(idKey(doc._id), doc);
+    }
+    const original = byId.get(idKey(out._id));
+    return original ? (restoreNumberTypes(out, original) as Document) : out;
+  });
+}
+
+/** A resolver whose documents mingo computes over as it does over the input (see promoteNumbers). */
+function promotingResolver(resolver: CollectionResolver | undefined): CollectionResolver | undefined {
+  return resolver && ((name: string) => resolver(name).map((doc) => promoteNumbers(doc) as Document));
+}
+
 export function runPipeline(docs: Iterable<Document>, pipeline: Document[], resolver?: CollectionResolver, variables?: Variables): Document[] {
   checkStages(pipeline);
   try {
-    const aggregator = new Aggregator(pipeline, optionsWith(resolver, variables));
-    return aggregator.run<Document>(Array.isArray(docs) ? (docs as Document[]) : [...docs]);
+    const aggregator = new Aggregator(pipeline, optionsWith(promotingResolver(resolver), variables));
+    const inputs = Array.isArray(docs) ? (docs as Document[]) : [...docs];
+    const promoted = inputs.map((doc) => promoteNumbers(doc) as Document);
+    return restoreOutputs(inputs, promoted, aggregator.run<Document>(promoted));
   } catch (error) {
     translate(error);
   }
@@ -216,18 +250,25 @@ export function compileProjection(projection: Document, filter: Document | undef
   }
   return (doc) => {
     try {
-      return query.find([doc], projection).next() as Document;
+      return restoreNumberTypes(query.find([promoteNumbers(doc)], projection).next(), doc) as Document;
     } catch (error) {
       translate(error);
     }
   };
 }
 
+/** A compiled condition over values that may hold stored numbers (Double, Long). */
+export interface ValueQuery {
+  test(value: unknown): boolean;
+}
+
 /** A mingo Query with the active options (array filters, $pull conditions, projections' $elemMatch). */
-export function mingoQuery(condition: Document): Query {
+export function mingoQuery(condition: Document): ValueQuery {
+  let query: Query;
   try {
-    return new Query(prepareFilter(condition), activeOptions());
+    query = new Query(prepareFilter(condition), activeOptions());
   } catch (error) {
     translate(error);
   }
+  return { test: (value) => query.test(promoteNumbers(value) as Document) };
 }

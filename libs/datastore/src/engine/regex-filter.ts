@@ -10,6 +10,7 @@
 import { DatastoreError } from '../api/datastore.error';
 import { RegexCondition, compileRegexValue, isRegexValue } from '../bson/regex';
 import { type Document, collectPathValues, isPlainObject } from '../bson/values';
+import { typeOperator } from './type-operator';
 
 /** The internal operators the prepared filter uses (an object that is not a RegexCondition is refused). */
 export const REGEX_MATCH = '$_regexMatch';
@@ -151,10 +152,6 @@ function regexOperator(name: string): QueryOperator {
   };
 }
 
-function isRegexType(type: unknown): boolean {
-  return type === 'regex' || type === 11 || (typeof type === 'object' && type !== null && Number(type) === 11);
-}
-
 function isCondition(value: unknown): value is RegexCondition {
   return value instanceof RegexCondition;
 }
@@ -163,7 +160,7 @@ function isCondition(value: unknown): value is RegexCondition {
  * The query operators to register with mingo: the two internal ones, and `$in`/`$nin` that test their
  * compiled regex members by regex and leave the other members to mingo's own operator.
  */
-export function regexQueryOperators(builtinIn: QueryOperator, builtinType: QueryOperator): Record<string, QueryOperator> {
+export function regexQueryOperators(builtinIn: QueryOperator): Record<string, QueryOperator> {
   const $in: QueryOperator = (selector, value, options) => {
     if (!Array.isArray(value) || !value.some(isCondition)) return builtinIn(selector, value, options);
     const regexes = value.filter(isCondition);
@@ -179,14 +176,8 @@ export function regexQueryOperators(builtinIn: QueryOperator, builtinType: Query
       const test = $in(selector, value, options);
       return (doc) => !test(doc);
     },
-    // mingo's $type knows only RegExp as the regex type; stored regexes are BSON regexes.
-    $type: (selector, value, options) => {
-      const types = Array.isArray(value) ? (value as unknown[]) : [value];
-      if (!types.some(isRegexType)) return builtinType(selector, value, options);
-      const rest = types.filter((type) => !isRegexType(type));
-      const base = rest.length > 0 ? builtinType(selector, rest, options) : () => false;
-      return (doc) => base(doc) || valuesAt(doc, selector).some(isRegexValue);
-    },
+    // mingo's $type knows only RegExp as the regex type, and sees numbers as its promoted copies hold them.
+    $type: (selector, value) => typeOperator(selector, value),
   };
 }
 

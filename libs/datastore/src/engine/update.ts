@@ -3,9 +3,23 @@
  * `$[]`, `$[id]` with arrayFilters), replacements and pipeline updates (through mingo's aggregation).
  * Works on a copy: the stored document is never mutated, so the caller can keep it as the pre-image.
  */
-import { Long, Timestamp } from 'bson';
+import { Decimal128, Long, Timestamp } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, cloneValue, compareValues, formatValue, isPlainObject, normalize, typeName, typeRank, valuesEqual, valuesIdentical } from '../bson/values';
+import {
+  type Document,
+  cloneValue,
+  compareValues,
+  formatValue,
+  isInt32Number,
+  isPlainObject,
+  normalize,
+  normalizeStored,
+  storedDouble,
+  typeName,
+  typeRank,
+  valuesEqual,
+  valuesIdentical,
+} from '../bson/values';
 import { type Collation, withCollation } from './collation';
 import { compileFilter, mingoQuery, runPipeline } from './mingo';
 
@@ -94,7 +108,7 @@ function updated(doc: Document, update: Document | Document[], context: UpdateCo
   if (Array.isArray(update)) {
     const [out] = runPipeline([cloneValue(doc)], update, undefined, context.variables);
     if (!out) throw new DatastoreError('BadValue', 'pipeline update produced no document');
-    const result = normalize(out) as Document;
+    const result = normalizeStored(out) as Document;
     if (doc._id === undefined) return result;
     // A pipeline whose output leaves _id out ($project, $replaceRoot, $unset of _id) keeps the stored one,
     // as MongoDB does; one that sets a different _id is refused.
@@ -115,7 +129,7 @@ function updated(doc: Document, update: Document | Document[], context: UpdateCo
     }
     const entries = Object.keys(args).sort(comparePaths);
     for (const path of entries) {
-      const value = normalize(args[path]);
+      const value = operandOf(op, args[path]);
       if (op === '$rename') {
         if (typeof value !== 'string') throw new DatastoreError('BadValue', `The 'to' field for $rename must be a string: ${path}: ${formatValue(value)}`);
         claim(seen, path);
@@ -295,16 +309,66 @@ function isNumeric(value: unknown): boolean {
   return typeRank(value) === 2;
 }
 
-function arith(a: unknown, b: unknown, op: 'add' | 'mul'): unknown {
-  if (a instanceof Long || b instanceof Long) {
-    const x = a instanceof Long ? a : Long.fromNumber(Number(a));
-    const y = b instanceof Long ? b : Long.fromNumber(Number(b));
-    const nonInteger = (typeof a === 'number' && !Number.isInteger(a)) || (typeof b === 'number' && !Number.isInteger(b));
-    if (!nonInteger) return normalize(op === 'add' ? x.add(y) : x.multiply(y));
+/** The operators whose argument is stored as given, so its numbers keep their BSON type. */
+const STORING_OPERATORS = new Set(['$set', '$setOnInsert', '$inc', '$mul', '$min', '$max', '$addToSet', '$bit']);
+
+/** An update operator's argument: a value to store keeps its number types, a specification is read as numbers. */
+function operandOf(op: string, argument: unknown): unknown {
+  if (STORING_OPERATORS.has(op)) return normalizeStored(argument);
+  if (op !== '$push') return normalize(argument);
+  if (!isPlainObject(argument) || !('$each' in argument)) return normalizeStored(argument);
+  // $push's modifiers ($position, $slice, $sort) are a specification; only $each is stored.
+  const spec = normalize({ ...argument, $each: undefined }) as Document;
+  return { ...spec, $each: normalizeStored(argument.$each) };
+}
+
+type NumericKind = 'int' | 'long' | 'double' | 'decimal';
+
+/** The BSON numeric type of a stored number (a JS number is what bson writes it as). */
+function numericKind(value: unknown): NumericKind {
+  if (typeof value === 'number') return isInt32Number(value) ? 'int' : 'double';
+  if (value instanceof Long) return 'long';
+  if (value instanceof Decimal128) return 'decimal';
+  const tag = (value as { _bsontype?: unknown })._bsontype;
+  return tag === 'Double' ? 'double' : tag === 'Long' ? 'long' : tag === 'Decimal128' ? 'decimal' : 'int';
+}
+
+function asLong(value: unknown): Long {
+  return value instanceof Long ? value : Long.fromNumber(numberOf(value));
+}
+
+function numberOf(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (value instanceof Long) return value.toNumber();
+  return Number.parseFloat(String(value));
+}
+
+/**
+ * $inc and $mul with MongoDB's result types: a double makes a double, else a long makes a long, else two
+ * ints make an int, or a long when the result leaves int32's range (a long that overflows is refused).
+ */
+function arith(a: unknown, b: unknown, op: 'add' | 'mul', path: string): unknown {
+  const ka = numericKind(a);
+  const kb = numericKind(b);
+  if (ka === 'decimal' || kb === 'decimal') {
+    const result = op === 'add' ? numberOf(a) + numberOf(b) : numberOf(a) * numberOf(b);
+    return Decimal128.fromString(String(result));
   }
-  const x = Number(a instanceof Long ? a.toNumber() : isNumeric(a) ? Number.parseFloat(String(a)) : a);
-  const y = Number(b instanceof Long ? b.toNumber() : isNumeric(b) ? Number.parseFloat(String(b)) : b);
-  return op === 'add' ? x + y : x * y;
+  if (ka === 'double' || kb === 'double') return storedDouble(op === 'add' ? numberOf(a) + numberOf(b) : numberOf(a) * numberOf(b));
+  if (ka === 'int' && kb === 'int') {
+    const result = op === 'add' ? numberOf(a) + numberOf(b) : numberOf(a) * numberOf(b);
+    if (isInt32Number(result) || Object.is(result, -0)) return result === 0 ? 0 : result;
+    return asLong(a)[op === 'add' ? 'add' : 'multiply'](asLong(b));
+  }
+  const x = asLong(a);
+  const y = asLong(b);
+  const result = op === 'add' ? x.add(y) : x.multiply(y);
+  const exact = op === 'add' ? numberOf(x) + numberOf(y) : numberOf(x) * numberOf(y);
+  // Long arithmetic wraps: a result whose sign or size disagrees with the exact one overflowed.
+  if (Math.abs(exact) >= 2 ** 63 || (Math.abs(exact) > 2 ** 53 && Math.sign(exact) !== Math.sign(result.toNumber()))) {
+    throw new DatastoreError('BadValue', `Failed to apply $${op === 'add' ? 'inc' : 'mul'} operations to current value (${x.toString()}) for document {${path}}: overflow`);
+  }
+  return result;
 }
 
 function applyOperator(op: string, parent: Document | unknown[], key: string, value: unknown, path: string, root: Document): void {
@@ -322,7 +386,7 @@ function applyOperator(op: string, parent: Document | unknown[], key: string, va
       const name = op === '$inc' ? 'increment' : 'multiply';
       if (!isNumeric(value)) throw new DatastoreError('TypeMismatch', `Cannot ${name} with non-numeric argument: {${path}: ${formatValue(value)}}`);
       if (current === undefined) {
-        setChild(parent, key, op === '$inc' ? value : arith(value, 0, 'mul'));
+        setChild(parent, key, op === '$inc' ? value : arith(value, 0, 'mul', path));
         return;
       }
       if (!isNumeric(current)) {
@@ -331,7 +395,7 @@ function applyOperator(op: string, parent: Document | unknown[], key: string, va
           `Cannot apply ${op} to a value of non-numeric type. {_id: ${formatValue(root._id)}} has the field '${key}' of non-numeric type ${typeName(current)}`,
         );
       }
-      setChild(parent, key, arith(current, value, op === '$inc' ? 'add' : 'mul'));
+      setChild(parent, key, arith(current, value, op === '$inc' ? 'add' : 'mul', path));
       return;
     }
     case '$min':
@@ -395,13 +459,17 @@ function applyOperator(op: string, parent: Document | unknown[], key: string, va
     }
     case '$bit': {
       if (!isPlainObject(value)) throw new DatastoreError('BadValue', `The $bit modifier is not compatible with a ${typeName(value)}.`);
-      let result = current === undefined ? 0 : Number(current);
+      // A long on either side makes a long (64 bits), as MongoDB does; ints stay ints.
+      let result: number | Long = current === undefined ? 0 : current instanceof Long ? current : numberOf(current);
       for (const [bitOp, operand] of Object.entries(value)) {
-        const n = Number(operand);
-        if (bitOp === 'and') result &= n;
-        else if (bitOp === 'or') result |= n;
-        else if (bitOp === 'xor') result ^= n;
-        else throw new DatastoreError('BadValue', `The $bit modifier only supports 'and', 'or', and 'xor', not '${bitOp}'`);
+        if (bitOp !== 'and' && bitOp !== 'or' && bitOp !== 'xor') {
+          throw new DatastoreError('BadValue', `The $bit modifier only supports 'and', 'or', and 'xor', not '${bitOp}'`);
+        }
+        if (result instanceof Long || operand instanceof Long) result = asLong(result)[bitOp](asLong(operand));
+        else {
+          const n = numberOf(operand);
+          result = bitOp === 'and' ? result & n : bitOp === 'or' ? result | n : result ^ n;
+        }
       }
       setChild(parent, key, result);
       return;
@@ -458,7 +526,7 @@ export function upsertBase(filter: Document | undefined): Document {
         if (!('$eq' in cond)) continue;
         value = cond.$eq;
       }
-      setPath(base, key, normalize(value));
+      setPath(base, key, normalizeStored(value));
     }
   };
   if (filter) visit(filter);

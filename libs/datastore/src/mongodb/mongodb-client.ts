@@ -16,6 +16,7 @@ import {
   type ReadPreferenceMode,
 } from 'mongodb';
 import { ObjectId } from 'bson';
+import { toStoredForm } from '../bson/values';
 import { LazyCursor } from '../api/cursor';
 import { DatastoreError, codeNameOf } from '../api/datastore.error';
 import {
@@ -66,14 +67,20 @@ export interface MongoClientOptions {
  */
 const REGEX_ERROR_CODES = new Set([51091, 51074, 51075, 51108, 51109, 51110]);
 
+function numberOrUndefined(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : value !== null && typeof value === 'object' ? Number(value) : Number.NaN;
+  return Number.isFinite(n) ? n : undefined;
+}
+
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
   if (error instanceof MongoError) {
-    const code = typeof error.code === 'number' ? error.code : undefined;
+    // A reply read with the typed options (TYPED) carries its code as an Int32.
+    const code = numberOrUndefined(error.code);
     const codeName = code !== undefined && REGEX_ERROR_CODES.has(code) ? 'BadValue' : codeNameOf(code);
     const out = new DatastoreError(codeName, error.message, { cause: error, code, clientError: !(error instanceof MongoServerError) });
     const details = error as MongoError & { writeErrors?: unknown; result?: unknown };
-    if (Array.isArray(details.writeErrors)) out.writeErrors = (details.writeErrors as { index: number; code: number; errmsg?: string }[]).map((e) => ({ index: e.index, code: e.code, errmsg: e.errmsg ?? '' }));
+    if (Array.isArray(details.writeErrors)) out.writeErrors = (details.writeErrors as { index: number; code: number; errmsg?: string }[]).map((e) => ({ index: Number(e.index), code: Number(e.code), errmsg: e.errmsg ?? '' }));
     if (details.result !== undefined) out.result = details.result;
     throw out;
   }
@@ -207,11 +214,11 @@ class MongoChangeStream implements ChangeStream {
   }
   async next(): Promise<ChangeEvent> {
     await this.open();
-    return guard(async () => (await this.inner.next()) as unknown as ChangeEvent);
+    return guard(async () => toStoredForm((await this.inner.next()) as unknown as Document) as unknown as ChangeEvent);
   }
   async tryNext(): Promise<ChangeEvent | null> {
     await this.open();
-    return guard(async () => (await this.inner.tryNext()) as unknown as ChangeEvent | null);
+    return guard(async () => typed((await this.inner.tryNext()) as unknown as Document | null) as unknown as ChangeEvent | null);
   }
   async close(): Promise<void> {
     await this.inner.close();
@@ -219,6 +226,22 @@ class MongoChangeStream implements ChangeStream {
   async *[Symbol.asyncIterator](): AsyncIterator<ChangeEvent> {
     while (!this.inner.closed) yield await this.next();
   }
+}
+
+/**
+ * Read options that keep every number's BSON type (the driver's default makes a double holding 1 and a
+ * long JS numbers); typed() puts the documents in the embedded engine's stored form, so both engines hand
+ * the same values up (a Double only for an integral double in int32 range, every Long).
+ */
+const TYPED = { promoteValues: false, promoteLongs: false } as const;
+
+function typed<T extends Document | null>(doc: T): T {
+  return doc === null ? doc : toStoredForm(doc);
+}
+
+function typedAll(docs: Document[]): Document[] {
+  for (const doc of docs) toStoredForm(doc);
+  return docs;
 }
 
 class MongoCollection implements CollectionHandle {
@@ -239,42 +262,45 @@ class MongoCollection implements CollectionHandle {
       (s) =>
         this.gate.run(() =>
           this.inner
-            .find(query, { ...queryOf(options), projection: s.projection, sort: s.sort, skip: s.skip, limit: s.limit })
-            .toArray(),
+            .find(query, { ...queryOf(options), ...TYPED, projection: s.projection, sort: s.sort, skip: s.skip, limit: s.limit })
+            .toArray()
+            .then(typedAll),
         ),
       state,
     );
   }
   async findOne(query: Document = {}, projection?: Document, options: FindOneOptions = {}): Promise<Document | null> {
-    return this.gate.run(() => this.inner.findOne(query, { ...queryOf(options), projection: projection ?? options.projection, sort: options.sort, skip: options.skip }));
+    return typed(await this.gate.run(() => this.inner.findOne(query, { ...queryOf(options), ...TYPED, projection: projection ?? options.projection, sort: options.sort, skip: options.skip })));
   }
   async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
-    return this.gate.run(() =>
-      this.inner.findOneAndUpdate(query, update, {
+    return this.gate.run(async () =>
+      typed(await this.inner.findOneAndUpdate(query, update, {
         ...queryOf(options),
+        ...TYPED,
         upsert: options.upsert,
         sort: options.sort,
         projection: options.projection,
         arrayFilters: options.arrayFilters,
         returnDocument: options.returnNewDocument ? 'after' : 'before',
         includeResultMetadata: false,
-      }),
+      })),
     );
   }
   async findOneAndReplace(query: Document, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
-    return this.gate.run(() =>
-      this.inner.findOneAndReplace(query, replacement, {
+    return this.gate.run(async () =>
+      typed(await this.inner.findOneAndReplace(query, replacement, {
         ...queryOf(options),
+        ...TYPED,
         upsert: options.upsert,
         sort: options.sort,
         projection: options.projection,
         returnDocument: options.returnNewDocument ? 'after' : 'before',
         includeResultMetadata: false,
-      }),
+      })),
     );
   }
   async findOneAndDelete(query: Document, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
-    return this.gate.run(() => this.inner.findOneAndDelete(query, { ...queryOf(options), sort: options.sort, projection: options.projection, includeResultMetadata: false }));
+    return typed(await this.gate.run(() => this.inner.findOneAndDelete(query, { ...queryOf(options), ...TYPED, sort: options.sort, projection: options.projection, includeResultMetadata: false })));
   }
   async insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult> {
     const r = await this.gate.run(() => this.inner.insertOne(withId(document), { ...sessionOf(options), forceServerObjectId: true }));
@@ -309,7 +335,7 @@ class MongoCollection implements CollectionHandle {
   }
   aggregate(pipeline: Document[], options?: QueryOptions): AggregateCursor {
     return new LazyCursor(
-      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, queryOf(options)).toArray()),
+      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, { ...queryOf(options), ...TYPED }).toArray().then(typedAll)),
       {},
       'aggregate',
     );
@@ -363,7 +389,7 @@ class MongoCollection implements CollectionHandle {
     return this.gate.run(() => this.inner.drop());
   }
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
-    return new MongoChangeStream(this.inner.watch(pipeline, options), this.gate);
+    return new MongoChangeStream(this.inner.watch(pipeline, { ...options, ...TYPED }), this.gate);
   }
 }
 
@@ -384,7 +410,7 @@ class MongoDatabase implements DatabaseHandle {
   }
   aggregate(pipeline: Document[], options?: QueryOptions): AggregateCursor {
     return new LazyCursor(
-      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, queryOf(options)).toArray()),
+      (s) => this.gate.run(() => this.inner.aggregate(s.skip ? [...pipeline, { $skip: s.skip }] : pipeline, { ...queryOf(options), ...TYPED }).toArray().then(typedAll)),
       {},
       'aggregate',
     );
@@ -405,7 +431,7 @@ class MongoDatabase implements DatabaseHandle {
     await this.gate.run(() => this.inner.dropDatabase());
   }
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
-    return new MongoChangeStream(this.inner.watch(pipeline, options), this.gate);
+    return new MongoChangeStream(this.inner.watch(pipeline, { ...options, ...TYPED }), this.gate);
   }
 }
 
@@ -435,7 +461,7 @@ export class MongoDataSourceClient implements DataSourceClient {
     return new MongoSession(this.client.startSession());
   }
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
-    return new MongoChangeStream(this.client.watch(pipeline, options), this.gate);
+    return new MongoChangeStream(this.client.watch(pipeline, { ...options, ...TYPED }), this.gate);
   }
   async close(): Promise<void> {
     await this.client.close();

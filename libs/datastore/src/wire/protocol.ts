@@ -6,6 +6,7 @@
  */
 import { BSON } from 'bson';
 import { type Document } from '../api/data-source';
+import { isPlainObject, promoteNumbers, toStoredForm } from '../bson/values';
 
 export const OP_REPLY = 1;
 export const OP_QUERY = 2004;
@@ -34,9 +35,51 @@ export type IncomingMessage =
 
 export class ProtocolError extends Error {}
 
-// Values decoded the way the embedded engine keeps them: numbers as JS numbers, Longs only when unsafe.
+// Numbers are decoded as their BSON types, then put in the form the engine reads (see commandForm).
 // Regex values stay BSON regexes: a RegExp cannot hold PCRE options or syntax (and bson maps `s` to `g`).
-const decodeOptions = { promoteLongs: true, promoteValues: true, promoteBuffers: false, bsonRegExp: true } as const;
+const decodeOptions = { promoteLongs: false, promoteValues: false, promoteBuffers: false, bsonRegExp: true } as const;
+
+/** A decoded value with every number a JS number (a Long beyond 2^53 stays a Long), in place. */
+function promoteInPlace(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = promoteInPlace(value[i]);
+    return value;
+  }
+  if (isPlainObject(value)) {
+    for (const key of Object.keys(value)) Object.defineProperty(value, key, { value: promoteInPlace(value[key]), enumerable: true, writable: true, configurable: true });
+    return value;
+  }
+  return promoteNumbers(value);
+}
+
+/**
+ * A decoded command in the engine's forms: the documents it stores (an insert's documents, an update's
+ * `u`, findAndModify's `update`) keep their number types (a double holding 1 stays a double, a long a
+ * long: toStoredForm), the rest (filters, options, cursor ids) has every number as a JS number.
+ */
+function commandForm(command: Document): Document {
+  const name = Object.keys(command)[0]?.toLowerCase();
+  const kept: Array<[Document, string]> = [];
+  const keep = (holder: unknown, field: string): void => {
+    if (!isPlainObject(holder) && !Array.isArray(holder)) return;
+    const value = (holder as Document)[field];
+    if (isPlainObject(value) || Array.isArray(value)) kept.push([holder as Document, field]);
+  };
+  if (name === 'insert' && Array.isArray(command.documents)) command.documents.forEach((_doc, i) => keep(command.documents, String(i)));
+  if (name === 'update' && Array.isArray(command.updates)) for (const statement of command.updates as unknown[]) keep(statement, 'u');
+  if (name === 'findandmodify') keep(command, 'update');
+  const values = kept.map(([holder, field]) => {
+    const value = holder[field] as Document | unknown[];
+    holder[field] = null;
+    return value;
+  });
+  promoteInPlace(command);
+  kept.forEach(([holder, field], i) => {
+    holder[field] = toStoredForm(values[i]);
+  });
+  return command;
+}
 
 export function readHeader(buf: Buffer, offset = 0): MessageHeader {
   return { length: buf.readInt32LE(offset), requestId: buf.readInt32LE(offset + 4), responseTo: buf.readInt32LE(offset + 8), opCode: buf.readInt32LE(offset + 12) };
@@ -100,7 +143,7 @@ export function decodeMessage(buf: Buffer): IncomingMessage {
       if (name in body) throw new ProtocolError(`field '${name}' is both in the body and a document sequence`);
       body[name] = docs;
     }
-    return { kind: 'msg', header, flags, command: body };
+    return { kind: 'msg', header, flags, command: commandForm(body) };
   }
   if (header.opCode === OP_QUERY) {
     let offset = HEADER_SIZE + 4; // flags
@@ -109,7 +152,7 @@ export function decodeMessage(buf: Buffer): IncomingMessage {
     const { doc } = readDocument(buf, offset, buf.length);
     // Legacy commands may wrap the command in `$query` beside read preference modifiers.
     const command = doc.$query && typeof doc.$query === 'object' ? (doc.$query as Document) : doc;
-    return { kind: 'query', header, collection: name.value, command };
+    return { kind: 'query', header, collection: name.value, command: commandForm(command) };
   }
   throw new ProtocolError(`unsupported opCode ${header.opCode}`);
 }
