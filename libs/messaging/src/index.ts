@@ -3,6 +3,7 @@
 // never nats or the in-process bus directly.
 export { abandonRequest, RequestAbandonment } from './cancellation';
 export * from './ejson';
+export * from './data-source-numbers';
 export * from './errors';
 export * from './function-calls';
 export * from './handlers';

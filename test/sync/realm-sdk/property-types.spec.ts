@@ -1,7 +1,7 @@
 import { type AppConfig } from '@tessera/app-config';
 import { type DataSourceClient } from '@tessera/datastore';
 import { eventually } from '@tessera/testing';
-import { Binary, Decimal128, Double, Long, ObjectId, UUID } from 'bson';
+import { BSON, Binary, Decimal128, Double, Long, ObjectId, UUID } from 'bson';
 import { startTestHost, type TestHost } from '../../support/test-host';
 import { anonymousDevices, canonical, type RealmDevice, realmSdkSkipReason } from './realm-client';
 
@@ -171,15 +171,32 @@ function held(value: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
+/** The BSON type of each value as a MongoDB client reads it (Int32, Long, Double ...), by field. */
+function bsonTypesOf(value: Record<string, unknown>): unknown {
+  const name = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(name);
+    if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, name(x)]));
+    return v !== null && typeof v === 'object' ? (v as { _bsontype?: string })._bsontype : typeof v;
+  };
+  return name(BSON.deserialize(BSON.serialize(value), { promoteValues: false, promoteLongs: false }));
+}
+
 /** Checks the BSON types App Services stored a device's Thing with. */
 function expectStoredTypes(doc: Record<string, unknown>, id: ObjectId, owners: string[]): void {
   expect(doc['_id']).toBeInstanceOf(ObjectId);
   expect((doc['_id'] as ObjectId).equals(id)).toBe(true);
   expect(doc['bool']).toBe(true);
-  // The embedded store keeps numbers as numbers (int, long and double compare equal, as in MongoDB); a long
-  // beyond 2^53 would stay a Long. What is checked here is the value and that it is a number.
+  // A Realm int is stored as a long, float and double as doubles, as App Services stored them.
   expect(Number(doc['int'])).toBe(1_099_511_627_776);
   expect(Number(doc['float'])).toBe(1.5);
+  expect(bsonTypesOf({ int: doc['int'], float: doc['float'], double: doc['double'], intList: doc['intList'], intDict: doc['intDict'], zip: (doc['address'] as Record<string, unknown>)['zip'] })).toEqual({
+    int: 'Long',
+    float: 'Double',
+    double: 'Double',
+    intList: ['Long', 'Long', 'Long'],
+    intDict: { one: 'Long', minus: 'Long' },
+    zip: 'Long',
+  });
   expect(doc['string']).toBe('ünïcødé ✓');
   expect(doc['data']).toBeInstanceOf(Binary);
   expect((doc['data'] as Binary).sub_type).toBe(0);

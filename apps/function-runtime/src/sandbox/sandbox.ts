@@ -11,7 +11,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { HttpResponseState } from '@tessera/contracts';
-import { encodeEjson, parseEjson } from '@tessera/messaging';
+import { dataSourceArgumentNumbers, encodeEjson, parseEjson, withJsNumbers } from '@tessera/messaging';
 import ivm from 'isolated-vm';
 import { hostZlib } from './dependencies/host-zlib';
 import { hostCrypto } from './host-crypto';
@@ -329,7 +329,7 @@ export class Sandbox {
     }
     if (call.inFlight++ === 0) call.waitingSince = performance.now();
     try {
-      const parsed = parseEjson(payload, { relaxed: true });
+      const parsed = op === 'data' ? dataOperation(parseEjson(payload, { relaxed: false })) : parseEjson(payload, { relaxed: true });
       work = op === 'timer' ? this.sleep(call, parsed) : call.handler(op, frameId, parsed);
     } catch (error) {
       work = Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -374,6 +374,20 @@ export class Sandbox {
 }
 
 /** The answer to a synchronous operation of a call that is not running (a leftover of an earlier call). */
+/**
+ * A data operation's payload, read losslessly: its arguments' numbers in the datastore's forms (what it
+ * stores keeps a double holding 1 a double and a long a long), everything else with JS numbers.
+ */
+function dataOperation(payload: unknown): unknown {
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return withJsNumbers(payload);
+  const { arguments: args, ...rest } = payload as Record<string, unknown>;
+  const out = withJsNumbers(rest) as Record<string, unknown>;
+  if (Array.isArray(args)) {
+    out['arguments'] = args.map((arg: unknown) => (typeof arg === 'object' && arg !== null && !Array.isArray(arg) && !('_bsontype' in arg) ? dataSourceArgumentNumbers(arg as Record<string, unknown>) : withJsNumbers(arg)));
+  }
+  return out;
+}
+
 const NO_CALL = JSON.stringify({ ok: false, message: 'the function call has already ended' });
 
 function hash(algorithm: string, dataBase64: string, keyBase64: string): string {

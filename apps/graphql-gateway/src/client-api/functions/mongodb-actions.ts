@@ -1,4 +1,5 @@
-import { Double, Int32, Long } from 'bson';
+import { dataSourceArgumentNumbers } from '@tessera/messaging';
+import { Int32, Long } from 'bson';
 import { ClientApiError, ClientApiErrorCode } from '../client-api.error';
 
 /** The actions of the data-source service the client API forwards (reference §1.2, §2.1). */
@@ -31,10 +32,7 @@ export function normalizeDataSourceCall(action: string, args: readonly unknown[]
   if (args.length !== 1 || typeof first !== 'object' || first === null || Array.isArray(first)) {
     throw new ClientApiError(ClientApiErrorCode.InvalidParameter, `${action} takes one arguments object`);
   }
-  // Numbers as JS numbers (Int64 beyond 2^53 stays a Long), as the drivers hand them to MongoDB: rules
-  // and pipelines compare them with stored values. What the call stores keeps each number's BSON type.
-  const object: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(first)) setField(object, key, STORED_ARGUMENTS.has(key) ? withTypedNumbers(value) : withJsNumbers(value));
+  const object = dataSourceArgumentNumbers(first as Record<string, unknown>);
   for (const name of ['database', 'collection'] as const) {
     if (typeof object[name] !== 'string' || object[name] === '') throw new ClientApiError(ClientApiErrorCode.InvalidParameter, `'${name}' must be a non-empty string`);
   }
@@ -82,39 +80,3 @@ function numbersIn(spec: unknown, name: string): Record<string, unknown> {
   return out;
 }
 
-/** Sets a field as an own property (a `__proto__` key would otherwise replace the object's prototype). */
-function setField(target: Record<string, unknown>, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-/** The arguments whose values are stored: their numbers keep their BSON types (see withTypedNumbers). */
-const STORED_ARGUMENTS: ReadonlySet<string> = new Set(['document', 'documents', 'update', 'replacement']);
-
-/**
- * A copy of `value` in the datastore's stored form: Int32 as a JS number, a Double as a JS number unless
- * it holds an integer in int32 range (a number would be written back as an int), every Int64 as a Long.
- */
-function withTypedNumbers(value: unknown): unknown {
-  if (value instanceof Int32) return value.value;
-  if (value instanceof Double) return Number.isInteger(value.value) && value.value >= -0x80000000 && value.value <= 0x7fffffff && !Object.is(value.value, -0) ? value : value.value;
-  if (value instanceof Long) return value;
-  if (Array.isArray(value)) return value.map(withTypedNumbers);
-  if (typeof value !== 'object' || value === null || value instanceof Date || '_bsontype' in value) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) setField(out, key, withTypedNumbers(item));
-  return out;
-}
-
-/**
- * A copy of `value` with Int32 and Double as JS numbers, and Int64 too when it fits a double exactly (a
- * larger one stays a Long: a relaxed EJSON round trip would round it). Other BSON values are kept.
- */
-function withJsNumbers(value: unknown): unknown {
-  if (value instanceof Int32 || value instanceof Double) return value.valueOf();
-  if (value instanceof Long) return value.lessThanOrEqual(Number.MAX_SAFE_INTEGER) && value.greaterThanOrEqual(Number.MIN_SAFE_INTEGER) ? value.toNumber() : value;
-  if (Array.isArray(value)) return value.map(withJsNumbers);
-  if (typeof value !== 'object' || value === null || value instanceof Date || '_bsontype' in value) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) setField(out, key, withJsNumbers(item));
-  return out;
-}
