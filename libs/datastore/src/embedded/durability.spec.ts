@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { BSON, Long } from 'bson';
+import { BSON, Double, Int32, Long } from 'bson';
 import { type Document, type ResumeToken } from '../api/data-source';
 import { DatastoreError } from '../api/datastore.error';
 import { openEmbeddedClient } from './embedded-client';
@@ -31,6 +31,25 @@ describe('the embedded store on disk', () => {
     await expect(people.insertOne({ _id: 3, email: 'a@x' })).rejects.toMatchObject({ code: 11000 });
     expect(await client.db('app').collection('adults').find({}).toArray()).toEqual([{ _id: 2, email: 'b@x', age: 40 }]);
     await expect(client.db('app').collection('adults').insertOne({ a: 1 })).rejects.toMatchObject({ code: 166 });
+    await client.close();
+  });
+
+  it('keeps every number its BSON type across a restart, from the log and from a snapshot', async () => {
+    const typed = (doc: unknown) => BSON.deserialize(BSON.serialize(doc as Document), { promoteValues: false, promoteLongs: false });
+    const written = { _id: 1, i: 7, d: new Double(1), f: 2.5, l: Long.fromNumber(5), list: [new Double(0), Long.fromNumber(-1), new Int32(3)], nested: { d: new Double(-2) } };
+    let client = openEmbeddedClient(dir, { compactBytes: 4 * 1024, keepSegments: 1 });
+    let coll = client.db('app').collection('c');
+    await coll.insertOne(written);
+    await client.close();
+    client = openEmbeddedClient(dir, { compactBytes: 4 * 1024, keepSegments: 1 });
+    coll = client.db('app').collection('c');
+    expect(typed(await coll.findOne({ _id: 1 }))).toEqual(typed(written));
+    // Enough writes to compact the log into a snapshot, which holds the document from then on.
+    for (let i = 2; i < 80; i++) await coll.insertOne({ _id: i, pad: 'x'.repeat(100) });
+    await client.close();
+    expect(readdirSync(dir).filter((f) => f.endsWith('.snap'))).toHaveLength(1);
+    client = openEmbeddedClient(dir);
+    expect(typed(await client.db('app').collection('c').findOne({ _id: 1 }))).toEqual(typed(written));
     await client.close();
   });
 
