@@ -10,22 +10,25 @@ import { Double, Int32, Long } from 'bson';
 /** The arguments whose values are stored. */
 const STORED_ARGUMENTS: ReadonlySet<string> = new Set(['document', 'documents', 'update', 'replacement']);
 
-/** A copy of a call's arguments object with its numbers in the datastore's forms (see above). */
-export function dataSourceArgumentNumbers(args: Record<string, unknown>): Record<string, unknown> {
+/**
+ * A copy of a call's arguments object with its numbers in the datastore's forms (see above). `stored`:
+ * the arguments were read in stored form already (parseEjson's `stored`), so what is stored is kept as is.
+ */
+export function dataSourceArgumentNumbers(args: Record<string, unknown>, options: { stored?: boolean } = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(args)) {
-    if (STORED_ARGUMENTS.has(key)) setField(out, key, withTypedNumbers(value));
-    else if (key === 'operations' && Array.isArray(value)) setField(out, key, value.map(bulkOperationNumbers));
+    if (STORED_ARGUMENTS.has(key)) setField(out, key, options.stored ? value : withTypedNumbers(value));
+    else if (key === 'operations' && Array.isArray(value)) setField(out, key, value.map((operation: unknown) => bulkOperationNumbers(operation, options)));
     else setField(out, key, withJsNumbers(value));
   }
   return out;
 }
 
 /** One operation of a bulk write (`{insertOne: {document}}`, `{replaceOne: {filter, replacement}}`, ...). */
-function bulkOperationNumbers(operation: unknown): unknown {
+function bulkOperationNumbers(operation: unknown, options: { stored?: boolean }): unknown {
   if (!isPlainRecord(operation)) return withJsNumbers(operation);
   const out: Record<string, unknown> = {};
-  for (const [name, inner] of Object.entries(operation)) setField(out, name, isPlainRecord(inner) ? dataSourceArgumentNumbers(inner) : withJsNumbers(inner));
+  for (const [name, inner] of Object.entries(operation)) setField(out, name, isPlainRecord(inner) ? dataSourceArgumentNumbers(inner, options) : withJsNumbers(inner));
   return out;
 }
 

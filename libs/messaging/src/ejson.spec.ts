@@ -48,6 +48,14 @@ describe('EJSON payload helpers', () => {
     expect(decodeEjson([{ $numberInt: '7' }, { $numberDouble: '2.5' }], { relaxed: true })).toEqual([7, 2.5]);
   });
 
+  it('reads numbers in the datastore\'s stored form when asked: only a double holding an int32 stays a Double, every long a Long', () => {
+    const text = '{"i":{"$numberInt":"7"},"d":{"$numberDouble":"1.0"},"f":{"$numberDouble":"2.5"},"big":{"$numberDouble":"1e10"},"l":{"$numberLong":"5"},"plain":3,"u":{"$set":{"x":{"$numberDouble":"-4"},"y":[{"$numberLong":"1"},{"$numberInt":"2"}]}}}';
+    const read = parseEjson(text, { stored: true }) as Record<string, unknown>;
+    expect(read).toEqual({ i: 7, d: new Double(1), f: 2.5, big: 1e10, l: Long.fromNumber(5), plain: 3, u: { $set: { x: new Double(-4), y: [Long.fromNumber(1), 2] } } });
+    expect(read['i']).toBe(7);
+    expect(read['l']).toBeInstanceOf(Long);
+  });
+
   it('keeps a relaxed Int64 a Long when no double holds it exactly', () => {
     const texts = ['9007199254740991', '-9007199254740991', '9007199254740992', '-9223372036854775808', '9223372036854775807'];
     const read = texts.map((text) => decodeEjson({ $numberLong: text }, { relaxed: true }));

@@ -97,16 +97,43 @@ export function decodeEjson(value: JsonValue, options: { relaxed?: boolean } = {
   const json = keepRegexOperators(value);
   const relaxed = options.relaxed ?? false;
   try {
-    return bsonValues(json, relaxed, true);
+    return bsonValues(json, relaxed ? 'relaxed' : 'canonical', true);
   } catch (error) {
     if (error === NOT_DIRECT) return EJSON.deserialize(json as Parameters<typeof EJSON.deserialize>[0], { relaxed });
     throw error;
   }
 }
 
-/** EJSON text parsed into BSON values, with the query operators beside a `$regex` kept (see keepRegexOperators). */
-export function parseEjson(text: string, options: { relaxed?: boolean } = {}): unknown {
-  return bsonValues(keepRegexOperators(JSON.parse(text) as unknown), options.relaxed ?? true, false);
+/**
+ * EJSON text parsed into BSON values, with the query operators beside a `$regex` kept (see keepRegexOperators).
+ * `stored` reads numbers as the datastore stores them: an int or a double as a JS number, but a double
+ * holding an integer in int32 range as a Double (a number would be written back as an int), a long as a Long.
+ */
+export function parseEjson(text: string, options: { relaxed?: boolean; stored?: boolean } = {}): unknown {
+  const mode: NumberMode = options.stored ? 'stored' : (options.relaxed ?? true) ? 'relaxed' : 'canonical';
+  return bsonValues(keepRegexOperators(JSON.parse(text) as unknown), mode, false);
+}
+
+/** How numbers are read: bson's canonical wrappers, bson's relaxed JS numbers, or the datastore's stored form. */
+type NumberMode = 'canonical' | 'relaxed' | 'stored';
+
+/** A value bson read canonically, in stored form (see parseEjson): the rare objects bson reads whole. */
+function storedNumbers(value: unknown): unknown {
+  if (value instanceof Int32) return value.value;
+  if (value instanceof Double) return storedDouble(value.value);
+  if (value === null || typeof value !== 'object' || value instanceof Long || value instanceof Date) return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = storedNumbers(value[i]);
+    return value;
+  }
+  if ('_bsontype' in value || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const object = value as Record<string, unknown>;
+  for (const key of Object.keys(object)) Object.defineProperty(object, key, { value: storedNumbers(object[key]), enumerable: true, writable: true, configurable: true });
+  return object;
+}
+
+function storedDouble(n: number): number | Double {
+  return Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX && !Object.is(n, -0) ? new Double(n) : n;
 }
 
 /**
@@ -117,14 +144,14 @@ export function parseEjson(text: string, options: { relaxed?: boolean } = {}): u
  * does not depend on where it sits, so converting it alone gives what converting the whole value gives. `copy` leaves `json` as it is and reads it as its JSON text
  * would read (-0 as 0, NaN as null); without it, `json` was just parsed and is changed in place.
  */
-function bsonValues(json: unknown, relaxed: boolean, copy: boolean): unknown {
+function bsonValues(json: unknown, mode: NumberMode, copy: boolean): unknown {
   switch (typeof json) {
     case 'string':
     case 'boolean':
       return json;
     case 'number': {
       const number = copy ? jsonNumber(json) : json;
-      return relaxed || number === null ? number : numberValue(number);
+      return mode !== 'canonical' || number === null ? number : numberValue(number);
     }
     case 'object':
       break;
@@ -138,7 +165,7 @@ function bsonValues(json: unknown, relaxed: boolean, copy: boolean): unknown {
   if (json === null) return null;
   if (Array.isArray(json)) {
     const out = copy ? new Array<unknown>(json.length) : json;
-    for (let i = 0; i < json.length; i++) out[i] = bsonValues(json[i], relaxed, copy);
+    for (let i = 0; i < json.length; i++) out[i] = bsonValues(json[i], mode, copy);
     return out;
   }
   const prototype: unknown = Object.getPrototypeOf(json);
@@ -149,19 +176,22 @@ function bsonValues(json: unknown, relaxed: boolean, copy: boolean): unknown {
     // The wrappers of every number and id, read as bson's codecs read them.
     const only = object[keys[0]];
     if (typeof only === 'string') {
-      if (keys[0] === '$numberInt') return relaxed ? parseInt(only, 10) : new Int32(only);
-      if (keys[0] === '$numberDouble') return relaxed ? parseFloat(only) : new Double(parseFloat(only));
+      if (keys[0] === '$numberInt') return mode === 'canonical' ? new Int32(only) : parseInt(only, 10);
+      if (keys[0] === '$numberDouble') return mode === 'canonical' ? new Double(parseFloat(only)) : mode === 'relaxed' ? parseFloat(only) : storedDouble(parseFloat(only));
       if (keys[0] === '$oid') return new ObjectId(only);
-      if (keys[0] === '$numberLong' && relaxed) return relaxedLong(EJSON.deserialize(object, { relaxed: false }) as Long);
+      if (keys[0] === '$numberLong' && mode === 'relaxed') return relaxedLong(EJSON.deserialize(object, { relaxed: false }) as Long);
     }
   }
   for (const key of keys) {
-    if (key.startsWith('$') || key.includes('\0')) return EJSON.deserialize(object, { relaxed });
+    if (key.startsWith('$') || key.includes('\0')) {
+      if (mode === 'stored') return storedNumbers(EJSON.deserialize(object, { relaxed: false }));
+      return EJSON.deserialize(object, { relaxed: mode === 'relaxed' });
+    }
   }
   const out: Record<string, unknown> = copy ? {} : object;
   for (const key of keys) {
     const item = object[key];
-    const value = bsonValues(item, relaxed, copy);
+    const value = bsonValues(item, mode, copy);
     if (value === item && !copy) continue;
     if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
     else out[key] = value;

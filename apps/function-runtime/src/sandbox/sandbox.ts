@@ -329,7 +329,7 @@ export class Sandbox {
     }
     if (call.inFlight++ === 0) call.waitingSince = performance.now();
     try {
-      const parsed = op === 'data' ? dataOperation(parseEjson(payload, { relaxed: false })) : parseEjson(payload, { relaxed: true });
+      const parsed = op === 'data' ? dataOperation(parseEjson(payload, { stored: true })) : parseEjson(payload, { relaxed: true });
       work = op === 'timer' ? this.sleep(call, parsed) : call.handler(op, frameId, parsed);
     } catch (error) {
       work = Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -375,15 +375,15 @@ export class Sandbox {
 
 /** The answer to a synchronous operation of a call that is not running (a leftover of an earlier call). */
 /**
- * A data operation's payload, read losslessly: its arguments' numbers in the datastore's forms (what it
- * stores keeps a double holding 1 a double and a long a long), everything else with JS numbers.
+ * A data operation's payload, read with numbers as the datastore stores them (a double holding 1 stays a
+ * Double, a long a Long): what the operation stores keeps them, everything else gets JS numbers.
  */
 function dataOperation(payload: unknown): unknown {
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return withJsNumbers(payload);
   const { arguments: args, ...rest } = payload as Record<string, unknown>;
   const out = withJsNumbers(rest) as Record<string, unknown>;
   if (Array.isArray(args)) {
-    out['arguments'] = args.map((arg: unknown) => (typeof arg === 'object' && arg !== null && !Array.isArray(arg) && !('_bsontype' in arg) ? dataSourceArgumentNumbers(arg as Record<string, unknown>) : withJsNumbers(arg)));
+    out['arguments'] = args.map((arg: unknown) => (typeof arg === 'object' && arg !== null && !Array.isArray(arg) && !('_bsontype' in arg) ? dataSourceArgumentNumbers(arg as Record<string, unknown>, { stored: true }) : withJsNumbers(arg)));
   }
   return out;
 }
