@@ -1,4 +1,4 @@
-import { Decimal128, Long, ObjectId } from 'bson';
+import { Decimal128, Double, Long, ObjectId } from 'bson';
 import type { ClientError as GraphqlClientError, GraphQLClient as GraphqlRequestClient } from 'graphql-request' with { 'resolution-mode': 'import' };
 import { shopApp } from '@tessera/testing';
 import { type DataAccessCall, startTestHost, type TestHost } from '../support/test-host';
@@ -61,8 +61,9 @@ describe('client GraphQL endpoint', () => {
         owner_id: owner.userId,
         visibility: 'public',
         secret: `mine ${i}`,
-        stock: i,
-        price: i * 1.5,
+        // Product 04 holds its numbers with other BSON types than the schema's (a long stock, a double holding 6).
+        stock: i === 4 ? Long.fromNumber(4) : i,
+        price: i === 4 ? new Double(6) : i * 1.5,
         views: Long.fromNumber(1000 * i),
         active: i % 2 === 0,
         tags: i % 3 === 0 ? ['red', 'sale'] : ['blue'],
@@ -92,6 +93,11 @@ describe('client GraphQL endpoint', () => {
         `query { product(query: { name: "product 03" }) { name stock } none: product(query: { name: "nothing" }) { name } }`,
       );
       expect(result).toEqual({ product: { name: 'product 03', stock: 3 }, none: null });
+    });
+
+    it('reads Int and Float fields whatever BSON number type the document holds', async () => {
+      const result = await client.request<{ product: { stock: number; price: number; views: number } }>(`query { product(query: { name: "product 04" }) { stock price views } }`);
+      expect(result).toEqual({ product: { stock: 4, price: 6, views: 4000 } });
     });
 
     it('answers the plural query with limit 100 by default, a limit, and sortBy', async () => {

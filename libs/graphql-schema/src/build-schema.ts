@@ -31,6 +31,7 @@ import {
 import { bsonTypeOf, type CollectionModel, type CustomResolverModel, fieldNameOf, type FieldModel, type GraphqlModel, type ObjectModel, type ScalarName, scalarOf, typeNameOf } from './model';
 import { singularize, upperFirst } from './inflection';
 import { DateTimeScalar, DecimalScalar, LongScalar, ObjectIdScalar } from './scalars';
+import { Double, Int32, Long } from 'bson';
 
 export type RootOperation = 'findOne' | 'findMany' | 'insertOne' | 'insertMany' | 'updateOne' | 'updateMany' | 'upsertOne' | 'replaceOne' | 'deleteOne' | 'deleteMany';
 
@@ -79,6 +80,14 @@ function listOf<T extends AnyType>(type: T, depth: number): T {
   let wrapped: AnyType = type;
   for (let i = 0; i < depth; i += 1) wrapped = new GraphQLList<AnyType>(wrapped) as unknown as AnyType;
   return wrapped as T;
+}
+
+/** A stored value with its Int32, Double and Long wrappers (at any list depth) as JS numbers, for Int and Float fields. */
+function plainNumbers(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plainNumbers);
+  if (value instanceof Long) return value.toNumber();
+  if (value instanceof Double || value instanceof Int32) return value.value;
+  return value;
 }
 
 function nonNullIf<T extends GraphQLInputType | GraphQLOutputType>(type: T, required: boolean): T {
@@ -200,8 +209,12 @@ class SchemaBuilder<Context> {
   private outputField(owner: string, field: FieldModel): GraphQLFieldConfig<Record<string, unknown>, Context> {
     const read: GraphQLFieldResolver<Record<string, unknown>, Context> | undefined = field.key === field.name ? undefined : (source) => source[field.key];
     switch (field.kind) {
-      case 'scalar':
-        return { type: nonNullIf(listOf(scalars[field.scalar ?? 'String'], field.listDepth), field.required), ...(read ? { resolve: read } : {}) };
+      case 'scalar': {
+        const type = nonNullIf(listOf(scalars[field.scalar ?? 'String'], field.listDepth), field.required);
+        // A stored number keeps its BSON type (a Long, or a Double holding an integer): Int and Float read its value.
+        if (field.scalar === 'Int' || field.scalar === 'Float') return { type, resolve: (source) => plainNumbers(source[field.key]) };
+        return { type, ...(read ? { resolve: read } : {}) };
+      }
       case 'object':
         return { type: nonNullIf(listOf(this.objectType(field.object as ObjectModel), field.listDepth), field.required), ...(read ? { resolve: read } : {}) };
       case 'relationship': {
