@@ -38,6 +38,7 @@ import { ServicesController } from './services/services.controller';
 import { ServicesService } from './services/services.service';
 import { StatusController } from './status/status.controller';
 import { DevelopmentSchemaHandler } from './sync/development-schema.handler';
+import { ClientSchemasController } from './sync/client-schemas.controller';
 import { SyncController } from './sync/sync.controller';
 import { SyncStatusService } from './sync/sync-status.service';
 import { createTemplateStore } from './templates/template-catalog';
@@ -71,6 +72,7 @@ import { AccessListController } from './environment/access-list.controller';
     AuthProvidersController,
     TriggersController,
     SyncController,
+    ClientSchemasController,
     SecretsController,
     ValuesController,
     EndpointsController,

@@ -5,6 +5,7 @@ import { registerAuthCommands } from './commands/auth.command';
 import { registerDataCommands } from './commands/data.command';
 import { registerManageCommands } from './commands/manage.command';
 import { registerAccessListCommands } from './commands/access-list.command';
+import { registerSchemaCommands } from './commands/schema.command';
 import { registerSyncCommands } from './commands/sync.command';
 import { registerTransferCommands } from './commands/transfer.command';
 import { registerTriggerCommands } from './commands/triggers.command';
@@ -46,6 +47,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
   registerAccessListCommands(program, context);
   registerTriggerCommands(program, context);
   registerSyncCommands(program, context);
+  registerSchemaCommands(program, context);
   registerDataCommands(program, context);
   for (const command of program.commands) {
     command.exitOverride();

@@ -56,3 +56,16 @@ export {
   dataApiConfigProblems,
   withDataApiDefaults,
 } from './data-api-config';
+export {
+  type DataModel,
+  type DataModelAlert,
+  type DataModelLanguage,
+  type ModelProperty,
+  type ObjectModel,
+  type RealmScalar,
+  DATA_MODEL_LANGUAGES,
+  generateDataModels,
+  generateObjectModel,
+  isDataModelLanguage,
+  readObjectModels,
+} from './data-models';
