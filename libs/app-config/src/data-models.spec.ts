@@ -110,7 +110,7 @@ describe('data models generated from collection schemas', () => {
       "good: 'bool',",
       "weight: 'double',",
       "height: 'float',",
-      "price: 'decimal',",
+      "price: 'decimal128',",
       "born: 'date',",
       "photo: 'data',",
       "tag: 'uuid',",

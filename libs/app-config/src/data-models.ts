@@ -157,11 +157,13 @@ const imports = (...lines: string[]): string[] => [...new Set(lines)].map((line)
 // ---- JavaScript and TypeScript (realm-js class-based models) ----
 
 function jsType(property: ModelProperty): string {
-  const base = property.type === 'object' ? property.objectType! : property.type;
+  // realm-js names Decimal128 `decimal128`; the other scalars as the model does.
+  const base = property.type === 'object' ? property.objectType! : property.type === 'decimal' ? 'decimal128' : property.type;
   const nullable = property.optional && property.type !== 'mixed' && property.type !== 'object' ? '?' : '';
   if (property.collection === 'list') return `${base}${nullable}[]`;
   if (property.collection === 'set') return `${base}${nullable}<>`;
-  if (property.collection === 'dictionary') return `${base}${nullable}{}`;
+  // A dictionary's object values are always nullable (a deleted link leaves null), as realm-js requires.
+  if (property.collection === 'dictionary') return `${base}${property.type === 'object' ? '?' : nullable}{}`;
   return `${base}${property.type === 'object' ? '?' : nullable}`;
 }
 

@@ -268,6 +268,14 @@ describe('validateApp', () => {
     ['a Stitch service rule without actions (one that allowed none)', (f: AppFiles) => { http(f); put(f, 'services/http/rules/none.json', { name: 'none' }); }],
     ['"environment": "none", which the 2020 export wrote for no environment', (f: AppFiles) => editJson(f, 'config.json', (d) => (d.environment = 'none'))],
     ['a Realm float field in a synced schema', (f: AppFiles) => editJson(f, ITEMS, (d) => (d.schema.properties.weight = { bsonType: 'float' }))],
+    [
+      'a to-many relationship on a dictionary of links (realm-core writes is_list true for it)',
+      (f: AppFiles) =>
+        editJson(f, ITEMS, (d) => {
+          d.schema.properties.listsByName = { bsonType: 'object', properties: {}, additionalProperties: { bsonType: 'objectId' } };
+          d.relationships.listsByName = { ref: '#/relationship/mongodb-atlas/todo/lists', source_key: 'listsByName', foreign_key: '_id', is_list: true };
+        }),
+    ],
     ["an empty attribute in a file's hosting metadata (App Services' deployments wrote them)", (f: AppFiles) => hosting(f, [{ path: '/index.html', attrs: [{}] }])],
   ])('accepts %s', (_name, change) => {
     const files = exampleTodo();

@@ -719,7 +719,10 @@ function checkRelationships(c: Checker, rule: CollectionRule, file: string, serv
       else if (!source) c.report(r, file, `${base}.source_key`, 'relationship.source_key.schema', `source_key "${rel.source_key}" is not in the collection schema`);
       else if (typeof rel.is_list === 'boolean' && !rel.source_key.includes('[]')) {
         const types = Array.isArray(source.bsonType) ? source.bsonType : [source.bsonType];
-        if (types.includes('array') !== rel.is_list) {
+        // A dictionary of links (an object whose additionalProperties hold the keys) is a collection too: App
+        // Services took is_list true for it (realm-core's harness writes it so), and false as well.
+        const dictionary = types.includes('object') && isPlainObject(source.additionalProperties);
+        if (!dictionary && types.includes('array') !== rel.is_list) {
           c.report(r, file, `${base}.is_list`, 'relationship.is_list.array', rel.is_list ? `is_list is true but "${rel.source_key}" is not an array` : `"${rel.source_key}" is an array, so is_list must be true`);
         }
       }

@@ -1,4 +1,6 @@
-import { type AppConfig } from '@tessera/app-config';
+import { runInNewContext } from 'node:vm';
+import { type AppConfig, generateDataModels } from '@tessera/app-config';
+import { DeployedApps } from '@tessera/platform';
 import { type DataSourceClient } from '@tessera/datastore';
 import { eventually } from '@tessera/testing';
 import { BSON, Binary, Decimal128, Double, Long, ObjectId, UUID } from 'bson';
@@ -239,6 +241,7 @@ for (const sync of ['partition', 'flexible'] as const) {
   describe.skipIf(realmSdkSkipReason !== undefined)(`every property type over ${sync} sync with the real Realm JS SDK${realmSdkSkipReason ? ` (skipped: ${realmSdkSkipReason})` : ''}`, () => {
     let host: TestHost;
     let clientAppId = '';
+    let appId = '';
     let cluster: DataSourceClient;
     const database = sync === 'partition' ? 'partitioned' : 'flexible';
     const scope = sync === 'partition' ? { _partition: 'types' } : { group: 'types' };
@@ -246,7 +249,7 @@ for (const sync of ['partition', 'flexible'] as const) {
 
     beforeAll(async () => {
       host = await startTestHost();
-      clientAppId = (await host.createApp(`types-${sync}`, typesApp(sync))).clientAppId;
+      ({ clientAppId, appId } = await host.createApp(`types-${sync}`, typesApp(sync)));
       cluster = host.dataSources.forCluster(CLUSTER);
     }, 60_000);
 
@@ -400,6 +403,45 @@ for (const sync of ['partition', 'flexible'] as const) {
       await collection('Thing').updateOne({ _id: id }, { $set: { 'address.zip': Long.fromNumber(8), mixedDict: { replaced: true }, intList: [Long.fromNumber(3)] } });
       await Promise.all([a.waitForCount('Thing', 1, `${query} AND address.zip == 8`, 20_000), b.waitForCount('Thing', 1, `${query} AND address.zip == 8`, 20_000)]);
       expect((await b.objects('Thing', query))[0]).toMatchObject({ mixedDict: { replaced: true }, intList: [3], address: { street: 'collection street', zip: 8, tags: ['ext'] } });
+    }, 90_000);
+
+    it('opens with the data models generated from the schemas development mode wrote, and sees what the hand-written schema sees', async () => {
+      // realm-cli's `schema datamodels` (admin API sync/client_schemas): the JavaScript models of the app as
+      // deployed now, evaluated, and their `static schema` given to a device of the real SDK.
+      host.nest.get(DeployedApps).invalidate(appId);
+      const { config } = await host.nest.get(DeployedApps).byClientAppId(clientAppId);
+      const models = generateDataModels(config, 'JAVA_SCRIPT');
+      expect(models.map((model) => model.model_name).sort()).toEqual(['Address', 'Owner', 'Thing']);
+      expect(models.flatMap((model) => [...model.warnings, ...(model.error.error ? [model.error] : [])])).toEqual([]);
+      const code = models.map((model) => model.schema.replace(/^export /gm, '')).join('\n');
+      const realmStub = { Object: class {} };
+      const generated = runInNewContext(`${code}\n[${models.map((model) => model.model_name).join(', ')}].map((model) => model.schema);`, { Realm: realmStub }) as unknown[];
+      const devices = anonymousDevices(() => ({ url: host.url, clientAppId }), {
+        schema: generated,
+        ...(sync === 'partition'
+          ? { partition: 'types' }
+          : {
+              subscriptions: [
+                { name: 'things', type: 'Thing', query: 'group == "types"' },
+                { name: 'owners', type: 'Owner', query: 'group == "types"' },
+              ],
+            }),
+      });
+      try {
+        const reference = await openDevice();
+        const count = (await collection('Thing').find({ ...scope }).toArray()).length;
+        await reference.waitForCount('Thing', count);
+        const device = await devices.open();
+        await device.waitForCount('Thing', count);
+        expect(await device.objects('Thing')).toEqual(await reference.objects('Thing'));
+        // And it writes: an object made with the generated models reaches the collection.
+        const id = new ObjectId();
+        await device.put('Thing', { ...thing(id, scope, 'generated', ['ada']), owners: [], ownerSet: [], ownerDict: {} });
+        await device.upload();
+        await eventually(async () => expect(await collection('Thing').findOne({ _id: id })).toMatchObject({ mixed: 'generated', string: 'ünïcødé ✓' }));
+      } finally {
+        await devices.stopAll();
+      }
     }, 90_000);
   });
 }

@@ -21,9 +21,9 @@
  * change event there may come without the document before it and nothing else names the old partition.
  */
 import { Injectable, Logger } from '@nestjs/common';
-import { type ChangeOrigin, type DocumentChanged, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
+import { type ChangeOrigin, type DocumentChanged, Subjects, SYNC_TRANSLATION_WRITER, WriteOriginsNamespace } from '@tessera/contracts';
 import { type BulkWriteOperation, type CollectionHandle, type DataSession, type DataSourceClient } from '@tessera/datastore';
-import { decodeEjson } from '@tessera/messaging';
+import { decodeEjson, MessageBus } from '@tessera/messaging';
 import { DataSources, DeployedApps } from '@tessera/platform';
 import {
   applyToDocuments,
@@ -50,6 +50,7 @@ import {
   touchedObjects,
   translateDocumentChange,
 } from '@tessera/sync-protocol';
+import { declaredTypes } from '../flexible/development-types';
 import { SyncApps } from '../lifecycle/sync-apps.service';
 import { historyKey, type PartitionHub } from '../sessions/partition-hub';
 import { syncModeOf } from '../sessions/sync-config';
@@ -106,6 +107,7 @@ export class PartitionTranslator {
     private readonly deployed: DeployedApps,
     private readonly dataSources: DataSources,
     private readonly apps: SyncApps,
+    private readonly bus: MessageBus,
   ) {
     this.store = new TranslationStore(dataSources.platform());
   }
@@ -197,13 +199,25 @@ export class PartitionTranslator {
     return undefined;
   }
 
-  /** Adds what a development-mode client created to the stored schema (merged with what other replicas stored). */
+  /**
+   * Adds what a development-mode client created to the stored schema (merged with what other replicas stored),
+   * and has the admin API deploy the new types and fields as collection schemas (spec 2.6), as flexible sync
+   * does: they show in the app's rules, its GraphQL schema and its generated data models.
+   */
   private async saveDevelopmentSchema(appId: string, instructions: readonly Instruction[]): Promise<void> {
     const stored = await this.store.schema(appId);
     const merged = checkSchemaChanges(stored, instructions, true);
     if (!merged.ok) return;
     if (merged.changed) await this.store.saveSchema(appId, merged.schema);
     this.devSchemas.set(appId, merged.schema);
+    const types = merged.changed ? declaredTypes(stored, merged.schema) : [];
+    if (types.length === 0) return;
+    try {
+      await this.bus.request(Subjects.AppsDevelopmentSchemaApply, { appId, types }, { timeoutMs: 15_000 });
+    } catch (error) {
+      // The types still sync from the stored schema; the admin API's refusal is the app's to see in the log.
+      this.logger.warn({ err: error, appId, types: types.map((type) => type.name) }, 'development mode: could not deploy the schemas a sync client declared');
+    }
   }
 
   /**
