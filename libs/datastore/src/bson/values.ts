@@ -460,6 +460,35 @@ function compareObjects(a: Document, b: Document): number {
   return sign(ka.length - kb.length);
 }
 
+/**
+ * True when two stored values are the same BSON: same types (an int 1 and a double 1 differ, as do 0 and
+ * -0), same field order, same values. What an update must leave alone to count as no modification, since
+ * MongoDB compares the documents' bytes.
+ */
+export function identicalValues(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a === 'number' || typeof b === 'number') return typeof a === 'number' && typeof b === 'number' && (Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b)));
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!identicalValues(a[i], b[i])) return false;
+    return true;
+  }
+  const tagA = bsonType(a);
+  if (tagA !== bsonType(b)) return false;
+  if (tagA === 'Double') return Object.is((a as Double).value, (b as Double).value);
+  if (tagA === 'Long') return (a as Long).equals(b as Long);
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a);
+    const kb = Object.keys(b);
+    if (ka.length !== kb.length) return false;
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || !identicalValues(a[ka[i]], b[kb[i]])) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  return withStringComparison(undefined, () => compareValues(a, b) === 0);
+}
+
 export function valuesEqual(a: unknown, b: unknown): boolean {
   return compareValues(a, b) === 0 && typeRank(a) === typeRank(b);
 }

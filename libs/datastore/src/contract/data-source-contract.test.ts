@@ -245,6 +245,14 @@ export function dataSourceContract(target: ContractTarget): void {
       expect(typesOf(await coll().findOne({ _id: 1 }))).toMatchObject({ l: 'long', d: 'double', s: 'double', t: 'long', list: ['double'], u: 'string' });
     });
 
+    it('counts a change of BSON type as a modification, and the same value of the same type as none', async () => {
+      await coll().insertOne({ _id: 1, n: 1, l: Long.fromNumber(2) });
+      expect(await coll().updateOne({ _id: 1 }, { $set: { n: 1, l: Long.fromNumber(2) } })).toMatchObject({ matchedCount: 1, modifiedCount: 0 });
+      expect(await coll().updateOne({ _id: 1 }, { $set: { n: new Double(1) } })).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
+      expect(await coll().replaceOne({ _id: 1 }, { n: new Double(1), l: 2 })).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
+      expect(typesOf(await coll().findOne({ _id: 1 }))).toEqual({ _id: 'int', n: 'double', l: 'int' });
+    });
+
     it('treats _id values 1 and 1.0 as the same key', async () => {
       await coll().insertOne({ _id: 1 });
       const error = await errorOf(coll().insertOne({ _id: new Double(1) }));

@@ -37,7 +37,7 @@ import {
   type UpdateResult,
   type WatchOptions,
 } from '../api/data-source';
-import { cloneValue, collectPathValues, compareValues, hasOwn, idKey, isPlainObject, normalize, normalizeStored, valuesEqual } from '../bson/values';
+import { cloneValue, collectPathValues, hasOwn, identicalValues, idKey, isPlainObject, normalize, normalizeStored, valuesEqual } from '../bson/values';
 import { type CollectionState, type StoredRecord } from '../engine/collection-state';
 import { compileFilter, evaluateVariables, runPipeline } from '../engine/mingo';
 import { buildProjector } from '../engine/projection';
@@ -275,7 +275,7 @@ export class EmbeddedCollection implements CollectionHandle {
     let modifiedCount = 0;
     for (const rec of records) {
       const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables, collation });
-      if (compareValues(next, rec.doc) === 0) continue;
+      if (identicalValues(next, rec.doc)) continue;
       this.store.replace(unit, coll as CollectionState, rec, next, 'u');
       modifiedCount++;
     }
@@ -300,7 +300,7 @@ export class EmbeddedCollection implements CollectionHandle {
     const [rec] = coll ? select(coll, filter, { limit: 1, sort: updateSort(options.sort, false), variables: variablesOf(options), collation: this.collationOf(options.collation, coll) }) : [];
     if (rec) {
       const next = this.replacement(rec, replacement);
-      if (compareValues(next, rec.doc) === 0) return { matchedCount: 1, modifiedCount: 0, upsertedCount: 0 };
+      if (identicalValues(next, rec.doc)) return { matchedCount: 1, modifiedCount: 0, upsertedCount: 0 };
       this.store.replace(unit, coll as CollectionState, rec, next, 'r');
       return { matchedCount: 1, modifiedCount: 1, upsertedCount: 0 };
     }
@@ -400,7 +400,7 @@ export class EmbeddedCollection implements CollectionHandle {
       if (rec) {
         const before = rec.doc;
         const next = applyUpdate(before, update, { filter, arrayFilters: options.arrayFilters, variables, collation });
-        if (compareValues(next, before) !== 0) this.store.replace(unit, coll as CollectionState, rec, next, 'u');
+        if (!identicalValues(next, before)) this.store.replace(unit, coll as CollectionState, rec, next, 'u');
         result = options.returnNewDocument ? next : before;
       } else if (options.upsert) {
         const built = applyUpdate(upsertBase(filter), update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables, collation });
@@ -427,7 +427,7 @@ export class EmbeddedCollection implements CollectionHandle {
       if (rec) {
         const before = rec.doc;
         const next = this.replacement(rec, doc);
-        if (compareValues(next, before) !== 0) this.store.replace(unit, coll as CollectionState, rec, next, 'r');
+        if (!identicalValues(next, before)) this.store.replace(unit, coll as CollectionState, rec, next, 'r');
         result = options.returnNewDocument ? next : before;
       } else if (options.upsert) {
         const base = upsertBase(filter);

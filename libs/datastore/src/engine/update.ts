@@ -10,6 +10,7 @@ import {
   cloneValue,
   compareValues,
   formatValue,
+  identicalValues,
   isInt32Number,
   isPlainObject,
   normalize,
@@ -566,7 +567,7 @@ export function diffDocuments(before: Document, after: Document): { updatedField
       const path = prefix + key;
       if (!(key in a)) updatedFields[path] = b[key];
       else if (isPlainObject(a[key]) && isPlainObject(b[key])) walk(a[key], b[key], `${path}.`);
-      else if (!valuesEqual(a[key], b[key])) updatedFields[path] = b[key];
+      else if (!identicalValues(a[key], b[key])) updatedFields[path] = b[key];
     }
     for (const key of Object.keys(a)) if (!(key in b)) removedFields.push(prefix + key);
   };
