@@ -40,7 +40,7 @@ export function pipeDumpToRestore(dumpArgs: string[], restoreArgs: string[], tim
 }
 
 /** Runs one tool to its end (never rejects for a failing tool: the exit code is in the result). */
-export function runTool(tool: 'mongodump' | 'mongorestore' | 'mongoimport' | 'mongoexport', args: string[], timeoutMs = 60_000): Promise<ToolRun> {
+export function runTool(tool: 'mongodump' | 'mongorestore' | 'mongoimport' | 'mongoexport' | 'mongostat' | 'mongotop' | 'mongofiles' | 'bsondump', args: string[], timeoutMs = 60_000): Promise<ToolRun> {
   if (!toolsDir) throw new Error(mongoToolsSkipReason);
   return new Promise((resolve) => {
     // SIGKILL: a tool stuck connecting waits for its work to end on SIGTERM, which it never does.

@@ -193,7 +193,7 @@ export interface ResumeToken {
   _data: string;
 }
 
-export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'dropDatabase';
+export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'rename' | 'dropDatabase';
 
 export interface ChangeEvent {
   _id: ResumeToken;
@@ -203,6 +203,8 @@ export interface ChangeEvent {
   /** Commit time as a BSON Timestamp (seconds, ordinal), as MongoDB reports it. */
   clusterTime?: Timestamp;
   ns: { db: string; coll?: string };
+  /** Where a renamed collection went (`rename` events). */
+  to?: { db: string; coll: string };
   documentKey?: { _id: unknown };
   fullDocument?: Document | null;
   fullDocumentBeforeChange?: Document | null;

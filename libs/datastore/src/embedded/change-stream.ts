@@ -47,6 +47,8 @@ export function toChangeEvent(record: CommitRecord, index: number, options: Watc
   const clusterTime = commitTimestamp(record.seq, record.time);
   const base = { _id: encodeToken(record.seq, index), clusterTime, wallTime: new Date(record.time), ns: op.c === undefined ? { db: op.d } : { db: op.d, coll: op.c } };
   const withPre = options.fullDocumentBeforeChange === 'whenAvailable' || options.fullDocumentBeforeChange === 'required';
+  // A renamed collection's documents moving, a view redefined: one event (the rename) or none, as MongoDB.
+  if (op.m) return undefined;
   switch (op.k) {
     case 'i':
       return { ...base, operationType: 'insert', documentKey: { _id: op.doc?._id }, fullDocument: cloneValue(op.doc) };
@@ -71,6 +73,7 @@ export function toChangeEvent(record: CommitRecord, index: number, options: Watc
       return event;
     }
     case 'dc':
+      if (op.to) return { ...base, operationType: 'rename', to: { db: op.to.db, coll: op.to.coll } };
       return { ...base, operationType: 'drop' };
     case 'dd':
       return { ...base, operationType: 'dropDatabase' };

@@ -77,6 +77,10 @@ export interface LogOp {
   view?: Document;
   /** A collection's default collation (cc). */
   collation?: Document;
+  /** Part of a rename or a view's redefinition (the change feed reports no event of its own for it). */
+  m?: boolean;
+  /** The new namespace of a renamed collection (on the drop of its old name). */
+  to?: { db: string; coll: string };
 }
 
 export interface CommitRecord {

@@ -288,6 +288,36 @@ export class ServiceStore {
     return true;
   }
 
+  /**
+   * Renames a collection, within its database or to another one, as existing log operations in this unit:
+   * the target dropped (`dropTarget`), created with the source's collation, its indexes built, the documents
+   * inserted, the source dropped. The moved operations are marked (`m`): the change feed reports them as one
+   * `rename` event on the source (the drop names `to`), not as inserts. A restart replays them like any
+   * other record. Checks are the caller's (names valid, source a collection, target free unless dropped).
+   */
+  renameCollection(unit: WriteUnit, from: { db: string; coll: string }, to: { db: string; coll: string }, dropTarget: boolean): CollectionState {
+    const source = this.collection(from.db, from.coll);
+    if (!source || source.view) throw new DatastoreError('NamespaceNotFound', `Source collection ${from.db}.${from.coll} does not exist`);
+    if (this.collection(to.db, to.coll)) {
+      if (!dropTarget) throw new DatastoreError('NamespaceExists', 'target namespace exists');
+      this.dropCollection(unit, to.db, to.coll);
+    }
+    const first = unit.ops.length;
+    const target = this.createCollection(unit, to.db, to.coll, undefined, source.collation);
+    for (const index of source.indexes.values()) {
+      if (index.name === '_id_') continue;
+      // An index made binary on a collection with a collation stays binary.
+      const collation = index.collation ?? (source.collation ? { locale: 'simple' } : undefined);
+      this.createIndex(unit, target, index.spec, { name: index.name, unique: index.unique, sparse: index.sparse, ...(collation ? { collation } : {}) });
+    }
+    for (const rec of source.records.values()) this.insert(unit, target, rec.doc);
+    for (let i = first; i < unit.ops.length; i++) unit.ops[i].m = true;
+    this.dropCollection(unit, from.db, from.coll);
+    const drop = unit.ops[unit.ops.length - 1];
+    drop.to = { db: to.db, coll: to.coll };
+    return target;
+  }
+
   dropDatabase(unit: WriteUnit, db: string): void {
     const colls = this.dbs.get(db);
     if (!colls) return;

@@ -4,6 +4,7 @@
  * server-side cursors, sessions and transactions, and change streams. Replies follow MongoDB's shapes:
  * write failures as `writeErrors`, command failures as `{ok: 0, errmsg, code, codeName}`.
  */
+import { readFileSync } from 'node:fs';
 import { Long, ObjectId } from 'bson';
 import {
   type BulkWriteOperation,
@@ -24,9 +25,11 @@ import { checkSort, select, type SelectStats } from '../engine/query';
 import { compileCollation, isSimpleCollation } from '../engine/collation';
 import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, type ServerCursor } from './cursors';
 import { WireCommandError } from './errors';
+import { type WireMetrics } from './metrics';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
 import { sessionKey, type SessionRegistry } from './sessions';
 import { collectionStats, databaseStats, statsScale } from './stats';
+import { type WireTraffic } from './wire-listener';
 
 export { WireCommandError };
 
@@ -43,6 +46,10 @@ export interface CommandServer {
   readonly sessions: SessionRegistry;
   readonly replicaSetName: string;
   readonly defaultCluster: string;
+  /** Commands counted (serverStatus's opcounters, top). */
+  readonly metrics: WireMetrics;
+  /** Bytes, requests and connections the listener carried. */
+  traffic(): WireTraffic;
   clientFor(cluster: string): EmbeddedClient;
   clusterOf(handshake: Document): string;
 }
@@ -200,6 +207,168 @@ function getParameter(call: Invocation): Document {
     fail(72, 'InvalidOptions', "the Tessera datastore keeps no MongoDB users or roles (authSchemaVersion): leave them out of the restore (mongorestore --nsExclude 'admin.system.*')");
   }
   return call.command.featureCompatibilityVersion ? { featureCompatibilityVersion: { version: '7.0' }, ok: 1 } : { ok: 1 };
+}
+
+// ---- server statistics (mongostat, mongotop) ----
+
+/** The process's virtual memory size in bytes (Linux); the resident size where it cannot be read. */
+function virtualBytes(fallback: number): number {
+  try {
+    const match = /^VmSize:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (match) return Number(match[1]) * 1024;
+  } catch {
+    // Not Linux: the resident size stands in.
+  }
+  return fallback;
+}
+
+const mebibyte = 1024 * 1024;
+
+/** Connections the server would accept beyond those open (MongoDB reports what its limit leaves). */
+const connectionLimit = 1_000_000;
+
+/**
+ * `serverStatus` with the sections mongostat reads: the process, operation counters, connections, network,
+ * memory (from the Node process), the storage engine, and this member of the replica set. There is no
+ * `wiredTiger` section (mongostat then leaves out its cache columns) and no `locks` (no lock statistics).
+ */
+function serverStatus(call: Invocation): Document {
+  const { metrics } = call.server;
+  const traffic = call.server.traffic();
+  const now = Date.now();
+  const uptimeMillis = now - metrics.started;
+  const memory = process.memoryUsage();
+  const zeroCounters = { insert: Long.ZERO, query: Long.ZERO, update: Long.ZERO, delete: Long.ZERO, getmore: Long.ZERO, command: Long.ZERO };
+  return {
+    host: call.connection.me,
+    version: serverVersion,
+    process: 'mongod',
+    pid: Long.fromNumber(process.pid),
+    uptime: Math.floor(uptimeMillis / 1000),
+    uptimeMillis: Long.fromNumber(uptimeMillis),
+    uptimeEstimate: Long.fromNumber(Math.floor(uptimeMillis / 1000)),
+    localTime: new Date(now),
+    asserts: { regular: 0, warning: 0, msg: 0, user: 0, tripwire: 0, rollovers: 0 },
+    connections: { current: traffic.currentConnections, available: Math.max(0, connectionLimit - traffic.currentConnections), totalCreated: traffic.totalConnections, active: traffic.currentConnections },
+    globalLock: { totalTime: Long.fromNumber(uptimeMillis * 1000), currentQueue: { total: 0, readers: 0, writers: 0 }, activeClients: { total: 0, readers: 0, writers: 0 } },
+    network: {
+      bytesIn: Long.fromNumber(traffic.bytesIn),
+      bytesOut: Long.fromNumber(traffic.bytesOut),
+      physicalBytesIn: Long.fromNumber(traffic.bytesIn),
+      physicalBytesOut: Long.fromNumber(traffic.bytesOut),
+      numRequests: Long.fromNumber(traffic.numRequests),
+    },
+    opcounters: metrics.opcountersDocument(),
+    opcountersRepl: zeroCounters,
+    mem: { bits: 64, resident: Math.round(memory.rss / mebibyte), virtual: Math.round(virtualBytes(memory.rss) / mebibyte), supported: true },
+    extra_info: { note: 'fields vary by platform', page_faults: 0 },
+    repl: { setName: call.server.replicaSetName, isWritablePrimary: true, ismaster: true, secondary: false, hosts: [call.connection.me], primary: call.connection.me, me: call.connection.me },
+    storageEngine: { name: 'tessera-embedded', supportsCommittedReads: true, persistent: true, readOnly: false },
+    ok: 1,
+  };
+}
+
+function adminOnly(call: Invocation): void {
+  if (call.db !== 'admin') fail(13, 'Unauthorized', `${call.name} may only be run against the admin database.`);
+}
+
+/** `top`: per namespace of this connection's cluster, time (microseconds) and count of each kind of operation. */
+function top(call: Invocation): Document {
+  adminOnly(call);
+  return { totals: call.server.metrics.totals(call.connection.cluster ?? call.server.defaultCluster), ok: 1 };
+}
+
+// ---- renameCollection, collMod ----
+
+/** A `db.collection` namespace of renameCollection, checked as MongoDB checks it. */
+function namespaceField(call: Invocation, field: string, role: 'source' | 'target'): { db: string; coll: string } {
+  const value = call.command[field];
+  if (typeof value !== 'string') fail(14, 'TypeMismatch', `BSON field 'renameCollection.${field}' is the wrong type '${value === null ? 'null' : typeof value}', expected type 'string'`);
+  const dot = value.indexOf('.');
+  const db = dot < 0 ? '' : value.slice(0, dot);
+  const coll = dot < 0 ? '' : value.slice(dot + 1);
+  const validDb = db.length > 0 && db.length < 64 && !/[/\\. "$\0]/.test(db);
+  const validColl = coll.length > 0 && !coll.includes('\0') && !coll.includes('$') && !coll.startsWith('.') && Buffer.byteLength(value) <= 255;
+  if (!validDb || !validColl) fail(73, 'InvalidNamespace', `Invalid ${role} namespace: ${value}`);
+  if (coll.startsWith('system.')) fail(20, 'IllegalOperation', `error with ${role} namespace: cannot write to '${value}'`);
+  return { db, coll };
+}
+
+async function renameCollection(call: Invocation): Promise<Document> {
+  adminOnly(call);
+  const from = namespaceField(call, 'renameCollection', 'source');
+  const to = namespaceField(call, 'to', 'target');
+  const dropTarget = call.command.dropTarget;
+  if (dropTarget !== undefined && typeof dropTarget !== 'boolean') fail(14, 'TypeMismatch', "BSON field 'renameCollection.dropTarget' is the wrong type, expected type 'bool'");
+  if (from.db === to.db && from.coll === to.coll) fail(20, 'IllegalOperation', "Can't rename a collection to itself");
+  const store = call.client.store;
+  const source = store.collection(from.db, from.coll);
+  if (!source) fail(26, 'NamespaceNotFound', `Source collection ${from.db}.${from.coll} does not exist`);
+  if (source.view) fail(166, 'CommandNotSupportedOnView', `cannot rename view: ${from.db}.${from.coll}`);
+  const target = store.collection(to.db, to.coll);
+  if (target && dropTarget !== true) fail(48, 'NamespaceExists', 'target namespace exists');
+  if (target?.view) fail(166, 'CommandNotSupportedOnView', `cannot rename to a view: ${to.db}.${to.coll}`);
+  await store.write(undefined, (unit) => store.renameCollection(unit, from, to, dropTarget === true));
+  return { ok: 1 };
+}
+
+/** The options collMod takes; the rest are refused as MongoDB refuses an unknown field. */
+const collModOptions = new Set(['collMod', 'viewOn', 'pipeline', 'index', 'validator', 'validationLevel', 'validationAction', 'writeConcern', 'comment', 'lsid', 'txnNumber', '$db', '$clusterTime', '$readPreference', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors']);
+
+/**
+ * `collMod`: a view's definition (`viewOn` and `pipeline`, logged as the view dropped and created again in
+ * one record, which the change feed does not report); an index's `hidden: false` (every index is visible);
+ * the rest the engine has no place for (validation rules, TTL, hidden indexes) are refused by name.
+ */
+async function collMod(call: Invocation): Promise<Document> {
+  const name = collectionName(call);
+  for (const field of Object.keys(call.command)) {
+    if (!collModOptions.has(field)) fail(40415, 'Location40415', `BSON field 'collMod.${field}' is an unknown field.`);
+  }
+  const { command } = call;
+  for (const field of ['validator', 'validationLevel', 'validationAction']) {
+    if (command[field] !== undefined) fail(115, 'CommandNotSupported', `'${field}' is not supported by the Tessera datastore: it keeps no schema validation rules`);
+  }
+  const store = call.client.store;
+  const state = store.collection(call.db, name);
+  if (!state) fail(26, 'NamespaceNotFound', `ns does not exist: ${call.db}.${name}`);
+  const reply: Document = { ok: 1 };
+  if (command.viewOn !== undefined || command.pipeline !== undefined) {
+    if (!state.view) fail(72, 'InvalidOptions', `'viewOn' and 'pipeline' are valid only for a view: ${call.db}.${name} is a collection`);
+    const viewOn = command.viewOn ?? state.view.viewOn;
+    const pipeline = command.pipeline ?? state.view.pipeline;
+    if (typeof viewOn !== 'string' || viewOn.length === 0) fail(14, 'TypeMismatch', "'viewOn' must be a non-empty string");
+    if (!Array.isArray(pipeline) || !pipeline.every((stage) => isPlainObject(stage))) fail(14, 'TypeMismatch', "'pipeline' must be an array of stage documents");
+    if (viewOn === name) fail(72, 'InvalidOptions', `a view cannot be defined on itself: ${call.db}.${name}`);
+    for (let on = store.collection(call.db, viewOn), depth = 0; on?.view; on = store.collection(call.db, on.view.viewOn), depth++) {
+      if (on.view.viewOn === name || depth > 20) fail(72, 'InvalidOptions', `the view ${call.db}.${name} would be defined on itself through ${viewOn}`);
+    }
+    await store.write(undefined, (unit) => {
+      const first = unit.ops.length;
+      store.dropCollection(unit, call.db, name);
+      store.createCollection(unit, call.db, name, { viewOn, pipeline }, state.collation);
+      for (let i = first; i < unit.ops.length; i++) unit.ops[i].m = true;
+    });
+  }
+  const index = command.index;
+  if (index !== undefined) {
+    if (state.view) fail(166, 'CommandNotSupportedOnView', `Namespace ${call.db}.${name} is a view, not a collection`);
+    if (!isPlainObject(index)) fail(14, 'TypeMismatch', "BSON field 'collMod.index' is the wrong type, expected type 'object'");
+    const byName = typeof index.name === 'string' ? state.indexes.get(index.name) : undefined;
+    const byKey = isPlainObject(index.keyPattern) ? [...state.indexes.values()].find((i) => JSON.stringify(i.spec) === JSON.stringify(index.keyPattern)) : undefined;
+    if (index.name === undefined && index.keyPattern === undefined) fail(2, 'BadValue', "collMod 'index' requires either 'name' or 'keyPattern'");
+    const found = byName ?? byKey;
+    if (!found) fail(27, 'IndexNotFound', `cannot find index ${JSON.stringify(index.name ?? index.keyPattern)} for ns ${call.db}.${name}`);
+    for (const option of Object.keys(index)) {
+      if (option === 'name' || option === 'keyPattern') continue;
+      if (option === 'hidden' && index.hidden === false) continue;
+      if (option === 'hidden' || option === 'expireAfterSeconds' || option === 'unique' || option === 'prepareUnique') {
+        fail(115, 'CommandNotSupported', `collMod 'index.${option}' ${option === 'hidden' ? 'true ' : ''}is not supported by the Tessera datastore`);
+      }
+      fail(40415, 'Location40415', `BSON field 'collMod.index.${option}' is an unknown field.`);
+    }
+  }
+  return reply;
 }
 
 // ---- cursors ----
@@ -816,6 +985,10 @@ const handlers: Record<string, Handler> = {
   dropIndexes,
   collStats,
   dbStats,
+  serverStatus,
+  top,
+  renameCollection,
+  collMod,
   find,
   insert,
   update,
@@ -854,5 +1027,10 @@ export async function runCommand(context: CommandContext): Promise<Document> {
     if (command.autocommit === false && !transactional.has(name)) fail(263, 'OperationNotSupportedInTransaction', `Cannot run '${name}' in a multi-document transaction.`);
     call.session = await server.sessions.forCommand(client, key, command);
   }
-  return handler(call);
+  const started = performance.now();
+  try {
+    return await handler(call);
+  } finally {
+    server.metrics.count(cluster, context.db, command, (performance.now() - started) * 1000);
+  }
 }

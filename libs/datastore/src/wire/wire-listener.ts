@@ -52,7 +52,17 @@ export interface WireConnectionLoad {
   readingPaused: boolean;
 }
 
+/** What the listener carried since it started (serverStatus's `network` and `connections`). */
+export interface WireTraffic {
+  bytesIn: number;
+  bytesOut: number;
+  numRequests: number;
+  currentConnections: number;
+  totalConnections: number;
+}
+
 export class WireListener {
+  private readonly traffic = { bytesIn: 0, bytesOut: 0, numRequests: 0 };
   private readonly sockets = new Set<Socket>();
   private readonly byId = new Map<number, Socket>();
   private readonly loads = new Map<Socket, () => WireConnectionLoad>();
@@ -143,6 +153,7 @@ export class WireListener {
       flow();
     };
     socket.on('data', (chunk: Buffer) => {
+      this.traffic.bytesIn += chunk.length;
       reader.push(chunk);
       pump();
     });
@@ -171,6 +182,11 @@ export class WireListener {
     return true;
   }
 
+  /** Bytes and requests received, bytes answered, and connections, since the listener started. */
+  trafficStats(): WireTraffic {
+    return { ...this.traffic, currentConnections: this.sockets.size, totalConnections: this.nextConnectionId - 1 };
+  }
+
   /** Each open connection's load. */
   connectionLoads(): WireConnectionLoad[] {
     return [...this.loads.values()].map((load) => load());
@@ -193,6 +209,7 @@ export class WireListener {
   /** Answers one message. Never throws: a failure it cannot answer closes the connection. */
   private async handle(socket: Socket, connection: WireConnectionInfo, raw: Buffer): Promise<void> {
     try {
+      this.traffic.numRequests++;
       const message = decodeMessage(raw);
       const named = message.command.$db;
       const db = message.kind === 'msg' ? (typeof named === 'string' ? named : '') : message.collection.replace(/\.\$cmd$/, '');
@@ -209,6 +226,7 @@ export class WireListener {
         const failure = new WireCommandError(10334, 'BSONObjectTooLarge', `reply cannot be encoded: ${error instanceof Error ? error.message : String(error)}`);
         bytes = encode({ ok: 0, errmsg: failure.message, code: failure.code, codeName: failure.codeName });
       }
+      this.traffic.bytesOut += bytes.length;
       socket.write(bytes);
     } catch (error) {
       this.options.log?.('warn', `wire connection ${connection.id}: ${error instanceof Error ? error.message : String(error)}; closing`);

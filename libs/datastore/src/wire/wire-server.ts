@@ -15,11 +15,12 @@ import { type EmbeddedClient, openEmbeddedClient } from '../embedded/embedded-cl
 import { type ServiceStoreOptions } from '../embedded/service-store';
 import { type CommandServer, runCommand, type WireConnection } from './commands';
 import { CursorRegistry } from './cursors';
+import { WireMetrics } from './metrics';
 import { WireCommandError } from './errors';
 import { ProtocolError } from './protocol';
 import { SessionRegistry } from './sessions';
 import { DatastoreAuthenticator } from './wire-auth';
-import { type WireConnectionInfo, type WireConnectionLoad, WireListener } from './wire-listener';
+import { type WireConnectionInfo, type WireConnectionLoad, WireListener, type WireTraffic } from './wire-listener';
 
 export type { WireConnectionLoad };
 
@@ -64,6 +65,7 @@ export class WireServer implements CommandServer {
   private readonly auth?: DatastoreAuthenticator;
   readonly cursors = new CursorRegistry();
   readonly sessions = new SessionRegistry();
+  readonly metrics = new WireMetrics();
   private closing = false;
   private readonly sweeper: NodeJS.Timeout;
   readonly replicaSetName: string;
@@ -147,6 +149,11 @@ export class WireServer implements CommandServer {
     } catch (error) {
       report('cursor or session')(error);
     }
+  }
+
+  /** Bytes, requests and connections the listener carried since it started. */
+  traffic(): WireTraffic {
+    return this.listener?.trafficStats() ?? { bytesIn: 0, bytesOut: 0, numRequests: 0, currentConnections: 0, totalConnections: 0 };
   }
 
   /** Each open connection's load. */
