@@ -45,6 +45,11 @@ export class ProfileStore {
     }
   }
 
+  /** Every profile, by name. */
+  async all(): Promise<Record<string, Profile>> {
+    return (await this.read()).profiles;
+  }
+
   async get(name: string): Promise<Profile | undefined> {
     return (await this.read()).profiles[name];
   }

@@ -5,6 +5,7 @@ import { registerAuthCommands } from './commands/auth.command';
 import { registerDataCommands } from './commands/data.command';
 import { registerManageCommands } from './commands/manage.command';
 import { registerAccessListCommands } from './commands/access-list.command';
+import { addRealmCliNames, registerProfilesCommand } from './commands/realm-cli-names';
 import { registerSchemaCommands } from './commands/schema.command';
 import { registerSyncCommands } from './commands/sync.command';
 import { registerTransferCommands } from './commands/transfer.command';
@@ -49,6 +50,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
   registerSyncCommands(program, context);
   registerSchemaCommands(program, context);
   registerDataCommands(program, context);
+  registerProfilesCommand(program, context);
+  addRealmCliNames(program);
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

@@ -18,6 +18,30 @@ interface LogEntry {
 
 const remoteOption = ['--remote <app id>', 'the app (client app id, name or _id; default: app_id in ./config.json)'] as const;
 
+/** A decimal number as Go's strconv reads one (realm-cli's int and float arguments). */
+const NUMBER_ARGUMENT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * `function run`'s arguments: one per `--args`, read as realm-cli reads them (a JSON object or array is
+ * parsed, a number is a number, anything else a string); a single `--args` holding a JSON array is the
+ * whole argument list (Tessera's own form). Text that opens like JSON but does not parse is refused
+ * rather than passed on as a string.
+ */
+export function functionArguments(values: readonly string[]): unknown[] {
+  const parsed = values.map((text) => {
+    const trimmed = text.trim();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try {
+        return JSON.parse(trimmed) as unknown;
+      } catch {
+        throw new CliError(`--args ${text} is not valid JSON (one --args per argument, e.g. --args 2 --args '{"a": 1}', or all of them as a JSON array)`, ExitCode.Usage);
+      }
+    }
+    return NUMBER_ARGUMENT.test(trimmed) ? Number(trimmed) : text;
+  });
+  return values.length === 1 && Array.isArray(parsed[0]) ? parsed[0] : parsed;
+}
+
 /** `function run`, `logs list`, `secrets ...`, `users ...`. */
 export function registerManageCommands(program: Command, context: () => CliContext): void {
   const fn = program.command('function').description('work with functions');
@@ -25,17 +49,11 @@ export function registerManageCommands(program: Command, context: () => CliConte
     .description('run a function on the server')
     .option(...remoteOption)
     .requiredOption('--name <function name>', 'the function to run')
-    .option('--args <json>', 'arguments as a JSON array', '[]')
+    .option('--args <arg>', 'one argument per --args, as realm-cli takes them (JSON, a number, else a string); a single JSON array gives them all', (value: string, list: string[]) => [...list, value], [] as string[])
     .option('--user <user id>', 'run as this app user instead of the system user')
-    .action(async (options: { remote?: string; name: string; args: string; user?: string }) => {
+    .action(async (options: { remote?: string; name: string; args: string[]; user?: string }) => {
       const ctx = context();
-      let args: unknown;
-      try {
-        args = JSON.parse(options.args);
-      } catch {
-        throw new CliError('--args must be a JSON array, e.g. --args \'[1, "two"]\'', ExitCode.Usage);
-      }
-      if (!Array.isArray(args)) throw new CliError('--args must be a JSON array', ExitCode.Usage);
+      const args = functionArguments(options.args);
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       const query = options.user ? `user_id=${encodeURIComponent(options.user)}` : 'run_as_system=true';
@@ -155,16 +173,26 @@ export function registerManageCommands(program: Command, context: () => CliConte
     });
   users
     .command('create')
-    .description('create a confirmed email/password user')
+    .description('create a confirmed email/password user, or an API key user (--type api-key --name)')
     .option(...remoteOption)
-    .option('--type <type>', 'user type (email)', 'email')
-    .requiredOption('--email <email>', 'the email the user logs in with')
-    .requiredOption('--password <password>', 'the password (6 to 128 characters)')
-    .action(async (options: { remote?: string; type: string; email: string; password: string }) => {
+    .option('--type <type>', 'user type: email or api-key (as realm-cli)', 'email')
+    .option('--email <email>', 'the email the user logs in with (--type email)')
+    .option('--password <password>', 'the password, 6 to 128 characters (--type email)')
+    .option('--name <name>', 'the API key name (--type api-key)')
+    .action(async (options: { remote?: string; type: string; email?: string; password?: string; name?: string }) => {
       const ctx = context();
-      if (options.type !== 'email') throw new CliError('only --type email is supported (API keys: tessera admin-keys for admins)', ExitCode.Usage);
+      if (options.type !== 'email' && options.type !== 'api-key') throw new CliError(`--type must be email or api-key, not '${options.type}'`, ExitCode.Usage);
+      if (options.type === 'api-key' && !options.name) throw new CliError('--type api-key needs --name', ExitCode.Usage);
+      if (options.type === 'email' && (!options.email || !options.password)) throw new CliError('--type email needs --email and --password', ExitCode.Usage);
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      if (options.type === 'api-key') {
+        const key = (await client.request<{ _id: string; key: string; name: string; disabled: boolean }>('POST', `/groups/${groupId}/apps/${app._id}/api_keys`, { json: { name: options.name }, expect: [201] })).body;
+        // realm-cli's output: the key is shown once, here.
+        const created = { id: key._id, enabled: !key.disabled, name: key.name, key: key.key };
+        ctx.output.result(created, `Successfully created API Key ${key.name} (${key._id})\nkey: ${key.key}`);
+        return;
+      }
       const user = (await client.request<UserView>('POST', `/groups/${groupId}/apps/${app._id}/users`, { json: { email: options.email, password: options.password }, expect: [201] })).body;
       ctx.output.result(user, `Created user ${options.email} (${user._id})`);
     });
