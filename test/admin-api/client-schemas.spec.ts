@@ -1,17 +1,6 @@
+import { type DataModel as SchemaModel, type DataModelAlert as ErrorBody } from '@tessera/app-config';
 import { startTestHost, type TestHost } from '../support/test-host';
 import { AdminSession } from './admin-session';
-
-type ErrorBody = { error: string; error_code: string };
-type SchemaModel = {
-  service_id: string;
-  rule_id: string;
-  model_name: string;
-  collection_display_name: string;
-  import_statements: string[];
-  schema: string;
-  warnings: ErrorBody[];
-  error: ErrorBody;
-};
 
 const PASSWORD = 'client-schemas-password';
 
