@@ -156,6 +156,7 @@ export class UserChangeFeed implements AsyncIterable<ChangeEvent> {
       }
       case 'drop':
       case 'dropDatabase':
+      case 'rename':
         // Not a change of a document the user can be shown (realm-web's watch reports document changes).
         return undefined;
     }
