@@ -62,6 +62,10 @@ describe("tessera with realm-cli's command names and flags", () => {
     expect(users.map((user) => user.data.email).filter(Boolean)).toEqual(['ada@example.com']);
     expect(Array.isArray(await json(['log', 'list', '--app', clientAppId]))).toBe(true);
     expect(await json(['app', 'list'])).toEqual(expect.arrayContaining([expect.objectContaining({ client_app_id: clientAppId })]));
+    // realm-cli's `app diff`, with --app as it names the app: the local directory lacks what the admin API added.
+    const diff = await tessera(['app', 'diff', '--app', clientAppId, '--local', join(work.path, 'app')], env);
+    expect(diff.code, diff.stderr).toBe(0);
+    expect(diff.stdout).toContain('removed auth_providers/api-key.json');
     // --remote still works, and names the same option.
     expect(await json(['secrets', 'list', '--remote', clientAppId])).toHaveLength(1);
   });

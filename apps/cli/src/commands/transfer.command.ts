@@ -95,18 +95,22 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment?._id ?? 'unknown'})`);
     });
 
-  program
-    .command('diff')
-    .description('show how a local app directory differs from the deployed app')
-    .option('--remote <app id>', 'the app to compare with (default: app_id in config.json)')
-    .option('--local <directory>', 'the app directory (default: .)')
-    .option('--include-hosting', 'also compare the hosted files')
-    .action(async (options: PushOptions) => {
-      const ctx = context();
-      const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
-      const { diffs } = await dryRun(client, groupId, app, archive, ctx);
-      ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`));
-    });
+  // `diff`, and realm-cli's `app diff` (registered with the apps commands, which exist by then).
+  const apps = program.commands.find((command) => command.name() === 'apps');
+  for (const parent of apps ? [program, apps] : [program]) {
+    parent
+      .command('diff')
+      .description('show how a local app directory differs from the deployed app')
+      .option('--remote <app id>', 'the app to compare with (default: app_id in config.json)')
+      .option('--local <directory>', 'the app directory (default: .)')
+      .option('--include-hosting', 'also compare the hosted files')
+      .action(async (options: PushOptions) => {
+        const ctx = context();
+        const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
+        const { diffs } = await dryRun(client, groupId, app, archive, ctx);
+        ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`));
+      });
+  }
 }
 
 async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array; directory: string }> {
