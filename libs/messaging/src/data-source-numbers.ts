@@ -45,13 +45,18 @@ function isTagged(value: object): boolean {
   return typeof (value as { _bsontype?: unknown })._bsontype === 'string';
 }
 
+/** A double in the datastore's stored form: a JS number unless bson would write that number back as an int32. */
+export function storedDouble(n: number): number | Double {
+  return Number.isInteger(n) && n >= -0x8000_0000 && n <= 0x7fff_ffff && !Object.is(n, -0) ? new Double(n) : n;
+}
+
 /**
  * A copy of `value` in the datastore's stored form: Int32 as a JS number, a Double as a JS number unless
  * it holds an integer in int32 range (a number would be written back as an int), every Int64 as a Long.
  */
 export function withTypedNumbers(value: unknown): unknown {
   if (value instanceof Int32) return value.value;
-  if (value instanceof Double) return Number.isInteger(value.value) && value.value >= -0x80000000 && value.value <= 0x7fffffff && !Object.is(value.value, -0) ? value : value.value;
+  if (value instanceof Double) return storedDouble(value.value);
   if (value instanceof Long) return value;
   if (Array.isArray(value)) return value.map(withTypedNumbers);
   if (typeof value !== 'object' || value === null || value instanceof Date || isTagged(value)) return value;

@@ -1,6 +1,7 @@
 import { type JsonValue } from '@tessera/contracts';
 import { TesseraError } from '@tessera/domain';
 import { Decimal128, Double, EJSON, Int32, Long, ObjectId, Timestamp } from 'bson';
+import { storedDouble, withTypedNumbers } from './data-source-numbers';
 
 /** A BSON-typed value (ObjectId, Long, Date, Decimal128, ...) in canonical Extended JSON, as contracts carry it. */
 export function encodeEjson(value: unknown): JsonValue {
@@ -117,25 +118,6 @@ export function parseEjson(text: string, options: { relaxed?: boolean; stored?: 
 /** How numbers are read: bson's canonical wrappers, bson's relaxed JS numbers, or the datastore's stored form. */
 type NumberMode = 'canonical' | 'relaxed' | 'stored';
 
-/** A value bson read canonically, in stored form (see parseEjson): the rare objects bson reads whole. */
-function storedNumbers(value: unknown): unknown {
-  if (value instanceof Int32) return value.value;
-  if (value instanceof Double) return storedDouble(value.value);
-  if (value === null || typeof value !== 'object' || value instanceof Long || value instanceof Date) return value;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = storedNumbers(value[i]);
-    return value;
-  }
-  if ('_bsontype' in value || Object.getPrototypeOf(value) !== Object.prototype) return value;
-  const object = value as Record<string, unknown>;
-  for (const key of Object.keys(object)) Object.defineProperty(object, key, { value: storedNumbers(object[key]), enumerable: true, writable: true, configurable: true });
-  return object;
-}
-
-function storedDouble(n: number): number | Double {
-  return Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX && !Object.is(n, -0) ? new Double(n) : n;
-}
-
 /**
  * What EJSON.deserialize(json, { relaxed }) returns (but for a relaxed Int64 beyond 2^53, see relaxedLong),
  * without its stringify-and-parse round trip over the whole value (10,000 documents handed to insertMany,
@@ -184,7 +166,7 @@ function bsonValues(json: unknown, mode: NumberMode, copy: boolean): unknown {
   }
   for (const key of keys) {
     if (key.startsWith('$') || key.includes('\0')) {
-      if (mode === 'stored') return storedNumbers(EJSON.deserialize(object, { relaxed: false }));
+      if (mode === 'stored') return withTypedNumbers(EJSON.deserialize(object, { relaxed: false }));
       return EJSON.deserialize(object, { relaxed: mode === 'relaxed' });
     }
   }
