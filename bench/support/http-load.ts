@@ -10,7 +10,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { aggregate, interleavedSchedule, type LoadResult, median, roundRatios, type Sample } from './interleaved';
-import { cpuMs, startProcess, startTessera, stop } from './processes';
+import { cpuMs, mainThreadCpuMs, startProcess, startTessera, stop } from './processes';
 
 export type { LoadResult } from './interleaved';
 
@@ -90,6 +90,7 @@ export class HttpLoad {
     const latencies: number[] = [];
     let errors = 0;
     const cpuBefore = cpuMs(target.pid);
+    const mainBefore = mainThreadCpuMs(target.pid);
     const start = process.hrtime.bigint();
     const until = Date.now() + seconds * 1_000;
     await Promise.all(
@@ -103,7 +104,7 @@ export class HttpLoad {
       }),
     );
     const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-    return { requests: latencies.length, seconds: elapsed, cpuMs: cpuMs(target.pid) - cpuBefore, errors, latencies };
+    return { requests: latencies.length, seconds: elapsed, cpuMs: cpuMs(target.pid) - cpuBefore, mainCpuMs: mainThreadCpuMs(target.pid) - mainBefore, errors, latencies };
   }
 }
 
@@ -116,7 +117,7 @@ export function formatResult(result: LoadResult, ratios: readonly number[]): str
   const range = ratios.length > 1 ? `  (rounds ${(100 * Math.min(...ratios)).toFixed(1)}-${(100 * Math.max(...ratios)).toFixed(1)}%)` : '';
   return (
     `${result.name.padEnd(36)} ${Math.round(result.rps).toString().padStart(7)} req/s  p50 ${result.p50.toFixed(2).padStart(7)} ms  p99 ${result.p99.toFixed(2).padStart(7)} ms  ` +
-    `cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req  ${(100 * ratio).toFixed(1).padStart(5)}% of floor${range}${result.errors ? `  ERRORS ${result.errors}` : ''}`
+    `cpu ${result.cpuMsPerRequest.toFixed(3)} ms/req${result.mainCpuMsPerRequest === undefined ? '' : ` (main ${result.mainCpuMsPerRequest.toFixed(3)})`}  ${(100 * ratio).toFixed(1).padStart(5)}% of floor${range}${result.errors ? `  ERRORS ${result.errors}` : ''}`
   );
 }
 

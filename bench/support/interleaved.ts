@@ -23,6 +23,8 @@ export interface Sample extends Slot {
   requests: number;
   seconds: number;
   cpuMs: number;
+  /** CPU of the server's main thread (its event loop, where one process saturates first), in ms. */
+  mainCpuMs?: number;
   errors: number;
   /** Latencies in ms, in no particular order. */
   latencies: number[];
@@ -35,6 +37,8 @@ export interface LoadResult {
   p50: number;
   p99: number;
   cpuMsPerRequest: number;
+  /** The main thread's share of cpuMsPerRequest, when the samples read it. */
+  mainCpuMsPerRequest?: number;
   errors: number;
 }
 
@@ -104,6 +108,7 @@ export function aggregate(name: string, samples: readonly Sample[], key: string 
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     cpuMsPerRequest: requests ? mine.reduce((sum, s) => sum + s.cpuMs, 0) / requests : 0,
+    ...(requests && mine.every((s) => s.mainCpuMs !== undefined) ? { mainCpuMsPerRequest: mine.reduce((sum, s) => sum + (s.mainCpuMs ?? 0), 0) / requests } : {}),
     errors: mine.reduce((sum, s) => sum + s.errors, 0),
   };
 }

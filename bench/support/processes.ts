@@ -84,7 +84,16 @@ export async function startTessera(work: string, appDir: string, appName: string
 
 /** CPU time (user + system) of a process in milliseconds, from /proc (clock ticks of 10 ms). */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return statCpuMs(`/proc/${pid}/stat`);
+}
+
+/** CPU time (user + system) of a process's main thread so far, in ms, from /proc. */
+export function mainThreadCpuMs(pid: number): number {
+  return statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+}
+
+function statCpuMs(path: string): number {
+  const stat = readFileSync(path, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
