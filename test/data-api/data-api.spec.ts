@@ -120,6 +120,12 @@ describe('Data API', () => {
       const asJson = await call('findOne', { filter: { _id: { $oid: id.toHexString() } } }, { accept: 'application/json' });
       expect(asJson.contentType).toBe('application/json');
       expect(asJson.body['document']).toEqual({ _id: id.toHexString(), owner: userId, name: 'typed', when: '2024-01-02T03:04:05.678Z', big: 9007199254740992, price: '1.10', n: 7, one: 1, small: 5 });
+      // A JSON body is read as MongoDB reads relaxed Extended JSON: `1.0` and `2e3` are doubles, `1` an int.
+      const raw = `{"dataSource":"${source.dataSource}","database":"${source.database}","collection":"${source.collection}","document":{"_id":"plain-json","owner":"${userId}","one":1.0,"int":1,"exp":2e3,"half":0.5}}`;
+      const plain = await dataApi(host, app.clientAppId, 'insertOne', undefined, { raw, headers: { apiKey } });
+      expect(plain.status).toBe(201);
+      const typed = await call('findOne', { filter: { _id: 'plain-json' }, projection: { _id: 0, owner: 0 } }, { accept: 'application/ejson' });
+      expect(typed.body['document']).toEqual({ one: { $numberDouble: '1.0' }, int: { $numberInt: '1' }, exp: { $numberDouble: '2000.0' }, half: { $numberDouble: '0.5' } });
       // Relaxed EJSON input: a relaxed date is stored as a date, matched by a canonical one.
       const relaxed = await call('find', { filter: { when: { $gte: { $date: '2024-01-01T00:00:00Z' } } }, projection: { _id: 0, name: 1 } });
       expect(relaxed.body).toEqual({ documents: [{ name: 'typed' }] });

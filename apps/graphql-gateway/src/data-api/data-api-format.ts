@@ -1,12 +1,13 @@
 /**
  * The Data API's wire formats. Input: a JSON body (`application/json`) or an Extended JSON body
- * (`application/ejson`), both read as Extended JSON, relaxed or canonical. Output by `Accept`:
+ * (`application/ejson`), both read as Extended JSON, relaxed or canonical (a number written `1.0` is a double). Output by `Accept`:
  * `application/ejson` is canonical Extended JSON (every BSON type kept), `application/json` plain JSON
  * (ObjectIds as hex strings, dates as ISO strings, numbers as numbers), else the configured `return_type`.
  */
 import { Binary, BSONRegExp, Decimal128, Double, EJSON, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp } from 'bson';
 import { fromEjson } from '../client-api/ejson-body';
 import { DataApiError, DataApiErrorCode } from './data-api.error';
+import { parseJsonKeepingDoubles } from './json-numbers';
 
 export type DataApiFormat = 'JSON' | 'EJSON';
 
@@ -34,7 +35,8 @@ export function parseRequestBody(contentType: string | undefined, raw: Buffer): 
   if (text.trim() === '') throw new DataApiError(DataApiErrorCode.InvalidParameter, 'the request body must be a JSON object');
   let json: unknown;
   try {
-    json = JSON.parse(text, (key, value: unknown) => (key === '__proto__' ? undefined : value));
+    // As MongoDB reads relaxed Extended JSON: `1.0` is a double, `1` an int.
+    json = parseJsonKeepingDoubles(text);
   } catch {
     throw new DataApiError(DataApiErrorCode.InvalidParameter, 'invalid JSON in request body');
   }
