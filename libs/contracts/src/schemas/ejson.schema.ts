@@ -58,6 +58,11 @@ interface EjsonValueDef extends z.ZodTypeDef {
   structure: () => z.ZodTypeAny;
 }
 
+/** Whether `value` is plain JSON (what EjsonValueSchema accepts, and hands back unchanged). */
+export function isJsonValue(value: unknown): boolean {
+  return findProblem(value, 0) === undefined;
+}
+
 /** A zod type for a JSON value that checks with `findProblem` and passes the value through unchanged. */
 export class ZodEjsonValue extends z.ZodType<JsonValue, EjsonValueDef> {
   _parse(input: z.ParseInput): z.ParseReturnType<JsonValue> {
