@@ -17,7 +17,11 @@ function random(seed: number): () => number {
 }
 
 type Rng = () => number;
-const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)] as T;
+function pick<T>(rng: Rng, items: readonly T[]): T {
+  const item = items[Math.floor(rng() * items.length)];
+  if (item === undefined) throw new Error('nothing to pick from');
+  return item;
+}
 
 function jsonValue(rng: Rng, depth: number): unknown {
   const kind = Math.floor(rng() * (depth > 2 ? 4 : 6));
@@ -83,8 +87,17 @@ function generate(schema: z.ZodTypeAny, rng: Rng, depth = 0): unknown {
 
 /** Every place inside a value where a mutation can go: [container, key]. */
 function slots(value: unknown, out: Array<[Record<string, unknown> | unknown[], string | number]> = []): Array<[Record<string, unknown> | unknown[], string | number]> {
-  if (Array.isArray(value)) value.forEach((item, index) => (out.push([value, index]), slots(item, out)));
-  else if (typeof value === 'object' && value !== null) for (const [key, item] of Object.entries(value)) (out.push([value as Record<string, unknown>, key]), slots(item, out));
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      out.push([value, index]);
+      slots(item, out);
+    });
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      out.push([value as Record<string, unknown>, key]);
+      slots(item, out);
+    }
+  }
   return out;
 }
 

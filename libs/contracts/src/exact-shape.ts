@@ -112,7 +112,7 @@ function numberCheck(schema: z.ZodNumber): ShapeCheck {
         bounds.push(inclusive ? (n) => n <= bound : (n) => n < bound);
         break;
       }
-      default:
+      case 'multipleOf':
         return unsure;
     }
   }
@@ -164,7 +164,7 @@ function recordCheck(def: z.ZodRecordDef): ShapeCheck {
   const keyType = def.keyType as z.ZodTypeAny;
   if (!(keyType instanceof z.ZodString)) return unsure;
   const key = exactShapeCheck(keyType);
-  const item = exactShapeCheck(def.valueType as z.ZodTypeAny);
+  const item = exactShapeCheck(def.valueType);
   return (value) => {
     if (!isPlainObject(value)) return false;
     for (const name in value) if (!key(name) || !item(value[name])) return false;
