@@ -281,7 +281,34 @@ export class DataAccess {
   }
 }
 
-const writeActions = new Set(['findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete', 'insertOne', 'insertMany', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany']);
+const writeActions = new Set(['findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete', 'insertOne', 'insertMany', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'bulkWrite']);
+
+/** The single write (action and its arguments) one bulkWrite operation names, as the driver spells it. */
+function singleWriteOf(operation: Document, index: number): [string, Document] {
+  const kinds = Object.keys(operation);
+  const kind = kinds[0];
+  const spec = kind === undefined ? undefined : (operation[kind] as unknown);
+  if (kinds.length !== 1 || kind === undefined || typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+    throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `bulkWrite operation ${index} must be one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany`);
+  }
+  const op = spec as Document;
+  switch (kind) {
+    case 'insertOne':
+      return ['insertOne', { document: op['document'] }];
+    case 'updateOne':
+    case 'updateMany':
+      return [kind, { query: op['filter'], update: op['update'], upsert: op['upsert'], ...(op['arrayFilters'] === undefined ? {} : { arrayFilters: op['arrayFilters'] }) }];
+    case 'replaceOne':
+      // findOneAndReplace without a replacement deletes: a replaceOne must name its replacement.
+      if (typeof op['replacement'] !== 'object' || op['replacement'] === null) throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `bulkWrite operation ${index}: replaceOne needs a replacement document`);
+      return ['findOneAndReplace', { filter: op['filter'], update: op['replacement'], upsert: op['upsert'] }];
+    case 'deleteOne':
+    case 'deleteMany':
+      return [kind, { query: op['filter'] }];
+    default:
+      throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `bulkWrite operation ${index} must be one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany, not ${kind}`);
+  }
+}
 
 function unknownAction(action: string): DataAccessError {
   return new DataAccessError(DataAccessErrorCode.ServiceCommandNotFound, `function not found: '${action}'`);
@@ -392,6 +419,25 @@ class UserOperation {
     private readonly trace: (trace: DecisionTrace) => void,
   ) {}
 
+  /**
+   * `collection.bulkWrite()` in a user function (App Services offered it there too): each operation is the
+   * single write it names, under the same rules, in order. Ordered, the first refused or failed operation
+   * stops the rest; unordered, every operation is tried and the first failure is thrown after them.
+   */
+  private async bulkWrite(operations: Document[], ordered: boolean): Promise<void> {
+    let failure: { error: unknown } | undefined;
+    for (const [index, operation] of operations.entries()) {
+      try {
+        const [action, args] = singleWriteOf(operation, index);
+        await this.run(action, args);
+      } catch (error) {
+        if (ordered) throw error;
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  }
+
   async run(action: string, args: Document): Promise<unknown> {
     const a = new Args(args);
     switch (action) {
@@ -452,6 +498,9 @@ class UserOperation {
         });
         return { deletedCount: new Int32(deleted) };
       }
+      case 'bulkWrite':
+        await this.bulkWrite(a.documents('operations'), args['ordered'] !== false);
+        return null;
       case 'findOneAndUpdate': {
         const query = this.userQuery(a, 'filter');
         const update = a.update();

@@ -190,6 +190,33 @@ describe('DataAccess', () => {
     expect((await stored()).map((doc) => doc['_id'])).toEqual([2, 3, 4, 5]);
   });
 
+  it('runs a user bulkWrite as its single writes under the same rules: ordered stops at a refusal, unordered goes on', async () => {
+    const operations = [
+      { insertOne: { document: { _id: 10, owner_id: 'alice', summary: 'bulk' } } },
+      { updateOne: { filter: { _id: 1 }, update: { $set: { summary: 'bulk-edit' } } } },
+      { replaceOne: { filter: { _id: 10 }, replacement: { owner_id: 'alice', summary: 'replaced' } } },
+      { deleteOne: { filter: { _id: 10 } } },
+      { insertOne: { document: { _id: 11, owner_id: 'alice' } } },
+    ];
+    expect(await call(alice, 'bulkWrite', { operations, ordered: true })).toBeNull();
+    expect((await stored()).filter((doc) => [1, 10, 11].includes(doc['_id'] as number))).toEqual([
+      { _id: 1, owner_id: 'alice', summary: 'bulk-edit', secret: 'x' },
+      { _id: 11, owner_id: 'alice' },
+    ]);
+    // A write the rules refuse (bob's document) stops an ordered bulk there; the write after it never runs.
+    const refused = [{ insertOne: { document: { _id: 12, owner_id: 'alice' } } }, { insertOne: { document: { _id: 13, owner_id: 'bob' } } }, { insertOne: { document: { _id: 14, owner_id: 'alice' } } }];
+    await expect(call(alice, 'bulkWrite', { operations: refused, ordered: true })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+    expect((await stored()).map((doc) => doc['_id'])).toEqual([1, 2, 3, 4, 5, 11, 12]);
+    // Unordered: every write is tried, the refusal is reported after them.
+    const unordered = refused.map((op) => ({ insertOne: { document: { ...op.insertOne.document, _id: op.insertOne.document._id + 10 } } }));
+    await expect(call(alice, 'bulkWrite', { operations: unordered, ordered: false })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+    expect((await stored()).map((doc) => doc['_id'])).toEqual([1, 2, 3, 4, 5, 11, 12, 22, 24]);
+    // An operation of another kind, or a replaceOne without its replacement (which would delete), is refused.
+    await expect(call(alice, 'bulkWrite', { operations: [{ dropCollection: {} }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    await expect(call(alice, 'bulkWrite', { operations: [{ replaceOne: { filter: { _id: 1 } } }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
+    expect((await stored()).map((doc) => doc['_id'])).toEqual([1, 2, 3, 4, 5, 11, 12, 22, 24]);
+  });
+
   it('runs the find-and-modify family under rules', async () => {
     expect(await call(alice, 'findOneAndUpdate', { filter: { _id: 1 }, update: { $set: { summary: 'n' } }, returnNewDocument: true })).toMatchObject({ _id: 1, summary: 'n' });
     expect(await call(alice, 'findOneAndReplace', { filter: { _id: 1 }, update: { owner_id: 'alice', summary: 'r' } })).toMatchObject({ _id: 1, summary: 'n' });
