@@ -287,7 +287,7 @@ const writeActions = new Set(['findOneAndUpdate', 'findOneAndReplace', 'findOneA
 function singleWriteOf(operation: Document, index: number): [string, Document] {
   const kinds = Object.keys(operation);
   const kind = kinds[0];
-  const spec = kind === undefined ? undefined : (operation[kind] as unknown);
+  const spec = kind === undefined ? undefined : (operation[kind]);
   if (kinds.length !== 1 || kind === undefined || typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
     throw new DataAccessError(DataAccessErrorCode.InvalidParameter, `bulkWrite operation ${index} must be one of insertOne, updateOne, updateMany, replaceOne, deleteOne, deleteMany`);
   }
