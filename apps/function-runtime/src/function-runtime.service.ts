@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { type Caller, type CallerUser, type HttpCall, type HttpResponseState, MessageHeaders, SYSTEM_CALLER_USER, type UnsavedSource } from '@tessera/contracts';
 import { importsAsRequires } from '@tessera/app-config';
+import type { CancelSignal } from '@tessera/domain';
 import { encodeEjson } from '@tessera/messaging';
 import { EJSON } from 'bson';
 import { assertValidFunctionConfig, hasCanEvaluate, privateCallRefusal, runAsMode, type FunctionConfig } from './config/function-config';
@@ -86,7 +87,7 @@ export interface ExecuteFunctionRequest {
    * Aborts when the caller stops waiting (its client disconnected, its deadline passed): the call is
    * terminated wherever it is and its sandbox freed for the next call.
    */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 /** The outcome of a successful call. `result` is parsed from `resultEjson` on first use only. */
@@ -494,14 +495,14 @@ export class FunctionRuntimeService implements OnModuleDestroy {
   }
 
   /** An idle sandbox of the app's current pool, taken at once (no promise), or undefined: then `acquire`. */
-  private idleSandbox(appId: string, app: AppFunctions, signal: AbortSignal | undefined): { sandbox: Sandbox; pool: SandboxPool } | undefined {
+  private idleSandbox(appId: string, app: AppFunctions, signal: CancelSignal | undefined): { sandbox: Sandbox; pool: SandboxPool } | undefined {
     if (signal?.aborted) return undefined;
     const pool = this.poolFor(appId, app.version);
     const sandbox = pool.takeIdle();
     return sandbox ? { sandbox, pool } : undefined;
   }
 
-  private async acquire(appId: string, app: AppFunctions, signal: AbortSignal | undefined): Promise<{ sandbox: Sandbox; pool: SandboxPool }> {
+  private async acquire(appId: string, app: AppFunctions, signal: CancelSignal | undefined): Promise<{ sandbox: Sandbox; pool: SandboxPool }> {
     for (let attempt = 0; ; attempt++) {
       const pool = this.poolFor(appId, app.version);
       try {

@@ -1,2 +1,3 @@
 // Domain types shared by every service: plain data and errors, no framework, no I/O.
 export * from './errors';
+export * from './cancellation';

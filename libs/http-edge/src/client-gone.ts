@@ -1,12 +1,13 @@
 import type { ServerResponse } from 'node:http';
+import { Cancellation, type CancelSignal } from '@tessera/domain';
 
 /**
- * An AbortSignal that aborts when the HTTP client goes away before its response is sent (it disconnected,
+ * A signal that aborts when the HTTP client goes away before its response is sent (it disconnected,
  * or its connection broke), so work done only for it can stop: a function call is then terminated and its
  * sandbox freed. A response that was sent never aborts the signal.
  */
-export function clientGoneSignal(reply: { raw: ServerResponse }): AbortSignal {
-  const controller = new AbortController();
+export function clientGoneSignal(reply: { raw: ServerResponse }): CancelSignal {
+  const controller = new Cancellation();
   const response = reply.raw;
   const onClose = (): void => {
     if (!response.writableFinished) controller.abort(new Error('the HTTP client went away before the response was sent'));
@@ -15,5 +16,5 @@ export function clientGoneSignal(reply: { raw: ServerResponse }): AbortSignal {
   // stream is no witness: it is destroyed as soon as its body has been read.)
   response.once('close', onClose);
   if (response.destroyed) onClose();
-  return controller.signal;
+  return controller;
 }

@@ -1,22 +1,23 @@
 import { type MessageHeaderMap, MessageHeaders, RequestAbandonedSchema } from '@tessera/contracts';
+import { Cancellation, type CancelSignal } from '@tessera/domain';
 
 /**
  * The requests this process is handling, by call id, so that a caller who stops waiting (an
  * `messaging.request.abandoned` event, or the request's deadline passing) aborts the handler's signal.
  * One registry per process: call ids are random, and every transport server of the process feeds it.
  */
-const handling = new Map<string, AbortController>();
+const handling = new Map<string, Cancellation>();
 
 export interface HandledRequest {
   /** Aborted when the caller abandons the request or its deadline passes; `reason` says which. */
-  readonly signal: AbortSignal;
+  readonly signal: CancelSignal;
   /** Call when the handler is done: forgets the request and its deadline timer. */
   done(): void;
 }
 
 /** Registers a request about to be handled; its signal aborts at the deadline or when the caller gives up. */
 export function handleRequest(headers: MessageHeaderMap, deadline: number | undefined): HandledRequest {
-  const controller = new AbortController();
+  const controller = new Cancellation();
   const callId = headers[MessageHeaders.CallId];
   if (callId) handling.set(callId, controller);
   let timer: NodeJS.Timeout | undefined;
@@ -30,7 +31,7 @@ export function handleRequest(headers: MessageHeaderMap, deadline: number | unde
     }
   }
   return {
-    signal: controller.signal,
+    signal: controller,
     done: () => {
       clearTimeout(timer);
       if (callId && handling.get(callId) === controller) handling.delete(callId);

@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { type Caller, type HttpCall, type HttpResponseState, type JsonValue, type RequestMetadata, type RunAsHints, Subjects, type UnsavedSource } from '@tessera/contracts';
-import { TesseraError } from '@tessera/domain';
+import { type CancelSignal, TesseraError } from '@tessera/domain';
 import { decodeEjson, encodeEjson } from './ejson';
 import { MessageBus } from './message-bus';
 
@@ -21,7 +21,7 @@ export interface FunctionCall {
 
 export interface FunctionCallOptions {
   /** The caller's interest (an HTTP client that may leave): aborting stops the call in the runtime. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Correlation id and trace context of the request the call serves (see `edgeMessageHeaders` in @tessera/http-edge). */
   headers?: Readonly<Record<string, string>>;
 }

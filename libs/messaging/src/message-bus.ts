@@ -13,6 +13,7 @@ import {
   parseEventPayload,
   Subjects,
 } from '@tessera/contracts';
+import type { CancelSignal } from '@tessera/domain';
 import { fromEvent, lastValueFrom, mergeMap, race, take, throwError, timeout } from 'rxjs';
 import { MessagingTimeoutError, RequestAbortedError, toMessagingError } from './errors';
 import { InProcessClient } from './in-process/in-process.client';
@@ -27,7 +28,7 @@ export interface RequestOptions {
    * The caller's interest (an HTTP request whose client may disconnect): when it aborts, the request rejects
    * with RequestAbortedError and the handler is told to stop (`messaging.request.abandoned`).
    */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
 }
 
 export interface EmitOptions {
@@ -116,7 +117,7 @@ export class MessageBus {
     endSpan(span);
   }
 
-  private requestThroughProxy(subject: string, request: unknown, headers: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<unknown> {
+  private requestThroughProxy(subject: string, request: unknown, headers: Record<string, string>, timeoutMs: number, signal: CancelSignal | undefined): Promise<unknown> {
     const reply$ = this.client.send<unknown>(subject, new OutboundMessage(request, headers, true)).pipe(timeout({ first: timeoutMs, with: () => throwError(() => new MessagingTimeoutError(subject, timeoutMs)) }));
     const aborted$ = signal ? fromEvent(signal, 'abort').pipe(take(1), mergeMap(() => throwError(() => new RequestAbortedError(subject)))) : undefined;
     return lastValueFrom(aborted$ ? race(reply$, aborted$) : reply$, { defaultValue: undefined });
@@ -126,7 +127,7 @@ export class MessageBus {
    * The in-process path of `request`: the bus's reply raced against the deadline and the caller's signal with
    * one timer and one listener, instead of a chain of observables per call (a function call's hottest path).
    */
-  private requestInProcess(client: InProcessClient, subject: string, request: unknown, headers: Record<string, string>, timeoutMs: number, signal: AbortSignal | undefined): Promise<unknown> {
+  private requestInProcess(client: InProcessClient, subject: string, request: unknown, headers: Record<string, string>, timeoutMs: number, signal: CancelSignal | undefined): Promise<unknown> {
     const pending = client.request(subject, request, headers, true);
     return new Promise<unknown>((resolve, reject) => {
       const finish = (): void => {

@@ -1,5 +1,6 @@
 import { NatsContext } from '@nestjs/microservices';
 import { type MessageHeaderMap, MessageHeaders } from '@tessera/contracts';
+import type { CancelSignal } from '@tessera/domain';
 import { type MsgHdrs } from 'nats';
 import { InProcessContext } from './in-process/in-process.context';
 
@@ -15,7 +16,7 @@ export interface MessageContext {
    * Command handlers only: aborted when the caller stops waiting (it abandoned the request, or the deadline
    * passed). A handler doing long work (a function call) stops on it; its answer would reach nobody.
    */
-  readonly signal?: AbortSignal;
+  readonly signal?: CancelSignal;
 }
 
 /** Reads the transport's Nest context (NatsContext or InProcessContext) into a MessageContext. */

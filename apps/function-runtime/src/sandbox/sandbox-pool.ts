@@ -1,3 +1,4 @@
+import type { CancelSignal } from '@tessera/domain';
 import type { Sandbox } from './sandbox';
 
 /** How often a pool with callers waiting looks whether every running call waits on the host (see SandboxPool). */
@@ -58,7 +59,7 @@ export class SandboxPool {
   }
 
   /** A sandbox for one call; waits while all are busy. `signal` gives up waiting (the caller went away). */
-  async acquire(signal?: AbortSignal): Promise<Sandbox> {
+  async acquire(signal?: CancelSignal): Promise<Sandbox> {
     const sandbox = await this.take(signal);
     this.busy.add(sandbox);
     return sandbox;
@@ -81,7 +82,7 @@ export class SandboxPool {
     return undefined;
   }
 
-  private async take(signal?: AbortSignal): Promise<Sandbox> {
+  private async take(signal?: CancelSignal): Promise<Sandbox> {
     if (this.retired) throw new Error(`sandbox pool of ${this.appId}@${this.version} is retired`);
     signal?.throwIfAborted();
     const idle = this.popIdle();

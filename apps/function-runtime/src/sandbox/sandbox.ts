@@ -11,6 +11,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { HttpResponseState } from '@tessera/contracts';
+import type { CancelSignal } from '@tessera/domain';
 import { dataSourceArgumentNumbers, encodeEjson, parseEjson, withJsNumbers } from '@tessera/messaging';
 import ivm from 'isolated-vm';
 import { hostZlib } from './dependencies/host-zlib';
@@ -248,7 +249,7 @@ export class Sandbox {
    * Runs one top-level call. It ends at the time limit, or when `signal` aborts (its caller went away): the
    * isolate is disposed then, which stops the code wherever it is, even in a loop that never yields.
    */
-  async run(request: SandboxRunRequest, handler: HostOperationHandler, signal?: AbortSignal, now?: HostOperationNowHandler): Promise<SandboxOutcome> {
+  async run(request: SandboxRunRequest, handler: HostOperationHandler, signal?: CancelSignal, now?: HostOperationNowHandler): Promise<SandboxOutcome> {
     if (this.active) throw new Error('sandbox is already running a call');
     if (!this.isUsable) throw new Error('sandbox is disposed');
     if (signal?.aborted) return { kind: 'stopped', reason: 'cancelled' };

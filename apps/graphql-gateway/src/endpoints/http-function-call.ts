@@ -5,7 +5,7 @@
  */
 import { Injectable, Optional } from '@nestjs/common';
 import { type Caller, type HttpCall, type RunAsHints } from '@tessera/contracts';
-import { isTesseraError, type ErrorBody } from '@tessera/domain';
+import { type CancelSignal, isTesseraError, type ErrorBody } from '@tessera/domain';
 import { FunctionCalls } from '@tessera/messaging';
 import { LogStore } from '@tessera/platform';
 import { type Counter, metrics } from '@opentelemetry/api';
@@ -24,7 +24,7 @@ export interface HttpFunctionCall {
 }
 
 export interface CallContext {
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   headers?: Readonly<Record<string, string>>;
 }
 
