@@ -73,9 +73,20 @@ export async function isNonEmptyDirectory(path: string): Promise<boolean> {
 export async function replaceLocalFiles(dir: string, files: Files, keep: readonly string[] = []): Promise<void> {
   await mkdir(dir, { recursive: true });
   for (const name of await readdir(dir)) if (!ignored(name) && !keep.includes(name)) await rm(join(dir, name), { recursive: true, force: true });
-  for (const [path, bytes] of files) {
+  await writeLocalFiles(dir, files);
+}
+
+/** Writes `files` (and the empty `directories`) under `dir`, leaving whatever else it holds. */
+export async function writeLocalFiles(dir: string, files: Files, directories: readonly string[] = []): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const inside = (path: string): string => {
     const target = resolve(dir, ...path.split('/'));
     if (!target.startsWith(resolve(dir) + sep) && target !== resolve(dir)) throw new CliError(`refusing to write outside ${dir}: ${path}`, ExitCode.Failure);
+    return target;
+  };
+  for (const path of directories) await mkdir(inside(path), { recursive: true });
+  for (const [path, bytes] of files) {
+    const target = inside(path);
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, bytes);
   }
@@ -95,12 +106,36 @@ export function unzip(bytes: Uint8Array): Files {
   }
 }
 
-/** The client app id written in a pulled app's config.json, if any. */
-export async function localAppId(dir: string): Promise<string | undefined> {
+/** The files that hold an app's own settings, in the order the app config reader picks them. */
+export const ROOT_CONFIGS = ['root_config.json', 'realm_config.json', 'config.json', 'stitch.json'] as const;
+
+/** The root config of the app directory `dir` (the one the reader takes), if it has one. */
+export async function rootConfigOf(dir: string): Promise<{ path: string; settings: Record<string, unknown> } | undefined> {
+  for (const name of ROOT_CONFIGS) {
+    const settings = await readJsonObject(join(dir, name));
+    if (settings) return { path: join(dir, name), settings };
+  }
+  return undefined;
+}
+
+/** A JSON object read from a file; undefined when the file is missing or holds anything else. */
+export async function readJsonObject(path: string): Promise<Record<string, unknown> | undefined> {
+  let text: string;
   try {
-    const config = JSON.parse(await readFile(join(await appDirectory(dir), 'config.json'), 'utf8')) as { app_id?: unknown };
-    return typeof config.app_id === 'string' ? config.app_id : undefined;
+    text = await readFile(path, 'utf8');
   } catch {
     return undefined;
   }
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The client app id written in the app's root config (a pull's config.json, realm-cli's realm_config.json), if any. */
+export async function localAppId(dir: string): Promise<string | undefined> {
+  const appId = (await rootConfigOf(await appDirectory(dir)))?.settings['app_id'];
+  return typeof appId === 'string' && appId !== '' ? appId : undefined;
 }

@@ -1,57 +1,14 @@
-import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { CliError, ExitCode } from '../cli-error';
 import type { CliContext, RemoteApp } from '../context';
-import { isNonEmptyDirectory, replaceLocalFiles, unzip } from '../local-files';
+import { registerAppCreateCommand } from './app-create.command';
+import { registerAppInitCommand } from './app-init.command';
 
-interface CreateOptions {
-  name?: string;
-  template?: string;
-  local?: string;
-  cluster?: string;
-  location?: string;
-  deploymentModel?: string;
-  yes?: boolean;
-}
-
-/** `apps create`, `apps list`, `apps delete`. */
+/** `apps create`, `apps init`, `apps list`, `apps delete`, `apps describe`, `apps templates`. */
 export function registerAppsCommands(program: Command, context: () => CliContext): void {
-  const apps = program.command('apps').description('create, list and delete apps');
+  const apps = program.command('apps').description('create, initialize, list and delete apps');
 
-  apps
-    .command('create')
-    .description('create an app on the server and write it to a local directory')
-    .requiredOption('-n, --name <name>', 'app name: 1 to 32 ASCII letters, digits, underscores or hyphens')
-    .option('--template <template id>', 'start from a template app (see `tessera apps templates`)')
-    .option('--local <directory>', 'where to write the app (default: ./<name>)')
-    .option('--cluster <cluster name>', 'link a cluster as the data source "mongodb-atlas"')
-    .option('--location <location>', 'deployment location')
-    .option('--deployment-model <model>', 'deployment model')
-    .option('-y, --yes', 'replace the local directory if it is not empty')
-    .action(async (options: CreateOptions) => {
-      const ctx = context();
-      const client = await ctx.client();
-      const groupId = await ctx.groupId(client);
-      const directory = resolve(options.local ?? options.name ?? '.');
-      if ((await isNonEmptyDirectory(directory)) && !options.yes) throw new CliError(`directory ${directory} is not empty: choose another --local or pass --yes to replace it`, ExitCode.Usage);
-      const body = {
-        name: options.name,
-        ...(options.template ? { template_id: options.template } : {}),
-        ...(options.cluster ? { data_source: { name: 'mongodb-atlas', type: 'mongodb-atlas', config: { clusterName: options.cluster, readPreference: 'primary', wireProtocolEnabled: false } } } : {}),
-        ...(options.location ? { location: options.location } : {}),
-        ...(options.deploymentModel ? { deployment_model: options.deploymentModel } : {}),
-      };
-      const app = (await client.request<RemoteApp>('POST', `/groups/${groupId}/apps`, { json: body, expect: [201] })).body;
-      const backend = unzip((await client.request('GET', `/groups/${groupId}/apps/${app._id}/pull`, { progress: 'Downloading app' })).bytes);
-      if (options.template) {
-        await replaceLocalFiles(join(directory, 'backend'), backend);
-        const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/templates/${encodeURIComponent(options.template)}/client`, { expect: [200, 204], progress: 'Downloading client' });
-        if (reply.status === 200) await replaceLocalFiles(join(directory, 'frontend'), unzip(reply.bytes));
-      } else {
-        await replaceLocalFiles(directory, backend);
-      }
-      ctx.output.result({ ...app, local_path: directory }, `Created app ${app.name} (app id ${app.client_app_id}) in ${directory}`);
-    });
+  registerAppCreateCommand(apps, context);
+  registerAppInitCommand(apps, context);
 
   apps
     .command('list')

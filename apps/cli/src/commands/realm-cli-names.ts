@@ -14,6 +14,9 @@ const ALIASES: Readonly<Record<string, readonly string[]>> = {
   accessList: ['accesslist'],
 };
 
+/** Commands whose --remote names an app to start from, not the app they act on: realm-cli gave them no --app. */
+const REMOTE_IS_A_SOURCE = new Set(['apps create', 'apps init']);
+
 /**
  * realm-cli's names on top of Tessera's own: the command aliases above, and `-a, --app` beside `--remote`
  * wherever a command picks its app with `--remote` (realm-cli names that flag `--app` on every command but
@@ -24,7 +27,7 @@ export function addRealmCliNames(program: Command): void {
     for (const alias of ALIASES[command.name()] ?? []) if (!command.aliases().includes(alias)) command.alias(alias);
     for (const sub of [command, ...command.commands]) {
       const has = (flag: string) => sub.options.some((option) => option.long === flag || option.short === flag);
-      if (!has('--remote') || has('--app')) continue;
+      if (!has('--remote') || has('--app') || REMOTE_IS_A_SOURCE.has(`${command.name()} ${sub.name()}`)) continue;
       sub.addOption(new Option(has('-a') ? '--app <app id>' : '-a, --app <app id>', 'the app, as realm-cli names the flag (the same as --remote)'));
     }
   }

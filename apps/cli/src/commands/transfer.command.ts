@@ -1,11 +1,13 @@
-import { join, resolve } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { AdminClient } from '../admin-client';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext, RemoteApp } from '../context';
-import { appDirectory, isNonEmptyDirectory, localAppId, readLocalFiles, replaceLocalFiles, unzip, zip } from '../local-files';
+import { appDirectory, isNonEmptyDirectory, localAppId, readLocalFiles, replaceLocalFiles, ROOT_CONFIGS, rootConfigOf, unzip, zip, type Files } from '../local-files';
 import { formatBytes } from '../output';
 import { uploadDependencies } from './dependencies';
+import { appViolations, withAppId } from './new-app';
 
 interface PullOptions {
   remote?: string;
@@ -74,6 +76,12 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .option('-y, --yes', 'deploy without asking')
     .action(async (options: PushOptions) => {
       const ctx = context();
+      // realm-cli's push of a directory that names no app yet (one `app init` wrote): the app is created first.
+      if (options.remote === undefined && (await localAppId(options.local ?? '.')) === undefined) {
+        const created = await createAppForPush(ctx, options);
+        if (!created) return;
+        options = { ...options, remote: created, yes: true };
+      }
       const { client, app, groupId, archive, directory } = await prepareTransfer(ctx, options);
       // Dependencies first: a refused package (a native module, a missing dependency) stops the push before anything is deployed.
       if (!options.dryRun && (options.includeNodeModules || options.includePackageJson)) await uploadDependencies(ctx, client, groupId, app, directory, options);
@@ -114,13 +122,63 @@ export function registerTransferCommands(program: Command, context: () => CliCon
 }
 
 async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array; directory: string }> {
+  const { directory, files } = await localApp(options);
+  const client = await ctx.client();
+  const reference = options.remote ?? (await localAppId(directory));
+  if (reference === undefined) {
+    const root = await rootConfigOf(directory);
+    if (root) throw new CliError(`the app in ${directory} is not on the server yet (${basename(root.path)} has no app_id): \`tessera push --local ${directory}\` creates it, or pass --remote <app id>`, ExitCode.Usage);
+  }
+  const { app, groupId } = await ctx.resolveApp(client, reference);
+  return { client, app, groupId, archive: zip(files), directory };
+}
+
+/** The app directory and the files a push sends from it. */
+async function localApp(options: PushOptions): Promise<{ directory: string; files: Files }> {
   const directory = await appDirectory(options.local ?? '.');
   const files = await readLocalFiles(directory);
   if (!options.includeHosting) for (const path of [...files.keys()]) if (isHostingContent(path)) files.delete(path);
   if (files.size === 0) throw new CliError(`no app in ${directory}: it holds no files`, ExitCode.Usage);
+  return { directory, files };
+}
+
+/**
+ * Creates the app a directory without an app_id describes (its name, location, deployment model, environment
+ * and provider region) and writes the new app id into its root config, as realm-cli's push did. The directory
+ * is validated first, so an invalid one leaves nothing behind on the server; a dry run creates nothing.
+ * Returns the new client app id, or undefined when nothing was to be pushed.
+ */
+async function createAppForPush(ctx: CliContext, options: PushOptions): Promise<string | undefined> {
+  const { directory, files } = await localApp(options);
+  if (!ROOT_CONFIGS.some((name) => files.has(name))) throw new CliError(`no app config in ${directory} (realm_config.json, root_config.json or config.json): pass --remote <app id>, or write an app with \`tessera app init\``, ExitCode.Usage);
+  // The validator names a root config that is not valid JSON, or names no app, by file and path.
+  const violations = appViolations(files);
+  if (violations.length) throw new CliError(`the app in ${directory} is invalid; nothing was created`, ExitCode.InvalidConfiguration, { violations });
+  const root = await rootConfigOf(directory);
+  const name = root?.settings['name'];
+  if (!root || typeof name !== 'string' || name === '') throw new CliError(`the app in ${directory} has no name: add it to its root config, or pass --remote <app id> to push to an existing app`, ExitCode.Usage);
+  const file = basename(root.path);
+  if (options.dryRun) {
+    ctx.output.result(
+      { new_app: true, name, local_path: directory, files: files.size, deployed: false },
+      `This is a new app (${file} has no app_id): \`tessera push\` without --dry-run creates app ${name} and deploys ${files.size} file(s) to it. Nothing was created.`,
+    );
+    return undefined;
+  }
+  await ctx.output.confirm(`Create a new app ${name} and deploy ${directory} to it?`, options.yes === true);
   const client = await ctx.client();
-  const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId(directory)));
-  return { client, app, groupId, archive: zip(files), directory };
+  const groupId = await ctx.groupId(client);
+  const setting = (key: string) => (typeof root.settings[key] === 'string' && root.settings[key] !== '' ? { [key]: root.settings[key] } : {});
+  const body = { name, ...setting('location'), ...setting('deployment_model'), ...setting('environment'), ...setting('provider_region') };
+  const app = (
+    await client.request<RemoteApp>('POST', `/groups/${groupId}/apps`, { json: body, expect: [201] }).catch((error: unknown) => {
+      if (error instanceof CliError && error.exitCode === ExitCode.Conflict) throw new CliError(`${error.message}: rename the app in ${file}, or pass --remote <app id> to push to that app`, error.exitCode, error.details);
+      throw error;
+    })
+  ).body;
+  await writeFile(root.path, withAppId(await readFile(root.path, 'utf8'), app.client_app_id));
+  ctx.output.info(`Created app ${app.name} (app id ${app.client_app_id}); its app_id is written in ${file}`);
+  return app.client_app_id;
 }
 
 interface PushWarning {
