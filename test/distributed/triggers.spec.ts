@@ -50,6 +50,19 @@ describe.skipIf(!findNatsServer())(`database triggers across processes over NATS
     await cluster?.stop();
   });
 
+  it('fires a deploy\'s new trigger on a write made as soon as the deploy is answered', async () => {
+    // A new app's data source: its feed opens in a runtime process, which hears of the deploy over NATS.
+    const { _id: quickApp } = await admin.createApp('triggers-at-once');
+    const files = distributedApp('triggers-at-once');
+    files.set('functions/markQuick/config.json', JSON.stringify({ name: 'markQuick', private: true }));
+    files.set('functions/markQuick/source.js', `exports = async function (changeEvent) { await context.services.get('mongodb-atlas').db('shop').collection('quick_fired').insertOne({ _id: changeEvent.documentKey._id }); };`);
+    files.set('triggers/onQuick.json', JSON.stringify({ name: 'onQuick', type: 'DATABASE', function_name: 'markQuick', disabled: false, config: { service_name: 'mongodb-atlas', database: 'shop', collection: 'quick', operation_types: ['INSERT'] } }));
+    expect((await admin.push(quickApp, files)).status).toBe(204);
+    // Straight after the answer, through the datastore service (no login in between).
+    await mongo.db('shop').collection<{ _id: string }>('quick').insertOne({ _id: 'first' });
+    await eventually(async () => expect(await mongo.db('shop').collection<{ _id: string }>('quick_fired').countDocuments({ _id: 'first' })).toBe(1), { timeoutMs: 20_000, intervalMs: 250 });
+  }, 60_000);
+
   it('handles every change exactly once while the NATS server restarts mid-stream, shared by two runtime replicas', async () => {
     const gateway = cluster.one('graphql-gateway').url;
     const user = await anonymousLogin(gateway, clientAppId);

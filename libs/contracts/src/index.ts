@@ -17,6 +17,7 @@ export * from './schemas/apps-user-changed.schema';
 export * from './schemas/caller.schema';
 export * from './schemas/datastore-document-changed.schema';
 export * from './schemas/ejson.schema';
+export * from './schemas/functions-change-feeds-follow.schema';
 export * from './schemas/functions-execution-run.schema';
 export * from './schemas/messaging-request-abandoned.schema';
 export * from './schemas/remote-error.schema';

@@ -6,6 +6,7 @@ import { SendConfirmationRequestSchema, SendConfirmationResponseSchema } from '.
 import { GraphqlOperationRunRequestSchema, GraphqlOperationRunResponseSchema } from './schemas/graphql-operation-run.schema';
 import { AppUserChangedSchema } from './schemas/apps-user-changed.schema';
 import { DocumentChangedSchema } from './schemas/datastore-document-changed.schema';
+import { ChangeFeedsFollowRequestSchema, ChangeFeedsFollowResponseSchema } from './schemas/functions-change-feeds-follow.schema';
 import { FunctionRunRequestSchema, FunctionRunResponseSchema } from './schemas/functions-execution-run.schema';
 import { RequestAbandonedSchema } from './schemas/messaging-request-abandoned.schema';
 import { AppsDevelopmentSchemaApplyRequestSchema, AppsDevelopmentSchemaApplyResponseSchema } from './schemas/apps-development-schema-apply.schema';
@@ -48,6 +49,11 @@ export const contracts = {
     description: 'Run an application function with EJSON arguments for a user or the system; answers its EJSON result or an error.',
     request: FunctionRunRequestSchema,
     response: FunctionRunResponseSchema,
+  }),
+  [Subjects.FunctionsChangeFeedsFollow]: command({
+    description: "Follow an app's data sources as deployed now: one function-runtime replica opens the change feeds the deployment links and answers once they watch (at most 5 s), so a write made as soon as a deploy is answered fires the app's new triggers.",
+    request: ChangeFeedsFollowRequestSchema,
+    response: ChangeFeedsFollowResponseSchema,
   }),
   [Subjects.AppsDeploymentChanged]: event({
     description: 'An application deployed a new configuration version; every replica reloads it.',

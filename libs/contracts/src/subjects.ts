@@ -9,6 +9,8 @@
 export const Subjects = {
   /** Command: run an application function and answer with its result (function runtime). */
   FunctionsExecutionRun: 'functions.execution.run',
+  /** Command: open the change feeds an app's deployment links and answer once they watch (admin API, distributed mode). */
+  FunctionsChangeFeedsFollow: 'functions.change-feeds.follow',
   /** Event: an application's deployed configuration changed; every replica of every service reloads it. */
   AppsDeploymentChanged: 'apps.deployment.changed',
   /** Event: an application was deleted; services drop what they keep for it (sync histories, live connections). */

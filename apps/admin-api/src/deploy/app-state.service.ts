@@ -20,6 +20,7 @@ import {
   AppRegistry,
   DataSources,
   DeclaredIndexError,
+  DEPLOYMENT_FOLLOW_WAIT_MS,
   DeploymentFollowers,
   DeploymentStore,
   HostingStore,
@@ -188,6 +189,13 @@ export class AppStateService {
     }
     // A write made as soon as the deploy is answered must fire the app's new triggers (see DeploymentFollowers).
     await this.followers?.deployed(deployment.app_id);
+    // In distributed mode the change publishers run in the function runtime's processes: one of them opens
+    // the app's new feeds before the deploy is answered (none running, or too slow: the deploy stands).
+    if (this.bus && !this.bus.local) {
+      await this.bus
+        .request(Subjects.FunctionsChangeFeedsFollow, { appId: deployment.app_id }, { timeoutMs: DEPLOYMENT_FOLLOW_WAIT_MS + 1_000, ...(headers ? { headers } : {}) })
+        .catch((error: unknown) => this.logger.debug({ err: error, appId: deployment.app_id }, 'no function runtime confirmed following the deployment'));
+    }
   }
 
   /** Prepares and commits under the app's lock, so concurrent changes apply one after the other. */

@@ -104,6 +104,13 @@ export class FunctionsExecutionHandler {
     }
   }
 
+  /** After a deploy (distributed mode): this replica's feeds for the app's data sources watch before the admin API answers. */
+  @CommandHandler(Subjects.FunctionsChangeFeedsFollow)
+  async followChanges(request: CommandRequest<typeof Subjects.FunctionsChangeFeedsFollow>): Promise<CommandResponseInput<typeof Subjects.FunctionsChangeFeedsFollow>> {
+    await this.changes.refresh(request.appId);
+    return { feeds: this.changes.following.filter((key) => key.startsWith(`${request.appId}/`)) };
+  }
+
   @EventHandler(Subjects.AppsDeploymentChanged, { broadcast: true })
   async deploymentChanged(event: EventPayload<typeof Subjects.AppsDeploymentChanged>): Promise<void> {
     // The host's platform handler reloads the deployed configuration; here the warm sandboxes retire and
