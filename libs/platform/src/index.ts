@@ -16,6 +16,7 @@ export * from './draft-store';
 export * from './hosting-store';
 export * from './dependency-store';
 export * from './log-store';
+export * from './log-buffer';
 export * from './sync-state-store';
 export * from './template-store';
 export * from './data-sources';

@@ -1,43 +1,33 @@
-import type { LogEntry, LogStore, NewLogEntry } from '@tessera/platform';
+import { LOG_BUFFER_FLUSH_MS, LogBuffer, type LogEntry, type LogStore, type NewLogEntry } from '@tessera/platform';
 import type { ExecutionLogEntry, ExecutionLogQuery, ExecutionLogStore } from '../execution-logs/execution-log.store';
 
 /** How long an entry may wait for the entries of the calls after it before they are written together. */
-export const EXECUTION_LOG_FLUSH_MS = 20;
-/** Entries buffered at most: a burst larger than this is written at once. */
-const MAX_BUFFERED = 500;
+export const EXECUTION_LOG_FLUSH_MS = LOG_BUFFER_FLUSH_MS;
 
 /**
  * Execution logs in the platform's log store, where the admin API (`GET .../logs`) and the CLI read them
  * as App Services `FUNCTION` entries.
  *
- * Every call appends an entry; entries wait up to EXECUTION_LOG_FLUSH_MS and are handed to the log store in
- * one tick, which writes them in one insert (one commit for the calls of 20 ms rather than one per event-loop
- * turn). `flush` writes what waits: the runtime calls it when it stops, so a clean stop keeps every entry.
+ * Every call appends an entry; entries wait up to EXECUTION_LOG_FLUSH_MS and are written together (see
+ * LogBuffer). `flush` writes what waits: the runtime calls it when it stops, so a clean stop keeps every entry.
  */
 export class PlatformExecutionLogStore implements ExecutionLogStore {
-  private buffered: Array<{ appId: string; entry: NewLogEntry }> = [];
-  private timer: NodeJS.Timeout | undefined;
+  private readonly buffer: LogBuffer;
 
   constructor(
     private readonly logs: LogStore,
-    private readonly flushMs = EXECUTION_LOG_FLUSH_MS,
-  ) {}
+    flushMs = EXECUTION_LOG_FLUSH_MS,
+  ) {
+    this.buffer = new LogBuffer(logs, flushMs);
+  }
 
   append(entry: ExecutionLogEntry): void {
-    this.buffered.push({ appId: entry.appId, entry: toLogEntry(entry) });
-    if (this.buffered.length >= MAX_BUFFERED) void this.flush();
-    else this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
+    this.buffer.append(entry.appId, toLogEntry(entry));
   }
 
   /** Writes the buffered entries; resolves once the log store has them (a failed write drops its entries). */
-  async flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.buffered;
-    if (batch.length === 0) return;
-    this.buffered = [];
-    // One hand-over for the batch (a failed write drops its entries: the log must not fail a call).
-    await this.logs.appendMany(batch).catch(() => undefined);
+  flush(): Promise<void> {
+    return this.buffer.flush();
   }
 
   async list(query: ExecutionLogQuery): Promise<ExecutionLogEntry[]> {

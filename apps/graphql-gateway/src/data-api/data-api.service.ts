@@ -5,14 +5,14 @@
  * request is logged in the app's logs as App Services logged it (`ENDPOINT`, with `endpoint_route`) and
  * traced as one span whose children reach the datastore. This class must not evaluate rules itself.
  */
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { type Counter, metrics, SpanStatusCode, trace } from '@opentelemetry/api';
 import { isDataSourceType } from '@tessera/app-config';
 import { isCredentialHeader, isCredentialQueryParameter, REDACTED } from '@tessera/contracts';
 import { DataAccess } from '@tessera/data-access';
 import { isTesseraError } from '@tessera/domain';
 import { correlationIdOf } from '@tessera/http-edge';
-import { DeployedApps, LogStore, SecretStore } from '@tessera/platform';
+import { DeployedApps, LogBuffer, LogStore, SecretStore } from '@tessera/platform';
 import { SETTINGS, type Settings } from '@tessera/settings';
 import { Binary, EJSON } from 'bson';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -47,7 +47,7 @@ interface CallRecord {
 const tracer = () => trace.getTracer('@tessera/graphql-gateway');
 
 @Injectable()
-export class DataApiService implements OnModuleInit {
+export class DataApiService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('DataApi');
   /** Requests answered, by `action` and `status` (from the global meter provider: none, none recorded). */
   private readonly requests: Counter = metrics.getMeter('@tessera/graphql-gateway').createCounter('tessera.data_api.requests', { description: 'Data API requests answered, by action and status' });
@@ -60,9 +60,19 @@ export class DataApiService implements OnModuleInit {
     private readonly remote: RemoteDataAccess,
     private readonly dataAccess: DataAccess,
     private readonly secrets: SecretStore,
-    private readonly logs: LogStore,
+    logs: LogStore,
     @Inject(SETTINGS) private readonly settings: Settings,
-  ) {}
+  ) {
+    this.logs = new LogBuffer(logs);
+  }
+
+  /** The `ENDPOINT` entries of the requests answered, written in batches. */
+  private readonly logs: LogBuffer;
+
+  /** A clean stop keeps the entries still waiting. */
+  onModuleDestroy(): Promise<void> {
+    return this.logs.flush();
+  }
 
   onModuleInit(): void {
     this.routes.add({ name: 'data-api', matches: (path) => path === 'data' || path.startsWith('data/'), handle: (request, reply) => this.handle(request, reply) });
@@ -162,7 +172,7 @@ export class DataApiService implements OnModuleInit {
 
   /**
    * One `ENDPOINT` entry per request of a known app (the run-as script's lines among its messages), written
-   * without holding up the answer.
+   * without holding up the answer (in batches, see LogBuffer).
    */
   private log(request: EndpointRequest, record: CallRecord, status: number, error: { error: string; error_code: string } | undefined): void {
     const { app } = record;
@@ -187,7 +197,7 @@ export class DataApiService implements OnModuleInit {
       ...(error ? { error: error.error, error_code: error.error_code } : {}),
       ...(record.config?.log_function_arguments ? { endpoint_args: endpointArgs(request) } : {}),
     };
-    this.logs.append(app.appId, entry).catch((failure: unknown) => this.logger.warn(`could not write a Data API log entry: ${String(failure)}`));
+    this.logs.append(app.appId, entry);
   }
 }
 
