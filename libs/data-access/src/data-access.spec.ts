@@ -211,6 +211,10 @@ describe('DataAccess', () => {
     const unordered = refused.map((op) => ({ insertOne: { document: { ...op.insertOne.document, _id: op.insertOne.document._id + 10 } } }));
     await expect(call(alice, 'bulkWrite', { operations: unordered, ordered: false })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
     expect((await stored()).map((doc) => doc['_id'])).toEqual([1, 2, 3, 4, 5, 11, 12, 22, 24]);
+    // An upsert in a bulk goes through the insert check: alice cannot create bob's document either way.
+    for (const operation of [{ updateOne: { filter: { _id: 30, owner_id: 'bob' }, update: { $set: { summary: 'x' } }, upsert: true } }, { replaceOne: { filter: { _id: 31 }, replacement: { owner_id: 'bob' }, upsert: true } }]) {
+      await expect(call(alice, 'bulkWrite', { operations: [operation] })).rejects.toMatchObject({ errorCode: 'SchemaValidationFailedWrite' });
+    }
     // An operation of another kind, or a replaceOne without its replacement (which would delete), is refused.
     await expect(call(alice, 'bulkWrite', { operations: [{ dropCollection: {} }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
     await expect(call(alice, 'bulkWrite', { operations: [{ replaceOne: { filter: { _id: 1 } } }] })).rejects.toMatchObject({ errorCode: 'InvalidParameter' });
