@@ -25,6 +25,7 @@ export const DatastoreErrorCode = {
   ExceededMemoryLimit: 146,
   CommandNotSupportedOnView: 166,
   ChangeStreamHistoryLost: 286,
+  ConversionFailure: 241,
   DuplicateKey: 11000,
   InvalidProjection: 31254,
   InvalidProjectionInclusion: 31253,

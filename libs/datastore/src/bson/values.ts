@@ -61,6 +61,16 @@ export function normalize(value: unknown): unknown {
   return copyValue(value, false);
 }
 
+/**
+ * Deep copy of an aggregation pipeline (or expressions) as normalize makes it, each copied container
+ * remembering the caller's number types (originalOf): a literal NumberLong(1) in `{$add: ['$n', ...]}` then
+ * adds as a long. A promoted copy (a pipeline the wire server decoded, or normalized before) is read by its
+ * original, at any depth.
+ */
+export function normalizeSpec(value: unknown): unknown {
+  return promoteNumbers(copyValue(storedOf(value), true));
+}
+
 /** Deep copy of a caller's document (or value to store) into stored form: numbers keep their BSON type. */
 export function normalizeStored(value: unknown): unknown {
   return copyValue(value, true);
@@ -179,9 +189,43 @@ export function promoteNumbers(value: unknown): unknown {
   return out;
 }
 
+/**
+ * Makes `promoted` the promoted copy of `original` (see promoteNumbers), for code that built both forms of
+ * one value side by side instead of promoting the stored one again. `promoted` must hold what
+ * promoteNumbers(original) would.
+ */
+export function asPromotedCopy<T extends object>(promoted: T, original: unknown): T {
+  if (promoted !== original) Object.defineProperty(promoted, ORIGINAL, { value: original });
+  return promoted;
+}
+
 /** The stored value `value` was promoted from, or `value` itself. */
 export function originalOf<T>(value: T): T {
   return value !== null && typeof value === 'object' ? ((value as { [ORIGINAL]?: T })[ORIGINAL] ?? value) : value;
+}
+
+/** The stored form of a value holding promoted copies (a value mingo computed): each copy becomes its original, at any depth. */
+export function storedOf(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const original = originalOf(value);
+  if (original !== value) return original;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i] as unknown;
+      const stored = storedOf(item);
+      if (stored !== item) (out ??= value.slice())[i] = stored;
+    }
+    return out ?? value;
+  }
+  if (!isPlainObject(value)) return value;
+  let out: Document | undefined;
+  for (const key in value) {
+    if (!hasOwn(value, key)) continue;
+    const stored = storedOf(value[key]);
+    if (stored !== value[key]) (out ??= { ...value })[key] = stored;
+  }
+  return out ?? value;
 }
 
 /**

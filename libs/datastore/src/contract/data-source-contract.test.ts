@@ -160,6 +160,22 @@ export function dataSourceContract(target: ContractTarget): void {
       expect(joined).toEqual([{ _id: 2, n: 1 }]);
     });
 
+    it('leaves the stored documents as they were when a pipeline sets, removes or unwinds nested fields', async () => {
+      const stored = await coll().find({}).sort({ _id: 1 }).toArray();
+      const pipelines = [
+        [{ $addFields: { 'address.zip': 1 } }],
+        [{ $set: { 'address.city': 'Lima' } }],
+        [{ $unset: 'address.city' }],
+        [{ $project: { 'address.city': 0 } }],
+        [{ $unwind: { path: '$name', includeArrayIndex: 'at' } }],
+        [{ $unwind: { path: '$tags', preserveNullAndEmptyArrays: true } }],
+      ];
+      for (const pipeline of pipelines) await coll().aggregate(pipeline).toArray();
+      expect(await coll().find({}).sort({ _id: 1 }).toArray()).toEqual(stored);
+      const [set] = await coll().aggregate([{ $match: { _id: 1 } }, { $set: { 'address.zip': 1 } }, { $project: { address: 1 } }]).toArray();
+      expect(set).toEqual({ _id: 1, address: { city: 'Oslo', zip: 1 } });
+    });
+
     it('aggregates at database level from $documents, joins a collection and merges into one', async () => {
       const db = client.db(dbName);
       const rows = await db.aggregate([{ $documents: [{ who: 1 }, { who: 4 }, { who: 9 }] }, { $lookup: { from: 'items', localField: 'who', foreignField: '_id', as: 'found' } }, { $project: { who: 1, n: { $size: '$found' } } }]).toArray();
@@ -251,6 +267,185 @@ export function dataSourceContract(target: ContractTarget): void {
       expect(await coll().updateOne({ _id: 1 }, { $set: { n: new Double(1) } })).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
       expect(await coll().replaceOne({ _id: 1 }, { n: new Double(1), l: 2 })).toMatchObject({ matchedCount: 1, modifiedCount: 1 });
       expect(typesOf(await coll().findOne({ _id: 1 }))).toEqual({ _id: 'int', n: 'double', l: 'int' });
+    });
+
+    it('gives arithmetic and conversion results the types MongoDB gives them', async () => {
+      await coll().insertOne({ _id: 1, i: new Int32(2), l: Long.fromNumber(10), d: new Double(2), f: 2.5 });
+      const [doc] = await coll()
+        .aggregate([
+          {
+            $project: {
+              _id: 0,
+              intSum: { $add: ['$i', 1] },
+              intOverflow: { $add: ['$i', 2147483647] },
+              longSum: { $add: ['$l', '$i'] },
+              longLiteral: { $add: ['$i', Long.fromNumber(1)] },
+              doubleSum: { $add: ['$d', '$l'] },
+              difference: { $subtract: ['$l', 1] },
+              product: { $multiply: ['$i', '$i'] },
+              quotient: { $divide: ['$i', 1] },
+              remainder: { $mod: ['$l', 3] },
+              absolute: { $abs: '$d' },
+              ceiling: { $ceil: '$l' },
+              floor: { $floor: '$f' },
+              rounded: { $round: ['$i', 0] },
+              truncated: { $trunc: '$f' },
+              power: { $pow: ['$i', 3] },
+              root: { $sqrt: 4 },
+              decimalSum: { $add: ['$l', { $toDecimal: 1 }] },
+              toLong: { $toLong: '$i' },
+              toDouble: { $toDouble: '$i' },
+              toInt: { $toInt: '$d' },
+              toDecimal: { $toDecimal: '$f' },
+              converted: { $convert: { input: '$d', to: 'long' } },
+              fallback: { $convert: { input: 'x', to: 'int', onError: { $toLong: 0 } } },
+            },
+          },
+        ])
+        .toArray();
+      expect(typesOf(doc)).toEqual({
+        intSum: 'int',
+        intOverflow: 'long',
+        longSum: 'long',
+        longLiteral: 'long',
+        doubleSum: 'double',
+        difference: 'long',
+        product: 'int',
+        quotient: 'double',
+        remainder: 'long',
+        absolute: 'double',
+        ceiling: 'long',
+        floor: 'double',
+        rounded: 'int',
+        truncated: 'double',
+        power: 'int',
+        root: 'double',
+        decimalSum: 'decimal',
+        toLong: 'long',
+        toDouble: 'double',
+        toInt: 'int',
+        toDecimal: 'decimal',
+        converted: 'long',
+        fallback: 'long',
+      });
+      expect(numbersOf({ ...doc, decimalSum: String(doc.decimalSum), toDecimal: String(doc.toDecimal) })).toEqual({
+        intSum: 3,
+        intOverflow: 2147483649,
+        longSum: 12,
+        longLiteral: 3,
+        doubleSum: 12,
+        difference: 9,
+        product: 4,
+        quotient: 2,
+        remainder: 1,
+        absolute: 2,
+        ceiling: 10,
+        floor: 2,
+        rounded: 2,
+        truncated: 2,
+        power: 8,
+        root: 2,
+        decimalSum: '11',
+        toLong: 2,
+        toDouble: 2,
+        toInt: 2,
+        toDecimal: '2.50000000000000',
+        converted: 2,
+        fallback: 0,
+      });
+      // A pipeline update computes with the same types: a long plus an int stays a long.
+      await coll().updateOne({ _id: 1 }, [{ $set: { l: { $add: ['$l', 1] }, half: { $divide: ['$i', 2] } } }]);
+      expect(typesOf(await coll().findOne({ _id: 1 }))).toMatchObject({ i: 'int', l: 'long', d: 'double', half: 'double' });
+    });
+
+    it('gives accumulators the types MongoDB gives them, and group keys and accumulated values their stored types', async () => {
+      await coll().insertMany([
+        { _id: 1, g: 'a', i: 1, l: Long.fromNumber(1), d: new Double(2), tags: [Long.fromNumber(7)] },
+        { _id: 2, g: 'a', i: 3, l: Long.fromNumber(2), d: new Double(4), tags: [] },
+        { _id: 3, g: 'b', i: 2147483647, l: Long.fromNumber(5), d: 1.5, tags: [new Double(1), 2] },
+      ]);
+      const groups = await coll()
+        .aggregate([
+          {
+            $group: {
+              _id: '$g',
+              ints: { $sum: '$i' },
+              longs: { $sum: '$l' },
+              doubles: { $sum: '$d' },
+              none: { $sum: '$missing' },
+              mean: { $avg: '$i' },
+              count: { $count: {} },
+              counted: { $sum: 1 },
+              first: { $first: '$l' },
+              last: { $last: '$d' },
+              pushed: { $push: '$l' },
+              set: { $addToSet: '$d' },
+              least: { $min: '$l' },
+              most: { $max: '$d' },
+              sizes: { $push: { $size: '$tags' } },
+            },
+          },
+          { $sort: { _id: 1 } },
+        ])
+        .toArray();
+      expect(groups.map(typesOf)).toEqual([
+        { _id: 'string', ints: 'int', longs: 'long', doubles: 'double', none: 'int', mean: 'double', count: 'int', counted: 'int', first: 'long', last: 'double', pushed: ['long', 'long'], set: ['double', 'double'], least: 'long', most: 'double', sizes: ['int', 'int'] },
+        { _id: 'string', ints: 'int', longs: 'long', doubles: 'double', none: 'int', mean: 'double', count: 'int', counted: 'int', first: 'long', last: 'double', pushed: ['long'], set: ['double'], least: 'long', most: 'double', sizes: ['int'] },
+      ]);
+      expect(numbersOf(groups[0])).toMatchObject({ ints: 4, longs: 3, doubles: 6, none: 0, mean: 2, count: 2, first: 1, last: 4, least: 1, most: 4 });
+      // An int sum that leaves int32 is a long; the mean of ints is a double even when integral.
+      const [all] = await coll().aggregate([{ $group: { _id: null, ints: { $sum: '$i' }, mean: { $avg: '$l' } } }]).toArray();
+      expect(typesOf(all)).toEqual({ _id: 'object', ints: 'long', mean: 'double' });
+      expect(numbersOf(all)).toEqual({ _id: null, ints: 2147483651, mean: 8 / 3 });
+      // Group keys keep their type: a long key, a double key; equal numbers of different types are one group.
+      const keys = await coll().aggregate([{ $group: { _id: '$l', n: { $sum: 1 } } }, { $sort: { _id: 1 } }]).toArray();
+      expect(keys.map(typesOf)).toEqual([
+        { _id: 'long', n: 'int' },
+        { _id: 'long', n: 'int' },
+        { _id: 'long', n: 'int' },
+      ]);
+      const [sorted] = await coll().aggregate([{ $sortByCount: '$d' }, { $limit: 1 }]).toArray();
+      expect(typesOf(sorted)).toEqual({ _id: 'double', count: 'int' });
+      const [counted] = await coll().aggregate([{ $count: 'n' }]).toArray();
+      expect(typesOf(counted)).toEqual({ n: 'int' });
+    });
+
+    it('keeps stored types through $lookup, $graphLookup, $unionWith, $facet and $unwind', async () => {
+      await coll().insertMany([
+        { _id: 1, next: 2, l: Long.fromNumber(1), d: new Double(1), list: [Long.fromNumber(3), new Double(4), 5] },
+        { _id: 2, l: Long.fromNumber(2), d: new Double(2) },
+      ]);
+      await coll('other').insertOne({ _id: 9, ref: 1, w: new Double(9), v: Long.fromNumber(9) });
+      const [joined] = await coll()
+        .aggregate([
+          { $match: { _id: 1 } },
+          { $lookup: { from: 'other', localField: '_id', foreignField: 'ref', as: 'plain' } },
+          { $lookup: { from: 'other', let: { id: '$_id' }, pipeline: [{ $match: { $expr: { $eq: ['$ref', '$$id'] } } }, { $set: { v2: { $add: ['$v', 1] } } }], as: 'piped' } },
+          { $graphLookup: { from: 'items', startWith: '$next', connectFromField: 'next', connectToField: '_id', as: 'chain', depthField: 'depth' } },
+          { $project: { _id: 0, plain: 1, piped: 1, chain: { l: 1, d: 1, depth: 1 } } },
+        ])
+        .toArray();
+      expect(typesOf(joined)).toEqual({
+        plain: [{ _id: 'int', ref: 'int', w: 'double', v: 'long' }],
+        piped: [{ _id: 'int', ref: 'int', w: 'double', v: 'long', v2: 'long' }],
+        chain: [{ l: 'long', d: 'double', depth: 'long' }],
+      });
+      const united = await coll()
+        .aggregate([{ $project: { _id: 0, l: 1 } }, { $unionWith: { coll: 'other', pipeline: [{ $project: { _id: 0, w: 1 } }] } }])
+        .toArray();
+      expect(united.map(typesOf)).toEqual([{ l: 'long' }, { l: 'long' }, { w: 'double' }]);
+      const [faceted] = await coll()
+        .aggregate([{ $facet: { docs: [{ $project: { _id: 0, d: 1 } }], total: [{ $group: { _id: null, sum: { $sum: '$l' } } }] } }])
+        .toArray();
+      expect(typesOf(faceted)).toEqual({ docs: [{ d: 'double' }, { d: 'double' }], total: [{ _id: 'object', sum: 'long' }] });
+      const unwound = await coll()
+        .aggregate([{ $match: { _id: 1 } }, { $unwind: { path: '$list', includeArrayIndex: 'at' } }, { $project: { _id: 0, list: 1, at: 1, l: 1 } }])
+        .toArray();
+      expect(unwound.map(typesOf)).toEqual([
+        { l: 'long', list: 'long', at: 'long' },
+        { l: 'long', list: 'double', at: 'long' },
+        { l: 'long', list: 'int', at: 'long' },
+      ]);
     });
 
     it('treats _id values 1 and 1.0 as the same key', async () => {

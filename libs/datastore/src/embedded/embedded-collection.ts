@@ -37,7 +37,7 @@ import {
   type UpdateResult,
   type WatchOptions,
 } from '../api/data-source';
-import { cloneValue, collectPathValues, hasOwn, identicalValues, idKey, isPlainObject, normalize, normalizeStored, valuesEqual } from '../bson/values';
+import { cloneValue, collectPathValues, hasOwn, identicalValues, idKey, isPlainObject, normalize, normalizeSpec, normalizeStored, valuesEqual } from '../bson/values';
 import { type CollectionState, type StoredRecord } from '../engine/collection-state';
 import { compileFilter, evaluateVariables, runPipeline } from '../engine/mingo';
 import { buildProjector } from '../engine/projection';
@@ -121,7 +121,7 @@ function variablesOf(options: { let?: Document } | undefined): Document | undefi
       throw new DatastoreError('Location16870', `'${name}' starts with an invalid character for a user variable name`);
     }
   }
-  return evaluateVariables(normalize(value) as Document);
+  return evaluateVariables(normalizeSpec(value) as Document);
 }
 
 /** Sort on a single-document update or replace (MongoDB 8.0); refused on updateMany. */
@@ -528,7 +528,7 @@ export class EmbeddedCollection implements CollectionHandle {
 
   aggregate(pipeline: Document[], options: AggregateOptions = {}): AggregateCursor {
     if (!Array.isArray(pipeline)) throw new DatastoreError('BadValue', 'aggregate requires a pipeline array', { clientError: true });
-    const { read: stages, write } = splitWriteStage(normalize(pipeline) as Document[], this.dbName);
+    const { read: stages, write } = splitWriteStage(normalizeSpec(pipeline) as Document[], this.dbName);
     const owner = ownerOf(options);
     if (write && owner?.inTransaction()) {
       throw new DatastoreError('OperationNotSupportedInTransaction', `Operation not permitted in transaction :: caused by :: ${write.kind} cannot be used in a transaction`);

@@ -3,29 +3,48 @@
  *
  * In both contexts, because mingo answers otherwise than MongoDB whatever the collation: `$all` (mingo's
  * matches arrays only), the expressions that compare ($eq ... $cmp, $in, $indexOfArray, the set operators:
- * mingo's match an array's elements and take a missing value for null), `$lookup` (mingo's concise form ran
- * its pipeline over the whole foreign collection), and the accumulators that order values ($max, $min,
- * $maxN, $minN, $top, $bottom, $topN, $bottomN: mingo's skip strings or answer arrays).
+ * mingo's match an array's elements and take a missing value for null), `$lookup` and `$graphLookup`
+ * (mingo's concise form ran its pipeline over the whole foreign collection), `$group` and `$sortByCount`
+ * (their keys and results keep stored number types), and the accumulators that order or compare values
+ * ($max, $min, $maxN, $minN, $top, $bottom, $topN, $bottomN, $addToSet: mingo's skip strings or answer arrays).
  *
  * Only while a locale's collation is active, because mingo compares strings by code point wherever it
  * compares (its `compare` and `isEqual`, maps keyed by value): the query operators $eq ... $in ($elemMatch,
- * $not, $expr and the logical operators reach them through the context), $sortArray, $addToSet, and the
- * stages that match or group values ($group, $sortByCount, $bucket, $graphLookup, $setWindowFields). A query
- * operator whose operand holds no string hands over to mingo's own, whose answer a collation cannot change.
+ * $not, $expr and the logical operators reach them through the context), $sortArray, and the stages that
+ * match or group values ($bucket, $setWindowFields). A query operator whose operand holds no string hands
+ * over to mingo's own, whose answer a collation cannot change.
  *
  * All compare through compareValues, which consults the comparison withCollation made active (binary without
  * one), so they must run inside it. $regex, $type, field names and $strcasecmp are not collated (nor in MongoDB).
  */
 import { type AccumulatorOperator, ComputeOptions, type ExpressionOperator, type Options, type PipelineOperator, type QueryOperator, computeValue } from 'mingo/core';
-import { Lazy } from 'mingo/lazy';
-import { $bottomN as mingoBottomN, $push as mingoPush, $topN as mingoTopN } from 'mingo/operators/accumulator';
+import { type Iterator, Lazy } from 'mingo/lazy';
+import { $bottomN as mingoBottomN, $topN as mingoTopN } from 'mingo/operators/accumulator';
 import { $sortArray as mingoSortArray } from 'mingo/operators/expression';
 import { $bucket as mingoBucket, $group as mingoGroup, $lookup as mingoLookup } from 'mingo/operators/pipeline';
 import { $elemMatch as mingoElemMatch, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
-import { HashMap, ensureArray, flatten, groupBy, resolve, setValue } from 'mingo/util';
+import { HashMap, ensureArray, flatten, resolve, setValue } from 'mingo/util';
+import { Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, collationActive, collectPathValues, compareValues, holdsString, idKey, isPlainObject, typeName, typeRank, valuesEqual } from '../bson/values';
+import {
+  type Document,
+  asPromotedCopy,
+  collationActive,
+  collectPathValues,
+  compareValues,
+  holdsString,
+  idKey,
+  isPlainObject,
+  originalOf,
+  promoteNumbers,
+  storedOf,
+  typeName,
+  typeRank,
+  valuesEqual,
+} from '../bson/values';
+import { numericKind } from '../bson/numeric';
 import { checkSort, sortDocuments, sortKeys } from './sort';
+import { typedPush, typedValue } from './typed-expressions';
 
 type Predicate = (doc: unknown) => boolean;
 
@@ -320,7 +339,7 @@ export const collatedExpressionOperators: Record<string, ExpressionOperator> = {
 function extremeAccumulator(sign: 1 | -1): AccumulatorOperator {
   return (collection, expr, options) => {
     let best: unknown;
-    for (const value of mingoPush(collection, expr, options)) {
+    for (const value of typedPush(collection, expr, options)) {
       if (isNil(value)) continue;
       if (best === undefined || compareValues(value, best) * sign > 0) best = value;
     }
@@ -334,7 +353,7 @@ function extremesN(direction: 1 | -1): AccumulatorOperator {
     const copts = ComputeOptions.init(options);
     const spec = isPlainObject(expr) ? expr : {};
     const n = Number(computeValue(copts.local.groupId, spec.n, null, copts));
-    const values = mingoPush(collection, spec.input, options).filter((v) => !isNil(v));
+    const values = typedPush(collection, spec.input, options).filter((v) => !isNil(v));
     values.sort((a, b) => compareValues(a, b) * direction);
     return values.slice(0, n);
   };
@@ -348,7 +367,7 @@ function sortedN(builtin: AccumulatorOperator, fromEnd: boolean, fixedN?: number
     const n = fixedN ?? Number(computeValue(copts.local.groupId, expr.n, null, copts));
     const sorted = sortDocuments((collection as Document[]).slice(), checkSort(expr.sortBy) ?? {});
     const kept = fromEnd ? sorted.slice(Math.max(0, sorted.length - n)) : sorted.slice(0, n);
-    const out = mingoPush(kept, expr.output, copts);
+    const out = typedPush(kept, expr.output, copts);
     return fixedN === undefined ? out : out[0];
   };
 }
@@ -370,11 +389,13 @@ const maxN = extremesN(-1);
 const minN = extremesN(1);
 
 /**
- * Accumulators that order values, in BSON order with strings by the active comparison (the collation's
- * when one runs, else binary). Registered in both contexts: mingo's own $max and $min skip every string
- * (they answer the first value met), its $top and $bottom answer an array, and its sorts are not BSON order.
+ * Accumulators that order or compare values, in BSON order with strings by the active comparison (the
+ * collation's when one runs, else binary), answering values as stored (typedPush). Registered in both
+ * contexts: mingo's own $max and $min skip every string (they answer the first value met), its $top and
+ * $bottom answer an array, its sorts are not BSON order, and its $addToSet compares strings by code point.
  */
 export const orderingAccumulators: Record<string, AccumulatorOperator> = {
+  $addToSet: (collection, expr, options) => uniqueValues(typedPush(collection, expr, options)),
   $max: extremeAccumulator(1),
   $min: extremeAccumulator(-1),
   $maxN: maxN,
@@ -391,28 +412,54 @@ export const orderingExpressions: Record<string, ExpressionOperator> = {
   $minN: nExpression(minN),
 };
 
-export const collatedAccumulatorOperators: Record<string, AccumulatorOperator> = {
-  $addToSet: (collection, expr, options) => uniqueValues(mingoPush(collection, expr, options)),
-};
-
 // ---- pipeline stages ----
 
-/** $group whose keys compare by the collation: strings it calls equal are one key, named by the first met. */
-export const collatedGroup: PipelineOperator = (collection, expr, options) => {
+/**
+ * $group, in both contexts: keys equal in BSON order are one group (1, a long 1 and a double 1.0 too; strings
+ * the collation calls equal), and a group's _id is the first key met, as stored (a long stays a long). Its
+ * output is a promoted copy of the stored row: the accumulators answer stored values (typed-expressions.ts).
+ */
+export const group: PipelineOperator = (collection, expr, options) => {
   if (!isPlainObject(expr) || !('_id' in expr)) return mingoGroup(collection, expr, options);
-  const canonical = collatedKeys();
-  const { _id: idExpr, ...accumulators } = expr;
+  const { _id: idExpr, ...specs } = expr;
+  const names = Object.keys(specs);
+  const accumulators = Object.fromEntries(names.map((name) => [name, typedOperand(specs[name])]));
   return collection.transform((docs) => {
-    const partitions = groupBy(docs, (doc: unknown) => canonical(computeValue(doc, idExpr, null, options)) ?? null, options.hashFunction);
+    const canonical = collatedKeys();
+    const copts = ComputeOptions.init(options);
+    const groups = new Map<unknown, { id: unknown; members: unknown[] }>();
+    for (const doc of docs) {
+      const id = canonical(typedValue(doc, idExpr, copts.update(doc))) ?? null;
+      const key = mapKey(id);
+      const entry = groups.get(key);
+      if (entry) entry.members.push(doc);
+      else groups.set(key, { id, members: [doc] });
+    }
     const out: Document[] = [];
-    for (const [key, members] of partitions) {
-      // The accumulators of one partition, computed by mingo's $group over it alone.
-      const [row] = mingoGroup(Lazy(members), { _id: null, ...accumulators }, options).value<Document>();
-      out.push({ ...row, _id: key });
+    for (const { id, members } of groups.values()) {
+      const row: Document = { _id: id };
+      const groupId = promoteNumbers(id);
+      for (const name of names) row[name] = storedOf(computeValue(members, accumulators[name], null, copts.update(null, { groupId })));
+      out.push(promoteNumbers(row) as Document);
     }
     return out;
   });
 };
+
+/**
+ * An accumulator whose operand is a number literal of the caller's type (`{$sum: NumberLong(1)}`), with the
+ * literal kept: mingo hands an accumulator its operand alone, promoted.
+ */
+function typedOperand(spec: unknown): unknown {
+  if (!isPlainObject(spec)) return spec;
+  const original = originalOf(spec);
+  const [op] = Object.keys(spec);
+  const literal: unknown = original === spec || op === undefined ? undefined : original[op];
+  return literal !== null && typeof literal === 'object' && numericKind(literal) !== undefined ? { [op]: { $literal: literal } } : spec;
+}
+
+export const sortByCount: PipelineOperator = (collection, expr, options) =>
+  group(collection, { _id: expr, count: { $sum: 1 } }, options).transform((docs) => sortDocuments(docs as Document[], { count: -1 }));
 
 /**
  * $bucket with boundaries that hold strings: a document falls in the bucket whose bounds bracket its groupBy
@@ -465,10 +512,10 @@ const collatedBucket: PipelineOperator = (collection, expr, options) => {
  * an index), whatever the order of a local array.
  */
 export const lookup: PipelineOperator = (collection, expr, options) => {
-  if (!isPlainObject(expr) || typeof expr.localField !== 'string' || typeof expr.foreignField !== 'string') return mingoLookup(collection, expr, options);
+  if (!isPlainObject(expr) || typeof expr.localField !== 'string' || typeof expr.foreignField !== 'string') return joinedByPipeline(collection, expr, options);
   const { localField, foreignField, as } = expr;
   const foreign: unknown = typeof expr.from === 'string' ? options.collectionResolver?.(expr.from) : expr.from;
-  if (!Array.isArray(foreign) || typeof as !== 'string') return mingoLookup(collection, expr, options);
+  if (!Array.isArray(foreign) || typeof as !== 'string') return joinedByPipeline(collection, expr, options);
   const docs = foreign as Document[];
   const pipeline = Array.isArray(expr.pipeline) && expr.pipeline.length > 0 ? expr.pipeline : undefined;
   const keyOf = collatedKeyOf();
@@ -494,14 +541,36 @@ export const lookup: PipelineOperator = (collection, expr, options) => {
       for (const value of local as unknown[]) for (const place of byKey.get(keyOf(value))?.places ?? []) found.add(place);
       matched = [...found].sort((a, b) => a - b).map((place) => docs[place]);
     }
-    if (!pipeline) return { ...(obj as Document), [as]: matched };
+    if (!pipeline) return joinedCopy(obj, as, matched);
     const [joined] = mingoLookup(Lazy([obj]), { from: matched, let: expr.let, pipeline, as }, options).value<Document>();
-    return joined;
+    return joinedCopy(obj, as, joined[as] as unknown[]);
   });
 };
 
-/** mingo's $graphLookup, its equality steps by `lookup` above instead of mingo's own $lookup. */
-const collatedGraphLookup: PipelineOperator = (collection, expr, options) => {
+/**
+ * `obj` with `docs` at `as`, as the promoted copy of the stored join: the joined documents keep their stored
+ * types. `stored` are the documents' stored forms when the caller has them (each of `docs` is a promoted copy
+ * or a document without a number to promote, as every document between stages is).
+ */
+function joinedCopy(obj: unknown, as: string, docs: unknown[], stored: unknown[] = docs.map(originalOf)): Document {
+  const joined = { ...(obj as Document), [as]: docs };
+  const original = originalOf(obj as Document);
+  if (original === obj && stored.every((doc, i) => doc === docs[i])) return joined;
+  return asPromotedCopy(joined, { ...original, [as]: stored });
+}
+
+/** mingo's $lookup (a pipeline with `let` and no equality), its output in the same promoted form as `lookup`'s. */
+function joinedByPipeline(collection: Iterator, expr: unknown, options: Options): Iterator {
+  const as = isPlainObject(expr) ? expr.as : undefined;
+  if (typeof as !== 'string') return mingoLookup(collection, expr, options);
+  return collection.transform((docs) => mingoLookup(Lazy(docs), expr, options).value<Document>().map((out, i) => (Array.isArray(out[as]) ? joinedCopy(docs[i], as, out[as]) : out)));
+}
+
+/**
+ * mingo's $graphLookup, its equality steps by `lookup` above instead of mingo's own $lookup (in both contexts):
+ * the documents found keep their stored types, and depthField is a long, as in MongoDB.
+ */
+export const graphLookup: PipelineOperator = (collection, expr, options) => {
   if (!isPlainObject(expr)) return collection;
   const from: unknown = typeof expr.from === 'string' ? options.collectionResolver?.(expr.from) : expr.from;
   const { connectFromField, connectToField, as, maxDepth, depthField, restrictSearchWithMatch } = expr;
@@ -520,8 +589,19 @@ const collatedGraphLookup: PipelineOperator = (collection, expr, options) => {
       if (found.size === before || (typeof maxDepth === 'number' && depth >= maxDepth)) break;
     }
     const result: Document[] = [];
-    found.forEach((depth, doc) => result.push(Object.assign(typeof depthField === 'string' ? { [depthField]: depth } : {}, doc)));
-    return { ...(obj as Document), [as]: result };
+    const stored: Document[] = [];
+    found.forEach((depth, doc) => {
+      const original = originalOf(doc as Document);
+      if (typeof depthField !== 'string') {
+        result.push(doc as Document);
+        stored.push(original);
+        return;
+      }
+      const copy = asPromotedCopy(Object.assign({ [depthField]: depth }, doc), Object.assign({ [depthField]: Long.fromNumber(depth) }, original));
+      result.push(copy);
+      stored.push(originalOf(copy));
+    });
+    return joinedCopy(obj, as, result, stored);
   });
 };
 
@@ -602,9 +682,6 @@ export function collatedSetWindowFields(base: PipelineOperator): PipelineOperato
 }
 
 export const collatedPipelineOperators: Record<string, PipelineOperator> = {
-  $group: collatedGroup,
-  $sortByCount: (collection, expr, options) => collatedGroup(collection, { _id: expr, count: { $sum: 1 } }, options).transform((docs) => sortDocuments(docs as Document[], { count: -1 })),
   $bucket: collatedBucket,
-  $graphLookup: collatedGraphLookup,
 };
 

@@ -7,22 +7,24 @@ import { Aggregator, Query } from 'mingo';
 import { $in as mingoIn } from 'mingo/operators/query';
 import { $regexFind, $regexFindAll, $regexMatch } from 'mingo/operators/expression';
 import { ComputeOptions, Context, type CollectionResolver, type Options, computeValue, initOptions } from 'mingo/core';
-import { $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
+import { $bucket as mingoBucket, $redact as mingoRedact, $setWindowFields as mingoSetWindowFields } from 'mingo/operators/pipeline';
 import { Double, Int32, Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
-import { type Document, collationActive, idKey, isPlainObject, promoteNumbers, restoreNumberTypes } from '../bson/values';
+import { type Document, collationActive, isPlainObject, normalizeSpec, originalOf, promoteNumbers } from '../bson/values';
 import {
-  collatedAccumulatorOperators,
   collatedExpressionOperators,
   collatedPipelineOperators,
   collatedQueryOperators,
   collatedSetWindowFields,
   comparingExpressions,
+  graphLookup,
+  group,
   lookup,
   orderingAccumulators,
   orderingExpressions,
   queryOperators,
+  sortByCount,
 } from './collated-operators';
 import { bucketAuto, densify, fill, linearFill } from './mongo-stages';
 import { checkSort, sortDocuments } from './sort';
@@ -30,6 +32,8 @@ import { fastMatcher } from './matcher';
 import { checkStages } from './stage-checks';
 import { prepareFilter, regexExpressionOperators, regexQueryOperators } from './regex-filter';
 import { typeExpression } from './type-operator';
+import { plainExpressionOperators, typedAccumulators, typedValue, typedWindowOperators } from './typed-expressions';
+import { computedFieldOperator, projector, restoring, typedStages } from './typed-stages';
 
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
@@ -78,9 +82,18 @@ function setWindowFields(collection: Iterator, expr: unknown, options: Options):
   return mingoSetWindowFields(collection, expr, initOptions({ ...base, scriptEnabled: true }));
 }
 
-OPTIONS.context.addPipelineOps({ $setWindowFields: setWindowFields });
+// Stages and operators whose results keep MongoDB's number types (typed-expressions.ts, typed-stages.ts): a
+// document travels between stages as the promoted copy of its stored form, and each stage that builds
+// documents builds them stored. mingo's own expression operators are given promoted values only.
+OPTIONS.context.addPipelineOps(typedStages);
+OPTIONS.context.addPipelineOps({ $group: group, $sortByCount: sortByCount, $graphLookup: graphLookup });
+OPTIONS.context.addPipelineOps({ $setWindowFields: restoring(setWindowFields, true), $bucket: restoring(mingoBucket, false), $redact: restoring(mingoRedact, true) });
+const accumulators = { ...typedAccumulators, ...orderingAccumulators };
 // mingo's $max and $min skip strings, its $top and $bottom answer arrays: these order values as MongoDB does.
-OPTIONS.context.addAccumulatorOps(orderingAccumulators);
+OPTIONS.context.addAccumulatorOps(accumulators);
+// Registered before every other expression operator: the first registration of a name wins.
+OPTIONS.context.addExpressionOps({ ...plainExpressionOperators(accumulators, orderingExpressions), ...computedFieldOperator });
+OPTIONS.context.addWindowOps(typedWindowOperators);
 // mingo's $all matches arrays only: this one matches as MongoDB does (see collated-operators.ts).
 OPTIONS.context.addQueryOps(queryOperators);
 // mingo's concise $lookup ran its pipeline over the whole foreign collection: this one over the matches.
@@ -90,9 +103,8 @@ OPTIONS.context.addExpressionOps(comparingExpressions);
 // mingo's $bucketAuto fails on mixed types, its $densify partitions by strings only, its $fill is refused (it
 // calls mingo's $setWindowFields itself, without the scripts that stage needs) and its $linearFill fails on a
 // partition that begins with null: see mongo-stages.ts.
-OPTIONS.context.addPipelineOps({ $bucketAuto: bucketAuto, $densify: densify, $fill: fill });
+OPTIONS.context.addPipelineOps({ $bucketAuto: restoring(bucketAuto, false), $densify: restoring(densify, true), $fill: restoring(fill, true) });
 OPTIONS.context.addWindowOps({ $linearFill: linearFill });
-OPTIONS.context.addExpressionOps(orderingExpressions);
 
 // Regex conditions are compiled by prepareFilter into operators of this engine (see regex-filter.ts); a
 // pipeline's $match gets the same preparation as find.
@@ -103,7 +115,7 @@ OPTIONS.context.addExpressionOps(regexExpressionOperators({ $regexMatch, $regexF
 // and its memory limit (internalQueryMaxRangeBytes, 64 MiB at 16 bytes a value) are applied first.
 OPTIONS.context.addExpressionOps({ $range: boundedRange });
 // mingo's $type sees the promoted copy (every number a JS number): this one reads a field as stored.
-OPTIONS.context.addExpressionOps({ $type: typeExpression((obj, expr, options: Options) => computeValue(obj, expr, null, options)) });
+OPTIONS.context.addExpressionOps({ $type: typeExpression((obj, expr, options: Options) => typedValue(obj, expr, options)) });
 OPTIONS.context.addPipelineOps({
   $match: (collection: Iterator, expr: unknown, options: Options) => {
     // Under a collation the fast matcher is quicker than mingo's collated operators (it compares by it too).
@@ -151,8 +163,7 @@ function collatedOptions(): Options {
     const overrides = Context.init({
       query: { ...collatedQueryOperators, ...regexQueryOperators(collatedQueryOperators.$in as never) },
       expression: collatedExpressionOperators,
-      accumulator: collatedAccumulatorOperators,
-      pipeline: { ...collatedPipelineOperators, $setWindowFields: collatedSetWindowFields(setWindowFields) },
+      pipeline: { $bucket: restoring(collatedPipelineOperators.$bucket, false), $setWindowFields: restoring(collatedSetWindowFields(setWindowFields), true) },
     });
     collated = ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), context: Context.merge(overrides, OPTIONS.context) }));
   }
@@ -164,10 +175,13 @@ function activeOptions(): Options {
   return collationActive() ? collatedOptions() : OPTIONS;
 }
 
+/** The active options with a resolver and `let` variables (given stored: mingo reads their promoted copy, typed expressions the stored values). */
 function optionsWith(resolver: CollectionResolver | undefined, variables?: Variables): Options {
   const base = activeOptions();
   if (!resolver && !variables) return base;
-  return ComputeOptions.init(initOptions({ ...(base as ComputeOptions).getOptions(), ...(resolver ? { collectionResolver: resolver } : {}), ...(variables ? { variables } : {}) }));
+  return ComputeOptions.init(
+    initOptions({ ...(base as ComputeOptions).getOptions(), ...(resolver ? { collectionResolver: resolver } : {}), ...(variables ? { variables: promoteNumbers(variables) as Variables } : {}) }),
+  );
 }
 
 const matchAll: Matcher = () => true;
@@ -192,42 +206,24 @@ export function compileFilter(filter: Document | undefined, variables?: Variable
   };
 }
 
-/**
- * A pipeline's output with the stored number types of its input put back: mingo computes over copies
- * with every number a JS number (promoteNumbers), and a document it passed through or reshaped keeps the
- * Double or Long of its input wherever it still holds the same number at the same place. An output is
- * matched to its input by identity, else by `_id`.
- */
-function restoreOutputs(inputs: Document[], promoted: Document[], outputs: Document[]): Document[] {
-  const byCopy = new Map<Document, Document>();
-  for (let i = 0; i < inputs.length; i++) if (promoted[i] !== inputs[i]) byCopy.set(promoted[i], inputs[i]);
-  if (byCopy.size === 0) return outputs;
-  let byId: Map<string, Document> | undefined;
-  return outputs.map((out) => {
-    const source = byCopy.get(out);
-    if (source) return restoreNumberTypes(out, source) as Document;
-    if (!isPlainObject(out) || out._id === undefined) return out;
-    if (!byId) {
-      byId = new Map();
-      for (const doc of byCopy.values()) if (doc._id !== undefined) byId.set(idKey(doc._id), doc);
-    }
-    const original = byId.get(idKey(out._id));
-    return original ? (restoreNumberTypes(out, original) as Document) : out;
-  });
-}
-
 /** A resolver whose documents mingo computes over as it does over the input (see promoteNumbers). */
 function promotingResolver(resolver: CollectionResolver | undefined): CollectionResolver | undefined {
   return resolver && ((name: string) => resolver(name).map((doc) => promoteNumbers(doc) as Document));
 }
 
+/**
+ * Runs a pipeline over stored documents. mingo computes over their promoted copies (promoteNumbers) and every
+ * stage that builds documents builds them in stored form (typed-stages.ts), so each output is the promoted
+ * copy of a stored document: its original is the answer, a number passed on or computed with its BSON type.
+ */
 export function runPipeline(docs: Iterable<Document>, pipeline: Document[], resolver?: CollectionResolver, variables?: Variables): Document[] {
   checkStages(pipeline);
   try {
-    const aggregator = new Aggregator(pipeline, optionsWith(promotingResolver(resolver), variables));
-    const inputs = Array.isArray(docs) ? (docs as Document[]) : [...docs];
-    const promoted = inputs.map((doc) => promoteNumbers(doc) as Document);
-    return restoreOutputs(inputs, promoted, aggregator.run<Document>(promoted));
+    // Every number a JS number for mingo, the caller's literal types kept for typed expressions.
+    const aggregator = new Aggregator(normalizeSpec(pipeline) as Document[], optionsWith(promotingResolver(resolver), variables));
+    const promoted: Document[] = [];
+    for (const doc of docs) promoted.push(promoteNumbers(doc) as Document);
+    return aggregator.run<Document>(promoted).map((doc) => originalOf(doc));
   } catch (error) {
     translate(error);
   }
@@ -240,17 +236,15 @@ export function evaluateVariables(definitions: Document): Variables {
   return values ?? {};
 }
 
-/** Applies a validated projection to one document (mingo handles $slice, $elemMatch and the rest). */
-export function compileProjection(projection: Document, filter: Document | undefined): (doc: Document) => Document {
-  let query: Query;
-  try {
-    query = new Query(prepareFilter(filter ?? {}), activeOptions());
-  } catch (error) {
-    translate(error);
-  }
+/**
+ * Applies a validated projection with expressions to one stored document (mingo handles $slice, $elemMatch
+ * and the rest): fields it passes on keep their stored types, computed ones have MongoDB's.
+ */
+export function compileProjection(projection: Document): (doc: Document) => Document {
+  const project = projector(projection, activeOptions());
   return (doc) => {
     try {
-      return restoreNumberTypes(query.find([promoteNumbers(doc)], projection).next(), doc) as Document;
+      return originalOf(project([promoteNumbers(doc) as Document])[0]);
     } catch (error) {
       translate(error);
     }

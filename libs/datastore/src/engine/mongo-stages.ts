@@ -7,7 +7,7 @@
  * They compare through compareValues and collatedKeyOf, so by the operation's collation when one runs, and
  * serve both contexts (mingo.ts). Nothing here runs caller JavaScript.
  */
-import { type Options, type PipelineOperator, type WindowOperator, OpType, computeValue, getOperator } from 'mingo/core';
+import { ComputeOptions, type Options, type PipelineOperator, type WindowOperator, OpType, computeValue, getOperator } from 'mingo/core';
 import { type Iterator, Lazy } from 'mingo/lazy';
 import { $bucketAuto as mingoBucketAuto, $group as mingoGroup } from 'mingo/operators/pipeline';
 import { setValue } from 'mingo/util';
@@ -15,6 +15,7 @@ import { DatastoreError } from '../api/datastore.error';
 import { type Document, cloneValue, compareValues, formatValue, getPath, isPlainObject, typeName } from '../bson/values';
 import { collatedKeyOf } from './collated-operators';
 import { sortDocuments } from './sort';
+import { typedValue } from './typed-expressions';
 
 /** MongoDB's assertion `code`, reported as BadValue (the engine's name for a refused argument). */
 function refused(code: number, message: string): DatastoreError {
@@ -54,7 +55,8 @@ export const bucketAuto: PipelineOperator = (collection, expr, options) => {
   if (expr.granularity !== undefined) return mingoBucketAuto(collection, expr, options);
   const output = isPlainObject(expr.output) && Object.keys(expr.output).length > 0 ? expr.output : { count: { $sum: 1 } };
   return collection.transform((input) => {
-    const keyed = (input as Document[]).map((doc) => ({ key: computeValue(doc, groupBy, null, options) ?? null, doc }));
+    // Keys as stored: a bucket's min and max keep their type (a long stays a long).
+    const keyed = (input as Document[]).map((doc) => ({ key: typedValue(doc, groupBy, ComputeOptions.init(options, doc)) ?? null, doc }));
     keyed.sort((a, b) => compareValues(a.key, b.key));
     const size = Math.max(1, Math.round(keyed.length / buckets));
     const out: Document[] = [];

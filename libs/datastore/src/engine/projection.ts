@@ -113,7 +113,7 @@ export function buildProjector(projection: Document | undefined, filter?: Docume
   }
   if (expressions) {
     if (inclusion === false) throw new DatastoreError('InvalidProjection', 'Cannot use an expression in an exclusion projection');
-    return compileProjection(projection, filter);
+    return compileProjection(projection);
   }
   const keepId = idFlag ?? true;
   const include = inclusion ?? (steps.length === 0 && idFlag === true);

@@ -3,7 +3,7 @@
  * `$[]`, `$[id]` with arrayFilters), replacements and pipeline updates (through mingo's aggregation).
  * Works on a copy: the stored document is never mutated, so the caller can keep it as the pre-image.
  */
-import { Decimal128, Long, Timestamp } from 'bson';
+import { Long, Timestamp } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import {
   type Document,
@@ -11,16 +11,15 @@ import {
   compareValues,
   formatValue,
   identicalValues,
-  isInt32Number,
   isPlainObject,
   normalize,
   normalizeStored,
-  storedDouble,
   typeName,
   typeRank,
   valuesEqual,
   valuesIdentical,
 } from '../bson/values';
+import { add, multiply, numericKind } from '../bson/numeric';
 import { type Collation, withCollation } from './collation';
 import { compileFilter, mingoQuery, runPipeline } from './mingo';
 
@@ -323,17 +322,6 @@ function operandOf(op: string, argument: unknown): unknown {
   return { ...spec, $each: normalizeStored(argument.$each) };
 }
 
-type NumericKind = 'int' | 'long' | 'double' | 'decimal';
-
-/** The BSON numeric type of a stored number (a JS number is what bson writes it as). */
-function numericKind(value: unknown): NumericKind {
-  if (typeof value === 'number') return isInt32Number(value) ? 'int' : 'double';
-  if (value instanceof Long) return 'long';
-  if (value instanceof Decimal128) return 'decimal';
-  const tag = (value as { _bsontype?: unknown })._bsontype;
-  return tag === 'Double' ? 'double' : tag === 'Long' ? 'long' : tag === 'Decimal128' ? 'decimal' : 'int';
-}
-
 function asLong(value: unknown): Long {
   return value instanceof Long ? value : Long.fromNumber(numberOf(value));
 }
@@ -345,31 +333,21 @@ function numberOf(value: unknown): number {
 }
 
 /**
- * $inc and $mul with MongoDB's result types: a double makes a double, else a long makes a long, else two
- * ints make an int, or a long when the result leaves int32's range (a long that overflows is refused).
+ * $inc and $mul with MongoDB's result types (bson/numeric.ts): a decimal makes a decimal, else a double a
+ * double, else a long a long, else two ints make an int, or a long when the result leaves int32's range.
+ * Unlike aggregation's arithmetic, a long that overflows is refused rather than made a double.
  */
 function arith(a: unknown, b: unknown, op: 'add' | 'mul', path: string): unknown {
-  const ka = numericKind(a);
-  const kb = numericKind(b);
-  if (ka === 'decimal' || kb === 'decimal') {
-    const result = op === 'add' ? numberOf(a) + numberOf(b) : numberOf(a) * numberOf(b);
-    return Decimal128.fromString(String(result));
-  }
-  if (ka === 'double' || kb === 'double') return storedDouble(op === 'add' ? numberOf(a) + numberOf(b) : numberOf(a) * numberOf(b));
-  if (ka === 'int' && kb === 'int') {
-    const result = op === 'add' ? numberOf(a) + numberOf(b) : numberOf(a) * numberOf(b);
-    if (isInt32Number(result) || Object.is(result, -0)) return result === 0 ? 0 : result;
-    return asLong(a)[op === 'add' ? 'add' : 'multiply'](asLong(b));
-  }
-  const x = asLong(a);
-  const y = asLong(b);
-  const result = op === 'add' ? x.add(y) : x.multiply(y);
-  const exact = op === 'add' ? numberOf(x) + numberOf(y) : numberOf(x) * numberOf(y);
-  // Long arithmetic wraps: a result whose sign or size disagrees with the exact one overflowed.
-  if (Math.abs(exact) >= 2 ** 63 || (Math.abs(exact) > 2 ** 53 && Math.sign(exact) !== Math.sign(result.toNumber()))) {
-    throw new DatastoreError('BadValue', `Failed to apply $${op === 'add' ? 'inc' : 'mul'} operations to current value (${x.toString()}) for document {${path}}: overflow`);
+  const result = op === 'add' ? add([a, b]) : multiply([a, b]);
+  if (numericKind(result) === 'double' && isIntegral(a) && isIntegral(b)) {
+    throw new DatastoreError('BadValue', `Failed to apply $${op === 'add' ? 'inc' : 'mul'} operations to current value (${asLong(a).toString()}) for document {${path}}: overflow`);
   }
   return result;
+}
+
+function isIntegral(value: unknown): boolean {
+  const kind = numericKind(value);
+  return kind === 'int' || kind === 'long';
 }
 
 function applyOperator(op: string, parent: Document | unknown[], key: string, value: unknown, path: string, root: Document): void {

@@ -1,5 +1,5 @@
 import { makeTempDir } from '@tessera/testing';
-import { type Collection, MongoClient, MongoServerError } from 'mongodb';
+import { type Collection, Double, Long, MongoClient, MongoServerError } from 'mongodb';
 import { WireServer } from './wire-server';
 
 interface Item {
@@ -145,5 +145,38 @@ describe('the wire server answers the query language as MongoDB 7 does', () => {
     const error = await serverError(coll.insertOne({ _id: 9, x: 3 }));
     expect(error.code).toBe(11000);
     expect(error.errorResponse).toMatchObject({ keyPattern: { x: 1 }, keyValue: { x: 3 } });
+  });
+  it("answers computed numbers with MongoDB's BSON types, as the driver reads them raw", async () => {
+    await coll.insertMany([
+      { _id: 4, l: Long.fromNumber(4), d: new Double(2), list: [Long.fromNumber(1), new Double(2)] },
+      { _id: 5, l: Long.fromNumber(5), d: new Double(4) },
+    ]);
+    const raw = { promoteValues: false, promoteLongs: false } as const;
+    /** Each value's BSON type as the driver decoded it, by field. */
+    const bsonTypes = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(bsonTypes);
+      if (value === null || typeof value !== 'object') return typeof value;
+      const tag = (value as { _bsontype?: unknown })._bsontype;
+      return typeof tag === 'string' ? tag : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, bsonTypes(v)]));
+    };
+    const [group] = await coll
+      .aggregate([{ $match: { _id: { $gt: 3 } } }, { $group: { _id: null, sum: { $sum: '$l' }, mean: { $avg: '$d' }, ones: { $sum: Long.fromNumber(1) }, firsts: { $push: '$l' } } }], raw)
+      .toArray();
+    expect(bsonTypes(group)).toEqual({ _id: 'object', sum: 'Long', mean: 'Double', ones: 'Long', firsts: ['Long', 'Long'] });
+    expect(String(group.sum)).toBe('9');
+    const [row] = await coll
+      .aggregate([{ $match: { _id: 4 } }, { $project: { _id: 0, next: { $add: ['$l', 1] }, literal: { $add: [1, Long.fromNumber(1)] }, half: { $divide: ['$l', 2] }, asDouble: { $toDouble: 1 } } }], raw)
+      .toArray();
+    expect(bsonTypes(row)).toEqual({ next: 'Long', literal: 'Long', half: 'Double', asDouble: 'Double' });
+    const unwound = await coll.aggregate([{ $match: { _id: 4 } }, { $unwind: { path: '$list', includeArrayIndex: 'at' } }, { $project: { _id: 0, list: 1, at: 1 } }], raw).toArray();
+    expect(unwound.map(bsonTypes)).toEqual([
+      { list: 'Long', at: 'Long' },
+      { list: 'Double', at: 'Long' },
+    ]);
+    const [counted] = await coll.aggregate([{ $count: 'n' }], raw).toArray();
+    expect(bsonTypes(counted)).toEqual({ n: 'Int32' });
+    // A find projection's expressions are computed with the same types.
+    const [found] = await coll.find({ _id: 5 }, { projection: { _id: 0, next: { $add: ['$l', 1] }, d: 1 }, ...raw }).toArray();
+    expect(bsonTypes(found)).toEqual({ next: 'Long', d: 'Double' });
   });
 });
