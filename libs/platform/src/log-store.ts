@@ -100,7 +100,7 @@ export const LOG_ENTRIES_KEPT_PER_APP = 10_000;
  * walking past the kept ones, so its cost is spread over this many appends: at 500 it was 3% of a trivial
  * function call. An app holds up to this many entries beyond the kept number between trims.
  */
-const trimEvery = 2_000;
+export const LOG_TRIM_EVERY = 2_000;
 
 /** Where the `text` of a query is looked for. */
 const textFields = ['messages', 'error', 'error_code', 'function_name', 'trigger_name', 'request_url', 'type', 'arguments'];
@@ -133,6 +133,7 @@ export class DatastoreLogStore extends LogStore {
   constructor(
     private readonly db: PlatformDatabase,
     private readonly keptPerApp = LOG_ENTRIES_KEPT_PER_APP,
+    private readonly trimEvery = LOG_TRIM_EVERY,
   ) {
     super();
   }
@@ -174,11 +175,11 @@ export class DatastoreLogStore extends LogStore {
     for (const [appId, count] of perApp) await this.counted(appId, count);
   }
 
-  /** Counts `added` entries of the app; every `trimEvery` of them, its oldest entries beyond the kept number go. */
+  /** Counts `added` entries of the app; every `trimEvery` (LOG_TRIM_EVERY) of them, its oldest entries beyond the kept number go. */
   private async counted(appId: string, added: number): Promise<void> {
     const count = (this.appends.get(appId) ?? 0) + added;
-    this.appends.set(appId, count % trimEvery);
-    if (count >= trimEvery) await this.trim(appId);
+    this.appends.set(appId, count % this.trimEvery);
+    if (count >= this.trimEvery) await this.trim(appId);
   }
 
   /** Writes what is pending, a batch at a time, until nothing is; appends of the same tick join the first batch. */

@@ -224,13 +224,13 @@ describe('platform stores in the platform database', () => {
     });
 
     it('trims an app that passes its number of appends by a batch', async () => {
-      const logs = new DatastoreLogStore(db, 3);
+      const logs = new DatastoreLogStore(db, 3, 500);
       await logs.appendMany(Array.from({ length: 500 }, (_, n) => ({ appId: 'bt-app', entry: { type: 'FUNCTION', messages: [`m${n}`] } })));
       expect((await logs.list('bt-app')).map((entry) => entry.messages[0])).toEqual(['m499', 'm498', 'm497']);
     });
 
     it('keeps exactly the newest entries over many trims, also when another process appends', async () => {
-      const logs = new DatastoreLogStore(db, 700);
+      const logs = new DatastoreLogStore(db, 700, 500);
       const messages = async () => (await logs.list('step-app', { limit: 2000 })).map((entry) => entry.messages[0]);
       const expected = (last: number) => Array.from({ length: 700 }, (_, i) => `m${last - i}`);
       let n = 0;
@@ -239,7 +239,7 @@ describe('platform stores in the platform database', () => {
         if (batch > 0) expect(await messages()).toEqual(expected(n - 1));
       }
       // Entries another process writes in between are its to count: this one's trims still keep the newest.
-      const other = new DatastoreLogStore(replica, 700);
+      const other = new DatastoreLogStore(replica, 700, 500);
       await other.appendMany(Array.from({ length: 300 }, () => ({ appId: 'step-app', entry: { type: 'FUNCTION', messages: [`m${n++}`] } })));
       for (let batch = 0; batch < 20; batch++) await logs.appendMany(Array.from({ length: 500 }, () => ({ appId: 'step-app', entry: { type: 'FUNCTION', messages: [`m${n++}`] } })));
       expect(await messages()).toEqual(expected(n - 1));
