@@ -1,15 +1,6 @@
-import { CliError } from '../cli-error';
+import { usageError } from '../testing/usage-error';
 import { createCommandLine, dataSourceLinks } from './app-create.command';
 
-const usageError = (run: () => unknown): CliError => {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof CliError) return error;
-    throw error;
-  }
-  throw new Error('expected a CliError');
-};
 
 describe("realm-cli's app create data sources", () => {
   it('names each data source after its --*-service-name, else after itself', () => {

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
+import type { CreateOptions } from './app-create.command';
 import { isNonEmptyDirectory, unzip, writeLocalFiles, type Files } from '../local-files';
 import {
   APP_LOCATIONS,
@@ -19,16 +20,8 @@ import {
   parseLocation,
 } from './new-app';
 
-interface InitOptions {
-  name?: string;
-  remote?: string;
-  local?: string;
-  location?: string;
-  deploymentModel?: string;
-  environment?: string;
-  template?: string;
-  yes?: boolean;
-}
+/** `app init` takes `app create`'s flags that make no call to the server's data sources. */
+type InitOptions = Pick<CreateOptions, 'name' | 'remote' | 'local' | 'location' | 'deploymentModel' | 'environment' | 'template' | 'yes'>;
 
 /**
  * realm-cli's `app init` (alias `initialize`): writes a new app directory and creates nothing on the server.

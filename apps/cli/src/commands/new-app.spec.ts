@@ -2,19 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadApp } from '@tessera/app-config';
 import { makeTempDir } from '@tessera/testing';
-import { CliError } from '../cli-error';
+import { usageError } from '../testing/usage-error';
 import { appViolations, checkAppName, enclosingAppConfig, initialAppFiles, parseDeploymentModel, parseEnvironment, parseLocation, withAppId } from './new-app';
 
 const text = (bytes: Uint8Array | undefined): string => new TextDecoder().decode(bytes);
-const usageError = (run: () => unknown): CliError => {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof CliError) return error;
-    throw error;
-  }
-  throw new Error('expected a CliError');
-};
 
 describe("realm-cli's app init directory", () => {
   it('writes the 20210101 layout with no app_id, the API key provider disabled and every environment', () => {
