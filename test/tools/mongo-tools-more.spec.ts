@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { DatastoreWireService } from '@tessera/server';
 import { Binary, Decimal128, EJSON, Int32, Long, ObjectId } from 'bson';
-import { MongoClient } from 'mongodb';
-import { startTestHost, type TestHost } from '../support/test-host';
-import { mongoToolsSkipReason, runTool } from './mongo-tools';
+import type { MongoClient } from 'mongodb';
+import type { TestHost } from '../support/test-host';
+import { mongoToolsSkipReason, runTool, startWireDatastore } from './mongo-tools';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -22,12 +22,8 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`mongostat, mongotop, mongof
   const work = makeTempDir('tessera-mongo-tools-more-');
 
   beforeAll(async () => {
-    datastore = await startTestHost({ services: ['datastore'], settings: { TESSERA_DATASTORE_PORT: '0', TESSERA_DATASTORE_PASSWORD: password } });
-    const port = datastore.nest.get(DatastoreWireService).port ?? 0;
-    uri = `mongodb://tessera:${password}@127.0.0.1:${port}/?directConnection=true`;
+    ({ host: datastore, uri, client } = await startWireDatastore(password));
     adminUri = `${uri}&authSource=admin`;
-    client = new MongoClient(uri);
-    await client.connect();
   });
 
   afterAll(async () => {

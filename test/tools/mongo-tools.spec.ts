@@ -7,7 +7,7 @@ import { DatastoreWireService } from '@tessera/server';
 import { Binary, BSON, Decimal128, Double, EJSON, Int32, Long, MaxKey, MinKey, ObjectId, Timestamp, UUID } from 'bson';
 import { type Document, MongoClient } from 'mongodb';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { mongoToolsSkipReason, pipeDumpToRestore, runTool } from './mongo-tools';
+import { mongoToolsSkipReason, pipeDumpToRestore, runTool, startWireDatastore } from './mongo-tools';
 
 /** Documents whose `_id` is any BSON value. */
 type AnyDoc = { _id: ObjectId | Int32 | string } & Record<string, unknown>;
@@ -102,11 +102,7 @@ describe.skipIf(mongoToolsSkipReason !== undefined)(`MongoDB's database tools ag
   };
 
   beforeAll(async () => {
-    datastore = await startTestHost({ services: ['datastore'], settings: { TESSERA_DATASTORE_PORT: '0', TESSERA_DATASTORE_PASSWORD: password } });
-    const port = datastore.nest.get(DatastoreWireService).port ?? 0;
-    uri = `mongodb://tessera:${password}@127.0.0.1:${port}/?directConnection=true`;
-    client = new MongoClient(uri);
-    await client.connect();
+    ({ host: datastore, uri, client } = await startWireDatastore(password));
   });
 
   afterAll(async () => {

@@ -7,6 +7,9 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatastoreWireService } from '@tessera/server';
+import { MongoClient } from 'mongodb';
+import { startTestHost, type TestHost } from '../support/test-host';
 
 const toolsDir = process.env['TESSERA_MONGO_TOOLS'];
 
@@ -49,4 +52,14 @@ export function runTool(tool: 'mongodump' | 'mongorestore' | 'mongoimport' | 'mo
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** The datastore service alone, its wire server requiring SCRAM with `password`: the host, its URI and a connected client. */
+export async function startWireDatastore(password: string): Promise<{ host: TestHost; uri: string; client: MongoClient }> {
+  const host = await startTestHost({ services: ['datastore'], settings: { TESSERA_DATASTORE_PORT: '0', TESSERA_DATASTORE_PASSWORD: password } });
+  const port = host.nest.get(DatastoreWireService).port ?? 0;
+  const uri = `mongodb://tessera:${password}@127.0.0.1:${port}/?directConnection=true`;
+  const client = new MongoClient(uri);
+  await client.connect();
+  return { host, uri, client };
 }
