@@ -232,3 +232,20 @@ describe('rules evaluation endpoint', () => {
     expect(bad.body.error_code).toBe('InvalidParameter');
   });
 });
+
+describe('the first app of an empty platform', () => {
+  const dir = makeTempDir('tessera-host-example-');
+  afterAll(() => dir.remove());
+
+  it('is refused with the setting named when TESSERA_EXAMPLE_APP names no directory, and is none with TESSERA_EXAMPLE_APP=none', async () => {
+    const settings = (example: string, data: string) => loadSettings({ PORT: '0', TESSERA_DATA_DIR: join(dir.path, data), TESSERA_EXAMPLE_APP: example, LOG_LEVEL: 'silent', TESSERA_ADMIN_PASSWORD: 'host-test-password' });
+    await expect(startHost(settings(join(dir.path, 'missing-app'), 'a'))).rejects.toThrow(/^TESSERA_EXAMPLE_APP: no app directory at .*missing-app/);
+    const host = await startHost(settings('none', 'b'));
+    try {
+      expect(host.bootstrap.createdExample).toBeUndefined();
+      expect(await host.nest.get(AppRegistry).list()).toEqual([]);
+    } finally {
+      await host.close();
+    }
+  });
+});

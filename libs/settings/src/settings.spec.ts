@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadSettings, SettingsError } from './settings';
 
 const secretsKey = Buffer.alloc(32, 4).toString('base64');
@@ -179,5 +182,24 @@ describe('function egress allow list', () => {
   it('refuses entries that are none of these, naming the setting', () => {
     expect(() => loadSettings({ TESSERA_FUNCTION_HTTP_ALLOW: '10.0.0.0/33' })).toThrow(/TESSERA_FUNCTION_HTTP_ALLOW: "10.0.0.0\/33" is not a CIDR block/);
     expect(() => loadSettings({ TESSERA_FUNCTION_HTTP_ALLOW: 'http://x' })).toThrow(/TESSERA_FUNCTION_HTTP_ALLOW/);
+  });
+});
+
+describe('TESSERA_EXAMPLE_APP', () => {
+  it("is this installation's examples/todo when unset, whatever the working directory; a given path is made absolute; none is none", () => {
+    const installed = join(__dirname, '..', '..', '..', 'examples', 'todo');
+    expect(existsSync(join(installed, 'config.json'))).toBe(true);
+    const cwd = process.cwd();
+    try {
+      process.chdir(tmpdir());
+      expect(loadSettings({}).exampleAppDir).toBe(installed);
+      expect(loadSettings({ TESSERA_EXAMPLE_APP: 'apps/mine' }).exampleAppDir).toBe(join(process.cwd(), 'apps/mine'));
+    } finally {
+      process.chdir(cwd);
+    }
+    expect(loadSettings({ TESSERA_EXAMPLE_APP: '/srv/app' }).exampleAppDir).toBe('/srv/app');
+    expect(loadSettings({ TESSERA_EXAMPLE_APP: 'none' }).exampleAppDir).toBe('');
+    // An empty variable is an unset one, as for every setting.
+    expect(loadSettings({ TESSERA_EXAMPLE_APP: '' }).exampleAppDir).toBe(installed);
   });
 });

@@ -17,6 +17,12 @@ export const allServiceNames: readonly ServiceName[] = appServiceNames;
 const port = z.coerce.number().int().min(0).max(65_535);
 
 /**
+ * The example app created on an empty platform: `examples/todo` of the installation this module belongs to
+ * (libs/settings/dist -> the repository or image root), so that a process started from any directory finds it.
+ */
+export const DEFAULT_EXAMPLE_APP = resolve(__dirname, '..', '..', '..', 'examples', 'todo');
+
+/**
  * `name=uri` pairs separated by commas, or a JSON object `{ "<clusterName>": "<uri>" }`. The name `*` maps
  * every cluster without an entry of its own (a distributed deployment's one datastore service).
  */
@@ -159,7 +165,8 @@ const environmentSchema = z.object({
     .optional(),
   TESSERA_ADMIN_USERNAME: z.string().min(1).default('admin'),
   TESSERA_ADMIN_PASSWORD: z.string().min(8, 'must be at least 8 characters').optional(),
-  TESSERA_EXAMPLE_APP: z.string().default('examples/todo'),
+  // Unset: the example app of this installation (DEFAULT_EXAMPLE_APP), wherever the process starts; `none`: no app.
+  TESSERA_EXAMPLE_APP: z.string().optional(),
   TESSERA_ALLOW_NEW_PARTITION_SYNC: booleanFlag.default('false'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   TESSERA_LOG_REQUEST_IDS: booleanFlag.optional(),
@@ -233,6 +240,7 @@ export interface Settings {
   /** The apps' MongoDB wire endpoint (spec 2.5 wireProtocolEnabled): off when `port` is undefined. */
   wire: { port: number | undefined; host: string; tls: TlsFiles | undefined };
   admin: { username: string; password: string | undefined };
+  /** Absolute path of the app created on an empty platform; '' for none (TESSERA_EXAMPLE_APP=none). */
   exampleAppDir: string;
   allowNewPartitionSync: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -376,7 +384,7 @@ export function loadSettings(environment: Readonly<Record<string, string | undef
     datastoreDefaultCluster: env.TESSERA_DATASTORE_DEFAULT_CLUSTER,
     wire: { port: env.TESSERA_WIRE_PORT, host: env.TESSERA_WIRE_HOST ?? env.HOST, tls: tlsFiles(env.TESSERA_WIRE_TLS_CERT, env.TESSERA_WIRE_TLS_KEY, 'TESSERA_WIRE_TLS') },
     admin: { username: env.TESSERA_ADMIN_USERNAME, password: env.TESSERA_ADMIN_PASSWORD },
-    exampleAppDir: env.TESSERA_EXAMPLE_APP,
+    exampleAppDir: env.TESSERA_EXAMPLE_APP === undefined ? DEFAULT_EXAMPLE_APP : env.TESSERA_EXAMPLE_APP === 'none' ? '' : resolve(env.TESSERA_EXAMPLE_APP),
     allowNewPartitionSync: env.TESSERA_ALLOW_NEW_PARTITION_SYNC,
     logLevel: env.LOG_LEVEL,
     logRequestIds: env.TESSERA_LOG_REQUEST_IDS ?? (env.LOG_LEVEL === 'debug' || env.LOG_LEVEL === 'trace'),

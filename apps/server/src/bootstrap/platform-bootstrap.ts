@@ -25,6 +25,14 @@ export async function loadExampleApp(settings: Settings): Promise<AppConfig | un
   return loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app;
 }
 
+/** The example app an empty platform starts with; a missing directory is a bad setting, said as one. */
+async function readExampleApp(dir: string): Promise<AppConfig> {
+  if (!existsSync(resolve(dir))) {
+    throw new Error(`TESSERA_EXAMPLE_APP: no app directory at ${resolve(dir)} to create the first app from; name an app directory, or set it to none to start with no app`);
+  }
+  return loadValidApp(await readDirectoryFiles(resolve(dir))).app;
+}
+
 /**
  * First-start work: the state an earlier release kept in files moves into the platform database, then the
  * admin user and group, and on an empty platform the example app, created and deployed from
@@ -38,7 +46,7 @@ export async function bootstrapPlatform(
   const imported = await importFilePlatformState(settings.dataDir, stores.db);
   if (imported) await stores.secretsAtRest.sealStored();
   let apps = await stores.apps.list();
-  const example = apps.length === 0 && settings.exampleAppDir ? (loadedExample ?? loadValidApp(await readDirectoryFiles(resolve(settings.exampleAppDir))).app) : undefined;
+  const example = apps.length === 0 && settings.exampleAppDir ? (loadedExample ?? (await readExampleApp(settings.exampleAppDir))) : undefined;
   const admin = await stores.admins.bootstrap(settings.admin.username, settings.admin.password);
   let createdExample: AppRecord | undefined;
   if (example) {
