@@ -221,3 +221,29 @@ describe('an App Services export (config_version 20210101)', () => {
     expect([layout, violations, app.settings.name]).toEqual(['export-20210101', [], 'shop']);
   });
 });
+
+describe('hosting settings in hosting/config.json', () => {
+  const current = (): AppFiles => {
+    const files: AppFiles = new Map();
+    put(files, 'config.json', { config_version: 20210101, name: 'site', location: 'US-VA', deployment_model: 'GLOBAL' });
+    put(files, 'hosting/config.json', { enabled: true, default_error_path: '/404.html', default_response_code: 404 });
+    put(files, 'hosting/files/index.html', '<h1>site</h1>\n');
+    return files;
+  };
+
+  it('are read in the current layout as in an export (an export moved into config.json apps), and written back into config.json', () => {
+    const loaded = loadApp(current());
+    expect(loaded.layout).toBe('current');
+    expect(loaded.violations).toEqual([]);
+    expect(loaded.app.settings.hosting).toEqual({ enabled: true, default_error_path: '/404.html', default_response_code: 404 });
+    const written = writeAppFiles(loaded.app);
+    expect(written.has('hosting/config.json')).toBe(false);
+    expect(jsonOf(written, 'config.json')).toMatchObject({ hosting: { enabled: true } });
+  });
+
+  it('are refused when config.json holds hosting settings too', () => {
+    const files = current();
+    editJson(files, 'config.json', (d) => (d.hosting = { enabled: false }));
+    expect(issues(files)).toEqual(['hosting/config.json||hosting.duplicate']);
+  });
+});

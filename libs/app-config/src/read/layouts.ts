@@ -59,6 +59,8 @@ export function readCurrentLayout(ctx: ReadContext): AppConfig {
   };
   const redirects: NonNullable<Origin['redirects']> = [];
   const customUserDataServiceName = takeCustomUserDataServiceName(app.settings, settingsFile, redirects);
+  // An export's hosting/config.json moved into an app of this layout is read as the export reads it.
+  takeHostingFile(ctx, app.settings, settingsFile, redirects);
   ctx.origins.set(app.settings, { file: settingsFile, prefix: '', redirects });
   const hosting = readHosting(ctx);
   if (hosting) app.hosting = hosting;
@@ -71,6 +73,22 @@ export function readCurrentLayout(ctx: ReadContext): AppConfig {
   checkEndpoints(ctx, app);
   linkCustomUserDataService(app, customUserDataServiceName);
   return app;
+}
+
+/**
+ * The hosting settings of hosting/config.json, where the 20210101 export moved them out of the app config.
+ * Beside a `hosting` in the settings file, the file is a second source of the same settings: refused.
+ */
+function takeHostingFile(ctx: ReadContext, settings: AppSettings, settingsFile: string, redirects: NonNullable<Origin['redirects']>): void {
+  if (!ctx.has('hosting/config.json')) return;
+  const hosting = ctx.object('hosting/config.json');
+  if (!hosting) return;
+  if (settings.hosting !== undefined) {
+    ctx.report('hosting/config.json', '', 'hosting.duplicate', `the hosting settings are both here and in ${settingsFile}'s hosting: keep one`);
+    return;
+  }
+  settings.hosting = hosting;
+  redirects.push({ from: 'hosting', file: 'hosting/config.json', prefix: '' });
 }
 
 /**
@@ -209,14 +227,7 @@ function readExportTree(ctx: ReadContext, rootFile: string): AppConfig {
       redirects.push({ from: 'custom_user_data_config', file: 'auth/custom_user_data.json', prefix: '' });
     }
   }
-  // 20210101 moved the hosting settings out of the app config into hosting/config.json.
-  if (ctx.has('hosting/config.json')) {
-    const hosting = ctx.object('hosting/config.json');
-    if (hosting) {
-      settings.hosting = hosting;
-      redirects.push({ from: 'hosting', file: 'hosting/config.json', prefix: '' });
-    }
-  }
+  takeHostingFile(ctx, settings, rootFile, redirects);
   ctx.origins.set(settings, { file: rootFile, prefix: '', redirects });
 
   const app: AppConfig = {
