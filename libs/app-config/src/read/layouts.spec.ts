@@ -247,3 +247,18 @@ describe('hosting settings in hosting/config.json', () => {
     expect(issues(files)).toEqual(['hosting/config.json||hosting.duplicate']);
   });
 });
+
+describe("an export's files in an app of the config.json layout", () => {
+  it('are named in warnings, with where this layout reads the same settings', () => {
+    const files: AppFiles = new Map();
+    put(files, 'config.json', { config_version: 20210101, name: 'mixed', location: 'US-VA', deployment_model: 'GLOBAL' });
+    put(files, 'auth/providers.json', { 'anon-user': { name: 'anon-user', type: 'anon-user', disabled: false } });
+    put(files, 'functions/config.json', [{ name: 'hello', private: false }]);
+    const loaded = loadApp(files);
+    expect(loaded.layout).toBe('current');
+    expect(loaded.warnings.map(({ file, rule, message }) => `${file}|${rule}|${/reads (.*) instead/.exec(message)?.[1] ?? ''}`)).toEqual([
+      'auth/providers.json|app.layout.export_file|auth_providers/<name>.json',
+      'functions/config.json|app.layout.export_file|functions/<name>/config.json',
+    ]);
+  });
+});

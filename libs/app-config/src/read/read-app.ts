@@ -72,6 +72,23 @@ function normalizePaths(files: AppFiles): AppFiles {
   return stripCommonRoot(out);
 }
 
+/** Files of the App Services export layouts that the current layout reads from elsewhere, and where. */
+const EXPORT_ONLY_FILES: ReadonlyArray<[string, string]> = [
+  ['auth/providers.json', 'auth_providers/<name>.json'],
+  ['auth/custom_user_data.json', "config.json's custom_user_data_config"],
+  ['functions/config.json', 'functions/<name>/config.json'],
+];
+
+/**
+ * An app in the current layout (config.json) holding an export's files would lose what they say without a
+ * word (they are carried as files, not read): each is named in a warning, with where this layout has it.
+ */
+function warnExportFiles(leftovers: AppFiles, ctx: ReadContext): void {
+  for (const [file, instead] of EXPORT_ONLY_FILES) {
+    if (leftovers.has(file)) ctx.warn(file, '', 'app.layout.export_file', `a file of an App Services export (realm_config.json or root_config.json at the root); this app is in the config.json layout, which reads ${instead} instead, so this file is not read`);
+  }
+}
+
 /** Reads an app from a file map in any supported layout into the current-layout model. */
 export function readAppFiles(input: AppFiles): LoadedApp {
   const files = normalizePaths(input);
@@ -96,6 +113,7 @@ export function readAppFiles(input: AppFiles): LoadedApp {
       break;
   }
   app.extraFiles = ctx.leftovers();
+  if (layout === 'current') warnExportFiles(app.extraFiles, ctx);
   normalizeApp(app);
   return { app, layout, violations: ctx.violations, warnings: ctx.warnings, fileOf: ctx.origins.locate };
 }
