@@ -129,6 +129,13 @@ describe('static hosting', () => {
     expect((await page(shop, '/static/app.js', { headers: { 'if-modified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' } })).status).toBe(200);
     // If-None-Match wins over If-Modified-Since.
     expect((await page(shop, '/static/app.js', { headers: { 'if-none-match': '"stale"', 'if-modified-since': lastModified } })).status).toBe(200);
+    // If-Match and If-Unmodified-Since: the page as it is, or 412 with App Services' error body.
+    expect((await page(shop, '/static/app.js', { headers: { 'if-match': etag } })).status).toBe(200);
+    const changed = await page(shop, '/static/app.js', { headers: { 'if-match': '"stale"' } });
+    expect(changed.status).toBe(412);
+    expect(await changed.json()).toMatchObject({ error_code: 'PreconditionFailed' });
+    expect((await page(shop, '/static/app.js', { headers: { 'if-unmodified-since': 'Mon, 01 Jan 2001 00:00:00 GMT' } })).status).toBe(412);
+    expect((await page(shop, '/static/app.js', { headers: { 'if-unmodified-since': lastModified } })).status).toBe(200);
     const head = await page(shop, '/static/app.js', { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(appJs)));

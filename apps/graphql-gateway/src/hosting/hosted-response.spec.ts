@@ -33,6 +33,16 @@ describe('hostedReply', () => {
     expect(hostedReply(file, 200, { range: 'bytes=0-1', 'if-range': '"old"' })).toMatchObject({ status: 200 });
   });
 
+  it('fails If-Match unless it names the ETag strongly (or is *), and If-Unmodified-Since only without If-Match, before any 304', () => {
+    for (const value of ['"abc"', '"x", "abc"', '*']) expect(hostedReply(file, 200, { 'if-match': value }), value).toMatchObject({ status: 200, withBody: true });
+    for (const value of ['W/"abc"', '"abd"']) expect(hostedReply(file, 200, { 'if-match': value }), value).toMatchObject({ status: 412, withBody: false, failedPrecondition: true });
+    expect(hostedReply(file, 200, { 'if-unmodified-since': lastModified })).toMatchObject({ status: 200 });
+    expect(hostedReply(file, 200, { 'if-unmodified-since': new Date(1_600_000_000_000).toUTCString() })).toMatchObject({ status: 412 });
+    expect(hostedReply(file, 200, { 'if-unmodified-since': 'not a date' })).toMatchObject({ status: 200 });
+    expect(hostedReply(file, 200, { 'if-match': '"abc"', 'if-unmodified-since': new Date(1_600_000_000_000).toUTCString() })).toMatchObject({ status: 200 });
+    expect(hostedReply(file, 200, { 'if-match': '"abd"', 'if-none-match': '"abc"' })).toMatchObject({ status: 412 });
+  });
+
   it('never answers 304 or 206 for the custom error page', () => {
     expect(hostedReply(file, 404, { 'if-none-match': '"abc"', range: 'bytes=0-1' })).toMatchObject({ status: 404, withBody: true });
   });

@@ -1,5 +1,6 @@
 // How one hosted file is answered: headers from its attributes, ETag and Last-Modified, conditional
-// requests (If-None-Match, If-Modified-Since) and a single byte range. Pure: the caller reads the store.
+// requests (If-Match, If-Unmodified-Since, If-None-Match, If-Modified-Since) and a single byte range.
+// Pure: the caller reads the store.
 
 export interface HostedFile {
   hash: string;
@@ -12,8 +13,10 @@ export interface HostedFile {
 export interface HostedReply {
   status: number;
   headers: Record<string, string>;
-  /** Whether the file's bytes (all, or `range`) follow; false for 304 and 416. */
+  /** Whether the file's bytes (all, or `range`) follow; false for 304, 412 and 416. */
   withBody: boolean;
+  /** A 412: the caller answers with the App Services error body instead of the file. */
+  failedPrecondition?: boolean;
   range?: { start: number; end: number };
 }
 
@@ -54,6 +57,23 @@ export function isNotModified(file: HostedFile, headers: RequestHeaders): boolea
   return !Number.isNaN(since) && file.lastModified * 1000 <= since;
 }
 
+/** Whether an If-Match list names this ETag: strong comparison (RFC 9110 13.1.1), so a weak tag never matches. */
+function anyMatch(ifMatch: string, etag: string): boolean {
+  if (ifMatch.trim() === '*') return true;
+  return ifMatch.split(',').some((candidate) => candidate.trim() === etag);
+}
+
+/**
+ * Whether a precondition of the request fails for the file (412): If-Match when sent, otherwise
+ * If-Unmodified-Since (RFC 9110 13.2.2, evaluated before If-None-Match and If-Modified-Since).
+ */
+export function preconditionFails(file: HostedFile, headers: RequestHeaders): boolean {
+  const ifMatch = header(headers, 'if-match');
+  if (ifMatch !== undefined) return !anyMatch(ifMatch, `"${file.hash}"`);
+  const since = Date.parse(header(headers, 'if-unmodified-since') ?? '');
+  return !Number.isNaN(since) && file.lastModified * 1000 > since;
+}
+
 /** One `bytes=` range over `size` bytes: the range, 'unsatisfiable', or undefined to send the whole file. */
 function byteRange(value: string, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
   const match = /^bytes=(\d*)-(\d*)$/.exec(value.trim());
@@ -76,6 +96,7 @@ function byteRange(value: string, size: number): { start: number; end: number } 
 export function hostedReply(file: HostedFile, status: number, headers: RequestHeaders): HostedReply {
   const out = fileHeaders(file);
   if (status !== 200) return { status, headers: { ...out, 'content-length': String(file.size) }, withBody: true };
+  if (preconditionFails(file, headers)) return { status: 412, headers: {}, withBody: false, failedPrecondition: true };
   if (isNotModified(file, headers)) {
     const kept: Record<string, string> = {};
     for (const name of ['etag', 'last-modified', 'cache-control', 'content-location', 'expires', 'vary']) if (out[name] !== undefined) kept[name] = out[name];

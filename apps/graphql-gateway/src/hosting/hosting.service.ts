@@ -72,11 +72,13 @@ export class HostingService {
     const redirect = asset.attrs.find((attr) => attr.name === REDIRECT_ATTRIBUTE)?.value;
     if (redirect) return { status: 301, headers: { location: redirect } };
     const reply = hostedReply(toFile(asset), status, headers);
+    if (reply.failedPrecondition) return errorAnswer(412, 'PreconditionFailed', `the precondition of the request does not hold for ${asset.path}`);
     if (!reply.withBody) return { status: reply.status, headers: reply.headers };
     const read = await this.store.read(appId, asset.path);
     // Replaced between the two reads: answer with the file as it is now.
     if (!read) return errorAnswer(404, 'NotFound', `no hosted file at ${asset.path}`);
     const current = read.asset.hash === asset.hash ? reply : hostedReply(toFile(read.asset), status, headers);
+    if (current.failedPrecondition) return errorAnswer(412, 'PreconditionFailed', `the precondition of the request does not hold for ${asset.path}`);
     if (!current.withBody) return { status: current.status, headers: current.headers };
     const bytes = Buffer.from(read.bytes.buffer, read.bytes.byteOffset, read.bytes.byteLength);
     return { status: current.status, headers: current.headers, body: current.range ? bytes.subarray(current.range.start, current.range.end + 1) : bytes };
