@@ -23,6 +23,7 @@ import {
   MongoServerError,
   ReadPreference,
 } from 'mongodb';
+import { deserialize, serialize } from 'bson';
 import { type Document } from '@tessera/datastore';
 import { type ObservedEvent } from './events';
 
@@ -96,7 +97,10 @@ function record(entity: ClientEntity, entities: DriverEntities, observe: Set<str
     if (type === 'commandStartedEvent') entity.started.push(event as CommandStartedEvent);
     if (!observe.has(type) || ignore.has(event.commandName)) return;
     if (!sensitive && SENSITIVE_COMMANDS.has(event.commandName.toLowerCase())) return;
-    entity.events.push({ type, event });
+    // The command as it was sent: the driver mutates objects it shares with later commands (the client's
+    // ReadConcern gets the next transaction's afterClusterTime), and the event holds them by reference.
+    const sent = type === 'commandStartedEvent' ? { ...event, command: deserialize(serialize((event as CommandStartedEvent).command)) } : event;
+    entity.events.push({ type, event: sent as typeof event });
   };
 }
 

@@ -15,6 +15,7 @@ import {
   type IndexSpecification,
   type MongoClient,
   type MongoClientOptions,
+  type RunCommandCursor,
 } from 'mongodb';
 import { type Document } from '@tessera/datastore';
 import { addDriverEntities, type DriverEntities, handleOptions, Skip } from './driver-entities';
@@ -204,6 +205,18 @@ async function executeOnClient(client: MongoClient, name: string, a: Document, e
   }
 }
 
+/**
+ * A command cursor as the format defines runCursorCommand's and createCommandCursor's arguments: the
+ * command goes as given; `batchSize` and `maxTimeMS` are its getMores' (the driver's setBatchSize and
+ * setMaxTimeMS), not options of the command.
+ */
+function commandCursor(database: Db, a: Document, entities: DriverEntities): RunCommandCursor {
+  const cursor = database.runCursorCommand(a.command as Document, optionsOf(a, ['command', 'commandName', 'batchSize', 'maxTimeMS'], entities));
+  if (typeof a.batchSize === 'number') cursor.setBatchSize(a.batchSize);
+  if (typeof a.maxTimeMS === 'number') cursor.setMaxTimeMS(a.maxTimeMS);
+  return cursor;
+}
+
 async function executeOnDatabase(database: Db, name: string, a: Document, entities: DriverEntities): Promise<unknown> {
   switch (name) {
     case 'dropCollection':
@@ -220,12 +233,10 @@ async function executeOnDatabase(database: Db, name: string, a: Document, entiti
     case 'runCommand':
       return database.command(a.command as Document, optionsOf(a, ['command', 'commandName'], entities));
     case 'runCursorCommand':
-      return database.runCursorCommand(a.command as Document, optionsOf(a, ['command', 'commandName'], entities)).toArray();
+      return commandCursor(database, a, entities).toArray();
     case 'createCommandCursor': {
       if (a.cursorType !== undefined) throw new Skip(`createCommandCursor with cursorType ${JSON.stringify(a.cursorType)}: tailable cursors are not offered by the datastore`);
-      const cursor = database.runCursorCommand(a.command as Document, optionsOf(a, ['command', 'commandName'], entities));
-      if (typeof a.batchSize === 'number') cursor.setBatchSize(a.batchSize);
-      return openCursor(cursor);
+      return openCursor(commandCursor(database, a, entities));
     }
     case 'createChangeStream':
       return openChangeStream(database.watch((a.pipeline as Document[] | undefined) ?? [], optionsOf(a, ['pipeline'], entities)));

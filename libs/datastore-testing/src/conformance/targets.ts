@@ -54,7 +54,9 @@ export async function wireTarget(): Promise<ConformanceTarget & { close(): Promi
   const dir = mkdtempSync(join(tmpdir(), 'tessera-conformance-wire-'));
   const server = await WireServer.start({ clustersDir: dir });
   return {
-    ...mongodbTarget(server.uri(), '7.0.0', 'replicaset'),
+    // Reached as a replica set (discovered from its seed), as a spec runner reaches one, not by a direct
+    // connection: over one the driver treats the server as a standalone and adds a $readPreference.
+    ...mongodbTarget(`mongodb://127.0.0.1:${server.port}/?replicaSet=${server.replicaSetName}`, '7.0.0', 'replicaset'),
     name: 'wire',
     async close() {
       await server.close();

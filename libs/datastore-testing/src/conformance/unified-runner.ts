@@ -477,7 +477,9 @@ function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: st
       entities.recording = false;
       if (deviation?.uncheckedEvents) return undefined;
       for (const entry of expected) {
-        const problem = matchEvents(observedEvents(entities, entry.client), entry, matchContext);
+        const problem = matchEvents(observedEvents(entities, entry.client), entry, matchContext, (reason) => {
+          if (!unchecked.includes(reason)) unchecked.push(reason);
+        });
         if (problem) return problem;
       }
       return undefined;
@@ -490,8 +492,12 @@ function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: st
   return runner;
 }
 
-/** Runs one operation and checks it as the case says; returns the first difference, if any. */
-async function runOperation(runner: Runner, op: Operation, label: string, unchecked: string[]): Promise<string | undefined> {
+/**
+ * Runs one operation and checks it as the case says; returns the first difference, if any. In a
+ * withTransaction callback (`propagate`) the operation's error, once checked, is thrown on to
+ * withTransaction, as the format requires (whatever expectError or ignoreResultAndError say).
+ */
+async function runOperation(runner: Runner, op: Operation, label: string, unchecked: string[], propagate = false): Promise<string | undefined> {
   let actual: unknown;
   let error: unknown;
   try {
@@ -500,11 +506,15 @@ async function runOperation(runner: Runner, op: Operation, label: string, unchec
     if (e instanceof Skip || e instanceof CaseFailure) throw e;
     error = e;
   }
-  if (op.ignoreResultAndError) return undefined;
+  const passOn = (problem: string | undefined): string | undefined => {
+    if (problem === undefined && propagate && error !== undefined) throw error;
+    return problem;
+  };
+  if (op.ignoreResultAndError) return passOn(undefined);
   if (op.expectError) {
     if (error === undefined) return `${label}: expected an error, got ${EJSON.stringify(actual)}`;
     const problem = checkError(error, op.expectError, runner.matchContext);
-    return problem ? `${label}: ${problem}` : undefined;
+    return passOn(problem ? `${label}: ${problem}` : undefined);
   }
   if (error !== undefined) return `${label} threw: ${errorView(error).message}`;
   if (op.expectResult !== undefined && runner.resultUnchecked(op)) {
@@ -558,7 +568,7 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
     }
     const active = runner;
     active.nested = async (op) => {
-      const problem = await runOperation(active, op, `withTransaction callback (${op.name})`, unchecked);
+      const problem = await runOperation(active, op, `withTransaction callback (${op.name})`, unchecked, true);
       if (problem) throw new CaseFailure(problem);
     };
     for (const [i, op] of test.operations.entries()) {

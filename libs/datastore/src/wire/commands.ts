@@ -405,7 +405,9 @@ async function getMore(call: Invocation): Promise<Document> {
   cursor.busy = true;
   try {
     // An awaitData (change stream) cursor waits up to maxTimeMS, 1 s by default, for the next change.
-    const waitMs = cursor instanceof ChangeStreamCursor ? (numberField(call.command, 'maxTimeMS') ?? 1000) : 0;
+    const maxTimeMS = numberField(call.command, 'maxTimeMS');
+    if (maxTimeMS !== undefined && !(cursor instanceof ChangeStreamCursor)) fail(2, 'BadValue', 'cannot set maxTimeMS on getMore command for a non-awaitData cursor');
+    const waitMs = cursor instanceof ChangeStreamCursor ? (maxTimeMS ?? 1000) : 0;
     return await cursorReply(call, cursor, batchSize, 'nextBatch', waitMs);
   } finally {
     cursor.busy = false;
@@ -1010,6 +1012,19 @@ const handlers: Record<string, Handler> = {
  */
 const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct', 'killCursors']);
 
+/** The commands MongoDB runs at read concern `snapshot` outside a transaction (snapshot reads). */
+const snapshotReads = new Set(['find', 'aggregate', 'distinct', 'getMore', 'killCursors']);
+
+/**
+ * Read concern `snapshot` outside a transaction is for reads only: a write, a catalog listing or any other
+ * command refuses it, as MongoDB's do (InvalidOptions), rather than running at another read concern.
+ */
+function checkSnapshotReadConcern(name: string, command: Document): void {
+  const readConcern = command.readConcern;
+  if (command.autocommit === false || !isPlainObject(readConcern) || readConcern.level !== 'snapshot' || snapshotReads.has(name)) return;
+  fail(72, 'InvalidOptions', `Command ${name} does not support { readConcern: { level: "snapshot" } } :: caused by :: read concern snapshot is supported only by find, aggregate and distinct outside a transaction`);
+}
+
 /** Runs one command and answers its reply document (errors are thrown; the server turns them into replies). */
 export async function runCommand(context: CommandContext): Promise<Document> {
   const name = Object.keys(context.command)[0];
@@ -1023,6 +1038,7 @@ export async function runCommand(context: CommandContext): Promise<Document> {
   const client = server.clientFor(cluster);
   const key = sessionKey(cluster, command.lsid);
   const call: Invocation = { ...context, name, client, sessionKey: key };
+  checkSnapshotReadConcern(name, command);
   if (name !== 'commitTransaction' && name !== 'abortTransaction') {
     if (command.autocommit === false && !transactional.has(name)) fail(263, 'OperationNotSupportedInTransaction', `Cannot run '${name}' in a multi-document transaction.`);
     call.session = await server.sessions.forCommand(client, key, command);

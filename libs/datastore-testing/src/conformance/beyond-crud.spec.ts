@@ -1,0 +1,193 @@
+/**
+ * Regression cases for what the runs of mongodb/specifications' sessions, transactions, run-command and
+ * change-streams suites found (README.md, "Beyond CRUD"): unified-format files of our own, cut down from
+ * those suites' cases, run through the driver against the wire server.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { wireTarget } from './targets';
+import { type CaseResult, formatResult, runConformance } from './unified-runner';
+
+type Fixture = Record<string, unknown>;
+
+function writeFixtures(files: Record<string, Fixture>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-beyond-crud-'));
+  for (const [name, file] of Object.entries(files)) writeFileSync(join(dir, `${name}.json`), JSON.stringify(file));
+  return dir;
+}
+
+const db = 'beyond-crud';
+
+function entities(extra: Fixture[] = []): Fixture[] {
+  return [
+    { client: { id: 'client0', observeEvents: ['commandStartedEvent'] } },
+    { database: { id: 'db0', client: 'client0', databaseName: db } },
+    { collection: { id: 'coll0', database: 'db0', collectionName: 'coll0' } },
+    ...extra,
+  ];
+}
+
+/** Read concern snapshot outside a transaction: reads only (sessions/snapshot-sessions-unsupported-ops). */
+function snapshotRefusals(): Fixture {
+  return {
+    description: 'snapshot refusals',
+    schemaVersion: '1.0',
+    createEntities: entities([{ session: { id: 'snap', client: 'client0', sessionOptions: { snapshot: true } } }]),
+    initialData: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 11 }] }],
+    tests: [
+      {
+        description: 'a write in a snapshot session is refused by the server',
+        operations: [
+          { name: 'insertOne', object: 'coll0', arguments: { session: 'snap', document: { _id: 2 } }, expectError: { isClientError: false, errorCode: 72 } },
+        ],
+        expectEvents: [{ client: 'client0', events: [{ commandStartedEvent: { command: { insert: 'coll0', readConcern: { level: 'snapshot', atClusterTime: { $$exists: false } } } } }] }],
+        outcome: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 11 }] }],
+      },
+      {
+        description: 'a catalog listing in a snapshot session is refused by the server',
+        operations: [{ name: 'listCollections', object: 'db0', arguments: { session: 'snap' }, expectError: { isClientError: false, errorCodeName: 'InvalidOptions' } }],
+      },
+    ],
+  };
+}
+
+/** runCursorCommand's getMore options (run-command/runCursorCommand) and the direct-connection $readPreference. */
+function commandCursors(): Fixture {
+  return {
+    description: 'command cursors',
+    schemaVersion: '1.9',
+    createEntities: entities(),
+    initialData: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1 }, { _id: 2 }, { _id: 3 }] }],
+    tests: [
+      {
+        description: 'the getMore carries the maxTimeMS given, and the server refuses it for a cursor that does not await data',
+        operations: [
+          {
+            name: 'runCursorCommand',
+            object: 'db0',
+            arguments: { commandName: 'find', command: { find: 'coll0', batchSize: 1 }, maxTimeMS: 300 },
+            expectError: { errorCodeName: 'BadValue', errorContains: 'non-awaitData' },
+          },
+        ],
+        expectEvents: [
+          {
+            client: 'client0',
+            // The driver closes the cursor after the failed getMore (killCursors).
+            ignoreExtraEvents: true,
+            events: [
+              { commandStartedEvent: { commandName: 'find', command: { find: 'coll0', maxTimeMS: { $$exists: false } } } },
+              { commandStartedEvent: { commandName: 'getMore', command: { collection: 'coll0', maxTimeMS: 300 } } },
+            ],
+          },
+        ],
+      },
+      {
+        description: 'a command with the default read preference carries no $readPreference',
+        operations: [{ name: 'runCommand', object: 'db0', arguments: { commandName: 'ping', command: { ping: 1 } }, expectResult: { ok: 1 } }],
+        expectEvents: [{ client: 'client0', events: [{ commandStartedEvent: { command: { ping: 1, $readPreference: { $$exists: false } } } }] }],
+      },
+    ],
+  };
+}
+
+/** withTransaction's callback errors reach it (transactions-convenient-api/callback-retry), and events are the commands as sent. */
+function transactions(): Fixture {
+  return {
+    description: 'transactions',
+    schemaVersion: '1.3',
+    createEntities: entities([
+      { client: { id: 'client1', uriOptions: { readConcernLevel: 'local', w: 1 }, observeEvents: ['commandStartedEvent'] } },
+      { database: { id: 'db1', client: 'client1', databaseName: db } },
+      { collection: { id: 'coll1', database: 'db1', collectionName: 'coll0' } },
+      { session: { id: 'session1', client: 'client1' } },
+    ]),
+    initialData: [{ collectionName: 'coll0', databaseName: db, documents: [] }],
+    tests: [
+      {
+        description: 'a duplicate key in the callback ends withTransaction with E11000, after an abort',
+        operations: [
+          {
+            name: 'withTransaction',
+            object: 'session1',
+            arguments: {
+              callback: [
+                { name: 'insertOne', object: 'coll1', arguments: { session: 'session1', document: { _id: 1 } } },
+                { name: 'insertOne', object: 'coll1', arguments: { session: 'session1', document: { _id: 1 } }, expectError: { errorLabelsOmit: ['TransientTransactionError'] } },
+              ],
+            },
+            expectError: { errorLabelsOmit: ['TransientTransactionError', 'UnknownTransactionCommitResult'], errorContains: 'E11000' },
+          },
+        ],
+        expectEvents: [
+          {
+            client: 'client1',
+            events: [
+              { commandStartedEvent: { commandName: 'insert' } },
+              { commandStartedEvent: { commandName: 'insert' } },
+              { commandStartedEvent: { commandName: 'abortTransaction' } },
+            ],
+          },
+        ],
+        outcome: [{ collectionName: 'coll0', databaseName: db, documents: [] }],
+      },
+      {
+        description: 'the second transaction of a session reads after the first one commit, the first one without afterClusterTime',
+        operations: [
+          { object: 'session1', name: 'startTransaction' },
+          { object: 'coll1', name: 'insertOne', arguments: { session: 'session1', document: { _id: 1 } } },
+          { object: 'session1', name: 'commitTransaction' },
+          { object: 'session1', name: 'startTransaction' },
+          { object: 'coll1', name: 'insertOne', arguments: { session: 'session1', document: { _id: 2 } } },
+          { object: 'session1', name: 'abortTransaction' },
+        ],
+        expectEvents: [
+          {
+            client: 'client1',
+            events: [
+              { commandStartedEvent: { commandName: 'insert', command: { readConcern: { level: 'local' } } } },
+              { commandStartedEvent: { commandName: 'commitTransaction' } },
+              { commandStartedEvent: { commandName: 'insert', command: { readConcern: { level: 'local', afterClusterTime: { $$exists: true } } } } },
+              { commandStartedEvent: { commandName: 'abortTransaction' } },
+            ],
+          },
+        ],
+        outcome: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1 }] }],
+      },
+    ],
+  };
+}
+
+describe('beyond CRUD: sessions, transactions, command cursors and change streams on the wire server', () => {
+  let target: Awaited<ReturnType<typeof wireTarget>>;
+  beforeAll(async () => {
+    target = await wireTarget();
+  });
+  afterAll(async () => {
+    await target.close();
+  });
+
+  const notPassed = (results: CaseResult[]) => results.filter((r) => r.status !== 'passed').map(formatResult);
+
+  it('refuses read concern snapshot for writes and catalog listings outside a transaction', async () => {
+    expect(notPassed(await runConformance(writeFixtures({ snapshot: snapshotRefusals() }), target))).toEqual([]);
+  });
+
+  it('sends getMore options of command cursors and no $readPreference to a replica set primary', async () => {
+    expect(notPassed(await runConformance(writeFixtures({ cursors: commandCursors() }), target))).toEqual([]);
+  });
+
+  it('passes withTransaction its callback errors and records commands as they were sent', async () => {
+    expect(notPassed(await runConformance(writeFixtures({ transactions: transactions() }), target))).toEqual([]);
+  });
+
+  it('fails a case that expects an error the server does not raise', async () => {
+    const file = snapshotRefusals() as { tests: { operations: { arguments?: Record<string, unknown> }[] }[] };
+    const [write] = file.tests;
+    const args = write.operations[0].arguments;
+    if (args) delete args.session;
+    const results = await runConformance(writeFixtures({ snapshot: file }), target);
+    expect(results[0].status).toBe('failed');
+    expect(results[0].reason).toMatch(/expected an error/);
+  });
+});
