@@ -3,13 +3,15 @@
  * number takes and the exact arithmetic behind it. An int with an int gives an int, or a long when the
  * result leaves int32's range; a long gives a long, or a double when it leaves int64's; a double gives a
  * double; a decimal wins over all. Longs are computed as bigints and decimals as scaled bigints, so a long
- * beyond 2^53 or a decimal 0.1 + 0.2 comes out as MongoDB's does.
+ * beyond 2^53 or a decimal 0.1 + 0.2 comes out as MongoDB's does; a decimal's square root, exponential,
+ * logarithms and powers are decimal-math.ts's.
  *
  * Pure functions over evaluated arguments: the aggregation operators that call them are in
  * engine/typed-expressions.ts. No mingo and no I/O here.
  */
 import { Decimal128, Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
+import { type DecimalResult, decimalExp, decimalLog, decimalPower, decimalSqrt, digitCount, pow10 } from './decimal-math';
 import { isInt32Number, storedDouble, typeName } from './values';
 
 export type NumericKind = 'int' | 'long' | 'double' | 'decimal';
@@ -104,15 +106,6 @@ interface Dec {
 }
 
 const DEC_DIGITS = 34;
-const POW10: bigint[] = [1n];
-function pow10(n: number): bigint {
-  while (POW10.length <= n) POW10.push(POW10[POW10.length - 1] * 10n);
-  return POW10[n];
-}
-
-function digitCount(n: bigint): number {
-  return n === 0n ? 1 : n.toString().length;
-}
 
 const DEC_NAN: Dec = { neg: false, coeff: 0n, exp: 0, special: 'NaN' };
 
@@ -175,15 +168,20 @@ function roundDigits(neg: boolean, coeff: bigint, exp: number, sticky = false): 
   return { neg, coeff: kept, exp: exp + drop };
 }
 
+/** Decimal128's least exponent: a value with digits below 10^-6176 is rounded to that place (a subnormal, or zero). */
+const DEC_EXP_MIN = -6176;
+
 function toDecimal128(dec: Dec): Decimal128 {
   if (dec.special === 'NaN') return Decimal128.fromString('NaN');
   if (dec.special === 'Infinity') return Decimal128.fromString(dec.neg ? '-Infinity' : 'Infinity');
-  const text = `${dec.neg ? '-' : ''}${dec.coeff}E${dec.exp}`;
+  // Rounded here: bson's own rounding of those is wrong (it makes 5E-6177 into 5E-6176).
+  const tiny = dec.exp < DEC_EXP_MIN;
+  const { neg, coeff, exp } = tiny && digitCount(dec.coeff) + dec.exp < DEC_EXP_MIN - 1 ? { neg: dec.neg, coeff: 0n, exp: DEC_EXP_MIN } : tiny ? decQuantize(dec, DEC_EXP_MIN, 'halfEven') : dec;
   try {
-    return Decimal128.fromStringWithRounding(text);
+    return Decimal128.fromStringWithRounding(`${neg ? '-' : ''}${coeff}E${exp}`);
   } catch {
-    // Beyond decimal128's exponent range: an overflow is an infinity, an underflow a zero.
-    return Decimal128.fromString(dec.exp > 0 && dec.coeff !== 0n ? (dec.neg ? '-Infinity' : 'Infinity') : dec.neg ? '-0' : '0');
+    // Beyond decimal128's exponent range: an overflow is an infinity.
+    return Decimal128.fromString(coeff !== 0n ? (neg ? '-Infinity' : 'Infinity') : neg ? '-0' : '0');
   }
 }
 
@@ -612,6 +610,45 @@ export function roundTo(value: unknown, place: unknown, op: '$round' | '$trunc')
   }
 }
 
+/**
+ * A number's value as a double for a domain check: a decimal too small for a double keeps its sign (1E-400
+ * is positive, not zero).
+ */
+function checkedDouble(value: unknown, kind: NumericKind): number {
+  const x = doubleOf(value);
+  if (kind !== 'decimal' || x !== 0) return x;
+  const dec = decimalOf(value, kind);
+  if (dec.special || dec.coeff === 0n) return x;
+  return dec.neg ? -Number.MIN_VALUE : Number.MIN_VALUE;
+}
+
+/** A result of decimal-math.ts rounded to 34 digits. */
+function rounded(result: DecimalResult): Dec {
+  const { neg, coeff, exp } = result.value;
+  return roundDigits(neg, coeff, exp, result.inexact);
+}
+
+const DEC_ONE: Dec = { neg: false, coeff: 1n, exp: 0 };
+
+function decIsOne(a: Dec): boolean {
+  return !a.special && !a.neg && a.coeff !== 0n && decIsZero(decAdd(a, decNegate(DEC_ONE)));
+}
+
+function decIsIntegral(a: Dec): boolean {
+  return a.exp >= 0 || a.coeff % pow10(-a.exp) === 0n;
+}
+
+/** $pow with a decimal operand (the other one converted as MongoDB converts it): computed in decimal. */
+function decimalPow(base: Dec, exponent: Dec): Decimal128 {
+  const special = specialDecimal(base, exponent, (x, y) => x ** y);
+  if (special) return toDecimal128(special);
+  if (base.coeff === 0n) return toDecimal128(exactDecimal(decimalToNumber(base) ** decimalToNumber(exponent)));
+  if (base.neg && !decIsIntegral(exponent)) return toDecimal128(DEC_NAN);
+  const result = decimalPower(base, exponent);
+  if (result.reciprocal) return toDecimal128(decDivide(DEC_ONE, result.value));
+  return toDecimal128(rounded(result));
+}
+
 /** $pow: an int or a long when an integral power fits one (as MongoDB computes it), else a double or a decimal. */
 export function pow(base: unknown, exponent: unknown): unknown {
   if (isNullish(base) || isNullish(exponent)) return null;
@@ -619,10 +656,10 @@ export function pow(base: unknown, exponent: unknown): unknown {
   if (kb === undefined) typeMismatch(28762, `$pow's base must be numeric, not ${nameOf(base)}`);
   const ke = numericKind(exponent);
   if (ke === undefined) typeMismatch(28763, `$pow's exponent must be numeric, not ${nameOf(exponent)}`);
-  const x = doubleOf(base);
+  const x = checkedDouble(base, kb);
   const y = doubleOf(exponent);
   if (x === 0 && y < 0) badValue(28764, '$pow cannot take a base of 0 and a negative exponent');
-  if (kb === 'decimal' || ke === 'decimal') return toDecimal128(decimalOf(x ** y, 'double'));
+  if (kb === 'decimal' || ke === 'decimal') return decimalPow(decimalOf(base, kb), decimalOf(exponent, ke));
   if (kb === 'double' || ke === 'double') return storedDouble(x ** y);
   const kind = widerKind(kb, ke);
   const b = integerOf(base);
@@ -635,32 +672,52 @@ export function pow(base: unknown, exponent: unknown): unknown {
   return fitsLong(result) ? integralResult(kind, result) : storedDouble(x ** y);
 }
 
+const DEC_TEN: Dec = { neg: false, coeff: 10n, exp: 0 };
+
+/** The math functions computed in decimal for a decimal operand (decimal-math.ts). */
+const DECIMAL_FUNCTIONS: Readonly<Record<string, (a: Dec) => DecimalResult>> = {
+  $sqrt: decimalSqrt,
+  $exp: decimalExp,
+  $ln: (a) => decimalLog(a),
+  $log10: (a) => decimalLog(a, DEC_TEN),
+};
+
 /**
  * A math function of one number with a double result ($sqrt, $exp, $ln, $log10, the trigonometric ones): a
- * decimal operand gives a decimal. `check` refuses an operand out of the function's domain.
+ * decimal operand gives a decimal, computed in decimal for $sqrt, $exp, $ln and $log10. The trigonometric
+ * functions of a decimal are computed in doubles: the double result converted with 34 digits (its exact
+ * binary value), so correct to a double's precision only, where MongoDB's are correct to 34 digits. `check`
+ * refuses an operand out of the function's domain.
  */
 export function realFunction(value: unknown, op: string, fn: (x: number) => number, check?: (x: number) => void): unknown {
   if (isNullish(value)) return null;
   const kind = numericOperand(value, op, 28765);
-  const x = doubleOf(value);
-  check?.(x);
-  const result = fn(x);
-  return kind === 'decimal' ? toDecimal128(decimalOf(result, 'double')) : storedDouble(result);
+  check?.(checkedDouble(value, kind));
+  if (kind !== 'decimal') return storedDouble(fn(doubleOf(value)));
+  const dec = decimalOf(value, kind);
+  const decimal = DECIMAL_FUNCTIONS[op] as ((a: Dec) => DecimalResult) | undefined;
+  if (decimal && !dec.special) return toDecimal128(rounded(decimal(dec)));
+  return toDecimal128(exactDecimal(fn(decimalToNumber(dec))));
 }
 
-/** $log: the logarithm of a number in a base. */
+/** $log: the logarithm of a number in a base; in decimal when either is a decimal. */
 export function log(value: unknown, base: unknown): unknown {
   if (isNullish(value) || isNullish(base)) return null;
   const kv = numericKind(value);
   if (kv === undefined) typeMismatch(28756, `$log's argument must be numeric, not ${nameOf(value)}`);
   const kb = numericKind(base);
   if (kb === undefined) typeMismatch(28757, `$log's base must be numeric, not ${nameOf(base)}`);
-  const x = doubleOf(value);
-  const b = doubleOf(base);
+  const x = checkedDouble(value, kv);
+  const b = checkedDouble(base, kb);
+  const decimal = kv === 'decimal' || kb === 'decimal';
+  const baseIsOne = decimal ? decIsOne(decimalOf(base, kb)) : b === 1;
   if (!(x > 0) && !Number.isNaN(x)) badValue(28758, `$log's argument must be a positive number, but is ${x}`);
-  if ((!(b > 0) || b === 1) && !Number.isNaN(b)) badValue(28759, `$log's base must be a positive number not equal to 1, but is ${b}`);
-  const result = Math.log(x) / Math.log(b);
-  return kv === 'decimal' || kb === 'decimal' ? toDecimal128(decimalOf(result, 'double')) : storedDouble(result);
+  if ((!(b > 0) || baseIsOne) && !Number.isNaN(b)) badValue(28759, `$log's base must be a positive number not equal to 1, but is ${b}`);
+  if (!decimal) return storedDouble(Math.log(x) / Math.log(b));
+  const dx = decimalOf(value, kv);
+  const db = decimalOf(base, kb);
+  if (dx.special || db.special) return toDecimal128(exactDecimal(Math.log(x) / Math.log(b)));
+  return toDecimal128(rounded(decimalLog(dx, db)));
 }
 
 // ---- conversions ----

@@ -448,6 +448,251 @@ export function dataSourceContract(target: ContractTarget): void {
       ]);
     });
 
+    it('passes array elements, fields and variables through expressions with their stored types', async () => {
+      await coll().insertOne({
+        _id: 1,
+        list: [Long.fromNumber(1), new Double(2), new Int32(3), Decimal128.fromString('4.0')],
+        more: [new Double(5)],
+        sub: { l: Long.fromNumber(6), d: new Double(7) },
+        l: Long.fromNumber(8),
+        d: new Double(9),
+      });
+      const [doc] = await coll()
+        .aggregate([
+          {
+            $project: {
+              _id: 0,
+              sliced: { $slice: ['$list', 1, 2] },
+              tail: { $slice: ['$list', -1] },
+              concatenated: { $concatArrays: ['$list', '$more', [Long.fromNumber(10)]] },
+              zipped: { $zip: { inputs: ['$list', '$more'], useLongestLength: true, defaults: [null, Long.fromNumber(0)] } },
+              field: { $getField: { field: 'l', input: '$sub' } },
+              ownField: { $getField: 'd' },
+              element: { $arrayElemAt: ['$list', 0] },
+              lastElement: { $arrayElemAt: ['$list', -3] },
+              first: { $first: '$list' },
+              last: { $last: '$more' },
+              reversed: { $reverseArray: '$list' },
+              union: { $setUnion: ['$more', ['$d']] },
+              sorted: { $sortArray: { input: '$list', sortBy: -1 } },
+              firstTwo: { $firstN: { input: '$list', n: 2 } },
+              lastTwo: { $lastN: { input: '$list', n: 2 } },
+              largest: { $maxN: { input: '$list', n: 2 } },
+              pairs: { $objectToArray: '$sub' },
+              rebuilt: { $arrayToObject: [[['a', '$l'], ['b', '$d']]] },
+              withField: { $setField: { field: 'x', input: '$sub', value: '$d' } },
+              withoutField: { $unsetField: { field: 'd', input: '$sub' } },
+              reduced: { $reduce: { input: '$list', initialValue: [], in: { $concatArrays: ['$$value', ['$$this']] } } },
+              mapped: { $map: { input: '$list', as: 'n', in: { $arrayElemAt: [['$$n'], 0] } } },
+              filtered: { $filter: { input: '$list', cond: { $gte: ['$$this', 2] }, limit: 2 } },
+              bound: { $let: { vars: { x: '$l', xs: { $slice: ['$list', 2] } }, in: { $concatArrays: [['$$x'], '$$xs'] } } },
+              chosen: { $cond: [{ $gt: ['$l', 1] }, '$sub.l', '$d'] },
+              switched: { $switch: { branches: [{ case: false, then: '$l' }], default: { $first: '$more' } } },
+              defaulted: { $ifNull: ['$missing', '$sub.d'] },
+              nested: { $first: { $slice: [{ $reverseArray: { $concatArrays: ['$more', '$list'] } }, 2] } },
+            },
+          },
+        ])
+        .toArray();
+      const list = ['long', 'double', 'int', 'decimal'];
+      expect(typesOf(doc)).toEqual({
+        sliced: ['double', 'int'],
+        tail: ['decimal'],
+        concatenated: [...list, 'double', 'long'],
+        zipped: [['long', 'double'], ['double', 'long'], ['int', 'long'], ['decimal', 'long']],
+        field: 'long',
+        ownField: 'double',
+        element: 'long',
+        lastElement: 'double',
+        first: 'long',
+        last: 'double',
+        reversed: [...list].reverse(),
+        union: ['double', 'double'],
+        sorted: ['decimal', 'int', 'double', 'long'],
+        firstTwo: ['long', 'double'],
+        lastTwo: ['int', 'decimal'],
+        largest: ['decimal', 'int'],
+        pairs: [{ k: 'string', v: 'long' }, { k: 'string', v: 'double' }],
+        rebuilt: { a: 'long', b: 'double' },
+        withField: { l: 'long', d: 'double', x: 'double' },
+        withoutField: { l: 'long' },
+        reduced: list,
+        mapped: list,
+        filtered: ['double', 'int'],
+        bound: ['long', 'long', 'double'],
+        chosen: 'long',
+        switched: 'double',
+        defaulted: 'double',
+        nested: 'decimal',
+      });
+      expect(numbersOf({ sliced: doc.sliced, bound: doc.bound, zipped: (doc.zipped as unknown[][]).slice(0, 3), field: doc.field })).toEqual({ sliced: [2, 3], bound: [8, 1, 2], zipped: [[1, 5], [2, 0], [3, 0]], field: 6 });
+    });
+
+    it('computes square roots, exponentials, logarithms and powers of decimals in decimal, to 34 digits', async () => {
+      await coll().insertOne({ _id: 1, two: Decimal128.fromString('2'), ten: Decimal128.fromString('10'), i: new Int32(2), l: Long.fromNumber(3) });
+      const [doc] = await coll()
+        .aggregate([
+          {
+            $project: {
+              _id: 0,
+              sqrt: { $sqrt: '$two' },
+              exactSqrt: { $sqrt: { $toDecimal: '2.25' } },
+              exp: { $exp: { $toDecimal: 1 } },
+              ln: { $ln: '$ten' },
+              log10: { $log10: '$two' },
+              exactLog10: { $log10: { $toDecimal: 1000 } },
+              log: { $log: [{ $toDecimal: 100 }, 3] },
+              exactLog: { $log: [{ $toDecimal: 8 }, '$two'] },
+              pow: { $pow: [{ $toDecimal: '1.5' }, { $toDecimal: '2.5' }] },
+              exactPow: { $pow: ['$two', '$i'] },
+              inversePow: { $pow: ['$two', -2] },
+              longBase: { $pow: ['$l', '$two'] },
+              doubleRoot: { $sqrt: '$i' },
+              longLog: { $log10: '$l' },
+            },
+          },
+        ])
+        .toArray();
+      const decimals = ['sqrt', 'exactSqrt', 'exp', 'ln', 'log10', 'exactLog10', 'log', 'exactLog', 'pow', 'exactPow', 'inversePow', 'longBase'];
+      expect(typesOf(doc)).toEqual({ ...Object.fromEntries(decimals.map((name) => [name, 'decimal'])), doubleRoot: 'double', longLog: 'double' });
+      expect(Object.fromEntries(decimals.map((name) => [name, String(doc[name])]))).toEqual({
+        sqrt: '1.414213562373095048801688724209698',
+        exactSqrt: '1.5',
+        exp: '2.718281828459045235360287471352662',
+        ln: '2.302585092994045684017991454684364',
+        log10: '0.3010299956639811952137388947244930',
+        exactLog10: '3',
+        log: '4.191806548578769208593135044042803',
+        exactLog: '3',
+        pow: '2.755675960631075360471944584044128',
+        exactPow: '4',
+        inversePow: '0.25',
+        longBase: '9',
+      });
+      expect(numbersOf({ doubleRoot: doc.doubleRoot, longLog: doc.longLog })).toEqual({ doubleRoot: Math.SQRT2, longLog: Math.log10(3) });
+    });
+
+    it('keeps the operand type through $round, $trunc and $abs, and gives $mod, $divide and conversions their types', async () => {
+      await coll().insertOne({ _id: 1, l: Long.fromString('1234567890123456789'), dec: Decimal128.fromString('-12.3456'), d: new Double(7.5), i: new Int32(6) });
+      const [doc] = await coll()
+        .aggregate([
+          {
+            $project: {
+              _id: 0,
+              roundLong: { $round: ['$l', -2] },
+              truncLong: { $trunc: ['$l', -3] },
+              roundLongPlaces: { $round: ['$l', 2] },
+              roundDecimal: { $round: ['$dec', 2] },
+              truncDecimal: { $trunc: ['$dec', 1] },
+              roundDecimalWhole: { $round: '$dec' },
+              roundDouble: { $round: ['$d', 0] },
+              absLong: { $abs: { $subtract: [0, '$l'] } },
+              absDecimal: { $abs: '$dec' },
+              modDecimal: { $mod: ['$dec', 5] },
+              modLong: { $mod: ['$l', 10] },
+              modLongDouble: { $mod: [Long.fromNumber(10), new Double(4)] },
+              divideInts: { $divide: ['$i', 3] },
+              divideLongs: { $divide: ['$l', '$l'] },
+              divideDecimal: { $divide: ['$dec', 2] },
+              toInt: { $toInt: '$dec' },
+              toLong: { $toLong: '$d' },
+              toDouble: { $toDouble: '$i' },
+              toDecimal: { $toDecimal: '$l' },
+              convertInt: { $convert: { input: '12', to: 'int' } },
+              convertLong: { $convert: { input: '$i', to: 18 } },
+              convertDouble: { $convert: { input: '$dec', to: 'double' } },
+              convertDecimal: { $convert: { input: '$d', to: { $literal: 'decimal' } } },
+            },
+          },
+        ])
+        .toArray();
+      expect(typesOf(doc)).toEqual({
+        roundLong: 'long',
+        truncLong: 'long',
+        roundLongPlaces: 'long',
+        roundDecimal: 'decimal',
+        truncDecimal: 'decimal',
+        roundDecimalWhole: 'decimal',
+        roundDouble: 'double',
+        absLong: 'long',
+        absDecimal: 'decimal',
+        modDecimal: 'decimal',
+        modLong: 'long',
+        modLongDouble: 'double',
+        divideInts: 'double',
+        divideLongs: 'double',
+        divideDecimal: 'decimal',
+        toInt: 'int',
+        toLong: 'long',
+        toDouble: 'double',
+        toDecimal: 'decimal',
+        convertInt: 'int',
+        convertLong: 'long',
+        convertDouble: 'double',
+        convertDecimal: 'decimal',
+      });
+      const shown = Object.fromEntries(Object.entries(doc).map(([name, value]) => [name, value instanceof Double ? value.value : String(value)]));
+      expect(shown).toEqual({
+        roundLong: '1234567890123456800',
+        truncLong: '1234567890123456000',
+        roundLongPlaces: '1234567890123456789',
+        roundDecimal: '-12.35',
+        truncDecimal: '-12.3',
+        roundDecimalWhole: '-12',
+        roundDouble: 8,
+        absLong: '1234567890123456789',
+        absDecimal: '12.3456',
+        modDecimal: '-2.3456',
+        modLong: '9',
+        modLongDouble: 2,
+        divideInts: 2,
+        divideLongs: 1,
+        divideDecimal: '-6.1728',
+        toInt: '-12',
+        toLong: '7',
+        toDouble: 6,
+        toDecimal: '1234567890123456789',
+        convertInt: '12',
+        convertLong: '6',
+        convertDouble: '-12.3456',
+        convertDecimal: '7.50000000000000',
+      });
+    });
+
+    it('keeps the BSON type of number literals in a view pipeline, $bucket boundaries and default, and find projections', async () => {
+      await coll().insertMany([{ _id: 1, n: 1 }, { _id: 2, n: 15 }, { _id: 3, n: 'x' }]);
+      // A view's pipeline as mongodump's metadata writes it: canonical Extended JSON.
+      const pipeline = EJSON.parse(
+        '[{"$match": {"_id": {"$numberLong": "2"}}}, {"$set": {"l": {"$numberLong": "5"}, "d": {"$numberDouble": "1.0"}, "i": {"$numberInt": "2"}, "m": {"$numberDecimal": "1.50"}, "sum": {"$add": ["$n", {"$numberLong": "1"}]}, "list": [{"$numberDouble": "3"}]}}]',
+        { relaxed: false },
+      ) as Document[];
+      await client.db(dbName).createCollection('typed', { viewOn: 'items', pipeline });
+      const viewed = await coll('typed').find({}).toArray();
+      expect(viewed.map(typesOf)).toEqual([{ _id: 'int', n: 'int', l: 'long', d: 'double', i: 'int', m: 'decimal', sum: 'long', list: ['double'] }]);
+      expect(String(viewed[0].m)).toBe('1.50');
+      const bucketed = await coll()
+        .aggregate([{ $bucket: { groupBy: '$n', boundaries: [Long.fromNumber(0), Long.fromNumber(10), Long.fromNumber(20)], default: new Double(99), output: { count: { $sum: 1 } } } }])
+        .toArray();
+      expect(bucketed.map(typesOf)).toEqual([
+        { _id: 'long', count: 'int' },
+        { _id: 'long', count: 'int' },
+        { _id: 'double', count: 'int' },
+      ]);
+      expect(numbersOf(bucketed)).toEqual([
+        { _id: 0, count: 1 },
+        { _id: 10, count: 1 },
+        { _id: 99, count: 1 },
+      ]);
+      const projection = { _id: 0, literal: { $literal: Long.fromNumber(5) }, decimal: { $literal: Decimal128.fromString('2.50') }, computed: { $add: ['$n', Long.fromNumber(1)] }, list: [new Double(1), '$n'], nested: { d: { $literal: new Double(3) } } };
+      const [projected] = await coll().find({ _id: 2 }, projection).toArray();
+      expect(typesOf(projected)).toEqual({ literal: 'long', decimal: 'decimal', computed: 'long', list: ['double', 'int'], nested: { d: 'double' } });
+      expect(typesOf(await coll().findOne({ _id: 2 }, projection))).toEqual(typesOf(projected));
+      expect(typesOf(await coll().findOneAndUpdate({ _id: 2 }, { $set: { seen: true } }, { projection, returnNewDocument: true }))).toEqual(typesOf(projected));
+      // A number of any type in a projection is an inclusion or an exclusion, not a value.
+      expect(await coll().findOne({ _id: 2 }, { n: Long.fromNumber(1), _id: new Int32(0) })).toEqual({ n: 15 });
+      expect(await coll().findOne({ _id: 2 }, { n: new Double(0) })).toEqual({ _id: 2, seen: true });
+    });
+
     it('treats _id values 1 and 1.0 as the same key', async () => {
       await coll().insertOne({ _id: 1 });
       const error = await errorOf(coll().insertOne({ _id: new Double(1) }));

@@ -18,7 +18,7 @@ import {
   type Document,
   type WatchOptions,
 } from '../api/data-source';
-import { normalize } from '../bson/values';
+import { normalizeStored } from '../bson/values';
 import { compileCollation, sameCollation } from '../engine/collation';
 import { EmbeddedChangeStream } from './change-stream';
 import { EmbeddedCollection } from './embedded-collection';
@@ -49,7 +49,7 @@ class EmbeddedDatabase implements DatabaseHandle {
 
   async createCollection(name: string, options: CreateCollectionOptions = {}): Promise<CollectionHandle> {
     checkName('collection', name);
-    const view = options.viewOn ? { viewOn: options.viewOn, pipeline: (normalize(options.pipeline ?? []) as Document[]) } : undefined;
+    const view = options.viewOn ? { viewOn: options.viewOn, pipeline: normalizeStored(options.pipeline ?? []) as Document[] } : undefined;
     const collation = options.collation !== undefined && compileCollation(options.collation) ? options.collation : undefined;
     // A view on a view has its collation (MongoDB refuses another one).
     const source = view ? this.store.collection(this.databaseName, view.viewOn) : undefined;

@@ -2,16 +2,17 @@
  * The operators the engine gives mingo in place of its comparing ones, in two groups (wired in mingo.ts).
  *
  * In both contexts, because mingo answers otherwise than MongoDB whatever the collation: `$all` (mingo's
- * matches arrays only), the expressions that compare ($eq ... $cmp, $in, $indexOfArray, the set operators:
- * mingo's match an array's elements and take a missing value for null), `$lookup` and `$graphLookup`
+ * matches arrays only), the expressions that compare ($eq ... $cmp, $in, $indexOfArray, $setEquals and
+ * $setIsSubset: mingo's match an array's elements and take a missing value for null; the set operators that
+ * answer values are typed-expressions.ts's), `$lookup` and `$graphLookup`
  * (mingo's concise form ran its pipeline over the whole foreign collection), `$group` and `$sortByCount`
  * (their keys and results keep stored number types), and the accumulators that order or compare values
  * ($max, $min, $maxN, $minN, $top, $bottom, $topN, $bottomN, $addToSet: mingo's skip strings or answer arrays).
  *
  * Only while a locale's collation is active, because mingo compares strings by code point wherever it
  * compares (its `compare` and `isEqual`, maps keyed by value): the query operators $eq ... $in ($elemMatch,
- * $not, $expr and the logical operators reach them through the context), $sortArray, and the stages that
- * match or group values ($bucket, $setWindowFields). A query operator whose operand holds no string hands
+ * $not, $expr and the logical operators reach them through the context), and the stages that match or
+ * group values ($bucket, $setWindowFields). A query operator whose operand holds no string hands
  * over to mingo's own, whose answer a collation cannot change.
  *
  * All compare through compareValues, which consults the comparison withCollation made active (binary without
@@ -20,7 +21,6 @@
 import { type AccumulatorOperator, ComputeOptions, type ExpressionOperator, type Options, type PipelineOperator, type QueryOperator, computeValue } from 'mingo/core';
 import { type Iterator, Lazy } from 'mingo/lazy';
 import { $bottomN as mingoBottomN, $topN as mingoTopN } from 'mingo/operators/accumulator';
-import { $sortArray as mingoSortArray } from 'mingo/operators/expression';
 import { $bucket as mingoBucket, $group as mingoGroup, $lookup as mingoLookup } from 'mingo/operators/pipeline';
 import { $elemMatch as mingoElemMatch, $eq as mingoEq, $gt as mingoGt, $gte as mingoGte, $lt as mingoLt, $lte as mingoLte, $ne as mingoNe, $in as mingoIn } from 'mingo/operators/query';
 import { HashMap, ensureArray, flatten, resolve, setValue } from 'mingo/util';
@@ -29,11 +29,9 @@ import { DatastoreError } from '../api/datastore.error';
 import {
   type Document,
   asPromotedCopy,
-  collationActive,
   collectPathValues,
   compareValues,
   holdsString,
-  idKey,
   isPlainObject,
   originalOf,
   promoteNumbers,
@@ -43,6 +41,7 @@ import {
   valuesEqual,
 } from '../bson/values';
 import { numericKind } from '../bson/numeric';
+import { collatedKeyOf, collatedKeys, mapKey, uniqueValues } from './collated-keys';
 import { checkSort, sortDocuments, sortKeys } from './sort';
 import { typedPush, typedValue } from './typed-expressions';
 
@@ -50,94 +49,6 @@ type Predicate = (doc: unknown) => boolean;
 
 function badValue(message: string): DatastoreError {
   return new DatastoreError('BadValue', message);
-}
-
-/**
- * Strings the collation calls equal mapped to one of them (the first met), at any depth of a value: two
- * values are equal under the collation exactly when their canonical forms are equal in binary order, so
- * maps keyed by `idKey` of the canonical form group by the collation. The representatives are kept in the
- * collation's order and searched by bisection (ICU gives no sort keys here, so no hash can group them): a
- * string new to the operation costs a logarithmic number of comparisons. Without a collation, the identity.
- */
-export function collatedKeys(): (value: unknown) => unknown {
-  if (!collationActive()) return (value) => value;
-  const seen = new Map<string, string>();
-  const representatives: string[] = [];
-  const canonical = (value: unknown): unknown => {
-    if (typeof value === 'string') {
-      let found = seen.get(value);
-      if (found === undefined) {
-        let low = 0;
-        let high = representatives.length;
-        while (low < high) {
-          const middle = (low + high) >>> 1;
-          const order = compareValues(representatives[middle], value);
-          if (order === 0) {
-            found = representatives[middle];
-            break;
-          }
-          if (order < 0) low = middle + 1;
-          else high = middle;
-        }
-        if (found === undefined) {
-          found = value;
-          representatives.splice(low, 0, value);
-        }
-        seen.set(value, found);
-      }
-      return found;
-    }
-    if (Array.isArray(value)) return value.map(canonical);
-    if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, canonical(v)]));
-    return value;
-  };
-  return canonical;
-}
-
-/**
- * A Map key equal for two values exactly when they are equal in BSON order: a JS number as itself (0 and -0,
- * NaN and NaN are one key, as in BSON), likewise booleans and null (missing too), other values as `idKey`'s
- * string. Cheaper than `idKey` for the numbers most keys are.
- */
-function mapKey(value: unknown): unknown {
-  switch (typeof value) {
-    case 'number':
-    case 'boolean':
-      return value;
-    case 'string':
-      return `s${value}`;
-    case 'undefined':
-      return null;
-    case 'bigint':
-    case 'function':
-    case 'object':
-    case 'symbol': {
-      if (value === null) return null;
-      const key = idKey(value);
-      // A BSON number that is not a JS number (Int32, Double, a Long that fits) keys as the JS number would.
-      return key.charCodeAt(0) === 110 ? Number(key.slice(1)) : key;
-    }
-  }
-}
-
-/** A map key equal for two values exactly when the active comparison calls them equal (one canonicalizer per use). */
-export function collatedKeyOf(): (value: unknown) => unknown {
-  if (!collationActive()) return mapKey;
-  const canonical = collatedKeys();
-  return (value) => mapKey(canonical(value));
-}
-
-/** The values, each once by the collation (the first met of equal ones), in order. */
-function uniqueValues(values: unknown[], keyOf = collatedKeyOf()): unknown[] {
-  const seen = new Set<unknown>();
-  const out: unknown[] = [];
-  for (const value of values) {
-    const key = keyOf(value);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(value);
-  }
-  return out;
 }
 
 // ---- query operators ----
@@ -251,28 +162,6 @@ function arraysOf(args: unknown[], name: string): unknown[][] {
 const isNil = (value: unknown): boolean => value === null || value === undefined;
 
 const setOperators: Record<string, ExpressionOperator> = {
-  $setUnion: (obj, expr, options) => {
-    const args = argumentsOf(obj, expr, options, '$setUnion');
-    if (args.some(isNil)) return null;
-    return uniqueValues(arraysOf(args, '$setUnion').flat());
-  },
-  $setIntersection: (obj, expr, options) => {
-    const args = argumentsOf(obj, expr, options, '$setIntersection');
-    if (args.some(isNil)) return null;
-    const [first, ...rest] = arraysOf(args, '$setIntersection');
-    if (first === undefined) return [];
-    const keyOf = collatedKeyOf();
-    const others = rest.map((values) => new Set(values.map(keyOf)));
-    return uniqueValues(first, keyOf).filter((v) => others.every((keys) => keys.has(keyOf(v))));
-  },
-  $setDifference: (obj, expr, options) => {
-    const args = argumentsOf(obj, expr, options, '$setDifference', 2);
-    if (args.some(isNil)) return null;
-    const [first, second] = arraysOf(args, '$setDifference');
-    const keyOf = collatedKeyOf();
-    const removed = new Set(second.map(keyOf));
-    return uniqueValues(first, keyOf).filter((v) => !removed.has(keyOf(v)));
-  },
   $setEquals: (obj, expr, options) => {
     const args = argumentsOf(obj, expr, options, '$setEquals');
     if (args.length < 2) throw badValue(`$setEquals needs at least two arguments had: ${args.length}`);
@@ -321,19 +210,6 @@ export const comparingExpressions: Record<string, ExpressionOperator> = {
   ...setOperators,
 };
 
-export const collatedExpressionOperators: Record<string, ExpressionOperator> = {
-  $sortArray: (obj, expr, options) => {
-    const spec: unknown = computeValue(obj, expr, null, options);
-    if (!isPlainObject(spec)) return mingoSortArray(obj, expr, options);
-    const { input, sortBy } = spec;
-    if (isNil(input)) return null;
-    if (!Array.isArray(input)) throw badValue(`The input argument to $sortArray must be an array, but was of type: ${typeName(input)}`);
-    if (sortBy === 1 || sortBy === -1) return (input as unknown[]).slice().sort((a, b) => compareValues(a, b) * sortBy);
-    if (isPlainObject(sortBy)) return sortDocuments((input as Document[]).slice(), checkSort(sortBy) ?? {});
-    return mingoSortArray(obj, expr, options);
-  },
-};
-
 // ---- accumulators ----
 
 function extremeAccumulator(sign: 1 | -1): AccumulatorOperator {
@@ -372,19 +248,6 @@ function sortedN(builtin: AccumulatorOperator, fromEnd: boolean, fixedN?: number
   };
 }
 
-/** The expression form of $maxN and $minN (`{input, n}` over an array), which mingo's calls its accumulator directly. */
-function nExpression(accumulator: AccumulatorOperator): ExpressionOperator {
-  return (obj, expr, options) => {
-    if (Array.isArray(obj)) return accumulator(obj as unknown[], expr, options);
-    const spec: unknown = computeValue(obj, expr, null, options);
-    if (!isPlainObject(spec)) throw badValue('$maxN and $minN take a document with input and n');
-    const { input, n } = spec;
-    if (isNil(input)) return null;
-    if (!Array.isArray(input)) throw badValue('$maxN and $minN require input to resolve to an array, null or missing');
-    return accumulator(input as unknown[], { n, input: '$$this' }, options);
-  };
-}
-
 const maxN = extremesN(-1);
 const minN = extremesN(1);
 
@@ -404,12 +267,6 @@ export const orderingAccumulators: Record<string, AccumulatorOperator> = {
   $bottomN: sortedN(mingoBottomN, true),
   $top: sortedN(mingoTopN, false, 1),
   $bottom: sortedN(mingoBottomN, true, 1),
-};
-
-/** The expression forms of $maxN and $minN, with the accumulators above (both contexts). */
-export const orderingExpressions: Record<string, ExpressionOperator> = {
-  $maxN: nExpression(maxN),
-  $minN: nExpression(minN),
 };
 
 // ---- pipeline stages ----

@@ -13,7 +13,6 @@ import { DatastoreError } from '../api/datastore.error';
 import { type Iterator } from 'mingo/lazy';
 import { type Document, collationActive, isPlainObject, normalizeSpec, originalOf, promoteNumbers } from '../bson/values';
 import {
-  collatedExpressionOperators,
   collatedPipelineOperators,
   collatedQueryOperators,
   collatedSetWindowFields,
@@ -22,7 +21,6 @@ import {
   group,
   lookup,
   orderingAccumulators,
-  orderingExpressions,
   queryOperators,
   sortByCount,
 } from './collated-operators';
@@ -33,7 +31,7 @@ import { checkStages } from './stage-checks';
 import { prepareFilter, regexExpressionOperators, regexQueryOperators } from './regex-filter';
 import { typeExpression } from './type-operator';
 import { plainExpressionOperators, typedAccumulators, typedValue, typedWindowOperators } from './typed-expressions';
-import { computedFieldOperator, projector, restoring, typedStages } from './typed-stages';
+import { computedFieldOperator, projector, restoring, typedBucket, typedStages } from './typed-stages';
 
 function translate(error: unknown): never {
   if (error instanceof DatastoreError) throw error;
@@ -87,12 +85,12 @@ function setWindowFields(collection: Iterator, expr: unknown, options: Options):
 // documents builds them stored. mingo's own expression operators are given promoted values only.
 OPTIONS.context.addPipelineOps(typedStages);
 OPTIONS.context.addPipelineOps({ $group: group, $sortByCount: sortByCount, $graphLookup: graphLookup });
-OPTIONS.context.addPipelineOps({ $setWindowFields: restoring(setWindowFields, true), $bucket: restoring(mingoBucket, false), $redact: restoring(mingoRedact, true) });
+OPTIONS.context.addPipelineOps({ $setWindowFields: restoring(setWindowFields, true), $bucket: restoring(typedBucket(mingoBucket), false), $redact: restoring(mingoRedact, true) });
 const accumulators = { ...typedAccumulators, ...orderingAccumulators };
 // mingo's $max and $min skip strings, its $top and $bottom answer arrays: these order values as MongoDB does.
 OPTIONS.context.addAccumulatorOps(accumulators);
 // Registered before every other expression operator: the first registration of a name wins.
-OPTIONS.context.addExpressionOps({ ...plainExpressionOperators(accumulators, orderingExpressions), ...computedFieldOperator });
+OPTIONS.context.addExpressionOps({ ...plainExpressionOperators(accumulators), ...computedFieldOperator });
 OPTIONS.context.addWindowOps(typedWindowOperators);
 // mingo's $all matches arrays only: this one matches as MongoDB does (see collated-operators.ts).
 OPTIONS.context.addQueryOps(queryOperators);
@@ -162,8 +160,7 @@ function collatedOptions(): Options {
   if (!collated) {
     const overrides = Context.init({
       query: { ...collatedQueryOperators, ...regexQueryOperators(collatedQueryOperators.$in as never) },
-      expression: collatedExpressionOperators,
-      pipeline: { $bucket: restoring(collatedPipelineOperators.$bucket, false), $setWindowFields: restoring(collatedSetWindowFields(setWindowFields), true) },
+      pipeline: { $bucket: restoring(typedBucket(collatedPipelineOperators.$bucket), false), $setWindowFields: restoring(collatedSetWindowFields(setWindowFields), true) },
     });
     collated = ComputeOptions.init(initOptions({ ...(OPTIONS as ComputeOptions).getOptions(), context: Context.merge(overrides, OPTIONS.context) }));
   }

@@ -13,7 +13,7 @@ import { $bucketAuto as mingoBucketAuto, $group as mingoGroup } from 'mingo/oper
 import { setValue } from 'mingo/util';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document, cloneValue, compareValues, formatValue, getPath, isPlainObject, typeName } from '../bson/values';
-import { collatedKeyOf } from './collated-operators';
+import { collatedKeyOf } from './collated-keys';
 import { sortDocuments } from './sort';
 import { typedValue } from './typed-expressions';
 

@@ -4,15 +4,21 @@
  * expressions in a projection go to mingo.
  */
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, isPlainObject } from '../bson/values';
+import { doubleOf, numericKind } from '../bson/numeric';
+import { type Document, isPlainObject, normalizeSpec } from '../bson/values';
 import { compileFilter, compileProjection, mingoQuery } from './mingo';
 
 type Tree = { [field: string]: true | Tree };
 
 export type Projector = (doc: Document) => Document;
 
-function isFlag(value: unknown): value is number | boolean {
-  return typeof value === 'number' || typeof value === 'boolean';
+/** A number of any BSON type, or a boolean: an inclusion (true, nonzero) or an exclusion, not a computed value. */
+function isFlag(value: unknown): boolean {
+  return typeof value === 'boolean' || numericKind(value) !== undefined;
+}
+
+function flagOn(value: unknown): boolean {
+  return typeof value === 'boolean' ? value : doubleOf(value) !== 0;
 }
 
 type ArrayStep = (doc: Document, out: Document) => void;
@@ -38,8 +44,10 @@ function matchedIndex(doc: Document, field: string, filter: Document | undefined
   return values.findIndex((item) => matcher({ ...doc, [field]: [item] }));
 }
 
-export function buildProjector(projection: Document | undefined, filter?: Document): Projector | undefined {
-  if (!projection || Object.keys(projection).length === 0) return undefined;
+export function buildProjector(given: Document | undefined, filter?: Document): Projector | undefined {
+  if (!given || Object.keys(given).length === 0) return undefined;
+  // Numbers as JS numbers for the rules below and for mingo, a computed field's literals keeping their types.
+  const projection = normalizeSpec(given) as Document;
   let inclusion: boolean | undefined;
   let idFlag: boolean | undefined;
   let expressions = false;
@@ -103,7 +111,7 @@ export function buildProjector(projection: Document | undefined, filter?: Docume
       continue;
     }
     if (field.includes('$')) throw new DatastoreError('BadValue', `invalid projection field ${field}`);
-    const on = Boolean(value);
+    const on = flagOn(value);
     if (field === '_id') {
       idFlag = on;
       continue;

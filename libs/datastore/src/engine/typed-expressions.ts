@@ -42,6 +42,8 @@ import {
   subtract,
   type NumericTarget,
 } from '../bson/numeric';
+import { collatedKeyOf, uniqueValues } from './collated-keys';
+import { checkSort, sortDocuments } from './sort';
 
 /**
  * A typed operator: `args` is the operand as the pipeline gives it (numbers promoted), `literal` the same
@@ -328,6 +330,221 @@ function endOfArray(op: '$first' | '$last'): TypedOperator {
   };
 }
 
+// ---- arrays, sets and documents, their values passed through as stored ----
+
+/** A numeric argument as an int32 (MongoDB's array positions and counts), or undefined when it is none. */
+function int32Of(value: unknown): number | undefined {
+  if (numericKind(value) === undefined) return undefined;
+  const n = doubleOf(value);
+  return Number.isInteger(n) && n >= -0x8000_0000 && n <= 0x7fff_ffff ? n : undefined;
+}
+
+const $slice: TypedOperator = (obj, args, options, literal) => {
+  const list = operands(obj, args, options, literal);
+  if (list.length < 2 || list.length > 3) throw badValue(`Expression $slice takes at least 2 arguments, and at most 3, but ${list.length} were passed in.`, 28667);
+  if (list.some(isNullish)) return null;
+  const [array, second, third] = list;
+  if (!Array.isArray(array)) throw badValue(`First argument to $slice must be an array, but is of type: ${typeName(array)}`, 28724);
+  if (numericKind(second) === undefined) throw badValue(`Second argument to $slice must be a numeric value, but is of type: ${typeName(second)}`, 28725);
+  const position = int32Of(second);
+  if (position === undefined) throw badValue(`Second argument to $slice can't be represented as a 32-bit integer: ${String(second)}`, 28726);
+  const items = array as unknown[];
+  if (list.length === 2) return position >= 0 ? items.slice(0, position) : items.slice(Math.max(0, items.length + position));
+  if (numericKind(third) === undefined) throw badValue(`Third argument to $slice must be numeric, but is of type: ${typeName(third)}`, 28727);
+  const count = int32Of(third);
+  if (count === undefined) throw badValue(`Third argument to $slice can't be represented as a 32-bit integer: ${String(third)}`, 28728);
+  if (count <= 0) throw badValue(`Third argument to $slice must be positive: ${count}`, 28729);
+  const start = position >= 0 ? Math.min(position, items.length) : Math.max(0, items.length + position);
+  return items.slice(start, start + count);
+};
+
+const $concatArrays: TypedOperator = (obj, args, options, literal) => {
+  const out: unknown[] = [];
+  for (const value of operands(obj, args, options, literal)) {
+    if (isNullish(value)) return null;
+    if (!Array.isArray(value)) throw badValue(`$concatArrays only supports arrays, not ${typeName(value)}`, 28664);
+    out.push(...(value as unknown[]));
+  }
+  return out;
+};
+
+const $reverseArray = unary('$reverseArray', (value) => {
+  if (isNullish(value)) return null;
+  if (!Array.isArray(value)) throw badValue(`The argument to $reverseArray must be an array, but was of type: ${typeName(value)}`, 34435);
+  return (value as unknown[]).slice().reverse();
+});
+
+/** $zip: `inputs` an array of expressions (or one resolving to an array of arrays), `defaults` likewise. */
+const $zip: TypedOperator = (obj, args, options, literal) => {
+  if (!isPlainObject(args)) throw badValue(`$zip only supports an object as its argument`, 34460);
+  const typed = typedLiterals(args, literal);
+  const useLongestLength = args.useLongestLength ?? false;
+  if (typeof useLongestLength !== 'boolean') throw badValue(`useLongestLength must be a bool, found ${typeName(useLongestLength)}`, 34463);
+  if (args.defaults !== undefined && !useLongestLength) throw badValue('cannot specify defaults unless useLongestLength is true', 34466);
+  const inputs = typedValue(obj, args.inputs, options, typed.inputs);
+  if (!Array.isArray(inputs)) throw badValue('inputs must be an array of expressions', 34461);
+  const defaults = args.defaults === undefined ? [] : typedValue(obj, args.defaults, options, typed.defaults);
+  if (!Array.isArray(defaults)) throw badValue('defaults must be an array of expressions', 34462);
+  if (args.defaults !== undefined && defaults.length !== inputs.length) throw badValue('defaults and inputs must have the same length', 34467);
+  let length = useLongestLength ? 0 : Infinity;
+  for (const input of inputs as unknown[]) {
+    if (isNullish(input)) return null;
+    if (!Array.isArray(input)) throw badValue(`$zip found a non-array expression in input: ${typeName(input)}`, 34468);
+    length = useLongestLength ? Math.max(length, input.length) : Math.min(length, input.length);
+  }
+  const arrays = inputs as unknown[][];
+  if (arrays.length === 0) return [];
+  return Array.from({ length }, (_unused, i) => arrays.map((array, j) => (i < array.length ? array[i] : ((defaults as unknown[])[j] ?? null))));
+};
+
+/** A document operand as stored (a promoted copy's original), or undefined when it is not a document. */
+function documentOf(value: unknown): Document | undefined {
+  const stored = originalOf(value);
+  return isPlainObject(stored) ? stored : undefined;
+}
+
+/** The field name of $getField, $setField and $unsetField: a string, as MongoDB requires. */
+function fieldName(op: string, obj: unknown, field: unknown, options: Options): string {
+  const name: unknown = plainValue(obj, field, options);
+  if (typeof name !== 'string') throw badValue(`${op} requires 'field' to evaluate to type String, but got ${typeName(name)}`, op === '$getField' ? 3041704 : 4161106);
+  return name;
+}
+
+/** $getField: a field of `input` (by default the current document) as stored, missing when it has none. */
+const $getField: TypedOperator = (obj, args, options, literal) => {
+  const full = isPlainObject(args) && hasOwn(args, 'field');
+  const spec = full ? args : { field: args };
+  const typed = full ? typedLiterals(args, literal) : {};
+  const name = fieldName('$getField', obj, spec.field, options);
+  const input = 'input' in spec ? typedValue(obj, spec.input, options, typed.input) : typedValue(obj, '$$CURRENT', options);
+  if (isNullish(input)) return null;
+  const doc = documentOf(input);
+  if (!doc) throw badValue(`$getField requires 'input' to evaluate to type Object, but got ${typeName(input)}`, 3041705);
+  return hasOwn(doc, name) ? doc[name] : undefined;
+};
+
+/** $setField and $unsetField: a copy of `input` with the field set to `value` as computed, or removed ($$REMOVE, or missing). */
+function setField(op: '$setField' | '$unsetField'): TypedOperator {
+  return (obj, args, options, literal) => {
+    if (!isPlainObject(args)) throw badValue(`${op} only supports an object as its argument`, 4161100);
+    const typed = typedLiterals(args, literal);
+    const name = fieldName(op, obj, args.field, options);
+    const input = typedValue(obj, args.input, options, typed.input);
+    if (isNullish(input)) return null;
+    const doc = documentOf(input);
+    if (!doc) throw badValue(`${op} requires 'input' to evaluate to type Object, but got ${typeName(input)}`, 4161105);
+    const value = op === '$unsetField' || args.value === '$$REMOVE' ? undefined : typedValue(obj, args.value, options, typed.value);
+    const out: Document = {};
+    for (const key of Object.keys(doc)) if (key !== name || value !== undefined) setOwnField(out, key, key === name ? value : doc[key]);
+    if (value !== undefined && !hasOwn(doc, name)) setOwnField(out, name, value);
+    return out;
+  };
+}
+
+function setOwnField(target: Document, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+const $objectToArray = unary('$objectToArray', (value) => {
+  if (isNullish(value)) return null;
+  const doc = documentOf(value);
+  if (!doc) throw badValue(`$objectToArray requires a document input, found: ${typeName(value)}`, 40390);
+  return Object.keys(doc).map((k) => ({ k, v: doc[k] }));
+});
+
+const $arrayToObject = unary('$arrayToObject', (value) => {
+  if (isNullish(value)) return null;
+  if (!Array.isArray(value)) throw badValue(`$arrayToObject requires an array input, found: ${typeName(value)}`, 40386);
+  const out: Document = {};
+  for (const item of value as unknown[]) {
+    let key: unknown;
+    let field: unknown;
+    const pair = documentOf(item);
+    if (Array.isArray(item)) {
+      if (item.length !== 2) throw badValue(`$arrayToObject requires an array of size 2 arrays,found array of size: ${item.length}`, 40397);
+      [key, field] = item as unknown[];
+    } else if (pair && Object.keys(pair).length === 2 && hasOwn(pair, 'k') && hasOwn(pair, 'v')) {
+      key = pair.k;
+      field = pair.v;
+    } else {
+      throw badValue('$arrayToObject requires an object with keys \'k\' and \'v\', or an array of size 2 arrays', 40392);
+    }
+    if (typeof key !== 'string') throw badValue(`$arrayToObject requires the key to be of type string, found: ${typeName(key)}`, 40395);
+    if (key.includes('\0')) throw badValue("Key field cannot contain an embedded null byte", 4940400);
+    setOwnField(out, key, field);
+  }
+  return out;
+});
+
+/** $sortArray: by BSON order of the whole values (sortBy 1 or -1) or of documents' fields, strings by the active comparison. */
+const $sortArray: TypedOperator = (obj, args, options, literal) => {
+  if (!isPlainObject(args)) throw badValue('$sortArray requires an object as its argument', 2942500);
+  const typed = typedLiterals(args, literal);
+  const input = typedValue(obj, args.input, options, typed.input);
+  const sortBy: unknown = plainValue(obj, args.sortBy, options);
+  if (isNullish(input)) return null;
+  if (!Array.isArray(input)) throw badValue(`The input argument to $sortArray must be an array, but was of type: ${typeName(input)}`, 2942504);
+  if (sortBy === 1 || sortBy === -1) return (input as unknown[]).slice().sort((a, b) => compareValues(a, b) * sortBy);
+  if (!isPlainObject(sortBy)) throw badValue('$sortArray requires sortBy to be 1, -1 or a sort specification', 2942505);
+  return sortDocuments((input as Document[]).slice(), checkSort(sortBy) ?? {});
+};
+
+/** The expression forms of $firstN, $lastN, $maxN and $minN: `{input, n}` over an array, its values as stored. */
+function arrayN(op: '$firstN' | '$lastN' | '$maxN' | '$minN'): TypedOperator {
+  return (obj, args, options, literal) => {
+    if (!isPlainObject(args)) throw badValue(`${op} requires an object with 'input' and 'n'`, 5787801);
+    const typed = typedLiterals(args, literal);
+    const n: unknown = plainValue(obj, args.n, options);
+    if (typeof n !== 'number' || !Number.isInteger(n) || n <= 0) throw badValue(`${op}: 'n' must be a positive integer, found ${String(n)}`, 5787908);
+    const input = typedValue(obj, args.input, options, typed.input);
+    if (isNullish(input)) return null;
+    if (!Array.isArray(input)) throw badValue(`${op} requires 'input' to be an array, found ${typeName(input)}`, 5788200);
+    const items = input as unknown[];
+    if (op === '$firstN') return items.slice(0, n);
+    if (op === '$lastN') return items.slice(Math.max(0, items.length - n));
+    const direction = op === '$maxN' ? -1 : 1;
+    return items
+      .filter((item) => !isNullish(item))
+      .sort((a, b) => compareValues(a, b) * direction)
+      .slice(0, n);
+  };
+}
+
+/** The operands of a set operator: null when one is null or missing, else arrays. */
+function setOperands(op: string, obj: unknown, args: unknown, options: Options, literal: unknown): unknown[][] | null {
+  const list = operands(obj, args, options, literal);
+  if (list.some(isNullish)) return null;
+  for (const value of list) if (!Array.isArray(value)) throw badValue(`All operands of ${op} must be arrays. One argument is of type: ${typeName(value)}`, op === '$setUnion' ? 17043 : op === '$setIntersection' ? 17047 : 17048);
+  return list as unknown[][];
+}
+
+const $setUnion: TypedOperator = (obj, args, options, literal) => {
+  const sets = setOperands('$setUnion', obj, args, options, literal);
+  return sets && uniqueValues(sets.flat());
+};
+
+const $setIntersection: TypedOperator = (obj, args, options, literal) => {
+  const sets = setOperands('$setIntersection', obj, args, options, literal);
+  if (!sets) return null;
+  const [first, ...rest] = sets;
+  if (first === undefined) return [];
+  const keyOf = collatedKeyOf();
+  const others = rest.map((values) => new Set(values.map(keyOf)));
+  return uniqueValues(first, keyOf).filter((v) => others.every((keys) => keys.has(keyOf(v))));
+};
+
+const $setDifference: TypedOperator = (obj, args, options, literal) => {
+  const list = operands(obj, args, options, literal);
+  if (list.length !== 2) throw badValue(`Expression $setDifference takes exactly 2 arguments. ${list.length} were passed in.`, 16020);
+  const sets = setOperands('$setDifference', obj, args, options, literal);
+  if (!sets) return null;
+  const [first, second] = sets;
+  const keyOf = collatedKeyOf();
+  const removed = new Set(second.map(keyOf));
+  return uniqueValues(first, keyOf).filter((v) => !removed.has(keyOf(v)));
+};
+
 /** $let, its variables and `in` typed. */
 const $let: TypedOperator = (obj, args, options, literal) => {
   if (!isPlainObject(args) || !isPlainObject(args.vars)) return storedOf(plainValue(obj, { $let: args }, options));
@@ -524,6 +741,23 @@ const TYPED_EXPRESSIONS: Readonly<Record<string, TypedOperator>> = {
   $arrayElemAt,
   $first: endOfArray('$first'),
   $last: endOfArray('$last'),
+  $slice,
+  $concatArrays,
+  $reverseArray,
+  $zip,
+  $getField,
+  $setField: setField('$setField'),
+  $unsetField: setField('$unsetField'),
+  $objectToArray,
+  $arrayToObject,
+  $sortArray,
+  $firstN: arrayN('$firstN'),
+  $lastN: arrayN('$lastN'),
+  $maxN: arrayN('$maxN'),
+  $minN: arrayN('$minN'),
+  $setUnion,
+  $setIntersection,
+  $setDifference,
   $dateDiff: longResultOf(mingoDateDiff),
   $toHashedIndexKey: longResultOf(mingoHashedIndexKey),
   $rand,
@@ -610,27 +844,22 @@ export const typedWindowOperators: Readonly<Record<string, WindowOperator>> = {
 
 /**
  * The expression operators mingo calls, each answering a promoted value (mingo's operators compute with JS
- * numbers): the typed ones above, and `forms` (other expression forms of the engine's). An accumulator's
+ * numbers): the typed ones above (the expression forms of $firstN, $maxN... among them). An accumulator's
  * name is also called so by mingo's stages that accumulate, with the group's documents for `obj` (mingo
  * looks for an expression operator first): that answers the accumulator's typed value, which goes into an
  * output document. Where neither applies, mingo's own expression operator, else mingo's reading of an
  * accumulator in an expression (over its operand's values).
  */
-export function plainExpressionOperators(
-  accumulators: Readonly<Record<string, AccumulatorOperator>>,
-  forms: Readonly<Record<string, ExpressionOperator>>,
-): Record<string, ExpressionOperator> {
+export function plainExpressionOperators(accumulators: Readonly<Record<string, AccumulatorOperator>>): Record<string, ExpressionOperator> {
   const out: Record<string, ExpressionOperator> = {};
-  const names = new Set([...Object.keys(TYPED_EXPRESSIONS), ...Object.keys(accumulators), ...Object.keys(forms)]);
+  const names = new Set([...Object.keys(TYPED_EXPRESSIONS), ...Object.keys(accumulators)]);
   for (const name of names) {
     const accumulator = accumulators[name] as AccumulatorOperator | undefined;
     const typed = TYPED_EXPRESSIONS[name] as TypedOperator | undefined;
-    const form = forms[name] as ExpressionOperator | undefined;
     const builtin = getOperator(OpType.EXPRESSION, name, { useGlobalContext: true } as Options) as ExpressionOperator | null;
     out[name] = (obj, args, options) => {
       if (accumulator && Array.isArray(obj)) return accumulator(obj as unknown[], args, options);
       if (typed) return promoteNumbers(typed(obj, args, options, originalOf(args)));
-      if (form) return promoteNumbers(form(obj, args, options));
       if (builtin) return builtin(obj, args, options);
       const values: unknown = plainValue(obj, args, options);
       if (!Array.isArray(values) || !accumulator) throw badValue(`arguments must resolve to array for ${name}.`);

@@ -15,7 +15,7 @@ import { $addFields as mingoAddFields, $project as mingoProject, $unwind as ming
 import { Aggregator } from 'mingo';
 import { Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type Document, asPromotedCopy, cloneValue, hasOwn, idKey, isPlainObject, originalOf, promoteNumbers, restoreNumberTypes, storedOf, typeName } from '../bson/values';
+import { type Document, asPromotedCopy, cloneValue, compareValues, hasOwn, idKey, isPlainObject, originalOf, promoteNumbers, restoreNumberTypes, storedOf, typeName } from '../bson/values';
 import { typedValue } from './typed-expressions';
 
 // ---- paths, copied on the way (never writing into an object the stage was given) ----
@@ -380,6 +380,25 @@ export const typedStages: Readonly<Record<string, PipelineOperator>> = {
   $facet: facet,
   $documents: documents,
 };
+
+/**
+ * $bucket (mingo's, or collated-operators.ts's under a collation) with each bucket's `_id` the boundary or
+ * the `default` as the pipeline wrote it: the stage reads them promoted, so a long boundary came out an int.
+ * Buckets are keyed by their lower boundary, which no other boundary nor the default can equal.
+ */
+export function typedBucket(stage: PipelineOperator): PipelineOperator {
+  return (collection, expr, options) => {
+    const spec = originalOf(expr);
+    if (!isPlainObject(expr) || !isPlainObject(spec) || spec === expr) return stage(collection, expr, options);
+    const lowerBounds = Array.isArray(spec.boundaries) ? (spec.boundaries as unknown[]).slice(0, -1) : [];
+    const literalOf = (id: unknown): unknown => {
+      const bound = lowerBounds.find((b) => compareValues(b, id) === 0);
+      if (bound !== undefined) return bound;
+      return hasOwn(spec, 'default') && compareValues(spec.default, id) === 0 ? spec.default : id;
+    };
+    return stage(collection, expr, options).map((doc: unknown) => (isPlainObject(doc) ? { ...doc, _id: literalOf(doc._id) } : doc));
+  };
+}
 
 // ---- stages of mingo's or mongo-stages.ts's, their outputs put back in stored form ----
 

@@ -55,10 +55,11 @@ function promoteInPlace(value: unknown): unknown {
 
 /**
  * A decoded command in the engine's forms: the documents it stores (an insert's documents, an update's
- * `u`, findAndModify's `update`) keep their number types (a double holding 1 stays a double, a long a
- * long: toStoredForm), an aggregate's pipeline is the promoted copy of its stored form (its expressions'
- * literals keep their types for the engine, see normalizeSpec), the rest (filters, options, cursor ids)
- * has every number as a JS number.
+ * `u`, findAndModify's `update`, a view's pipeline given to create or collMod) keep their number types (a
+ * double holding 1 stays a double, a long a long: toStoredForm); the expressions whose literals keep their
+ * types for the engine (an aggregate's pipeline, a find's or findAndModify's projection, `let` variables, see
+ * normalizeSpec) are the promoted copy of their stored form; the rest (filters, options, cursor ids) has every
+ * number as a JS number.
  */
 function commandForm(command: Document): Document {
   const name = Object.keys(command)[0]?.toLowerCase();
@@ -71,8 +72,12 @@ function commandForm(command: Document): Document {
   if (name === 'insert' && Array.isArray(command.documents)) command.documents.forEach((_doc, i) => keep(command.documents, String(i)));
   if (name === 'update' && Array.isArray(command.updates)) for (const statement of command.updates as unknown[]) keep(statement, 'u');
   if (name === 'findandmodify') keep(command, 'update');
-  const pipeline = name === 'aggregate' && Array.isArray(command.pipeline) ? (command.pipeline as unknown[]) : undefined;
-  if (pipeline) command.pipeline = null;
+  if (name === 'create' || name === 'collmod') keep(command, 'pipeline');
+  const stored = kept.length;
+  if (name === 'aggregate') keep(command, 'pipeline');
+  if (name === 'find') keep(command, 'projection');
+  if (name === 'findandmodify') keep(command, 'fields');
+  keep(command, 'let');
   const values = kept.map(([holder, field]) => {
     const value = holder[field] as Document | unknown[];
     holder[field] = null;
@@ -80,9 +85,8 @@ function commandForm(command: Document): Document {
   });
   promoteInPlace(command);
   kept.forEach(([holder, field], i) => {
-    holder[field] = toStoredForm(values[i]);
+    holder[field] = i < stored ? toStoredForm(values[i]) : promoteNumbers(toStoredForm(values[i]));
   });
-  if (pipeline) command.pipeline = promoteNumbers(toStoredForm(pipeline));
   return command;
 }
 

@@ -1,5 +1,5 @@
 import { makeTempDir } from '@tessera/testing';
-import { Long } from 'bson';
+import { Double, Long } from 'bson';
 import { type Document, MongoClient, MongoServerError } from 'mongodb';
 import { WireServer } from './wire-server';
 
@@ -209,6 +209,23 @@ describe('the wire server: serverStatus, top, renameCollection, collMod', () => 
       await start();
       const [info] = await client.db('d').listCollections({ name: 'adults' }).toArray();
       expect(info).toMatchObject({ type: 'view', options: { viewOn: 'people', pipeline: [{ $match: { age: { $lt: 18 } } }] } });
+    });
+
+    it("keeps the BSON types of the number literals of a view's new pipeline, durably", async () => {
+      const db = client.db('d');
+      await db.collection<AnyDoc>('people').insertOne({ _id: 1, age: 10 });
+      await db.createCollection('tagged', { viewOn: 'people', pipeline: [] });
+      const pipeline = [{ $set: { l: Long.fromNumber(5), d: new Double(1), sum: { $add: ['$age', Long.fromNumber(1)] } } }];
+      expect(await db.command({ collMod: 'tagged', pipeline })).toMatchObject({ ok: 1 });
+      const raw = { promoteValues: false, promoteLongs: false } as const;
+      const types = (doc: Document | null | undefined) => Object.fromEntries(Object.entries(doc ?? {}).map(([k, v]) => [k, (v as { _bsontype?: string })._bsontype]));
+      expect(types(await db.collection('tagged').findOne({}, raw))).toEqual({ _id: 'Int32', age: 'Int32', l: 'Long', d: 'Double', sum: 'Long' });
+      await client.close();
+      await server.close();
+      await start();
+      expect(types(await client.db('d').collection('tagged').findOne({}, raw))).toEqual({ _id: 'Int32', age: 'Int32', l: 'Long', d: 'Double', sum: 'Long' });
+      const [info] = await client.db('d').listCollections({ name: 'tagged' }, raw).toArray();
+      expect(types(((info as Document).options as { pipeline: Document[] }).pipeline[0].$set as Document)).toEqual({ l: 'Long', d: 'Double', sum: undefined });
     });
 
     it('accepts an index made visible, and refuses what the engine has no place for', async () => {
