@@ -157,6 +157,7 @@ export class UserChangeFeed implements AsyncIterable<ChangeEvent> {
       case 'drop':
       case 'dropDatabase':
       case 'rename':
+      case 'invalidate':
         // Not a change of a document the user can be shown (realm-web's watch reports document changes).
         return undefined;
     }
@@ -191,7 +192,13 @@ export class UserChangeFeed implements AsyncIterable<ChangeEvent> {
     return {
       next: async (): Promise<IteratorResult<ChangeEvent>> => {
         for (;;) {
-          const shown = await this.visible(await this.stream.next());
+          const event = await this.stream.next();
+          if (event.operationType === 'invalidate') {
+            // The collection was dropped or renamed: its stream is over, and so is the user's watch.
+            await this.stream.close();
+            return { done: true, value: undefined };
+          }
+          const shown = await this.visible(event);
           if (shown) return { done: false, value: shown };
         }
       },

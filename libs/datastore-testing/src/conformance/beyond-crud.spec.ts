@@ -158,6 +158,51 @@ function transactions(): Fixture {
   };
 }
 
+/** Change streams: invalidate events, a pipeline that drops the resume token, stages refused at open (change-streams/). */
+function changeStreams(): Fixture {
+  return {
+    description: 'change streams',
+    schemaVersion: '1.7',
+    createEntities: entities([{ collection: { id: 'other', database: 'db0', collectionName: 'other' } }]),
+    initialData: [{ collectionName: 'coll0', databaseName: db, documents: [] }],
+    tests: [
+      {
+        description: 'a collection dropped ends its stream with drop, then invalidate',
+        operations: [
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [] }, saveResultAsEntity: 'stream0' },
+          { name: 'dropCollection', object: 'db0', arguments: { collection: 'coll0' } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'drop', ns: { db, coll: 'coll0' } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'invalidate' } },
+        ],
+      },
+      {
+        description: 'a collection renamed ends its stream with rename, then invalidate',
+        operations: [
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [] }, saveResultAsEntity: 'stream0' },
+          { name: 'rename', object: 'coll0', arguments: { to: 'renamed' } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'rename', ns: { db, coll: 'coll0' }, to: { db, coll: 'renamed' } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'invalidate' } },
+        ],
+      },
+      {
+        description: 'a pipeline that projects out the resume token ends the stream with ChangeStreamFatalError',
+        operations: [
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [{ $project: { _id: 0 } }] }, saveResultAsEntity: 'stream0' },
+          { name: 'insertOne', object: 'coll0', arguments: { document: { _id: 1 } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectError: { errorCode: 280, errorCodeName: 'ChangeStreamFatalError', errorLabelsContain: ['NonResumableChangeStreamError'] } },
+        ],
+      },
+      {
+        description: 'an unknown stage is refused when the stream opens, a stage change streams do not allow too',
+        operations: [
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [{ $unsupported: 'foo' }] }, expectError: { errorCode: 40324 } },
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [{ $group: { _id: null } }] }, expectError: { errorCodeName: 'IllegalOperation' } },
+        ],
+      },
+    ],
+  };
+}
+
 describe('beyond CRUD: sessions, transactions, command cursors and change streams on the wire server', () => {
   let target: Awaited<ReturnType<typeof wireTarget>>;
   beforeAll(async () => {
@@ -179,6 +224,10 @@ describe('beyond CRUD: sessions, transactions, command cursors and change stream
 
   it('passes withTransaction its callback errors and records commands as they were sent', async () => {
     expect(notPassed(await runConformance(writeFixtures({ transactions: transactions() }), target))).toEqual([]);
+  });
+
+  it('ends change streams as MongoDB does: invalidate, a lost resume token, stages refused at open', async () => {
+    expect(notPassed(await runConformance(writeFixtures({ streams: changeStreams() }), target))).toEqual([]);
   });
 
   it('fails a case that expects an error the server does not raise', async () => {

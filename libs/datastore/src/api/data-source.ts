@@ -193,7 +193,8 @@ export interface ResumeToken {
   _data: string;
 }
 
-export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'rename' | 'dropDatabase';
+/** `invalidate` ends a collection's stream at its drop or rename, a database's at its drop, as in MongoDB. */
+export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'rename' | 'dropDatabase' | 'invalidate';
 
 export interface ChangeEvent {
   _id: ResumeToken;

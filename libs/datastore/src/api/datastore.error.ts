@@ -25,6 +25,8 @@ export const DatastoreErrorCode = {
   ExceededMemoryLimit: 146,
   CommandNotSupportedOnView: 166,
   ChangeStreamHistoryLost: 286,
+  ChangeStreamFatalError: 280,
+  InvalidResumeToken: 260,
   ConversionFailure: 241,
   DuplicateKey: 11000,
   InvalidProjection: 31254,

@@ -35,6 +35,26 @@ describe('the embedded change feed', () => {
     expect(await ids(users)).toEqual([1]);
   });
 
+  it('ends a collection stream at its drop with an invalidate event; a database or cluster stream goes on', async () => {
+    const coll = client.db('app').collection('c');
+    await coll.insertOne({ _id: 1 });
+    const stream = coll.watch();
+    const dbStream = client.db('app').watch();
+    await client.db('app').dropCollection('c');
+    await coll.insertOne({ _id: 2 });
+    expect((await stream.next()).operationType).toBe('drop');
+    const invalidate = await stream.next();
+    expect(invalidate.operationType).toBe('invalidate');
+    await expect(stream.next()).rejects.toThrow(/invalidated/);
+    expect((await dbStream.next()).operationType).toBe('drop');
+    expect((await dbStream.next()).documentKey).toEqual({ _id: 2 });
+    // Started after the invalidate, a stream sees what came next; resumed after it, it is refused.
+    const after = coll.watch([], { startAfter: invalidate._id });
+    expect((await after.next()).documentKey).toEqual({ _id: 2 });
+    await expect(coll.watch([], { resumeAfter: invalidate._id }).next()).rejects.toMatchObject({ codeName: 'InvalidResumeToken' });
+    for (const s of [stream, dbStream, after]) await s.close();
+  });
+
   it('gives events taken long after their writes the documents as they were at each change', async () => {
     const coll = client.db('app').collection('c');
     const stream = coll.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' });

@@ -29,10 +29,33 @@ export function encodeToken(seq: number, index: number): ResumeToken {
   return { _data: `${seq.toString(16).padStart(16, '0')}${index.toString(16).padStart(8, '0')}` };
 }
 
+/**
+ * The operation index of an `invalidate` event's token: after every operation of its record, so a stream
+ * started after it (`startAfter`) begins with the next record; `resumeAfter` it is refused, as MongoDB does.
+ */
+const INVALIDATE_INDEX = 0xfffffffe;
+
 export function decodeToken(token: ResumeToken): { seq: number; index: number } {
   const data = typeof token?._data === 'string' ? token._data : '';
   if (!/^[0-9a-f]{24}$/.test(data)) throw new DatastoreError('BadValue', 'invalid resume token');
   return { seq: Number.parseInt(data.slice(0, 16), 16), index: Number.parseInt(data.slice(16), 16) };
+}
+
+/**
+ * Whether an operation ends a stream over `scope` with an `invalidate` event, as MongoDB's do: a
+ * collection's stream at the collection's drop or rename and at its database's drop, a database's stream
+ * at the database's drop. A stream over the whole cluster is never invalidated.
+ */
+function invalidates(op: LogOp, scope: ChangeScope): boolean {
+  if (op.m || scope.db === undefined || op.d !== scope.db) return false;
+  if (op.k === 'dd') return true;
+  return op.k === 'dc' && scope.coll !== undefined && op.c === scope.coll;
+}
+
+/** Whether a pipeline left an event's resume token as it was (a stream cannot resume from one it changed). */
+function sameToken(a: unknown, b: ResumeToken): boolean {
+  const token = a as ResumeToken | undefined;
+  return typeof token === 'object' && token !== null && Object.keys(token).length === 1 && token._data === b._data;
 }
 
 function inScope(op: LogOp, scope: ChangeScope): boolean {
@@ -107,6 +130,8 @@ export class EmbeddedChangeStream implements ChangeStream {
   private waiter?: { resolve: (e: ChangeEvent) => void; reject: (error: unknown) => void };
   private unsubscribe?: () => void;
   private closed = false;
+  /** Set once the stream's `invalidate` event is queued: it takes no more events, and ends once that one is out. */
+  private invalidated = false;
   private failure?: unknown;
   resumeToken: ResumeToken | undefined;
 
@@ -125,6 +150,10 @@ export class EmbeddedChangeStream implements ChangeStream {
     });
     if (from) {
       const { seq, index } = decodeToken(from);
+      if (index === INVALIDATE_INDEX && !options.startAfter) {
+        this.end(new DatastoreError('InvalidResumeToken', "Attempting to resume a change stream using 'resumeAfter' is not allowed from an invalidate notification."));
+        return;
+      }
       this.resumeToken = from;
       try {
         for (const record of store.history(seq - 1)) this.accept(record, seq, index);
@@ -135,31 +164,56 @@ export class EmbeddedChangeStream implements ChangeStream {
   }
 
   private accept(record: CommitRecord, afterSeq: number, afterIndex: number): void {
-    if (this.closed || this.failure) return;
+    if (this.closed || this.failure || this.invalidated) return;
     for (let i = 0; i < record.ops.length; i++) {
       if (record.seq < afterSeq || (record.seq === afterSeq && i <= afterIndex)) continue;
       const op = record.ops[i];
       if (!inScope(op, this.scope)) continue;
-      if (this.pipeline.length === 0 && !this.waiter) {
-        // Made into an event when handed out, not here: this runs when the write is durable, before the
-        // writer hears so, and an insertMany of 10,000 documents waited for 10,000 events to be built.
-        // Stored documents are never changed in place (a write replaces them), so the event is the same;
-        // an update's looked-up document is taken now, as it is at the time of the change.
-        this.queue.push(new LoggedOp(record, i, op.k === 'u' && this.options.fullDocument === 'updateLookup' ? this.lookup(op.d, op.c as string, (op.doc as Document)._id) : undefined));
-        continue;
+      this.acceptOp(record, i, op);
+      if (invalidates(op, this.scope)) {
+        this.invalidated = true;
+        this.unsubscribe?.();
+        this.unsubscribe = undefined;
+        const clusterTime = commitTimestamp(record.seq, record.time);
+        this.deliver({ _id: encodeToken(record.seq, INVALIDATE_INDEX), clusterTime, wallTime: new Date(record.time), operationType: 'invalidate' } as ChangeEvent);
+        return;
       }
-      const event = toChangeEvent(record, i, this.options, (db, coll, id) => cloneOrNull(this.lookup(db, coll, id)));
-      if (!event) continue;
-      const passed = this.pipeline.length === 0 ? event : (runPipeline([event as unknown as Document], this.pipeline)[0] as unknown as ChangeEvent | undefined);
-      if (!passed) continue;
-      if (this.waiter) {
-        const { resolve } = this.waiter;
-        this.waiter = undefined;
-        this.resumeToken = passed._id;
-        resolve(passed);
-      } else {
-        this.queue.push(passed);
-      }
+    }
+  }
+
+  private acceptOp(record: CommitRecord, i: number, op: LogOp): void {
+    if (this.pipeline.length === 0 && !this.waiter) {
+      // Made into an event when handed out, not here: this runs when the write is durable, before the
+      // writer hears so, and an insertMany of 10,000 documents waited for 10,000 events to be built.
+      // Stored documents are never changed in place (a write replaces them), so the event is the same;
+      // an update's looked-up document is taken now, as it is at the time of the change.
+      this.queue.push(new LoggedOp(record, i, op.k === 'u' && this.options.fullDocument === 'updateLookup' ? this.lookup(op.d, op.c as string, (op.doc as Document)._id) : undefined));
+      return;
+    }
+    const event = toChangeEvent(record, i, this.options, (db, coll, id) => cloneOrNull(this.lookup(db, coll, id)));
+    if (!event) return;
+    const passed = this.pipeline.length === 0 ? event : (runPipeline([event as unknown as Document], this.pipeline)[0] as unknown as ChangeEvent | undefined);
+    if (!passed) return;
+    if (!sameToken(passed._id, event._id)) {
+      // Thrown to the store, which ends this stream with it (the error the next read reports).
+      const error = new DatastoreError(
+        'ChangeStreamFatalError',
+        'Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed.',
+      );
+      error.errorResponse = { errorLabels: ['NonResumableChangeStreamError'] };
+      throw error;
+    }
+    this.deliver(passed);
+  }
+
+  private deliver(event: ChangeEvent): void {
+    if (this.waiter) {
+      const { resolve } = this.waiter;
+      this.waiter = undefined;
+      this.resumeToken = event._id;
+      resolve(event);
+    } else {
+      this.queue.push(event);
     }
   }
 
@@ -191,6 +245,7 @@ export class EmbeddedChangeStream implements ChangeStream {
       return ready;
     }
     if (this.closed) throw new DatastoreError('IllegalOperation', 'the change stream is closed');
+    if (this.invalidated) throw new DatastoreError('IllegalOperation', 'the change stream was invalidated');
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
     });
@@ -213,6 +268,11 @@ export class EmbeddedChangeStream implements ChangeStream {
       if (event) return event;
     }
     return undefined;
+  }
+
+  /** True once the stream's `invalidate` event has been handed out: it has nothing more to give. */
+  get ended(): boolean {
+    return this.invalidated && this.head >= this.queue.length;
   }
 
   async tryNext(): Promise<ChangeEvent | null> {

@@ -590,8 +590,27 @@ async function aggregate(call: Invocation): Promise<Document> {
   return documentsReply(call, `${call.db}.${collectionName(call)}`, docs, batchSize);
 }
 
+/** The stages MongoDB allows after `$changeStream` (each event passes them one at a time). */
+const changeStreamStages = new Set(['$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$redact']);
+
+/** Aggregation stages MongoDB knows but refuses in a change stream; any other name is no stage at all. */
+const otherStages = new Set(['$group', '$sort', '$limit', '$skip', '$lookup', '$graphLookup', '$unionWith', '$unwind', '$out', '$merge', '$facet', '$count', '$sample', '$bucket', '$bucketAuto', '$sortByCount', '$densify', '$fill', '$geoNear', '$setWindowFields', '$documents', '$collStats', '$indexStats', '$changeStream']);
+
+/** Checks a change stream's stages when it opens, as MongoDB does, rather than at its first event. */
+function checkChangeStreamStages(stages: Document[]): void {
+  for (const stage of stages) {
+    const names = isPlainObject(stage) ? Object.keys(stage) : [];
+    if (names.length !== 1) fail(40323, 'Location40323', 'A pipeline stage specification object must contain exactly one field.');
+    const name = names[0];
+    if (changeStreamStages.has(name)) continue;
+    if (otherStages.has(name)) fail(20, 'IllegalOperation', `${name} is not permitted in a $changeStream pipeline`);
+    fail(40324, 'Location40324', `Unrecognized pipeline stage name: '${name}'`);
+  }
+}
+
 async function changeStream(call: Invocation, spec: Document, rest: Document[], batchSize: number | undefined): Promise<Document> {
   if (!isPlainObject(spec)) fail(14, 'TypeMismatch', '$changeStream requires a document');
+  checkChangeStreamStages(rest);
   if (call.session) fail(263, 'OperationNotSupportedInTransaction', 'Operation not permitted in transaction :: caused by :: Cannot run $changeStream in a transaction');
   const options: WatchOptions = {};
   if (spec.fullDocument !== undefined) options.fullDocument = spec.fullDocument as WatchOptions['fullDocument'];

@@ -130,7 +130,8 @@ export class ChangeStreamCursor implements ServerCursor {
     // With the queue empty every durable record was seen: the stream's position is the store's.
     const last = docs[docs.length - 1];
     const postBatchResumeToken = last ? last._id : this.position();
-    return { docs: docs as unknown as Document[], exhausted: false, postBatchResumeToken };
+    // A stream that handed out its `invalidate` event is over: the reply closes the cursor, as MongoDB's does.
+    return { docs: docs as unknown as Document[], exhausted: this.stream.ended, postBatchResumeToken };
   }
 
   /** A token after every record durable now; resuming from it repeats none of them. */
