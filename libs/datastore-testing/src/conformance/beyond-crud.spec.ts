@@ -203,6 +203,77 @@ function changeStreams(): Fixture {
   };
 }
 
+/** DDL, write conflicts and write concerns in transactions (transactions/create-*, errors, commit). */
+function transactionWrites(): Fixture {
+  return {
+    description: 'transaction writes',
+    schemaVersion: '1.3',
+    createEntities: entities([
+      { session: { id: 'session0', client: 'client0' } },
+      { session: { id: 'session1', client: 'client0' } },
+    ]),
+    initialData: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 1 }, { _id: 2, x: 2 }] }],
+    tests: [
+      {
+        description: 'a collection and an index created in a transaction are seen once it commits',
+        operations: [
+          { object: 'db0', name: 'dropCollection', arguments: { collection: 'fresh' } },
+          { object: 'session0', name: 'startTransaction' },
+          { object: 'db0', name: 'createCollection', arguments: { session: 'session0', collection: 'fresh' } },
+          { object: 'db0', name: 'runCommand', arguments: { session: 'session0', commandName: 'createIndexes', command: { createIndexes: 'fresh', indexes: [{ key: { x: 1 }, name: 'x_1' }] } } },
+          { object: 'testRunner', name: 'assertCollectionNotExists', arguments: { databaseName: db, collectionName: 'fresh' } },
+          { object: 'session0', name: 'commitTransaction' },
+          { object: 'testRunner', name: 'assertIndexExists', arguments: { databaseName: db, collectionName: 'fresh', indexName: 'x_1' } },
+        ],
+      },
+      {
+        description: 'a collection an aborted transaction created by inserting is never seen',
+        operations: [
+          { object: 'session0', name: 'startTransaction' },
+          { object: 'db0', name: 'runCommand', arguments: { session: 'session0', commandName: 'insert', command: { insert: 'implicit', documents: [{ _id: 1 }] } } },
+          { object: 'testRunner', name: 'assertCollectionNotExists', arguments: { databaseName: db, collectionName: 'implicit' } },
+          { object: 'session0', name: 'abortTransaction' },
+          { object: 'testRunner', name: 'assertCollectionNotExists', arguments: { databaseName: db, collectionName: 'implicit' } },
+        ],
+      },
+      {
+        description: 'an index on a collection that existed before the transaction is refused in it',
+        operations: [
+          { object: 'session0', name: 'startTransaction' },
+          { object: 'coll0', name: 'createIndex', arguments: { session: 'session0', keys: { x: 1 }, name: 'x_1' }, expectError: { errorCodeName: 'OperationNotSupportedInTransaction' } },
+          { object: 'session0', name: 'abortTransaction' },
+        ],
+      },
+      {
+        description: 'a second transaction writing a document the first one changed fails with WriteConflict; one writing another document waits',
+        operations: [
+          { object: 'session0', name: 'startTransaction' },
+          { object: 'coll0', name: 'updateOne', arguments: { session: 'session0', filter: { _id: 1 }, update: { $set: { x: 10 } } } },
+          { object: 'session1', name: 'startTransaction' },
+          {
+            object: 'coll0',
+            name: 'updateOne',
+            arguments: { session: 'session1', filter: { x: 1 }, update: { $set: { x: 11 } } },
+            expectError: { errorCodeName: 'WriteConflict', errorLabelsContain: ['TransientTransactionError'] },
+          },
+          { object: 'session0', name: 'commitTransaction' },
+          { object: 'session1', name: 'commitTransaction', expectError: { errorCodeName: 'NoSuchTransaction', errorLabelsContain: ['TransientTransactionError'] } },
+        ],
+        outcome: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 10 }, { _id: 2, x: 2 }] }],
+      },
+      {
+        description: 'a commit asking more members than the replica set has is done, with a write concern error',
+        operations: [
+          { object: 'session0', name: 'startTransaction', arguments: { writeConcern: { w: 3 } } },
+          { object: 'coll0', name: 'insertOne', arguments: { session: 'session0', document: { _id: 3 } } },
+          { object: 'session0', name: 'commitTransaction', expectError: { errorCode: 100, errorLabelsOmit: ['TransientTransactionError', 'UnknownTransactionCommitResult'] } },
+        ],
+        outcome: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 1 }, { _id: 2, x: 2 }, { _id: 3 }] }],
+      },
+    ],
+  };
+}
+
 describe('beyond CRUD: sessions, transactions, command cursors and change streams on the wire server', () => {
   let target: Awaited<ReturnType<typeof wireTarget>>;
   beforeAll(async () => {
@@ -228,6 +299,10 @@ describe('beyond CRUD: sessions, transactions, command cursors and change stream
 
   it('ends change streams as MongoDB does: invalidate, a lost resume token, stages refused at open', async () => {
     expect(notPassed(await runConformance(writeFixtures({ streams: changeStreams() }), target))).toEqual([]);
+  });
+
+  it('runs DDL in transactions, reports write conflicts at once and unsatisfiable write concerns', async () => {
+    expect(notPassed(await runConformance(writeFixtures({ writes: transactionWrites() }), target))).toEqual([]);
   });
 
   it('fails a case that expects an error the server does not raise', async () => {

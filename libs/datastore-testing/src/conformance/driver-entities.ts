@@ -122,6 +122,7 @@ export function addDriverEntities(
   createEntities: Document[],
   readConcernUnsupported: (level: unknown) => string | undefined,
   clientOptions: MongoClientOptions = {},
+  noSecondary = false,
 ): void {
   for (const definition of createEntities) {
     const [kind, spec] = Object.entries(definition)[0] as [string, Document];
@@ -129,6 +130,9 @@ export function addDriverEntities(
     if (kind === 'client') {
       if (spec.storeEventsAsEntities !== undefined) throw new Skip('storeEventsAsEntities (events kept as entities for a test thread) is not supported by this runner');
       const uriOptions = (spec.uriOptions as MongoClientOptions | undefined) ?? {};
+      if (noSecondary && uriOptions.readPreference === 'secondary') {
+        throw new Skip('a client reading from a secondary (readPreference secondary): the target is a one-member replica set, which has no secondary for the driver to select');
+      }
       const options: MongoClientOptions = { monitorCommands: true, bsonRegExp: true, ...uriOptions, ...clientOptions };
       if (spec.serverApi !== undefined) options.serverApi = spec.serverApi as MongoClientOptions['serverApi'];
       const entity: ClientEntity = { client: new MongoClient(uri, options), events: [], started: [] };
@@ -168,9 +172,10 @@ export function buildDriverEntities(
   createEntities: Document[],
   readConcernUnsupported: (level: unknown) => string | undefined,
   clientOptions: MongoClientOptions = {},
+  noSecondary = false,
 ): DriverEntities {
   const entities = emptyDriverEntities();
-  addDriverEntities(entities, uri, createEntities, readConcernUnsupported, clientOptions);
+  addDriverEntities(entities, uri, createEntities, readConcernUnsupported, clientOptions, noSecondary);
   return entities;
 }
 

@@ -31,6 +31,8 @@ export interface DriverContext {
   /** A client outside the case's entities, for the runner's assertions (its commands are not observed). */
   internalClient(): MongoClient;
   readConcernUnsupported(level: unknown): string | undefined;
+  /** The target has no secondary to select (a one-member replica set). */
+  noSecondary: boolean;
 }
 
 export interface DriverOperation {
@@ -122,7 +124,7 @@ async function indexNames(client: MongoClient, database: string, collection: str
 async function executeOnTestRunner(name: string, a: Document, entities: DriverEntities, context: DriverContext): Promise<unknown> {
   switch (name) {
     case 'createEntities':
-      addDriverEntities(entities, context.uri, a.entities as Document[], (level) => context.readConcernUnsupported(level));
+      addDriverEntities(entities, context.uri, a.entities as Document[], (level) => context.readConcernUnsupported(level), {}, context.noSecondary);
       return undefined;
     case 'assertSessionTransactionState': {
       const state = TRANSACTION_STATES[(sessionOf(entities, a.session) as unknown as { transaction: { state: string } }).transaction.state];

@@ -58,6 +58,7 @@ export async function wireTarget(): Promise<ConformanceTarget & { close(): Promi
     // connection: over one the driver treats the server as a standalone and adds a $readPreference.
     ...mongodbTarget(`mongodb://127.0.0.1:${server.port}/?replicaSet=${server.replicaSetName}`, '7.0.0', 'replicaset'),
     name: 'wire',
+    noSecondary: true,
     async close() {
       await server.close();
       rmSync(dir, { recursive: true, force: true });

@@ -40,6 +40,8 @@ export interface ConformanceTarget {
    * only the runner's own client, for seeding and `outcome`.
    */
   driverUri?: string;
+  /** A replica set of one member: no secondary for a driver to select (cases reading from one are skipped). */
+  noSecondary?: boolean;
   /** A fresh client for one test case. */
   open(): Promise<DataSourceClient>;
   /** Disposes the client (and whatever it stored) after the case. */
@@ -449,9 +451,9 @@ function apiRunner(client: DataSourceClient, file: TestFile): Runner {
   };
 }
 
-function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: string[]): Runner {
+function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: string[], noSecondary: boolean): Runner {
   const deviation = DRIVER_DEVIATIONS[test.description];
-  const entities: DriverEntities = buildDriverEntities(uri, file.createEntities, readConcernUnsupported, deviation?.clientOptions);
+  const entities: DriverEntities = buildDriverEntities(uri, file.createEntities, readConcernUnsupported, deviation?.clientOptions, noSecondary);
   if (deviation?.uncheckedEvents) unchecked.push(deviation.uncheckedEvents);
   let internal: MongoClient | undefined;
   const matchContext: MatchContext = {
@@ -469,6 +471,7 @@ function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: st
         runNested: async (inner) => runner.nested?.(inner),
         internalClient: () => (internal ??= new MongoClient(uri)),
         readConcernUnsupported,
+        noSecondary,
       };
       return executeOnDriver(op, entities, context);
     },
@@ -561,7 +564,7 @@ async function runCase(file: TestFile, test: TestCase, target: ConformanceTarget
       else await db.createCollection(seed.collectionName);
     }
     try {
-      runner = target.driverUri ? driverRunner(target.driverUri, file, test, unchecked) : apiRunner(client, file);
+      runner = target.driverUri ? driverRunner(target.driverUri, file, test, unchecked, target.noSecondary === true) : apiRunner(client, file);
     } catch (e) {
       if (e instanceof Skip) return result('skipped', e.message);
       throw e;

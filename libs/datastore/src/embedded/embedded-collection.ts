@@ -47,7 +47,7 @@ import { applyUpdate, checkReplacement, checkUpdate, upsertBase } from '../engin
 import { applyWriteStage, splitWriteStage } from './aggregate-writes';
 import { EmbeddedChangeStream } from './change-stream';
 import { type EmbeddedSession } from './embedded-session';
-import { type ServiceStore, type WriteUnit } from './service-store';
+import { type ConflictProbe, type ServiceStore, type WriteUnit } from './service-store';
 
 function filterOf(query: Document | undefined): Document {
   if (query === undefined || query === null) return {};
@@ -57,6 +57,38 @@ function filterOf(query: Document | undefined): Document {
 
 function ownerOf(options: SessionOption | undefined): EmbeddedSession | undefined {
   return options?.session as EmbeddedSession | undefined;
+}
+
+/** Inserting these documents conflicts with a transaction that wrote one of their `_id`s. */
+function insertConflicts(docs: Document[]): ConflictProbe {
+  return (changed) => docs.some((doc) => changed.has(idKey(doc._id)));
+}
+
+/**
+ * A write by filter conflicts with a transaction that changed a document the filter matches as it is
+ * committed (what this write would change in MongoDB's snapshot). Filters the probe cannot evaluate on
+ * their own (`$expr` with `let` variables) never conflict here: the write waits for the other transaction.
+ */
+function filterConflicts(filter: Document, options: QueryOptions | undefined): ConflictProbe {
+  return (changed) => {
+    try {
+      const matches = compileFilter(filter, options?.let ? evaluateVariables(options.let) : undefined);
+      for (const before of changed.values()) if (before && matches(before)) return true;
+    } catch {
+      // Not evaluable without the write's context: no conflict is reported, the write waits instead.
+    }
+    return false;
+  };
+}
+
+/** A bulk write conflicts when one of its operations would. */
+function bulkConflicts(operations: BulkWriteOperation[], options: BulkWriteOptions): ConflictProbe {
+  const probes = operations.map((operation): ConflictProbe => {
+    if ('insertOne' in operation) return insertConflicts([operation.insertOne.document]);
+    const spec = 'updateOne' in operation ? operation.updateOne : 'updateMany' in operation ? operation.updateMany : 'replaceOne' in operation ? operation.replaceOne : 'deleteOne' in operation ? operation.deleteOne : operation.deleteMany;
+    return filterConflicts(spec.filter, options);
+  });
+  return (changed) => probes.some((probe) => probe(changed));
 }
 
 /** Validates a new document and puts its `_id` (generated if missing) first, as MongoDB stores it. */
@@ -324,7 +356,7 @@ export class EmbeddedCollection implements CollectionHandle {
 
   async insertOne(document: Document, options?: SessionOption): Promise<InsertOneResult> {
     const doc = prepareInsert(document);
-    const insertedId = await this.store.write(ownerOf(options), (unit) => this.insertStep(unit, doc), this.scope);
+    const insertedId = await this.store.write(ownerOf(options), (unit) => this.insertStep(unit, doc), this.scope, insertConflicts([doc]));
     return { insertedId };
   }
 
@@ -353,36 +385,36 @@ export class EmbeddedCollection implements CollectionHandle {
       }
       if (writeErrors.length > 0) throw bulkError(writeErrors, errors, result);
       return { insertedIds, insertedCount: insertedIds.length };
-    }, this.scope);
+    }, this.scope, insertConflicts(docs));
   }
 
   async updateOne(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
     checkUpdate(update);
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, false), this.scope);
+    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, false), this.scope, filterConflicts(filter, options));
   }
 
   async updateMany(query: Document, update: Document | Document[], options: UpdateOptions = {}): Promise<UpdateResult> {
     checkUpdate(update);
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, true), this.scope);
+    return this.store.write(ownerOf(options), (unit) => this.updateStep(unit, filter, update, options, true), this.scope, filterConflicts(filter, options));
   }
 
   async replaceOne(query: Document, replacement: Document, options: ReplaceOptions = {}): Promise<UpdateResult> {
     checkReplacement(replacement);
     const filter = filterOf(query);
     const doc = normalizeStored(replacement) as Document;
-    return this.store.write(ownerOf(options), (unit) => this.replaceStep(unit, filter, doc, options), this.scope);
+    return this.store.write(ownerOf(options), (unit) => this.replaceStep(unit, filter, doc, options), this.scope, filterConflicts(filter, options));
   }
 
   async deleteOne(query: Document, options?: QueryOptions): Promise<DeleteResult> {
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, false, options), this.scope);
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, false, options), this.scope, filterConflicts(filter, options));
   }
 
   async deleteMany(query: Document, options?: QueryOptions): Promise<DeleteResult> {
     const filter = filterOf(query);
-    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, true, options), this.scope);
+    return this.store.write(ownerOf(options), (unit) => this.deleteStep(unit, filter, true, options), this.scope, filterConflicts(filter, options));
   }
 
   async findOneAndUpdate(query: Document, update: Document | Document[], options: FindOneAndModifyOptions = {}): Promise<Document | null> {
@@ -409,7 +441,7 @@ export class EmbeddedCollection implements CollectionHandle {
         result = options.returnNewDocument ? doc : null;
       }
       return result === null ? null : this.projectedCopy(result, options.projection, filter, collation);
-    }, this.scope);
+    }, this.scope, filterConflicts(filter, options));
   }
 
   async findOneAndReplace(query: Document, replacement: Document, options: FindOneAndModifyOptions = {}): Promise<Document | null> {
@@ -436,7 +468,7 @@ export class EmbeddedCollection implements CollectionHandle {
         result = options.returnNewDocument ? inserted : null;
       }
       return result === null ? null : this.projectedCopy(result, options.projection, filter, this.collationOf(options.collation, coll));
-    }, this.scope);
+    }, this.scope, filterConflicts(filter, options));
   }
 
   async findOneAndDelete(query: Document, options: FindOneAndDeleteOptions = {}): Promise<Document | null> {
@@ -451,7 +483,7 @@ export class EmbeddedCollection implements CollectionHandle {
       if (!rec || !coll) return null;
       this.store.delete(unit, coll, rec);
       return this.projectedCopy(rec.doc, options.projection, filter, this.collationOf(options.collation, coll));
-    }, this.scope);
+    }, this.scope, filterConflicts(filter, options));
   }
 
   async bulkWrite(operations: BulkWriteOperation[], options: BulkWriteOptions = {}): Promise<BulkWriteResult> {
@@ -478,7 +510,7 @@ export class EmbeddedCollection implements CollectionHandle {
       }
       if (writeErrors.length > 0) throw bulkError(writeErrors, errors, result);
       return result;
-    }, this.scope);
+    }, this.scope, bulkConflicts(operations, options));
   }
 
   private bulkStep(operation: BulkWriteOperation, index: number, variables: Document | undefined): (unit: WriteUnit, result: BulkWriteResult) => void {

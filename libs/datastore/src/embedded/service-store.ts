@@ -56,6 +56,8 @@ export class ServiceStore {
   /** The open transaction's unit, and what it changed: `db.coll` -> (_id key -> document before it). */
   private txnUnit?: WriteUnit;
   private readonly hidden = new Map<string, Map<string, Document | undefined>>();
+  /** Collections (`db.coll`) the open transaction created: no one else sees them until it commits. */
+  private readonly txnCreated = new Set<string>();
   private readonly compactBytes: number;
   /** The log grows to at least the size of the last snapshot before the next one (bounds rewriting). */
   private compactAt: number;
@@ -206,12 +208,20 @@ export class ServiceStore {
     return db;
   }
 
+  /** Databases with a committed collection (what an open transaction created is not listed). */
   databaseNames(): string[] {
-    return [...this.dbs.entries()].filter(([, colls]) => colls.size > 0).map(([name]) => name);
+    return [...this.dbs.keys()].filter((name) => this.collectionNames(name).length > 0);
   }
 
+  /** A database's committed collections: one an open transaction created is listed once it commits. */
   collectionNames(db: string): string[] {
-    return [...(this.dbs.get(db)?.keys() ?? [])];
+    const names = [...(this.dbs.get(db)?.keys() ?? [])];
+    return this.txnCreated.size === 0 ? names : names.filter((name) => !this.txnCreated.has(`${db}.${name}`));
+  }
+
+  /** Whether `owner`'s open transaction created the collection (MongoDB builds indexes in a transaction only on such). */
+  createdInTransaction(owner: LockOwner, db: string, name: string): boolean {
+    return this.lockOwner === owner && this.txnCreated.has(`${db}.${name}`);
   }
 
   collection(db: string, name: string): CollectionState | undefined {
@@ -271,6 +281,7 @@ export class ServiceStore {
   createCollection(unit: WriteUnit, db: string, name: string, view?: CollectionState['view'], collation?: Document): CollectionState {
     if (this.collection(db, name)) throw new DatastoreError('NamespaceExists', `Collection ${db}.${name} already exists.`);
     this.remember(unit, db, name);
+    if (unit === this.txnUnit) this.txnCreated.add(`${db}.${name}`);
     const coll = new CollectionState(db, name, view, collation);
     this.database(db, true).set(name, coll);
     unit.ops.push({ k: 'cc', d: db, c: name, ...(view ? { view: view as unknown as Document } : {}), ...(collation ? { collation } : {}) });
@@ -422,9 +433,10 @@ export class ServiceStore {
    * one, for any open transaction). Inside a transaction it joins the transaction's unit, and a failure
    * aborts the transaction.
    */
-  async write<T>(owner: TransactionOwner | undefined, fn: (unit: WriteUnit) => T, scope?: { db: string; coll: string }): Promise<T> {
+  async write<T>(owner: TransactionOwner | undefined, fn: (unit: WriteUnit) => T, scope?: { db: string; coll: string }, conflicts?: ConflictProbe): Promise<T> {
     this.checkWritable();
     if (owner?.unit) {
+      this.checkConflict(owner, scope, conflicts);
       await this.acquire(owner);
       const unit = owner.unit;
       this.txnUnit = unit;
@@ -454,6 +466,24 @@ export class ServiceStore {
     return result;
   }
 
+  /**
+   * A transaction's write meeting a document another open transaction changed fails at once with
+   * WriteConflict, and aborts its transaction, as MongoDB's does (the driver retries the whole
+   * transaction: TransientTransactionError). A write that touches none of them waits for the other
+   * transaction instead, as the engine writes one transaction at a time.
+   */
+  private checkConflict(owner: TransactionOwner, scope: { db: string; coll: string } | undefined, conflicts: ConflictProbe | undefined): void {
+    if (!conflicts || !scope || !this.lockOwner || this.lockOwner === owner) return;
+    const changed = this.hidden.get(`${scope.db}.${scope.coll}`);
+    if (!changed || !conflicts(changed)) return;
+    if (owner.unit) this.rollback(owner.unit);
+    owner.unit = undefined;
+    owner.aborted = true;
+    const error = new DatastoreError('WriteConflict', 'Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.');
+    error.errorResponse = { errorLabels: ['TransientTransactionError'] };
+    throw error;
+  }
+
   async acquire(owner: LockOwner): Promise<void> {
     while (this.lockOwner && this.lockOwner !== owner) await new Promise<void>((resolve) => this.lockWaiters.push(resolve));
     this.lockOwner = owner;
@@ -464,6 +494,7 @@ export class ServiceStore {
     this.lockOwner = undefined;
     this.txnUnit = undefined;
     this.hidden.clear();
+    this.txnCreated.clear();
     const waiters = this.lockWaiters.splice(0);
     for (const wake of waiters) wake();
   }
@@ -547,6 +578,12 @@ export class ServiceStore {
     this.lock.release();
   }
 }
+
+/**
+ * Whether a write would touch one of the documents another open transaction changed, given those
+ * documents (`_id` key -> the committed document, undefined for one it inserted).
+ */
+export type ConflictProbe = (changed: ReadonlyMap<string, Document | undefined>) => boolean;
 
 /** A session's transaction state, as the store sees it. */
 export interface TransactionOwner extends LockOwner {

@@ -20,6 +20,7 @@ import { DatastoreError, type WriteErrorDetail, writeErrorDetail } from '../api/
 import { isPlainObject } from '../bson/values';
 import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
+import { type TransactionOwner } from '../embedded/service-store';
 import { compileFilter } from '../engine/mingo';
 import { checkSort, select, type SelectStats } from '../engine/query';
 import { compileCollation, isSimpleCollation } from '../engine/collation';
@@ -859,12 +860,26 @@ async function listCollections(call: Invocation): Promise<Document> {
   return documentsReply(call, `${call.db}.$cmd.listCollections`, selected, cursorOptions ? batchSizeField(cursorOptions) : undefined);
 }
 
+/** The open transaction a command runs in, as the embedded store knows it (the wire server's sessions are embedded ones). */
+function transactionOwner(call: Invocation): TransactionOwner | undefined {
+  return call.session;
+}
+
 async function create(call: Invocation): Promise<Document> {
   const { command } = call;
   refuse(command, ['capped', 'timeseries', 'clusteredIndex', 'validator', 'changeStreamPreAndPostImages', 'expireAfterSeconds']);
   const viewOn = command.viewOn;
   if (viewOn !== undefined && typeof viewOn !== 'string') fail(14, 'TypeMismatch', "'viewOn' must be a string");
   const collation = command.collation === undefined ? undefined : checkCollation(command.collation);
+  const owner = transactionOwner(call);
+  if (owner) {
+    // In a transaction (MongoDB 4.4+): a collection, not a view, seen by others once the transaction commits.
+    if (viewOn) fail(263, 'OperationNotSupportedInTransaction', 'Cannot create a view in a multi-document transaction.');
+    const store = call.client.store;
+    const name = collectionName(call);
+    await store.write(owner, (unit) => store.createCollection(unit, call.db, name, undefined, collation && !isSimpleCollation(collation) ? collation : undefined));
+    return { ok: 1 };
+  }
   await call.client.db(call.db).createCollection(collectionName(call), {
     ...(viewOn ? { viewOn, pipeline: (command.pipeline as Document[] | undefined) ?? [] } : {}),
     ...(collation && !isSimpleCollation(collation) ? { collation } : {}),
@@ -893,9 +908,14 @@ async function createIndexes(call: Invocation): Promise<Document> {
   const indexes = call.command.indexes;
   if (!Array.isArray(indexes) || indexes.length === 0) fail(2, 'BadValue', "createIndexes requires a non-empty 'indexes' array");
   const name = collectionName(call);
-  const existed = call.client.store.collection(call.db, name) !== undefined;
-  const numIndexesBefore = call.client.store.collection(call.db, name)?.indexes.size ?? 1;
+  const store = call.client.store;
+  const existed = store.collection(call.db, name) !== undefined;
+  const numIndexesBefore = store.collection(call.db, name)?.indexes.size ?? 1;
   const coll = collection(call);
+  const owner = transactionOwner(call);
+  if (owner && existed && !store.createdInTransaction(owner, call.db, name)) {
+    fail(263, 'OperationNotSupportedInTransaction', `Cannot create new indexes on existing collection ${call.db}.${name} in a multi-document transaction.`);
+  }
   for (const spec of indexes as Document[]) {
     if (!isPlainObject(spec) || !isPlainObject(spec.key)) fail(9, 'FailedToParse', "every index needs a 'key' document");
     for (const option of Object.keys(spec)) {
@@ -908,7 +928,11 @@ async function createIndexes(call: Invocation): Promise<Document> {
       if (typeof spec.ns !== 'string') fail(14, 'TypeMismatch', "The field 'ns' must be a string");
       if (spec.ns !== `${call.db}.${name}`) fail(2, 'BadValue', `The value of the field 'ns' (${spec.ns}) doesn't match the namespace '${call.db}.${name}'`);
     }
-    await coll.createIndex(spec.key as Record<string, 1 | -1>, { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true, ...(collation ? { collation } : {}) });
+    const options = { name: spec.name, unique: spec.unique === true, sparse: spec.sparse === true, ...(collation ? { collation } : {}) };
+    const key = spec.key as Record<string, 1 | -1>;
+    // In a transaction the index (and a collection it creates) is the transaction's, seen once it commits.
+    if (owner) await store.write(owner, (unit) => store.createIndex(unit, store.collectionForWrite(unit, call.db, name), key, options));
+    else await coll.createIndex(key, options);
   }
   const numIndexesAfter = call.client.store.collection(call.db, name)?.indexes.size ?? numIndexesBefore;
   return { createdCollectionAutomatically: !existed, numIndexesBefore, numIndexesAfter, ok: 1 };
@@ -1029,7 +1053,7 @@ const handlers: Record<string, Handler> = {
  * `count` is not one of them in MongoDB either: drivers count in a transaction with an aggregate
  * (countDocuments).
  */
-const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct', 'killCursors']);
+const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct', 'killCursors', 'create', 'createIndexes']);
 
 /** The commands MongoDB runs at read concern `snapshot` outside a transaction (snapshot reads). */
 const snapshotReads = new Set(['find', 'aggregate', 'distinct', 'getMore', 'killCursors']);
@@ -1042,6 +1066,18 @@ function checkSnapshotReadConcern(name: string, command: Document): void {
   const readConcern = command.readConcern;
   if (command.autocommit === false || !isPlainObject(readConcern) || readConcern.level !== 'snapshot' || snapshotReads.has(name)) return;
   fail(72, 'InvalidOptions', `Command ${name} does not support { readConcern: { level: "snapshot" } } :: caused by :: read concern snapshot is supported only by find, aggregate and distinct outside a transaction`);
+}
+
+/**
+ * A write concern asking for more members than this one-member replica set has: the write is done here,
+ * and the reply says the concern cannot be met, as MongoDB's primary answers (UnsatisfiableWriteConcern).
+ */
+function withWriteConcernError(command: Document, reply: Document): Document {
+  const concern = command.writeConcern;
+  const w = isPlainObject(concern) ? concern.w : undefined;
+  const members = w instanceof Long ? w.toNumber() : w;
+  if (reply.ok !== 1 || typeof members !== 'number' || members <= 1) return reply;
+  return { ...reply, writeConcernError: { code: 100, codeName: 'UnsatisfiableWriteConcern', errmsg: 'Not enough data-bearing nodes', errInfo: { writeConcern: concern } } };
 }
 
 /** Runs one command and answers its reply document (errors are thrown; the server turns them into replies). */
@@ -1064,7 +1100,7 @@ export async function runCommand(context: CommandContext): Promise<Document> {
   }
   const started = performance.now();
   try {
-    return await handler(call);
+    return withWriteConcernError(command, await handler(call));
   } finally {
     server.metrics.count(cluster, context.db, command, (performance.now() - started) * 1000);
   }

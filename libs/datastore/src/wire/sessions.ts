@@ -5,6 +5,7 @@
  */
 import { Binary } from 'bson';
 import { type DataSession, type Document } from '../api/data-source';
+import { DatastoreError } from '../api/datastore.error';
 import { type EmbeddedClient } from '../embedded/embedded-client';
 import { WireCommandError } from './errors';
 
@@ -81,6 +82,8 @@ export class SessionRegistry {
       entry.state = 'committed';
     } catch (error) {
       entry.state = 'aborted';
+      // Aborted by the server meanwhile (a write conflict, its lifetime): the driver may run it again.
+      if (error instanceof DatastoreError && error.codeName === 'NoSuchTransaction') throw noSuchTransaction(txnNumber);
       throw error;
     }
   }
