@@ -10,6 +10,8 @@ export interface GlobalOptions {
   url?: string;
   json?: boolean;
   project?: string;
+  /** realm-cli's `--product` of the running command: only apps of these products are looked at. */
+  products?: string[];
 }
 
 /** An app as the admin API lists it. */
@@ -68,6 +70,13 @@ export class CliContext {
     return groupId;
   }
 
+  /** The apps of the group, of the --product products when the command was given some. */
+  async apps(client: AdminClient, groupId: string): Promise<RemoteApp[]> {
+    const products = this.options.products ?? [];
+    const query = products.length ? `?${products.map((product) => `product=${encodeURIComponent(product)}`).join('&')}` : '';
+    return (await client.request<RemoteApp[]>('GET', `/groups/${groupId}/apps${query}`)).body;
+  }
+
   /**
    * Finds an app by its `_id`, client app id or name; like realm-cli, a unique client-app-id prefix also
    * matches. An unknown or ambiguous reference is an error that lists what exists.
@@ -75,7 +84,7 @@ export class CliContext {
   async resolveApp(client: AdminClient, reference: string | undefined): Promise<{ app: RemoteApp; groupId: string }> {
     if (!reference) throw new CliError('which app? pass --remote <app id> (or run the command inside a pulled app directory)', ExitCode.Usage);
     const groupId = await this.groupId(client);
-    const apps = (await client.request<RemoteApp[]>('GET', `/groups/${groupId}/apps`)).body;
+    const apps = await this.apps(client, groupId);
     const exact = apps.filter((app) => app._id === reference || app.client_app_id === reference || app.name === reference);
     const matches = exact.length ? exact : apps.filter((app) => app.client_app_id.startsWith(reference.toLowerCase()));
     if (matches.length === 1) return { app: matches[0], groupId };

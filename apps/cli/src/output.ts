@@ -1,13 +1,43 @@
+import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { CliError, ExitCode } from './cli-error';
+
+/** Somewhere text goes: stdout, stderr, or the file `-o, --output-target` names. */
+export interface TextSink {
+  write(text: string): unknown;
+  readonly isTTY?: boolean;
+}
+
+/** What the global flags ask of the output: JSON or text, where results go, whether to style. */
+export interface OutputSettings {
+  json: boolean;
+  /** Where results go instead of stdout (`-o, --output-target`). */
+  stdout?: TextSink;
+  /** False with --disable-colors: no progress line redrawn in place (Tessera prints no colors to begin with). */
+  styling: boolean;
+}
+
+/**
+ * A file that results are appended to, as realm-cli's `-o, --output-target` opens its file (create, append).
+ * The file is created at once, so an unwritable path fails before the command does anything.
+ */
+export function fileSink(path: string): TextSink {
+  try {
+    appendFileSync(path, '', { mode: 0o660 });
+  } catch (error) {
+    throw new CliError(`cannot write --output-target ${path}: ${error instanceof Error ? error.message : String(error)}`, ExitCode.Usage);
+  }
+  return { write: (text: string) => appendFileSync(path, text) };
+}
 
 /** Where the CLI writes: results to stdout (JSON with --json), messages and progress to stderr. */
 export class Output {
   constructor(
     readonly json: boolean,
-    private readonly stdout: NodeJS.WriteStream = process.stdout,
+    private readonly stdout: TextSink = process.stdout,
     private readonly stderr: NodeJS.WriteStream = process.stderr,
     private readonly stdin: NodeJS.ReadStream = process.stdin,
+    private readonly styling = true,
   ) {}
 
   get interactive(): boolean {
@@ -17,6 +47,11 @@ export class Output {
   /** A result: the JSON value with --json, the text otherwise. */
   result(value: unknown, text: string | (() => string)): void {
     this.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : `${typeof text === 'string' ? text : text()}\n`);
+  }
+
+  /** One line of a streamed result (`logs list --tail`), where results go. */
+  line(text: string): void {
+    this.stdout.write(`${text}\n`);
   }
 
   /** A line for people (stderr, so that stdout stays parseable). */
@@ -35,9 +70,9 @@ export class Output {
     }
   }
 
-  /** A progress line on a terminal, rewritten in place; nothing when not on a terminal or with --json. */
+  /** A progress line on a terminal, rewritten in place; nothing when not on a terminal, with --json or with --disable-colors. */
   progress(label: string): { update(done: number, total?: number): void; finish(): void } {
-    if (this.json || !this.stderr.isTTY) return { update: () => undefined, finish: () => undefined };
+    if (this.json || !this.styling || !this.stderr.isTTY) return { update: () => undefined, finish: () => undefined };
     let shown = false;
     return {
       update: (done, total) => {

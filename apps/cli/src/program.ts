@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { CliError, ExitCode } from './cli-error';
 import { registerAppsCommands } from './commands/apps.command';
 import { registerAuthCommands } from './commands/auth.command';
@@ -11,7 +11,7 @@ import { registerSyncCommands } from './commands/sync.command';
 import { registerTransferCommands } from './commands/transfer.command';
 import { registerTriggerCommands } from './commands/triggers.command';
 import { CliContext, type GlobalOptions } from './context';
-import { Output } from './output';
+import { fileSink, Output, type OutputSettings } from './output';
 
 const exitCodesHelp = `
 Exit codes:
@@ -24,22 +24,57 @@ Exit codes:
 Environment: TESSERA_URL, TESSERA_ACCESS_TOKEN (+ TESSERA_REFRESH_TOKEN) for CI without a profile,
 TESSERA_PASSWORD for login, TESSERA_CONFIG_DIR for where profiles are kept.`;
 
-export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean) => Output): { program: Command; output: () => Output } {
+/** The global options as parsed: Tessera's own and realm-cli's inherited ones (see `globalOptions`). */
+interface ParsedGlobals extends GlobalOptions {
+  realmUrl?: string;
+  outputFormat?: string;
+  outputTarget?: string;
+  disableColors?: boolean;
+  yes?: boolean;
+}
+
+/**
+ * The options every command takes, before or after its name: Tessera's own, then realm-cli's global flags
+ * (its root command's persistent flags, realm-cli 2.6.3 `cmd/root.go`), so that its scripts run as written.
+ */
+function globalOptions(): Option[] {
+  return [
+    new Option('--profile <name>', 'the login profile to use').default('default'),
+    new Option('--url <url>', "server base URL (default: the profile's, or http://localhost:8080)"),
+    new Option('--realm-url <url>', "realm-cli's name for --url (its hidden base-URL flag)"),
+    new Option('--atlas-url <url>', "realm-cli's Atlas base URL: no effect, as Tessera's own server (--url) answers what Atlas did"),
+    new Option('--project <group id>', 'the project (group) to work in (default: your first)'),
+    new Option('--json', 'print machine-readable JSON on stdout'),
+    new Option('-f, --output-format <format>', 'realm-cli\'s output format: "json" is --json, blank (the default) is text').choices(['', 'json']),
+    new Option('-o, --output-target <file>', 'write the output to this file (appended to, as realm-cli does) instead of stdout; messages and errors stay on stderr'),
+    new Option('--disable-colors', 'no output styling: Tessera prints no colors or font styles; this also turns off the progress line redrawn on a terminal'),
+    new Option('--telemetry <mode>', "realm-cli's usage tracking switch (on, off): accepted and ignored, as Tessera's CLI collects no usage data").choices(['', 'on', 'off', 'stdout']),
+    new Option('-y, --yes', 'answer yes to every confirmation (realm-cli\'s global --yes); commands that ask nothing ignore it'),
+  ];
+}
+
+export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: OutputSettings) => Output): { program: Command; output: () => Output } {
   const program = new Command('tessera');
   let output: Output | undefined;
-  const context = (): CliContext => {
-    const options = program.opts<GlobalOptions>();
-    output = makeOutput(options.json === true);
-    return new CliContext(options, output, env);
+  // The command about to run: realm-cli's per-command --product reaches the context from it.
+  let running: Command | undefined;
+  const parsed = (): ParsedGlobals => program.opts<ParsedGlobals>();
+  const settings = (): OutputSettings => {
+    const options = parsed();
+    return { json: options.json === true || options.outputFormat === 'json', styling: options.disableColors !== true };
   };
+  const context = (): CliContext => {
+    const { realmUrl, outputFormat: _format, outputTarget, disableColors: _colors, yes: _yes, ...options } = parsed();
+    const products = running?.opts<{ product?: string[] }>().product;
+    output = makeOutput({ ...settings(), ...(outputTarget !== undefined ? { stdout: fileSink(outputTarget) } : {}) });
+    return new CliContext({ ...options, ...(options.url === undefined && realmUrl !== undefined ? { url: realmUrl } : {}), ...(products?.length ? { products } : {}) }, output, env);
+  };
+  for (const option of globalOptions()) program.addOption(option);
   program
     .description('Manage Tessera apps: log in, create, pull, push, diff, logs, secrets, data')
-    .option('--profile <name>', 'the login profile to use', 'default')
-    .option('--url <url>', 'server base URL (default: the profile\'s, or http://localhost:8080)')
-    .option('--project <group id>', 'the project (group) to work in (default: your first)')
-    .option('--json', 'print machine-readable JSON on stdout')
     .addHelpText('after', exitCodesHelp)
     .showHelpAfterError('(run with --help for usage)')
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride();
   registerAuthCommands(program, context);
   registerAppsCommands(program, context);
@@ -52,15 +87,20 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (json: boolean)
   registerDataCommands(program, context);
   registerProfilesCommand(program, context);
   addRealmCliNames(program);
+  program.hook('preAction', (_program, action) => {
+    running = action;
+    // The global -y reaches the command's own --yes (every command has one: see addRealmCliNames).
+    if (parsed().yes === true) action.setOptionValue('yes', true);
+  });
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();
   }
-  return { program, output: () => output ?? makeOutput(program.opts<GlobalOptions>().json === true) };
+  return { program, output: () => output ?? makeOutput(settings()) };
 }
 
 /** Runs the CLI and returns its exit code; nothing here calls process.exit. */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, makeOutput: (json: boolean) => Output = (json) => new Output(json)): Promise<ExitCode> {
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, makeOutput: (settings: OutputSettings) => Output = (settings) => new Output(settings.json, settings.stdout, undefined, undefined, settings.styling)): Promise<ExitCode> {
   const { program, output } = buildProgram(env, makeOutput);
   try {
     await program.parseAsync(argv, { from: 'user' });

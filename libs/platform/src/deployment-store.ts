@@ -14,6 +14,8 @@ export interface DeploymentRecord {
   origin: string;
   status: 'successful';
   user_id?: string;
+  /** The name a push gave the deployment (App Services CLI `push --deployment-name`); unnamed ones show `<app name>-<version>`. */
+  name?: string;
 }
 
 /** What every replica compares with the deployment it caches: the live deployment of an app. */
@@ -34,7 +36,7 @@ const recordFields: Document = { files: 0 };
 export class DeploymentStore {
   constructor(private readonly db: PlatformDatabase) {}
 
-  async deploy(appId: string, files: DeployedFiles, meta: { origin: string; userId?: string }): Promise<DeploymentRecord> {
+  async deploy(appId: string, files: DeployedFiles, meta: { origin: string; userId?: string; name?: string }): Promise<DeploymentRecord> {
     const deployments = await this.db.collection('deployments');
     const encoded = encodeFiles(files);
     for (let attempt = 1; ; attempt++) {
@@ -47,6 +49,7 @@ export class DeploymentStore {
         origin: meta.origin,
         status: 'successful',
         ...(meta.userId ? { user_id: meta.userId } : {}),
+        ...(meta.name ? { name: meta.name } : {}),
       };
       try {
         await deployments.insertOne({ ...record, files: encoded });

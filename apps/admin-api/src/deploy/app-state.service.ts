@@ -158,7 +158,7 @@ export class AppStateService {
   }
 
   /** Makes a prepared configuration live. `headers`: the correlation id and trace context its announcement carries. */
-  async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined, headers?: Readonly<Record<string, string>>): Promise<DeploymentRecord> {
+  async commit(prepared: PreparedDeployment, origin: DeployOrigin, userId: string | undefined, headers?: Readonly<Record<string, string>>, name?: string): Promise<DeploymentRecord> {
     const appId = prepared.record._id;
     // The declared indexes first: one that cannot be made (a unique index over duplicates) refuses the deploy.
     try {
@@ -169,7 +169,7 @@ export class AppStateService {
     }
     if (Object.keys(prepared.secretValues).length > 0) await this.secrets.upsert(appId, prepared.secretValues);
     if (prepared.hosting) await this.hostingStore.replaceAll(appId, prepared.hosting);
-    const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}) });
+    const deployment = await this.deployments.deploy(appId, prepared.files, { origin, ...(userId ? { userId } : {}), ...(name ? { name } : {}) });
     if (prepared.syncChanged) await this.syncStates.save(appId, prepared.syncState);
     await this.announce(deployment, headers);
     return deployment;
@@ -198,11 +198,11 @@ export class AppStateService {
     }
   }
 
-  /** Prepares and commits under the app's lock, so concurrent changes apply one after the other. */
-  deploy(record: AppRecord, incoming: AppFiles, origin: DeployOrigin, userId: string | undefined): Promise<{ prepared: PreparedDeployment; deployment: DeploymentRecord }> {
+  /** Prepares and commits under the app's lock, so concurrent changes apply one after the other. `name`: the deployment's, if the caller gave one. */
+  deploy(record: AppRecord, incoming: AppFiles, origin: DeployOrigin, userId: string | undefined, name?: string): Promise<{ prepared: PreparedDeployment; deployment: DeploymentRecord }> {
     return this.exclusive(record._id, async () => {
       const prepared = await this.prepare(record, incoming, origin);
-      return { prepared, deployment: await this.commit(prepared, origin, userId) };
+      return { prepared, deployment: await this.commit(prepared, origin, userId, undefined, name) };
     });
   }
 

@@ -40,10 +40,12 @@ export class ImportExportController {
   /**
    * Replaces the app's configuration with a zipped app directory in any layout. `dry_run=true` answers
    * 200 with the diff and the warnings and changes nothing; otherwise 204 once the new configuration is live.
+   * `deployment_name` names the deployment (the App Services CLI's `push --deployment-name`).
    */
   @Patch('push')
-  async push(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('dry_run') dryRun: string | undefined, @Body() body: unknown): Promise<{ diffs: string[]; warnings: ConfigViolation[] } | undefined> {
+  async push(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('dry_run') dryRun: string | undefined, @Query('deployment_name') deploymentName: string | undefined, @Body() body: unknown): Promise<{ diffs: string[]; warnings: ConfigViolation[] } | undefined> {
     requireGroup(request, groupId);
+    if (deploymentName !== undefined && (typeof deploymentName !== 'string' || deploymentName.trim() === '')) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'deployment_name must be a non-empty name');
     const record = await this.state.app(groupId, appId);
     if (!Buffer.isBuffer(body)) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'push takes a zip of the app directory with Content-Type: application/zip');
     const files = unzipFiles(body);
@@ -51,7 +53,7 @@ export class ImportExportController {
       void reply.status(200);
       return this.service.preview(record, files);
     }
-    await this.service.push(record, files, request.admin?._id);
+    await this.service.push(record, files, request.admin?._id, deploymentName?.trim());
     void reply.status(204);
     return undefined;
   }
@@ -89,10 +91,10 @@ export class ImportExportController {
   }
 }
 
-export function toDeployment(deployment: { _id: string; app_id: string; version: number; deployed_at: number; origin: string; status: string; user_id?: string }, appName: string): object {
+export function toDeployment(deployment: { _id: string; app_id: string; version: number; deployed_at: number; origin: string; status: string; user_id?: string; name?: string }, appName: string): object {
   return {
     _id: deployment._id,
-    name: `${appName}-${deployment.version}`,
+    name: deployment.name ?? `${appName}-${deployment.version}`,
     app_id: deployment.app_id,
     version: deployment.version,
     user_id: deployment.user_id ?? '',

@@ -42,8 +42,8 @@ export class ImportExportService {
     return { diffs: prepared.diff, warnings: prepared.warnings };
   }
 
-  async push(record: AppRecord, files: AppFiles, userId: string | undefined): Promise<DeploymentRecord> {
-    return (await this.state.deploy(record, files, 'import', userId)).deployment;
+  async push(record: AppRecord, files: AppFiles, userId: string | undefined, name?: string): Promise<DeploymentRecord> {
+    return (await this.state.deploy(record, files, 'import', userId, name)).deployment;
   }
 
   importAppData(data: unknown): AppFiles {

@@ -91,6 +91,7 @@ export function registerAppCreateCommand(apps: Command, context: () => CliContex
     .option('--datalake <name>', 'link a data lake (federated database) as a data source named after it (repeatable)', collect)
     .option('--datalake-service-name <name>', 'the data source name of the --datalake at the same position', collect)
     .option('-x, --dry-run', 'say what would be created and change nothing, on the server or on disk')
+    .option('--config-version <version>', "realm-cli's config layout version: no effect, Tessera writes its one current layout (push reads every layout)")
     .option('-y, --yes', 'replace the local directory if it is not empty')
     .addHelpText('after', '\nTo write a new app directory without creating anything on the server, use `tessera app init`.')
     .action(async (options: CreateOptions) => {

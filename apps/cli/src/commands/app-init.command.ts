@@ -40,6 +40,7 @@ export function registerAppInitCommand(apps: Command, context: () => CliContext)
     .option('-d, --deployment-model <model>', `GLOBAL or LOCAL (default ${DEFAULT_DEPLOYMENT_MODEL})`, parseDeploymentModel)
     .option('-e, --environment <environment>', 'the environment the app selects: development, testing, qa or production (default: none)', parseEnvironment)
     .option('--template <template id>', 'not supported here: templates are applied by the server, so use `tessera app create --template`')
+    .option('--config-version <version>', "realm-cli's config layout version: no effect, Tessera writes its one current layout (push reads every layout)")
     .option('-y, --yes', 'write into a directory that is not empty (its other files stay)')
     .addHelpText('after', '\nTo create the app on the server as well, use `tessera app create`.')
     .action(async (options: InitOptions) => {

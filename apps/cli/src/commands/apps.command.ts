@@ -1,7 +1,8 @@
-import type { Command } from 'commander';
-import type { CliContext, RemoteApp } from '../context';
+import { type Command, Option } from 'commander';
+import type { CliContext } from '../context';
 import { registerAppCreateCommand } from './app-create.command';
 import { registerAppInitCommand } from './app-init.command';
+import { collectList } from './realm-cli-names';
 
 /** `apps create`, `apps init`, `apps list`, `apps delete`, `apps describe`, `apps templates`. */
 export function registerAppsCommands(program: Command, context: () => CliContext): void {
@@ -14,26 +15,30 @@ export function registerAppsCommands(program: Command, context: () => CliContext
     .command('list')
     .alias('ls')
     .description('list the apps of your project')
-    .action(async () => {
+    .option('-a, --app <app id>', 'only apps whose client app id starts with this (realm-cli\'s filter)')
+    .action(async (options: { app?: string }) => {
       const ctx = context();
       const client = await ctx.client();
       const groupId = await ctx.groupId(client);
-      const list = (await client.request<RemoteApp[]>('GET', `/groups/${groupId}/apps`)).body;
+      const list = (await ctx.apps(client, groupId)).filter((app) => options.app === undefined || app.client_app_id.startsWith(options.app.toLowerCase()));
       ctx.output.result(list, () => (list.length ? table(['App ID', 'Name', '_id'], list.map((app) => [app.client_app_id, app.name, app._id])) : 'No apps'));
     });
 
   apps
     .command('delete')
     .description('delete an app and everything it holds')
-    .requiredOption('-a, --app <app id>', 'the app to delete (client app id, name or _id)')
+    .addOption(new Option('-a, --app <app id...>', 'the apps to delete (client app id, name or _id; repeatable or comma-separated)').argParser(collectList).makeOptionMandatory())
     .option('-y, --yes', 'do not ask for confirmation')
-    .action(async (options: { app: string; yes?: boolean }) => {
+    .action(async (options: { app: string[]; yes?: boolean }) => {
       const ctx = context();
       const client = await ctx.client();
-      const { app, groupId } = await ctx.resolveApp(client, options.app);
-      await ctx.output.confirm(`Delete app ${app.client_app_id} and all its data?`, options.yes === true);
-      await client.request('DELETE', `/groups/${groupId}/apps/${app._id}`, { expect: [204] });
-      ctx.output.result({ deleted: app.client_app_id }, `Deleted app ${app.client_app_id}`);
+      const found = [];
+      for (const reference of options.app) found.push(await ctx.resolveApp(client, reference));
+      const ids = found.map(({ app }) => app.client_app_id);
+      await ctx.output.confirm(`Delete ${ids.length === 1 ? `app ${ids[0]}` : `apps ${ids.join(', ')}`} and all their data?`, options.yes === true);
+      for (const { app, groupId } of found) await client.request('DELETE', `/groups/${groupId}/apps/${app._id}`, { expect: [204] });
+      // One app: the single value scripts already read; several: the list.
+      ctx.output.result({ deleted: ids.length === 1 ? ids[0] : ids }, ids.map((id) => `Deleted app ${id}`).join('\n'));
     });
 
   apps

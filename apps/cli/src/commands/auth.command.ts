@@ -19,6 +19,8 @@ export function registerAuthCommands(program: Command, context: () => CliContext
     .option('--private-api-key <private key>', 'private part of an admin API key')
     .option('--username <name>', 'admin user name (local login)')
     .option('--password <password>', 'admin password (prompted on a terminal when omitted)')
+    .option('--browser', "realm-cli's page for making an API key: no effect, Tessera has no such page; make one with `tessera admin-keys create`")
+    .option('--auth-type <type>', "realm-cli's login kind (cloud, local): no effect, the flags given choose it (--api-key: a key, --username: a local admin)")
     .action(async (options: LoginOptions) => {
       const ctx = context();
       const url = ctx.options.url ?? ctx.env['TESSERA_URL'] ?? (await ctx.profile())?.url ?? defaultUrl;
@@ -80,15 +82,17 @@ export function registerAuthCommands(program: Command, context: () => CliContext
   program
     .command('whoami')
     .description('show who you are logged in as')
-    .action(async () => {
+    .option('--show-projects', 'also list the projects (groups) you belong to')
+    .action(async (options: { showProjects?: boolean }) => {
       const ctx = context();
       const client = await ctx.client();
       const profile = (await client.request<{ user_id: string; data?: { name?: string }; roles?: { group_id: string }[] }>('GET', '/auth/profile')).body;
       const name = profile.data?.name ?? profile.user_id;
       const source = ctx.env['TESSERA_ACCESS_TOKEN'] ? 'TESSERA_ACCESS_TOKEN' : `profile "${ctx.options.profile}"`;
+      const groups = [...new Set((profile.roles ?? []).map((role) => role.group_id).filter(Boolean))];
       ctx.output.result(
-        { url: client.baseUrl, user_id: profile.user_id, name, groups: (profile.roles ?? []).map((role) => role.group_id), source },
-        `Logged in to ${client.baseUrl} as ${name} (${source})`,
+        { url: client.baseUrl, user_id: profile.user_id, name, groups, source },
+        `Logged in to ${client.baseUrl} as ${name} (${source})${options.showProjects ? `\nProjects: ${groups.join(', ') || 'none'}` : ''}`,
       );
     });
 

@@ -1,9 +1,11 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
+import type { AdminClient } from '../admin-client';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
 import { relaxedEjson } from '../ejson-output';
 import { localAppId } from '../local-files';
 import { table } from './apps.command';
+import { collectList } from './realm-cli-names';
 import { registerUsersImport } from './users-import.command';
 
 interface LogEntry {
@@ -67,7 +69,7 @@ export function registerManageCommands(program: Command, context: () => CliConte
     .command('list')
     .description('list recent log entries, newest last')
     .option(...remoteOption)
-    .option('--type <types...>', 'only these types (FUNCTION, TRIGGER, AUTH, ...)')
+    .addOption(new Option('--type <types...>', 'only these types (FUNCTION, TRIGGER, AUTH, ...; repeatable or comma-separated)').argParser(collectList))
     .option('--errors', 'only entries with an error')
     .option('--start <date>', 'entries since this date (RFC 3339)')
     .option('--end <date>', 'entries until this date (RFC 3339)')
@@ -89,11 +91,11 @@ export function registerManageCommands(program: Command, context: () => CliConte
         const fresh = entries.filter((entry) => !seen.has(entry._id));
         for (const entry of fresh) seen.add(entry._id);
         if (ctx.output.json) {
-          if (options.tail) for (const entry of fresh) process.stdout.write(`${JSON.stringify(entry)}\n`);
+          if (options.tail) for (const entry of fresh) ctx.output.line(JSON.stringify(entry));
           else ctx.output.result(fresh, '');
           return;
         }
-        for (const entry of fresh) process.stdout.write(`${formatLog(entry)}\n`);
+        for (const entry of fresh) ctx.output.line(formatLog(entry));
       };
       print(await fetchLogs());
       if (!options.tail) return;
@@ -118,8 +120,8 @@ export function registerManageCommands(program: Command, context: () => CliConte
   secrets
     .command('create')
     .option(...remoteOption)
-    .requiredOption('--name <name>', 'secret name')
-    .requiredOption('--value <value>', 'secret value')
+    .requiredOption('-n, --name <name>', 'secret name')
+    .requiredOption('-v, --value <value>', 'secret value')
     .action(async (options: { remote?: string; name: string; value: string }) => {
       const ctx = context();
       const client = await ctx.client();
@@ -130,9 +132,9 @@ export function registerManageCommands(program: Command, context: () => CliConte
   secrets
     .command('update')
     .option(...remoteOption)
-    .requiredOption('--secret <name or id>', 'the secret to change')
-    .option('--name <name>', 'new name')
-    .requiredOption('--value <value>', 'new value')
+    .requiredOption('-s, --secret <name or id>', 'the secret to change')
+    .option('-n, --name <name>', 'new name')
+    .requiredOption('-v, --value <value>', 'new value')
     .action(async (options: { remote?: string; secret: string; name?: string; value: string }) => {
       const ctx = context();
       const client = await ctx.client();
@@ -143,7 +145,7 @@ export function registerManageCommands(program: Command, context: () => CliConte
   secrets
     .command('delete')
     .option(...remoteOption)
-    .requiredOption('--secret <name or id...>', 'the secrets to delete')
+    .addOption(new Option('-s, --secret <name or id...>', 'the secrets to delete (repeatable or comma-separated)').argParser(collectList).makeOptionMandatory())
     .action(async (options: { remote?: string; secret: string[] }) => {
       const ctx = context();
       const client = await ctx.client();
@@ -158,17 +160,21 @@ export function registerManageCommands(program: Command, context: () => CliConte
   users
     .command('list')
     .option(...remoteOption)
+    .addOption(userOption('only these users (realm-cli\'s filter by ID)'))
     .option('--state <state>', 'only enabled or disabled users')
-    .option('--provider-type <types...>', 'only users with an identity of these provider types')
-    .action(async (options: { remote?: string; state?: string; providerType?: string[] }) => {
+    .addOption(new Option('--provider-type <types...>', 'only users with an identity of these provider types').argParser(collectList))
+    .addOption(providerOption())
+    .option('--pending', 'list the pending (unconfirmed) email/password registrations instead')
+    .action(async (options: UserFilterOptions & { user?: string[] }) => {
       const ctx = context();
-      if (options.state && options.state !== 'enabled' && options.state !== 'disabled') throw new CliError('--state must be enabled or disabled', ExitCode.Usage);
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
-      const query = new URLSearchParams();
-      if (options.state) query.set('status', options.state);
-      if (options.providerType?.length) query.set('provider_types', options.providerType.join(','));
-      const list = (await client.request<UserView[]>('GET', `/groups/${groupId}/apps/${app._id}/users?${query.toString()}`)).body;
+      if (options.pending) {
+        const pending = (await pendingUsers(client, `/groups/${groupId}/apps/${app._id}`)).filter((user) => !options.user?.length || options.user.includes(user._id));
+        ctx.output.result(pending, () => (pending.length ? table(['ID', 'Email'], pending.map((user) => [user._id, user.login_ids.map((login) => login.id).join(',')])) : 'No pending users'));
+        return;
+      }
+      const list = (await findUsers(client, `/groups/${groupId}/apps/${app._id}`, options)).filter((user) => !options.user?.length || options.user.includes(user._id));
       ctx.output.result(list, () => userRows(list));
     });
   users
@@ -198,24 +204,86 @@ export function registerManageCommands(program: Command, context: () => CliConte
     });
   registerUsersImport(users, context, remoteOption);
   const done = { delete: 'Deleted', disable: 'Disabled', enable: 'Enabled', revoke: 'Ended the sessions of' } as const;
-  for (const [name, description, method, suffix] of [
-    ['delete', 'delete users and all they own', 'DELETE', ''],
-    ['disable', 'disable users: they are logged out and cannot log in', 'PUT', '/disable'],
-    ['enable', 'enable disabled users', 'PUT', '/enable'],
-    ['revoke', "end users' sessions (log them out everywhere)", 'PUT', '/logout'],
+  for (const [name, description, method, suffix, filters] of [
+    ['delete', 'delete users and all they own', 'DELETE', '', true],
+    ['disable', 'disable users: they are logged out and cannot log in', 'PUT', '/disable', false],
+    ['enable', 'enable disabled users', 'PUT', '/enable', false],
+    ['revoke', "end users' sessions (log them out everywhere)", 'PUT', '/logout', true],
   ] as const) {
-    users
+    const command = users
       .command(name)
       .description(description)
       .option(...remoteOption)
-      .requiredOption('--user <user id...>', 'the users')
-      .action(async (options: { remote?: string; user: string[] }) => {
-        const ctx = context();
-        const client = await ctx.client();
-        const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
-        for (const user of options.user) await client.request(method, `/groups/${groupId}/apps/${app._id}/users/${encodeURIComponent(user)}${suffix}`, { expect: [204] });
-        ctx.output.result({ [name]: options.user }, `${done[name]} ${options.user.length} user(s)`);
-      });
+      .addOption(userOption('the users (repeatable or comma-separated)').makeOptionMandatory());
+    // realm-cli's filters on delete and revoke: of the --user users, only those that match are acted on.
+    if (filters) {
+      command
+        .option('--state <state>', 'only those of the users that are enabled, or disabled')
+        .addOption(providerOption())
+        .option('--pending', name === 'delete' ? 'the users are pending (unconfirmed) registrations: delete those' : 'the users are pending registrations, which have no sessions: nothing is revoked');
+    }
+    command.action(async (options: UserFilterOptions & { user: string[] }) => {
+      const ctx = context();
+      const client = await ctx.client();
+      const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      const appPath = `/groups/${groupId}/apps/${app._id}`;
+      if (options.pending) {
+        const pending = (await pendingUsers(client, appPath)).filter((user) => options.user.includes(user._id));
+        if (pending.length === 0) throw new CliError('no users found: none of the --user users is a pending registration', ExitCode.NotFound);
+        if (name === 'delete') for (const user of pending) for (const login of user.login_ids) await client.request('DELETE', `${appPath}/user_registrations/by_email/${encodeURIComponent(login.id)}`, { expect: [204] });
+        const acted = name === 'delete' ? pending.map((user) => user._id) : [];
+        ctx.output.result({ [name]: acted }, `${done[name]} ${acted.length} pending user(s)`);
+        return;
+      }
+      let chosen = options.user;
+      if (options.state !== undefined || options.provider?.length) {
+        const matching = new Set((await findUsers(client, appPath, options)).map((user) => user._id));
+        chosen = chosen.filter((user) => matching.has(user));
+        if (chosen.length === 0) throw new CliError('no users found: none of the --user users matches --state/--provider', ExitCode.NotFound);
+      }
+      for (const user of chosen) await client.request(method, `${appPath}/users/${encodeURIComponent(user)}${suffix}`, { expect: [204] });
+      ctx.output.result({ [name]: chosen }, `${done[name]} ${chosen.length} user(s)`);
+    });
+  }
+}
+
+interface UserFilterOptions {
+  remote?: string;
+  state?: string;
+  providerType?: string[];
+  provider?: string[];
+  pending?: boolean;
+}
+
+/** realm-cli's `-u, --user`: user IDs, repeatable, comma-separated or several after one flag. */
+const userOption = (description: string): Option => new Option('-u, --user <user id...>', description).argParser(collectList);
+
+/** realm-cli's `--provider` (Tessera's --provider-type). */
+const providerOption = (): Option => new Option('--provider <types...>', 'only users with an identity of these provider types (realm-cli\'s name for --provider-type)').argParser(collectList);
+
+/** The app's users that match --state and --provider / --provider-type (the server filters). */
+async function findUsers(client: AdminClient, appPath: string, options: UserFilterOptions): Promise<UserView[]> {
+  if (options.state !== undefined && options.state !== 'enabled' && options.state !== 'disabled') throw new CliError('--state must be enabled or disabled', ExitCode.Usage);
+  const query = new URLSearchParams();
+  if (options.state) query.set('status', options.state);
+  const providers = [...(options.providerType ?? []), ...(options.provider ?? [])];
+  if (providers.length) query.set('provider_types', providers.join(','));
+  return (await client.request<UserView[]>('GET', `${appPath}/users?${query.toString()}`)).body;
+}
+
+interface PendingUser {
+  _id: string;
+  login_ids: { id_type: string; id: string }[];
+}
+
+/** Every pending registration of the app, page by page (the server answers 50 at a time). */
+async function pendingUsers(client: AdminClient, appPath: string): Promise<PendingUser[]> {
+  const all: PendingUser[] = [];
+  for (;;) {
+    const after = all.at(-1)?._id;
+    const page = (await client.request<PendingUser[]>('GET', `${appPath}/user_registrations/pending_users${after ? `?after=${after}` : ''}`)).body;
+    all.push(...page);
+    if (page.length === 0 || page.length < 50) return all;
   }
 }
 

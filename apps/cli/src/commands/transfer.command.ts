@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { AdminClient } from '../admin-client';
@@ -14,6 +14,11 @@ interface PullOptions {
   local?: string;
   template?: string;
   includeHosting?: boolean;
+  includeNodeModules?: boolean;
+  includePackageJson?: boolean;
+  includeDependencies?: boolean;
+  dryRun?: boolean;
+  configVersion?: string;
   yes?: boolean;
 }
 
@@ -24,7 +29,9 @@ interface PushOptions {
   includeHosting?: boolean;
   includeNodeModules?: boolean;
   includePackageJson?: boolean;
+  includeDependencies?: boolean;
   resetCdnCache?: boolean;
+  deploymentName?: string;
   yes?: boolean;
 }
 
@@ -38,14 +45,35 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .description("write an app's configuration to a local directory (current layout)")
     .option('--remote <app id>', 'the app to pull (client app id, name or _id)')
     .option('--local <directory>', 'where to write it (default: ./<app name>)')
-    .option('--template <template id>', "also download the template's client: the directory gets backend/ and frontend/")
-    .option('--include-hosting', 'also download the hosted files (hosting/metadata.json and hosting/files/); without it, local hosted files are left as they are')
+    .option('-t, --template <template id>', "also download the template's client: the directory gets backend/ and frontend/")
+    .option('-s, --include-hosting', 'also download the hosted files (hosting/metadata.json and hosting/files/); without it, local hosted files are left as they are')
+    .option('--include-node-modules', "also download the functions' dependencies as uploaded (functions/node_modules.zip or the archive's own name)")
+    .option('--include-package-json', "also download the functions' dependencies as functions/package.json (the archive instead when it holds none, as realm-cli)")
+    .option('-d, --include-dependencies', "realm-cli's older name for --include-node-modules")
+    .option('-x, --dry-run', 'write nothing: say which app, directory and files a pull would write')
+    .option('--config-version <version>', "realm-cli's export layout version: no effect, Tessera pulls its one current layout (push reads every layout)")
     .option('-y, --yes', 'replace a non-empty directory without asking')
     .action(async (options: PullOptions) => {
       const ctx = context();
+      if (options.configVersion !== undefined) ctx.output.info(`Note: --config-version ${options.configVersion} has no effect: Tessera pulls its current layout`);
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (options.local ? await localAppId(options.local) : undefined));
       const directory = resolve(options.local ?? app.name);
+      const dependencies = options.includeNodeModules === true || options.includePackageJson === true || options.includeDependencies === true;
+      if (options.dryRun) {
+        const files = unzip((await client.request('GET', `/groups/${groupId}/apps/${app._id}/pull${options.includeHosting ? '?include_hosting=true' : ''}`, { progress: 'Downloading app' })).bytes);
+        const backend = options.template ? join(directory, 'backend') : directory;
+        const replaces = await isNonEmptyDirectory(directory);
+        const plan = { dry_run: true, app_id: app.client_app_id, local_path: directory, backend_path: backend, ...(options.template ? { frontend_path: join(directory, 'frontend') } : {}), files: [...files.keys()].sort(), dependencies, replaces_contents: replaces };
+        ctx.output.result(plan, () =>
+          [
+            `Dry run: nothing was written. Pulling ${app.client_app_id} would write ${files.size} file(s) into ${backend}${replaces ? ' (replacing what it holds)' : ''}`,
+            ...(options.template ? [`and the client of template ${options.template} into ${join(directory, 'frontend')}`] : []),
+            ...(dependencies ? [`and the functions' dependencies into ${join(backend, 'functions')}`] : []),
+          ].join('\n'),
+        );
+        return;
+      }
       if (await isNonEmptyDirectory(directory)) {
         if (!options.yes && !ctx.output.interactive) throw new CliError(`directory ${directory} is not empty: pass --yes to replace its contents`, ExitCode.Usage);
         await ctx.output.confirm(`Replace the contents of ${directory}?`, options.yes === true);
@@ -60,6 +88,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       } else {
         await replaceLocalFiles(directory, files, keep);
       }
+      if (dependencies) await pullDependencies(ctx, client, groupId, app, join(options.template ? join(directory, 'backend') : directory, 'functions'), options.includePackageJson === true);
       ctx.output.result({ app_id: app.client_app_id, local_path: directory, files: files.size }, `Pulled app ${app.client_app_id} into ${directory} (${files.size} files)`);
     });
 
@@ -68,14 +97,17 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .description('deploy a local app directory (any layout: current, legacy, realm-cli or App Services CLI export) to the server')
     .option('--remote <app id>', 'the app to push to (default: app_id in config.json)')
     .option('--local <directory>', 'the app directory (default: .)')
-    .option('--dry-run', 'show what would change and change nothing')
-    .option('--include-hosting', 'also deploy the hosted files (hosting/metadata.json and hosting/files/): they replace the app\'s hosted files')
-    .option('--reset-cdn-cache', 'invalidate cached copies of the hosted files after the push')
+    .option('-x, --dry-run', 'show what would change and change nothing')
+    .option('-s, --include-hosting', 'also deploy the hosted files (hosting/metadata.json and hosting/files/): they replace the app\'s hosted files')
+    .option('-c, --reset-cdn-cache', 'invalidate cached copies of the hosted files after the push')
     .option('--include-node-modules', 'also upload the functions\' dependencies (functions/node_modules, or an archive of it): pure JavaScript packages their functions can require')
     .option('--include-package-json', 'also upload functions/package.json with functions/node_modules: only the packages it names (and theirs) are kept')
+    .option('-d, --include-dependencies', "realm-cli's older name for --include-node-modules")
+    .option('-n, --deployment-name <name>', "name the deployment (App Services CLI): the name the app's deployment history shows for it")
     .option('-y, --yes', 'deploy without asking')
     .action(async (options: PushOptions) => {
       const ctx = context();
+      if (options.includeDependencies) options = { ...options, includeNodeModules: true };
       // realm-cli's push of a directory that names no app yet (one `app init` wrote): the app is created first.
       if (options.remote === undefined && (await localAppId(options.local ?? '.')) === undefined) {
         const created = await createAppForPush(ctx, options);
@@ -97,10 +129,11 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       ctx.output.info(diffs.join('\n'));
       await ctx.output.confirm(`Deploy these changes to ${app.client_app_id}?`, options.yes === true);
       ctx.output.info(`Uploading ${formatBytes(archive.length)}...`);
-      await client.request('PATCH', `/groups/${groupId}/apps/${app._id}/push`, { zip: archive, expect: [204] });
+      const named = options.deploymentName !== undefined ? `?${new URLSearchParams({ deployment_name: options.deploymentName }).toString()}` : '';
+      await client.request('PATCH', `/groups/${groupId}/apps/${app._id}/push${named}`, { zip: archive, expect: [204] });
       if (options.resetCdnCache) await client.request('PUT', `/groups/${groupId}/apps/${app._id}/hosting/cache`, { json: { invalidate: true, path: '/*' }, expect: [204] });
-      const [deployment] = (await client.request<{ _id: string; version: number }[]>('GET', `/groups/${groupId}/apps/${app._id}/deployments`)).body;
-      ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment?._id ?? 'unknown'})`);
+      const [deployment] = (await client.request<{ _id: string; name: string; version: number }[]>('GET', `/groups/${groupId}/apps/${app._id}/deployments`)).body;
+      ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment ? `${deployment.name}, ${deployment._id}` : 'unknown'})`);
     });
 
   // `diff`, and realm-cli's `app diff` (registered with the apps commands, which exist by then).
@@ -111,14 +144,44 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       .description('show how a local app directory differs from the deployed app')
       .option('--remote <app id>', 'the app to compare with (default: app_id in config.json)')
       .option('--local <directory>', 'the app directory (default: .)')
-      .option('--include-hosting', 'also compare the hosted files')
+      .option('-s, --include-hosting', 'also compare the hosted files')
+      .option('--include-node-modules', "realm-cli's dependency comparison: no effect, the diff covers the configuration and hosted files, not functions' dependencies")
+      .option('--include-package-json', 'the same as --include-node-modules: no effect')
+      .option('-d, --include-dependencies', 'the same as --include-node-modules: no effect')
       .action(async (options: PushOptions) => {
         const ctx = context();
+        if (options.includeNodeModules || options.includePackageJson || options.includeDependencies) ctx.output.info("Note: functions' dependencies are not compared; push --include-node-modules uploads them");
         const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
         const { diffs } = await dryRun(client, groupId, app, archive, ctx);
         ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`));
       });
   }
+}
+
+/**
+ * realm-cli's `pull --include-node-modules` / `--include-package-json`: the dependencies archive the app
+ * was last given, written into the functions directory; with --include-package-json its package.json
+ * alone when the archive holds one (a zip's top-level package.json), else the archive, with a warning.
+ */
+async function pullDependencies(ctx: CliContext, client: AdminClient, groupId: string, app: RemoteApp, functions: string, packageJson: boolean): Promise<void> {
+  const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/dependencies/archive`, { expect: [200, 404], progress: 'Downloading dependencies' });
+  if (reply.status === 404) {
+    ctx.output.info(`App ${app.client_app_id} has no dependencies: none written`);
+    return;
+  }
+  const name = /filename=([^;]+)/.exec(reply.headers.get('content-disposition') ?? '')?.[1]?.trim() ?? 'node_modules.zip';
+  await mkdir(functions, { recursive: true });
+  if (packageJson) {
+    const found = name.endsWith('.zip') ? unzip(reply.bytes).get('package.json') : undefined;
+    if (found) {
+      await writeFile(join(functions, 'package.json'), found);
+      ctx.output.info('Fetched dependencies as a package.json file');
+      return;
+    }
+    ctx.output.info('Warning: the dependencies hold no package.json file: a node_modules archive was written instead');
+  }
+  await writeFile(join(functions, basename(name)), reply.bytes);
+  ctx.output.info(`Fetched dependencies as ${join(functions, basename(name))}`);
 }
 
 async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array; directory: string }> {
