@@ -158,6 +158,10 @@ export class UserChangeFeed implements AsyncIterable<ChangeEvent> {
       case 'dropDatabase':
       case 'rename':
       case 'invalidate':
+      case 'create':
+      case 'createIndexes':
+      case 'dropIndexes':
+      case 'modify':
         // Not a change of a document the user can be shown (realm-web's watch reports document changes).
         return undefined;
     }

@@ -203,6 +203,47 @@ function changeStreams(): Fixture {
   };
 }
 
+/** Expanded events and changeStreamPreAndPostImages (change-streams-showExpandedEvents, -pre_and_post_images). */
+function expandedEvents(): Fixture {
+  return {
+    description: 'expanded events',
+    schemaVersion: '1.7',
+    createEntities: entities(),
+    initialData: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1 }] }],
+    tests: [
+      {
+        description: 'index changes, collMod and a rename are reported with showExpandedEvents',
+        operations: [
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [], showExpandedEvents: true }, saveResultAsEntity: 'stream0' },
+          { name: 'createIndex', object: 'coll0', arguments: { keys: { x: 1 }, name: 'x_1' } },
+          { name: 'dropIndex', object: 'coll0', arguments: { name: 'x_1' } },
+          { name: 'runCommand', object: 'db0', arguments: { commandName: 'collMod', command: { collMod: 'coll0' } } },
+          { name: 'rename', object: 'coll0', arguments: { to: 'renamedExpanded' } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'createIndexes', collectionUUID: { $$exists: true }, operationDescription: { indexes: [{ v: 2, key: { x: 1 }, name: 'x_1' }] } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'dropIndexes', operationDescription: { $$exists: true } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'modify' } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'rename', to: { db, coll: 'renamedExpanded' }, operationDescription: { to: { db, coll: 'renamedExpanded' } } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'invalidate' } },
+        ],
+      },
+      {
+        description: 'with changeStreamPreAndPostImages disabled, whenAvailable gives null and required fails',
+        operations: [
+          { name: 'runCommand', object: 'db0', arguments: { commandName: 'collMod', command: { collMod: 'coll0', changeStreamPreAndPostImages: { enabled: false } } } },
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [], fullDocument: 'whenAvailable', fullDocumentBeforeChange: 'whenAvailable' }, saveResultAsEntity: 'stream0' },
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [], fullDocumentBeforeChange: 'required' }, saveResultAsEntity: 'stream1' },
+          { name: 'updateOne', object: 'coll0', arguments: { filter: { _id: 1 }, update: { $set: { x: 1 } } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'update', fullDocument: null, fullDocumentBeforeChange: null } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream1', expectError: { isClientError: false } },
+          { name: 'runCommand', object: 'db0', arguments: { commandName: 'collMod', command: { collMod: 'coll0', changeStreamPreAndPostImages: { enabled: true } } } },
+          { name: 'updateOne', object: 'coll0', arguments: { filter: { _id: 1 }, update: { $set: { x: 2 } } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'update', fullDocument: { _id: 1, x: 2 }, fullDocumentBeforeChange: { _id: 1, x: 1 } } },
+        ],
+      },
+    ],
+  };
+}
+
 /** DDL, write conflicts and write concerns in transactions (transactions/create-*, errors, commit). */
 function transactionWrites(): Fixture {
   return {
@@ -303,6 +344,10 @@ describe('beyond CRUD: sessions, transactions, command cursors and change stream
 
   it('runs DDL in transactions, reports write conflicts at once and unsatisfiable write concerns', async () => {
     expect(notPassed(await runConformance(writeFixtures({ writes: transactionWrites() }), target))).toEqual([]);
+  });
+
+  it('reports the catalog\'s changes with showExpandedEvents and honours changeStreamPreAndPostImages', async () => {
+    expect(notPassed(await runConformance(writeFixtures({ expanded: expandedEvents() }), target))).toEqual([]);
   });
 
   it('fails a case that expects an error the server does not raise', async () => {

@@ -3,7 +3,7 @@
  * (embedded and MongoDB) implement it; callers never learn which one serves them except through `engine`.
  * Documents are BSON-typed JS values from the `bson` package.
  */
-import { type Timestamp } from 'bson';
+import { type Timestamp, type UUID } from 'bson';
 import { type Document } from '../bson/values';
 
 export type { Document };
@@ -193,8 +193,11 @@ export interface ResumeToken {
   _data: string;
 }
 
-/** `invalidate` ends a collection's stream at its drop or rename, a database's at its drop, as in MongoDB. */
-export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'rename' | 'dropDatabase' | 'invalidate';
+/**
+ * `invalidate` ends a collection's stream at its drop or rename, a database's at its drop, as in MongoDB.
+ * The catalog's changes (`create`, `createIndexes`, `dropIndexes`, `modify`) come only with showExpandedEvents.
+ */
+export type ChangeOperationType = 'insert' | 'update' | 'replace' | 'delete' | 'drop' | 'rename' | 'dropDatabase' | 'invalidate' | 'create' | 'createIndexes' | 'dropIndexes' | 'modify';
 
 export interface ChangeEvent {
   _id: ResumeToken;
@@ -206,10 +209,15 @@ export interface ChangeEvent {
   ns: { db: string; coll?: string };
   /** Where a renamed collection went (`rename` events). */
   to?: { db: string; coll: string };
+  /** The collection's UUID (with showExpandedEvents). */
+  collectionUUID?: UUID;
+  /** What a catalog change did (with showExpandedEvents): the index created, the rename's target... */
+  operationDescription?: Document;
   documentKey?: { _id: unknown };
   fullDocument?: Document | null;
   fullDocumentBeforeChange?: Document | null;
-  updateDescription?: { updatedFields: Document; removedFields: string[]; truncatedArrays: unknown[] };
+  /** `disambiguatedPaths` comes with showExpandedEvents. */
+  updateDescription?: { updatedFields: Document; removedFields: string[]; truncatedArrays: unknown[]; disambiguatedPaths?: Document };
 }
 
 export interface WatchOptions {
@@ -220,6 +228,8 @@ export interface WatchOptions {
   fullDocument?: 'default' | 'updateLookup' | 'whenAvailable' | 'required';
   /** `whenAvailable` or `required` add the document before an update, replace or delete. */
   fullDocumentBeforeChange?: 'off' | 'whenAvailable' | 'required';
+  /** Also report changes of the catalog (create, createIndexes, dropIndexes, modify) and collection UUIDs. */
+  showExpandedEvents?: boolean;
 }
 
 export interface ChangeStream extends AsyncIterable<ChangeEvent> {

@@ -27,6 +27,7 @@ export const DatastoreErrorCode = {
   ChangeStreamHistoryLost: 286,
   ChangeStreamFatalError: 280,
   InvalidResumeToken: 260,
+  NoMatchingDocument: 47,
   ConversionFailure: 241,
   DuplicateKey: 11000,
   InvalidProjection: 31254,

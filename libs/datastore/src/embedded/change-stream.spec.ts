@@ -55,6 +55,50 @@ describe('the embedded change feed', () => {
     for (const s of [stream, dbStream, after]) await s.close();
   });
 
+  it('keeps a collection\'s UUID and changeStreamPreAndPostImages through a rename, a restart and a snapshot', async () => {
+    const store = client.store;
+    await client.db('app').createCollection('c');
+    const state = store.collection('app', 'c');
+    if (!state) throw new Error('the collection was not created');
+    const uuid = state.uuid;
+    expect(uuid).toMatch(/^[0-9a-f-]{36}$/);
+    await store.write(undefined, (unit) => store.modifyCollection(unit, state, { changeStreamPreAndPostImages: { enabled: false } }));
+    await store.write(undefined, (unit) => store.renameCollection(unit, { db: 'app', coll: 'c' }, { db: 'app', coll: 'd' }, false));
+    for (const compact of [false, true]) {
+      if (compact) await client.store.snapshot();
+      await client.close();
+      client = openEmbeddedClient(dir);
+      expect(client.store.collection('app', 'd')).toMatchObject({ uuid, changeStreamImages: false });
+    }
+  });
+
+  it('reports the catalog\'s changes and collection UUIDs only with showExpandedEvents, and no images once they are disabled', async () => {
+    const db = client.db('app');
+    const plain = db.watch();
+    const expanded = db.watch([], { showExpandedEvents: true, fullDocumentBeforeChange: 'whenAvailable' });
+    const required = db.watch([], { fullDocumentBeforeChange: 'required' });
+    await db.createCollection('c');
+    await db.collection('c').createIndex({ x: 1 }, { name: 'x_1' });
+    const state = client.store.collection('app', 'c');
+    if (!state) throw new Error('the collection was not created');
+    await client.store.write(undefined, (unit) => client.store.modifyCollection(unit, state, { changeStreamPreAndPostImages: { enabled: false } }));
+    await db.collection('c').insertOne({ _id: 1, a: { 1: 1 } });
+    await db.collection('c').updateOne({ _id: 1 }, { $set: { 'a.1': 2 } });
+    const types: unknown[] = [];
+    for (let e = await expanded.tryNext(); e; e = await expanded.tryNext()) types.push([e.operationType, e.collectionUUID?.toHexString(true), e.operationDescription ?? e.fullDocumentBeforeChange, e.updateDescription?.disambiguatedPaths]);
+    expect(types).toEqual([
+      ['create', state.uuid, { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } }, undefined],
+      ['createIndexes', state.uuid, { indexes: [expect.objectContaining({ v: 2, name: 'x_1', key: { x: 1 } })] }, undefined],
+      ['modify', state.uuid, { changeStreamPreAndPostImages: { enabled: false } }, undefined],
+      ['insert', state.uuid, undefined, undefined],
+      ['update', state.uuid, null, { 'a.1': ['a', '1'] }],
+    ]);
+    expect((await plain.next()).operationType).toBe('insert');
+    expect((await plain.next()).collectionUUID).toBeUndefined();
+    await expect(required.next().then(() => required.next())).rejects.toMatchObject({ codeName: 'NoMatchingDocument' });
+    for (const s of [plain, expanded, required]) await s.close();
+  });
+
   it('gives events taken long after their writes the documents as they were at each change', async () => {
     const coll = client.db('app').collection('c');
     const stream = coll.watch([], { fullDocument: 'updateLookup', fullDocumentBeforeChange: 'whenAvailable' });

@@ -3,10 +3,10 @@
  * registers for live commits first and then reads the history after its resume token from the log on
  * disk, up to the last durable record, so resuming after a restart neither skips nor repeats an event.
  */
-import { Timestamp } from 'bson';
+import { Timestamp, UUID } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type ChangeEvent, type ChangeStream, type ResumeToken, type WatchOptions } from '../api/data-source';
-import { type Document, cloneValue } from '../bson/values';
+import { type Document, cloneValue, identicalValues, isPlainObject } from '../bson/values';
 import { runPipeline } from '../engine/mingo';
 import { diffDocuments } from '../engine/update';
 import { type CommitRecord, type LogOp } from './log-files';
@@ -64,12 +64,64 @@ function inScope(op: LogOp, scope: ChangeScope): boolean {
   return true;
 }
 
+/** What an event takes from its collection when the change is accepted: its UUID, whether it keeps images. */
+export interface CollectionFacts {
+  uuid?: string;
+  /** False once `changeStreamPreAndPostImages` was disabled: no pre- or post-image for its events. */
+  images: boolean;
+}
+
+/**
+ * An update description's ambiguous paths (MongoDB 6.1's `disambiguatedPaths`, with showExpandedEvents):
+ * each changed path with a field name that looks like an array index or holds a dot, as its list of field
+ * names. The description's paths descend only into embedded documents (see diffDocuments), never arrays.
+ */
+function disambiguatedPaths(before: Document, after: Document): Document {
+  const out: Document = {};
+  const note = (parts: string[]) => {
+    if (parts.some((part) => /^\d+$/.test(part) || part.includes('.'))) out[parts.join('.')] = parts;
+  };
+  const walk = (a: Document, b: Document, parts: string[]) => {
+    for (const key of Object.keys(b)) {
+      const path = [...parts, key];
+      if (key in a && isPlainObject(a[key]) && isPlainObject(b[key])) walk(a[key], b[key], path);
+      else if (!(key in a) || !identicalValues(a[key], b[key])) note(path);
+    }
+    for (const key of Object.keys(a)) if (!(key in b)) note([...parts, key]);
+  };
+  walk(before, after, []);
+  return out;
+}
+
+/** A pre- or post-image the stream requires (`required`) and the collection does not keep. */
+function missingImage(which: 'pre' | 'post', op: LogOp): never {
+  throw new DatastoreError(
+    'NoMatchingDocument',
+    `Change stream was configured to require a ${which}-image for all update, delete and replace events, but the ${which}-image was not found for the event on ${op.d}.${String(op.c)} (changeStreamPreAndPostImages is disabled)`,
+  );
+}
+
 /** The change event for one logged operation, or undefined for operations the feed does not report. */
-export function toChangeEvent(record: CommitRecord, index: number, options: WatchOptions, lookup: (db: string, coll: string, id: unknown) => Document | null): ChangeEvent | undefined {
+export function toChangeEvent(
+  record: CommitRecord,
+  index: number,
+  options: WatchOptions,
+  lookup: (db: string, coll: string, id: unknown) => Document | null,
+  facts: CollectionFacts = { images: true },
+): ChangeEvent | undefined {
   const op = record.ops[index];
   const clusterTime = commitTimestamp(record.seq, record.time);
-  const base = { _id: encodeToken(record.seq, index), clusterTime, wallTime: new Date(record.time), ns: op.c === undefined ? { db: op.d } : { db: op.d, coll: op.c } };
+  const expanded = options.showExpandedEvents === true;
+  const base: Pick<ChangeEvent, '_id' | 'clusterTime' | 'wallTime' | 'ns' | 'collectionUUID'> = { _id: encodeToken(record.seq, index), clusterTime, wallTime: new Date(record.time), ns: op.c === undefined ? { db: op.d } : { db: op.d, coll: op.c } };
+  // MongoDB 6.0 adds the collection's UUID to events when asked for expanded events.
+  if (expanded && facts.uuid && op.k !== 'dd') base.collectionUUID = new UUID(facts.uuid);
   const withPre = options.fullDocumentBeforeChange === 'whenAvailable' || options.fullDocumentBeforeChange === 'required';
+  /** The pre-image the stream asks for: null, or a refusal (`required`), when the collection keeps none. */
+  const preImage = (): Document | null => {
+    if (facts.images) return cloneValue(op.pre as Document);
+    if (options.fullDocumentBeforeChange === 'required') missingImage('pre', op);
+    return null;
+  };
   // A renamed collection's documents moving, a view redefined: one event (the rename) or none, as MongoDB.
   if (op.m) return undefined;
   switch (op.k) {
@@ -80,30 +132,50 @@ export function toChangeEvent(record: CommitRecord, index: number, options: Watc
       const pre = op.pre as Document;
       const { updatedFields, removedFields } = diffDocuments(pre, doc);
       const event: ChangeEvent = { ...base, operationType: 'update', documentKey: { _id: doc._id }, updateDescription: { updatedFields: cloneValue(updatedFields), removedFields, truncatedArrays: [] } };
+      if (expanded && event.updateDescription) event.updateDescription.disambiguatedPaths = disambiguatedPaths(pre, doc);
       if (options.fullDocument === 'updateLookup') event.fullDocument = lookup(op.d, op.c as string, doc._id);
-      else if (options.fullDocument === 'whenAvailable' || options.fullDocument === 'required') event.fullDocument = cloneValue(doc);
-      if (withPre) event.fullDocumentBeforeChange = cloneValue(pre);
+      else if (options.fullDocument === 'whenAvailable' || options.fullDocument === 'required') {
+        if (facts.images) event.fullDocument = cloneValue(doc);
+        else if (options.fullDocument === 'required') missingImage('post', op);
+        else event.fullDocument = null;
+      }
+      if (withPre) event.fullDocumentBeforeChange = preImage();
       return event;
     }
     case 'r': {
       const event: ChangeEvent = { ...base, operationType: 'replace', documentKey: { _id: op.doc?._id }, fullDocument: cloneValue(op.doc) };
-      if (withPre) event.fullDocumentBeforeChange = cloneValue(op.pre);
+      if (withPre) event.fullDocumentBeforeChange = preImage();
       return event;
     }
     case 'd': {
       const event: ChangeEvent = { ...base, operationType: 'delete', documentKey: { _id: op.pre?._id } };
-      if (withPre) event.fullDocumentBeforeChange = cloneValue(op.pre);
+      if (withPre) event.fullDocumentBeforeChange = preImage();
       return event;
     }
     case 'dc':
-      if (op.to) return { ...base, operationType: 'rename', to: { db: op.to.db, coll: op.to.coll } };
+      if (op.to) {
+        const to = { db: op.to.db, coll: op.to.coll };
+        const event: ChangeEvent = { ...base, operationType: 'rename', to };
+        if (expanded) event.operationDescription = { to, ...(op.dropTarget ? { dropTarget: new UUID(op.dropTarget) } : {}) };
+        return event;
+      }
       return { ...base, operationType: 'drop' };
     case 'dd':
       return { ...base, operationType: 'dropDatabase' };
+    // Changes of the catalog: reported only with showExpandedEvents, as MongoDB 6.0 does.
     case 'cc':
+      if (!expanded) return undefined;
+      return {
+        ...base,
+        operationType: 'create',
+        operationDescription: op.view ? { viewOn: op.view.viewOn, pipeline: op.view.pipeline } : { idIndex: { v: 2, key: { _id: 1 }, name: '_id_' } },
+      };
     case 'ci':
+      return expanded ? { ...base, operationType: 'createIndexes', operationDescription: { indexes: [{ v: 2, ...op.spec }] } } : undefined;
     case 'di':
-      return undefined;
+      return expanded ? { ...base, operationType: 'dropIndexes', operationDescription: { indexes: [{ v: 2, name: op.name }] } } : undefined;
+    case 'cm':
+      return expanded ? { ...base, operationType: 'modify', operationDescription: cloneValue(op.options ?? {}) } : undefined;
     default:
       return undefined;
   }
@@ -116,6 +188,8 @@ class LoggedOp {
     readonly index: number,
     /** The document an update's `updateLookup` found when the change was accepted. */
     readonly found: Document | null | undefined,
+    /** What the event takes from its collection, as it was when the change was accepted. */
+    readonly facts: CollectionFacts,
   ) {}
 }
 
@@ -187,10 +261,10 @@ export class EmbeddedChangeStream implements ChangeStream {
       // writer hears so, and an insertMany of 10,000 documents waited for 10,000 events to be built.
       // Stored documents are never changed in place (a write replaces them), so the event is the same;
       // an update's looked-up document is taken now, as it is at the time of the change.
-      this.queue.push(new LoggedOp(record, i, op.k === 'u' && this.options.fullDocument === 'updateLookup' ? this.lookup(op.d, op.c as string, (op.doc as Document)._id) : undefined));
+      this.queue.push(new LoggedOp(record, i, op.k === 'u' && this.options.fullDocument === 'updateLookup' ? this.lookup(op.d, op.c as string, (op.doc as Document)._id) : undefined, this.facts(op)));
       return;
     }
-    const event = toChangeEvent(record, i, this.options, (db, coll, id) => cloneOrNull(this.lookup(db, coll, id)));
+    const event = toChangeEvent(record, i, this.options, (db, coll, id) => cloneOrNull(this.lookup(db, coll, id)), this.facts(op));
     if (!event) return;
     const passed = this.pipeline.length === 0 ? event : (runPipeline([event as unknown as Document], this.pipeline)[0] as unknown as ChangeEvent | undefined);
     if (!passed) return;
@@ -215,6 +289,13 @@ export class EmbeddedChangeStream implements ChangeStream {
     } else {
       this.queue.push(event);
     }
+  }
+
+  /** The operation's collection as it is now (when the change is accepted, close to when it was made). */
+  private facts(op: LogOp): CollectionFacts {
+    const coll = op.c === undefined ? undefined : this.store.collection(op.d, op.c);
+    // A collection's own creation names its UUID; a later event takes it from the collection.
+    return { uuid: op.k === 'cc' ? op.uuid : coll?.uuid, images: coll?.changeStreamImages !== false };
   }
 
   private lookup(db: string, coll: string, id: unknown): Document | null {
@@ -264,7 +345,7 @@ export class EmbeddedChangeStream implements ChangeStream {
         this.head = 0;
       }
       if (!(item instanceof LoggedOp)) return item;
-      const event = toChangeEvent(item.record, item.index, this.options, () => cloneOrNull(item.found ?? null));
+      const event = toChangeEvent(item.record, item.index, this.options, () => cloneOrNull(item.found ?? null), item.facts);
       if (event) return event;
     }
     return undefined;

@@ -60,7 +60,8 @@ function readDocument(bytes: Buffer): Document {
   return toStoredForm(BSON.deserialize(bytes, DESERIALIZE));
 }
 
-export type LogOpKind = 'i' | 'u' | 'r' | 'd' | 'cc' | 'dc' | 'dd' | 'ci' | 'di';
+/** Insert, update, replace, delete; create, drop (collection, database), create and drop index, modify (collMod). */
+export type LogOpKind = 'i' | 'u' | 'r' | 'd' | 'cc' | 'dc' | 'dd' | 'ci' | 'di' | 'cm';
 
 /** One change inside a commit record. */
 export interface LogOp {
@@ -77,6 +78,12 @@ export interface LogOp {
   view?: Document;
   /** A collection's default collation (cc). */
   collation?: Document;
+  /** A collection's UUID (cc), as change events report it (`collectionUUID`). */
+  uuid?: string;
+  /** What a collMod changed (cm): `changeStreamPreAndPostImages`, when it named it. */
+  options?: Document;
+  /** The UUID of the collection a rename dropped at its target (on the drop of its old name). */
+  dropTarget?: string;
   /** Part of a rename or a view's redefinition (the change feed reports no event of its own for it). */
   m?: boolean;
   /** The new namespace of a renamed collection (on the drop of its old name). */
@@ -94,6 +101,9 @@ export interface SnapshotCollection {
   c: string;
   view?: Document;
   collation?: Document;
+  uuid?: string;
+  /** `changeStreamPreAndPostImages.enabled`, once set. */
+  images?: boolean;
   indexes: Document[];
   docs: Document[];
 }
@@ -416,7 +426,16 @@ export class LogFiles {
       if (doc.end === true) return { seq: snap.seq, collections: [...collections.values()] };
       const key = `${String(doc.d)}.${String(doc.c)}`;
       if (doc.meta === true) {
-        collections.set(key, { d: String(doc.d), c: String(doc.c), view: doc.view as Document | undefined, ...(isPlainObject(doc.collation) ? { collation: doc.collation } : {}), indexes: doc.indexes as Document[], docs: [] });
+        collections.set(key, {
+          d: String(doc.d),
+          c: String(doc.c),
+          view: doc.view as Document | undefined,
+          ...(isPlainObject(doc.collation) ? { collation: doc.collation } : {}),
+          ...(typeof doc.uuid === 'string' ? { uuid: doc.uuid } : {}),
+          ...(typeof doc.images === 'boolean' ? { images: doc.images } : {}),
+          indexes: doc.indexes as Document[],
+          docs: [],
+        });
       } else {
         collections.get(key)?.docs.push(...(doc.docs as Document[]));
       }
@@ -688,7 +707,7 @@ export class LogFiles {
     try {
       writeDoc({ seq });
       for (const coll of collections) {
-        writeDoc({ meta: true, d: coll.d, c: coll.c, view: coll.view, ...(coll.collation ? { collation: coll.collation } : {}), indexes: coll.indexes });
+        writeDoc({ meta: true, d: coll.d, c: coll.c, view: coll.view, ...(coll.collation ? { collation: coll.collation } : {}), ...(coll.uuid ? { uuid: coll.uuid } : {}), ...(coll.images === undefined ? {} : { images: coll.images }), indexes: coll.indexes });
         // Up to 500 documents a frame, fewer where they are large, so no frame outgrows the BSON limit.
         for (let i = 0, n = 500; i < coll.docs.length; i += n) {
           for (n = Math.min(500, coll.docs.length - i); ; n = Math.ceil(n / 2)) {

@@ -4,6 +4,7 @@
  * committed records the change feed reads. Every write runs synchronously against memory inside a
  * WriteUnit and is acknowledged once its commit record (one per unit) is fsynced.
  */
+import { randomUUID } from 'node:crypto';
 import { DatastoreError } from '../api/datastore.error';
 import { type IndexOptions, type SortDirection } from '../api/data-source';
 import { type Document, idKey, isPlainObject } from '../bson/values';
@@ -125,6 +126,8 @@ export class ServiceStore {
     if (snapshot) {
       for (const coll of snapshot.collections) {
         const state = new CollectionState(coll.d, coll.c, coll.view as CollectionState['view'], coll.collation);
+        state.uuid = coll.uuid;
+        state.changeStreamImages = coll.images;
         for (const spec of coll.indexes) {
           const desc = spec as { name: string; key: Record<string, SortDirection>; unique?: boolean; sparse?: boolean; collation?: Document };
           state.indexes.set(desc.name, state.createIndex(desc.name, desc.key, desc.unique ?? false, desc.sparse ?? false, desc.collation));
@@ -150,6 +153,7 @@ export class ServiceStore {
         case 'cc':
         {
           const created = new CollectionState(op.d, op.c as string, op.view as CollectionState['view'], isPlainObject(op.collation) ? op.collation : undefined);
+          created.uuid = op.uuid;
           this.database(op.d, true).set(op.c as string, created);
           break;
         }
@@ -167,6 +171,9 @@ export class ServiceStore {
         }
         case 'di':
           coll?.indexes.delete(op.name as string);
+          break;
+        case 'cm':
+          if (coll) applyModify(coll, op.options);
           break;
         case 'i':
           this.ensure(op.d, op.c as string).insert(op.doc as Document);
@@ -283,8 +290,9 @@ export class ServiceStore {
     this.remember(unit, db, name);
     if (unit === this.txnUnit) this.txnCreated.add(`${db}.${name}`);
     const coll = new CollectionState(db, name, view, collation);
+    coll.uuid = randomUUID();
     this.database(db, true).set(name, coll);
-    unit.ops.push({ k: 'cc', d: db, c: name, ...(view ? { view: view as unknown as Document } : {}), ...(collation ? { collation } : {}) });
+    unit.ops.push({ k: 'cc', d: db, c: name, uuid: coll.uuid, ...(view ? { view: view as unknown as Document } : {}), ...(collation ? { collation } : {}) });
     unit.undo.push(() => this.dbs.get(db)?.delete(name));
     return coll;
   }
@@ -309,12 +317,17 @@ export class ServiceStore {
   renameCollection(unit: WriteUnit, from: { db: string; coll: string }, to: { db: string; coll: string }, dropTarget: boolean): CollectionState {
     const source = this.collection(from.db, from.coll);
     if (!source || source.view) throw new DatastoreError('NamespaceNotFound', `Source collection ${from.db}.${from.coll} does not exist`);
-    if (this.collection(to.db, to.coll)) {
+    const existing = this.collection(to.db, to.coll);
+    if (existing) {
       if (!dropTarget) throw new DatastoreError('NamespaceExists', 'target namespace exists');
       this.dropCollection(unit, to.db, to.coll);
     }
     const first = unit.ops.length;
     const target = this.createCollection(unit, to.db, to.coll, undefined, source.collation);
+    // The collection keeps its UUID and its change stream settings under the new name, as in MongoDB.
+    target.uuid = source.uuid;
+    unit.ops[first].uuid = source.uuid;
+    if (source.changeStreamImages !== undefined) this.modifyCollection(unit, target, { changeStreamPreAndPostImages: { enabled: source.changeStreamImages } });
     for (const index of source.indexes.values()) {
       if (index.name === '_id_') continue;
       // An index made binary on a collection with a collation stays binary.
@@ -326,6 +339,7 @@ export class ServiceStore {
     this.dropCollection(unit, from.db, from.coll);
     const drop = unit.ops[unit.ops.length - 1];
     drop.to = { db: to.db, coll: to.coll };
+    if (existing?.uuid) drop.dropTarget = existing.uuid;
     return target;
   }
 
@@ -355,6 +369,19 @@ export class ServiceStore {
     unit.ops.push({ k: 'ci', d: coll.dbName, c: coll.name, spec: index.describe() as unknown as Document });
     unit.undo.push(() => coll.indexes.delete(name));
     return name;
+  }
+
+  /**
+   * A collMod, logged even when it changes nothing the engine keeps (MongoDB's change streams report it as
+   * a `modify` event): `changeStreamPreAndPostImages` is the one option it records.
+   */
+  modifyCollection(unit: WriteUnit, coll: CollectionState, options: Document): void {
+    const before = coll.changeStreamImages;
+    applyModify(coll, options);
+    unit.ops.push({ k: 'cm', d: coll.dbName, c: coll.name, options });
+    unit.undo.push(() => {
+      coll.changeStreamImages = before;
+    });
   }
 
   dropIndex(unit: WriteUnit, coll: CollectionState, name: string): void {
@@ -547,6 +574,8 @@ export class ServiceStore {
           c,
           view: state.view as unknown as Document | undefined,
           ...(state.collation ? { collation: state.collation } : {}),
+          ...(state.uuid ? { uuid: state.uuid } : {}),
+          ...(state.changeStreamImages === undefined ? {} : { images: state.changeStreamImages }),
           indexes: [...state.indexes.values()].filter((i) => i.name !== '_id_').map((i) => i.describe() as unknown as Document),
           docs: [...state.records.values()].map((r) => r.doc),
         });
@@ -577,6 +606,12 @@ export class ServiceStore {
     this.listeners.clear();
     this.lock.release();
   }
+}
+
+/** Applies what a logged collMod recorded to the collection. */
+function applyModify(coll: CollectionState, options: Document | undefined): void {
+  const images = options?.changeStreamPreAndPostImages;
+  if (isPlainObject(images) && typeof images.enabled === 'boolean') coll.changeStreamImages = images.enabled;
 }
 
 /**

@@ -182,6 +182,13 @@ export class CollectionState {
   readonly records = new Map<string, StoredRecord>();
   readonly indexes = new Map<string, IndexState>();
   private nextRid = 1;
+  /** The collection's UUID (change events' `collectionUUID`), given when it is created, kept in the log. */
+  uuid?: string;
+  /**
+   * `changeStreamPreAndPostImages.enabled` once a collMod or create set it. Unset, change events get the
+   * images they ask for (Tessera keeps every pre-image); set false, none, as MongoDB's default is.
+   */
+  changeStreamImages?: boolean;
 
   /**
    * `collation` is the collection's (or view's) default (createCollection's `collation`): operations naming

@@ -314,7 +314,7 @@ async function renameCollection(call: Invocation): Promise<Document> {
 }
 
 /** The options collMod takes; the rest are refused as MongoDB refuses an unknown field. */
-const collModOptions = new Set(['collMod', 'viewOn', 'pipeline', 'index', 'validator', 'validationLevel', 'validationAction', 'writeConcern', 'comment', 'lsid', 'txnNumber', '$db', '$clusterTime', '$readPreference', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors']);
+const collModOptions = new Set(['collMod', 'viewOn', 'pipeline', 'index', 'changeStreamPreAndPostImages', 'validator', 'validationLevel', 'validationAction', 'writeConcern', 'comment', 'lsid', 'txnNumber', '$db', '$clusterTime', '$readPreference', 'maxTimeMS', 'apiVersion', 'apiStrict', 'apiDeprecationErrors']);
 
 /**
  * `collMod`: a view's definition (`viewOn` and `pipeline`, logged as the view dropped and created again in
@@ -368,6 +368,16 @@ async function collMod(call: Invocation): Promise<Document> {
       }
       fail(40415, 'Location40415', `BSON field 'collMod.index.${option}' is an unknown field.`);
     }
+  }
+  const images = command.changeStreamPreAndPostImages;
+  if (images !== undefined) {
+    if (state.view) fail(166, 'CommandNotSupportedOnView', `Namespace ${call.db}.${name} is a view, not a collection`);
+    if (!isPlainObject(images) || typeof images.enabled !== 'boolean') fail(14, 'TypeMismatch', "BSON field 'collMod.changeStreamPreAndPostImages.enabled' is missing or not a boolean");
+  }
+  if (!state.view) {
+    // Logged even when it changes nothing kept here: change streams report every collMod (`modify`).
+    const options = images === undefined ? {} : { changeStreamPreAndPostImages: { enabled: images.enabled } };
+    await store.write(undefined, (unit) => store.modifyCollection(unit, state, options));
   }
   return reply;
 }
@@ -618,6 +628,10 @@ async function changeStream(call: Invocation, spec: Document, rest: Document[], 
   if (spec.fullDocumentBeforeChange !== undefined) options.fullDocumentBeforeChange = spec.fullDocumentBeforeChange as WatchOptions['fullDocumentBeforeChange'];
   if (spec.resumeAfter !== undefined) options.resumeAfter = spec.resumeAfter as WatchOptions['resumeAfter'];
   if (spec.startAfter !== undefined) options.startAfter = spec.startAfter as WatchOptions['startAfter'];
+  if (spec.showExpandedEvents !== undefined) {
+    if (typeof spec.showExpandedEvents !== 'boolean') fail(14, 'TypeMismatch', "BSON field '$changeStream.showExpandedEvents' is the wrong type, expected type 'bool'");
+    options.showExpandedEvents = spec.showExpandedEvents;
+  }
   if (spec.startAtOperationTime !== undefined) {
     // Event times carry the commit's sequence number as the Timestamp's increment.
     const increment = Number((spec.startAtOperationTime as { i?: number; low?: number }).i ?? 0);
