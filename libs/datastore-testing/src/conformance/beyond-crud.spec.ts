@@ -52,6 +52,61 @@ function snapshotRefusals(): Fixture {
   };
 }
 
+/** Snapshot sessions and a transaction's snapshot (sessions/snapshot-sessions, transactions/isolation). */
+function snapshotReads(): Fixture {
+  return {
+    description: 'snapshot reads',
+    schemaVersion: '1.3',
+    createEntities: entities([
+      { session: { id: 'snap', client: 'client0', sessionOptions: { snapshot: true } } },
+      { session: { id: 'session0', client: 'client0' } },
+      { session: { id: 'session1', client: 'client0' } },
+    ]),
+    initialData: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 11 }, { _id: 2, x: 11 }] }],
+    tests: [
+      {
+        description: 'a snapshot session reads at the time of its first read, later ones sending it back',
+        operations: [
+          { name: 'find', object: 'coll0', arguments: { session: 'snap', filter: { _id: 1 } }, expectResult: [{ _id: 1, x: 11 }] },
+          { name: 'updateOne', object: 'coll0', arguments: { filter: { _id: 1 }, update: { $inc: { x: 1 } } } },
+          { name: 'insertOne', object: 'coll0', arguments: { document: { _id: 3, x: 33 } } },
+          { name: 'find', object: 'coll0', arguments: { session: 'snap', filter: {} }, expectResult: [{ _id: 1, x: 11 }, { _id: 2, x: 11 }] },
+          { name: 'distinct', object: 'coll0', arguments: { session: 'snap', fieldName: 'x', filter: {} }, expectResult: [11] },
+          { name: 'countDocuments', object: 'coll0', arguments: { session: 'snap', filter: {} }, expectResult: 2 },
+          { name: 'find', object: 'coll0', arguments: { filter: {} }, expectResult: [{ _id: 1, x: 12 }, { _id: 2, x: 11 }, { _id: 3, x: 33 }] },
+        ],
+        expectEvents: [
+          {
+            client: 'client0',
+            events: [
+              { commandStartedEvent: { commandName: 'find', command: { readConcern: { level: 'snapshot', atClusterTime: { $$exists: false } } } } },
+              { commandStartedEvent: { commandName: 'update' } },
+              { commandStartedEvent: { commandName: 'insert' } },
+              { commandStartedEvent: { commandName: 'find', command: { readConcern: { level: 'snapshot', atClusterTime: { $$exists: true } } } } },
+              { commandStartedEvent: { commandName: 'distinct', command: { readConcern: { level: 'snapshot', atClusterTime: { $$exists: true } } } } },
+              { commandStartedEvent: { commandName: 'aggregate', command: { readConcern: { level: 'snapshot', atClusterTime: { $$exists: true } } } } },
+              { commandStartedEvent: { commandName: 'find', command: { readConcern: { $$exists: false } } } },
+            ],
+          },
+        ],
+      },
+      {
+        description: 'a transaction does not see what another one committed after it started',
+        operations: [
+          { object: 'session0', name: 'startTransaction' },
+          { object: 'session1', name: 'startTransaction' },
+          { object: 'coll0', name: 'insertOne', arguments: { session: 'session0', document: { _id: 3 } } },
+          { object: 'coll0', name: 'find', arguments: { session: 'session1', filter: { _id: 3 } }, expectResult: [] },
+          { object: 'session0', name: 'commitTransaction' },
+          { object: 'coll0', name: 'find', arguments: { session: 'session1', filter: { _id: 3 } }, expectResult: [] },
+          { object: 'coll0', name: 'find', arguments: { filter: { _id: 3 } }, expectResult: [{ _id: 3 }] },
+          { object: 'session1', name: 'commitTransaction' },
+        ],
+      },
+    ],
+  };
+}
+
 /** runCursorCommand's getMore options (run-command/runCursorCommand) and the direct-connection $readPreference. */
 function commandCursors(): Fixture {
   return {
@@ -328,6 +383,10 @@ describe('beyond CRUD: sessions, transactions, command cursors and change stream
 
   it('refuses read concern snapshot for writes and catalog listings outside a transaction', async () => {
     expect(notPassed(await runConformance(writeFixtures({ snapshot: snapshotRefusals() }), target))).toEqual([]);
+  });
+
+  it('reads a snapshot session and a transaction at their snapshot', async () => {
+    expect(notPassed(await runConformance(writeFixtures({ snapshots: snapshotReads() }), target))).toEqual([]);
   });
 
   it('sends getMore options of command cursors and no $readPreference to a replica set primary', async () => {

@@ -155,6 +155,9 @@ export function addDriverEntities(
     } else if (kind === 'session') {
       const client = entities.clients.get(String(spec.client));
       if (!client) throw new Skip(`session ${id} refers to an unknown client`);
+      if ((spec.sessionOptions as Document | undefined)?.snapshotTime !== undefined) {
+        throw new Skip('session option snapshotTime (a snapshot session starting at a given time): the Node.js driver 6.22 has no such option');
+      }
       const session = client.client.startSession(sessionOptionsOf(spec.sessionOptions as Document | undefined));
       entities.sessions.set(id, session);
       if (session.id) entities.lsids.set(id, session.id);

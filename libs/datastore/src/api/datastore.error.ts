@@ -28,6 +28,8 @@ export const DatastoreErrorCode = {
   ChangeStreamFatalError: 280,
   InvalidResumeToken: 260,
   NoMatchingDocument: 47,
+  SnapshotTooOld: 239,
+  SnapshotUnavailable: 246,
   ConversionFailure: 241,
   DuplicateKey: 11000,
   InvalidProjection: 31254,

@@ -14,6 +14,8 @@ export class EmbeddedSession implements DataSession, TransactionOwner {
   readonly id = randomUUID();
   unit?: WriteUnit;
   aborted?: boolean;
+  /** The transaction's snapshot: the last commit when it started (what it reads until it writes). */
+  atSeq?: number;
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -29,11 +31,13 @@ export class EmbeddedSession implements DataSession, TransactionOwner {
     if (this.unit) throw new DatastoreError('IllegalOperation', 'Transaction already in progress on this session.', { clientError: true });
     this.unit = new WriteUnit();
     this.aborted = false;
+    this.atSeq = this.store.lastCommit().seq;
     this.timer = setTimeout(() => this.expire(), this.lifetimeMs);
     this.timer.unref();
   }
 
   private expire(): void {
+    this.atSeq = undefined;
     if (!this.unit) return;
     this.store.rollback(this.unit);
     this.unit = undefined;
@@ -50,6 +54,7 @@ export class EmbeddedSession implements DataSession, TransactionOwner {
     const unit = this.unit;
     if (!unit) throw new DatastoreError('NoSuchTransaction', 'No transaction started', { clientError: true });
     this.unit = undefined;
+    this.atSeq = undefined;
     try {
       await this.store.commit(unit);
     } finally {
@@ -61,6 +66,7 @@ export class EmbeddedSession implements DataSession, TransactionOwner {
     clearTimeout(this.timer);
     const unit = this.unit;
     this.aborted = false;
+    this.atSeq = undefined;
     if (!unit) return;
     this.unit = undefined;
     this.store.rollback(unit);

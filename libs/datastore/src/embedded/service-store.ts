@@ -25,6 +25,24 @@ export interface LockOwner {
   readonly id: string;
 }
 
+/**
+ * A reader at read concern `snapshot`, or a transaction (its snapshot is taken when it starts): it sees
+ * every collection as it was right after commit `atSeq`. A transaction sees its own writes once it holds
+ * the lock (from its first write on, it reads the live state).
+ */
+export interface SnapshotReader extends LockOwner {
+  atSeq?: number;
+}
+
+function isSnapshotReader(owner: LockOwner | undefined): owner is SnapshotReader & { atSeq: number } {
+  return owner !== undefined && typeof (owner as SnapshotReader).atSeq === 'number';
+}
+
+/** How long commits stay readable at a snapshot: MongoDB's minSnapshotHistoryWindowInSeconds (300 s). */
+const SNAPSHOT_HISTORY_MS = 300_000;
+/** At most this many commits are kept for snapshot reads, however many a busy five minutes make. */
+const SNAPSHOT_HISTORY_RECORDS = 10_000;
+
 export interface ServiceStoreOptions {
   /** Snapshot and start a new log segment once the active one is this large (bytes). */
   compactBytes?: number;
@@ -57,6 +75,8 @@ export class ServiceStore {
   /** The open transaction's unit, and what it changed: `db.coll` -> (_id key -> document before it). */
   private txnUnit?: WriteUnit;
   private readonly hidden = new Map<string, Map<string, Document | undefined>>();
+  /** The last commits (their before-images), newest last: what snapshot reads undo to see the past. */
+  private readonly recent: CommitRecord[] = [];
   /** Collections (`db.coll`) the open transaction created: no one else sees them until it commits. */
   private readonly txnCreated = new Set<string>();
   private readonly compactBytes: number;
@@ -253,6 +273,9 @@ export class ServiceStore {
    * changed (its before-images in place of its changes); undefined when nothing is hidden from `owner`.
    */
   committedView(owner: LockOwner | undefined, db: string, name: string): Document[] | undefined {
+    // A snapshot read, or a transaction that has not written yet: what was committed at its snapshot (when
+    // something was committed since; else the committed state below is the same, and cheaper to read).
+    if (isSnapshotReader(owner) && this.lockOwner !== owner && owner.atSeq < this.seq) return this.snapshotView(db, name, owner.atSeq);
     if (!this.lockOwner || this.lockOwner === owner) return undefined;
     const changed = this.hidden.get(`${db}.${name}`);
     if (!changed) return undefined;
@@ -267,6 +290,55 @@ export class ServiceStore {
     }
     for (const [key, before] of changed) if (before && !coll?.records.has(key)) docs.push(before);
     return docs;
+  }
+
+  /** The time of commit `seq` while it is kept for snapshot reads (else undefined). */
+  commitTime(seq: number): number | undefined {
+    if (seq === this.seq) return this.seqTime;
+    return this.recent.find((record) => record.seq === seq)?.time;
+  }
+
+  /**
+   * A collection's committed documents as they were right after commit `seq`: today's, with every later
+   * commit undone from its before-images (kept in memory for five minutes). Older than that, or across a
+   * drop or rename of the collection, the snapshot is refused (SnapshotTooOld, SnapshotUnavailable).
+   */
+  snapshotView(db: string, name: string, seq: number): Document[] {
+    const oldest = this.recent[0];
+    if (seq < this.seq && (!oldest || seq < oldest.seq - 1)) {
+      throw new DatastoreError('SnapshotTooOld', `Read timestamp is older than the oldest available timestamp (commit ${seq}; snapshot reads reach back five minutes)`);
+    }
+    const now = this.committedView(undefined, db, name) ?? [...(this.collection(db, name)?.records.values() ?? [])].map((rec) => rec.doc);
+    const docs = new Map(now.map((doc) => [idKey(doc._id), doc]));
+    for (let r = this.recent.length - 1; r >= 0 && this.recent[r].seq > seq; r--) {
+      const ops = this.recent[r].ops;
+      for (let i = ops.length - 1; i >= 0; i--) {
+        const op = ops[i];
+        if (op.d !== db || (op.c !== undefined && op.c !== name)) continue;
+        switch (op.k) {
+          case 'i':
+            docs.delete(idKey((op.doc as Document)._id));
+            break;
+          case 'u':
+          case 'r':
+          case 'd':
+            docs.set(idKey((op.pre as Document)._id), op.pre as Document);
+            break;
+          case 'cc':
+            docs.clear();
+            break;
+          case 'dc':
+          case 'dd':
+            throw new DatastoreError('SnapshotUnavailable', `Unable to read from a snapshot due to pending collection catalog changes; please retry the operation. Snapshot timestamp is before the drop of ${db}.${name}`);
+          case 'ci':
+          case 'di':
+          case 'cm':
+            // Indexes and options change no document.
+            break;
+        }
+      }
+    }
+    return [...docs.values()];
   }
 
   private hides(db: string, name: string): boolean {
@@ -451,6 +523,10 @@ export class ServiceStore {
     }
     this.seq = record.seq;
     this.seqTime = record.time;
+    this.recent.push(record);
+    while (this.recent.length > 0 && this.recent[0].time < record.time - SNAPSHOT_HISTORY_MS) this.recent.shift();
+    // Trimmed in batches: a shift per commit would move up to 10,000 entries each time.
+    if (this.recent.length > 2 * SNAPSHOT_HISTORY_RECORDS) this.recent.splice(0, this.recent.length - SNAPSHOT_HISTORY_RECORDS);
     await durable;
   }
 
@@ -473,6 +549,7 @@ export class ServiceStore {
         this.rollback(unit);
         owner.unit = undefined;
         owner.aborted = true;
+        owner.atSeq = undefined;
         this.release(owner);
         throw error;
       }
@@ -506,6 +583,7 @@ export class ServiceStore {
     if (owner.unit) this.rollback(owner.unit);
     owner.unit = undefined;
     owner.aborted = true;
+    owner.atSeq = undefined;
     const error = new DatastoreError('WriteConflict', 'Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.');
     error.errorResponse = { errorLabels: ['TransientTransactionError'] };
     throw error;
@@ -621,7 +699,7 @@ function applyModify(coll: CollectionState, options: Document | undefined): void
 export type ConflictProbe = (changed: ReadonlyMap<string, Document | undefined>) => boolean;
 
 /** A session's transaction state, as the store sees it. */
-export interface TransactionOwner extends LockOwner {
+export interface TransactionOwner extends SnapshotReader {
   unit?: WriteUnit;
   aborted?: boolean;
 }

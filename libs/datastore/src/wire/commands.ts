@@ -5,7 +5,7 @@
  * write failures as `writeErrors`, command failures as `{ok: 0, errmsg, code, codeName}`.
  */
 import { readFileSync } from 'node:fs';
-import { Long, ObjectId } from 'bson';
+import { Long, ObjectId, Timestamp } from 'bson';
 import {
   type BulkWriteOperation,
   type BulkWriteResult,
@@ -18,7 +18,7 @@ import {
 } from '../api/data-source';
 import { DatastoreError, type WriteErrorDetail, writeErrorDetail } from '../api/datastore.error';
 import { isPlainObject } from '../bson/values';
-import { EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
+import { commitTimestamp, EmbeddedChangeStream, encodeToken } from '../embedded/change-stream';
 import { type EmbeddedClient } from '../embedded/embedded-client';
 import { type TransactionOwner } from '../embedded/service-store';
 import { compileFilter } from '../engine/mingo';
@@ -28,7 +28,7 @@ import { ChangeStreamCursor, type CursorRegistry, DocumentCursor, newCursorId, t
 import { WireCommandError } from './errors';
 import { type WireMetrics } from './metrics';
 import { MAX_BSON_SIZE, MAX_MESSAGE_SIZE } from './protocol';
-import { sessionKey, type SessionRegistry } from './sessions';
+import { sessionKey, type SessionRegistry, SnapshotRead } from './sessions';
 import { collectionStats, databaseStats, statsScale } from './stats';
 import { type WireTraffic } from './wire-listener';
 
@@ -1069,6 +1069,26 @@ const handlers: Record<string, Handler> = {
  */
 const transactional = new Set(['find', 'getMore', 'insert', 'update', 'delete', 'findAndModify', 'findandmodify', 'aggregate', 'distinct', 'killCursors', 'create', 'createIndexes']);
 
+/**
+ * A find, aggregate or distinct at read concern `snapshot` outside a transaction: it reads as of its
+ * `atClusterTime` (an event's or reply's time: the increment is the commit's sequence number), or as of
+ * now, whose time the reply reports so the session's next reads see the same snapshot.
+ */
+function snapshotRead(call: Invocation): { read: SnapshotRead; atClusterTime: Timestamp } | undefined {
+  const readConcern = call.command.readConcern;
+  if (!isPlainObject(readConcern) || readConcern.level !== 'snapshot' || !['find', 'aggregate', 'distinct'].includes(call.name)) return undefined;
+  const store = call.client.store;
+  const last = store.lastCommit();
+  const at = readConcern.atClusterTime;
+  if (at !== undefined && !(at instanceof Timestamp)) fail(14, 'TypeMismatch', "BSON field 'readConcern.atClusterTime' is the wrong type, expected type 'timestamp'");
+  // A time after the last commit reads the last commit: nothing else can be there yet.
+  const seq = at ? Math.min(at.i, last.seq) : last.seq;
+  if (call.name === 'aggregate' && Array.isArray(call.command.pipeline) && (call.command.pipeline as unknown[]).some((stage) => isPlainObject(stage) && ('$out' in stage || '$merge' in stage))) {
+    fail(72, 'InvalidOptions', '$out and $merge cannot run at read concern snapshot outside a transaction');
+  }
+  return { read: new SnapshotRead(seq), atClusterTime: at ?? commitTimestamp(seq, store.commitTime(seq) ?? last.time) };
+}
+
 /** The commands MongoDB runs at read concern `snapshot` outside a transaction (snapshot reads). */
 const snapshotReads = new Set(['find', 'aggregate', 'distinct', 'getMore', 'killCursors']);
 
@@ -1112,9 +1132,15 @@ export async function runCommand(context: CommandContext): Promise<Document> {
     if (command.autocommit === false && !transactional.has(name)) fail(263, 'OperationNotSupportedInTransaction', `Cannot run '${name}' in a multi-document transaction.`);
     call.session = await server.sessions.forCommand(client, key, command);
   }
+  const snapshot = call.session ? undefined : snapshotRead(call);
+  if (snapshot) call.session = snapshot.read;
   const started = performance.now();
   try {
-    return withWriteConcernError(command, await handler(call));
+    const reply = withWriteConcernError(command, await handler(call));
+    if (!snapshot) return reply;
+    // Where the driver finds the snapshot's time for the session's next reads: the cursor, or (distinct) the reply.
+    if (isPlainObject(reply.cursor)) return { ...reply, cursor: { ...reply.cursor, atClusterTime: snapshot.atClusterTime } };
+    return { ...reply, atClusterTime: snapshot.atClusterTime };
   } finally {
     server.metrics.count(cluster, context.db, command, (performance.now() - started) * 1000);
   }

@@ -7,6 +7,7 @@ import { Binary } from 'bson';
 import { type DataSession, type Document } from '../api/data-source';
 import { DatastoreError } from '../api/datastore.error';
 import { type EmbeddedClient } from '../embedded/embedded-client';
+import { type SnapshotReader } from '../embedded/service-store';
 import { WireCommandError } from './errors';
 
 type TransactionState = 'none' | 'active' | 'committed' | 'aborted';
@@ -20,6 +21,41 @@ interface ServerSession {
 
 function noSuchTransaction(txnNumber: unknown): WireCommandError {
   return new WireCommandError(251, 'NoSuchTransaction', `Transaction with { txnNumber: ${String(txnNumber)} } has been aborted.`, ['TransientTransactionError']);
+}
+
+/**
+ * A read at read concern `snapshot` outside a transaction: the engine shows it every collection as it was
+ * right after commit `atSeq` (ServiceStore.snapshotView). It is no session of its own: it cannot start a
+ * transaction, and it writes nothing.
+ */
+export class SnapshotRead implements DataSession, SnapshotReader {
+  readonly id = 'snapshot-read';
+
+  constructor(readonly atSeq: number) {}
+
+  inTransaction(): boolean {
+    return false;
+  }
+
+  startTransaction(): void {
+    throw new WireCommandError(72, 'InvalidOptions', 'a snapshot read starts no transaction');
+  }
+
+  async commitTransaction(): Promise<void> {
+    this.startTransaction();
+  }
+
+  async abortTransaction(): Promise<void> {
+    this.startTransaction();
+  }
+
+  async withTransaction<T>(): Promise<T> {
+    throw new WireCommandError(72, 'InvalidOptions', 'a snapshot read starts no transaction');
+  }
+
+  async endSession(): Promise<void> {
+    // Nothing is held.
+  }
 }
 
 export function sessionKey(cluster: string, lsid: unknown): string | undefined {
