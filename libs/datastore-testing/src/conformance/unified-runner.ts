@@ -240,7 +240,7 @@ function argumentProblems(op: Operation, viaDriver: boolean): string | undefined
   const problem = (key: string, value: unknown, where: string): string | undefined => {
     if (!UNSUPPORTED_ARGUMENTS[key]) return undefined;
     if (viaDriver && key === 'writeConcern') return undefined;
-    if (viaDriver && key === 'readConcern') return readConcernUnsupported((value as Document | undefined)?.level);
+    if (viaDriver && key === 'readConcern') return wireReadConcernUnsupported((value as Document | undefined)?.level);
     return `uses ${UNSUPPORTED_ARGUMENTS[key]} (${where} ${key})`;
   };
   for (const [key, value] of Object.entries(args)) {
@@ -402,6 +402,11 @@ function readConcernUnsupported(level: unknown): string | undefined {
   return level === 'linearizable' || level === 'snapshot' ? `read concern ${String(level)}: the data-access API has no read concern (App Services offered none)` : undefined;
 }
 
+/** Through the driver, the wire server reads at read concern snapshot (snapshot reads, transactions); not linearizable. */
+function wireReadConcernUnsupported(level: unknown): string | undefined {
+  return level === 'linearizable' ? 'read concern linearizable: the datastore has one member, and offers no linearizable reads' : undefined;
+}
+
 function buildApiEntities(client: DataSourceClient, file: TestFile): ApiEntities {
   const entities: ApiEntities = { databases: new Map(), collections: new Map(), unsupported: new Map(), unacknowledged: new Set() };
   for (const entity of file.createEntities) {
@@ -453,7 +458,7 @@ function apiRunner(client: DataSourceClient, file: TestFile): Runner {
 
 function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: string[], noSecondary: boolean): Runner {
   const deviation = DRIVER_DEVIATIONS[test.description];
-  const entities: DriverEntities = buildDriverEntities(uri, file.createEntities, readConcernUnsupported, deviation?.clientOptions, noSecondary);
+  const entities: DriverEntities = buildDriverEntities(uri, file.createEntities, wireReadConcernUnsupported, deviation?.clientOptions, noSecondary);
   if (deviation?.uncheckedEvents) unchecked.push(deviation.uncheckedEvents);
   let internal: MongoClient | undefined;
   const matchContext: MatchContext = {
@@ -470,7 +475,7 @@ function driverRunner(uri: string, file: TestFile, test: TestCase, unchecked: st
         uri,
         runNested: async (inner) => runner.nested?.(inner),
         internalClient: () => (internal ??= new MongoClient(uri)),
-        readConcernUnsupported,
+        readConcernUnsupported: wireReadConcernUnsupported,
         noSecondary,
       };
       return executeOnDriver(op, entities, context);
