@@ -154,19 +154,22 @@ describe("tessera takes realm-cli's flags as its scripts write them", () => {
       expect(projects.stdout).toMatch(/Projects: [0-9a-f]{24}/);
     });
 
-    it('apps list -f json -o <file> writes the JSON list into the file and nothing on stdout; -a filters by app id', async () => {
+    it("apps list -f json -o <file> writes realm-cli's JSON log line into the file and nothing on stdout; -a filters by app id", async () => {
       const file = join(work.path, 'apps.json');
       const listed = await tessera(['apps', 'list', '-f', 'json', '-o', file], env);
       expect(listed.code, listed.stderr).toBe(0);
       expect(listed.stdout).toBe('');
-      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(expect.arrayContaining([expect.objectContaining({ client_app_id: clientAppId })]));
+      const [line, ...rest] = readFileSync(file, 'utf8').trimEnd().split('\n').map((text) => JSON.parse(text) as { message: string; data: string[] });
+      expect(rest).toEqual([]);
+      expect(line).toMatchObject({ level: 'info', message: `Found ${line.data.length} apps` });
+      expect(line.data).toContainEqual(expect.stringMatching(new RegExp(`^${clientAppId} \\([0-9a-f]{24}\\)$`)));
       // -f with a blank value is text, as realm-cli's default; the global flags also parse before the command.
       const text = await tessera(['-f', '', '--output-target', join(work.path, 'apps.txt'), 'app', 'ls', '-a', clientAppId.slice(0, 6)], env);
       expect(text.code, text.stderr).toBe(0);
       expect(readFileSync(join(work.path, 'apps.txt'), 'utf8')).toMatch(new RegExp(`^App ID +Name +_id\\n${clientAppId} +flags `));
       const none = await tessera(['apps', 'list', '-a', 'no-such-app', '--output-format', 'json'], env);
-      expect(JSON.parse(none.stdout)).toEqual([]);
-      const products = await tessera(['apps', 'list', '--product', 'atlas', '-f', 'json'], env);
+      expect(JSON.parse(none.stdout)).toMatchObject({ level: 'info', message: 'No available apps to show' });
+      const products = await tessera(['apps', 'list', '--product', 'atlas', '--json'], env);
       expect(JSON.parse(products.stdout)).toEqual([]);
     });
 
@@ -177,7 +180,7 @@ describe("tessera takes realm-cli's flags as its scripts write them", () => {
       expect(existsSync(target)).toBe(false);
       expect(dry.stdout).toContain(`Dry run: nothing was written. Pulling ${clientAppId} would write`);
       expect(dry.stdout).toContain(target);
-      const dryJson = await tessera(['export', '--remote', clientAppId, '--local', target, '--dry-run', '-f', 'json'], env);
+      const dryJson = await tessera(['export', '--remote', clientAppId, '--local', target, '--dry-run', '--json'], env);
       expect(JSON.parse(dryJson.stdout)).toMatchObject({ dry_run: true, app_id: clientAppId, local_path: target, files: expect.arrayContaining(['config.json']) as unknown });
       expect(existsSync(target)).toBe(false);
       const pulled = await tessera(['pull', '--remote', clientAppId, '--local', target, '-s', '-y'], env);
@@ -197,7 +200,7 @@ describe("tessera takes realm-cli's flags as its scripts write them", () => {
       expect(dry.stdout).toContain('nothing was deployed');
       expect((await fetch(`${host.url}/hosting/${clientAppId}/index.html`)).status).toBe(404);
 
-      const push = await tessera(['push', '--remote', clientAppId, '--local', local, '-s', '-c', '-y', '-n', 'release-1', '-f', 'json'], env);
+      const push = await tessera(['push', '--remote', clientAppId, '--local', local, '-s', '-c', '-y', '-n', 'release-1', '--json'], env);
       expect(push.code, push.stderr).toBe(0);
       expect(JSON.parse(push.stdout)).toMatchObject({ deployed: true, deployment: { name: 'release-1' } });
       const page = await fetch(`${host.url}/hosting/${clientAppId}/index.html`);
@@ -207,7 +210,7 @@ describe("tessera takes realm-cli's flags as its scripts write them", () => {
 
       // realm-cli's flag cluster (`-sy`), and an unnamed deployment keeps the name the server makes.
       writeFileSync(join(local, 'hosting', 'files', 'index.html'), '<h1>again</h1>\n');
-      const again = await tessera(['import', '--remote', clientAppId, '--local', local, '-sy', '--output-format', 'json'], env);
+      const again = await tessera(['import', '--remote', clientAppId, '--local', local, '-sy', '--json'], env);
       expect(again.code, again.stderr).toBe(0);
       expect((JSON.parse(again.stdout) as { deployment: { name: string } }).deployment.name).toMatch(/^flags-\d+$/);
     });
@@ -215,17 +218,17 @@ describe("tessera takes realm-cli's flags as its scripts write them", () => {
     it('secrets and users take their short flags: -n/-v, -s, -u', async () => {
       expect((await tessera(['secrets', 'create', '-a', clientAppId, '-n', 'token', '-v', 'one'], env)).code).toBe(0);
       expect((await tessera(['secrets', 'update', '-a', clientAppId, '-s', 'token', '-v', 'two'], env)).code).toBe(0);
-      const deleted = await tessera(['secrets', 'delete', '-a', clientAppId, '-s', 'token', '-f', 'json'], env);
+      const deleted = await tessera(['secrets', 'delete', '-a', clientAppId, '-s', 'token', '--json'], env);
       expect(deleted.code, deleted.stderr).toBe(0);
       expect(JSON.parse(deleted.stdout)).toEqual({ deleted: ['token'] });
       const admin = await AdminSession.login(host, 'admin', password);
       const appId = (await admin.request<{ _id: string; client_app_id: string }[]>('GET', `/groups/${admin.groupId}/apps`)).body.find((app) => app.client_app_id === clientAppId)!._id;
       const provider = await admin.request('POST', admin.app(appId, '/auth_providers'), { type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset' } });
       expect(provider.status, JSON.stringify(provider.body)).toBe(201);
-      const created = await tessera(['users', 'create', '-a', clientAppId, '--email', 'ada@example.com', '--password', 'analytical', '-f', 'json'], env);
+      const created = await tessera(['users', 'create', '-a', clientAppId, '--email', 'ada@example.com', '--password', 'analytical', '--json'], env);
       expect(created.code, created.stderr).toBe(0);
       const id = (JSON.parse(created.stdout) as { _id: string })._id;
-      const listed = await tessera(['users', 'ls', '-a', clientAppId, '-u', id, '--provider', 'local-userpass', '-f', 'json'], env);
+      const listed = await tessera(['users', 'ls', '-a', clientAppId, '-u', id, '--provider', 'local-userpass', '--json'], env);
       expect(listed.code, listed.stderr).toBe(0);
       expect((JSON.parse(listed.stdout) as { _id: string }[]).map((user) => user._id)).toEqual([id]);
       // --state filters the --user users: an enabled user is not disabled, so nothing matches.
@@ -234,7 +237,7 @@ describe("tessera takes realm-cli's flags as its scripts write them", () => {
       expect(none.stderr).toContain('no users found');
       const disabled = await tessera(['users', 'disable', '-a', clientAppId, '-u', id], env);
       expect(disabled.code, disabled.stderr).toBe(0);
-      const removed = await tessera(['users', 'delete', '-a', clientAppId, '-u', id, '--state', 'disabled', '-f', 'json'], env);
+      const removed = await tessera(['users', 'delete', '-a', clientAppId, '-u', id, '--state', 'disabled', '--json'], env);
       expect(removed.code, removed.stderr).toBe(0);
       expect(JSON.parse(removed.stdout)).toEqual({ delete: [id] });
     });

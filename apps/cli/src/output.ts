@@ -1,16 +1,26 @@
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { CliError, ExitCode } from './cli-error';
+import { realmCliDisplay, realmCliLine, realmCliLog, realmCliLogs, type RealmCliLog, type RealmCliOutput } from './realm-cli-log';
 
 /** Somewhere text goes: stdout, stderr, or the file `-o, --output-target` names. */
 export interface TextSink {
   write(text: string): unknown;
   readonly isTTY?: boolean;
+  /** Set on the file of `-o, --output-target`: realm-cli writes its error line there too. */
+  readonly file?: string;
 }
 
-/** What the global flags ask of the output: JSON or text, where results go, whether to style. */
+/**
+ * How results are printed: `text` for people; `json`, Tessera's `--json` (the result as one JSON value, errors
+ * as one JSON line on stderr); `realm-cli`, realm-cli's `-f json` (one JSON log line per message, see
+ * realm-cli-log.ts).
+ */
+export type OutputFormat = 'text' | 'json' | 'realm-cli';
+
+/** What the global flags ask of the output: its format, where results go, whether to style. */
 export interface OutputSettings {
-  json: boolean;
+  format: OutputFormat;
   /** Where results go instead of stdout (`-o, --output-target`). */
   stdout?: TextSink;
   /** False with --disable-colors: no progress line redrawn in place (Tessera prints no colors to begin with). */
@@ -27,26 +37,52 @@ export function fileSink(path: string): TextSink {
   } catch (error) {
     throw new CliError(`cannot write --output-target ${path}: ${error instanceof Error ? error.message : String(error)}`, ExitCode.Usage);
   }
-  return { write: (text: string) => appendFileSync(path, text) };
+  return { write: (text: string) => appendFileSync(path, text), file: path };
 }
 
-/** Where the CLI writes: results to stdout (JSON with --json), messages and progress to stderr. */
+/**
+ * Where the CLI writes: results to stdout (JSON with --json, realm-cli's log lines with -f json), messages and
+ * progress to stderr. Each command hands `result` its value, its text and the realm-cli logs it stands for.
+ */
 export class Output {
   constructor(
-    readonly json: boolean,
+    readonly format: OutputFormat,
     private readonly stdout: TextSink = process.stdout,
     private readonly stderr: NodeJS.WriteStream = process.stderr,
     private readonly stdin: NodeJS.ReadStream = process.stdin,
     private readonly styling = true,
   ) {}
 
+  /** True when the output is for programs (--json or -f json): no prompts for what flags can say, no chatter. */
+  get json(): boolean {
+    return this.format !== 'text';
+  }
+
   get interactive(): boolean {
     return Boolean(this.stdin.isTTY && this.stderr.isTTY);
   }
 
-  /** A result: the JSON value with --json, the text otherwise. */
-  result(value: unknown, text: string | (() => string)): void {
-    this.stdout.write(this.json ? `${JSON.stringify(value, null, 2)}\n` : `${typeof text === 'string' ? text : text()}\n`);
+  /**
+   * A result: the JSON value with --json, realm-cli's logs with -f json (`realmCli`: the logs, or a short
+   * message for a JSON document log of the value), the text otherwise.
+   */
+  result(value: unknown, text: string | (() => string), realmCli: RealmCliOutput): void {
+    switch (this.format) {
+      case 'json':
+        this.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+        return;
+      case 'realm-cli':
+        this.logs(realmCliLogs(realmCli, value));
+        return;
+      case 'text':
+        this.stdout.write(`${typeof text === 'string' ? text : text()}\n`);
+    }
+  }
+
+  /** realm-cli log lines where results go (with -f json only; streamed results such as `logs list --tail` use it). */
+  logs(logs: readonly RealmCliLog[]): void {
+    if (this.format !== 'realm-cli') return;
+    for (const log of logs) this.stdout.write(`${realmCliLine(log)}\n`);
   }
 
   /** One line of a streamed result (`logs list --tail`), where results go. */
@@ -59,7 +95,19 @@ export class Output {
     if (!this.json) this.stderr.write(`${message}\n`);
   }
 
-  error(error: CliError): void {
+  /**
+   * The error a command ended with. With -f json it is realm-cli's final line, `{"time","level":"error","err":
+   * "<command> failed: <message>"}` (its CommandFactory.Run), on stderr and, with -o, also in the file as
+   * realm-cli writes it there; the violations of an invalid app are lines of its message, as in the text form.
+   */
+  error(error: CliError, commandPath?: string): void {
+    if (this.format === 'realm-cli') {
+      const violations = (error.details.violations ?? []).map((violation) => `\n  - ${violation.file}${violation.path ? ` at ${violation.path}` : ''}: ${violation.message} (${violation.rule})`).join('');
+      const line = `${realmCliLine(realmCliLog.error(`${commandPath ? `${realmCliDisplay(commandPath)} failed: ` : ''}${error.message}${violations}`))}\n`;
+      this.stderr.write(line);
+      if (this.stdout.file !== undefined) this.stdout.write(line);
+      return;
+    }
     if (this.json) {
       this.stderr.write(`${JSON.stringify({ error: error.message, error_code: error.details.errorCode, exit_code: error.exitCode, ...(error.details.violations ? { violations: error.details.violations } : {}) })}\n`);
       return;

@@ -45,7 +45,7 @@ function globalOptions(): Option[] {
     new Option('--atlas-url <url>', "realm-cli's Atlas base URL: no effect, as Tessera's own server (--url) answers what Atlas did"),
     new Option('--project <group id>', 'the project (group) to work in (default: your first)'),
     new Option('--json', 'print machine-readable JSON on stdout'),
-    new Option('-f, --output-format <format>', 'realm-cli\'s output format: "json" is --json, blank (the default) is text').choices(['', 'json']),
+    new Option('-f, --output-format <format>', 'realm-cli\'s output format: "json" prints realm-cli\'s JSON log lines ({"time","level","message",...} per message, errors as {"time","level":"error","err"} on stderr), blank (the default) is text').choices(['', 'json']),
     new Option('-o, --output-target <file>', 'write the output to this file (appended to, as realm-cli does) instead of stdout; messages and errors stay on stderr'),
     new Option('--disable-colors', 'no output styling: Tessera prints no colors or font styles; this also turns off the progress line redrawn on a terminal'),
     new Option('--telemetry <mode>', "realm-cli's usage tracking switch (on, off): accepted and ignored, as Tessera's CLI collects no usage data").choices(['', 'on', 'off', 'stdout']),
@@ -53,7 +53,14 @@ function globalOptions(): Option[] {
   ];
 }
 
-export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: OutputSettings) => Output): { program: Command; output: () => Output } {
+/** A command's path below the program (`apps list`), as realm-cli names it in its error line. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at?.parent; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
+}
+
+export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: OutputSettings) => Output): { program: Command; output: () => Output; running: () => string | undefined } {
   const program = new Command('tessera');
   let output: Output | undefined;
   // The command about to run: realm-cli's per-command --product reaches the context from it.
@@ -61,7 +68,8 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: Outp
   const parsed = (): ParsedGlobals => program.opts<ParsedGlobals>();
   const settings = (): OutputSettings => {
     const options = parsed();
-    return { json: options.json === true || options.outputFormat === 'json', styling: options.disableColors !== true };
+    // Tessera's --json wins over realm-cli's -f json when both are given.
+    return { format: options.json === true ? 'json' : options.outputFormat === 'json' ? 'realm-cli' : 'text', styling: options.disableColors !== true };
   };
   const context = (): CliContext => {
     const { realmUrl, outputFormat: _format, outputTarget, disableColors: _colors, yes: _yes, ...options } = parsed();
@@ -96,12 +104,12 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: Outp
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();
   }
-  return { program, output: () => output ?? makeOutput(settings()) };
+  return { program, output: () => output ?? makeOutput(settings()), running: () => (running ? commandPath(running) : undefined) };
 }
 
 /** Runs the CLI and returns its exit code; nothing here calls process.exit. */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, makeOutput: (settings: OutputSettings) => Output = (settings) => new Output(settings.json, settings.stdout, undefined, undefined, settings.styling)): Promise<ExitCode> {
-  const { program, output } = buildProgram(env, makeOutput);
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, makeOutput: (settings: OutputSettings) => Output = (settings) => new Output(settings.format, settings.stdout, undefined, undefined, settings.styling)): Promise<ExitCode> {
+  const { program, output, running } = buildProgram(env, makeOutput);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.Ok;
@@ -110,10 +118,10 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
       return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' || error.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
     }
     if (error instanceof CliError) {
-      output().error(error);
+      output().error(error, running());
       return error.exitCode;
     }
-    output().error(new CliError(`unexpected error: ${error instanceof Error ? error.message : String(error)}`));
+    output().error(new CliError(`unexpected error: ${error instanceof Error ? error.message : String(error)}`), running());
     return ExitCode.Failure;
   }
 }

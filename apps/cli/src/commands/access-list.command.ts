@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
 import { localAppId } from '../local-files';
+import { realmCliLog } from '../realm-cli-log';
 import { table } from './apps.command';
 
 interface AllowedIp {
@@ -43,7 +44,13 @@ export function registerAccessListCommands(program: Command, context: () => CliC
   withApp(accessList.command('list').alias('ls').description('list the entries of the access list')).action(async (options: AppOption) => {
     const ctx = context();
     const { list } = await entries(ctx, options);
-    ctx.output.result(list, () => (list.length ? table(['IP Address', 'Comment'], list.map((entry) => [entry.address, entry.comment ?? ''])) : 'No allowed IPs: every address may make client requests'));
+    ctx.output.result(
+      list,
+      () => (list.length ? table(['IP Address', 'Comment'], list.map((entry) => [entry.address, entry.comment ?? ''])) : 'No allowed IPs: every address may make client requests'),
+      list.length
+        ? realmCliLog.table(`Found ${list.length} allowed IP address(es) and/or CIDR block(s)`, ['IP Address', 'Comment'], list.map((entry) => ({ 'IP Address': entry.address, Comment: entry.comment })))
+        : realmCliLog.text('No available allowed IP addresses and/or CIDR blocks to show'),
+    );
   });
 
   withApp(accessList.command('create').description('add an IP address or CIDR block'))
@@ -58,7 +65,7 @@ export function registerAccessListCommands(program: Command, context: () => CliC
       const { client, path } = await resolve(ctx, options);
       const address = options.allowAll ? '0.0.0.0' : (options.ip ?? '');
       const created = (await client.request<AllowedIp>('POST', path, { json: { address, ...(options.comment ? { comment: options.comment } : {}), ...(options.useCurrent ? { use_current: true } : {}) }, expect: [201] })).body;
-      ctx.output.result(created, `Successfully created allowed IP, id: ${created._id}`);
+      ctx.output.result(created, `Successfully created allowed IP, id: ${created._id}`, realmCliLog.text(`Successfully created allowed IP, id: ${created._id}`));
     });
 
   withApp(accessList.command('update').description('change an entry'))
@@ -71,7 +78,7 @@ export function registerAccessListCommands(program: Command, context: () => CliC
       const { client, path, list } = await entries(ctx, options);
       const entry = find(list, options.ip);
       const updated = (await client.request<AllowedIp>('PATCH', `${path}/${entry._id}`, { json: { ...(options.newIp ? { address: options.newIp } : {}), ...(options.comment !== undefined ? { comment: options.comment } : {}) }, expect: [200] })).body;
-      ctx.output.result(updated, 'Successfully updated allowed IP');
+      ctx.output.result(updated, 'Successfully updated allowed IP', realmCliLog.text('Successfully updated allowed IP'));
     });
 
   withApp(accessList.command('delete').description('remove entries'))
@@ -81,6 +88,11 @@ export function registerAccessListCommands(program: Command, context: () => CliC
       const { client, path, list } = await entries(ctx, options);
       const doomed = options.ip.map((ip) => find(list, ip));
       for (const entry of doomed) await client.request('DELETE', `${path}/${entry._id}`, { expect: [204] });
-      ctx.output.result({ deleted: doomed.map((entry) => entry.address) }, `Deleted ${doomed.length} allowed IP(s)`);
+      ctx.output.result(
+        { deleted: doomed.map((entry) => entry.address) },
+        `Deleted ${doomed.length} allowed IP(s)`,
+        // A failed delete ends the command with its error, so every row printed is a deleted entry.
+        realmCliLog.table(`Deleted ${doomed.length} IP address(es) and/or CIDR block(s)`, ['IP Address', 'Comment', 'Deleted', 'Details'], doomed.map((entry) => ({ 'IP Address': entry.address, Comment: entry.comment, Deleted: true, Details: '' }))),
+      );
     });
 }

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { AdminClient } from '../admin-client';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext, RemoteApp } from '../context';
+import { realmCliLog } from '../realm-cli-log';
 import { isNonEmptyDirectory, replaceLocalFiles, unzip, zip, type Files } from '../local-files';
 import { APP_ENVIRONMENTS, APP_LOCATIONS, checkAppName, DEFAULT_DEPLOYMENT_MODEL, DEFAULT_LOCATION, DEPLOYMENT_MODELS, parseDeploymentModel, parseEnvironment, parseLocation } from './new-app';
 
@@ -115,6 +116,13 @@ export function registerAppCreateCommand(apps: Command, context: () => CliContex
         ctx.output.result(
           { dry_run: true, name, local_path: directory, ...(remote ? { remote: remote.app.client_app_id } : {}), ...(options.template ? { template: options.template } : {}), data_sources: links.map((link) => ({ name: link.service.name, type: link.service.type, [link.kind === 'data lake' ? 'data_lake' : 'cluster']: link.source })), command },
           `${lines.join('\n')}\nTo create this app run: ${command}`,
+          () => [
+            realmCliLog.text(
+              options.template ? `A Realm app would be created at ${directory} using the '${options.template}' template` : remote ? `A Realm app based on the Realm app '${options.remote ?? ''}' would be created at ${directory}` : `A minimal Realm app would be created at ${directory}`,
+            ),
+            ...links.map((link) => realmCliLog.text(`The ${link.kind} '${link.source}' would be linked as data source '${link.service.name}'`)),
+            realmCliLog.followup('To create this app run', [command]),
+          ],
         );
         return;
       }
@@ -172,6 +180,18 @@ export function registerAppCreateCommand(apps: Command, context: () => CliContex
           ...Object.fromEntries(Object.entries(outputs).filter(([, list]) => list.length > 0)),
         },
         [`Created app ${app.name} (app id ${app.client_app_id}) in ${directory}`, ...links.map((link) => `Linked ${link.kind} '${link.source}' as data source '${link.service.name}'`)].join('\n'),
+        () => [
+          ...(options.template ? [realmCliLog.text('Created template app')] : []),
+          realmCliLog.doc('Successfully created app', {
+            client_app_id: app.client_app_id,
+            filepath: directory,
+            // realm-cli's link to the app's dashboard in the App Services UI; Tessera's is its admin console's page of the app.
+            url: `${client.baseUrl.replace(/\/+$/, '')}/console#/apps/${app._id}`,
+            ...(options.template ? { backend: join(directory, 'backend'), ...(frontend ? { frontends: join(directory, 'frontend') } : {}) } : {}),
+            ...Object.fromEntries(Object.entries(outputs).filter(([, list]) => list.length > 0)),
+          }),
+          realmCliLog.followup('Check out your app', [`cd ./${options.local ?? name} && tessera app describe`]),
+        ],
       );
     });
 }

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
+import { realmCliLog } from '../realm-cli-log';
 import type { CreateOptions } from './app-create.command';
 import { isNonEmptyDirectory, unzip, writeLocalFiles, type Files } from '../local-files';
 import {
@@ -64,6 +65,7 @@ export function registerAppInitCommand(apps: Command, context: () => CliContext)
       ctx.output.result(
         { name, local_path: directory, files: paths, ...(options.remote ? { remote: options.remote } : {}) },
         `Initialized app ${String(name)} in ${directory} (${paths.length} files)\nCreate it on the server and deploy it with: tessera push --local ${directory}`,
+        realmCliLog.text('Successfully initialized app'),
       );
     });
 }

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import type { CliContext } from '../context';
+import { realmCliLog } from '../realm-cli-log';
 import { registerAppCreateCommand } from './app-create.command';
 import { registerAppInitCommand } from './app-init.command';
 import { collectList } from './realm-cli-names';
@@ -21,7 +22,12 @@ export function registerAppsCommands(program: Command, context: () => CliContext
       const client = await ctx.client();
       const groupId = await ctx.groupId(client);
       const list = (await ctx.apps(client, groupId)).filter((app) => options.app === undefined || app.client_app_id.startsWith(options.app.toLowerCase()));
-      ctx.output.result(list, () => (list.length ? table(['App ID', 'Name', '_id'], list.map((app) => [app.client_app_id, app.name, app._id])) : 'No apps'));
+      ctx.output.result(
+        list,
+        () => (list.length ? table(['App ID', 'Name', '_id'], list.map((app) => [app.client_app_id, app.name, app._id])) : 'No apps'),
+        // realm-cli's rows: each app's Option(), "<client app id> (<group id>)".
+        list.length ? realmCliLog.list(`Found ${list.length} apps`, list.map((app) => `${app.client_app_id} (${app.group_id})`)) : realmCliLog.text('No available apps to show'),
+      );
     });
 
   apps
@@ -38,7 +44,12 @@ export function registerAppsCommands(program: Command, context: () => CliContext
       await ctx.output.confirm(`Delete ${ids.length === 1 ? `app ${ids[0]}` : `apps ${ids.join(', ')}`} and all their data?`, options.yes === true);
       for (const { app, groupId } of found) await client.request('DELETE', `/groups/${groupId}/apps/${app._id}`, { expect: [204] });
       // One app: the single value scripts already read; several: the list.
-      ctx.output.result({ deleted: ids.length === 1 ? ids[0] : ids }, ids.map((id) => `Deleted app ${id}`).join('\n'));
+      ctx.output.result(
+        { deleted: ids.length === 1 ? ids[0] : ids },
+        ids.map((id) => `Deleted app ${id}`).join('\n'),
+        // A failed delete ends the command with its error, so every row printed is a deleted app.
+        realmCliLog.table(`Successfully deleted ${found.length}/${found.length} app(s)`, ['ID', 'Name', 'Deleted', 'Details'], found.map(({ app }) => ({ ID: app._id, Name: app.name, Deleted: true, Details: '' }))),
+      );
     });
 
   apps
@@ -61,6 +72,7 @@ export function registerAppsCommands(program: Command, context: () => CliContext
           `Triggers: ${description.event_subscription.map((trigger) => `${trigger.name}${trigger.enabled ? '' : ' (disabled)'}`).join(', ') || 'none'}`,
           `Sync: ${description.sync.state || 'off'}${description.sync.partition_key ? ` (partition key ${description.sync.partition_key})` : ''}`,
         ].join('\n'),
+        realmCliLog.doc('App description', description),
       );
     });
 
@@ -71,7 +83,7 @@ export function registerAppsCommands(program: Command, context: () => CliContext
       const ctx = context();
       const client = await ctx.client();
       const templates = (await client.request<{ id: string; name: string; client: string }[]>('GET', '/templates')).body;
-      ctx.output.result(templates, () => table(['ID', 'Name', 'Client'], templates.map((template) => [template.id, template.name, template.client])));
+      ctx.output.result(templates, () => table(['ID', 'Name', 'Client'], templates.map((template) => [template.id, template.name, template.client])), 'Templates');
     });
 }
 

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { AdminClient } from '../admin-client';
 import { CliError, ExitCode } from '../cli-error';
 import { defaultUrl, type CliContext } from '../context';
+import { realmCliLog } from '../realm-cli-log';
 
 interface LoginOptions {
   apiKey?: string;
@@ -48,7 +49,7 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       const client = new AdminClient(url, { accessToken: tokens.access_token, refreshToken: tokens.refresh_token }, ctx.output);
       const groupId = await ctx.groupId(client);
       await ctx.profiles.save(ctx.options.profile, { url, username, authType, accessToken: tokens.access_token, refreshToken: tokens.refresh_token, groupId });
-      ctx.output.result({ url, username, profile: ctx.options.profile, group_id: groupId }, `Logged in to ${url} as ${username} (profile "${ctx.options.profile}")`);
+      ctx.output.result({ url, username, profile: ctx.options.profile, group_id: groupId }, `Logged in to ${url} as ${username} (profile "${ctx.options.profile}")`, realmCliLog.text('Successfully logged in'));
     });
 
   const keys = program.command('admin-keys').description('admin API key pairs for non-interactive logins (`login --api-key`)');
@@ -59,7 +60,7 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       const ctx = context();
       const client = await ctx.client();
       const key = (await client.request<{ _id: string; public_key: string; private_key: string }>('POST', '/admin_api_keys', { json: { name: options.name }, expect: [201] })).body;
-      ctx.output.result(key, `Created API key "${options.name}"\n  public key:  ${key.public_key}\n  private key: ${key.private_key}  (shown once: store it now)\nLog in with: tessera login --api-key ${key.public_key} --private-api-key <private key>`);
+      ctx.output.result(key, `Created API key "${options.name}"\n  public key:  ${key.public_key}\n  private key: ${key.private_key}  (shown once: store it now)\nLog in with: tessera login --api-key ${key.public_key} --private-api-key <private key>`, 'Created API key');
     });
   keys
     .command('list')
@@ -67,7 +68,7 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       const ctx = context();
       const client = await ctx.client();
       const list = (await client.request<{ _id: string; name: string; public_key: string }[]>('GET', '/admin_api_keys')).body;
-      ctx.output.result(list, () => (list.length ? list.map((key) => `${key.public_key}  ${key.name}  (${key._id})`).join('\n') : 'No API keys'));
+      ctx.output.result(list, () => (list.length ? list.map((key) => `${key.public_key}  ${key.name}  (${key._id})`).join('\n') : 'No API keys'), 'API keys');
     });
   keys
     .command('delete')
@@ -76,7 +77,7 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       const ctx = context();
       const client = await ctx.client();
       await client.request('DELETE', `/admin_api_keys/${encodeURIComponent(options.key)}`, { expect: [204] });
-      ctx.output.result({ deleted: options.key }, `Deleted API key ${options.key}`);
+      ctx.output.result({ deleted: options.key }, `Deleted API key ${options.key}`, 'Deleted API key');
     });
 
   program
@@ -85,6 +86,12 @@ export function registerAuthCommands(program: Command, context: () => CliContext
     .option('--show-projects', 'also list the projects (groups) you belong to')
     .action(async (options: { showProjects?: boolean }) => {
       const ctx = context();
+      // realm-cli's whoami answers, rather than fails, when nobody is logged in.
+      if (ctx.output.format === 'realm-cli' && !ctx.env['TESSERA_ACCESS_TOKEN']) {
+        const saved = await ctx.profile();
+        if (!saved?.username) return ctx.output.logs([realmCliLog.text('No user is currently logged in')]);
+        if (!saved.accessToken) return ctx.output.logs([realmCliLog.text(`The user, ${saved.username}, is not currently logged in`)]);
+      }
       const client = await ctx.client();
       const profile = (await client.request<{ user_id: string; data?: { name?: string }; roles?: { group_id: string }[] }>('GET', '/auth/profile')).body;
       const name = profile.data?.name ?? profile.user_id;
@@ -93,6 +100,13 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       ctx.output.result(
         { url: client.baseUrl, user_id: profile.user_id, name, groups, source },
         `Logged in to ${client.baseUrl} as ${name} (${source})${options.showProjects ? `\nProjects: ${groups.join(', ') || 'none'}` : ''}`,
+        () => [
+          // realm-cli: "<public key or username> (<redacted private key or password>)". Tessera keeps neither
+          // secret, only the session, so the parenthesis says where the session comes from.
+          realmCliLog.text(`Currently logged in user: ${name} (${source})`),
+          // Tessera's projects (groups) have no names: the Project Name cells are blank.
+          ...(options.showProjects ? [realmCliLog.table(`Projects available (${groups.length})`, ['Project ID', 'Project Name'], groups.map((group) => ({ 'Project ID': group, 'Project Name': '' })))] : []),
+        ],
       );
     });
 
@@ -103,7 +117,7 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       const ctx = context();
       const profile = await ctx.profile();
       if (!profile?.refreshToken) {
-        ctx.output.result({ logged_out: false }, `Not logged in (profile "${ctx.options.profile}")`);
+        ctx.output.result({ logged_out: false }, `Not logged in (profile "${ctx.options.profile}")`, realmCliLog.text('Successfully logged out'));
         return;
       }
       const client = new AdminClient(profile.url, { accessToken: profile.accessToken ?? '', refreshToken: profile.refreshToken }, ctx.output);
@@ -115,6 +129,6 @@ export function registerAuthCommands(program: Command, context: () => CliContext
       }
       const { accessToken: _access, refreshToken: _refresh, ...rest } = profile;
       await ctx.profiles.save(ctx.options.profile, rest);
-      ctx.output.result({ logged_out: true }, `Logged out of ${profile.url}`);
+      ctx.output.result({ logged_out: true }, `Logged out of ${profile.url}`, realmCliLog.text('Successfully logged out'));
     });
 }

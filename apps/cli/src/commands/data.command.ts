@@ -99,7 +99,7 @@ async function exportData(ctx: CliContext, options: CommonOptions & { out: strin
     await client.close();
   }
   const documents = summary.reduce((sum, entry) => sum + entry.documents, 0);
-  ctx.output.result({ cluster: target.cluster, out: resolve(options.out), collections: summary, documents }, `exported ${summary.length} collection(s), ${documents} document(s) of cluster "${target.cluster}" to ${resolve(options.out)}`);
+  ctx.output.result({ cluster: target.cluster, out: resolve(options.out), collections: summary, documents }, `exported ${summary.length} collection(s), ${documents} document(s) of cluster "${target.cluster}" to ${resolve(options.out)}`, 'Exported data');
 }
 
 /** Inserts one batch; documents refused one by one (a duplicate _id) are counted, not fatal (as mongorestore). */
@@ -205,6 +205,7 @@ async function importData(ctx: CliContext, options: CommonOptions & { dir: strin
   const failedTotal = summary.reduce((sum, entry) => sum + entry.failed, 0);
   ctx.output.result({ cluster: target.cluster, collections: summary, documents, failed: failedTotal, failures }, () =>
     [`imported ${summary.length} collection(s), ${documents} document(s) into cluster "${target.cluster}"`, ...failures.map((line) => `  ${line}`)].join('\n'),
+    'Imported data',
   );
   if (failedTotal > 0) throw new CliError(`${failedTotal} document(s) or index(es) were not restored (see above)`, ExitCode.Failure);
 }
@@ -238,7 +239,7 @@ async function listIndexes(ctx: CliContext, options: CommonOptions): Promise<voi
     );
     const notes = missing.map((index) => `declared but missing (deploy the app to create it): ${index.namespace} ${index.name} ${JSON.stringify(index.key)}`);
     return [lines, ...notes].join('\n');
-  });
+  }, 'Indexes');
 }
 
 /** `data export`, `data import`, `data indexes`: an app's (or a cluster's) data over the MongoDB wire protocol. */

@@ -4,6 +4,7 @@ import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
 import { relaxedEjson } from '../ejson-output';
 import { localAppId } from '../local-files';
+import { cellText, goDuration, goUtcString, logsDate, PROVIDER_DISPLAY, realmCliLog, type RealmCliLog } from '../realm-cli-log';
 import { table } from './apps.command';
 import { collectList } from './realm-cli-names';
 import { registerUsersImport } from './users-import.command';
@@ -13,9 +14,11 @@ interface LogEntry {
   type: string;
   messages?: string[];
   started: string;
+  completed?: string;
   error?: string;
   error_code?: string;
   function_name?: string;
+  [field: string]: unknown;
 }
 
 const remoteOption = ['--remote <app id>', 'the app (client app id, name or _id; default: app_id in ./config.json)'] as const;
@@ -59,9 +62,19 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       const query = options.user ? `user_id=${encodeURIComponent(options.user)}` : 'run_as_system=true';
-      const answer = (await client.request<{ result: unknown; logs?: string[]; error_logs?: string[] }>('POST', `/groups/${groupId}/apps/${app._id}/debug/execute_function?${query}`, { json: { name: options.name, arguments: args }, expect: [200] })).body;
+      const answer = (await client.request<{ result: unknown; logs?: string[] | null; error_logs?: string[] | null }>('POST', `/groups/${groupId}/apps/${app._id}/debug/execute_function?${query}`, { json: { name: options.name, arguments: args }, expect: [200] })).body;
       const result = { ...answer, result: relaxedEjson(answer.result) };
-      ctx.output.result(result, () => [...(result.logs ?? []).map((line) => `log: ${line}`), `result: ${JSON.stringify(result.result)}`].join('\n'));
+      ctx.output.result(
+        result,
+        () => [...(result.logs ?? []).map((line) => `log: ${line}`), `result: ${JSON.stringify(result.result)}`].join('\n'),
+        () => [
+          // realm-cli passes the whole list of logs as the list's one item, which it prints as Go prints a
+          // []string: "[first second]". Its scripts read that one item, so it is kept.
+          ...(result.logs != null ? [realmCliLog.list('Logs', [result.logs])] : []),
+          ...(result.error_logs != null ? [realmCliLog.doc('Error Logs', result.error_logs)] : []),
+          realmCliLog.doc('Result', result.result),
+        ],
+      );
     });
 
   const logs = program.command('logs').description('read app logs');
@@ -90,9 +103,13 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const print = (entries: LogEntry[]): void => {
         const fresh = entries.filter((entry) => !seen.has(entry._id));
         for (const entry of fresh) seen.add(entry._id);
+        if (ctx.output.format === 'realm-cli') {
+          ctx.output.logs(fresh.map(logEntryLog));
+          return;
+        }
         if (ctx.output.json) {
           if (options.tail) for (const entry of fresh) ctx.output.line(JSON.stringify(entry));
-          else ctx.output.result(fresh, '');
+          else ctx.output.result(fresh, '', 'Logs');
           return;
         }
         for (const entry of fresh) ctx.output.line(formatLog(entry));
@@ -115,7 +132,11 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       const list = (await client.request<{ _id: string; name: string }[]>('GET', `/groups/${groupId}/apps/${app._id}/secrets`)).body;
-      ctx.output.result(list, () => (list.length ? table(['Name', 'ID'], list.map((secret) => [secret.name, secret._id])) : 'No secrets'));
+      ctx.output.result(
+        list,
+        () => (list.length ? table(['Name', 'ID'], list.map((secret) => [secret.name, secret._id])) : 'No secrets'),
+        list.length ? realmCliLog.table(`Found ${list.length} secrets`, ['ID', 'Name'], list.map((secret) => ({ ID: secret._id, Name: secret.name }))) : realmCliLog.text('No available secrets to show'),
+      );
     });
   secrets
     .command('create')
@@ -127,7 +148,7 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       const created = (await client.request<{ _id: string; name: string }>('POST', `/groups/${groupId}/apps/${app._id}/secrets`, { json: { name: options.name, value: options.value }, expect: [201] })).body;
-      ctx.output.result(created, `Created secret ${created.name} (${created._id})`);
+      ctx.output.result(created, `Created secret ${created.name} (${created._id})`, realmCliLog.text(`Successfully created secret, id: ${created._id}`));
     });
   secrets
     .command('update')
@@ -140,7 +161,7 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       await client.request('PUT', `/groups/${groupId}/apps/${app._id}/secrets/${encodeURIComponent(options.secret)}`, { json: { name: options.name ?? options.secret, value: options.value }, expect: [204] });
-      ctx.output.result({ updated: options.secret }, `Updated secret ${options.secret}`);
+      ctx.output.result({ updated: options.secret }, `Updated secret ${options.secret}`, realmCliLog.text('Successfully updated secret'));
     });
   secrets
     .command('delete')
@@ -150,8 +171,23 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const ctx = context();
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
+      // realm-cli's table names each secret by ID and name: look them up first (only for it).
+      const known = ctx.output.format === 'realm-cli' ? (await client.request<{ _id: string; name: string }[]>('GET', `/groups/${groupId}/apps/${app._id}/secrets`)).body : [];
       for (const secret of options.secret) await client.request('DELETE', `/groups/${groupId}/apps/${app._id}/secrets/${encodeURIComponent(secret)}`, { expect: [204] });
-      ctx.output.result({ deleted: options.secret }, `Deleted ${options.secret.length} secret(s)`);
+      ctx.output.result(
+        { deleted: options.secret },
+        `Deleted ${options.secret.length} secret(s)`,
+        // A failed delete ends the command with its error, so every row printed is a deleted secret.
+        () =>
+          realmCliLog.table(
+            `Deleted ${options.secret.length} secret(s)`,
+            ['ID', 'Name', 'Deleted', 'Details'],
+            options.secret.map((reference) => {
+              const secret = known.find((entry) => entry._id === reference || entry.name === reference);
+              return { ID: secret?._id ?? reference, Name: secret?.name ?? reference, Deleted: true, Details: '' };
+            }),
+          ),
+      );
     });
 
   const users = program.command('users').description('manage app users');
@@ -171,11 +207,19 @@ export function registerManageCommands(program: Command, context: () => CliConte
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       if (options.pending) {
         const pending = (await pendingUsers(client, `/groups/${groupId}/apps/${app._id}`)).filter((user) => !options.user?.length || options.user.includes(user._id));
-        ctx.output.result(pending, () => (pending.length ? table(['ID', 'Email'], pending.map((user) => [user._id, user.login_ids.map((login) => login.id).join(',')])) : 'No pending users'));
+        ctx.output.result(
+          pending,
+          () => (pending.length ? table(['ID', 'Email'], pending.map((user) => [user._id, user.login_ids.map((login) => login.id).join(',')])) : 'No pending users'),
+          pending.length ? pendingUserTable(pending, ['Enabled', 'Last Authenticated'], () => ({ Enabled: false, 'Last Authenticated': 'n/a' })) : realmCliLog.text('No available users to show'),
+        );
         return;
       }
       const list = (await findUsers(client, `/groups/${groupId}/apps/${app._id}`, options)).filter((user) => !options.user?.length || options.user.includes(user._id));
-      ctx.output.result(list, () => userRows(list));
+      ctx.output.result(list, () => userRows(list), () => {
+        if (!list.length) return realmCliLog.text('No available users to show');
+        const recentFirst = [...list].sort((a, b) => (b.last_authentication_date ?? 0) - (a.last_authentication_date ?? 0));
+        return userTables(recentFirst, ['Enabled', 'Last Authenticated'], (user) => ({ Enabled: !user.disabled, 'Last Authenticated': user.last_authentication_date ? goUtcString(user.last_authentication_date) : 'n/a' }));
+      });
     });
   users
     .command('create')
@@ -196,14 +240,21 @@ export function registerManageCommands(program: Command, context: () => CliConte
         const key = (await client.request<{ _id: string; key: string; name: string; disabled: boolean }>('POST', `/groups/${groupId}/apps/${app._id}/api_keys`, { json: { name: options.name }, expect: [201] })).body;
         // realm-cli's output: the key is shown once, here.
         const created = { id: key._id, enabled: !key.disabled, name: key.name, key: key.key };
-        ctx.output.result(created, `Successfully created API Key ${key.name} (${key._id})\nkey: ${key.key}`);
+        ctx.output.result(created, `Successfully created API Key ${key.name} (${key._id})\nkey: ${key.key}`, realmCliLog.doc('Successfully created API Key', created));
         return;
       }
       const user = (await client.request<UserView>('POST', `/groups/${groupId}/apps/${app._id}/users`, { json: { email: options.email, password: options.password }, expect: [201] })).body;
-      ctx.output.result(user, `Created user ${options.email} (${user._id})`);
+      ctx.output.result(user, `Created user ${options.email} (${user._id})`, realmCliLog.doc('Successfully created user', { id: user._id, enabled: !user.disabled, email: user.data['email'] ?? null, type: user.type }));
     });
   registerUsersImport(users, context, remoteOption);
   const done = { delete: 'Deleted', disable: 'Disabled', enable: 'Enabled', revoke: 'Ended the sessions of' } as const;
+  // realm-cli's tables of what was done: its column and cell for a user acted on, and its text when there was none.
+  const outcome = {
+    delete: { header: 'Deleted', cell: true, none: 'No users to delete' },
+    disable: { header: 'Enabled', cell: false, none: 'No users to disable' },
+    enable: { header: 'Enabled', cell: true, none: 'No users to enable' },
+    revoke: { header: 'Session Revoked', cell: true, none: 'No users to revoke sessions for' },
+  } as const;
   for (const [name, description, method, suffix, filters] of [
     ['delete', 'delete users and all they own', 'DELETE', '', true],
     ['disable', 'disable users: they are logged out and cannot log in', 'PUT', '/disable', false],
@@ -232,7 +283,11 @@ export function registerManageCommands(program: Command, context: () => CliConte
         if (pending.length === 0) throw new CliError('no users found: none of the --user users is a pending registration', ExitCode.NotFound);
         if (name === 'delete') for (const user of pending) for (const login of user.login_ids) await client.request('DELETE', `${appPath}/user_registrations/by_email/${encodeURIComponent(login.id)}`, { expect: [204] });
         const acted = name === 'delete' ? pending.map((user) => user._id) : [];
-        ctx.output.result({ [name]: acted }, `${done[name]} ${acted.length} pending user(s)`);
+        ctx.output.result(
+          { [name]: acted },
+          `${done[name]} ${acted.length} pending user(s)`,
+          name === 'delete' ? pendingUserTable(pending, [outcome[name].header, 'Details'], () => ({ [outcome[name].header]: outcome[name].cell, Details: '' })) : realmCliLog.text(outcome[name].none),
+        );
         return;
       }
       let chosen = options.user;
@@ -241,8 +296,14 @@ export function registerManageCommands(program: Command, context: () => CliConte
         chosen = chosen.filter((user) => matching.has(user));
         if (chosen.length === 0) throw new CliError('no users found: none of the --user users matches --state/--provider', ExitCode.NotFound);
       }
+      // realm-cli's tables show each user's type, email or name: read them before they are deleted (only for it).
+      const users = ctx.output.format === 'realm-cli' ? await findUsers(client, appPath, {}) : [];
       for (const user of chosen) await client.request(method, `${appPath}/users/${encodeURIComponent(user)}${suffix}`, { expect: [204] });
-      ctx.output.result({ [name]: chosen }, `${done[name]} ${chosen.length} user(s)`);
+      // A failed request ends the command with its error, so every row printed is a user acted on.
+      ctx.output.result({ [name]: chosen }, `${done[name]} ${chosen.length} user(s)`, () => {
+        const acted = users.filter((user) => chosen.includes(user._id));
+        return acted.length ? userTables(acted, [outcome[name].header, 'Details'], () => ({ [outcome[name].header]: outcome[name].cell, Details: '' })) : realmCliLog.text(outcome[name].none);
+      });
     });
   }
 }
@@ -293,10 +354,109 @@ interface UserView {
   disabled: boolean;
   identities: { provider_type: string }[];
   data: Record<string, unknown>;
+  /** Unix seconds; 0 when the user never logged in. */
+  last_authentication_date?: number;
+}
+
+/**
+ * realm-cli's users tables: one per provider type, in its order, titled "Provider type: <name>", a user in
+ * each of its identities' tables; an email/password user's Email or an API key's Name first, then ID, Type
+ * and the command's own columns.
+ */
+function userTables(users: readonly UserView[], headers: readonly string[], cells: (user: UserView) => Record<string, unknown>): RealmCliLog[] {
+  return PROVIDER_DISPLAY.flatMap(([type, display]) => {
+    const rows = users.flatMap((user) => user.identities.filter((identity) => identity.provider_type === type).map(() => user));
+    if (rows.length === 0) return [];
+    const first: Record<string, string> = type === 'api-key' ? { Name: 'name' } : type === 'local-userpass' ? { Email: 'email' } : {};
+    return [
+      realmCliLog.table(
+        `Provider type: ${display}`,
+        [...Object.keys(first), 'ID', 'Type', ...headers],
+        rows.map((user) => ({ ...Object.fromEntries(Object.entries(first).map(([header, key]) => [header, user.data[key]])), ID: user._id, Type: user.type, ...cells(user) })),
+      ),
+    ];
+  });
+}
+
+/**
+ * Pending email/password registrations in realm-cli's User/Password table. (realm-cli itself printed none:
+ * a registration has no identities.) A registration has no user type yet, and cannot log in until confirmed.
+ */
+function pendingUserTable(pending: readonly PendingUser[], headers: readonly string[], cells: (user: PendingUser) => Record<string, unknown>): RealmCliLog {
+  return realmCliLog.table(
+    'Provider type: User/Password',
+    ['Email', 'ID', 'Type', ...headers],
+    pending.map((user) => ({ Email: user.login_ids.map((login) => login.id).join(','), ID: user._id, Type: '', ...cells(user) })),
+  );
 }
 
 function formatLog(entry: LogEntry): string {
   const what = entry.function_name ? `${entry.type} ${entry.function_name}` : entry.type;
   const detail = entry.error ? `error: ${entry.error}${entry.error_code ? ` (${entry.error_code})` : ''}` : (entry.messages ?? []).join(' | ');
   return `${entry.started}  ${what}  ${detail}`;
+}
+
+/** realm-cli's `logs list` names of log types (display, then sub-type). */
+const LOG_TYPE_DISPLAY: Readonly<Record<string, string>> = {
+  AUTH_TRIGGER: 'Trigger -> Auth',
+  DB_TRIGGER: 'Trigger -> Database',
+  SCHEDULED_TRIGGER: 'Trigger -> Scheduled',
+  FUNCTION: 'Function',
+  SERVICE_FUNCTION: 'Function -> Service',
+  STREAM_FUNCTION: 'Stream Function',
+  SERVICE_STREAM_FUNCTION: 'Stream Function -> Service',
+  AUTH: 'Authentication',
+  WEBHOOK: 'Webhook',
+  PUSH: 'Push Notification',
+  API: 'Other',
+  API_KEY: 'API Key',
+  GRAPHQL: 'GraphQL',
+  SYNC_CONNECTION_START: 'Sync -> Connection Start',
+  SYNC_CONNECTION_END: 'Sync -> Connection End',
+  SYNC_SESSION_START: 'Sync -> Session Start',
+  SYNC_SESSION_END: 'Sync -> Session End',
+  SYNC_CLIENT_WRITE: 'Sync -> Write',
+  SYNC_ERROR: 'Sync -> Error',
+  SYNC_OTHER: 'Sync -> Other',
+  SCHEMA_ADDITIVE_CHANGE: 'Schema -> Additive Change',
+  SCHEMA_GENERATION: 'Schema -> Generation',
+  SCHEMA_VALIDATION: 'Schema -> Validation',
+};
+
+/** What realm-cli's `logs list` names an entry after: its trigger, function, auth provider or webhook. */
+function logEntryName(entry: LogEntry): string {
+  const text = (key: string): string => cellText(entry[key]);
+  switch (entry.type) {
+    case 'AUTH_TRIGGER':
+    case 'DB_TRIGGER':
+    case 'SCHEDULED_TRIGGER':
+      return text('event_subscription_name') || text('event_subscription_id');
+    case 'FUNCTION':
+      return text('function_name') || text('function_id');
+    case 'SERVICE_FUNCTION':
+    case 'SERVICE_STREAM_FUNCTION':
+      return text('function_name');
+    case 'AUTH': {
+      const event = entry['auth_event'];
+      return typeof event === 'object' && event !== null ? cellText((event as Record<string, unknown>)['provider']) : '';
+    }
+    case 'WEBHOOK':
+      return text('incoming_webhook_name') || text('incoming_webhook_id');
+    default:
+      return '';
+  }
+}
+
+/**
+ * An entry as realm-cli's `logs list` prints it: a list log titled
+ * "<started> [<duration>] <type>[ <name>]: OK|<code>Error - <error>" whose items are its messages. Tessera's
+ * own log types, which realm-cli did not know (it printed them blank), show their type.
+ */
+export function logEntryLog(entry: LogEntry): RealmCliLog {
+  const started = new Date(entry.started);
+  const took = entry.completed ? new Date(entry.completed).getTime() - started.getTime() : 0;
+  const name = logEntryName(entry);
+  const status = entry.error ? `${entry.error_code ?? ''}Error - ${entry.error}` : 'OK';
+  const type = LOG_TYPE_DISPLAY[entry.type] ?? entry.type;
+  return realmCliLog.list(`${logsDate(started)} ${`[${goDuration(took)}]`.padStart(9)} ${type.padStart(26)}${name ? ` ${name}` : ''}: ${status}`, entry.messages ?? []);
 }

@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { type CliContext } from '../context';
+import { realmCliLog } from '../realm-cli-log';
 import { configDirectory, ProfileStore } from '../profiles';
 import { table } from './apps.command';
 
@@ -79,6 +80,12 @@ export function registerProfilesCommand(program: Command, context: () => CliCont
       const ctx = context();
       const store = new ProfileStore(configDirectory(ctx.env));
       const profiles = Object.entries(await store.all()).map(([name, profile]) => ({ profile: name, url: profile.url, user: profile.username ?? '', logged_in: profile.accessToken !== undefined || profile.refreshToken !== undefined }));
-      ctx.output.result(profiles, () => (profiles.length ? table(['Profile', 'Base URL', 'User', 'Logged in'], profiles.map((p) => [p.profile, p.url, p.user, p.logged_in ? 'yes' : 'no'])) : 'No profiles: log in with `tessera login`'));
+      ctx.output.result(
+        profiles,
+        () => (profiles.length ? table(['Profile', 'Base URL', 'User', 'Logged in'], profiles.map((p) => [p.profile, p.url, p.user, p.logged_in ? 'yes' : 'no'])) : 'No profiles: log in with `tessera login`'),
+        // realm-cli's API Key cell: "<public key> (<redacted private key>)" or "(logged out)". Tessera keeps no
+        // private key, so a logged-in profile shows whom it is logged in as: the public key, or the admin user.
+        realmCliLog.table(`Found ${profiles.length} profile(s)`, ['Profile', 'API Key'], profiles.map((p) => ({ Profile: p.profile, 'API Key': p.logged_in ? p.user : '(logged out)' }))),
+      );
     });
 }

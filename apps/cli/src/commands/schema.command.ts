@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
 import { localAppId } from '../local-files';
+import { realmCliLog, type RealmCliLog } from '../realm-cli-log';
 
 /** A generated model as the admin API's `sync/client_schemas/<language>` answers it. */
 interface SchemaModel {
@@ -81,16 +82,39 @@ export function formatDatamodels(models: SchemaModel[], language: Language, opti
   return models.map((model) => `The following ${language.display} data model was generated from your schema: ${model.model_name.toUpperCase()}\n\n${snippet(model.import_statements ?? [], model.schema)}\n`).join('');
 }
 
-/** realm-cli's tables of the models' errors and warnings, with a link to each collection's schema. */
-export function formatAlerts(models: SchemaModel[], link: (model: SchemaModel) => string): string {
-  const headers = ['Collection', 'Model Name', 'Error Code', 'Message', 'Link'];
+const ALERT_HEADERS = ['Collection', 'Model Name', 'Error Code', 'Message', 'Link'];
+
+/** The rows of realm-cli's tables of the models' errors and of their warnings, in ALERT_HEADERS' order. */
+function alertRows(models: SchemaModel[], link: (model: SchemaModel) => string): { errors: string[][]; warnings: string[][] } {
   const row = (model: SchemaModel, alert: { error: string; error_code: string }): string[] => [model.collection_display_name, model.model_name, alert.error_code, alert.error, link(model)];
   const errors = models.filter((model) => model.error?.error && model.error.error_code).map((model) => row(model, model.error!));
   const warnings = models.flatMap((model) => (model.warnings ?? []).map((warning) => row(model, warning)));
+  return { errors, warnings };
+}
+
+/** realm-cli's tables of the models' errors and warnings, with a link to each collection's schema. */
+export function formatAlerts(models: SchemaModel[], link: (model: SchemaModel) => string): string {
+  const headers = ALERT_HEADERS;
+  const { errors, warnings } = alertRows(models, link);
   let out = '';
   if (errors.length) out += `The following collections have schemas with errors\n${alertTable(headers, errors)}\n`;
   if (warnings.length) out += `The following collections have schemas with warnings\n${alertTable(headers, warnings)}\n`;
   return out;
+}
+
+/** realm-cli's logs of the models (-f json): a text log per model, or one with `--flat`, then the tables of errors and warnings. */
+export function datamodelLogs(models: SchemaModel[], language: Language, options: { flat: boolean; noImports: boolean }, link: (model: SchemaModel) => string): RealmCliLog[] {
+  const snippet = (imports: string[], code: string): string => (options.noImports ? code : `${[...imports].sort().join('')}\n${code}`);
+  const texts = options.flat
+    ? [realmCliLog.text(`The following ${language.display} data models were generated from your schema\n\n${snippet([...new Set(models.flatMap((model) => model.import_statements ?? []))], models.map((model) => model.schema).join('\n'))}`)]
+    : models.map((model) => realmCliLog.text(`The following ${language.display} data model was generated from your schema: ${model.model_name.toUpperCase()}\n\n${snippet(model.import_statements ?? [], model.schema)}`));
+  const { errors, warnings } = alertRows(models, link);
+  const table = (message: string, rows: string[][]): RealmCliLog => realmCliLog.table(message, ALERT_HEADERS, rows.map((row) => Object.fromEntries(ALERT_HEADERS.map((header, column) => [header, row[column]]))));
+  return [
+    ...texts,
+    ...(errors.length ? [table('The following collections have schemas with errors', errors)] : []),
+    ...(warnings.length ? [table('The following collections have schemas with warnings', warnings)] : []),
+  ];
 }
 
 /** realm-cli's `schema datamodels` (alias `datamodel`): Realm SDK object models generated from the app's schemas. */
@@ -118,13 +142,19 @@ export function registerSchemaCommands(program: Command, context: () => CliConte
       const { app, groupId } = await ctx.resolveApp(client, options.app ?? options.remote ?? (await localAppId('.')));
       let models = (await client.request<SchemaModel[]>('GET', `/groups/${groupId}/apps/${app._id}/sync/client_schemas/${language.wire}`)).body;
       if (!models.length) {
-        ctx.output.result([], `No ${language.display} models were generated, check that you have defined a schema`);
+        const none = `No ${language.display} models were generated, check that you have defined a schema`;
+        ctx.output.result([], none, realmCliLog.text(none));
         return;
       }
       const names = new Set(options.name ?? []);
       if (names.size) models = models.filter((model) => names.has(model.model_name));
       const baseUrl = (await ctx.url()).replace(/\/+$/, '');
       const link = (model: SchemaModel): string => `${baseUrl}/groups/${groupId}/apps/${app._id}/clusters/${model.service_id}/rules/${model.rule_id}/schema`;
-      ctx.output.result(models, () => `${formatDatamodels(models, language, { flat: options.flat === true, noImports: options.imports === false })}${formatAlerts(models, link)}`.replace(/\n$/, ''));
+      const layout = { flat: options.flat === true, noImports: options.imports === false };
+      ctx.output.result(
+        models,
+        () => `${formatDatamodels(models, language, layout)}${formatAlerts(models, link)}`.replace(/\n$/, ''),
+        () => datamodelLogs(models, language, layout, link),
+      );
     });
 }

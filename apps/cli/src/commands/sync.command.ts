@@ -197,7 +197,7 @@ export function registerSyncCommands(program: Command, context: () => CliContext
       const ctx = context();
       const { name, located } = await remoteSync(ctx, options.remote);
       const summary = summarize(name, located);
-      ctx.output.result(summary, () => describeSummary(summary));
+      ctx.output.result(summary, () => describeSummary(summary), 'Sync configuration');
     });
 
   sync
@@ -215,7 +215,7 @@ export function registerSyncCommands(program: Command, context: () => CliContext
         `Terminate ${located.mode === 'partition' ? 'partition-based' : 'flexible'} sync of ${name}? Connected clients stop syncing now; when sync is enabled again every client must reset (${unsyncedChanges(located.sync)})?`,
         options.yes,
       );
-      ctx.output.result(await setSyncState(client, base, name, located, 'disabled'), `Terminated sync of ${name}. Clients cannot sync until it is enabled again; then every client resets.`);
+      ctx.output.result(await setSyncState(client, base, name, located, 'disabled'), `Terminated sync of ${name}. Clients cannot sync until it is enabled again; then every client resets.`, 'Terminated sync');
     });
 
   sync
@@ -228,7 +228,7 @@ export function registerSyncCommands(program: Command, context: () => CliContext
       const { client, base, name, located } = await remoteSync(ctx, options.remote);
       if (!located) throw new CliError(`${name} has no sync configuration: push a sync/config.json first`, ExitCode.NotFound);
       if (isEnabled(located.sync)) {
-        ctx.output.result(summarize(name, located), `Sync of ${name} is already enabled`);
+        ctx.output.result(summarize(name, located), `Sync of ${name} is already enabled`, 'Sync already enabled');
         return;
       }
       const reEnable = located.sync.last_disabled !== undefined;
@@ -239,7 +239,7 @@ export function registerSyncCommands(program: Command, context: () => CliContext
           options.yes,
         );
       }
-      ctx.output.result(await setSyncState(client, base, name, located, 'enabled'), reEnable ? `Enabled sync of ${name} again: clients reset on their next connection.` : `Enabled sync of ${name}.`);
+      ctx.output.result(await setSyncState(client, base, name, located, 'enabled'), reEnable ? `Enabled sync of ${name} again: clients reset on their next connection.` : `Enabled sync of ${name}.`, 'Enabled sync');
     });
 
   sync
@@ -255,6 +255,7 @@ export function registerSyncCommands(program: Command, context: () => CliContext
           found.clients.length ? table(['USER', 'SESSIONS', 'CONNECTED', 'REPLICA'], found.clients.map((c) => [c.user_id, c.partitions.join(', '), c.connected_at, c.replica])) : 'No connected clients',
           `${found.replicas} replica(s) answered${found.truncated ? '; the list is truncated' : ''}`,
         ].join('\n'),
+        'Sync clients',
       );
     });
 
@@ -271,6 +272,7 @@ export function registerSyncCommands(program: Command, context: () => CliContext
           `accepting clients: ${progress.accepting_clients ? 'yes' : 'no'}`,
           ...(Object.keys(progress.progress).length ? [table(['NAMESPACE', 'COMPLETE'], Object.entries(progress.progress).map(([namespace, p]) => [namespace, p.complete ? 'yes' : 'no']))] : []),
         ].join('\n'),
+        'Sync progress',
       );
     });
 
@@ -291,6 +293,6 @@ export function registerSyncCommands(program: Command, context: () => CliContext
       if (violations.length > 0) throw new CliError('the flexible-sync app would not be valid', ExitCode.InvalidConfiguration, { violations });
       if (output) await writeAppDirectory(plan.app, output);
       const { app: _app, ...printed } = plan;
-      ctx.output.result({ ...printed, ...(output ? { output } : {}) }, () => describeMigration(plan, output));
+      ctx.output.result({ ...printed, ...(output ? { output } : {}) }, () => describeMigration(plan, output), 'Sync migration');
     });
 }

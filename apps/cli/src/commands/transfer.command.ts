@@ -1,11 +1,12 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { AdminClient } from '../admin-client';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext, RemoteApp } from '../context';
 import { appDirectory, isNonEmptyDirectory, localAppId, readLocalFiles, replaceLocalFiles, ROOT_CONFIGS, rootConfigOf, unzip, zip, type Files } from '../local-files';
 import { formatBytes } from '../output';
+import { realmCliLog, type RealmCliLog } from '../realm-cli-log';
 import { uploadDependencies } from './dependencies';
 import { appViolations, withAppId } from './new-app';
 
@@ -71,6 +72,15 @@ export function registerTransferCommands(program: Command, context: () => CliCon
             ...(options.template ? [`and the client of template ${options.template} into ${join(directory, 'frontend')}`] : []),
             ...(dependencies ? [`and the functions' dependencies into ${join(backend, 'functions')}`] : []),
           ].join('\n'),
+          () => {
+            const shown = relative(process.cwd(), directory);
+            return [
+              realmCliLog.text('No changes were written to your file system'),
+              ...(options.template
+                ? [realmCliLog.debug(`App contents would have been written to: ${join(shown, 'backend')}`), realmCliLog.debug(`Template contents would have been written to: ${join(shown, 'frontend')}`)]
+                : [realmCliLog.debug(`Contents would have been written to: ${shown}`)]),
+            ];
+          },
         );
         return;
       }
@@ -81,15 +91,26 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       const pullPath = `/groups/${groupId}/apps/${app._id}/pull${options.includeHosting ? '?include_hosting=true' : ''}`;
       const files = unzip((await client.request('GET', pullPath, { progress: 'Downloading app' })).bytes);
       const keep = options.includeHosting ? [] : ['hosting'];
+      let frontend = false;
       if (options.template) {
         await replaceLocalFiles(join(directory, 'backend'), files, keep);
         const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/templates/${encodeURIComponent(options.template)}/client`, { expect: [200, 204], progress: 'Downloading client' });
-        if (reply.status === 200) await replaceLocalFiles(join(directory, 'frontend'), unzip(reply.bytes));
+        frontend = reply.status === 200;
+        if (frontend) await replaceLocalFiles(join(directory, 'frontend'), unzip(reply.bytes));
       } else {
         await replaceLocalFiles(directory, files, keep);
       }
-      if (dependencies) await pullDependencies(ctx, client, groupId, app, join(options.template ? join(directory, 'backend') : directory, 'functions'), options.includePackageJson === true);
-      ctx.output.result({ app_id: app.client_app_id, local_path: directory, files: files.size }, `Pulled app ${app.client_app_id} into ${directory} (${files.size} files)`);
+      const logs: RealmCliLog[] = [realmCliLog.text('Saved app to disk')];
+      if (dependencies) logs.push(...(await pullDependencies(ctx, client, groupId, app, join(options.template ? join(directory, 'backend') : directory, 'functions'), options.includePackageJson === true)));
+      // Tessera's pull holds the hosted files (with --include-hosting) in the app it downloads.
+      if (options.includeHosting) logs.push(realmCliLog.debug('Fetched hosting assets'));
+      logs.push(realmCliLog.text(`Successfully pulled app down: ${relative(process.cwd(), directory)}`));
+      if (options.template && frontend) {
+        // realm-cli's item names the template's README; Tessera names the directory the client was written to.
+        logs.push(realmCliLog.list('Successfully saved template(s) to disk', [`${options.template}: ${join(relative(process.cwd(), directory), 'frontend')}`]));
+        logs.push(realmCliLog.text('Navigate to the saved directory to view directions on how to run the template app(s)'));
+      }
+      ctx.output.result({ app_id: app.client_app_id, local_path: directory, files: files.size }, `Pulled app ${app.client_app_id} into ${directory} (${files.size} files)`, logs);
     });
 
   program
@@ -108,22 +129,34 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .action(async (options: PushOptions) => {
       const ctx = context();
       if (options.includeDependencies) options = { ...options, includeNodeModules: true };
+      // realm-cli's logs (-f json), printed at the end: its steps that Tessera's push also takes. (Tessera deploys
+      // in one request, so realm-cli's "Creating draft" and "Deploying draft" have no counterpart.)
+      const logs: RealmCliLog[] = [];
+      // realm-cli shows the changes unless -y answers its question before it is asked.
+      const showChanges = options.yes !== true;
       // realm-cli's push of a directory that names no app yet (one `app init` wrote): the app is created first.
       if (options.remote === undefined && (await localAppId(options.local ?? '.')) === undefined) {
         const created = await createAppForPush(ctx, options);
         if (!created) return;
         options = { ...options, remote: created, yes: true };
+        logs.push(realmCliLog.text('App created successfully'));
       }
       const { client, app, groupId, archive, directory } = await prepareTransfer(ctx, options);
       // Dependencies first: a refused package (a native module, a missing dependency) stops the push before anything is deployed.
       if (!options.dryRun && (options.includeNodeModules || options.includePackageJson)) await uploadDependencies(ctx, client, groupId, app, directory, options);
       const { diffs, warnings } = await dryRun(client, groupId, app, archive, ctx);
+      logs.push(realmCliLog.text('Determining changes'), ...warnings.map((w) => realmCliLog.warning(`${w.file}${w.path ? ` at ${w.path}` : ''}: ${w.message} (${w.rule})`)));
       if (diffs.length === 0) {
-        ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: false }, `App ${app.client_app_id} is up to date: nothing to push`);
+        ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: false }, `App ${app.client_app_id} is up to date: nothing to push`, [...logs, realmCliLog.text('Deployed app is identical to proposed version, nothing to do')]);
         return;
       }
+      if (showChanges) logs.push(proposedChanges(diffs));
       if (options.dryRun) {
-        ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: false }, () => `${diffs.join('\n')}\n\nDry run: ${diffs.length} file(s) would change; nothing was deployed`);
+        ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: false }, () => `${diffs.join('\n')}\n\nDry run: ${diffs.length} file(s) would change; nothing was deployed`, [
+          ...logs,
+          realmCliLog.text("To push these changes, you must omit the 'dry-run' flag to proceed"),
+          realmCliLog.followup('Try instead', [`tessera push --local ${directory} --remote ${app.client_app_id}`]),
+        ]);
         return;
       }
       ctx.output.info(diffs.join('\n'));
@@ -133,7 +166,15 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       await client.request('PATCH', `/groups/${groupId}/apps/${app._id}/push${named}`, { zip: archive, expect: [204] });
       if (options.resetCdnCache) await client.request('PUT', `/groups/${groupId}/apps/${app._id}/hosting/cache`, { json: { invalidate: true, path: '/*' }, expect: [204] });
       const [deployment] = (await client.request<{ _id: string; name: string; version: number }[]>('GET', `/groups/${groupId}/apps/${app._id}/deployments`)).body;
-      ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment ? `${deployment.name}, ${deployment._id}` : 'unknown'})`);
+      logs.push(
+        realmCliLog.text('Pushing changes'),
+        realmCliLog.text('Deployment complete'),
+        ...(options.includeNodeModules || options.includePackageJson ? [realmCliLog.text('Installed dependencies')] : []),
+        ...(options.includeHosting ? [realmCliLog.text('Import hosting assets')] : []),
+        ...(options.resetCdnCache ? [realmCliLog.text('Reset CDN cache')] : []),
+        realmCliLog.text(`Successfully pushed app up: ${app.client_app_id}`),
+      );
+      ctx.output.result({ app_id: app.client_app_id, diffs, warnings, deployed: true, deployment }, `Deployed ${diffs.length} changed file(s) to ${app.client_app_id} (deployment ${deployment ? `${deployment.name}, ${deployment._id}` : 'unknown'})`, logs);
     });
 
   // `diff`, and realm-cli's `app diff` (registered with the apps commands, which exist by then).
@@ -153,7 +194,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
         if (options.includeNodeModules || options.includePackageJson || options.includeDependencies) ctx.output.info("Note: functions' dependencies are not compared; push --include-node-modules uploads them");
         const { client, app, groupId, archive } = await prepareTransfer(ctx, options);
         const { diffs } = await dryRun(client, groupId, app, archive, ctx);
-        ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`));
+        ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`), diffs.length ? proposedChanges(diffs) : realmCliLog.text('Deployed app is identical to proposed version'));
       });
   }
 }
@@ -163,11 +204,11 @@ export function registerTransferCommands(program: Command, context: () => CliCon
  * was last given, written into the functions directory; with --include-package-json its package.json
  * alone when the archive holds one (a zip's top-level package.json), else the archive, with a warning.
  */
-async function pullDependencies(ctx: CliContext, client: AdminClient, groupId: string, app: RemoteApp, functions: string, packageJson: boolean): Promise<void> {
+async function pullDependencies(ctx: CliContext, client: AdminClient, groupId: string, app: RemoteApp, functions: string, packageJson: boolean): Promise<RealmCliLog[]> {
   const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/dependencies/archive`, { expect: [200, 404], progress: 'Downloading dependencies' });
   if (reply.status === 404) {
     ctx.output.info(`App ${app.client_app_id} has no dependencies: none written`);
-    return;
+    return [realmCliLog.warning(`App ${app.client_app_id} has no dependencies: none written`)];
   }
   const name = /filename=([^;]+)/.exec(reply.headers.get('content-disposition') ?? '')?.[1]?.trim() ?? 'node_modules.zip';
   await mkdir(functions, { recursive: true });
@@ -176,12 +217,16 @@ async function pullDependencies(ctx: CliContext, client: AdminClient, groupId: s
     if (found) {
       await writeFile(join(functions, 'package.json'), found);
       ctx.output.info('Fetched dependencies as a package.json file');
-      return;
+      return [realmCliLog.text('Fetched dependencies as a package.json file')];
     }
     ctx.output.info('Warning: the dependencies hold no package.json file: a node_modules archive was written instead');
   }
   await writeFile(join(functions, basename(name)), reply.bytes);
   ctx.output.info(`Fetched dependencies as ${join(functions, basename(name))}`);
+  return [
+    realmCliLog.text('Fetched dependencies as a node_modules archive'),
+    ...(packageJson ? [realmCliLog.warning('The package.json file was not found, a node_modules archive was written instead')] : []),
+  ];
 }
 
 async function prepareTransfer(ctx: CliContext, options: PushOptions): Promise<{ client: AdminClient; app: RemoteApp; groupId: string; archive: Uint8Array; directory: string }> {
@@ -225,6 +270,7 @@ async function createAppForPush(ctx: CliContext, options: PushOptions): Promise<
     ctx.output.result(
       { new_app: true, name, local_path: directory, files: files.size, deployed: false },
       `This is a new app (${file} has no app_id): \`tessera push\` without --dry-run creates app ${name} and deploys ${files.size} file(s) to it. Nothing was created.`,
+      [realmCliLog.text("This is a new app. To create a new app, you must omit the 'dry-run' flag to proceed"), realmCliLog.followup('Try instead', [`tessera push --local ${directory}`])],
     );
     return undefined;
   }
@@ -243,6 +289,9 @@ async function createAppForPush(ctx: CliContext, options: PushOptions): Promise<
   ctx.output.info(`Created app ${app.name} (app id ${app.client_app_id}); its app_id is written in ${file}`);
   return app.client_app_id;
 }
+
+/** realm-cli's log of the changes a push or diff would make. */
+const proposedChanges = (diffs: readonly string[]): RealmCliLog => realmCliLog.text(`The following reflects the proposed changes to your Realm app\n${diffs.join('\n')}`);
 
 interface PushWarning {
   file: string;

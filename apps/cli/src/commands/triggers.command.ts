@@ -36,6 +36,7 @@ export function registerTriggerCommands(program: Command, context: () => CliCont
       ctx.output.result(
         found.map((trigger) => ({ ...trigger, status: status(trigger) })),
         () => table(['NAME', 'TYPE', 'STATUS', 'ERROR'], found.map((trigger) => [trigger.name, trigger.type, status(trigger), trigger.error ?? ''])),
+        'Triggers',
       );
     });
   triggers
@@ -51,6 +52,6 @@ export function registerTriggerCommands(program: Command, context: () => CliCont
       const trigger = all.find((candidate) => candidate.name === name || candidate._id === name);
       if (!trigger) throw new CliError(`trigger not found: '${name}'`, ExitCode.NotFound);
       await client.request('PUT', `/groups/${groupId}/apps/${app._id}/triggers/${trigger._id}/resume`, { json: { disable_token: options.fromNow === true }, expect: [204] });
-      ctx.output.result({ name: trigger.name, resumed: true, from: options.fromNow ? 'now' : 'position' }, `resumed trigger ${trigger.name} ${options.fromNow ? 'from now' : 'from the change that failed'}`);
+      ctx.output.result({ name: trigger.name, resumed: true, from: options.fromNow ? 'now' : 'position' }, `resumed trigger ${trigger.name} ${options.fromNow ? 'from now' : 'from the change that failed'}`, 'Resumed trigger');
     });
 }

@@ -51,6 +51,7 @@ export function registerUsersImport(users: Command, context: () => CliContext, r
           `Imported ${summary.created} user(s); ${summary.unchanged} already here; ${summary.conflicts} conflict(s); ${summary.invalid} invalid`,
           ...(problems.length ? [table(['#', 'ID', 'Status', 'Reason'], problems.map((problem) => [String(problem.index), problem._id ?? '', problem.status, problem.error ?? '']))] : []),
         ].join('\n'),
+        'Imported users',
       );
       if (problems.length) throw new CliError(`${problems.length} user(s) were not imported (listed above)`, ExitCode.Conflict);
     });
