@@ -263,7 +263,7 @@ function expandedEvents(): Fixture {
   return {
     description: 'expanded events',
     schemaVersion: '1.7',
-    createEntities: entities(),
+    createEntities: entities([{ collection: { id: 'off', database: 'db0', collectionName: 'imagesOff' } }]),
     initialData: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1 }] }],
     tests: [
       {
@@ -293,6 +293,23 @@ function expandedEvents(): Fixture {
           { name: 'runCommand', object: 'db0', arguments: { commandName: 'collMod', command: { collMod: 'coll0', changeStreamPreAndPostImages: { enabled: true } } } },
           { name: 'updateOne', object: 'coll0', arguments: { filter: { _id: 1 }, update: { $set: { x: 2 } } } },
           { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'update', fullDocument: { _id: 1, x: 2 }, fullDocumentBeforeChange: { _id: 1, x: 1 } } },
+        ],
+      },
+      {
+        description: 'a collection created with changeStreamPreAndPostImages disabled gives no images, and modifyCollection enables them',
+        operations: [
+          { name: 'dropCollection', object: 'db0', arguments: { collection: 'imagesOff' } },
+          { name: 'createCollection', object: 'db0', arguments: { collection: 'imagesOff', changeStreamPreAndPostImages: { enabled: false } } },
+          { name: 'createChangeStream', object: 'off', arguments: { pipeline: [], fullDocumentBeforeChange: 'whenAvailable' }, saveResultAsEntity: 'stream0' },
+          { name: 'insertOne', object: 'off', arguments: { document: { _id: 1 } } },
+          { name: 'deleteOne', object: 'off', arguments: { filter: { _id: 1 } } },
+          { name: 'modifyCollection', object: 'db0', arguments: { collection: 'imagesOff', changeStreamPreAndPostImages: { enabled: true } } },
+          { name: 'insertOne', object: 'off', arguments: { document: { _id: 2 } } },
+          { name: 'deleteOne', object: 'off', arguments: { filter: { _id: 2 } } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'insert' } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'delete', fullDocumentBeforeChange: null } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'insert' } },
+          { name: 'iterateUntilDocumentOrError', object: 'stream0', expectResult: { operationType: 'delete', fullDocumentBeforeChange: { _id: 2 } } },
         ],
       },
     ],

@@ -225,6 +225,12 @@ async function executeOnDatabase(database: Db, name: string, a: Document, entiti
       return database.dropCollection(String(a.collection), optionsOf(a, ['collection'], entities));
     case 'createCollection':
       return database.createCollection(String(a.collection), optionsOf(a, ['collection'], entities)).then(() => undefined);
+    case 'modifyCollection': {
+      // The Node.js driver has no helper for collMod: its own unified runner sends the command, as here.
+      const { collection, session, ...changes } = a;
+      const options = optionsOf({ session }, [], entities);
+      return database.command({ collMod: String(collection), ...changes }, options).then(() => undefined);
+    }
     case 'aggregate':
       return database.aggregate(a.pipeline as Document[], optionsOf(a, ['pipeline'], entities)).toArray();
     case 'listCollections':

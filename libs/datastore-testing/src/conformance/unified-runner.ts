@@ -99,7 +99,6 @@ const UNSUPPORTED_OPERATIONS: Record<string, string> = {
   failPoint: 'fail points (configureFailPoint) are a mongod test hook, which App Services never offered',
   targetedFailPoint: 'fail points (configureFailPoint) are a mongod test hook, which App Services never offered',
   clientBulkWrite: "client-level bulkWrite is MongoDB 8.0's bulkWrite command (the datastore answers as 7.0); App Services never offered it",
-  modifyCollection: 'collMod sets a collection validator; App Services never offered one (it validates with the schemas of its rules)',
   createFindCursor: 'tailable/iterated server cursors are not part of the data-access API',
   listIndexNames: 'not part of the data-access API',
 };
@@ -109,6 +108,8 @@ const UNSUPPORTED_ARGUMENTS: Record<string, string> = {
   rawData: 'rawData',
   writeConcern: 'write concern',
   readConcern: 'read concern',
+  changeStreamPreAndPostImages: 'change stream pre- and post-images, a collection option the data-access API does not take',
+  validator: 'a collection validator; App Services never offered one (it validates with the schemas of its rules)',
 };
 
 /**
@@ -148,7 +149,8 @@ const COLLECTION_ARGUMENTS: Record<string, string[]> = {
 /** The arguments each database operation takes. */
 const DATABASE_ARGUMENTS: Record<string, string[]> = {
   dropCollection: ['collection'],
-  createCollection: ['collection', 'viewOn', 'pipeline'],
+  createCollection: ['collection', 'viewOn', 'pipeline', 'changeStreamPreAndPostImages'],
+  modifyCollection: ['collection', 'changeStreamPreAndPostImages', 'validator'],
   aggregate: ['pipeline', ...QUERY_ARGUMENTS],
 };
 
@@ -240,6 +242,8 @@ function argumentProblems(op: Operation, viaDriver: boolean): string | undefined
   const problem = (key: string, value: unknown, where: string): string | undefined => {
     if (!UNSUPPORTED_ARGUMENTS[key]) return undefined;
     if (viaDriver && key === 'writeConcern') return undefined;
+    // create and collMod take it on the wire server.
+    if (viaDriver && key === 'changeStreamPreAndPostImages') return undefined;
     if (viaDriver && key === 'readConcern') return wireReadConcernUnsupported((value as Document | undefined)?.level);
     return `uses ${UNSUPPORTED_ARGUMENTS[key]} (${where} ${key})`;
   };

@@ -80,7 +80,7 @@ export interface LogOp {
   collation?: Document;
   /** A collection's UUID (cc), as change events report it (`collectionUUID`). */
   uuid?: string;
-  /** What a collMod changed (cm): `changeStreamPreAndPostImages`, when it named it. */
+  /** What a collMod changed (cm), or a collection was created with (cc): `changeStreamPreAndPostImages`. */
   options?: Document;
   /** The UUID of the collection a rename dropped at its target (on the drop of its old name). */
   dropTarget?: string;

@@ -174,6 +174,7 @@ export class ServiceStore {
         {
           const created = new CollectionState(op.d, op.c as string, op.view as CollectionState['view'], isPlainObject(op.collation) ? op.collation : undefined);
           created.uuid = op.uuid;
+          applyModify(created, op.options);
           this.database(op.d, true).set(op.c as string, created);
           break;
         }

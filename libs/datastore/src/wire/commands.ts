@@ -881,10 +881,24 @@ function transactionOwner(call: Invocation): TransactionOwner | undefined {
 
 async function create(call: Invocation): Promise<Document> {
   const { command } = call;
-  refuse(command, ['capped', 'timeseries', 'clusteredIndex', 'validator', 'changeStreamPreAndPostImages', 'expireAfterSeconds']);
+  refuse(command, ['capped', 'timeseries', 'clusteredIndex', 'validator', 'expireAfterSeconds']);
   const viewOn = command.viewOn;
   if (viewOn !== undefined && typeof viewOn !== 'string') fail(14, 'TypeMismatch', "'viewOn' must be a string");
   const collation = command.collation === undefined ? undefined : checkCollation(command.collation);
+  const images = command.changeStreamPreAndPostImages;
+  if (images !== undefined) {
+    if (!isPlainObject(images) || typeof images.enabled !== 'boolean') fail(14, 'TypeMismatch', "BSON field 'create.changeStreamPreAndPostImages.enabled' is missing or not a boolean");
+    if (viewOn) fail(72, 'InvalidOptions', 'changeStreamPreAndPostImages is an option of a collection, not of a view');
+    // Created with the setting in its one log record (a `modify` event would follow the `create` otherwise).
+    const store = call.client.store;
+    const options = { changeStreamPreAndPostImages: { enabled: images.enabled } };
+    await store.write(transactionOwner(call), (unit) => {
+      const state = store.createCollection(unit, call.db, collectionName(call), undefined, collation && !isSimpleCollation(collation) ? collation : undefined);
+      state.changeStreamImages = images.enabled as boolean;
+      unit.ops[unit.ops.length - 1].options = options;
+    });
+    return { ok: 1 };
+  }
   const owner = transactionOwner(call);
   if (owner) {
     // In a transaction (MongoDB 4.4+): a collection, not a view, seen by others once the transaction commits.
