@@ -40,8 +40,20 @@ function isSnapshotReader(owner: LockOwner | undefined): owner is SnapshotReader
 
 /** How long commits stay readable at a snapshot: MongoDB's minSnapshotHistoryWindowInSeconds (300 s). */
 const SNAPSHOT_HISTORY_MS = 300_000;
-/** At most this many commits are kept for snapshot reads, however many a busy five minutes make. */
-const SNAPSHOT_HISTORY_RECORDS = 10_000;
+/**
+ * Beyond the last TRANSACTION_HISTORY_MS, at most this many operations (documents written, with their
+ * before-images) are kept for snapshot reads, however many a busy five minutes make: the history is memory
+ * (the old versions of updated and deleted documents). Past it the oldest commits go, and a snapshot read from
+ * before them is SnapshotTooOld, as a MongoDB server under cache pressure answers one older than the history
+ * it could keep.
+ */
+const SNAPSHOT_HISTORY_OPS = 50_000;
+/**
+ * The history every open transaction needs, whatever its size: a transaction reads the snapshot it started
+ * with and lives at most 60 s (transactionLifetimeLimitSeconds, EmbeddedSession), so it never meets
+ * SnapshotTooOld because another client wrote much.
+ */
+const TRANSACTION_HISTORY_MS = 60_000;
 
 export interface ServiceStoreOptions {
   /** Snapshot and start a new log segment once the active one is this large (bytes). */
@@ -77,6 +89,8 @@ export class ServiceStore {
   private readonly hidden = new Map<string, Map<string, Document | undefined>>();
   /** The last commits (their before-images), newest last: what snapshot reads undo to see the past. */
   private readonly recent: CommitRecord[] = [];
+  /** Operations in `recent`. */
+  private recentOps = 0;
   /** Collections (`db.coll`) the open transaction created: no one else sees them until it commits. */
   private readonly txnCreated = new Set<string>();
   private readonly compactBytes: number;
@@ -274,9 +288,11 @@ export class ServiceStore {
    * changed (its before-images in place of its changes); undefined when nothing is hidden from `owner`.
    */
   committedView(owner: LockOwner | undefined, db: string, name: string): Document[] | undefined {
-    // A snapshot read, or a transaction that has not written yet: what was committed at its snapshot (when
-    // something was committed since; else the committed state below is the same, and cheaper to read).
-    if (isSnapshotReader(owner) && this.lockOwner !== owner && owner.atSeq < this.seq) return this.snapshotView(db, name, owner.atSeq);
+    // A snapshot read, or a transaction that has not written yet: what was committed at its snapshot (when a
+    // commit since changed this collection; else the committed state below is the same, and cheaper to read).
+    if (isSnapshotReader(owner) && this.lockOwner !== owner && owner.atSeq < this.seq && this.changedSince(db, name, owner.atSeq)) {
+      return this.snapshotView(db, name, owner.atSeq);
+    }
     if (!this.lockOwner || this.lockOwner === owner) return undefined;
     const changed = this.hidden.get(`${db}.${name}`);
     if (!changed) return undefined;
@@ -297,6 +313,20 @@ export class ServiceStore {
   commitTime(seq: number): number | undefined {
     if (seq === this.seq) return this.seqTime;
     return this.recent.find((record) => record.seq === seq)?.time;
+  }
+
+  /**
+   * Whether a commit after `seq` touched collection `db.name` (or its database's catalog), or the history no
+   * longer reaches back to `seq` (so that the snapshot view refuses it): else the collection as committed now
+   * is the collection at `seq`.
+   */
+  private changedSince(db: string, name: string, seq: number): boolean {
+    const oldest = this.recent[0];
+    if (!oldest || seq < oldest.seq - 1) return true;
+    for (let r = this.recent.length - 1; r >= 0 && this.recent[r].seq > seq; r--) {
+      for (const op of this.recent[r].ops) if (op.d === db && (op.c === undefined || op.c === name)) return true;
+    }
+    return false;
   }
 
   /**
@@ -525,9 +555,16 @@ export class ServiceStore {
     this.seq = record.seq;
     this.seqTime = record.time;
     this.recent.push(record);
-    while (this.recent.length > 0 && this.recent[0].time < record.time - SNAPSHOT_HISTORY_MS) this.recent.shift();
-    // Trimmed in batches: a shift per commit would move up to 10,000 entries each time.
-    if (this.recent.length > 2 * SNAPSHOT_HISTORY_RECORDS) this.recent.splice(0, this.recent.length - SNAPSHOT_HISTORY_RECORDS);
+    this.recentOps += record.ops.length;
+    let drop = 0;
+    for (let ops = this.recentOps; drop < this.recent.length - 1; drop++) {
+      const first = this.recent[drop];
+      if (first.time >= record.time - SNAPSHOT_HISTORY_MS && (ops <= SNAPSHOT_HISTORY_OPS || first.time >= record.time - TRANSACTION_HISTORY_MS)) break;
+      ops -= first.ops.length;
+    }
+    if (drop > 0) {
+      for (const gone of this.recent.splice(0, drop)) this.recentOps -= gone.ops.length;
+    }
     await durable;
   }
 

@@ -52,4 +52,42 @@ describe('snapshot reads of the embedded engine', () => {
     expect(await coll.countDocuments({}, { session })).toBe(3);
     await session.endSession();
   });
+
+  it('reads a collection no commit changed since the snapshot from its live state, without rebuilding it', async () => {
+    const a = client.db('app').collection('a');
+    const b = client.db('app').collection('b');
+    await a.insertOne({ _id: 1 });
+    await b.insertOne({ _id: 1 });
+    const session = client.startSession();
+    session.startTransaction();
+    await b.insertOne({ _id: 2 });
+    const rebuilt = vi.spyOn(client.store, 'snapshotView');
+    expect(await a.find({}, undefined, { session }).toArray()).toEqual([{ _id: 1 }]);
+    expect(rebuilt).not.toHaveBeenCalled();
+    expect(await b.find({}, undefined, { session }).toArray()).toEqual([{ _id: 1 }]);
+    expect(rebuilt).toHaveBeenCalled();
+    await session.abortTransaction();
+    await session.endSession();
+  });
+
+  it('keeps a transaction lifetime of history whatever was written, and beyond it no more than its operation bound', async () => {
+    const start = Date.now();
+    let now = start;
+    vi.spyOn(Date, 'now').mockImplementation(() => now);
+    const coll = client.db('app').collection('c');
+    await coll.insertOne({ _id: 'first' });
+    const at = client.store.lastCommit().seq;
+    const bulk = client.db('app').collection('bulk');
+    for (let batch = 0; batch < 6; batch++) await bulk.insertMany(Array.from({ length: 10_000 }, (_, i) => ({ _id: batch * 10_000 + i })));
+    await coll.insertOne({ _id: 'second' });
+    now = start + 30_000;
+    await bulk.insertOne({ _id: 'later' });
+    // Within a transaction's lifetime the 60,000 operations are kept, so the snapshot still reads.
+    expect(client.store.snapshotView('app', 'c', at)).toEqual([{ _id: 'first' }]);
+    now = start + 61_000;
+    await bulk.insertOne({ _id: 'last' });
+    // Older than that and past the bound, the oldest commits went.
+    expect(() => client.store.snapshotView('app', 'c', at)).toThrow(expect.objectContaining({ codeName: 'SnapshotTooOld' }));
+    vi.restoreAllMocks();
+  });
 });
