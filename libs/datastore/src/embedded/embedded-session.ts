@@ -10,6 +10,15 @@ import { DatastoreError } from '../api/datastore.error';
 import { type DataSession } from '../api/data-source';
 import { type ServiceStore, type TransactionOwner, WriteUnit } from './service-store';
 
+/** How long withTransaction runs a transaction again after transient failures (MongoDB's drivers: 120 s). */
+const WITH_TRANSACTION_RETRY_MS = 120_000;
+
+/** Whether an error carries a MongoDB error label (DatastoreError's `errorResponse.errorLabels`). */
+function hasErrorLabel(error: unknown, label: string): boolean {
+  const labels = (error as { errorResponse?: { errorLabels?: unknown } } | undefined)?.errorResponse?.errorLabels;
+  return Array.isArray(labels) && labels.includes(label);
+}
+
 export class EmbeddedSession implements DataSession, TransactionOwner {
   readonly id = randomUUID();
   unit?: WriteUnit;
@@ -49,7 +58,10 @@ export class EmbeddedSession implements DataSession, TransactionOwner {
     clearTimeout(this.timer);
     if (this.aborted) {
       this.aborted = false;
-      throw new DatastoreError('NoSuchTransaction', 'Transaction has been aborted.');
+      // As MongoDB labels it: the whole transaction may be run again.
+      const error = new DatastoreError('NoSuchTransaction', 'Transaction has been aborted.');
+      error.errorResponse = { errorLabels: ['TransientTransactionError'] };
+      throw error;
     }
     const unit = this.unit;
     if (!unit) throw new DatastoreError('NoSuchTransaction', 'No transaction started', { clientError: true });
@@ -73,17 +85,28 @@ export class EmbeddedSession implements DataSession, TransactionOwner {
     this.store.release(this);
   }
 
+  /**
+   * Runs `fn` in a transaction and commits it, as a MongoDB driver's withTransaction does: a transaction
+   * that meets another's write (WriteConflict, labelled TransientTransactionError) is run again from the
+   * start, after a short back-off, for up to WITH_TRANSACTION_RETRY_MS; any other failure aborts it and is thrown.
+   */
   async withTransaction<T>(fn: (session: DataSession) => Promise<T>): Promise<T> {
-    this.startTransaction();
-    let result: T;
-    try {
-      result = await fn(this);
-    } catch (error) {
-      await this.abortTransaction();
-      throw error;
+    const started = Date.now();
+    let attempt = 0;
+    for (;;) {
+      this.startTransaction();
+      let result: T;
+      try {
+        result = await fn(this);
+        await this.commitTransaction();
+        return result;
+      } catch (error) {
+        await this.abortTransaction();
+        if (!hasErrorLabel(error, 'TransientTransactionError') || Date.now() - started >= WITH_TRANSACTION_RETRY_MS) throw error;
+        // The other transaction still holds its documents: back off (1, 2, 4 ... 100 ms) before the next run.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100, 2 ** attempt++)));
+      }
     }
-    await this.commitTransaction();
-    return result;
   }
 
   async endSession(): Promise<void> {
