@@ -119,6 +119,11 @@ export class EmbeddedClient implements DataSourceClient {
     return new EmbeddedSession(this.store);
   }
 
+  /** A wire client's session: its transactions meet others' writes as MongoDB's do (TransactionOwner.failOnConflict). */
+  startWireSession(): DataSession {
+    return new EmbeddedSession(this.store, undefined, true);
+  }
+
   watch(pipeline: Document[] = [], options: WatchOptions = {}): ChangeStream {
     return new EmbeddedChangeStream(this.store, {}, pipeline, options);
   }

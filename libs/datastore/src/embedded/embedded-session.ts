@@ -30,6 +30,8 @@ export class EmbeddedSession implements DataSession, TransactionOwner {
   constructor(
     private readonly store: ServiceStore,
     private readonly lifetimeMs = 60_000,
+    /** See TransactionOwner.failOnConflict: set for the wire server's sessions. */
+    readonly failOnConflict = false,
   ) {}
 
   inTransaction(): boolean {

@@ -609,13 +609,13 @@ export class ServiceStore {
   }
 
   /**
-   * A transaction's write meeting a document another open transaction changed fails at once with
-   * WriteConflict, and aborts its transaction, as MongoDB's does (the driver retries the whole
+   * A wire client's transactional write (TransactionOwner.failOnConflict) meeting a document another open
+   * transaction changed fails at once with WriteConflict, and aborts its transaction, as MongoDB's does (the driver retries the whole
    * transaction: TransientTransactionError). A write that touches none of them waits for the other
    * transaction instead, as the engine writes one transaction at a time.
    */
   private checkConflict(owner: TransactionOwner, scope: { db: string; coll: string } | undefined, conflicts: ConflictProbe | undefined): void {
-    if (!conflicts || !scope || !this.lockOwner || this.lockOwner === owner) return;
+    if (!owner.failOnConflict || !conflicts || !scope || !this.lockOwner || this.lockOwner === owner) return;
     const changed = this.hidden.get(`${scope.db}.${scope.coll}`);
     if (!changed || !conflicts(changed)) return;
     if (owner.unit) this.rollback(owner.unit);
@@ -740,4 +740,11 @@ export type ConflictProbe = (changed: ReadonlyMap<string, Document | undefined>)
 export interface TransactionOwner extends SnapshotReader {
   unit?: WriteUnit;
   aborted?: boolean;
+  /**
+   * A write meeting a document another open transaction changed fails at once with WriteConflict (a wire
+   * client's transaction, as MongoDB answers a driver); otherwise it waits for that transaction to end, as
+   * every write waits while the engine runs one transaction at a time (the engine's own callers: sync, data
+   * access, functions), which spares them running the transaction again.
+   */
+  readonly failOnConflict?: boolean;
 }

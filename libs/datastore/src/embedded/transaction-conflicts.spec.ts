@@ -15,13 +15,31 @@ describe('transactions of the embedded engine meeting each other', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("runs withTransaction again after another transaction's write conflicts with it, as a driver does, until it commits", async () => {
+  it("waits, in the engine's own sessions, for the transaction that changed a document before writing it", async () => {
     const coll = client.db('app').collection('c');
     await coll.insertOne({ _id: 1, n: 0 });
     const holder = client.startSession();
     holder.startTransaction();
     await coll.updateOne({ _id: 1 }, { $inc: { n: 1 } }, { session: holder });
-    const retrier = client.startSession();
+    const waiter = client.startSession();
+    waiter.startTransaction();
+    const write = coll.updateOne({ _id: 1 }, { $inc: { n: 10 } }, { session: waiter });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await holder.commitTransaction();
+    await write;
+    await waiter.commitTransaction();
+    expect(await coll.findOne({ _id: 1 })).toEqual({ _id: 1, n: 11 });
+    await holder.endSession();
+    await waiter.endSession();
+  });
+
+  it("runs withTransaction again after another transaction's write conflicts with a wire client's, as a driver does, until it commits", async () => {
+    const coll = client.db('app').collection('c');
+    await coll.insertOne({ _id: 1, n: 0 });
+    const holder = client.startSession();
+    holder.startTransaction();
+    await coll.updateOne({ _id: 1 }, { $inc: { n: 1 } }, { session: holder });
+    const retrier = client.startWireSession();
     let runs = 0;
     const retried = retrier.withTransaction(async (session) => {
       runs++;
@@ -36,13 +54,13 @@ describe('transactions of the embedded engine meeting each other', () => {
     await retrier.endSession();
   });
 
-  it('labels the commit of a transaction the engine aborted TransientTransactionError, and withTransaction gives up on other errors at once', async () => {
+  it("labels the commit of a wire client's transaction the engine aborted TransientTransactionError; withTransaction gives up on other errors at once", async () => {
     const coll = client.db('app').collection('c');
     await coll.insertOne({ _id: 1 });
     const holder = client.startSession();
     holder.startTransaction();
     await coll.updateOne({ _id: 1 }, { $set: { a: 1 } }, { session: holder });
-    const other = client.startSession();
+    const other = client.startWireSession();
     other.startTransaction();
     await expect(coll.updateOne({ _id: 1 }, { $set: { b: 1 } }, { session: other })).rejects.toMatchObject({ codeName: 'WriteConflict' });
     await expect(other.commitTransaction()).rejects.toMatchObject({ codeName: 'NoSuchTransaction', errorResponse: { errorLabels: ['TransientTransactionError'] } });

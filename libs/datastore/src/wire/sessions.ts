@@ -92,7 +92,7 @@ export class SessionRegistry {
         throw new WireCommandError(225, 'TransactionTooOld', `Cannot start transaction ${txnNumber} on session because a newer transaction ${entry.txnNumber} has already started.`);
       }
       if (entry.state === 'active') await entry.session?.abortTransaction();
-      entry.session ??= client.startSession();
+      entry.session ??= client.startWireSession();
       entry.session.startTransaction();
       entry.txnNumber = txnNumber;
       entry.state = 'active';

@@ -658,7 +658,7 @@ describe('the datastore wire server', () => {
           close: () => Promise.reject(new Error('cursor close failed')),
         });
         const session = { startTransaction: () => undefined, endSession: () => Promise.reject(new Error('session end failed')) };
-        const embedded = { startSession: () => session } as unknown as Parameters<WireServer['sessions']['forCommand']>[0];
+        const embedded = { startWireSession: () => session } as unknown as Parameters<WireServer['sessions']['forCommand']>[0];
         await swept.sessions.forCommand(embedded, 'default:01', { autocommit: false, txnNumber: 1, startTransaction: true });
         // Past both idle limits (10 and 30 minutes): the minute timer sweeps them.
         await vi.advanceTimersByTimeAsync(31 * 60_000);
