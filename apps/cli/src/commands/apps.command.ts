@@ -3,7 +3,7 @@ import type { CliContext } from '../context';
 import { realmCliLog } from '../realm-cli-log';
 import { registerAppCreateCommand } from './app-create.command';
 import { registerAppInitCommand } from './app-init.command';
-import { collectList } from './realm-cli-names';
+import { collectList } from './option-values';
 
 /** `apps create`, `apps init`, `apps list`, `apps delete`, `apps describe`, `apps templates`. */
 export function registerAppsCommands(program: Command, context: () => CliContext): void {

@@ -6,7 +6,7 @@ import { relaxedEjson } from '../ejson-output';
 import { localAppId } from '../local-files';
 import { cellText, goDuration, goUtcString, logsDate, PROVIDER_DISPLAY, realmCliLog, type RealmCliLog } from '../realm-cli-log';
 import { table } from './apps.command';
-import { collectList } from './realm-cli-names';
+import { collectList } from './option-values';
 import { registerUsersImport } from './users-import.command';
 
 interface LogEntry {

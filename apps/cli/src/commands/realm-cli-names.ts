@@ -3,6 +3,7 @@ import { type CliContext } from '../context';
 import { realmCliLog } from '../realm-cli-log';
 import { configDirectory, ProfileStore } from '../profiles';
 import { table } from './apps.command';
+import { collectList } from './option-values';
 
 /** realm-cli's other names for the commands (its aliases), so that its scripts run as written. */
 const ALIASES: Readonly<Record<string, readonly string[]>> = {
@@ -32,11 +33,6 @@ const PRODUCT_COMMANDS = new Set([
   'function run', 'logs list', 'schema datamodels',
   'accessList list', 'accessList create', 'accessList update', 'accessList delete',
 ]);
-
-/** A repeatable option whose values may also be comma-separated, as realm-cli's string slices read them. */
-export function collectList(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').map((item) => item.trim()).filter(Boolean)];
-}
 
 /** Commands whose --remote names an app to start from, not the app they act on: realm-cli gave them no --app. */
 const REMOTE_IS_A_SOURCE = new Set(['apps create', 'apps init']);
