@@ -69,6 +69,10 @@ describe('the direct GraphQL path under attack', () => {
     'a fragment chain that doubles 30 times': JSON.stringify({ query: `{ ...F0 } ${Array.from({ length: 30 }, (_unused, i) => `fragment F${i} on Query { ...F${i + 1} ...F${i + 1} }`).join(' ')} fragment F30 on Query { product { name } }` }),
     'a __proto__ key beside the query': '{"query":"{ __typename }","__proto__":{"query":"{ secrets }"}}',
     'a mutation': JSON.stringify({ query: 'mutation { deleteManyProducts { deletedCount } }' }),
+    // Amplification: each alias is answered again (a 128 KB query of aliased __schema answered 9 MB, 0.9 s of the event loop).
+    'eleven aliased __schema lookups': JSON.stringify({ query: `{ ${Array.from({ length: 11 }, (_unused, i) => `s${i}: __schema { types { name } }`).join(' ')} }` }),
+    '3,000 aliases of one field': JSON.stringify({ query: `{ product { ${Array.from({ length: 3000 }, (_unused, i) => `n${i}: name`).join(' ')} } }` }),
+    'a document of 60,000 tokens': JSON.stringify({ query: `{ ${Array.from({ length: 20_000 }, (_unused, i) => `t${i}: __typename`).join(' ')} }` }),
   };
 
   it.each(Object.entries(shapes))('answers %s on the direct path exactly as on yoga’s path', async (_name, body) => {
@@ -86,6 +90,14 @@ describe('the direct GraphQL path under attack', () => {
     expect(introspection.data).toBeUndefined();
     expect(introspection.errors[0].message).toMatch(/introspection/i);
     expect(JSON.parse((await post(JSON.stringify({ query: '{ __typename }' }))).body)).toEqual({ data: { __typename: 'Query' } });
+    const refused = async (name: string): Promise<string> => {
+      const answer = JSON.parse((await post(shapes[name])).body) as { data?: unknown; errors: { message: string }[] };
+      expect(answer.data).toBeUndefined();
+      return answer.errors[0].message;
+    };
+    expect(await refused('eleven aliased __schema lookups')).toBe('max number of queries reached');
+    expect(await refused('3,000 aliases of one field')).toBe('the operation asks for more than 2000 fields in its response');
+    expect(await refused('a document of 60,000 tokens')).toMatch(/Document contains more (than|that) 20000 tokens/);
   });
 
   it('refuses malformed JSON with the App Services body, on both paths', async () => {

@@ -6,9 +6,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { DataAccessApp } from '@tessera/data-access';
 import { buildGraphqlModel, buildGraphqlSchema, type GraphqlModel } from '@tessera/graphql-schema';
-import { type DocumentNode, type ExecutionResult, getOperationAST, NoSchemaIntrospectionCustomRule, OperationTypeNode } from 'graphql/index.js';
+import { type DocumentNode, type ExecutionResult, getOperationAST, NoSchemaIntrospectionCustomRule, OperationTypeNode, type ParseOptions, type Source } from 'graphql/index.js';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { appServicesLimits } from './graphql-limits';
+import { appServicesLimits, MAX_TOKENS } from './graphql-limits';
 import { GraphqlEndpointError, toClientError } from './graphql.error';
 import { GraphqlExecutor, type GraphqlRequestContext } from './graphql-executor';
 
@@ -52,6 +52,9 @@ export class GraphqlApps {
       throw new GraphqlEndpointError('InvalidSchema', `cannot generate the GraphQL schema: ${error instanceof Error ? error.message : String(error)}`, 500);
     }
     const rules: Plugin = {
+      onParse({ parseFn, setParseFn }) {
+        setParseFn((source: string | Source, options?: ParseOptions): DocumentNode => parseFn(source, { ...options, maxTokens: MAX_TOKENS }) as DocumentNode);
+      },
       onValidate({ addValidationRule }) {
         addValidationRule(appServicesLimits);
         if (!model.introspection) addValidationRule(NoSchemaIntrospectionCustomRule);

@@ -1,5 +1,5 @@
 import { buildSchema, parse, validate } from 'graphql/index.js';
-import { appServicesLimits } from './graphql-limits';
+import { appServicesLimits, MAX_SELECTIONS, MAX_SELECTIONS_MESSAGE } from './graphql-limits';
 
 /** `{ ...F0 }` where each fragment spreads the next one twice: 2^levels paths through one small document. */
 function fragmentBomb(levels: number, leaf: string): string {
@@ -26,13 +26,38 @@ describe('the App Services limits as validation rules', () => {
       },
     ]);
     expect(errors).toEqual([]);
-    // Each of the 17 fragments: its two spread sites in the depth walk, one lookup in the root count.
-    expect(visits).toBeLessThanOrEqual(3 * 17);
+    // Each of the 17 fragments: its two spread sites in the depth walk, one lookup in the root count, one in
+    // the count of the response's fields.
+    expect(visits).toBeLessThanOrEqual(4 * 17);
   });
 
   it('still counts root fields through fragments', () => {
     const roots = Array.from({ length: 11 }, (_unused, i) => `a${i}: a`).join(' ');
     const errors = validate(schema, parse(`{ ...R } fragment R on Query { ${roots} }`), [appServicesLimits]);
     expect(errors.map((error) => error.message)).toEqual(['max number of queries reached']);
+  });
+
+  it('counts introspection fields as root resolvers, __typename not', () => {
+    const schemas = Array.from({ length: 11 }, (_unused, i) => `s${i}: __schema { queryType { name } }`).join(' ');
+    expect(validate(schema, parse(`{ ${schemas} }`), [appServicesLimits]).map((error) => error.message)).toEqual(['max number of queries reached']);
+    const types = Array.from({ length: 11 }, (_unused, i) => `t${i}: __type(name: "Item") { name }`).join(' ');
+    expect(validate(schema, parse(`{ ${types} }`), [appServicesLimits]).map((error) => error.message)).toEqual(['max number of queries reached']);
+    const typenames = Array.from({ length: 50 }, (_unused, i) => `n${i}: __typename`).join(' ');
+    expect(validate(schema, parse(`{ ${typenames} a item { name } }`), [appServicesLimits])).toEqual([]);
+  });
+
+  it('refuses an operation whose response would hold more fields than the bound, counting aliases apart', () => {
+    const names = (n: number) => Array.from({ length: n }, (_unused, i) => `n${i}: name`).join(' ');
+    expect(validate(schema, parse(`{ item { ${names(MAX_SELECTIONS - 1)} } }`), [appServicesLimits])).toEqual([]);
+    expect(validate(schema, parse(`{ item { ${names(MAX_SELECTIONS)} } }`), [appServicesLimits]).map((error) => error.message)).toEqual([MAX_SELECTIONS_MESSAGE]);
+    // Through a fragment spread in several aliased places: each place is its own part of the response.
+    const tree = buildSchema('type Item { name: String, child: Item } type Query { item: Item }');
+    const places = Array.from({ length: 40 }, (_unused, i) => `c${i}: child { ...Names }`).join(' ');
+    expect(validate(tree, parse(`{ item { ${places} } } fragment Names on Item { ${names(60)} }`), [appServicesLimits]).map((error) => error.message)).toEqual([MAX_SELECTIONS_MESSAGE]);
+    expect(validate(tree, parse(`{ item { ${places.replace(/c\d+: /g, '')} } } fragment Names on Item { ${names(60)} }`), [appServicesLimits])).toEqual([]);
+  });
+
+  it('merges a fragment spread again and again into one place, as execution does', () => {
+    expect(validate(schema, parse(fragmentBomb(30, 'item { name } a')), [appServicesLimits])).toEqual([]);
   });
 });
