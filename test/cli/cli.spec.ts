@@ -88,7 +88,7 @@ describe('tessera CLI against a running server', () => {
     const withClient = join(work.path, 'webtodo-again');
     const pulled = await tessera(['pull', '--remote', created['webtodo'].client_app_id, '--local', withClient, '--template', 'web.mql.todo'], env);
     expect(pulled.code, pulled.stderr).toBe(0);
-    expect(readFileSync(join(withClient, 'frontend', 'config.js'), 'utf8')).toContain(`appId: '${created['webtodo'].client_app_id}'`);
+    expect(readFileSync(join(withClient, 'frontend', 'web.mql.todo', 'config.js'), 'utf8')).toContain(`appId: '${created['webtodo'].client_app_id}'`);
     expect(JSON.parse(readFileSync(join(withClient, 'backend', 'config.json'), 'utf8'))).toMatchObject({ name: 'webtodo' });
 
     const plain = await tessera(['apps', 'create', '--name', 'plain', '--local', join(work.path, 'plain')], env);

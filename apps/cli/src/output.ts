@@ -1,6 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { CliError, ExitCode } from './cli-error';
+import { noTerminalToSelect, parseSelection, selectionMenu } from './selection';
 import { realmCliDisplay, realmCliLine, realmCliLog, realmCliLogs, type RealmCliLog, type RealmCliOutput } from './realm-cli-log';
 
 /** Somewhere text goes: stdout, stderr, or the file `-o, --output-target` names. */
@@ -142,6 +143,26 @@ export class Output {
     try {
       const answer = (await prompt.question(`${question} [y/N] `)).trim().toLowerCase();
       if (answer !== 'y' && answer !== 'yes') throw new CliError('aborted: nothing was changed', ExitCode.Aborted);
+    } finally {
+      prompt.close();
+    }
+  }
+
+  /**
+   * realm-cli's multi-select: the indexes of the options picked from a numbered list on a terminal (asked
+   * whatever the output format, as realm-cli asked). Without a terminal it fails with realm-cli's EOF, naming
+   * `flag`, the way to name them instead.
+   */
+  async select(question: string, options: readonly string[], flag: string): Promise<number[]> {
+    if (!this.interactive) throw noTerminalToSelect(flag);
+    this.stderr.write(`${selectionMenu(question, options)}\n`);
+    const prompt = createInterface({ input: this.stdin, output: this.stderr });
+    try {
+      for (;;) {
+        const picked = parseSelection(await prompt.question(`Select by number (e.g. 1,3 or 2-4; all; blank for none): `), options.length);
+        if (picked) return picked;
+        this.stderr.write(`Answer with numbers from 1 to ${options.length}, ranges such as 1-2, "all", or nothing\n`);
+      }
     } finally {
       prompt.close();
     }

@@ -60,8 +60,29 @@ function commandPath(command: Command): string {
   return names.join(' ');
 }
 
-export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: OutputSettings) => Output): { program: Command; output: () => Output; running: () => string | undefined } {
+/**
+ * Whether argv asks for realm-cli's JSON lines (`-f json`, `-fjson`, `-f=json`, `--output-format json` or
+ * `=json`), read before parsing so that commander's own parse errors can be printed as realm-cli's error line.
+ * Tessera's --json wins, as it does after parsing. Nothing after `--` counts.
+ */
+export function asksForRealmCliJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  const args = end === -1 ? argv : argv.slice(0, end);
+  if (args.includes('--json')) return false;
+  let format: string | undefined;
+  args.forEach((arg, index) => {
+    if (arg === '-f' || arg === '--output-format') format = args[index + 1];
+    else if (arg.startsWith('--output-format=')) format = arg.slice('--output-format='.length);
+    else if (arg.startsWith('-f')) format = arg.slice(arg.startsWith('-f=') ? 3 : 2);
+  });
+  return format === 'json';
+}
+
+export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: OutputSettings) => Output, realmCliJson = false): { program: Command; output: () => Output; running: () => string | undefined } {
   const program = new Command('tessera');
+  // Under -f json, commander's parse errors (unknown option, missing argument) are printed by runCli as
+  // realm-cli's error line; the setting reaches every command, as commander copies it to each one made below.
+  if (realmCliJson) program.configureOutput({ outputError: () => undefined }).showHelpAfterError(false);
   let output: Output | undefined;
   // The command about to run: realm-cli's per-command --product reaches the context from it.
   let running: Command | undefined;
@@ -81,7 +102,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: Outp
   program
     .description('Manage Tessera apps: log in, create, pull, push, diff, logs, secrets, data')
     .addHelpText('after', exitCodesHelp)
-    .showHelpAfterError('(run with --help for usage)')
+    .showHelpAfterError(realmCliJson ? false : '(run with --help for usage)')
     .configureHelp({ showGlobalOptions: true })
     .exitOverride();
   registerAuthCommands(program, context);
@@ -109,13 +130,17 @@ export function buildProgram(env: NodeJS.ProcessEnv, makeOutput: (settings: Outp
 
 /** Runs the CLI and returns its exit code; nothing here calls process.exit. */
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, makeOutput: (settings: OutputSettings) => Output = (settings) => new Output(settings.format, settings.stdout, undefined, undefined, settings.styling)): Promise<ExitCode> {
-  const { program, output, running } = buildProgram(env, makeOutput);
+  const realmCliJson = asksForRealmCliJson(argv);
+  const { program, output, running } = buildProgram(env, makeOutput, realmCliJson);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.Ok;
   } catch (error) {
     if (error instanceof CommanderError) {
-      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' || error.exitCode === 0 ? ExitCode.Ok : ExitCode.Usage;
+      const failed = !(error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help' || error.exitCode === 0);
+      // realm-cli (cobra) printed a parse error as its error line, without the "<command> failed:" of a command's error.
+      if (failed && realmCliJson) makeOutput({ format: 'realm-cli', styling: false }).error(new CliError(error.message.replace(/^error: /, ''), ExitCode.Usage));
+      return failed ? ExitCode.Usage : ExitCode.Ok;
     }
     if (error instanceof CliError) {
       output().error(error, running());

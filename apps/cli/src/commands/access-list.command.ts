@@ -1,9 +1,11 @@
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext } from '../context';
 import { localAppId } from '../local-files';
 import { realmCliLog } from '../realm-cli-log';
 import { table } from './apps.command';
+import { failedTargets, forEachTarget } from './each-target';
+import { collectList } from './option-values';
 
 interface AllowedIp {
   _id: string;
@@ -82,17 +84,34 @@ export function registerAccessListCommands(program: Command, context: () => CliC
     });
 
   withApp(accessList.command('delete').description('remove entries'))
-    .requiredOption('--ip <address...>', 'the entries to remove')
-    .action(async (options: AppOption & { ip: string[] }) => {
+    .addOption(new Option('--ip <address...>', 'the entries to remove (repeatable or comma-separated); without it, pick them from a list (on a terminal)').argParser(collectList))
+    .action(async (options: AppOption & { ip?: string[] }) => {
       const ctx = context();
       const { client, path, list } = await entries(ctx, options);
-      const doomed = options.ip.map((ip) => find(list, ip));
-      for (const entry of doomed) await client.request('DELETE', `${path}/${entry._id}`, { expect: [204] });
+      let doomed: AllowedIp[] = [];
+      if (options.ip?.length) {
+        // realm-cli names every address it cannot find, and deletes nothing.
+        const unknown = options.ip.filter((ip) => !list.some((entry) => entry.address === ip));
+        if (unknown.length) throw new CliError(`unable to find allowed IP: ${unknown.join(', ')}`, ExitCode.Usage);
+        doomed = options.ip.map((ip) => find(list, ip));
+      } else if (list.length) {
+        const picked = await ctx.output.select('Which IP Address(es) and/or CIDR block(s) would you like to delete?', list.map((entry) => entry.address), '--ip');
+        doomed = picked.map((index) => list[index]);
+      }
+      if (doomed.length === 0) throw new CliError('no IP addresses or CIDR blocks to delete', ExitCode.Usage);
+      const outcomes = await forEachTarget(doomed, (entry) => client.request('DELETE', `${path}/${entry._id}`, { expect: [204] }));
+      const deleted = outcomes.filter((entry) => !entry.error).map((entry) => entry.target.address);
+      const failed = outcomes.filter((entry) => entry.error).map((entry) => ({ ip: entry.target.address, error: entry.error?.message }));
       ctx.output.result(
-        { deleted: doomed.map((entry) => entry.address) },
-        `Deleted ${doomed.length} allowed IP(s)`,
-        // A failed delete ends the command with its error, so every row printed is a deleted entry.
-        realmCliLog.table(`Deleted ${doomed.length} IP address(es) and/or CIDR block(s)`, ['IP Address', 'Comment', 'Deleted', 'Details'], doomed.map((entry) => ({ 'IP Address': entry.address, Comment: entry.comment, Deleted: true, Details: '' }))),
+        { deleted, ...(failed.length ? { failed } : {}) },
+        () => [`Deleted ${deleted.length} allowed IP(s)`, ...failed.map((failure) => `Failed: ${failure.ip}: ${failure.error}`)].join('\n'),
+        realmCliLog.table(
+          `Deleted ${outcomes.length} IP address(es) and/or CIDR block(s)`,
+          ['IP Address', 'Comment', 'Deleted', 'Details'],
+          outcomes.map((entry) => ({ 'IP Address': entry.target.address, Comment: entry.target.comment, Deleted: entry.error === undefined, Details: entry.error?.message ?? '' })),
+        ),
       );
+      const failure = failedTargets(outcomes, 'deleted', 'allowed IP', (entry) => entry.address);
+      if (failure) throw failure;
     });
 }

@@ -1,5 +1,7 @@
 import { type Command, Option } from 'commander';
-import type { CliContext } from '../context';
+import { CliError } from '../cli-error';
+import type { CliContext, RemoteApp } from '../context';
+import { failedTargets, forEachTarget, type TargetOutcome } from './each-target';
 import { realmCliLog } from '../realm-cli-log';
 import { registerAppCreateCommand } from './app-create.command';
 import { registerAppInitCommand } from './app-init.command';
@@ -32,24 +34,56 @@ export function registerAppsCommands(program: Command, context: () => CliContext
 
   apps
     .command('delete')
-    .description('delete an app and everything it holds')
-    .addOption(new Option('-a, --app <app id...>', 'the apps to delete (client app id, name or _id; repeatable or comma-separated)').argParser(collectList).makeOptionMandatory())
+    .description('delete apps and everything they hold')
+    .addOption(new Option('-a, --app <app id...>', 'the apps to delete (client app id, name or _id; repeatable or comma-separated); without it, pick them from a list (on a terminal)').argParser(collectList))
     .option('-y, --yes', 'do not ask for confirmation')
-    .action(async (options: { app: string[]; yes?: boolean }) => {
+    .action(async (options: { app?: string[]; yes?: boolean }) => {
       const ctx = context();
       const client = await ctx.client();
-      const found = [];
-      for (const reference of options.app) found.push(await ctx.resolveApp(client, reference));
-      const ids = found.map(({ app }) => app.client_app_id);
-      await ctx.output.confirm(`Delete ${ids.length === 1 ? `app ${ids[0]}` : `apps ${ids.join(', ')}`} and all their data?`, options.yes === true);
-      for (const { app, groupId } of found) await client.request('DELETE', `/groups/${groupId}/apps/${app._id}`, { expect: [204] });
-      // One app: the single value scripts already read; several: the list.
+      const groupId = await ctx.groupId(client);
+      let found: RemoteApp[] = [];
+      const missing: TargetOutcome<string>[] = [];
+      if (options.app?.length) {
+        for (const reference of options.app) {
+          try {
+            found.push((await ctx.resolveApp(client, reference)).app);
+          } catch (error) {
+            if (!(error instanceof CliError)) throw error;
+            missing.push({ target: reference, error });
+          }
+        }
+        // realm-cli's warning: the apps it could not find are named, and the others deleted.
+        if (missing.length) {
+          const warning = `Unable to delete certain apps because they were not found: ${missing.map((entry) => entry.target).join(', ')}`;
+          ctx.output.info(`Warning: ${warning}`);
+          ctx.output.logs([realmCliLog.warning(warning)]);
+        }
+        if (found.length) await ctx.output.confirm(`Delete ${found.length === 1 ? `app ${found[0].client_app_id}` : `apps ${found.map((app) => app.client_app_id).join(', ')}`} and all their data?`, options.yes === true);
+      } else {
+        // realm-cli's multi-select of the project's apps, as "<client app id> (<group id>)": the selection is the answer.
+        const all = await ctx.apps(client, groupId);
+        const picked = all.length ? await ctx.output.select('Select App(s)', all.map((app) => `${app.client_app_id} (${app.group_id})`), '-a, --app') : [];
+        found = picked.map((index) => all[index]);
+      }
+      if (found.length === 0 && missing.length === 0) {
+        ctx.output.result({ deleted: [] }, 'No apps to delete', realmCliLog.text('No apps to delete'));
+        return;
+      }
+      const outcomes = await forEachTarget(found, (app) => client.request('DELETE', `/groups/${app.group_id}/apps/${app._id}`, { expect: [204] }));
+      const ids = outcomes.filter((entry) => !entry.error).map((entry) => entry.target.client_app_id);
+      const failed = [...missing.map((entry) => ({ app: entry.target, error: entry.error?.message })), ...outcomes.filter((entry) => entry.error).map((entry) => ({ app: entry.target.client_app_id, error: entry.error?.message }))];
       ctx.output.result(
-        { deleted: ids.length === 1 ? ids[0] : ids },
-        ids.map((id) => `Deleted app ${id}`).join('\n'),
-        // A failed delete ends the command with its error, so every row printed is a deleted app.
-        realmCliLog.table(`Successfully deleted ${found.length}/${found.length} app(s)`, ['ID', 'Name', 'Deleted', 'Details'], found.map(({ app }) => ({ ID: app._id, Name: app.name, Deleted: true, Details: '' }))),
+        // One app: the single value scripts already read; several: the list.
+        { deleted: options.app?.length === 1 && ids.length === 1 ? ids[0] : ids, ...(failed.length ? { failed } : {}) },
+        () => [...ids.map((id) => `Deleted app ${id}`), ...failed.map((failure) => `Failed to delete app ${failure.app}: ${failure.error}`)].join('\n'),
+        realmCliLog.table(
+          `Successfully deleted ${ids.length}/${found.length} app(s)`,
+          ['ID', 'Name', 'Deleted', 'Details'],
+          outcomes.map((entry) => ({ ID: entry.target._id, Name: entry.target.name, Deleted: entry.error === undefined, Details: entry.error?.message ?? '' })),
+        ),
       );
+      const failure = failedTargets<string>([...missing, ...outcomes.map((entry) => ({ target: entry.target.client_app_id, ...(entry.error ? { error: entry.error } : {}) }))], 'deleted', 'app', (app) => app);
+      if (failure) throw failure;
     });
 
   apps

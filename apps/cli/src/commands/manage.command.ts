@@ -6,6 +6,7 @@ import { relaxedEjson } from '../ejson-output';
 import { localAppId } from '../local-files';
 import { cellText, goDuration, goUtcString, logsDate, PROVIDER_DISPLAY, realmCliLog, type RealmCliLog } from '../realm-cli-log';
 import { table } from './apps.command';
+import { failedFirst, failedTargets, forEachTarget } from './each-target';
 import { collectList } from './option-values';
 import { registerUsersImport } from './users-import.command';
 
@@ -166,28 +167,39 @@ export function registerManageCommands(program: Command, context: () => CliConte
   secrets
     .command('delete')
     .option(...remoteOption)
-    .addOption(new Option('-s, --secret <name or id...>', 'the secrets to delete (repeatable or comma-separated)').argParser(collectList).makeOptionMandatory())
-    .action(async (options: { remote?: string; secret: string[] }) => {
+    .addOption(new Option('-s, --secret <name or id...>', 'the secrets to delete (repeatable or comma-separated); without it, pick them from a list (on a terminal)').argParser(collectList))
+    .action(async (options: { remote?: string; secret?: string[] }) => {
       const ctx = context();
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
-      // realm-cli's table names each secret by ID and name: look them up first (only for it).
-      const known = ctx.output.format === 'realm-cli' ? (await client.request<{ _id: string; name: string }[]>('GET', `/groups/${groupId}/apps/${app._id}/secrets`)).body : [];
-      for (const secret of options.secret) await client.request('DELETE', `/groups/${groupId}/apps/${app._id}/secrets/${encodeURIComponent(secret)}`, { expect: [204] });
+      const known = (await client.request<{ _id: string; name: string }[]>('GET', `/groups/${groupId}/apps/${app._id}/secrets`)).body;
+      let chosen: { _id: string; name: string }[];
+      if (options.secret?.length) {
+        // A name or id the app does not have is that target's failure, reported with the others (by the server).
+        chosen = options.secret.map((reference) => known.find((entry) => entry.name === reference) ?? known.find((entry) => entry._id === reference) ?? { _id: reference, name: reference });
+      } else {
+        const picked = known.length ? await ctx.output.select('Which secret(s) would you like to delete?', known.map((secret) => `${secret._id} - ${secret.name}`), '-s, --secret') : [];
+        chosen = picked.map((index) => known[index]);
+      }
+      if (chosen.length === 0) {
+        ctx.output.result({ deleted: [] }, 'No secrets to delete', realmCliLog.text('No secrets to delete'));
+        return;
+      }
+      const outcomes = await forEachTarget(chosen, (secret) => client.request('DELETE', `/groups/${groupId}/apps/${app._id}/secrets/${encodeURIComponent(secret._id)}`, { expect: [204] }));
+      const deleted = outcomes.filter((entry) => !entry.error).map((entry) => entry.target.name);
+      const failed = outcomes.filter((entry) => entry.error).map((entry) => ({ secret: entry.target.name, error: entry.error?.message }));
       ctx.output.result(
-        { deleted: options.secret },
-        `Deleted ${options.secret.length} secret(s)`,
-        // A failed delete ends the command with its error, so every row printed is a deleted secret.
+        { deleted, ...(failed.length ? { failed } : {}) },
+        () => [`Deleted ${deleted.length} secret(s)`, ...failed.map((failure) => `Failed: ${failure.secret}: ${failure.error}`)].join('\n'),
         () =>
           realmCliLog.table(
-            `Deleted ${options.secret.length} secret(s)`,
+            `Deleted ${outcomes.length} secret(s)`,
             ['ID', 'Name', 'Deleted', 'Details'],
-            options.secret.map((reference) => {
-              const secret = known.find((entry) => entry._id === reference || entry.name === reference);
-              return { ID: secret?._id ?? reference, Name: secret?.name ?? reference, Deleted: true, Details: '' };
-            }),
+            failedFirst(outcomes).map((entry) => ({ ID: entry.target._id, Name: entry.target.name, Deleted: entry.error === undefined, Details: entry.error?.message ?? '' })),
           ),
       );
+      const failure = failedTargets(outcomes, 'deleted', 'secret', (secret) => secret.name);
+      if (failure) throw failure;
     });
 
   const users = program.command('users').description('manage app users');
@@ -265,46 +277,93 @@ export function registerManageCommands(program: Command, context: () => CliConte
       .command(name)
       .description(description)
       .option(...remoteOption)
-      .addOption(userOption('the users (repeatable or comma-separated)').makeOptionMandatory());
-    // realm-cli's filters on delete and revoke: of the --user users, only those that match are acted on.
+      .addOption(userOption('the users (repeatable or comma-separated); without it, pick them from a list (on a terminal)'));
+    // realm-cli's filters on delete and revoke: of the --user users (or those listed to pick from), only those that match.
     if (filters) {
       command
         .option('--state <state>', 'only those of the users that are enabled, or disabled')
         .addOption(providerOption())
         .option('--pending', name === 'delete' ? 'the users are pending (unconfirmed) registrations: delete those' : 'the users are pending registrations, which have no sessions: nothing is revoked');
     }
-    command.action(async (options: UserFilterOptions & { user: string[] }) => {
+    command.action(async (options: UserFilterOptions & { user?: string[] }) => {
       const ctx = context();
       const client = await ctx.client();
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (await localAppId('.')));
       const appPath = `/groups/${groupId}/apps/${app._id}`;
+      const named = options.user ?? [];
+      // realm-cli's multi-select, when no user was named: "<provider> - <email or name> - <id>" per user.
+      const pick = async <T extends { _id: string }>(candidates: T[], option: (user: T) => string): Promise<T[]> => {
+        if (named.length > 0 || candidates.length === 0) return candidates;
+        const picked = await ctx.output.select(`Which user(s) would you like to ${name}?`, candidates.map(option), '-u, --user');
+        return picked.map((index) => candidates[index]);
+      };
       if (options.pending) {
-        const pending = (await pendingUsers(client, appPath)).filter((user) => options.user.includes(user._id));
-        if (pending.length === 0) throw new CliError('no users found: none of the --user users is a pending registration', ExitCode.NotFound);
-        if (name === 'delete') for (const user of pending) for (const login of user.login_ids) await client.request('DELETE', `${appPath}/user_registrations/by_email/${encodeURIComponent(login.id)}`, { expect: [204] });
-        const acted = name === 'delete' ? pending.map((user) => user._id) : [];
+        const all = await pendingUsers(client, appPath);
+        const found = named.length ? all.filter((user) => named.includes(user._id)) : all;
+        if (named.length && found.length === 0) throw new CliError('no users found: none of the --user users is a pending registration', ExitCode.NotFound);
+        const pending = await pick(found, (user) => `User/Password - ${user.login_ids.map((login) => login.id).join(',')} - ${user._id}`);
+        const outcomes = name === 'delete' ? await forEachTarget(pending, async (user) => { for (const login of user.login_ids) await client.request('DELETE', `${appPath}/user_registrations/by_email/${encodeURIComponent(login.id)}`, { expect: [204] }); }) : [];
+        const acted = outcomes.filter((entry) => !entry.error).map((entry) => entry.target._id);
+        const failed = outcomes.filter((entry) => entry.error).map((entry) => ({ user: entry.target._id, error: entry.error?.message }));
         ctx.output.result(
-          { [name]: acted },
-          `${done[name]} ${acted.length} pending user(s)`,
-          name === 'delete' ? pendingUserTable(pending, [outcome[name].header, 'Details'], () => ({ [outcome[name].header]: outcome[name].cell, Details: '' })) : realmCliLog.text(outcome[name].none),
+          { [name]: acted, ...(failed.length ? { failed } : {}) },
+          () => [`${done[name]} ${acted.length} pending user(s)`, ...failed.map((failure) => `Failed: ${failure.user}: ${failure.error}`)].join('\n'),
+          outcomes.length ? pendingUserTable(failedFirst(outcomes).map((entry) => entry.target), [outcome[name].header, 'Details'], (user) => {
+            const error = outcomes.find((entry) => entry.target === user)?.error;
+            return { [outcome[name].header]: error === undefined, Details: error?.message ?? '' };
+          }) : realmCliLog.text(outcome[name].none),
         );
+        const failure = failedTargets(outcomes, name === 'delete' ? 'deleted' : name === 'revoke' ? 'revoked' : `${name}d`, 'user', (user) => user._id);
+        if (failure) throw failure;
         return;
       }
-      let chosen = options.user;
-      if (options.state !== undefined || options.provider?.length) {
-        const matching = new Set((await findUsers(client, appPath, options)).map((user) => user._id));
-        chosen = chosen.filter((user) => matching.has(user));
+      // The users named, as the server knows them (realm-cli's tables show each user's type, email or name, read
+      // before they are deleted); without names, the candidates to pick from.
+      const filtered = options.state !== undefined || (options.provider?.length ?? 0) > 0 || (options.providerType?.length ?? 0) > 0;
+      const known = named.length === 0 || filtered || ctx.output.format === 'realm-cli' ? await findUsers(client, appPath, named.length ? (filtered ? options : {}) : options) : [];
+      let chosen: UserView[];
+      if (named.length) {
+        chosen = named.filter((id) => !filtered || known.some((user) => user._id === id)).map((id) => known.find((user) => user._id === id) ?? { _id: id, type: '', disabled: false, identities: [], data: {} });
         if (chosen.length === 0) throw new CliError('no users found: none of the --user users matches --state/--provider', ExitCode.NotFound);
+      } else {
+        chosen = await pick(known, (user) => {
+          const provider = user.identities[0]?.provider_type ?? '';
+          const display = PROVIDER_DISPLAY.find(([type]) => type === provider)?.[1] ?? provider;
+          const data = provider === 'local-userpass' ? user.data['email'] : provider === 'api-key' ? user.data['name'] : undefined;
+          return [display, ...(data !== undefined && data !== null ? [cellText(data)] : []), user._id].join(' - ');
+        });
       }
-      // realm-cli's tables show each user's type, email or name: read them before they are deleted (only for it).
-      const users = ctx.output.format === 'realm-cli' ? await findUsers(client, appPath, {}) : [];
-      for (const user of chosen) await client.request(method, `${appPath}/users/${encodeURIComponent(user)}${suffix}`, { expect: [204] });
-      // A failed request ends the command with its error, so every row printed is a user acted on.
-      ctx.output.result({ [name]: chosen }, `${done[name]} ${chosen.length} user(s)`, () => {
-        const acted = users.filter((user) => chosen.includes(user._id));
-        return acted.length ? userTables(acted, [outcome[name].header, 'Details'], () => ({ [outcome[name].header]: outcome[name].cell, Details: '' })) : realmCliLog.text(outcome[name].none);
-      });
+      const outcomes = await forEachTarget(chosen, (user) => client.request(method, `${appPath}/users/${encodeURIComponent(user._id)}${suffix}`, { expect: [204] }));
+      const acted = outcomes.filter((entry) => !entry.error).map((entry) => entry.target._id);
+      const failed = outcomes.filter((entry) => entry.error).map((entry) => ({ user: entry.target._id, error: entry.error?.message }));
+      ctx.output.result(
+        { [name]: acted, ...(failed.length ? { failed } : {}) },
+        () => (outcomes.length ? [`${done[name]} ${acted.length} user(s)`, ...failed.map((failure) => `Failed: ${failure.user}: ${failure.error}`)].join('\n') : outcome[name].none),
+        () => {
+          if (outcomes.length === 0) return realmCliLog.text(outcome[name].none);
+          const ordered = failedFirst(outcomes);
+          return userTables(ordered.map((entry) => entry.target), [outcome[name].header, 'Details'], (user) => {
+            const error = ordered.find((entry) => entry.target === user)?.error;
+            return { [outcome[name].header]: userCell(name, user, error), Details: error?.message ?? '' };
+          });
+        },
+      );
+      const failure = failedTargets(outcomes, name === 'delete' ? 'deleted' : name === 'revoke' ? 'revoked' : `${name}d`, 'user', (user) => user._id);
+      if (failure) throw failure;
     });
+  }
+}
+
+/** realm-cli's cell for a user acted on: Deleted / Session Revoked when done; Enabled as the user is left. */
+function userCell(action: 'delete' | 'disable' | 'enable' | 'revoke', user: UserView, error: CliError | undefined): boolean {
+  switch (action) {
+    case 'disable':
+      return error !== undefined && !user.disabled;
+    case 'enable':
+      return error === undefined || !user.disabled;
+    case 'delete':
+    case 'revoke':
+      return error === undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, join, relative, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { basename, extname, join, relative, resolve } from 'node:path';
+import { type Command, Option } from 'commander';
 import type { AdminClient } from '../admin-client';
 import { CliError, ExitCode } from '../cli-error';
 import type { CliContext, RemoteApp } from '../context';
@@ -9,11 +9,12 @@ import { formatBytes } from '../output';
 import { realmCliLog, type RealmCliLog } from '../realm-cli-log';
 import { uploadDependencies } from './dependencies';
 import { appViolations, withAppId } from './new-app';
+import { collectList } from './option-values';
 
 interface PullOptions {
   remote?: string;
   local?: string;
-  template?: string;
+  template?: string[];
   includeHosting?: boolean;
   includeNodeModules?: boolean;
   includePackageJson?: boolean;
@@ -46,7 +47,7 @@ export function registerTransferCommands(program: Command, context: () => CliCon
     .description("write an app's configuration to a local directory (current layout)")
     .option('--remote <app id>', 'the app to pull (client app id, name or _id)')
     .option('--local <directory>', 'where to write it (default: ./<app name>)')
-    .option('-t, --template <template id>', "also download the template's client: the directory gets backend/ and frontend/")
+    .addOption(new Option('-t, --template <template id...>', "also download these templates' clients (repeatable or comma-separated; templates compatible with an app created from a template): the app goes to backend/, each client to frontend/<template id>/").argParser(collectList))
     .option('-s, --include-hosting', 'also download the hosted files (hosting/metadata.json and hosting/files/); without it, local hosted files are left as they are')
     .option('--include-node-modules', "also download the functions' dependencies as uploaded (functions/node_modules.zip or the archive's own name)")
     .option('--include-package-json', "also download the functions' dependencies as functions/package.json (the archive instead when it holds none, as realm-cli)")
@@ -61,22 +62,25 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       const { app, groupId } = await ctx.resolveApp(client, options.remote ?? (options.local ? await localAppId(options.local) : undefined));
       const directory = resolve(options.local ?? app.name);
       const dependencies = options.includeNodeModules === true || options.includePackageJson === true || options.includeDependencies === true;
+      // realm-cli's client templates: looked up before anything is written, only for an app created from a template.
+      const templates = await clientTemplates(ctx, client, groupId, app, options.template ?? []);
+      const frontend = join(directory, 'frontend');
+      const backend = templates.length ? join(directory, 'backend') : directory;
       if (options.dryRun) {
         const files = unzip((await client.request('GET', `/groups/${groupId}/apps/${app._id}/pull${options.includeHosting ? '?include_hosting=true' : ''}`, { progress: 'Downloading app' })).bytes);
-        const backend = options.template ? join(directory, 'backend') : directory;
         const replaces = await isNonEmptyDirectory(directory);
-        const plan = { dry_run: true, app_id: app.client_app_id, local_path: directory, backend_path: backend, ...(options.template ? { frontend_path: join(directory, 'frontend') } : {}), files: [...files.keys()].sort(), dependencies, replaces_contents: replaces };
+        const plan = { dry_run: true, app_id: app.client_app_id, local_path: directory, backend_path: backend, ...(templates.length ? { frontend_path: frontend, frontend_paths: templates.map((template) => join(frontend, template.id)) } : {}), files: [...files.keys()].sort(), dependencies, replaces_contents: replaces };
         ctx.output.result(plan, () =>
           [
             `Dry run: nothing was written. Pulling ${app.client_app_id} would write ${files.size} file(s) into ${backend}${replaces ? ' (replacing what it holds)' : ''}`,
-            ...(options.template ? [`and the client of template ${options.template} into ${join(directory, 'frontend')}`] : []),
+            ...templates.map((template) => `and the client of template ${template.id} into ${join(frontend, template.id)}`),
             ...(dependencies ? [`and the functions' dependencies into ${join(backend, 'functions')}`] : []),
           ].join('\n'),
           () => {
             const shown = relative(process.cwd(), directory);
             return [
               realmCliLog.text('No changes were written to your file system'),
-              ...(options.template
+              ...(templates.length
                 ? [realmCliLog.debug(`App contents would have been written to: ${join(shown, 'backend')}`), realmCliLog.debug(`Template contents would have been written to: ${join(shown, 'frontend')}`)]
                 : [realmCliLog.debug(`Contents would have been written to: ${shown}`)]),
             ];
@@ -90,27 +94,24 @@ export function registerTransferCommands(program: Command, context: () => CliCon
       }
       const pullPath = `/groups/${groupId}/apps/${app._id}/pull${options.includeHosting ? '?include_hosting=true' : ''}`;
       const files = unzip((await client.request('GET', pullPath, { progress: 'Downloading app' })).bytes);
-      const keep = options.includeHosting ? [] : ['hosting'];
-      let frontend = false;
-      if (options.template) {
-        await replaceLocalFiles(join(directory, 'backend'), files, keep);
-        const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/templates/${encodeURIComponent(options.template)}/client`, { expect: [200, 204], progress: 'Downloading client' });
-        frontend = reply.status === 200;
-        if (frontend) await replaceLocalFiles(join(directory, 'frontend'), unzip(reply.bytes));
-      } else {
-        await replaceLocalFiles(directory, files, keep);
-      }
+      await replaceLocalFiles(backend, files, options.includeHosting ? [] : ['hosting']);
       const logs: RealmCliLog[] = [realmCliLog.text('Saved app to disk')];
-      if (dependencies) logs.push(...(await pullDependencies(ctx, client, groupId, app, join(options.template ? join(directory, 'backend') : directory, 'functions'), options.includePackageJson === true)));
+      if (dependencies) logs.push(...(await pullDependencies(ctx, client, groupId, app, join(backend, 'functions'), options.includePackageJson === true)));
       // Tessera's pull holds the hosted files (with --include-hosting) in the app it downloads.
       if (options.includeHosting) logs.push(realmCliLog.debug('Fetched hosting assets'));
+      const saved: string[] = [];
+      for (const template of templates) {
+        await replaceLocalFiles(join(frontend, template.id), template.files);
+        // realm-cli's item: "<template id>: <its README>", or nothing after the colon when the client has none.
+        const readme = [...template.files.keys()].filter((path) => /^README[^/]*$/.test(path));
+        saved.push(`${template.id}: ${readme.length === 1 ? join(relative(process.cwd(), directory), 'frontend', template.id, `README${extname(readme[0]).toLowerCase()}`) : ''}`);
+      }
       logs.push(realmCliLog.text(`Successfully pulled app down: ${relative(process.cwd(), directory)}`));
-      if (options.template && frontend) {
-        // realm-cli's item names the template's README; Tessera names the directory the client was written to.
-        logs.push(realmCliLog.list('Successfully saved template(s) to disk', [`${options.template}: ${join(relative(process.cwd(), directory), 'frontend')}`]));
+      if (saved.length) {
+        logs.push(realmCliLog.list('Successfully saved template(s) to disk', saved));
         logs.push(realmCliLog.text('Navigate to the saved directory to view directions on how to run the template app(s)'));
       }
-      ctx.output.result({ app_id: app.client_app_id, local_path: directory, files: files.size }, `Pulled app ${app.client_app_id} into ${directory} (${files.size} files)`, logs);
+      ctx.output.result({ app_id: app.client_app_id, local_path: directory, files: files.size, ...(templates.length ? { templates: templates.map((template) => ({ id: template.id, local_path: join(frontend, template.id) })) } : {}) }, [`Pulled app ${app.client_app_id} into ${directory} (${files.size} files)`, ...templates.map((template) => `Saved the client of template ${template.id} into ${join(frontend, template.id)}`)].join('\n'), logs);
     });
 
   program
@@ -197,6 +198,29 @@ export function registerTransferCommands(program: Command, context: () => CliCon
         ctx.output.result(diffs, () => (diffs.length ? diffs.join('\n') : `No differences with ${app.client_app_id}`), diffs.length ? proposedChanges(diffs) : realmCliLog.text('Deployed app is identical to proposed version'));
       });
   }
+}
+
+/**
+ * The clients of the --template templates, as realm-cli's pull resolves them: none unless the app was created
+ * from a template (realm-cli then pulled the app alone); each must be one of the app's compatible templates
+ * and have a client, else the pull fails before writing anything, with realm-cli's messages.
+ */
+async function clientTemplates(ctx: CliContext, client: AdminClient, groupId: string, app: RemoteApp, ids: readonly string[]): Promise<{ id: string; files: Files }[]> {
+  if (ids.length === 0) return [];
+  const record = (await client.request<RemoteApp>('GET', `/groups/${groupId}/apps/${app._id}`)).body;
+  if (!record.template_id) {
+    ctx.output.info(`Note: ${app.client_app_id} was not created from a template, so --template has no effect (as with realm-cli): the app alone is pulled`);
+    return [];
+  }
+  const compatible = (await client.request<{ id: string }[]>('GET', `/groups/${groupId}/apps/${app._id}/templates`)).body;
+  const found: { id: string; files: Files }[] = [];
+  for (const id of ids) {
+    if (!compatible.some((template) => template.id === id)) throw new CliError(`frontend template '${id}' is not compatible with this app`, ExitCode.Usage);
+    const reply = await client.request('GET', `/groups/${groupId}/apps/${app._id}/templates/${encodeURIComponent(id)}/client`, { expect: [200, 204], progress: 'Downloading client' });
+    if (reply.status === 204) throw new CliError(`template '${id}' does not have a frontend to pull`, ExitCode.Usage);
+    found.push({ id, files: unzip(reply.bytes) });
+  }
+  return found;
 }
 
 /**
