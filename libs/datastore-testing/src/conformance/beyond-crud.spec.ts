@@ -248,6 +248,25 @@ function changeStreams(): Fixture {
         ],
       },
       {
+        description: "an update's description names array elements, shortened arrays and ambiguous paths as MongoDB's delta does",
+        operations: [
+          { name: 'insertOne', object: 'coll0', arguments: { document: { _id: 1, a: [{ '1': 1 }], array: ['foo', { a: 'bar' }, 1, 2, 3] } } },
+          { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [], showExpandedEvents: true }, saveResultAsEntity: 'stream0' },
+          { name: 'updateOne', object: 'coll0', arguments: { filter: { _id: 1 }, update: { $set: { 'a.0.1': 2 } } } },
+          { name: 'updateOne', object: 'coll0', arguments: { filter: { _id: 1 }, update: [{ $set: { array: ['foo', { a: 'bar' }] } }] } },
+          {
+            name: 'iterateUntilDocumentOrError',
+            object: 'stream0',
+            expectResult: { operationType: 'update', updateDescription: { updatedFields: { 'a.0.1': 2 }, removedFields: [], truncatedArrays: [], disambiguatedPaths: { 'a.0.1': ['a', { $$type: 'int' }, '1'] } } },
+          },
+          {
+            name: 'iterateUntilDocumentOrError',
+            object: 'stream0',
+            expectResult: { operationType: 'update', updateDescription: { updatedFields: {}, removedFields: [], truncatedArrays: [{ field: 'array', newSize: 2 }], disambiguatedPaths: {} } },
+          },
+        ],
+      },
+      {
         description: 'an unknown stage is refused when the stream opens, a stage change streams do not allow too',
         operations: [
           { name: 'createChangeStream', object: 'coll0', arguments: { pipeline: [{ $unsupported: 'foo' }] }, expectError: { errorCode: 40324 } },
@@ -373,6 +392,23 @@ function transactionWrites(): Fixture {
           { object: 'session1', name: 'commitTransaction', expectError: { errorCodeName: 'NoSuchTransaction', errorLabelsContain: ['TransientTransactionError'] } },
         ],
         outcome: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 10 }, { _id: 2, x: 2 }] }],
+      },
+      {
+        description: 'a transaction writing a document committed after its snapshot fails with WriteConflict; its other writes are undone',
+        operations: [
+          { object: 'session0', name: 'startTransaction' },
+          { object: 'coll0', name: 'find', arguments: { session: 'session0', filter: { _id: 2 } }, expectResult: [{ _id: 2, x: 2 }] },
+          { object: 'coll0', name: 'updateOne', arguments: { filter: { _id: 2 }, update: { $set: { x: 20 } } } },
+          { object: 'coll0', name: 'updateOne', arguments: { session: 'session0', filter: { _id: 1 }, update: { $set: { x: 10 } } } },
+          {
+            object: 'coll0',
+            name: 'updateOne',
+            arguments: { session: 'session0', filter: { _id: 2 }, update: { $inc: { x: 1 } } },
+            expectError: { errorCodeName: 'WriteConflict', errorLabelsContain: ['TransientTransactionError'] },
+          },
+          { object: 'session0', name: 'commitTransaction', expectError: { errorCodeName: 'NoSuchTransaction', errorLabelsContain: ['TransientTransactionError'] } },
+        ],
+        outcome: [{ collectionName: 'coll0', databaseName: db, documents: [{ _id: 1, x: 1 }, { _id: 2, x: 20 }] }],
       },
       {
         description: 'a commit asking more members than the replica set has is done, with a write concern error',

@@ -169,7 +169,10 @@ function mergeOne(store: ServiceStore, unit: WriteUnit, stage: Extract<WriteStag
   if (incoming._id !== undefined && !valuesEqual(incoming._id, existing._id)) {
     throw new DatastoreError('ImmutableField', "$merge failed to update the matching document, did you attempt to modify the _id or the shard key? :: caused by :: Performing an update on the path '_id' would modify the immutable field '_id'");
   }
-  store.replace(unit, coll, rec, { _id: existing._id, ...next }, Array.isArray(stage.whenMatched) ? 'u' : 'r');
+  // MongoDB runs whenMatched `merge` as a $set of the incoming fields, a pipeline as a pipeline update, and
+  // `replace` as a replacement: their change events are updates, updates and replaces.
+  if (stage.whenMatched === 'replace') store.replace(unit, coll, rec, { _id: existing._id, ...next }, 'r');
+  else store.replace(unit, coll, rec, { _id: existing._id, ...next }, 'u', Array.isArray(stage.whenMatched) ? undefined : { paths: Object.keys(incoming) });
 }
 
 /**

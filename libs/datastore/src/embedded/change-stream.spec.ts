@@ -168,4 +168,30 @@ describe('the embedded change feed', () => {
     await stream.close();
     await reading;
   });
+
+  it("describes updates as MongoDB's delta does: operators by the paths they touched, pipelines by a diff, a pipeline's rewrite as a replace", async () => {
+    const coll = client.db('app').collection('c');
+    const padding = 'x'.repeat(100);
+    await coll.insertOne({ _id: 1, padding, a: [{ '1': 1 }], tags: ['x'], array: ['foo', { a: 'bar' }, 1, 2, 3] });
+    await coll.insertOne({ _id: 2, n: 1 });
+    // Through the log on disk too: a stream resumed from before the updates reads them back from it.
+    const live = coll.watch([], { showExpandedEvents: true });
+    await coll.updateOne({ _id: 1 }, { $set: { 'a.0.1': 2 } });
+    await coll.updateOne({ _id: 1 }, { $push: { tags: 'y' } });
+    await coll.updateOne({ _id: 1 }, [{ $set: { array: ['foo', { a: 'bar' }] } }]);
+    await coll.updateOne({ _id: 2 }, [{ $set: { n: 2 } }]);
+    const events = [];
+    for (let i = 0; i < 4; i++) events.push(await live.next());
+    expect(events[0].updateDescription).toEqual({ updatedFields: { 'a.0.1': 2 }, removedFields: [], truncatedArrays: [], disambiguatedPaths: { 'a.0.1': ['a', 0, '1'] } });
+    expect(events[1].updateDescription?.updatedFields).toEqual({ 'tags.1': 'y' });
+    expect(events[2].updateDescription).toMatchObject({ updatedFields: {}, removedFields: [], truncatedArrays: [{ field: 'array', newSize: 2 }] });
+    expect(events[3]).toMatchObject({ operationType: 'replace', fullDocument: { _id: 2, n: 2 } });
+    await live.close();
+    await client.close();
+    client = openEmbeddedClient(dir);
+    const resumed = client.db('app').collection('c').watch([], { startAfter: events[0]._id });
+    expect((await resumed.next()).updateDescription?.updatedFields).toEqual({ 'tags.1': 'y' });
+    expect((await resumed.next()).updateDescription?.truncatedArrays).toEqual([{ field: 'array', newSize: 2 }]);
+    await resumed.close();
+  });
 });

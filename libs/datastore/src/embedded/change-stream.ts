@@ -6,9 +6,9 @@
 import { Timestamp, UUID } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type ChangeEvent, type ChangeStream, type ResumeToken, type WatchOptions } from '../api/data-source';
-import { type Document, cloneValue, identicalValues, isPlainObject } from '../bson/values';
+import { type Document, cloneValue } from '../bson/values';
 import { runPipeline } from '../engine/mingo';
-import { diffDocuments } from '../engine/update';
+import { describeOperatorUpdate, describePipelineUpdate } from '../engine/update-description';
 import { type CommitRecord, type LogOp } from './log-files';
 import { type ServiceStore } from './service-store';
 
@@ -71,28 +71,6 @@ export interface CollectionFacts {
   images: boolean;
 }
 
-/**
- * An update description's ambiguous paths (MongoDB 6.1's `disambiguatedPaths`, with showExpandedEvents):
- * each changed path with a field name that looks like an array index or holds a dot, as its list of field
- * names. The description's paths descend only into embedded documents (see diffDocuments), never arrays.
- */
-function disambiguatedPaths(before: Document, after: Document): Document {
-  const out: Document = {};
-  const note = (parts: string[]) => {
-    if (parts.some((part) => /^\d+$/.test(part) || part.includes('.'))) out[parts.join('.')] = parts;
-  };
-  const walk = (a: Document, b: Document, parts: string[]) => {
-    for (const key of Object.keys(b)) {
-      const path = [...parts, key];
-      if (key in a && isPlainObject(a[key]) && isPlainObject(b[key])) walk(a[key], b[key], path);
-      else if (!(key in a) || !identicalValues(a[key], b[key])) note(path);
-    }
-    for (const key of Object.keys(a)) if (!(key in b)) note([...parts, key]);
-  };
-  walk(before, after, []);
-  return out;
-}
-
 /** A pre- or post-image the stream requires (`required`) and the collection does not keep. */
 function missingImage(which: 'pre' | 'post', op: LogOp): never {
   throw new DatastoreError(
@@ -122,6 +100,11 @@ export function toChangeEvent(
     if (options.fullDocumentBeforeChange === 'required') missingImage('pre', op);
     return null;
   };
+  const replaceEvent = (): ChangeEvent => {
+    const event: ChangeEvent = { ...base, operationType: 'replace', documentKey: { _id: op.doc?._id }, fullDocument: cloneValue(op.doc) };
+    if (withPre) event.fullDocumentBeforeChange = preImage();
+    return event;
+  };
   // A renamed collection's documents moving, a view redefined: one event (the rename) or none, as MongoDB.
   if (op.m) return undefined;
   switch (op.k) {
@@ -130,9 +113,13 @@ export function toChangeEvent(
     case 'u': {
       const doc = op.doc as Document;
       const pre = op.pre as Document;
-      const { updatedFields, removedFields } = diffDocuments(pre, doc);
-      const event: ChangeEvent = { ...base, operationType: 'update', documentKey: { _id: doc._id }, updateDescription: { updatedFields: cloneValue(updatedFields), removedFields, truncatedArrays: [] } };
-      if (expanded && event.updateDescription) event.updateDescription.disambiguatedPaths = disambiguatedPaths(pre, doc);
+      // A pipeline update whose delta would outweigh the new document is logged by MongoDB as a
+      // replacement, and reported as one.
+      const description = op.up ? describeOperatorUpdate(pre, doc, op.up) : describePipelineUpdate(pre, doc);
+      if (!description) return replaceEvent();
+      const { updatedFields, removedFields, truncatedArrays, disambiguatedPaths } = cloneValue(description);
+      const event: ChangeEvent = { ...base, operationType: 'update', documentKey: { _id: doc._id }, updateDescription: { updatedFields, removedFields, truncatedArrays } };
+      if (expanded && event.updateDescription) event.updateDescription.disambiguatedPaths = disambiguatedPaths;
       if (options.fullDocument === 'updateLookup') event.fullDocument = lookup(op.d, op.c as string, doc._id);
       else if (options.fullDocument === 'whenAvailable' || options.fullDocument === 'required') {
         if (facts.images) event.fullDocument = cloneValue(doc);
@@ -142,11 +129,8 @@ export function toChangeEvent(
       if (withPre) event.fullDocumentBeforeChange = preImage();
       return event;
     }
-    case 'r': {
-      const event: ChangeEvent = { ...base, operationType: 'replace', documentKey: { _id: op.doc?._id }, fullDocument: cloneValue(op.doc) };
-      if (withPre) event.fullDocumentBeforeChange = preImage();
-      return event;
-    }
+    case 'r':
+      return replaceEvent();
     case 'd': {
       const event: ChangeEvent = { ...base, operationType: 'delete', documentKey: { _id: op.pre?._id } };
       if (withPre) event.fullDocumentBeforeChange = preImage();

@@ -44,6 +44,7 @@ import { buildProjector } from '../engine/projection';
 import { checkSort, select, sortDocuments } from '../engine/query';
 import { compileCollation, sameCollation, withCollation } from '../engine/collation';
 import { applyUpdate, checkReplacement, checkUpdate, upsertBase } from '../engine/update';
+import { updatePathsOf } from '../engine/update-description';
 import { applyWriteStage, splitWriteStage } from './aggregate-writes';
 import { EmbeddedChangeStream } from './change-stream';
 import { type EmbeddedSession } from './embedded-session';
@@ -305,10 +306,11 @@ export class EmbeddedCollection implements CollectionHandle {
     const collation = this.collationOf(options.collation, coll);
     const records = coll ? select(coll, filter, { limit: many ? 0 : 1, sort, variables, collation }) : [];
     let modifiedCount = 0;
+    const paths = updatePathsOf(update);
     for (const rec of records) {
       const next = applyUpdate(rec.doc, update, { filter, arrayFilters: options.arrayFilters, variables, collation });
       if (identicalValues(next, rec.doc)) continue;
-      this.store.replace(unit, coll as CollectionState, rec, next, 'u');
+      this.store.replace(unit, coll as CollectionState, rec, next, 'u', paths);
       modifiedCount++;
     }
     if (records.length > 0 || !options.upsert) return { matchedCount: records.length, modifiedCount, upsertedCount: 0 };
@@ -432,7 +434,7 @@ export class EmbeddedCollection implements CollectionHandle {
       if (rec) {
         const before = rec.doc;
         const next = applyUpdate(before, update, { filter, arrayFilters: options.arrayFilters, variables, collation });
-        if (!identicalValues(next, before)) this.store.replace(unit, coll as CollectionState, rec, next, 'u');
+        if (!identicalValues(next, before)) this.store.replace(unit, coll as CollectionState, rec, next, 'u', updatePathsOf(update));
         result = options.returnNewDocument ? next : before;
       } else if (options.upsert) {
         const built = applyUpdate(upsertBase(filter), update, { filter, arrayFilters: options.arrayFilters, inserting: true, variables, collation });

@@ -33,6 +33,7 @@ import { crc32 } from 'node:zlib';
 import { BSON } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
 import { type Document, isPlainObject, toStoredForm } from '../bson/values';
+import { type UpdatePaths } from '../engine/update-description';
 import { encodeDocument } from './bson-writer';
 import { describeError, embeddedDatastoreOptions, reportDatastore } from './embedded-reporting';
 
@@ -72,6 +73,11 @@ export interface LogOp {
   doc?: Document;
   /** Document before the change (update, replace, delete). */
   pre?: Document;
+  /**
+   * The paths an operator update touched (u), from which its change event's description is made as
+   * MongoDB's delta would be; absent for a pipeline update, described by a diff of `pre` and `doc`.
+   */
+  up?: UpdatePaths;
   /** Index spec (ci), index name (di), view definition (cc). */
   spec?: Document;
   name?: string;

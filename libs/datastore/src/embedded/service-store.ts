@@ -10,6 +10,7 @@ import { type IndexOptions, type SortDirection } from '../api/data-source';
 import { type Document, idKey, isPlainObject } from '../bson/values';
 import { CollectionState, type IndexState, type StoredRecord } from '../engine/collection-state';
 import { sameCollation } from '../engine/collation';
+import { type UpdatePaths } from '../engine/update-description';
 import { DirectoryLock, type DirectoryLockOptions } from './directory-lock';
 import { describeError, reportDatastore } from './embedded-reporting';
 import { type CommitRecord, type LogOp, LogFiles, type SnapshotCollection } from './log-files';
@@ -505,12 +506,13 @@ export class ServiceStore {
     return rec;
   }
 
-  replace(unit: WriteUnit, coll: CollectionState, rec: StoredRecord, doc: Document, kind: 'u' | 'r'): void {
+  /** `up`: the paths of an operator update, for its change event (see LogOp). */
+  replace(unit: WriteUnit, coll: CollectionState, rec: StoredRecord, doc: Document, kind: 'u' | 'r', up?: UpdatePaths): void {
     coll.checkUnique(doc, rec);
     this.remember(unit, coll.dbName, coll.name, rec.key, rec.doc);
     const pre = rec.doc;
     coll.replace(rec, doc);
-    unit.ops.push({ k: kind, d: coll.dbName, c: coll.name, doc, pre });
+    unit.ops.push(up ? { k: kind, d: coll.dbName, c: coll.name, doc, pre, up } : { k: kind, d: coll.dbName, c: coll.name, doc, pre });
     unit.undo.push(() => coll.replace(rec, pre));
   }
 
@@ -579,6 +581,7 @@ export class ServiceStore {
     if (owner?.unit) {
       this.checkConflict(owner, scope, conflicts);
       await this.acquire(owner);
+      this.checkSnapshotConflict(owner, scope, conflicts);
       const unit = owner.unit;
       this.txnUnit = unit;
       try {
@@ -618,10 +621,37 @@ export class ServiceStore {
     if (!owner.failOnConflict || !conflicts || !scope || !this.lockOwner || this.lockOwner === owner) return;
     const changed = this.hidden.get(`${scope.db}.${scope.coll}`);
     if (!changed || !conflicts(changed)) return;
+    this.failWithWriteConflict(owner);
+  }
+
+  /**
+   * A wire client's transactional write meeting a document committed after the transaction's snapshot
+   * (`atSeq`) fails with WriteConflict and aborts the transaction, as MongoDB's snapshot isolation does: the
+   * write would otherwise change a version the transaction never read. The documents are those the recent
+   * commits (kept for snapshot reads) wrote in the write's collection, each as it was at the snapshot.
+   */
+  private checkSnapshotConflict(owner: TransactionOwner, scope: { db: string; coll: string } | undefined, conflicts: ConflictProbe | undefined): void {
+    if (!owner.failOnConflict || !conflicts || !scope || owner.atSeq === undefined || owner.atSeq >= this.seq) return;
+    const atSnapshot = new Map<string, Document | undefined>();
+    // Newest first, so a document changed twice keeps its oldest before-image: the snapshot's version.
+    for (let r = this.recent.length - 1; r >= 0 && this.recent[r].seq > owner.atSeq; r--) {
+      const ops = this.recent[r].ops;
+      for (let i = ops.length - 1; i >= 0; i--) {
+        const op = ops[i];
+        if (op.d !== scope.db || op.c !== scope.coll || op.m) continue;
+        if (op.k === 'i') atSnapshot.set(idKey((op.doc as Document)._id), undefined);
+        else if (op.k === 'u' || op.k === 'r' || op.k === 'd') atSnapshot.set(idKey((op.pre as Document)._id), op.pre);
+      }
+    }
+    if (atSnapshot.size > 0 && conflicts(atSnapshot)) this.failWithWriteConflict(owner);
+  }
+
+  private failWithWriteConflict(owner: TransactionOwner): never {
     if (owner.unit) this.rollback(owner.unit);
     owner.unit = undefined;
     owner.aborted = true;
     owner.atSeq = undefined;
+    this.release(owner);
     const error = new DatastoreError('WriteConflict', 'Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction.');
     error.errorResponse = { errorLabels: ['TransientTransactionError'] };
     throw error;

@@ -1,5 +1,5 @@
 import { DatastoreError } from '../api/datastore.error';
-import { applyUpdate, checkReplacement, checkUpdate, diffDocuments, upsertBase } from './update';
+import { applyUpdate, checkReplacement, checkUpdate, upsertBase } from './update';
 
 function failure(fn: () => unknown): DatastoreError {
   try {
@@ -55,12 +55,5 @@ describe('update documents', () => {
 
   it('builds an upsert from equality conditions, including $and and dotted paths', () => {
     expect(upsertBase({ a: 1, 'b.c': 2, d: { $gt: 1 }, e: { $eq: 3 }, $and: [{ f: 4 }] })).toEqual({ a: 1, b: { c: 2 }, e: 3, f: 4 });
-  });
-
-  it('describes the change between two versions as updated and removed fields', () => {
-    expect(diffDocuments({ _id: 1, a: 1, n: { x: 1, y: 2 }, gone: true }, { _id: 1, a: 2, n: { x: 1, y: 3 }, added: [1] })).toEqual({
-      updatedFields: { a: 2, 'n.y': 3, added: [1] },
-      removedFields: ['gone'],
-    });
   });
 });

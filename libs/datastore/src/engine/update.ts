@@ -10,7 +10,6 @@ import {
   cloneValue,
   compareValues,
   formatValue,
-  identicalValues,
   isPlainObject,
   normalize,
   normalizeStored,
@@ -534,21 +533,4 @@ function rename(doc: Document, from: string, to: string): void {
   delete parent[key];
   const targets = resolveTargets(doc, to.split('.'), new Map(), undefined, true);
   for (const t of targets) setChild(t.parent, t.key, value);
-}
-
-/** updateDescription of a change event: the paths set and the paths removed between two versions. */
-export function diffDocuments(before: Document, after: Document): { updatedFields: Document; removedFields: string[] } {
-  const updatedFields: Document = {};
-  const removedFields: string[] = [];
-  const walk = (a: Document, b: Document, prefix: string) => {
-    for (const key of Object.keys(b)) {
-      const path = prefix + key;
-      if (!(key in a)) updatedFields[path] = b[key];
-      else if (isPlainObject(a[key]) && isPlainObject(b[key])) walk(a[key], b[key], `${path}.`);
-      else if (!identicalValues(a[key], b[key])) updatedFields[path] = b[key];
-    }
-    for (const key of Object.keys(a)) if (!(key in b)) removedFields.push(prefix + key);
-  };
-  walk(before, after, '');
-  return { updatedFields, removedFields };
 }
