@@ -1,7 +1,8 @@
 /**
- * Square roots, exponentials, logarithms and powers of decimals, so that a decimal operand of $sqrt, $exp,
- * $ln, $log10, $log or $pow gets a decimal result to decimal128's 34 digits, as MongoDB's does (it computes
- * them with Intel's decimal library), rather than a double's 15 to 17.
+ * Square roots, exponentials, logarithms, powers and the trigonometric and hyperbolic functions of decimals,
+ * so that a decimal operand of $sqrt, $exp, $ln, $log10, $log, $pow, $sin ... $atanh, $atan2,
+ * $degreesToRadians or $radiansToDegrees gets a decimal result to decimal128's 34 digits, as MongoDB's does
+ * (it computes them with Intel's decimal library), rather than a double's 15 to 17.
  *
  * Square roots are exact: the integer square root of the coefficient widened to 70 digits, whose remainder
  * says whether the result is inexact, then one rounding (numeric.ts rounds every result to 34 digits, half to
@@ -254,4 +255,308 @@ export function decimalPower(base: FiniteDecimal, exponent: FiniteDecimal): Deci
   if (x > EXP_LIMIT || x < -EXP_LIMIT) return outOfRange(negative, x > 0n);
   const result = expFixed(x);
   return { ...result, value: { ...result.value, neg: negative } };
+}
+
+// ---- trigonometric and hyperbolic functions ----
+//
+// Computed in fixed point at a precision chosen per call: PLACES and guard digits, plus the operand's own
+// size where it matters (a tiny operand keeps its 34 digits relative to itself; a huge angle is reduced by
+// π/2 known to as many digits beyond its integral part). Correct to 34 digits under the same caveat as exp
+// and ln (a true value within about 10^-60 of a rounding boundary may round to the other neighbour).
+
+const GUARD = 10;
+
+/** The power of ten of a nonzero decimal's leading digit. */
+function magnitudeOf(d: FiniteDecimal): number {
+  return d.exp + digitCount(d.coeff) - 1;
+}
+
+/** d × 10^places, truncated toward zero. */
+function toFixedAt(d: FiniteDecimal, places: number): bigint {
+  const shift = d.exp + places;
+  const magnitude = shift >= 0 ? d.coeff * pow10(shift) : d.coeff / pow10(-shift);
+  return d.neg ? -magnitude : magnitude;
+}
+
+function fromFixedAt(fixed: bigint, places: number): DecimalResult {
+  return { value: { neg: fixed < 0n, coeff: fixed < 0n ? -fixed : fixed, exp: -places }, inexact: true };
+}
+
+/** Σ (-1)^k / ((2k+1) n^(2k+1)) = atan(1/n), at scale `one`. */
+function atanInverse(n: bigint, one: bigint): bigint {
+  const n2 = n * n;
+  let term = one / n;
+  let sum = term;
+  for (let k = 1n; term !== 0n; k++) {
+    term /= n2;
+    sum += (k % 2n === 0n ? term : -term) / (2n * k + 1n);
+  }
+  return sum;
+}
+
+let piPlaces = 0;
+let piDigits = 0n;
+
+/** π at `places` digits after the point (Machin's formula; the most precise computed so far is kept). */
+function piAt(places: number): bigint {
+  if (places > piPlaces) {
+    const wide = places + GUARD;
+    const one = pow10(wide);
+    piDigits = 16n * atanInverse(5n, one) - 4n * atanInverse(239n, one);
+    piPlaces = wide;
+  }
+  return piDigits / pow10(piPlaces - places);
+}
+
+/** sin r and cos r at scale `one`, for |r| <= π/4 (Taylor series). */
+function sinCosFixed(r: bigint, one: bigint): { sin: bigint; cos: bigint } {
+  const r2 = (r * r) / one;
+  let sin = r;
+  let term = r;
+  for (let n = 2n; term !== 0n; n += 2n) {
+    term = -(term * r2) / one / (n * (n + 1n));
+    sin += term;
+  }
+  let cos = one;
+  term = one;
+  for (let n = 1n; term !== 0n; n += 2n) {
+    term = -(term * r2) / one / (n * (n + 1n));
+    cos += term;
+  }
+  return { sin, cos };
+}
+
+function zeroResult(d: FiniteDecimal): DecimalResult {
+  return exact({ neg: d.neg, coeff: 0n, exp: 0 });
+}
+
+/** sin, cos and tan of an angle in radians: the angle reduced by the nearest multiple of π/2. */
+function trigonometric(d: FiniteDecimal, which: 'sin' | 'cos' | 'tan'): DecimalResult {
+  if (d.coeff === 0n) return which === 'cos' ? exact(DECIMAL_ONE) : zeroResult(d);
+  const magnitude = magnitudeOf(d);
+  // Reduced with π/2 known to every digit of the angle's integral part and PLACES beyond; the remainder
+  // is then worked at PLACES (and a tiny angle's own digits).
+  const reduction = PLACES + GUARD + Math.abs(magnitude);
+  const places = PLACES + GUARD + Math.max(0, -magnitude);
+  const one = pow10(places);
+  const x = toFixedAt(d, reduction);
+  const halfPi = piAt(reduction) / 2n;
+  const k = roundedQuotient(x, halfPi);
+  const { sin, cos } = sinCosFixed((x - k * halfPi) / pow10(reduction - places), one);
+  const quadrant = Number(((k % 4n) + 4n) % 4n);
+  const s = [sin, cos, -sin, -cos][quadrant];
+  const c = [cos, -sin, -cos, sin][quadrant];
+  if (which === 'sin') return fromFixedAt(s, places);
+  if (which === 'cos') return fromFixedAt(c, places);
+  return fromFixedAt((s * one) / c, places);
+}
+
+export function decimalSin(d: FiniteDecimal): DecimalResult {
+  return trigonometric(d, 'sin');
+}
+
+export function decimalCos(d: FiniteDecimal): DecimalResult {
+  return trigonometric(d, 'cos');
+}
+
+export function decimalTan(d: FiniteDecimal): DecimalResult {
+  return trigonometric(d, 'tan');
+}
+
+/** atan of x at scale `one` (|x| <= 1): halved twice (atan x = 2 atan(x / (1 + √(1 + x²)))), then its series. */
+function atanSmall(x: bigint, one: bigint): bigint {
+  let z = x;
+  for (let i = 0; i < 2; i++) z = (z * one) / (one + isqrt(one * one + z * z));
+  const z2 = (z * z) / one;
+  let sum = z;
+  let power = z;
+  for (let n = 1n; power !== 0n; n++) {
+    power = -(power * z2) / one;
+    sum += power / (2n * n + 1n);
+  }
+  return 4n * sum;
+}
+
+/** atan d in fixed point, with its scale: beyond 1 in magnitude, π/2 - atan(1/d). */
+function atanFixed(d: FiniteDecimal): { fixed: bigint; places: number } {
+  const magnitude = magnitudeOf(d);
+  const places = PLACES + GUARD + Math.max(0, -magnitude);
+  const one = pow10(places);
+  const x = toFixedAt(d, places);
+  const abs = x < 0n ? -x : x;
+  if (abs <= one) return { fixed: atanSmall(x, one), places };
+  // 1/d at this scale, from d's digits (not from x, whose fraction may have been cut).
+  const inverse = (pow10(places) * pow10(places)) / toFixedAt({ ...d, neg: false }, places);
+  const value = piAt(places) / 2n - atanSmall(inverse, one);
+  return { fixed: d.neg ? -value : value, places };
+}
+
+export function decimalAtan(d: FiniteDecimal): DecimalResult {
+  if (d.coeff === 0n) return zeroResult(d);
+  const { fixed, places } = atanFixed(d);
+  return fromFixedAt(fixed, places);
+}
+
+/** asin d for |d| <= 1: atan(d / √(1 - d²)), ±π/2 at ±1. */
+function asinFixed(d: FiniteDecimal): { fixed: bigint; places: number } {
+  const magnitude = magnitudeOf(d);
+  const places = PLACES + GUARD + Math.max(0, -magnitude);
+  const one = pow10(places);
+  const x = toFixedAt(d, places);
+  const rest = one * one - x * x;
+  if (rest <= 0n) return { fixed: d.neg ? -piAt(places) / 2n : piAt(places) / 2n, places };
+  // The ratio as a decimal of `places` fractional digits: atanFixed picks its own precision from it.
+  const ratio = (x * one) / isqrt(rest);
+  return atanFixed({ neg: ratio < 0n, coeff: ratio < 0n ? -ratio : ratio, exp: -places });
+}
+
+export function decimalAsin(d: FiniteDecimal): DecimalResult {
+  if (d.coeff === 0n) return zeroResult(d);
+  const { fixed, places } = asinFixed(d);
+  return fromFixedAt(fixed, places);
+}
+
+export function decimalAcos(d: FiniteDecimal): DecimalResult {
+  if (sameValue(d, DECIMAL_ONE)) return exact({ neg: false, coeff: 0n, exp: 0 });
+  if (d.coeff === 0n) return fromFixedAt(piAt(PLACES + GUARD) / 2n, PLACES + GUARD);
+  const { fixed, places } = asinFixed(d);
+  return fromFixedAt(piAt(places) / 2n - fixed, places);
+}
+
+/**
+ * atan2(y, x), the angle of the point (x, y): atan(y / x), moved by π when x is negative. Zeros of either
+ * sign are the caller's (they mean the same as in doubles), except a zero y with a nonzero x.
+ */
+export function decimalAtan2(y: FiniteDecimal, x: FiniteDecimal): DecimalResult {
+  if (y.coeff === 0n) return x.neg ? fromFixedAt(y.neg ? -piAt(PLACES + GUARD) : piAt(PLACES + GUARD), PLACES + GUARD) : zeroResult(y);
+  if (x.coeff === 0n) return fromFixedAt(y.neg ? -piAt(PLACES + GUARD) / 2n : piAt(PLACES + GUARD) / 2n, PLACES + GUARD);
+  // y / x with 120 digits: enough for atan's 34 whatever its size.
+  const widen = Math.max(0, 120 + digitCount(x.coeff) - digitCount(y.coeff));
+  const ratio: FiniteDecimal = { neg: y.neg !== x.neg, coeff: (y.coeff * pow10(widen)) / x.coeff, exp: y.exp - x.exp - widen };
+  const { fixed, places } = atanFixed(ratio);
+  if (!x.neg) return fromFixedAt(fixed, places);
+  const pi = piAt(places);
+  return fromFixedAt(y.neg ? fixed - pi : fixed + pi, places);
+}
+
+/** d × π / 180 and d × 180 / π, to every digit d has. */
+export function decimalDegreesToRadians(d: FiniteDecimal): DecimalResult {
+  const places = PLACES + GUARD;
+  return { value: { neg: d.neg, coeff: (d.coeff * piAt(places)) / 180n, exp: d.exp - places }, inexact: d.coeff !== 0n };
+}
+
+export function decimalRadiansToDegrees(d: FiniteDecimal): DecimalResult {
+  const places = PLACES + GUARD;
+  return { value: { neg: d.neg, coeff: (d.coeff * 180n * pow10(2 * places)) / piAt(places), exp: d.exp - places }, inexact: d.coeff !== 0n };
+}
+
+/** e^x as a fixed-point number at PLACES (x in fixed point), or undefined beyond decimal128's range. */
+function expAt(x: bigint): bigint | undefined {
+  if (x > EXP_LIMIT || x < -EXP_LIMIT) return undefined;
+  return toFixedAt(expFixed(x).value, PLACES);
+}
+
+/** sinh, cosh, tanh: by their series below 1 in magnitude (no cancellation), else from e^|d|. */
+function hyperbolic(d: FiniteDecimal, which: 'sinh' | 'cosh' | 'tanh'): DecimalResult {
+  if (d.coeff === 0n) return which === 'cosh' ? exact(DECIMAL_ONE) : zeroResult(d);
+  const magnitude = magnitudeOf(d);
+  if (magnitude < 0) {
+    const places = PLACES + GUARD - magnitude;
+    const one = pow10(places);
+    const x = toFixedAt(d, places);
+    const x2 = (x * x) / one;
+    let sinh = x;
+    let term = x;
+    for (let n = 2n; term !== 0n; n += 2n) {
+      term = (term * x2) / one / (n * (n + 1n));
+      sinh += term;
+    }
+    let cosh = one;
+    term = one;
+    for (let n = 1n; term !== 0n; n += 2n) {
+      term = (term * x2) / one / (n * (n + 1n));
+      cosh += term;
+    }
+    return fromFixedAt(which === 'sinh' ? sinh : which === 'cosh' ? cosh : (sinh * one) / cosh, places);
+  }
+  const abs = scaled(ONE, { ...d, neg: false });
+  const e = expAt(abs);
+  if (e === undefined) {
+    if (which === 'tanh') return fromFixedAt(d.neg ? -ONE : ONE, PLACES);
+    return outOfRange(which === 'sinh' && d.neg, true);
+  }
+  const inverse = (ONE * ONE) / e;
+  const sinh = (e - inverse) / 2n;
+  const cosh = (e + inverse) / 2n;
+  const value = which === 'sinh' ? sinh : which === 'cosh' ? cosh : (sinh * ONE) / cosh;
+  return fromFixedAt(d.neg && which !== 'cosh' ? -value : value, PLACES);
+}
+
+export function decimalSinh(d: FiniteDecimal): DecimalResult {
+  return hyperbolic(d, 'sinh');
+}
+
+export function decimalCosh(d: FiniteDecimal): DecimalResult {
+  return hyperbolic(d, 'cosh');
+}
+
+export function decimalTanh(d: FiniteDecimal): DecimalResult {
+  return hyperbolic(d, 'tanh');
+}
+
+/** atanh z = Σ z^(2n+1) / (2n+1) at scale `one`, for |z| well below 1. */
+function atanhSeries(z: bigint, one: bigint): bigint {
+  const z2 = (z * z) / one;
+  let sum = z;
+  let power = z;
+  for (let n = 1n; power !== 0n; n++) {
+    power = (power * z2) / one;
+    sum += power / (2n * n + 1n);
+  }
+  return sum;
+}
+
+/** ln of a positive fixed-point number at `places`. */
+function lnOfFixed(fixed: bigint, places: number): bigint {
+  return lnFixed({ neg: false, coeff: fixed, exp: -places });
+}
+
+/** atanh d for |d| < 1 (±1: ±infinity): by its series up to 1/2, else ½ ln((1 + d) / (1 - d)). */
+export function decimalAtanh(d: FiniteDecimal): DecimalResult {
+  if (d.coeff === 0n) return zeroResult(d);
+  const magnitude = magnitudeOf(d);
+  const places = PLACES + GUARD + Math.max(0, -magnitude);
+  const one = pow10(places);
+  const x = toFixedAt(d, places);
+  const abs = x < 0n ? -x : x;
+  if (abs >= one) return outOfRange(d.neg, true);
+  if (2n * abs <= one) return fromFixedAt(atanhSeries(x, one), places);
+  const half = lnOfFixed(((one + abs) * one) / (one - abs), places) / 2n;
+  return fromFixedAt(d.neg ? -half : half, PLACES);
+}
+
+/** asinh d = atanh(d / √(1 + d²)) below 1 in magnitude, else ±ln(|d| + √(d² + 1)). */
+export function decimalAsinh(d: FiniteDecimal): DecimalResult {
+  if (d.coeff === 0n) return zeroResult(d);
+  const magnitude = magnitudeOf(d);
+  if (magnitude < 0) {
+    const places = PLACES + GUARD - magnitude;
+    const one = pow10(places);
+    const x = toFixedAt(d, places);
+    return fromFixedAt(atanhSeries((x * one) / isqrt(one * one + x * x), one), places);
+  }
+  const places = PLACES + GUARD;
+  const x = toFixedAt({ ...d, neg: false }, places);
+  const one = pow10(places);
+  const ln = lnOfFixed(x + isqrt(x * x + one * one), places);
+  return fromFixedAt(d.neg ? -ln : ln, PLACES);
+}
+
+/** acosh d = ln(d + √(d² - 1)), for d >= 1. */
+export function decimalAcosh(d: FiniteDecimal): DecimalResult {
+  if (sameValue(d, DECIMAL_ONE)) return exact({ neg: false, coeff: 0n, exp: 0 });
+  const places = PLACES + GUARD;
+  const one = pow10(places);
+  const x = toFixedAt(d, places);
+  return fromFixedAt(lnOfFixed(x + isqrt(x * x - one * one), places), PLACES);
 }

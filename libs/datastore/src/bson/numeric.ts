@@ -11,7 +11,30 @@
  */
 import { Decimal128, Long } from 'bson';
 import { DatastoreError } from '../api/datastore.error';
-import { type DecimalResult, decimalExp, decimalLog, decimalPower, decimalSqrt, digitCount, pow10 } from './decimal-math';
+import {
+  type DecimalResult,
+  decimalAcos,
+  decimalAcosh,
+  decimalAsin,
+  decimalAsinh,
+  decimalAtan,
+  decimalAtan2,
+  decimalAtanh,
+  decimalCos,
+  decimalCosh,
+  decimalDegreesToRadians,
+  decimalExp,
+  decimalLog,
+  decimalPower,
+  decimalRadiansToDegrees,
+  decimalSin,
+  decimalSinh,
+  decimalSqrt,
+  decimalTan,
+  decimalTanh,
+  digitCount,
+  pow10,
+} from './decimal-math';
 import { isInt32Number, storedDouble, typeName } from './values';
 
 export type NumericKind = 'int' | 'long' | 'double' | 'decimal';
@@ -680,13 +703,26 @@ const DECIMAL_FUNCTIONS: Readonly<Record<string, (a: Dec) => DecimalResult>> = {
   $exp: decimalExp,
   $ln: (a) => decimalLog(a),
   $log10: (a) => decimalLog(a, DEC_TEN),
+  $sin: decimalSin,
+  $cos: decimalCos,
+  $tan: decimalTan,
+  $asin: decimalAsin,
+  $acos: decimalAcos,
+  $atan: decimalAtan,
+  $sinh: decimalSinh,
+  $cosh: decimalCosh,
+  $tanh: decimalTanh,
+  $asinh: decimalAsinh,
+  $acosh: decimalAcosh,
+  $atanh: decimalAtanh,
+  $degreesToRadians: decimalDegreesToRadians,
+  $radiansToDegrees: decimalRadiansToDegrees,
 };
 
 /**
- * A math function of one number with a double result ($sqrt, $exp, $ln, $log10, the trigonometric ones): a
- * decimal operand gives a decimal, computed in decimal for $sqrt, $exp, $ln and $log10. The trigonometric
- * functions of a decimal are computed in doubles: the double result converted with 34 digits (its exact
- * binary value), so correct to a double's precision only, where MongoDB's are correct to 34 digits. `check`
+ * A math function of one number with a double result ($sqrt, $exp, $ln, $log10, the trigonometric and
+ * hyperbolic ones, the angle conversions): a decimal operand gives a decimal, computed in decimal to 34
+ * digits (decimal-math.ts); a NaN or infinite one in doubles, where the specials mean the same. `check`
  * refuses an operand out of the function's domain.
  */
 export function realFunction(value: unknown, op: string, fn: (x: number) => number, check?: (x: number) => void): unknown {
@@ -698,6 +734,18 @@ export function realFunction(value: unknown, op: string, fn: (x: number) => numb
   const decimal = DECIMAL_FUNCTIONS[op] as ((a: Dec) => DecimalResult) | undefined;
   if (decimal && !dec.special) return toDecimal128(rounded(decimal(dec)));
   return toDecimal128(exactDecimal(fn(decimalToNumber(dec))));
+}
+
+/** $atan2: the angle of the point (x, y); in decimal when either is a decimal. */
+export function atan2(y: unknown, x: unknown): unknown {
+  if (isNullish(y) || isNullish(x)) return null;
+  const ky = numericOperand(y, '$atan2', 28765);
+  const kx = numericOperand(x, '$atan2', 28765);
+  if (ky !== 'decimal' && kx !== 'decimal') return storedDouble(Math.atan2(doubleOf(y), doubleOf(x)));
+  const dy = decimalOf(y, ky);
+  const dx = decimalOf(x, kx);
+  if (dy.special || dx.special || (dy.coeff === 0n && dx.coeff === 0n)) return toDecimal128(exactDecimal(Math.atan2(decimalToNumber(dy), decimalToNumber(dx))));
+  return toDecimal128(rounded(decimalAtan2(dy, dx)));
 }
 
 /** $log: the logarithm of a number in a base; in decimal when either is a decimal. */
