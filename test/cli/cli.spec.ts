@@ -1,9 +1,9 @@
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deriveSigningKey, signJwt } from '@tessera/credentials';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
 import * as Realm from 'realm-web';
-import { snapshot, startTessera, tessera } from './tessera-cli';
+import { snapshot, startTessera, tessera, writeAppFile } from './tessera-cli';
 
 const canonical = (value: unknown): string => {
   const sort = (v: unknown): unknown =>
@@ -11,10 +11,7 @@ const canonical = (value: unknown): string => {
   return `${JSON.stringify(sort(value), null, 2)}\n`;
 };
 
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
+const write = writeAppFile;
 
 // The built `tessera` binary, run as a subprocess against the built server, as a user or a CI job runs it.
 describe('tessera CLI against a running server', () => {

@@ -1,9 +1,9 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
 import { AdminSession } from '../admin-api/admin-session';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { cliWithApp, tessera } from './tessera-cli';
+import { cliWithApp, tessera, writeAppFile } from './tessera-cli';
 
 const password = 'realm-cli-json-password';
 
@@ -29,10 +29,7 @@ function logLines(output: string): LogLine[] {
   });
 }
 
-const write = (path: string, text: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, text);
-};
+const write = writeAppFile;
 
 // realm-cli scripts read `-f json` as realm-cli printed it: one JSON log line per message, with realm-cli's
 // message texts, log kinds, table headers and data shapes; Tessera's own --json stays the bare result.

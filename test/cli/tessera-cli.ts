@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { repositoryRoot } from '@tessera/testing';
 
 export interface CliRun {
@@ -10,6 +11,12 @@ export interface CliRun {
 }
 
 const binary = join(repositoryRoot, 'apps', 'cli', 'dist', 'main.js');
+
+/** Writes a file of a local app directory, making its directories. */
+export function writeAppFile(path: string, content: string | Uint8Array): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, content);
+}
 
 /** Runs a command to its end and captures its output (no TTY, so nothing prompts). */
 export function runCommand(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<CliRun> {

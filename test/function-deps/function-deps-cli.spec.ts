@@ -1,15 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
-import { cliWithApp, tessera } from '../cli/tessera-cli';
+import { cliWithApp, tessera, writeAppFile } from '../cli/tessera-cli';
 import { startTestHost, type TestHost } from '../support/test-host';
 
 const password = 'function-deps-cli-password';
 
-const write = (path: string, content: string): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, content);
-};
+const write = writeAppFile;
 
 // The built `tessera` binary as a subprocess against the real host: `push --include-package-json` sends the
 // app's functions with their node_modules, and an anonymous user's call of a function gets what the package

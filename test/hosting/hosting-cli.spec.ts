@@ -1,15 +1,12 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
-import { snapshot, tessera } from '../cli/tessera-cli';
+import { snapshot, tessera, writeAppFile } from '../cli/tessera-cli';
 import { startTestHost, type TestHost } from '../support/test-host';
 
 const password = 'hosting-cli-password';
 
-const write = (path: string, content: string | Uint8Array): void => {
-  mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, content);
-};
+const write = writeAppFile;
 
 const hostingOf = (files: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(files).filter(([path]) => path.startsWith('hosting/')));
 
