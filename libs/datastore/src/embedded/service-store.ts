@@ -340,28 +340,52 @@ export class ServiceStore {
     if (seq < this.seq && (!oldest || seq < oldest.seq - 1)) {
       throw new DatastoreError('SnapshotTooOld', `Read timestamp is older than the oldest available timestamp (commit ${seq}; snapshot reads reach back five minutes)`);
     }
+    const { versions, created, dropped } = this.versionsAt(db, name, seq, true);
+    if (dropped) {
+      throw new DatastoreError('SnapshotUnavailable', `Unable to read from a snapshot due to pending collection catalog changes; please retry the operation. Snapshot timestamp is before the drop of ${db}.${name}`);
+    }
+    // Created since: it did not exist at the snapshot.
+    if (created) return [];
     const now = this.committedView(undefined, db, name) ?? [...(this.collection(db, name)?.records.values() ?? [])].map((rec) => rec.doc);
     const docs = new Map(now.map((doc) => [idKey(doc._id), doc]));
+    for (const [key, version] of versions) {
+      if (version) docs.set(key, version);
+      else docs.delete(key);
+    }
+    return [...docs.values()];
+  }
+
+  /**
+   * What the commits after `seq` did to collection `db.coll`: the documents they changed, each as it was at
+   * `seq` (undefined: absent then), and whether one created the collection or dropped it or its database.
+   * Walked newest first, so a document changed twice keeps its oldest before-image. `withMoves`: the
+   * documents a rename moved count as changed.
+   */
+  private versionsAt(db: string, coll: string, seq: number, withMoves: boolean): { versions: Map<string, Document | undefined>; created: boolean; dropped: boolean } {
+    const versions = new Map<string, Document | undefined>();
+    let created = false;
+    let dropped = false;
     for (let r = this.recent.length - 1; r >= 0 && this.recent[r].seq > seq; r--) {
       const ops = this.recent[r].ops;
       for (let i = ops.length - 1; i >= 0; i--) {
         const op = ops[i];
-        if (op.d !== db || (op.c !== undefined && op.c !== name)) continue;
+        if (op.d !== db || (op.c !== undefined && op.c !== coll) || (op.m && !withMoves)) continue;
         switch (op.k) {
           case 'i':
-            docs.delete(idKey((op.doc as Document)._id));
+            versions.set(idKey((op.doc as Document)._id), undefined);
             break;
           case 'u':
           case 'r':
           case 'd':
-            docs.set(idKey((op.pre as Document)._id), op.pre as Document);
+            versions.set(idKey((op.pre as Document)._id), op.pre);
             break;
           case 'cc':
-            docs.clear();
+            created = true;
             break;
           case 'dc':
           case 'dd':
-            throw new DatastoreError('SnapshotUnavailable', `Unable to read from a snapshot due to pending collection catalog changes; please retry the operation. Snapshot timestamp is before the drop of ${db}.${name}`);
+            dropped = true;
+            break;
           case 'ci':
           case 'di':
           case 'cm':
@@ -370,7 +394,7 @@ export class ServiceStore {
         }
       }
     }
-    return [...docs.values()];
+    return { versions, created, dropped };
   }
 
   private hides(db: string, name: string): boolean {
@@ -632,17 +656,8 @@ export class ServiceStore {
    */
   private checkSnapshotConflict(owner: TransactionOwner, scope: { db: string; coll: string } | undefined, conflicts: ConflictProbe | undefined): void {
     if (!owner.failOnConflict || !conflicts || !scope || owner.atSeq === undefined || owner.atSeq >= this.seq) return;
-    const atSnapshot = new Map<string, Document | undefined>();
-    // Newest first, so a document changed twice keeps its oldest before-image: the snapshot's version.
-    for (let r = this.recent.length - 1; r >= 0 && this.recent[r].seq > owner.atSeq; r--) {
-      const ops = this.recent[r].ops;
-      for (let i = ops.length - 1; i >= 0; i--) {
-        const op = ops[i];
-        if (op.d !== scope.db || op.c !== scope.coll || op.m) continue;
-        if (op.k === 'i') atSnapshot.set(idKey((op.doc as Document)._id), undefined);
-        else if (op.k === 'u' || op.k === 'r' || op.k === 'd') atSnapshot.set(idKey((op.pre as Document)._id), op.pre);
-      }
-    }
+    // The documents as the transaction's snapshot had them (a rename's moves are not writes of the collection).
+    const atSnapshot = this.versionsAt(scope.db, scope.coll, owner.atSeq, false).versions;
     if (atSnapshot.size > 0 && conflicts(atSnapshot)) this.failWithWriteConflict(owner);
   }
 
