@@ -1,9 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
-import { AdminSession } from '../admin-api/admin-session';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { cliWithApp, snapshot, tessera } from './tessera-cli';
+import { cliWithApp, enableEmailPassword, snapshot, tessera } from './tessera-cli';
 
 const password = 'realm-cli-flags-password';
 
@@ -221,10 +220,7 @@ describe("tessera takes realm-cli's flags as its scripts write them", () => {
       const deleted = await tessera(['secrets', 'delete', '-a', clientAppId, '-s', 'token', '--json'], env);
       expect(deleted.code, deleted.stderr).toBe(0);
       expect(JSON.parse(deleted.stdout)).toEqual({ deleted: ['token'] });
-      const admin = await AdminSession.login(host, 'admin', password);
-      const appId = (await admin.request<{ _id: string; client_app_id: string }[]>('GET', `/groups/${admin.groupId}/apps`)).body.find((app) => app.client_app_id === clientAppId)!._id;
-      const provider = await admin.request('POST', admin.app(appId, '/auth_providers'), { type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset' } });
-      expect(provider.status, JSON.stringify(provider.body)).toBe(201);
+      await enableEmailPassword(host, password, clientAppId);
       const created = await tessera(['users', 'create', '-a', clientAppId, '--email', 'ada@example.com', '--password', 'analytical', '--json'], env);
       expect(created.code, created.stderr).toBe(0);
       const id = (JSON.parse(created.stdout) as { _id: string })._id;

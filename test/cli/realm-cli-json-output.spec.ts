@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir } from '@tessera/testing';
-import { AdminSession } from '../admin-api/admin-session';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { cliWithApp, tessera, writeAppFile } from './tessera-cli';
+import { cliWithApp, enableEmailPassword, tessera, writeAppFile } from './tessera-cli';
 
 const password = 'realm-cli-json-password';
 
@@ -48,10 +47,7 @@ describe("tessera -f json prints realm-cli's JSON log lines", () => {
     write(join(local, 'functions', 'greet', 'source.js'), "exports = (name) => { console.log('greeting', name); return { hello: name }; };\n");
     const pushed = await tessera(['push', '--local', local, '--yes'], env);
     if (pushed.code !== 0) throw new Error(`tessera push: ${pushed.stderr}`);
-    const admin = await AdminSession.login(host, 'admin', password);
-    const appId = (await admin.request<{ _id: string; client_app_id: string }[]>('GET', `/groups/${admin.groupId}/apps`)).body.find((app) => app.client_app_id === clientAppId)!._id;
-    const provider = await admin.request('POST', admin.app(appId, '/auth_providers'), { type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset' } });
-    if (provider.status !== 201) throw new Error(`auth provider: ${JSON.stringify(provider.body)}`);
+    await enableEmailPassword(host, password, clientAppId);
   }, 90_000);
 
   afterAll(async () => {

@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeTempDir, repositoryRoot } from '@tessera/testing';
-import { AdminSession } from '../admin-api/admin-session';
 import { startTestHost, type TestHost } from '../support/test-host';
-import { cliWithApp, tessera, type CliRun } from './tessera-cli';
+import { cliWithApp, enableEmailPassword, tessera, type CliRun } from './tessera-cli';
 
 const password = 'realm-cli-targets-password';
 
@@ -40,16 +39,11 @@ describe("realm-cli's multi-target commands", () => {
   let host: TestHost;
   let env: Record<string, string>;
   let clientAppId: string;
-  let admin: AdminSession;
-  let appId: string;
 
   beforeAll(async () => {
     host = await startTestHost({ settings: { TESSERA_ADMIN_PASSWORD: password } });
     ({ env, clientAppId } = await cliWithApp(host.url, password, work.path, 'targets', join(work.path, 'app')));
-    admin = await AdminSession.login(host, 'admin', password);
-    appId = (await admin.request<{ _id: string; client_app_id: string }[]>('GET', `/groups/${admin.groupId}/apps`)).body.find((app) => app.client_app_id === clientAppId)!._id;
-    const provider = await admin.request('POST', admin.app(appId, '/auth_providers'), { type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset' } });
-    if (provider.status !== 201) throw new Error(`auth provider: ${JSON.stringify(provider.body)}`);
+    await enableEmailPassword(host, password, clientAppId);
   }, 90_000);
 
   afterAll(async () => {

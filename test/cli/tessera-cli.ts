@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { repositoryRoot } from '@tessera/testing';
+import { AdminSession } from '../admin-api/admin-session';
 
 export interface CliRun {
   code: number | null;
@@ -69,4 +70,18 @@ export async function cliWithApp(url: string, password: string, workDir: string,
   const created = await tessera(['apps', 'create', '--name', name, '--local', local, '--json'], env);
   if (created.code !== 0) throw new Error(`tessera apps create: ${created.stderr}`);
   return { env, clientAppId: (JSON.parse(created.stdout) as { client_app_id: string }).client_app_id };
+}
+
+/**
+ * Turns on email/password logins (confirmed at once) for an app the CLI created, through the admin API as
+ * `admin`; answers the admin session and the app's `_id`.
+ */
+export async function enableEmailPassword(server: { url: string }, password: string, clientAppId: string): Promise<{ admin: AdminSession; appId: string }> {
+  const admin = await AdminSession.login(server, 'admin', password);
+  const apps = (await admin.request<{ _id: string; client_app_id: string }[]>('GET', `/groups/${admin.groupId}/apps`)).body;
+  const appId = apps.find((app) => app.client_app_id === clientAppId)?._id;
+  if (!appId) throw new Error(`no app ${clientAppId} in the admin's group`);
+  const provider = await admin.request('POST', admin.app(appId, '/auth_providers'), { type: 'local-userpass', config: { autoConfirm: true, resetPasswordUrl: 'http://localhost/reset' } });
+  if (provider.status !== 201) throw new Error(`auth provider: ${provider.status} ${JSON.stringify(provider.body)}`);
+  return { admin, appId };
 }
