@@ -1,6 +1,6 @@
 import { deriveSigningKey, signJwt } from '@tessera/credentials';
 import { eventually, makeTempDir, startServerProcess, type ServerProcess } from '@tessera/testing';
-import { AdminSession, canonicalJson, unzipText } from './admin-session';
+import { AdminSession, canonicalJson, unzipText, zipText } from './admin-session';
 
 // The admin API v3.0 over HTTP against the built server, with the status codes realm-cli checks.
 describe('admin API: apps, import and export, drafts, secrets', () => {
@@ -162,6 +162,22 @@ describe('admin API: apps, import and export, drafts, secrets', () => {
 
     const second = await admin.request<{ _id: string }>('POST', admin.app(app._id, '/drafts'));
     expect((await admin.request('DELETE', admin.app(app._id, `/drafts/${second.body._id}`))).status).toBe(204);
+  });
+
+  it('names a pushed deployment by deployment_name, and refuses a name that is blank, repeated, too long or holds control characters', async () => {
+    const app = await admin.createApp('named-deploys', { template_id: 'backend' });
+    const files = await admin.pull(app._id);
+    files.set('values/v.json', canonicalJson({ name: 'v', value: 1, from_secret: false }));
+    const push = (query: string) => admin.request<{ error_code?: string }>('PATCH', admin.app(app._id, `/push?${query}`), undefined, { zip: zipText(files) });
+    for (const query of ['deployment_name=', 'deployment_name=%20%20', 'deployment_name=a&deployment_name=b', `deployment_name=${'x'.repeat(201)}`, 'deployment_name=release%0D%0A1', 'deployment_name=%1B%5B31mred']) {
+      const refused = await push(query);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.error_code, query).toBe('InvalidParameter');
+    }
+    expect((await admin.request<unknown[]>('GET', admin.app(app._id, '/deployments'))).body).toHaveLength(1);
+    expect((await push('deployment_name=release%201')).status).toBe(204);
+    const [latest] = (await admin.request<Array<{ name: string }>>('GET', admin.app(app._id, '/deployments'))).body;
+    expect(latest.name).toBe('release 1');
   });
 
   it('refuses a push of an invalid directory with every violation, file and path, and changes nothing', async () => {

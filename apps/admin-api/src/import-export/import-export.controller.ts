@@ -9,6 +9,19 @@ import { AppStateService } from '../deploy/app-state.service';
 import { ImportExportService } from './import-export.service';
 
 /** Export, pull, push and import of whole apps. */
+/** The longest name a push may give its deployment (it is shown in lists, the console and the CLI). */
+const DEPLOYMENT_NAME_MAX = 200;
+
+/** A deployment name as given: one string, not blank, not too long, no control characters to spoil a terminal. */
+function isDeploymentName(value: unknown): value is string {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > DEPLOYMENT_NAME_MAX) return false;
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return false;
+  }
+  return true;
+}
+
 @Controller('api/admin/v3.0/groups/:groupId/apps/:appId')
 @UseGuards(AdminAuthGuard)
 export class ImportExportController {
@@ -45,7 +58,9 @@ export class ImportExportController {
   @Patch('push')
   async push(@Req() request: AdminRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('groupId') groupId: string, @Param('appId') appId: string, @Query('dry_run') dryRun: string | undefined, @Query('deployment_name') deploymentName: string | undefined, @Body() body: unknown): Promise<{ diffs: string[]; warnings: ConfigViolation[] } | undefined> {
     requireGroup(request, groupId);
-    if (deploymentName !== undefined && (typeof deploymentName !== 'string' || deploymentName.trim() === '')) throw new AdminApiError(AdminApiErrorCode.InvalidParameter, 'deployment_name must be a non-empty name');
+    if (deploymentName !== undefined && !isDeploymentName(deploymentName)) {
+      throw new AdminApiError(AdminApiErrorCode.InvalidParameter, `deployment_name must be one name of 1 to ${DEPLOYMENT_NAME_MAX} characters, without control characters`);
+    }
     const record = await this.state.app(groupId, appId);
     if (!Buffer.isBuffer(body)) throw new AdminApiError(AdminApiErrorCode.BadRequest, 'push takes a zip of the app directory with Content-Type: application/zip');
     const files = unzipFiles(body);
